@@ -1,0 +1,91 @@
+# conveyor - build, test, bench, install.  See README.md.
+#   make            build build/conveyor
+#   make test       every CUnit suite and the command-line tests (SAN=1: ASan+UBSan)
+#   make bench      benchmarks -> table on stdout + build/bench.json
+#   make demo       the main job on a shipped default
+#   make deps       check (and, as root, install) the Debian packages
+
+PREFIX ?= /usr/local
+SAN ?= 0
+ifeq ($(SAN),1)
+BUILD ?= build/san
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+BUILD ?= build
+SANFLAGS =
+endif
+
+CC ?= cc
+PKGS = glib-2.0 libcjson
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -I. $(PKG_CFLAGS) $(SANFLAGS) -MMD -MP
+ifeq ($(CI),true)
+CFLAGS += -Werror
+endif
+LDLIBS = $(PKG_LIBS) -lcsv -lm
+LDFLAGS += $(SANFLAGS)
+
+LIB_SRC := $(wildcard sim/*.c models/*.c topologies/*.c traces/*.c calibrate/*.c)
+CLI_SRC := $(wildcard cli/*.c)
+TEST_SRC := $(wildcard tests/test_*.c)
+BENCH_SRC := $(wildcard bench/*.c)
+
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_BIN := $(BUILD)/conveyor-bench
+
+.PHONY: all test unit clitest bench demo deps install clean validate
+all: $(BUILD)/conveyor
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libconveyor.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/conveyor: $(CLI_OBJ) $(BUILD)/libconveyor.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libconveyor.a $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libconveyor.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libconveyor.a $(LDLIBS) -lcunit
+
+$(BENCH_BIN): $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libconveyor.a
+	$(CC) $(LDFLAGS) -o $@ $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libconveyor.a $(LDLIBS)
+
+deps:
+	@sh scripts/deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory unit clitest
+
+unit: $(TEST_BIN) $(BUILD)/conveyor
+	@sh scripts/run-tests.sh $(BUILD) $(TEST_BIN)
+
+clitest: $(BUILD)/conveyor
+	@sh tests/cli/run.sh $(BUILD)/conveyor
+
+bench: deps $(BENCH_BIN) $(BUILD)/conveyor
+	@$(BENCH_BIN) $(BUILD)/bench.json
+
+demo: deps $(BUILD)/conveyor
+	@sh scripts/demo.sh $(BUILD)/conveyor
+
+validate: $(BUILD)/conveyor
+	@sh scripts/validate.sh $(BUILD)/conveyor
+
+install: $(BUILD)/conveyor
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/conveyor/topologies
+	install -m 755 $(BUILD)/conveyor $(DESTDIR)$(PREFIX)/bin/conveyor
+	install -m 644 topologies/*.json $(DESTDIR)$(PREFIX)/share/conveyor/topologies/
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+.SECONDARY:

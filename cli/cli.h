@@ -1,0 +1,32 @@
+/* cli/cli.h - what the subcommands share: the command table, exit codes,
+ * and small parsers for command-line values.
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#define CONVEYOR_VERSION "0.1.0"
+
+enum { EXIT_OK = 0, EXIT_INTERNAL = 1, EXIT_BADINPUT = 2 };
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
+} cli_command;
+
+/* Parse a byte count with an optional K/M/G/T suffix (powers of two, as
+ * nccl-tests). Refuses negatives, garbage and values above 2^50 (1 PiB)
+ * with a message in *err. */
+gboolean cli_parse_bytes(const char *s, uint64_t *out, GError **err);
+
+/* Parse argv with `ctx`; on failure prints "conveyor NAME: message" and
+ * returns FALSE (caller exits 2). */
+gboolean cli_parse(GOptionContext *ctx, const char *name, int *argc, char ***argv);
+
+/* Print "conveyor: <msg>" to stderr and return EXIT_BADINPUT. Frees err. */
+int cli_fail(GError *err);
+
+#endif

@@ -1,0 +1,7 @@
+/* cli/commands.h - one entry point per subcommand (cli/cmd_*.c). */
+#ifndef CLI_COMMANDS_H
+#define CLI_COMMANDS_H
+
+int cmd_demo(int argc, char **argv);
+
+#endif

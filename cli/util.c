@@ -1,0 +1,64 @@
+/* cli/util.c - shared command-line helpers. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+gboolean cli_parse_bytes(const char *s, uint64_t *out, GError **err)
+{
+    char *end = NULL;
+    errno = 0;
+    if (!s || !*s || *s == '-' || *s == '+')
+        goto bad;
+    double v = g_ascii_strtod(s, &end);
+    if (errno || end == s || !(v >= 0))
+        goto bad;
+    double mult = 1;
+    switch (g_ascii_toupper(*end)) {
+    case 'K': mult = 1024.0; end++; break;
+    case 'M': mult = 1048576.0; end++; break;
+    case 'G': mult = 1073741824.0; end++; break;
+    case 'T': mult = 1099511627776.0; end++; break;
+    case 'P': case 'E': case 'Z':
+        g_set_error(err, g_quark_from_static_string("cli"), 1,
+                    "size '%s' is absurd: the largest accepted size is 1P (2^50 bytes)", s);
+        return FALSE;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end)
+        goto bad;
+    v *= mult;
+    if (v > 1125899906842624.0) {
+        g_set_error(err, g_quark_from_static_string("cli"), 1,
+                    "size '%s' is absurd: the largest accepted size is 1P (2^50 bytes)", s);
+        return FALSE;
+    }
+    *out = (uint64_t)v;
+    return TRUE;
+bad:
+    g_set_error(err, g_quark_from_static_string("cli"), 1,
+                "bad size '%s': expected a non-negative number with an optional K, M, G or T suffix",
+                s ? s : "");
+    return FALSE;
+}
+
+gboolean cli_parse(GOptionContext *ctx, const char *name, int *argc, char ***argv)
+{
+    GError *err = NULL;
+    if (g_option_context_parse(ctx, argc, argv, &err))
+        return TRUE;
+    fprintf(stderr, "conveyor %s: %s (see 'conveyor %s --help')\n", name, err->message, name);
+    g_error_free(err);
+    return FALSE;
+}
+
+int cli_fail(GError *err)
+{
+    fprintf(stderr, "conveyor: %s\n", err ? err->message : "unknown error");
+    if (err)
+        g_error_free(err);
+    return EXIT_BADINPUT;
+}

@@ -1,0 +1,14 @@
+#!/bin/sh
+# Run every CUnit test binary given; print a total; fail if any failed.
+build=$1; shift
+fail=0; n=0
+for t in "$@"; do
+    n=$((n + 1))
+    echo "== $t"
+    if ! "$t"; then
+        echo "FAILED: $t" >&2
+        fail=$((fail + 1))
+    fi
+done
+echo "unit test programs: $((n - fail)) passed, $fail failed"
+[ "$fail" = 0 ]
