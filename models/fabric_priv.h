@@ -1,0 +1,71 @@
+/* models/fabric_priv.h - the fabric's private layout, shared by fabric.c
+ * (graph), fabric_route.c (routing) and fabric_run.c (chunk movement). Not
+ * for use outside models/fabric*.c. */
+#ifndef MODELS_FABRIC_PRIV_H
+#define MODELS_FABRIC_PRIV_H
+
+#include "fabric.h"
+
+typedef struct fab_chunk fab_chunk;
+
+typedef struct {
+    fab_node_desc d;
+    GArray *out;          /* fab_link_id leaving this node (graph links) */
+    fab_link_id tx, rx;   /* endpoint servers or FAB_NONE */
+    fab_link_id transit;  /* transit server or FAB_NONE */
+    fab_node_id nic;      /* GPU: the NIC it uses across servers, or FAB_NONE */
+} fab_node;
+
+typedef struct {
+    fab_node_id src, dst; /* FAB_NONE for servers */
+    fab_link_desc d;
+    char *name;
+    double ps_per_byte;   /* 1e12 / (bw * eff) */
+} fab_link;
+
+/* Run-phase state of one directed link: a FIFO server. */
+typedef struct {
+    fab_chunk *head, *tail; /* waiting chunks */
+    fab_chunk *cur;         /* in service (its completion event is pending) */
+    uint32_t qlen;
+    fab_link_stats st;
+} fab_lrun;
+
+typedef struct {
+    fab_node_id src, dst;
+    uint32_t flow;
+} route_key;
+
+struct fabric {
+    GArray *nodes;  /* fab_node */
+    GArray *links;  /* fab_link */
+    GArray *gpus;   /* fab_node_id */
+    GHashTable *pair;   /* (a<<32|b) -> first link a->b, +1 */
+    GHashTable *routes; /* route_key* -> fab_route* */
+    bool p2p, p2p_xsocket;
+    /* run phase */
+    sim_engine *eng;
+    fab_lrun *run;      /* one per directed link */
+    uint32_t run_cap;
+    fab_chunk *free_chunks;
+    GPtrArray *chunk_blocks;
+    uint64_t injected, delivered;
+    /* routing scratch */
+    double *dist;
+    fab_link_id *via;
+    uint32_t scratch_len;
+};
+
+#define NODE(f, i) (&g_array_index((f)->nodes, fab_node, (i)))
+#define LINK(f, i) (&g_array_index((f)->links, fab_link, (i)))
+
+guint route_key_hash(gconstpointer k);
+gboolean route_key_equal(gconstpointer a, gconstpointer b);
+
+/* fabric.c */
+fab_link_id fabric_link_between(const fabric *f, fab_node_id a, fab_node_id b);
+/* fabric_run.c */
+void fabric_run_grow(fabric *f);
+void fabric_run_free(fabric *f);
+
+#endif

@@ -1,0 +1,240 @@
+/* models/fabric_run.c - moving chunks: every directed link is a FIFO server.
+ *
+ * A chunk waits in a link's FIFO until the link is free and the chunk has
+ * arrived (ready time), then occupies the link for bytes * ps_per_byte; when
+ * it leaves, it is handed to the next link with ready = now + the link's
+ * latency, or delivered. Each link has at most one pending engine event (its
+ * chunk in service); transfers get one completion event. Chunks come from a
+ * free list allocated in blocks (no malloc per chunk).
+ */
+#include "fabric_priv.h"
+
+#include <string.h>
+
+typedef struct {
+    const fab_route *route;
+    fab_link_id pre;
+    uint64_t bytes, chunk_bytes, injected, delivered;
+    uint32_t window, inflight;
+    sim_time start;
+    fab_done_fn done;
+    void *ctx;
+    uint64_t arg;
+} fab_xfer;
+
+struct fab_chunk {
+    fab_chunk *next;
+    fab_xfer *x;
+    uint64_t bytes;
+    int32_t hop; /* -1: on the pre server; else index into route->hop */
+    sim_time ready;
+};
+
+#define CHUNK_BLOCK 4096
+
+void fabric_run_grow(fabric *f)
+{
+    if (!f->run || f->links->len <= f->run_cap)
+        return;
+    uint32_t cap = f->run_cap;
+    while (cap < f->links->len)
+        cap *= 2;
+    f->run = g_renew(fab_lrun, f->run, cap);
+    memset(f->run + f->run_cap, 0, (cap - f->run_cap) * sizeof(fab_lrun));
+    f->run_cap = cap;
+}
+
+void fabric_run_free(fabric *f)
+{
+    g_free(f->run);
+    f->run = NULL;
+    if (f->chunk_blocks)
+        g_ptr_array_unref(f->chunk_blocks);
+    f->chunk_blocks = NULL;
+    f->free_chunks = NULL;
+}
+
+void fabric_attach(fabric *f, sim_engine *e)
+{
+    fabric_run_free(f);
+    f->eng = e;
+    f->run_cap = f->links->len > 16 ? f->links->len : 16;
+    f->run = g_new0(fab_lrun, f->run_cap);
+    f->chunk_blocks = g_ptr_array_new_with_free_func(g_free);
+    f->injected = f->delivered = 0;
+}
+
+static fab_chunk *chunk_new(fabric *f)
+{
+    if (!f->free_chunks) {
+        fab_chunk *b = g_new(fab_chunk, CHUNK_BLOCK);
+        g_ptr_array_add(f->chunk_blocks, b);
+        for (int i = 0; i < CHUNK_BLOCK - 1; i++)
+            b[i].next = &b[i + 1];
+        b[CHUNK_BLOCK - 1].next = NULL;
+        f->free_chunks = b;
+    }
+    fab_chunk *c = f->free_chunks;
+    f->free_chunks = c->next;
+    return c;
+}
+
+static void chunk_free(fabric *f, fab_chunk *c)
+{
+    c->next = f->free_chunks;
+    f->free_chunks = c;
+}
+
+static void on_link_done(sim_engine *e, void *ctx, uint64_t arg);
+
+static void start_service(fabric *f, fab_link_id l, fab_chunk *c)
+{
+    fab_lrun *r = &f->run[l];
+    fab_link *lk = LINK(f, l);
+    sim_time now = sim_engine_now(f->eng);
+    sim_time start = c->ready > now ? c->ready : now;
+    sim_time ser = sim_time_for_bytes((double)c->bytes, lk->d.bw_Bps * lk->d.eff);
+    r->cur = c;
+    r->st.qdelay_ps += start - c->ready > 0 ? start - c->ready : 0;
+    r->st.busy_ps += ser;
+    r->st.bytes += c->bytes;
+    r->st.chunks++;
+    sim_engine_at(f->eng, start + ser, on_link_done, f, l);
+}
+
+static void link_enqueue(fabric *f, fab_link_id l, fab_chunk *c)
+{
+    fab_lrun *r = &f->run[l];
+    if (!r->cur) {
+        start_service(f, l, c);
+        return;
+    }
+    c->next = NULL;
+    if (r->tail)
+        r->tail->next = c;
+    else
+        r->head = c;
+    r->tail = c;
+    if (++r->qlen > r->st.peak_queue)
+        r->st.peak_queue = r->qlen;
+}
+
+static void on_xfer_done(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    fab_xfer *x = ctx;
+    fab_done_fn done = x->done;
+    void *dctx = x->ctx;
+    uint64_t darg = x->arg;
+    g_free(x);
+    if (done)
+        done(e, dctx, darg);
+}
+
+static fab_link_id hop_link(const fab_xfer *x, int32_t hop)
+{
+    return hop < 0 ? x->pre : x->route->hop[hop];
+}
+
+static void inject(fabric *f, fab_xfer *x, sim_time ready)
+{
+    while (x->injected < x->bytes && (x->window == 0 || x->inflight < x->window)) {
+        fab_chunk *c = chunk_new(f);
+        uint64_t left = x->bytes - x->injected;
+        c->x = x;
+        c->bytes = left < x->chunk_bytes ? left : x->chunk_bytes;
+        c->hop = x->pre != FAB_NONE ? -1 : 0;
+        c->ready = ready;
+        x->injected += c->bytes;
+        x->inflight++;
+        f->injected += c->bytes;
+        link_enqueue(f, hop_link(x, c->hop), c);
+    }
+}
+
+static void deliver(fabric *f, fab_chunk *c, sim_time at)
+{
+    fab_xfer *x = c->x;
+    x->delivered += c->bytes;
+    x->inflight--;
+    f->delivered += c->bytes;
+    chunk_free(f, c);
+    if (x->delivered == x->bytes)
+        sim_engine_at(f->eng, at, on_xfer_done, x, 0);
+    else
+        inject(f, x, at);
+}
+
+static void on_link_done(sim_engine *e, void *ctx, uint64_t arg)
+{
+    fabric *f = ctx;
+    fab_link_id l = (fab_link_id)arg;
+    fab_lrun *r = &f->run[l];
+    fab_chunk *c = r->cur;
+    r->cur = NULL;
+    sim_time at = sim_engine_now(e) + LINK(f, l)->d.lat_ps;
+    fab_xfer *x = c->x;
+    if (c->hop + 1 < (int32_t)x->route->nhops) {
+        c->hop++;
+        c->ready = at;
+        link_enqueue(f, x->route->hop[c->hop], c);
+    } else {
+        deliver(f, c, at);
+    }
+    if (!r->cur && r->head) {
+        fab_chunk *n = r->head;
+        r->head = n->next;
+        if (!r->head)
+            r->tail = NULL;
+        r->qlen--;
+        start_service(f, l, n);
+    }
+}
+
+void fabric_transfer_start(fabric *f, const fab_route *route, fab_link_id pre, uint64_t bytes,
+                           uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done,
+                           void *ctx, uint64_t arg)
+{
+    g_assert(f->eng && route && delay_ps >= 0);
+    fab_xfer *x = g_new0(fab_xfer, 1);
+    *x = (fab_xfer){.route = route, .pre = pre, .bytes = bytes, .chunk_bytes = chunk_bytes ? chunk_bytes : bytes,
+                    .window = window, .done = done, .ctx = ctx, .arg = arg};
+    sim_time at = sim_engine_now(f->eng) + delay_ps;
+    if (bytes == 0 || (route->nhops == 0 && pre == FAB_NONE)) {
+        f->injected += bytes;
+        f->delivered += bytes;
+        sim_engine_at(f->eng, at, on_xfer_done, x, 0);
+        return;
+    }
+    x->start = at;
+    inject(f, x, at);
+}
+
+const fab_link_stats *fabric_link_stats(const fabric *f, fab_link_id l)
+{
+    static const fab_link_stats none;
+    return f->run && l < f->run_cap ? &f->run[l].st : &none;
+}
+
+void fabric_totals(const fabric *f, uint64_t *injected, uint64_t *delivered)
+{
+    if (injected)
+        *injected = f->injected;
+    if (delivered)
+        *delivered = f->delivered;
+}
+
+fab_link_id fabric_busiest_link(const fabric *f)
+{
+    fab_link_id best = FAB_NONE;
+    int64_t b = 0;
+    for (uint32_t l = 0; f->run && l < f->links->len; l++) {
+        if (LINK(f, l)->d.kind == LINK_SERVER)
+            continue;
+        if (f->run[l].st.busy_ps > b) {
+            b = f->run[l].st.busy_ps;
+            best = l;
+        }
+    }
+    return best;
+}
