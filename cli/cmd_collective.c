@@ -1,0 +1,171 @@
+/* cli/cmd_collective.c - `conveyor collective`: a simulated nccl-tests sweep,
+ * printed exactly as nccl-tests prints it (or as CSV/JSON). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "simsweep.h"
+#include "sysbuild.h"
+
+typedef struct {
+    char *op, *minb, *maxb, *stepb, *dtype, *redop, *algo, *proto, *format;
+    gint factor, root, iters, warmup;
+    gboolean explain;
+} coll_opts;
+
+/* Sizes nccl-tests would run: from min to max, times factor (or + step). */
+static GArray *sweep_sizes(uint64_t lo, uint64_t hi, int factor, uint64_t step, GError **err)
+{
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    if (lo > hi || (factor < 2 && step == 0)) {
+        g_set_error(err, g_quark_from_static_string("cli"), 1,
+                    "bad sweep: need -b <= -e and a factor -f >= 2 or a step -i > 0");
+        g_array_free(a, TRUE);
+        return NULL;
+    }
+    for (uint64_t s = lo; s <= hi && a->len < 4096;) {
+        g_array_append_val(a, s);
+        uint64_t next = factor >= 2 ? s * (uint64_t)factor : s + step;
+        if (next <= s)
+            next = s + 1;
+        s = next;
+    }
+    return a;
+}
+
+static void fill_devices(nccltests_device *dev, int n, const topo *t, char *name, char **hosts)
+{
+    for (int r = 0; r < n; r++) {
+        int node = r / t->gpus_per_node, local = r % t->gpus_per_node;
+        hosts[r] = g_strdup_printf("node%d", node);
+        dev[r] = (nccltests_device){.rank = r, .group = 0, .pid = 10000 + node, .host = hosts[r],
+                                    .device = local, .pci_bus = (unsigned)(0x18 + 0x10 * local),
+                                    .name = name};
+    }
+}
+
+static int run_sweep(const coll_opts *co, const sys_opts *so)
+{
+    GError *err = NULL;
+    coll_kind kind;
+    if (coll_kind_from_name(co->op ? co->op : "all_reduce", &kind) != 0) {
+        fprintf(stderr, "conveyor collective: unknown --op '%s' (all_reduce, all_gather, reduce_scatter, "
+                        "broadcast, reduce, alltoall, sendrecv)\n", co->op);
+        return EXIT_BADINPUT;
+    }
+    nccltests_dtype dt;
+    if (nccltests_dtype_from_name(co->dtype ? co->dtype : "float", &dt) != 0) {
+        fprintf(stderr, "conveyor collective: unknown -d type '%s'\n", co->dtype);
+        return EXIT_BADINPUT;
+    }
+    nccltests_redop op = NCCLTESTS_OP_SUM;
+    if (co->redop && nccltests_redop_from_name(co->redop, &op) != 0) {
+        fprintf(stderr, "conveyor collective: unknown -o op '%s'\n", co->redop);
+        return EXIT_BADINPUT;
+    }
+    uint64_t lo = 33554432, hi = 33554432, step = 1048576;
+    if ((co->minb && !cli_parse_bytes(co->minb, &lo, &err)) || (co->maxb && !cli_parse_bytes(co->maxb, &hi, &err)) ||
+        (co->stepb && !cli_parse_bytes(co->stepb, &step, &err)))
+        return cli_fail(err);
+    const char *fmt = co->format ? co->format : "text";
+    if (strcmp(fmt, "text") && strcmp(fmt, "csv") && strcmp(fmt, "json")) {
+        fprintf(stderr, "conveyor collective: --format must be text, csv or json\n");
+        return EXIT_BADINPUT;
+    }
+    g_autoptr(GArray) req = sweep_sizes(lo, hi, co->factor, co->factor >= 2 ? 0 : step, &err);
+    if (!req)
+        return cli_fail(err);
+    topo *t = sys_opts_load(so, &err);
+    if (!t)
+        return cli_fail(err);
+    coll_system sys;
+    sys_from_topo(&sys, t, so);
+    size_t elt = nccltests_dtype_bytes(dt), n = req->len;
+    uint64_t *sizes = g_new(uint64_t, n);
+    for (size_t i = 0; i < n; i++)
+        sizes[i] = nccltests_size_for_request(kind, g_array_index(req, uint64_t, i), sys.nranks, elt);
+    nccltests_row *rows = g_new0(nccltests_row, n);
+    simsweep_explain *ex = g_new0(simsweep_explain, n);
+    const char *aspec = co->algo ? co->algo : g_getenv("NCCL_ALGO");
+    const char *pspec = co->proto ? co->proto : g_getenv("NCCL_PROTO");
+    int rc = EXIT_OK;
+    if (!simsweep_run(&sys, kind, elt, sizes, n, aspec, pspec, rows, ex, &err)) {
+        rc = cli_fail(err);
+        goto out;
+    }
+    char *gname = g_strdup_printf("NVIDIA %s", t->gpu_model);
+    char **hosts = g_new0(char *, sys.nranks + 1);
+    nccltests_device *dev = g_new0(nccltests_device, sys.nranks);
+    fill_devices(dev, sys.nranks, t, gname, hosts);
+    nccltests_sweep sw = {.coll = kind, .dtype = dt, .redop = coll_is_reducing(kind) ? op : NCCLTESTS_OP_NONE,
+                          .root = coll_default_root(kind), .nranks = sys.nranks, .version = "2.19.6",
+                          .nccl_code = 23007, .nthreads = 1, .ngpus = sys.gpus_per_thread,
+                          .min_bytes = lo, .max_bytes = hi, .step_factor = co->factor,
+                          .warmup_iters = co->warmup, .iters = co->iters, .agg_iters = 1, .validation = 1,
+                          .devices = dev, .ndevices = (size_t)sys.nranks, .rows = rows, .nrows = n};
+    if (!strcmp(fmt, "csv"))
+        nccltests_write_csv(stdout, &sw);
+    else if (!strcmp(fmt, "json"))
+        nccltests_write_json(stdout, &sw);
+    else
+        nccltests_write(stdout, &sw);
+    if (co->explain) {
+        printf("# explain: %12s  %-8s %-6s %3s  %-28s %5s %10s\n", "size", "algo", "proto", "ch", "busiest link", "util", "events");
+        for (size_t i = 0; i < n; i++)
+            printf("# explain: %12llu  %-8s %-6s %3d  %-28s %4.0f%% %10llu\n", (unsigned long long)rows[i].size_bytes,
+                   coll_algo_name(ex[i].algo), coll_proto_name(ex[i].proto), ex[i].nchannels, ex[i].busiest,
+                   100 * ex[i].busiest_util, (unsigned long long)ex[i].events);
+    }
+    g_strfreev(hosts);
+    g_free(dev);
+    g_free(gname);
+out:
+    g_free(sizes);
+    g_free(rows);
+    g_free(ex);
+    topo_free(t);
+    return rc;
+}
+
+int cmd_collective(int argc, char **argv)
+{
+    coll_opts co = {.factor = 0, .iters = 20, .warmup = 1};
+    sys_opts so = {0};
+    GOptionEntry e[] = {
+        {"op", 0, 0, G_OPTION_ARG_STRING, &co.op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv", "OP"},
+        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &co.minb, "smallest size (K/M/G suffixes) [32M]", "SIZE"},
+        {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &co.maxb, "largest size [32M]", "SIZE"},
+        {"stepfactor", 'f', 0, G_OPTION_ARG_INT, &co.factor, "multiply the size by F each step", "F"},
+        {"stepbytes", 'i', 0, G_OPTION_ARG_STRING, &co.stepb, "add this many bytes each step [1M]", "SIZE"},
+        {"datatype", 'd', 0, G_OPTION_ARG_STRING, &co.dtype, "element type [float]", "TYPE"},
+        {"op-reduce", 'o', 0, G_OPTION_ARG_STRING, &co.redop, "reduction: sum, prod, min, max, avg [sum]", "OP"},
+        {"ngpus", 'g', 0, G_OPTION_ARG_INT, &so.gpus_per_thread, "GPUs driven by one host thread, as nccl-tests -g [1]", "G"},
+        {"iters", 'n', 0, G_OPTION_ARG_INT, &co.iters, "printed in the header only (the simulation has no noise) [20]", "N"},
+        {"warmup_iters", 'w', 0, G_OPTION_ARG_INT, &co.warmup, "printed in the header only [1]", "N"},
+        {"algo", 0, 0, G_OPTION_ARG_STRING, &co.algo, "force algorithms, NCCL_ALGO syntax (e.g. ring, ^nvls)", "LIST"},
+        {"proto", 0, 0, G_OPTION_ARG_STRING, &co.proto, "force protocols, NCCL_PROTO syntax (LL, LL128, Simple)", "LIST"},
+        {"format", 0, 0, G_OPTION_ARG_STRING, &co.format, "text (nccl-tests), csv or json [text]", "FMT"},
+        {"explain", 0, 0, G_OPTION_ARG_NONE, &co.explain, "per size: algorithm, protocol, channels, busiest link", NULL},
+        {0},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate an nccl-tests sweep");
+    g_option_context_add_main_entries(ctx, e, NULL);
+    g_option_context_add_group(ctx, sys_opts_group(&so));
+    int rc = cli_parse(ctx, "collective", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && argc > 1) {
+        fprintf(stderr, "conveyor collective: unexpected argument '%s'\n", argv[1]);
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK && (so.gpus_per_thread < 0 || so.gpus_per_thread > 1024)) {
+        fprintf(stderr, "conveyor collective: -g must be in 1..1024\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK)
+        rc = run_sweep(&co, &so);
+    g_free(co.op); g_free(co.minb); g_free(co.maxb); g_free(co.stepb); g_free(co.dtype);
+    g_free(co.redop); g_free(co.algo); g_free(co.proto); g_free(co.format);
+    sys_opts_clear(&so);
+    return rc;
+}

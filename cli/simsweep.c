@@ -1,0 +1,40 @@
+/* cli/simsweep.c - see simsweep.h. */
+#include "simsweep.h"
+
+#include <string.h>
+
+bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, const uint64_t *sizes,
+                  size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
+                  simsweep_explain *ex, GError **err)
+{
+    uint32_t amask, pmask;
+    if (!coll_tune_parse_mask(algo_spec, kind, true, &amask, err) ||
+        !coll_tune_parse_mask(proto_spec, kind, false, &pmask, err))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        coll_request req = {.kind = kind, .bytes = sizes[i], .root = coll_default_root(kind) < 0 ? 0 : coll_default_root(kind)};
+        if (!coll_tune(sys, kind, sizes[i], amask, pmask, &req, NULL)) {
+            g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
+                        "no enabled algorithm/protocol can run %s on this system (check --algo/--proto)",
+                        coll_kind_name(kind));
+            return false;
+        }
+        req.root = coll_default_root(kind) < 0 ? 0 : coll_default_root(kind);
+        coll_result res;
+        if (!coll_run(sys, &req, &res, err))
+            return false;
+        nccltests_row *r = &rows[i];
+        memset(r, 0, sizeof *r);
+        r->size_bytes = sizes[i];
+        r->count = nccltests_count_for_size(kind, sizes[i], sys->nranks, elt_bytes);
+        r->time_us[NCCLTESTS_OOP] = r->time_us[NCCLTESTS_IP] = res.time_us;
+        nccltests_row_compute_bw(r, kind, sys->nranks);
+        if (ex) {
+            ex[i] = (simsweep_explain){.algo = req.algo, .proto = req.proto, .nchannels = req.nchannels,
+                                       .busiest_util = res.busiest_util, .events = res.events};
+            g_strlcpy(ex[i].busiest, res.busiest == FAB_NONE ? "-" : fabric_link_name(sys->fab, res.busiest),
+                      sizeof ex[i].busiest);
+        }
+    }
+    return true;
+}

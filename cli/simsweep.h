@@ -1,0 +1,28 @@
+/* cli/simsweep.h - simulate an nccl-tests style sweep (one collective per
+ * size) on a system: tuner choice per size (or forced algo/proto), one
+ * coll_run per size, rows in nccl-tests' conventions. Shared by `collective`
+ * and `validate`. */
+#ifndef CLI_SIMSWEEP_H
+#define CLI_SIMSWEEP_H
+
+#include "models/coll.h"
+#include "traces/nccltests.h"
+
+typedef struct {
+    coll_algo_id algo;
+    coll_proto_id proto;
+    int nchannels;
+    char busiest[96];
+    double busiest_util;
+    uint64_t events;
+} simsweep_explain;
+
+/* For each size (nccl-tests size column, bytes) fill rows[i] (size, count,
+ * times, bandwidths; in-place = out-of-place) and, if ex is not NULL,
+ * ex[i]. algo_spec/proto_spec are NCCL_ALGO/NCCL_PROTO-style strings or
+ * NULL. Returns false with *err on a bad spec or a failed simulation. */
+bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, const uint64_t *sizes,
+                  size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
+                  simsweep_explain *ex, GError **err);
+
+#endif

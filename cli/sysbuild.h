@@ -1,0 +1,29 @@
+/* cli/sysbuild.h - the options every simulating subcommand shares (--topo,
+ * --nodes, --gpus, --fabric, --set) and the bridge from a loaded topology to
+ * the collective layer's view of it (coll_system). */
+#ifndef CLI_SYSBUILD_H
+#define CLI_SYSBUILD_H
+
+#include <glib.h>
+
+#include "models/coll.h"
+#include "topologies/topo.h"
+
+typedef struct {
+    char *topo;     /* --topo name or path */
+    gint nodes, gpus;
+    char *fabric;
+    char **sets;    /* --set k=v, repeatable */
+    gint gpus_per_thread; /* -g as nccl-tests: GPUs driven by one host thread */
+    double launch_us;
+} sys_opts;
+
+/* Adds --topo/--nodes/--gpus/--fabric/--set/--launch-us to a group. */
+GOptionGroup *sys_opts_group(sys_opts *o);
+/* Load the topology (exit-2 class errors in *err). */
+topo *sys_opts_load(const sys_opts *o, GError **err);
+void sys_opts_clear(sys_opts *o);
+/* Fill *s from t (pointers into t; valid while t lives). */
+void sys_from_topo(coll_system *s, const topo *t, const sys_opts *o);
+
+#endif

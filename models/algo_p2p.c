@@ -1,0 +1,89 @@
+/* models/algo_p2p.c - point-to-point collectives: alltoall as direct
+ * pairwise transfers (every rank sends S/n to each peer at once, peers in
+ * rotated order, as NCCL's p2p schedule does), and sendrecv as nccl-tests'
+ * ring-neighbour exchange (rank r sends S to r+1 while receiving from r-1).
+ * Transfers are chunked at NCCL's P2P chunk size (512 KiB over NVLink, 128
+ * KiB over PCIe or the network) with NCCL_STEPS slots in flight; they share
+ * links with each other, so an alltoall's time is set by the most loaded
+ * link (the NIC or the spine when it crosses servers).
+ */
+#include "coll_priv.h"
+
+typedef struct {
+    coll_exec *x;
+    int pending;
+} p2p_rank;
+
+static void on_pair_done(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    (void)arg;
+    p2p_rank *p = ctx;
+    if (--p->pending == 0)
+        coll_exec_unit_done(p->x);
+}
+
+static bool direct_supports(const coll_system *sys, coll_kind kind, const char **why)
+{
+    (void)sys;
+    if (kind != COLL_ALLTOALL && kind != COLL_SENDRECV) {
+        *why = "Direct implements alltoall and sendrecv";
+        return false;
+    }
+    return true;
+}
+
+static bool route_has(const fabric *f, const fab_route *r, fab_link_kind k)
+{
+    for (uint32_t i = 0; i < r->nhops; i++)
+        if (fabric_link(f, r->hop[i])->kind == k)
+            return true;
+    return false;
+}
+
+static void send_pair(coll_exec *x, p2p_rank *dst, int a, int b, uint64_t bytes)
+{
+    const coll_system *sys = x->sys;
+    const fab_route *r = coll_exec_route(x, sys->gpu[a], sys->gpu[b], (uint32_t)a);
+    if (!r)
+        return;
+    uint64_t chunk = route_has(x->fab, r, LINK_NVLINK) && !route_has(x->fab, r, LINK_NET) ? 524288 : 131072;
+    uint64_t wire = (uint64_t)((double)bytes / x->proto->wire_eff + 0.5);
+    int64_t delay = (x->start - sim_engine_now(x->eng)) + coll_exec_step_lat_ps(x, r, ALGO_RING);
+    dst->pending++;
+    fabric_transfer_start(x->fab, r, FAB_NONE, wire, chunk, 8, delay, on_pair_done, dst, 0);
+}
+
+static void direct_start(coll_exec *x)
+{
+    const coll_system *sys = x->sys;
+    int n = sys->nranks;
+    p2p_rank *pr = g_new0(p2p_rank, n);
+    g_ptr_array_add(x->garbage, pr);
+    for (int r = 0; r < n; r++) {
+        pr[r].x = x;
+        x->units_left++;
+    }
+    if (x->req->kind == COLL_SENDRECV) {
+        for (int r = 0; r < n; r++)
+            send_pair(x, &pr[(r + 1) % n], r, (r + 1) % n, x->req->bytes);
+        return;
+    }
+    uint64_t per_peer = x->req->bytes / (uint64_t)n;
+    for (int i = 1; i < n; i++)
+        for (int r = 0; r < n; r++)
+            send_pair(x, &pr[(r + i) % n], r, (r + i) % n, per_peer);
+    for (int r = 0; r < n; r++) /* a rank whose peers had nothing to send */
+        if (pr[r].pending == 0) {
+            pr[r].pending = 1;
+            on_pair_done(x->eng, &pr[r], 0);
+        }
+}
+
+const coll_algo coll_algo_direct = {
+    .name = "direct",
+    .summary = "alltoall: n-1 concurrent transfers of S/n per rank; sendrecv: S to the next rank; "
+               "time set by the most loaded link",
+    .supports = direct_supports,
+    .start = direct_start,
+};

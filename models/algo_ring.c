@@ -1,0 +1,229 @@
+/* models/algo_ring.c - NCCL's Ring, per channel and rank a state machine.
+ *
+ * AllReduce is reduce-scatter then all-gather on one ring: for every chunk
+ * (one block of each rank's 1/n of the channel's data) 2(n-1) steps, each a
+ * send to the next rank of what was received at the previous step (step 0
+ * sends own data). AllGather/ReduceScatter: n-1 steps. Broadcast/Reduce: a
+ * pipelined chain from (to) the root, chunk by chunk. A step's data is cut
+ * into slices (Simple: 2 per chunk); a rank's channel sends one slice at a
+ * time (one thread block), after the slice it depends on has arrived, and
+ * only while the receiver has a free slot (NCCL_STEPS FIFO, returned when
+ * the receiver has forwarded or consumed the slice). Each send pays the
+ * protocol's per-step latency, then crosses the fabric as wire bytes
+ * (payload / protocol efficiency), optionally through a per-channel cap.
+ * Ideal time on an idle uniform ring: steps x (latency + slice/bw) per chunk.
+ */
+#include "coll_priv.h"
+
+typedef enum { PAT_RING, PAT_CHAIN } pattern;
+
+typedef struct ring_chan ring_chan;
+
+typedef struct ring_unit {
+    ring_chan *ch;
+    coll_exec *x;
+    struct ring_unit *next, *prev;
+    const fab_route *route;
+    int64_t step_lat;
+    int pos;               /* position along the ring/chain */
+    uint32_t k_send, sends_done, n_send;
+    uint32_t recv_done, n_recv;
+    int credits;
+    bool busy, done;
+} ring_unit;
+
+struct ring_chan {
+    pattern pat;
+    int nsteps;        /* ring: steps per chunk; chain: unused */
+    int nslices;       /* slices per chunk */
+    uint32_t nchunks;  /* chunks (loops) on this channel */
+    uint64_t block;    /* ring: bytes of one rank's block on this channel; chain: channel bytes */
+    uint64_t chunk;    /* payload bytes per chunk */
+    fab_link_id cap;   /* per-channel cap server shared by... each unit has its own: see units */
+};
+
+/* payload bytes of send/recv index k */
+static uint64_t slice_bytes(const ring_chan *c, uint32_t k)
+{
+    uint32_t per_chunk = (uint32_t)(c->pat == PAT_RING ? c->nsteps * c->nslices : c->nslices);
+    uint32_t loop = k / per_chunk, s = k % (uint32_t)c->nslices;
+    uint64_t done = (uint64_t)loop * c->chunk;
+    uint64_t this_chunk = c->block - done < c->chunk ? c->block - done : c->chunk;
+    return coll_share(this_chunk, c->nslices, (int)s, 16);
+}
+
+/* index of the received slice send k depends on, or -1 */
+static int64_t dep_of(const ring_unit *u, uint32_t k)
+{
+    const ring_chan *c = u->ch;
+    if (c->pat == PAT_CHAIN)
+        return u->pos == 0 ? -1 : (int64_t)k;
+    uint32_t j = (k / (uint32_t)c->nslices) % (uint32_t)c->nsteps;
+    return j == 0 ? -1 : (int64_t)k - c->nslices;
+}
+
+/* is received slice m freed on arrival (nothing forwards it)? */
+static bool consumed_on_arrival(const ring_unit *u, uint32_t m)
+{
+    const ring_chan *c = u->ch;
+    if (c->pat == PAT_CHAIN)
+        return u->n_send == 0;
+    uint32_t j = (m / (uint32_t)c->nslices) % (uint32_t)c->nsteps;
+    return j + 1 == (uint32_t)c->nsteps;
+}
+
+static void try_send(ring_unit *u);
+
+static void check_done(ring_unit *u)
+{
+    if (!u->done && u->sends_done == u->n_send && u->recv_done == u->n_recv) {
+        u->done = true;
+        coll_exec_unit_done(u->x);
+    }
+}
+
+static void on_sent(sim_engine *e, void *ctx, uint64_t k)
+{
+    (void)e;
+    ring_unit *u = ctx, *v = u->next;
+    u->busy = false;
+    u->sends_done++;
+    /* the slice has arrived at the receiver */
+    uint32_t m = v->recv_done++;
+    g_assert(m == k);
+    if (consumed_on_arrival(v, m)) {
+        u->credits++;
+    }
+    /* our forwarded slice frees the slot it came from */
+    if (dep_of(u, (uint32_t)k) >= 0)
+        u->prev->credits++;
+    try_send(v);
+    try_send(u->prev);
+    try_send(u);
+    check_done(v);
+    check_done(u);
+}
+
+static void try_send(ring_unit *u)
+{
+    if (u->busy || u->k_send >= u->n_send || u->credits <= 0)
+        return;
+    uint32_t k = u->k_send;
+    int64_t d = dep_of(u, k);
+    if (d >= 0 && (int64_t)u->recv_done <= d)
+        return;
+    coll_exec *x = u->x;
+    u->busy = true;
+    u->credits--;
+    u->k_send++;
+    uint64_t wire = (uint64_t)((double)slice_bytes(u->ch, k) / x->proto->wire_eff + 0.5);
+    sim_time now = sim_engine_now(x->eng);
+    int64_t delay = u->step_lat + (now < x->start ? x->start - now : 0);
+    fabric_transfer_start(x->fab, u->route, u->ch->cap, wire, coll_exec_fabric_chunk(wire), 0, delay,
+                          on_sent, u, k);
+}
+
+static bool ring_supports(const coll_system *sys, coll_kind kind, const char **why)
+{
+    (void)sys;
+    if (kind == COLL_ALLTOALL || kind == COLL_SENDRECV) {
+        *why = "alltoall and sendrecv are point-to-point (algorithm Direct)";
+        return false;
+    }
+    return true;
+}
+
+/* Ring order of channel c: nodes in order; inside a node the local order is
+ * rotated by c so that channels enter and leave nodes through different
+ * GPUs (and so different NICs), as NCCL's rings do. */
+static int ring_rank(const coll_system *sys, int c, int i)
+{
+    int node = i / sys->ppn, local = i % sys->ppn;
+    if (sys->nnodes > 1)
+        local = (local + c) % sys->ppn;
+    return node * sys->ppn + local;
+}
+
+static double per_channel_cap(const coll_exec *x, int nch)
+{
+    /* NCCL's per-channel ceilings (tuning.cc): LL128 perChMaxRingLL128Bws,
+     * LL llMaxBws shared by the channels; in payload GB/s. */
+    int sm = x->sys->gpu_sm, arch = sm >= 100 ? 3 : sm >= 90 ? 2 : sm >= 80 ? 1 : 0;
+    static const double ll128[4] = {20, 20, 36.7, 40};
+    static const double llmax[4] = {39.0, 87.7, 141.0, 282.0};
+    if (x->req->proto == PROTO_LL128)
+        return ll128[arch] * 1e9;
+    if (x->req->proto == PROTO_LL)
+        return llmax[arch] * 1e9 / nch;
+    return 0;
+}
+
+static void ring_start(coll_exec *x)
+{
+    const coll_system *sys = x->sys;
+    const coll_request *req = x->req;
+    int n = sys->nranks, nch = req->nchannels > 0 ? req->nchannels : 1;
+    bool chain = req->kind == COLL_BROADCAST || req->kind == COLL_REDUCE;
+    uint64_t block_total = chain ? req->bytes
+                         : (req->bytes + (uint64_t)n - 1) / (uint64_t)n; /* one rank's 1/n */
+    double cap = per_channel_cap(x, nch);
+    for (int c = 0; c < nch; c++) {
+        ring_chan *ch = g_new0(ring_chan, 1);
+        g_ptr_array_add(x->garbage, ch);
+        ch->pat = chain ? PAT_CHAIN : PAT_RING;
+        ch->nsteps = req->kind == COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
+        ch->nslices = x->proto->slices_per_chunk;
+        ch->block = coll_share(block_total, nch, c, x->proto->grain);
+        ch->chunk = chain ? x->proto->chunk_bytes_pipe : x->proto->chunk_bytes;
+        ch->cap = FAB_NONE;
+        if (ch->block == 0)
+            continue;
+        ch->nchunks = (uint32_t)((ch->block + ch->chunk - 1) / ch->chunk);
+        ring_unit *u = g_new0(ring_unit, n);
+        g_ptr_array_add(x->garbage, u);
+        uint32_t per = ch->nchunks * (uint32_t)(chain ? ch->nslices : ch->nsteps * ch->nslices);
+        for (int i = 0; i < n; i++) {
+            /* chain positions start after the root for reduce, at it for broadcast */
+            int start = req->kind == COLL_REDUCE ? req->root + 1 : req->root;
+            int r = chain ? (start + i) % n : ring_rank(sys, c, i);
+            ring_unit *w = &u[i];
+            w->ch = ch;
+            w->x = x;
+            w->pos = i;
+            w->next = &u[(i + 1) % n];
+            w->prev = &u[(i + n - 1) % n];
+            w->credits = x->proto->slots;
+            w->n_send = chain && i == n - 1 ? 0 : per;
+            w->n_recv = chain && i == 0 ? 0 : per;
+            int nr = chain ? (start + i + 1) % n : ring_rank(sys, c, (i + 1) % n);
+            if (w->n_send) {
+                w->route = coll_exec_route(x, sys->gpu[r], sys->gpu[nr], (uint32_t)c);
+                if (!w->route)
+                    return;
+                w->step_lat = coll_exec_step_lat_ps(x, w->route, ALGO_RING);
+            }
+            x->units_left++;
+        }
+        if (cap > 0) /* one cap server per channel would serialise ranks: give each sender its own */
+            ch->cap = FAB_NONE;
+        for (int i = 0; i < n; i++) {
+            if (cap > 0 && u[i].n_send) {
+                /* the channel's thread block on this rank moves at most `cap` payload/s */
+                ring_chan *own = g_memdup2(ch, sizeof *ch);
+                g_ptr_array_add(x->garbage, own);
+                own->cap = fabric_server_add(x->fab, "channel", cap / x->proto->wire_eff, 0);
+                u[i].ch = own;
+            }
+        }
+        for (int i = 0; i < n; i++)
+            try_send(&u[i]);
+    }
+}
+
+const coll_algo coll_algo_ring = {
+    .name = "ring",
+    .summary = "2(n-1) steps of S/n per chunk (n-1 for all_gather/reduce_scatter) over a ring per "
+               "channel; busbw -> min(link bw x protocol efficiency, channels x channel cap)",
+    .supports = ring_supports,
+    .start = ring_start,
+};

@@ -1,0 +1,161 @@
+/* models/coll.c - runs one collective: launch overhead, base latency, the
+ * chosen algorithm's state machines on the fabric, and the result. */
+#include "coll_priv.h"
+
+#include <math.h>
+#include <string.h>
+
+G_DEFINE_QUARK(conveyor-coll-error-quark, coll_error)
+
+static const char *const algo_names[ALGO_COUNT] = {"Tree", "Ring", "CollNetDirect", "CollNetChain",
+                                                   "NVLS", "NVLSTree", "PAT", "Direct"};
+
+const char *coll_algo_name(coll_algo_id a)
+{
+    g_assert(a >= 0 && a < ALGO_COUNT);
+    return algo_names[a];
+}
+
+int coll_algo_from_name(const char *s)
+{
+    for (int a = 0; a < ALGO_COUNT; a++)
+        if (s && !g_ascii_strcasecmp(s, algo_names[a]))
+            return a;
+    return -1;
+}
+
+static const coll_algo *algo_impl(coll_algo_id a)
+{
+    switch (a) {
+    case ALGO_RING: return &coll_algo_ring;
+    case ALGO_NVLS: return &coll_algo_nvls;
+    case ALGO_DIRECT: return &coll_algo_direct;
+    default: return NULL;
+    }
+}
+
+int coll_channels(const coll_system *sys, coll_algo_id algo)
+{
+    /* NCCL's search (nccl-model.md s1): NVSwitch A100 24, H100 24, H800 16;
+     * NVLS 16 on Hopper, 24/32 on Blackwell; PCIe rings 2. */
+    const fabric *f = sys->fab;
+    if (algo == ALGO_NVLS || algo == ALGO_NVLS_TREE)
+        return sys->gpu_sm >= 100 ? (sys->nnodes > 1 ? 32 : 24) : 16;
+    int links = 0;
+    if (sys->nranks > 1) {
+        const fab_link_id *out;
+        uint32_t n;
+        fabric_node_links(f, sys->gpu[0], &out, &n);
+        for (uint32_t i = 0; i < n; i++)
+            if (fabric_link(f, out[i])->kind == LINK_NVLINK)
+                links += fabric_link(f, out[i])->count > 0 ? fabric_link(f, out[i])->count : 1;
+    }
+    if (links == 0)
+        return 2;
+    int ch = 2 * links;
+    int cap = sys->gpu_sm >= 100 ? 32 : 24;
+    return ch < cap ? ch : cap;
+}
+
+void coll_exec_unit_done(coll_exec *x)
+{
+    g_assert(x->units_left > 0);
+    x->units_left--;
+}
+
+const fab_route *coll_exec_route(coll_exec *x, fab_node_id a, fab_node_id b, uint32_t flow)
+{
+    GError *e = NULL;
+    const fab_route *r = fabric_route(x->fab, a, b, flow, &e);
+    if (!r) {
+        if (!x->err)
+            x->err = e;
+        else
+            g_error_free(e);
+        sim_engine_stop(x->eng);
+    }
+    return r;
+}
+
+int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id algo)
+{
+    int hw = 1; /* PCI */
+    for (uint32_t i = 0; i < r->nhops; i++) {
+        fab_link_kind k = fabric_link(x->fab, r->hop[i])->kind;
+        if (k == LINK_NET) {
+            hw = 2;
+            break;
+        }
+        if (k == LINK_NVLINK)
+            hw = 0;
+    }
+    double us = coll_hw_lat_us(hw, algo, x->req->proto);
+    int64_t lat = (int64_t)(us * 1e6) - fabric_route_lat_ps(x->fab, r);
+    return lat > 0 ? lat : 0;
+}
+
+uint64_t coll_exec_fabric_chunk(uint64_t wire)
+{
+    uint64_t c = (wire + 3) / 4;
+    return c < 16384 ? 16384 : c;
+}
+
+uint64_t coll_share(uint64_t total, int parts, int i, uint64_t grain)
+{
+    uint64_t units = (total + grain - 1) / grain;
+    uint64_t base = units / (uint64_t)parts, extra = units % (uint64_t)parts;
+    uint64_t begin = ((uint64_t)i * base + ((uint64_t)i < extra ? (uint64_t)i : extra)) * grain;
+    uint64_t len = (base + ((uint64_t)i < extra)) * grain;
+    if (begin >= total)
+        return 0;
+    return begin + len > total ? total - begin : len;
+}
+
+static sim_time setup_ps(const coll_system *sys, const coll_request *req)
+{
+    double us = sys->launch_us * (sys->gpus_per_thread > 0 ? sys->gpus_per_thread : 1);
+    int a = req->algo == ALGO_DIRECT ? ALGO_RING : (int)req->algo;
+    us += coll_base_lat_us(a, req->proto);
+    return sim_time_from_us(us);
+}
+
+bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out, GError **err)
+{
+    const coll_algo *impl = algo_impl(req->algo);
+    const char *why = NULL;
+    if (!impl || !impl->supports(sys, req->kind, &why)) {
+        g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "algorithm %s cannot run %s here%s%s",
+                    coll_algo_name(req->algo), coll_kind_name(req->kind), why ? ": " : "", why ? why : "");
+        return false;
+    }
+    coll_exec x = {.sys = sys, .req = req, .proto = coll_proto_get(req->proto), .fab = sys->fab};
+    x.eng = sim_engine_new(1);
+    x.garbage = g_ptr_array_new_with_free_func(g_free);
+    fabric_attach(sys->fab, x.eng);
+    x.start = setup_ps(sys, req);
+    if (sys->nranks > 1 && req->bytes > 0)
+        impl->start(&x);
+    int rc = sim_engine_run(x.eng);
+    bool ok = true;
+    if (x.err) {
+        g_propagate_error(err, x.err);
+        ok = false;
+    } else if (rc != SIM_OK || x.units_left != 0) {
+        g_set_error(err, COLL_ERROR, COLL_ERROR_SIM, "simulation of %s did not complete (%d units left, engine %d)",
+                    coll_kind_name(req->kind), x.units_left, rc);
+        ok = false;
+    }
+    if (ok) {
+        sim_time end = sim_engine_now(x.eng) > x.start ? sim_engine_now(x.eng) : x.start;
+        memset(out, 0, sizeof *out);
+        out->time_us = sim_time_to_us(end);
+        out->events = sim_engine_stats(x.eng)->events;
+        out->busiest = fabric_busiest_link(sys->fab);
+        if (out->busiest != FAB_NONE && end > 0)
+            out->busiest_util = (double)fabric_link_stats(sys->fab, out->busiest)->busy_ps / (double)end;
+        fabric_totals(sys->fab, NULL, &out->wire_bytes);
+    }
+    g_ptr_array_unref(x.garbage);
+    sim_engine_free(x.eng);
+    return ok;
+}

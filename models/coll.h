@@ -1,0 +1,102 @@
+/* models/coll.h - collectives as NCCL runs them (layer 1 of the model).
+ *
+ * A collective request (op, size, algorithm, protocol, channels) on a built
+ * topology becomes a plan that runs on the fabric: per channel and rank a
+ * state machine issues slices over routes, with NCCL's dependencies (a ring
+ * step forwards what the previous step received), its 8-slot FIFO per
+ * connection, per-step protocol latency and per-channel caps. Chunks queue on
+ * links like any other traffic, so contention is simulated, not assumed.
+ * Algorithms live one per file (algo_ring.c, algo_nvls.c, algo_p2p.c); the
+ * tuner (tuner.c) picks (algorithm, protocol, channels) with NCCL 2.30's cost
+ * model.
+ */
+#ifndef MODELS_COLL_H
+#define MODELS_COLL_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "models/fabric.h"
+#include "models/proto.h"
+#include "traces/nccltests.h"
+
+typedef enum {
+    ALGO_TREE,
+    ALGO_RING,
+    ALGO_COLLNET_DIRECT,
+    ALGO_COLLNET_CHAIN,
+    ALGO_NVLS,
+    ALGO_NVLS_TREE,
+    ALGO_PAT,
+    ALGO_DIRECT, /* alltoall: pairwise; sendrecv: point-to-point */
+    ALGO_COUNT
+} coll_algo_id;
+
+const char *coll_algo_name(coll_algo_id a);
+/* Case-insensitive NCCL names ("ring", "tree", "nvls", "nvlstree",
+ * "collnetdirect", "collnetchain", "pat"); -1 if unknown. */
+int coll_algo_from_name(const char *s);
+
+/* What the collective runs on: the fabric and who the ranks are. */
+typedef struct {
+    fabric *fab;
+    int nranks;
+    int nnodes;             /* servers spanned */
+    int ppn;                /* ranks per server */
+    const fab_node_id *gpu; /* rank -> GPU node */
+    int gpu_sm;             /* compute capability x10 */
+    double hbm_Bps;         /* device memory bandwidth (reduction cost) */
+    bool nvls;              /* an NVLS-capable NVSwitch joins the ranks of a node */
+    fab_node_id nvswitch;   /* that switch (FAB_NONE if none) */
+    int cpu_vendor;         /* 0 Intel, 1 AMD, 2 ARM (NCCL's net overhead) */
+    double launch_us;       /* host cost to launch one GPU's kernel */
+    int gpus_per_thread;    /* GPUs launched serially by one host thread (nccl-tests -g) */
+    double net_Bps;         /* a server's NIC bandwidth, all NICs, payload bytes/s (0: one node) */
+} coll_system;
+
+typedef struct {
+    coll_kind kind;
+    uint64_t bytes;   /* nccl-tests size column (see nccltests_rank_bytes) */
+    int root;         /* broadcast/reduce */
+    coll_algo_id algo;
+    coll_proto_id proto;
+    int nchannels;
+} coll_request;
+
+typedef struct {
+    double time_us;          /* simulated time of one collective */
+    uint64_t events;         /* engine events processed */
+    fab_link_id busiest;     /* most-busy graph link, or FAB_NONE */
+    double busiest_util;     /* its busy time / collective time */
+    uint64_t wire_bytes;     /* bytes delivered over the fabric */
+} coll_result;
+
+/* Simulate one collective; fills *out. Returns false with *err set when the
+ * request cannot run on this system (e.g. NVLS without an NVLS switch,
+ * unreachable ranks). The fabric is re-attached to a fresh engine. */
+bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out, GError **err);
+
+/* The tuner: pick (algorithm, protocol, channels) for `kind` of `bytes`
+ * with NCCL 2.30's cost model (tuning.cc: bandwidth caps, base + per-step
+ * latencies, the small-size channel reduction). algo_mask/proto_mask limit
+ * the choice (bit i = coll_algo_id/coll_proto_id i; 0 = all). Fills *req
+ * and, if model_us is not NULL, NCCL's predicted time. Returns false when
+ * no enabled combination can run the collective here. */
+bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t algo_mask,
+               uint32_t proto_mask, coll_request *req, double *model_us);
+
+/* Parse an NCCL_ALGO / NCCL_PROTO style list for collective `kind`:
+ * "ring,tree", "^nvls" (all but), or per-collective "allreduce:tree,ring;
+ * allgather:ring". Names unknown to NCCL are errors. Sets *mask (0 if the
+ * spec does not mention this collective). */
+bool coll_tune_parse_mask(const char *spec, coll_kind kind, bool algos, uint32_t *mask, GError **err);
+
+/* Channels NCCL would use for `algo` on this system (see docs/collectives.md). */
+int coll_channels(const coll_system *sys, coll_algo_id algo);
+
+#define COLL_ERROR (coll_error_quark())
+GQuark coll_error_quark(void);
+enum { COLL_ERROR_UNSUPPORTED = 1, COLL_ERROR_ROUTE, COLL_ERROR_SIM };
+
+#endif

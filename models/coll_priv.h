@@ -1,0 +1,50 @@
+/* models/coll_priv.h - what the collective driver (coll.c) shares with the
+ * algorithm files (algo_*.c). Not for use outside models/. */
+#ifndef MODELS_COLL_PRIV_H
+#define MODELS_COLL_PRIV_H
+
+#include "coll.h"
+
+/* One running collective. */
+typedef struct {
+    const coll_system *sys;
+    const coll_request *req;
+    const coll_proto *proto;
+    sim_engine *eng;
+    fabric *fab;
+    int units_left;     /* state machines that have not finished */
+    sim_time start;     /* when the first byte may move (after launch + base latency) */
+    GError *err;        /* first failure (route lookup), stops the run */
+    GPtrArray *garbage; /* allocations freed after the run */
+} coll_exec;
+
+/* An algorithm: a name, the equation it follows, and its planner. */
+typedef struct {
+    const char *name;
+    const char *summary;
+    /* Which collectives it implements on this system (sets *why if not). */
+    bool (*supports)(const coll_system *sys, coll_kind kind, const char **why);
+    /* Create the per-channel/per-rank state machines and schedule their
+     * first events at x->start. Registers allocations in x->garbage. */
+    void (*start)(coll_exec *x);
+} coll_algo;
+
+extern const coll_algo coll_algo_ring;
+extern const coll_algo coll_algo_nvls;
+extern const coll_algo coll_algo_direct;
+
+/* A unit (one rank on one channel) finished. */
+void coll_exec_unit_done(coll_exec *x);
+/* Route between two ranks (cached in the fabric); on failure records the
+ * error in x and returns NULL. flow spreads channels over ECMP paths. */
+const fab_route *coll_exec_route(coll_exec *x, fab_node_id a, fab_node_id b, uint32_t flow);
+/* Per-step protocol latency for a route, ps: NCCL's hwLat for the route's
+ * hardware class minus the wire latency the fabric already simulates. */
+int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id algo);
+/* Fabric chunk size for a message of `wire` bytes: pipelines across hops
+ * without an event per small packet. */
+uint64_t coll_exec_fabric_chunk(uint64_t wire);
+/* Split `total` bytes into `parts` shares aligned to `grain`; share i. */
+uint64_t coll_share(uint64_t total, int parts, int i, uint64_t grain);
+
+#endif

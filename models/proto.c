@@ -1,0 +1,63 @@
+/* models/proto.c - protocol constants from NCCL 2.30.7 (src/include/device.h,
+ * src/init.cc, src/graph/tuning.cc; summarised in
+ * shared/reference/nccl-model.md sections 2-3). */
+#include "proto.h"
+
+#include <glib.h>
+
+static const coll_proto protos[PROTO_COUNT] = {
+    [PROTO_LL] = {.name = "LL", .wire_eff = 0.5, .step_bytes = 65536, .chunk_bytes = 32768,
+                  .chunk_bytes_pipe = 32768, .slices_per_chunk = 1, .slots = 8, .grain = 16},
+    [PROTO_LL128] = {.name = "LL128", .wire_eff = 120.0 / 128.0, .step_bytes = 614400,
+                     .chunk_bytes = 576000, .chunk_bytes_pipe = 576000, .slices_per_chunk = 1,
+                     .slots = 8, .grain = 1920},
+    [PROTO_SIMPLE] = {.name = "Simple", .wire_eff = 1.0, .step_bytes = 524288,
+                      .chunk_bytes = 2097152, .chunk_bytes_pipe = 524288, .slices_per_chunk = 2,
+                      .slots = 4, .grain = 512},
+};
+
+const coll_proto *coll_proto_get(coll_proto_id p)
+{
+    g_assert(p >= 0 && p < PROTO_COUNT);
+    return &protos[p];
+}
+
+const char *coll_proto_name(coll_proto_id p) { return coll_proto_get(p)->name; }
+
+int coll_proto_from_name(const char *s)
+{
+    for (int p = 0; p < PROTO_COUNT; p++)
+        if (s && !g_ascii_strcasecmp(s, protos[p].name))
+            return p;
+    return -1;
+}
+
+/* Algorithms: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT, Direct. */
+static const double base_lat[8][PROTO_COUNT] = {
+    {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {8.0, 8.0, 8.0},
+    {6.6, 14.0, 8.4},
+};
+
+static const double hw_lat[3][8][PROTO_COUNT] = {
+    /* NVLINK */
+    {{.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0},
+     {.6, 1.9, 3.4}},
+    /* PCI */
+    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0},
+     {1.0, 2.5, 5.7}},
+    /* NET */
+    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14},
+     {2.7, 4.0, 14.0}},
+};
+
+double coll_base_lat_us(int algo, coll_proto_id p)
+{
+    g_assert(algo >= 0 && algo < 8);
+    return base_lat[algo][p];
+}
+
+double coll_hw_lat_us(int hw, int algo, coll_proto_id p)
+{
+    g_assert(hw >= 0 && hw < 3 && algo >= 0 && algo < 8);
+    return hw_lat[hw][algo][p];
+}

@@ -1,0 +1,32 @@
+/* models/proto.h - NCCL's three protocols: wire efficiency, buffer slots,
+ * chunk and slice sizes, and per-step latencies (NCCL 2.30, see
+ * docs/collectives.md for the sources). */
+#ifndef MODELS_PROTO_H
+#define MODELS_PROTO_H
+
+#include <stdint.h>
+
+typedef enum { PROTO_LL, PROTO_LL128, PROTO_SIMPLE, PROTO_COUNT } coll_proto_id;
+
+typedef struct {
+    const char *name;
+    double wire_eff;      /* payload bytes per wire byte: LL 8/16, LL128 120/128, Simple 1 */
+    uint64_t step_bytes;  /* buffer bytes per step = buffSize / NCCL_STEPS */
+    uint64_t chunk_bytes; /* Ring AllReduce/AllGather/ReduceScatter payload chunk */
+    uint64_t chunk_bytes_pipe; /* Broadcast/Reduce/P2P chunk */
+    int slices_per_chunk; /* Simple: CHUNKSTEPS/SLICESTEPS = 2; others 1 */
+    int slots;            /* slices in flight per connection: NCCL_STEPS / SLICESTEPS */
+    uint64_t grain;       /* chunk alignment, bytes */
+} coll_proto;
+
+const coll_proto *coll_proto_get(coll_proto_id p);
+const char *coll_proto_name(coll_proto_id p);
+/* "LL", "LL128", "Simple" (case-insensitive); -1 if unknown. */
+int coll_proto_from_name(const char *s);
+
+/* NCCL's latency tables (us): baseLat[algo][proto], hwLat[hw][algo][proto]
+ * with hw 0 NVLINK, 1 PCI, 2 NET and algo in coll_algo_id order. */
+double coll_base_lat_us(int algo, coll_proto_id p);
+double coll_hw_lat_us(int hw, int algo, coll_proto_id p);
+
+#endif

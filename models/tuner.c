@@ -1,0 +1,212 @@
+/* models/tuner.c - which (algorithm, protocol, channels) NCCL would pick.
+ *
+ * NCCL 2.30's cost model (src/graph/tuning.cc, src/enqueue.cc; see
+ * shared/reference/nccl-model.md s2): time = latency + bytes / algbw for
+ * every enabled pair, the smallest wins. Bus bandwidth comes from the
+ * simulated system (the ring neighbour route's bw x eff, the servers' NIC
+ * bandwidth), then NCCL's caps: LL min(llMaxBw, busBw/2), LL128
+ * min(0.92 busBw, nCh x perChMaxRingLL128Bw); Ring algbw = busBw n/nsteps.
+ * Latency: baseLat + (nsteps - nInter) max(intraLat, netOvh) + nInter
+ * interLat. Only algorithms conveyor simulates are candidates.
+ */
+#include "coll_priv.h"
+
+#include <math.h>
+#include <string.h>
+
+static int arch_index(int sm) { return sm >= 100 ? 3 : sm >= 90 ? 2 : sm >= 80 ? 1 : 0; }
+
+static double ll_max_bw(const coll_system *sys)
+{
+    static const double one[4] = {39.0, 87.7, 141.0, 282.0};
+    static const double multi[2][3] = {{39.0, 39.0, 20.4}, {22.5, 22.5, 19.0}};
+    if (sys->nnodes == 1)
+        return one[arch_index(sys->gpu_sm)];
+    int i2 = sys->nnodes <= 2 ? sys->nnodes - 1 : 2;
+    return multi[sys->cpu_vendor == 0 ? 0 : 1][i2];
+}
+
+static bool intra_is_nvlink(const coll_system *sys)
+{
+    if (sys->ppn < 2)
+        return true;
+    const fab_route *r = fabric_route(sys->fab, sys->gpu[0], sys->gpu[1], 0, NULL);
+    if (!r)
+        return false;
+    for (uint32_t i = 0; i < r->nhops; i++)
+        if (fabric_link(sys->fab, r->hop[i])->kind == LINK_NVLINK)
+            return true;
+    return false;
+}
+
+static double intra_bus_GBps(const coll_system *sys)
+{
+    if (sys->ppn < 2)
+        return 1e9;
+    const fab_route *r = fabric_route(sys->fab, sys->gpu[0], sys->gpu[1], 0, NULL);
+    return r ? fabric_route_bw(sys->fab, r) / 1e9 : 0;
+}
+
+static int nsteps_of(coll_kind k, int n)
+{
+    return k == COLL_ALL_REDUCE ? 2 * (n - 1) : (k == COLL_BROADCAST || k == COLL_REDUCE) ? n : n - 1;
+}
+
+/* NCCL's modelled time (us) of (algo, proto) for `bytes`, or -1 if disabled. */
+static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a, coll_proto_id p,
+                         uint64_t bytes, int nch)
+{
+    int n = sys->nranks, nsteps = nsteps_of(kind, n);
+    bool nvl = intra_is_nvlink(sys);
+    double bus = intra_bus_GBps(sys);
+    if (sys->nnodes > 1 && sys->net_Bps > 0 && sys->net_Bps / 1e9 < bus)
+        bus = sys->net_Bps / 1e9;
+    int arch = arch_index(sys->gpu_sm);
+    double lat = 0, algbw = 0;
+    if (a == ALGO_RING) {
+        if (p == PROTO_LL128 && !nvl)
+            return -1; /* LL128 only on NVLink-connected nodes */
+        static const double ll128ch[4] = {20, 20, 36.7, 40};
+        double b = bus;
+        if (p == PROTO_LL)
+            b = fmin(ll_max_bw(sys), bus * 0.5);
+        else if (p == PROTO_LL128)
+            b = fmin(bus * 0.92, nch * ll128ch[arch]);
+        algbw = b * n / nsteps;
+        int hw = nvl ? 0 : 1;
+        double intra = coll_hw_lat_us(hw, ALGO_RING, p), inter = coll_hw_lat_us(2, ALGO_RING, p);
+        int ninter = sys->nnodes > 1 ? (kind == COLL_ALL_REDUCE ? 2 : 1) * (sys->nnodes - 1) : 0;
+        double netovh = sys->nnodes > 1 ? (sys->cpu_vendor == 1 ? 2.0 : 1.0) * (p == PROTO_SIMPLE ? 3 : 1) : 0;
+        lat = coll_base_lat_us(ALGO_RING, p);
+        if (kind == COLL_BROADCAST || kind == COLL_REDUCE)
+            lat += nvl ? intra : intra;
+        else
+            lat += (nsteps - ninter) * fmax(intra, netovh) + ninter * inter;
+        if (kind == COLL_ALL_REDUCE && sys->nnodes > 1 && p == PROTO_SIMPLE && bytes / ((uint64_t)nch * n) >= 64)
+            lat *= sys->gpu_sm < 80 ? 1.9 : 1.4;
+    } else if (a == ALGO_NVLS) {
+        if (p != PROTO_SIMPLE || kind != COLL_ALL_REDUCE || !sys->nvls || sys->nnodes > 1)
+            return -1;
+        double eff = sys->gpu_sm >= 100 ? 0.74 : 0.85;
+        algbw = bus * eff / (1.0 + 1.0 / n) * (nch - 1) / nch;
+        lat = coll_hw_lat_us(0, ALGO_NVLS, p);
+    } else if (a == ALGO_DIRECT) {
+        if (kind != COLL_ALLTOALL && kind != COLL_SENDRECV)
+            return -1;
+        if (p == PROTO_LL128)
+            return -1;
+        double per = bytes / (double)(kind == COLL_ALLTOALL ? n : 1);
+        if (p == PROTO_LL && per > 16384) /* NCCL_P2P_LL_THRESHOLD */
+            return -1;
+        if (p == PROTO_SIMPLE && per <= 16384)
+            return -1;
+        algbw = bus * (p == PROTO_LL ? 0.5 : 1.0);
+        if (kind == COLL_ALLTOALL)
+            algbw = algbw * n / (n - 1);
+        lat = coll_base_lat_us(ALGO_RING, p) + coll_hw_lat_us(sys->nnodes > 1 ? 2 : nvl ? 0 : 1, ALGO_RING, p);
+    } else {
+        return -1;
+    }
+    if (algbw <= 0)
+        return -1;
+    return lat + (double)bytes / (1000.0 * algbw);
+}
+
+static int small_channels(coll_algo_id a, coll_proto_id p, int nch, int n, uint64_t bytes)
+{
+    if (a != ALGO_RING)
+        return nch;
+    /* enqueue.cc: drop channels while nBytes < nc x nthreads x threshold */
+    int nt = p == PROTO_LL128 ? 640 : 512;
+    uint64_t thr = p == PROTO_SIMPLE ? 64 : 8;
+    if (p == PROTO_LL)
+        thr *= (uint64_t)n;
+    while (nch > 1 && bytes < (uint64_t)nch * nt * thr)
+        nch--;
+    return nch;
+}
+
+bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t algo_mask,
+               uint32_t proto_mask, coll_request *req, double *model_us)
+{
+    double best = -1;
+    for (int a = 0; a < ALGO_COUNT; a++) {
+        if (algo_mask && !(algo_mask & (1u << a)))
+            continue;
+        for (int p = 0; p < PROTO_COUNT; p++) {
+            if (proto_mask && !(proto_mask & (1u << p)))
+                continue;
+            int nch = coll_channels(sys, (coll_algo_id)a);
+            double t = model_time(sys, kind, (coll_algo_id)a, (coll_proto_id)p, bytes, nch);
+            if (t > 0 && (best < 0 || t < best)) {
+                best = t;
+                req->algo = (coll_algo_id)a;
+                req->proto = (coll_proto_id)p;
+                req->nchannels = small_channels((coll_algo_id)a, (coll_proto_id)p, nch, sys->nranks, bytes);
+            }
+        }
+    }
+    if (best < 0)
+        return false;
+    req->kind = kind;
+    req->bytes = bytes;
+    if (model_us)
+        *model_us = best;
+    return true;
+}
+
+static bool mask_list(const char *list, bool algos, uint32_t *mask, GError **err)
+{
+    bool negate = list[0] == '^';
+    uint32_t m = 0;
+    g_auto(GStrv) names = g_strsplit(list + negate, ",", -1);
+    for (int i = 0; names[i]; i++) {
+        char *nm = g_strstrip(names[i]);
+        if (!*nm)
+            continue;
+        int v = algos ? coll_algo_from_name(nm) : coll_proto_from_name(nm);
+        if (v < 0) {
+            g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "unknown %s '%s' (expected %s)",
+                        algos ? "algorithm" : "protocol", nm,
+                        algos ? "ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat"
+                              : "LL, LL128, Simple");
+            return false;
+        }
+        m |= 1u << v;
+    }
+    if (negate)
+        m = ~m & ((1u << (algos ? ALGO_COUNT : PROTO_COUNT)) - 1);
+    if (algos)
+        m |= 1u << ALGO_DIRECT; /* p2p collectives are not governed by NCCL_ALGO */
+    *mask = m;
+    return true;
+}
+
+bool coll_tune_parse_mask(const char *spec, coll_kind kind, bool algos, uint32_t *mask, GError **err)
+{
+    *mask = 0;
+    if (!spec || !*spec)
+        return true;
+    if (!strchr(spec, ':'))
+        return mask_list(spec, algos, mask, err);
+    g_auto(GStrv) parts = g_strsplit(spec, ";", -1);
+    for (int i = 0; parts[i]; i++) {
+        char *colon = strchr(parts[i], ':');
+        if (!colon) {
+            g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "'%s': expected collective:list", parts[i]);
+            return false;
+        }
+        *colon = 0;
+        coll_kind k;
+        if (coll_kind_from_name(g_strstrip(parts[i]), &k) != 0) {
+            g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "unknown collective '%s'", parts[i]);
+            return false;
+        }
+        uint32_t m;
+        if (!mask_list(colon + 1, algos, &m, err))
+            return false;
+        if (k == kind)
+            *mask = m;
+    }
+    return true;
+}
