@@ -3,5 +3,8 @@
 #define CLI_COMMANDS_H
 
 int cmd_demo(int argc, char **argv);
+int cmd_topo(int argc, char **argv);
+int cmd_collective(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 #endif

@@ -9,6 +9,9 @@
 
 static const cli_command commands[] = {
     {"demo", "a short built-in run of the engine (events/s)", cmd_demo},
+    {"collective", "simulate an nccl-tests sweep; prints what nccl-tests prints", cmd_collective},
+    {"validate", "compare a real nccl-tests log with the simulation of the same sweep", cmd_validate},
+    {"topo", "list, show, draw (dot) and import (NCCL XML) system topologies", cmd_topo},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,137 @@
+/* cli/cmd_validate.c - `conveyor validate`: read a real nccl-tests log,
+ * simulate the same sweep on a topology, print measured vs predicted per
+ * size and the error statistics. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "simsweep.h"
+#include "sysbuild.h"
+#include "traces/validate_stats.h"
+
+/* GPUs per host thread as the run used them (nccl-tests -g), from the
+ * "# nThread 1 nGpus 8" header or the command line in a `#!` header; 1 if
+ * the log does not say. It sets the launch cost (one thread launches its
+ * GPUs' kernels one after another). */
+static int log_gpus_per_thread(const char *path)
+{
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        return 1;
+    static const char *const pats[] = {"nGpus\\s+(\\d+)", "--ngpus[= ](\\d+)", "\\s-g\\s*(\\d+)"};
+    for (size_t i = 0; i < G_N_ELEMENTS(pats); i++) {
+        g_autoptr(GRegex) re = g_regex_new(pats[i], 0, 0, NULL);
+        g_autoptr(GMatchInfo) m = NULL;
+        if (g_regex_match(re, text, 0, &m)) {
+            g_autofree char *d = g_match_info_fetch(m, 1);
+            int v = atoi(d);
+            if (v >= 1 && v <= 64)
+                return v;
+        }
+    }
+    return 1;
+}
+
+static int run_validate(const char *path, const char *op, const char *algo, const char *proto,
+                        double max_err, sys_opts *so)
+{
+    GError *err = NULL;
+    int hint = -1;
+    if (op) {
+        coll_kind k;
+        if (coll_kind_from_name(op, &k) != 0) {
+            fprintf(stderr, "conveyor validate: unknown --op '%s'\n", op);
+            return EXIT_BADINPUT;
+        }
+        hint = (int)k;
+    }
+    nccltests_log *log = nccltests_read_with(path, hint, &err);
+    if (!log)
+        return cli_fail(err);
+    if (so->gpus_per_thread == 0)
+        so->gpus_per_thread = log_gpus_per_thread(path);
+    topo *t = sys_opts_load(so, &err);
+    if (!t) {
+        nccltests_log_free(log);
+        return cli_fail(err);
+    }
+    int rc = EXIT_OK;
+    coll_system sys;
+    sys_from_topo(&sys, t, so);
+    if (sys.nranks != log->nranks) {
+        fprintf(stderr, "conveyor validate: %s: the log has %d ranks (from %s) but --topo %s builds %d; "
+                        "use --nodes/--gpus to match\n", path, log->nranks, log->nranks_source, t->name, sys.nranks);
+        rc = EXIT_BADINPUT;
+        goto out;
+    }
+    size_t n = 0;
+    uint64_t *sizes = g_new(uint64_t, log->nrows);
+    for (size_t i = 0; i < log->nrows; i++)
+        if (log->rows[i].size_bytes > 0)
+            sizes[n++] = log->rows[i].size_bytes;
+    nccltests_row *pred = g_new0(nccltests_row, n);
+    size_t elt = nccltests_dtype_bytes(log->dtype);
+    if (!simsweep_run(&sys, log->coll, elt, sizes, n, algo, proto, pred, NULL, &err)) {
+        rc = cli_fail(err);
+    } else {
+        size_t np = 0;
+        vstats_point *pts = vstats_pair_rows(log->rows, log->nrows, pred, n, NCCLTESTS_OOP, &np, &err);
+        if (!pts) {
+            rc = cli_fail(err);
+        } else {
+            vstats_summary sum;
+            vstats_compute(pts, np, &sum);
+            printf("# validate: %s\n# system: %s (%d ranks: %d node%s x %d GPUs), %s, -g %d\n", path, t->name,
+                   sys.nranks, sys.nnodes, sys.nnodes > 1 ? "s" : "", sys.ppn, coll_kind_name(log->coll),
+                   sys.gpus_per_thread);
+            vstats_print(stdout, pts, np, &sum);
+            if (max_err > 0 && !(sum.median_large <= max_err))
+                rc = EXIT_INTERNAL;
+            g_free(pts);
+        }
+    }
+    g_free(pred);
+    g_free(sizes);
+out:
+    topo_free(t);
+    nccltests_log_free(log);
+    return rc;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    sys_opts so = {0};
+    char *op = NULL, *algo = NULL, *proto = NULL;
+    double max_err = 0;
+    GOptionEntry e[] = {
+        {"op", 0, 0, G_OPTION_ARG_STRING, &op, "the collective, when the log does not name it", "OP"},
+        {"ngpus", 'g', 0, G_OPTION_ARG_INT, &so.gpus_per_thread, "GPUs per host thread [from the log, else 1]", "G"},
+        {"algo", 0, 0, G_OPTION_ARG_STRING, &algo, "force algorithms (NCCL_ALGO syntax)", "LIST"},
+        {"proto", 0, 0, G_OPTION_ARG_STRING, &proto, "force protocols (NCCL_PROTO syntax)", "LIST"},
+        {"max-error", 0, 0, G_OPTION_ARG_DOUBLE, &max_err, "exit 1 if the median |busbw error| over sizes >= 1 MiB exceeds PCT", "PCT"},
+        {0},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("MEASURED.log - compare a real nccl-tests run with the simulation");
+    g_option_context_add_main_entries(ctx, e, NULL);
+    g_option_context_add_group(ctx, sys_opts_group(&so));
+    int rc = cli_parse(ctx, "validate", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && argc != 2) {
+        fprintf(stderr, "conveyor validate: expected exactly one measured log (see 'conveyor validate --help')\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK && (max_err < 0 || so.gpus_per_thread < 0)) {
+        fprintf(stderr, "conveyor validate: --max-error and -g must be >= 0\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK)
+        rc = run_validate(argv[1], op, algo ? algo : g_getenv("NCCL_ALGO"), proto ? proto : g_getenv("NCCL_PROTO"),
+                          max_err, &so);
+    g_free(op);
+    g_free(algo);
+    g_free(proto);
+    sys_opts_clear(&so);
+    return rc;
+}
