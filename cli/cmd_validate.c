@@ -70,7 +70,7 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
     size_t n = 0;
     uint64_t *sizes = g_new(uint64_t, log->nrows);
     for (size_t i = 0; i < log->nrows; i++)
-        if (log->rows[i].size_bytes > 0)
+        if (i == 0 || log->rows[i].size_bytes != log->rows[i - 1].size_bytes)
             sizes[n++] = log->rows[i].size_bytes;
     nccltests_row *pred = g_new0(nccltests_row, n);
     size_t elt = nccltests_dtype_bytes(log->dtype);

@@ -96,6 +96,9 @@ void sys_from_topo(coll_system *s, const topo *t, const sys_opts *o)
         .launch_us = o->launch_us,
         .gpus_per_thread = o->gpus_per_thread > 0 ? o->gpus_per_thread : 1,
     };
+    for (int r = 0; t->nic_of_rank && r < t->nranks; r++)
+        if (t->nic_of_rank[r] != FAB_NONE) /* each GPU leaves its server through its rail's NIC */
+            fabric_gpu_set_nic(t->fab, t->gpu_of_rank[r], t->nic_of_rank[r]);
     s->nvswitch = t->nranks > 0 ? find_nvswitch(t->fab, t->gpu_of_rank[0]) : FAB_NONE;
     s->nvls = t->nvls && s->nvswitch != FAB_NONE && fabric_node(t->fab, s->nvswitch)->nvls;
     s->net_Bps = t->nodes > 1 ? server_net_Bps(t->fab, 0) : 0;
