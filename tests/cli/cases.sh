@@ -5,3 +5,30 @@ check no-args 2 'usage' --
 check unknown-command 2 "unknown command 'frobnicate'" -- frobnicate
 check demo-bad-option 2 'Unknown option' -- demo --no-such-option
 check demo-runs 0 'events/s' -- demo -n 1000
+check topo-list 0 'dgx-h100 +8 ' -- topo list
+check topo-show-dgx-h100 0 'nvlink +28 pairs' -- topo show dgx-h100
+check topo-show-nodes4 0 '4 node\(s\) x 8 GPU\(s\) = 32 ranks' -- topo show dgx-h100 --nodes 4
+check topo-show-no-p2p-staged 0 'staged +1 pairs' -- topo show pcie-gen3-2gpu
+check topo-dot 0 '^graph "dgx1-v100"' -- topo dot dgx1-v100
+check topo-bad-file 2 'negative-bandwidth\.json:12:73: ' -- topo show tests/bad_input/topo/negative-bandwidth.json
+check topo-set-unknown-key 2 'no such parameter' -- topo show dgx-h100 --set turbo=1
+check topo-set-bad-value 2 'pcie.gen: must be in \[3, 6\]' -- topo show dgx-h100 --set pcie.gen=7
+check topo-unknown-name 2 "unknown topology 'dgx-z'" -- topo show dgx-z
+check topo-import 0 '"nvlink_gen":[[:space:]]*3' -- topo import tests/data/nccl-topo/dgx-a100-like.xml
+check topo-import-missing 2 'no-such\.xml' -- topo import tests/data/nccl-topo/no-such.xml
+check collective-h100 0 '# Avg bus bandwidth' -- collective --topo dgx-h100 -b 1M -e 64M -f 4
+check collective-explain 0 'explain: .*NVLS' -- collective --topo dgx-h100 -b 256M -e 256M --explain
+check collective-csv 0 '^size,count' -- collective --topo dgx-a100 -b 1K -e 1M -f 32 --format csv
+check collective-bad-op 2 "unknown --op 'allmix'" -- collective --topo dgx-h100 --op allmix
+check collective-bad-size 2 'bad size' -- collective --topo dgx-h100 -b 12Q
+check collective-absurd-size 2 'absurd' -- collective --topo dgx-h100 -e 1E
+check collective-bad-algo 2 "unknown algorithm 'warp'" -- collective --topo dgx-h100 --algo warp
+check collective-nvls-on-pcie 2 'no enabled algorithm' -- collective --topo pcie-gen4-4gpu --algo nvls -b 1M -e 1M
+check collective-no-topo 2 'topo is required' -- collective -b 1M
+check collective-alltoall 0 'alltoall_perf' -- collective --topo dgx-h100 --op alltoall -b 1M -e 16M -f 4
+check collective-sendrecv-2node 0 'sendrecv_perf' -- collective --topo dgx-h100 --nodes 2 --op sendrecv -b 1M -e 16M -f 4
+check collective-broadcast 0 'broadcast_perf' -- collective --topo dgx-a100 --op broadcast -b 1M -e 16M -f 4
+check validate-a100 0 'summary: points=21' -- validate --topo dgx-a100 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
+check validate-rank-mismatch 2 'use --nodes/--gpus' -- validate --topo dgx-h100 tests/data/nccltests/23-rtx2080ti-2gpu-pcie3-noP2P-allreduce.txt
+check validate-bad-log 2 'truncated|expected' -- validate --topo dgx-a100 tests/bad_input/nccltests/truncated-row.txt
+check validate-max-error 1 'summary' -- validate --topo dgx-a100 --max-error 0.001 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
