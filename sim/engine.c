@@ -37,6 +37,7 @@ sim_engine *sim_engine_new(uint64_t seed)
     e->pool_cap = 1024;
     e->pool = g_new(slot, e->pool_cap);
     e->free_head = NO_SLOT;
+    sim_queue_set_prefetch(e->q, e->pool, sizeof(slot));
     sim_rng_seed(&e->rng, seed);
     return e;
 }
@@ -68,6 +69,7 @@ static uint32_t slot_alloc(sim_engine *e)
         g_assert(e->pool_cap < UINT32_MAX / 2);
         e->pool_cap *= 2;
         e->pool = g_renew(slot, e->pool, e->pool_cap);
+        sim_queue_set_prefetch(e->q, e->pool, sizeof(slot));
     }
     return e->pool_len++;
 }
@@ -125,10 +127,10 @@ static int run_loop(sim_engine *e, bool bounded, sim_time limit)
     sim_time t;
     uint32_t i;
     e->stop = false;
-    while (!e->stop && sim_queue_peek(e->q, &t, NULL)) {
-        if (bounded && t > limit)
+    while (!e->stop) {
+        /* one queue call per event: pop (bounded: only if due) */
+        if (bounded ? !sim_queue_pop_until(e->q, limit, &t, &i) : !sim_queue_pop(e->q, &t, &i))
             break;
-        sim_queue_pop(e->q, &t, &i);
         slot s = e->pool[i];
         slot_release(e, i);
         e->now = t;

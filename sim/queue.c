@@ -1,12 +1,32 @@
-/* sim/queue.c - 4-ary min-heap keyed by (time, seq).
+/* sim/queue.c - a ladder queue (Tang, Goh & Thng 2005) keyed by (time, seq).
  *
- * A 4-ary heap halves the depth of a binary one and keeps the four children
- * of a node in one or two cache lines, which is what the hold benchmark
- * rewards. Entries are 24 bytes and stored by value.
+ * Three tiers, each holding a contiguous range of times:
+ *
+ *   bottom  a small 4-ary min-heap ordered by (time, seq): every entry with
+ *           time < `bottom_end`; pops come from here only;
+ *   rungs   up to MAX_RUNGS arrays of buckets; rung k's buckets are
+ *           2^shift picoseconds wide and cover [cur_start, end), where end is
+ *           the start of the bucket of rung k-1 it was spawned from;
+ *   top     an unsorted array of every entry with time >= top_start.
+ *
+ * Push appends to top or to one rung bucket (O(1)), or heap-inserts into
+ * bottom when the time falls before the current bucket. When bottom runs dry
+ * the next non-empty bucket of the innermost rung is heapified into bottom,
+ * or split into a finer rung if it is large; when all rungs are empty the top
+ * is spread into a fresh rung 0 (~BUCKET_MEAN entries per bucket). Each entry
+ * is moved a small number of times, so hold is O(1) amortised instead of
+ * O(log n), and the moves are sequential copies rather than a heap walk.
+ *
+ * FIFO on equal times: equal times always share a bucket (buckets partition
+ * the time axis), and bottom orders by (time, seq), so ties pop in insertion
+ * order regardless of the order inside a bucket. A bucket whose width is one
+ * picosecond cannot be split and goes to bottom whatever its size.
  */
 #include "queue.h"
 
 #include <glib.h>
+#include <stdlib.h>
+#include <string.h>
 
 typedef struct {
     sim_time t;
@@ -14,23 +34,96 @@ typedef struct {
     uint32_t payload;
 } entry;
 
-struct sim_queue {
-    entry *heap;
-    size_t len;
-    size_t cap;
-    uint64_t next_seq;
+typedef struct {
+    entry *v;
+    uint32_t n, cap;
+} vec;
+
+typedef struct {
+    uint64_t start;     /* time of bucket 0, as unsigned offset space */
+    unsigned shift;     /* bucket width = 2^shift ps */
+    size_t nb, cur;     /* buckets, index of current (first unread) */
+    size_t count;       /* entries in buckets cur..nb-1 */
+    vec *b;             /* nb buckets (capacity nb_cap) */
+    size_t nb_cap;
+} rung;
+
+#ifndef QUEUE_BUCKET_MEAN
+#define QUEUE_BUCKET_MEAN 4
+#endif
+#ifndef QUEUE_SPLIT_AT
+#define QUEUE_SPLIT_AT 64
+#endif
+enum {
+    MAX_RUNGS = 8,
+    BUCKET_MEAN = QUEUE_BUCKET_MEAN, /* target entries per bucket of rung 0 */
+    SPLIT_AT = QUEUE_SPLIT_AT,       /* larger buckets become a finer rung */
+    KEEP_CAP = 16,                   /* bucket storage kept after draining */
+    TOP_FRAC = 4,                    /* rung 0 takes ~1/TOP_FRAC of the top */
+    SAMPLES = 256,                   /* top sample used to place the cut */
+    SAMPLE_MIN = 4096,               /* smaller tops are spread whole */
 };
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+struct sim_queue {
+    /* bottom heap */
+    entry *heap;
+    size_t hlen, hcap;
+    /* rungs 0..nr-1, 0 outermost */
+    rung r[MAX_RUNGS];
+    unsigned nr;
+    /* top */
+    vec top;
+    sim_time top_start, top_min, top_max;
+    size_t len;
+    uint64_t next_seq;
+    /* optional: payload-indexed array the caller reads after each pop */
+    const char *pf_base;
+    size_t pf_stride;
+};
+
+/* Times are mapped to uint64 by flipping the sign bit, so that the full
+ * int64 axis (negative times included) orders correctly as unsigned. */
+static inline uint64_t ukey(sim_time t) { return (uint64_t)t ^ (UINT64_C(1) << 63); }
 
 static inline bool before(const entry *a, const entry *b)
 {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
+static inline void vec_push(vec *v, entry e)
+{
+    if (G_UNLIKELY(v->n == v->cap)) {
+        v->cap = v->cap ? v->cap * 2 : 8;
+        v->v = g_renew(entry, v->v, v->cap);
+    }
+    v->v[v->n++] = e;
+}
+
+/* An emptied bucket keeps small storage for reuse but gives back a large
+ * one, so a transient burst does not pin memory in every bucket. */
+static inline void vec_drained(vec *v)
+{
+    v->n = 0;
+    if (v->cap > KEEP_CAP) {
+        g_free(v->v);
+        v->v = NULL;
+        v->cap = 0;
+    }
+}
+
 sim_queue *sim_queue_new(size_t capacity)
 {
     sim_queue *q = g_new0(sim_queue, 1);
-    q->cap = capacity ? capacity : 16;
-    q->heap = g_new(entry, q->cap);
+    q->hcap = 64;
+    q->heap = g_new(entry, q->hcap);
+    q->top_start = INT64_MIN;
+    (void)capacity; /* every tier grows on demand */
     return q;
 }
 
@@ -38,9 +131,17 @@ void sim_queue_free(sim_queue *q)
 {
     if (!q)
         return;
+    for (unsigned k = 0; k < MAX_RUNGS; k++) {
+        for (size_t i = 0; i < q->r[k].nb_cap; i++)
+            g_free(q->r[k].b[i].v);
+        g_free(q->r[k].b);
+    }
+    g_free(q->top.v);
     g_free(q->heap);
     g_free(q);
 }
+
+/* ---- bottom heap ---- */
 
 static void sift_up(entry *h, size_t i)
 {
@@ -75,22 +176,210 @@ static void sift_down(entry *h, size_t n, size_t i)
     h[i] = e;
 }
 
+static void heap_reserve(sim_queue *q, size_t n)
+{
+    if (n > q->hcap) {
+        while (q->hcap < n)
+            q->hcap *= 2;
+        q->heap = g_renew(entry, q->heap, q->hcap);
+    }
+}
+
+static inline void heap_push(sim_queue *q, entry e)
+{
+    heap_reserve(q, q->hlen + 1);
+    q->heap[q->hlen] = e;
+    sift_up(q->heap, q->hlen);
+    q->hlen++;
+}
+
+/* Move a bucket (or the top) into the empty bottom heap and heapify. */
+static void heap_fill(sim_queue *q, vec *v)
+{
+    heap_reserve(q, v->n);
+    memcpy(q->heap, v->v, v->n * sizeof(entry));
+    q->hlen = v->n;
+    vec_drained(v);
+    if (q->pf_base)
+        for (size_t i = 0; i < q->hlen; i++)
+            __builtin_prefetch(q->pf_base + (size_t)q->heap[i].payload * q->pf_stride);
+    if (q->hlen > 1)
+        for (size_t i = (q->hlen - 2) / 4 + 1; i-- > 0;)
+            sift_down(q->heap, q->hlen, i);
+}
+
+/* ---- rungs ---- */
+
+static inline uint64_t rung_cur_start(const rung *g) { return g->start + ((uint64_t)g->cur << g->shift); }
+
+/* Set up rung k to cover [start, start + nb<<shift) with empty buckets. */
+static rung *rung_open(sim_queue *q, unsigned k, uint64_t start, unsigned shift, size_t nb)
+{
+    rung *g = &q->r[k];
+    if (nb > g->nb_cap) {
+        g->b = g_renew(vec, g->b, nb);
+        memset(g->b + g->nb_cap, 0, (nb - g->nb_cap) * sizeof(vec));
+        g->nb_cap = nb;
+    }
+    g->start = start;
+    g->shift = shift;
+    g->nb = nb;
+    g->cur = 0;
+    g->count = 0;
+    return g;
+}
+
+static inline unsigned ceil_log2(uint64_t x) { return x <= 1 ? 0 : 64 - (unsigned)__builtin_clzll(x - 1); }
+
+static void spread(rung *g, vec *src)
+{
+    for (uint32_t i = 0; i < src->n; i++) {
+        entry e = src->v[i];
+        vec_push(&g->b[(ukey(e.t) - g->start) >> g->shift], e);
+    }
+    g->count += src->n;
+    vec_drained(src);
+}
+
+/* Refill the empty bottom heap from the rungs or the top. Returns false when
+ * the queue is empty. */
+static bool refill(sim_queue *q)
+{
+    for (;;) {
+        while (q->nr > 0) {
+            unsigned k = q->nr - 1;
+            rung *g = &q->r[k];
+            if (g->count == 0) {
+                q->nr--;
+                continue;
+            }
+            while (g->b[g->cur].n == 0)
+                g->cur++;
+            vec *b = &g->b[g->cur];
+            if (b->n > SPLIT_AT && g->shift > 0 && k + 1 < MAX_RUNGS) {
+                /* split into a finer rung covering exactly this bucket */
+                unsigned d = ceil_log2(b->n / (BUCKET_MEAN / 4));
+                if (d > g->shift)
+                    d = g->shift;
+                if (d < 1)
+                    d = 1;
+                uint64_t bstart = rung_cur_start(g);
+                g->count -= b->n;
+                g->cur++;
+                rung *c = rung_open(q, k + 1, bstart, g->shift - d, (size_t)1 << d);
+                q->nr++;
+                g = &q->r[k];
+                spread(c, &g->b[g->cur - 1]);
+                continue;
+            }
+            g->count -= b->n;
+            g->cur++;
+            heap_fill(q, b);
+            return true;
+        }
+        if (q->top.n == 0)
+            return false;
+        /* spread the top into a new rung 0 */
+        uint64_t lo = ukey(q->top_min), hi = ukey(q->top_max);
+        if (q->top.n <= SPLIT_AT || lo == hi) {
+            q->top_start = q->top_max == INT64_MAX ? INT64_MAX : q->top_max + 1;
+            heap_fill(q, &q->top);
+            return true;
+        }
+        /* Rung 0 takes only the earliest ~1/TOP_FRAC of a large top (cut
+         * estimated from a fixed sample), the rest stays in the top: pushes
+         * far in the future then append sequentially to the top instead of
+         * landing in a random bucket, and the spread is one tight loop. */
+        uint64_t cut = hi;
+        size_t share = q->top.n;
+        if (q->top.n >= SAMPLE_MIN) {
+            uint64_t smp[SAMPLES];
+            for (size_t j = 0; j < SAMPLES; j++)
+                smp[j] = ukey(q->top.v[j * q->top.n / SAMPLES].t);
+            qsort(smp, SAMPLES, sizeof smp[0], u64_cmp);
+            cut = smp[SAMPLES / TOP_FRAC];
+            if (cut <= lo)
+                cut = hi;
+            else
+                share = q->top.n / TOP_FRAC;
+        }
+        uint64_t range = cut - lo; /* > 0 */
+        size_t want = share / BUCKET_MEAN + 1;
+        unsigned shift = 0;
+        while ((range >> shift) >= want)
+            shift++;
+        size_t nb = (size_t)(range >> shift) + 1; /* <= want */
+        uint64_t end = lo + ((uint64_t)nb << shift); /* > cut, may wrap to 0 */
+        bool wraps = end == 0 || end < lo;
+        if (!wraps && end <= hi) {
+            rung *g = rung_open(q, 0, lo, shift, nb);
+            q->nr = 1;
+            q->top_start = (sim_time)(end ^ (UINT64_C(1) << 63));
+            uint32_t k = 0;
+            uint64_t mn = UINT64_MAX;
+            vec *tp = &q->top;
+            for (uint32_t i = 0; i < tp->n; i++) {
+                entry e = tp->v[i];
+                uint64_t u = ukey(e.t);
+                if (u < end) {
+                    vec_push(&g->b[(u - lo) >> shift], e);
+                    g->count++;
+                } else {
+                    tp->v[k++] = e;
+                    mn = u < mn ? u : mn;
+                }
+            }
+            tp->n = k;
+            q->top_min = (sim_time)(mn ^ (UINT64_C(1) << 63));
+            continue;
+        }
+        q->top_start = wraps ? INT64_MAX : (sim_time)(end ^ (UINT64_C(1) << 63));
+        if (q->top_start == INT64_MAX && q->top_max == INT64_MAX) {
+            /* the last bucket would hold INT64_MAX entries that push now sends
+             * to the top: keep it simple and heapify everything */
+            heap_fill(q, &q->top);
+            return true;
+        }
+        rung *g = rung_open(q, 0, lo, shift, nb);
+        q->nr = 1;
+        spread(g, &q->top);
+    }
+}
+
+/* ---- interface ---- */
+
 uint64_t sim_queue_push(sim_queue *q, sim_time t, uint32_t payload)
 {
-    if (q->len == q->cap) {
-        q->cap *= 2;
-        q->heap = g_renew(entry, q->heap, q->cap);
-    }
     uint64_t seq = q->next_seq++;
-    q->heap[q->len] = (entry){.t = t, .seq = seq, .payload = payload};
-    sift_up(q->heap, q->len);
+    entry e = {.t = t, .seq = seq, .payload = payload};
     q->len++;
+    if (t >= q->top_start) {
+        if (q->top.n == 0 || t < q->top_min)
+            q->top_min = t;
+        if (q->top.n == 0 || t > q->top_max)
+            q->top_max = t;
+        vec_push(&q->top, e);
+        return seq;
+    }
+    uint64_t u = ukey(t);
+    for (unsigned k = 0; k < q->nr; k++) {
+        rung *g = &q->r[k];
+        if (u >= rung_cur_start(g)) {
+            vec_push(&g->b[(u - g->start) >> g->shift], e);
+            g->count++;
+            return seq;
+        }
+    }
+    heap_push(q, e);
     return seq;
 }
 
-bool sim_queue_peek(const sim_queue *q, sim_time *t, uint32_t *payload)
+bool sim_queue_peek(const sim_queue *cq, sim_time *t, uint32_t *payload)
 {
-    if (q->len == 0)
+    /* Peek may refill the bottom tier: a logically-const operation on a
+     * queue that is never itself defined const (it comes from malloc). */
+    sim_queue *q = (sim_queue *)cq;
+    if (q->hlen == 0 && !refill(q))
         return false;
     if (t)
         *t = q->heap[0].t;
@@ -101,31 +390,81 @@ bool sim_queue_peek(const sim_queue *q, sim_time *t, uint32_t *payload)
 
 bool sim_queue_pop(sim_queue *q, sim_time *t, uint32_t *payload)
 {
-    if (!sim_queue_peek(q, t, payload))
+    if (q->hlen == 0 && !refill(q))
         return false;
+    if (t)
+        *t = q->heap[0].t;
+    if (payload)
+        *payload = q->heap[0].payload;
     q->len--;
-    if (q->len > 0) {
-        q->heap[0] = q->heap[q->len];
-        sift_down(q->heap, q->len, 0);
+    if (--q->hlen > 0) {
+        q->heap[0] = q->heap[q->hlen];
+        sift_down(q->heap, q->hlen, 0);
     }
     return true;
 }
 
+bool sim_queue_pop_until(sim_queue *q, sim_time limit, sim_time *t, uint32_t *payload)
+{
+    if (q->hlen == 0 && !refill(q))
+        return false;
+    if (q->heap[0].t > limit)
+        return false;
+    return sim_queue_pop(q, t, payload);
+}
+
 size_t sim_queue_len(const sim_queue *q) { return q->len; }
+
+void sim_queue_set_prefetch(sim_queue *q, const void *base, size_t stride)
+{
+    q->pf_base = base;
+    q->pf_stride = stride;
+}
+
+static bool vec_cancel(vec *v, uint64_t seq, uint32_t *payload)
+{
+    for (uint32_t i = 0; i < v->n; i++) {
+        if (v->v[i].seq != seq)
+            continue;
+        if (payload)
+            *payload = v->v[i].payload;
+        v->v[i] = v->v[--v->n]; /* order inside a bucket or the top is free */
+        return true;
+    }
+    return false;
+}
 
 bool sim_queue_cancel(sim_queue *q, uint64_t seq, uint32_t *payload)
 {
-    for (size_t i = 0; i < q->len; i++) {
+    if (seq >= q->next_seq)
+        return false;
+    for (size_t i = 0; i < q->hlen; i++) {
         if (q->heap[i].seq != seq)
             continue;
         if (payload)
             *payload = q->heap[i].payload;
+        q->hlen--;
         q->len--;
-        if (i < q->len) {
-            q->heap[i] = q->heap[q->len];
+        if (i < q->hlen) {
+            q->heap[i] = q->heap[q->hlen];
             sift_up(q->heap, i);
-            sift_down(q->heap, q->len, i);
+            sift_down(q->heap, q->hlen, i);
         }
+        return true;
+    }
+    for (unsigned k = 0; k < q->nr; k++) {
+        rung *g = &q->r[k];
+        for (size_t i = g->cur; i < g->nb && g->count > 0; i++) {
+            if (vec_cancel(&g->b[i], seq, payload)) {
+                g->count--;
+                q->len--;
+                return true;
+            }
+        }
+    }
+    if (vec_cancel(&q->top, seq, payload)) {
+        q->len--;
+        /* top_min/top_max stay valid bounds; only their tightness suffers */
         return true;
     }
     return false;

@@ -1,0 +1,225 @@
+/* traces/nccltests.h - the nccl-tests result format: collective identity,
+ * nccl-tests' size/count/bandwidth conventions, a writer that prints exactly
+ * what nccl-tests 2.19.x prints (plus CSV and JSON), and a tolerant reader for
+ * real logs (old and new formats, Slurm prefixes, NCCL INFO noise, `#!`
+ * provenance headers).  See docs/formats-nccl-tests.md for the sources.
+ */
+#ifndef TRACES_NCCLTESTS_H
+#define TRACES_NCCLTESTS_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- collectives ------------------------------------------------------ */
+
+typedef enum {
+    COLL_ALL_REDUCE,
+    COLL_ALL_GATHER,
+    COLL_REDUCE_SCATTER,
+    COLL_BROADCAST,
+    COLL_REDUCE,
+    COLL_ALLTOALL,
+    COLL_SENDRECV,
+    COLL_KINDS
+} coll_kind;
+
+/* "all_reduce", "all_gather", ...; static string; asserts on a bad kind. */
+const char *coll_kind_name(coll_kind kind);
+
+/* Parses "all_reduce", "allreduce", "all_reduce_perf", "AllReduce",
+ * "all-reduce" (case, '_' and '-' ignored; a "_perf" suffix and a leading
+ * path are dropped).  Returns 0 and sets *out, or -1 if unknown. */
+int coll_kind_from_name(const char *name, coll_kind *out);
+
+/* nccl-tests' busbw/algbw factor for nranks ranks: 2(n-1)/n for all_reduce,
+ * (n-1)/n for all_gather, reduce_scatter and alltoall, 1 for broadcast,
+ * reduce and sendrecv.  nranks must be >= 1. */
+double coll_busbw_factor(coll_kind kind, int nranks);
+
+/* True for all_reduce, reduce_scatter and reduce (they take a redop). */
+bool coll_is_reducing(coll_kind kind);
+
+/* The root nccl-tests prints: 0 for broadcast and reduce, -1 otherwise. */
+int coll_default_root(coll_kind kind);
+
+/* ---- data types and reduction ops ------------------------------------- */
+
+typedef enum {
+    NCCLTESTS_FLOAT,
+    NCCLTESTS_HALF,
+    NCCLTESTS_BFLOAT16,
+    NCCLTESTS_DOUBLE,
+    NCCLTESTS_INT32,
+    NCCLTESTS_INT8,
+    NCCLTESTS_UINT8,
+    NCCLTESTS_INT64,
+    NCCLTESTS_UINT32,
+    NCCLTESTS_UINT64,
+    NCCLTESTS_FP8_E4M3,
+    NCCLTESTS_FP8_E5M2,
+    NCCLTESTS_DTYPES
+} nccltests_dtype;
+
+/* The name nccl-tests prints in the type column ("float", "f8e4m3", ...). */
+const char *nccltests_dtype_name(nccltests_dtype dt);
+/* Element size in bytes (1, 2, 4 or 8). */
+size_t nccltests_dtype_bytes(nccltests_dtype dt);
+/* Accepts the printed names plus "fp8_e4m3"/"fp8_e5m2", "float32", "fp16",
+ * "bf16", "int", "char".  Returns 0 and sets *out, or -1. */
+int nccltests_dtype_from_name(const char *name, nccltests_dtype *out);
+
+typedef enum {
+    NCCLTESTS_OP_NONE,
+    NCCLTESTS_OP_SUM,
+    NCCLTESTS_OP_PROD,
+    NCCLTESTS_OP_MAX,
+    NCCLTESTS_OP_MIN,
+    NCCLTESTS_OP_AVG,
+    NCCLTESTS_REDOPS
+} nccltests_redop;
+
+/* "none", "sum", "prod", "max", "min", "avg". */
+const char *nccltests_redop_name(nccltests_redop op);
+/* Returns 0 and sets *out, or -1 (an empty string means none). */
+int nccltests_redop_from_name(const char *name, nccltests_redop *out);
+
+/* ---- size conventions (tests:src/<coll>.cu *GetCollByteCount) ---------- */
+
+/* The count column for a size-column value `size_bytes`: per-rank elements
+ * of the call.  all_reduce, broadcast, reduce, sendrecv: S/elt;
+ * all_gather, reduce_scatter, alltoall: S/(n*elt). */
+uint64_t nccltests_count_for_size(coll_kind kind, uint64_t size_bytes, int nranks,
+                                  size_t elt_bytes);
+
+/* The size column nccl-tests prints for a requested byte count (the -b/-e
+ * sweep value): the request is cut to whole elements and, for the
+ * per-rank-split collectives, to a per-rank count aligned down to 16 bytes
+ * (2.19.x: base = (count/nranks) & -(16/elt)), so 8 and 16 B of float over
+ * 2 ranks print 0 (file 24).  Releases before ~2022 did not align. */
+uint64_t nccltests_size_for_request(coll_kind kind, uint64_t req_bytes, int nranks,
+                                    size_t elt_bytes);
+
+/* Per-rank buffer sizes in bytes for a size-column value S: what one rank
+ * passes in (send) and gets back (recv).  all_gather: S/n in, S out;
+ * reduce_scatter: S in, S/n out; the others S and S.  The bytes a rank puts
+ * on the wire with the bandwidth-optimal algorithm are S x busbw factor. */
+void nccltests_rank_bytes(coll_kind kind, uint64_t size_bytes, int nranks,
+                          uint64_t *send_bytes, uint64_t *recv_bytes);
+
+/* ---- rows --------------------------------------------------------------- */
+
+enum { NCCLTESTS_OOP = 0, NCCLTESTS_IP = 1 }; /* placement index */
+
+typedef struct {
+    uint64_t size_bytes;    /* size column (B) */
+    uint64_t count;         /* count column (elements) */
+    double time_us[2];      /* [NCCLTESTS_OOP], [NCCLTESTS_IP] */
+    double algbw_GBps[2];   /* 1 GB = 1e9 B */
+    double busbw_GBps[2];
+    double wrong[2];        /* #wrong (or old "error" value); NAN for N/A */
+} nccltests_row;
+
+/* Fills algbw_GBps/busbw_GBps from size_bytes and time_us with nccl-tests'
+ * formulas: algbw = S / t / 1e9, busbw = algbw x coll_busbw_factor.
+ * A time of 0 gives 0 bandwidth. */
+void nccltests_row_compute_bw(nccltests_row *row, coll_kind kind, int nranks);
+
+/* ---- writer ------------------------------------------------------------- */
+
+typedef struct {
+    int rank, group, pid;
+    const char *host;      /* printed %10s */
+    int device;            /* CUDA device index */
+    unsigned pci_domain, pci_bus, pci_device; /* "[%04x:%02x:%02x]" */
+    const char *name;      /* "NVIDIA H100 80GB HBM3" */
+} nccltests_device;
+
+typedef struct {
+    coll_kind coll;
+    nccltests_dtype dtype;
+    nccltests_redop redop;    /* NONE for non-reducing collectives */
+    int root;                 /* -1 where not applicable */
+    int nranks;
+    const char *version;      /* nccl-tests version, e.g. "2.19.6" */
+    int nccl_code;            /* e.g. 21903, printed as headers and library */
+    int nthreads, ngpus;
+    uint64_t min_bytes, max_bytes;
+    int step_factor;          /* -f; printed as "step: F(factor)" */
+    int warmup_iters, iters, agg_iters, validation, graph;
+    const nccltests_device *devices; /* ndevices lines in "# Using devices" */
+    size_t ndevices;
+    const nccltests_row *rows; /* size, count, time_us used; bw recomputed */
+    size_t nrows;
+} nccltests_sweep;
+
+/* Prints the sweep as nccl-tests 2.19.x prints it to stdout: preamble, device
+ * block, table header, one row per size (time %7s, bandwidths %6s, chosen by
+ * nccl-tests' getFloatStr), footer with "Avg bus bandwidth" = mean busbw over
+ * all rows and both placements.  #wrong is printed as 0.  Write errors are
+ * left in ferror(f). */
+void nccltests_write(FILE *f, const nccltests_sweep *s);
+
+/* CSV: header line, then one record per size: size,count,type,redop,root,
+ * oop_time_us,oop_algbw_GBps,oop_busbw_GBps,ip_time_us,ip_algbw_GBps,
+ * ip_busbw_GBps.  Numbers %.6g (full precision for integers). */
+void nccltests_write_csv(FILE *f, const nccltests_sweep *s);
+
+/* JSON (cJSON): {"collective","nranks","type","redop","root","results":[
+ * {"size","count","type","redop","root","out_of_place":{"time","alg_bw",
+ * "bus_bw"},"in_place":{...}}]} - key names follow nccl-tests' -J output. */
+void nccltests_write_json(FILE *f, const nccltests_sweep *s);
+
+/* ---- reader ------------------------------------------------------------- */
+
+#define NCCLTESTS_ERROR (nccltests_error_quark())
+GQuark nccltests_error_quark(void);
+
+typedef enum {
+    NCCLTESTS_ERROR_IO,            /* cannot open/read the file */
+    NCCLTESTS_ERROR_BINARY,        /* NUL bytes or invalid UTF-8: not a log */
+    NCCLTESTS_ERROR_NO_TABLE,      /* no result row found (empty file too) */
+    NCCLTESTS_ERROR_TRUNCATED_ROW, /* fewer columns than the table has */
+    NCCLTESTS_ERROR_COLUMN_COUNT,  /* more columns, or a layout we do not know */
+    NCCLTESTS_ERROR_NOT_NUMBER,    /* a numeric field is not a number */
+    NCCLTESTS_ERROR_BAD_VALUE,     /* negative/NaN time or bandwidth, bad type */
+    NCCLTESTS_ERROR_MIXED,         /* two collectives, or the redop/type changes */
+    NCCLTESTS_ERROR_DUPLICATE_SIZE,/* a non-zero size appears twice */
+    NCCLTESTS_ERROR_NO_COLLECTIVE, /* cannot tell the collective: pass --op */
+    NCCLTESTS_ERROR_NO_NRANKS      /* cannot tell the number of ranks */
+} nccltests_error_code;
+
+typedef struct {
+    char *path;               /* as given */
+    coll_kind coll;
+    char *coll_source;        /* where coll came from, e.g. "Collective test starting" */
+    int nranks;
+    char *nranks_source;      /* "# Using devices", "#! gpus", "busbw/algbw ratio", ... */
+    bool nranks_derived;      /* true when inferred from busbw/algbw (say so) */
+    nccltests_dtype dtype;
+    nccltests_redop redop;    /* NONE when the table has no redop column */
+    int root;                 /* -1 when the table has no root column */
+    bool old_format;          /* no root column and/or "error" column */
+    double avg_busbw_GBps;    /* "# Avg bus bandwidth" value, NAN if absent */
+    nccltests_row *rows;      /* nrows rows in file order */
+    size_t nrows;
+} nccltests_log;
+
+/* Reads an nccl-tests log.  coll_hint is the caller's --op (or -1): used when
+ * the file names no collective, an error (MIXED) when it names another one.
+ * Returns a new log (free with nccltests_log_free) or NULL with *err set;
+ * messages start "path:line:col: ". */
+nccltests_log *nccltests_read_with(const char *path, int coll_hint, GError **err);
+
+/* nccltests_read_with(path, -1, err). */
+nccltests_log *nccltests_read(const char *path, GError **err);
+
+/* Same on text in memory; `name` is used in messages.  text need not be
+ * NUL-terminated. */
+nccltests_log *nccltests_parse(const char *name, const char *text, size_t len,
+                               int coll_hint, GError **err);
+
+void nccltests_log_free(nccltests_log *log);
+
+#endif

@@ -1,0 +1,559 @@
+/* traces/nccltests_read.c - reader for nccl-tests logs.
+ *
+ * One pass over the lines.  Comment lines ('#') give the collective
+ * ("# Collective test starting: X_perf"), the device block, the header line
+ * (which fixes the column layout) and the average bus bandwidth; `#!` lines
+ * are conveyor's provenance headers (collective:, gpus:, command:).  Any
+ * other line whose first token starts with a digit and holds no ':' is a
+ * result row and must parse; NCCL INFO/WARN and other noise is skipped.
+ * A Slurm "N: " prefix is removed first.  Layouts: 13 columns (2.x with
+ * root), 12 (old, redop but no root, "error" column), 11 (old all_gather
+ * etc., no redop).  Without a header the first row's width picks one.
+ */
+#include "traces/nccltests.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+G_DEFINE_QUARK(nccltests-error-quark, nccltests_error)
+
+#define MAX_TOK 32
+
+typedef struct {
+    const char *s; /* token start (in the line) */
+    int len;
+    int col;       /* 1-based column in the original line */
+} token;
+
+typedef struct {
+    const char *name;
+    GError **err;
+    int line;
+    GArray *rows;        /* of nccltests_row */
+    GHashTable *sizes;   /* size -> first line (GINT_TO_POINTER) */
+    bool have_layout, has_redop, has_root, old_error;
+    int ncols;
+    int coll_start, coll_bang, coll_cmd; /* -1 when not seen */
+    int ndev, bang_gpus, nthread, ngpus;
+    bool have_first;
+    nccltests_dtype dtype;
+    nccltests_redop redop;
+    int root;
+    double avg_busbw;
+} parser;
+
+static void fail(parser *p, int code, int col, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+
+static void fail(parser *p, int code, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *what = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(p->err, NCCLTESTS_ERROR, code, "%s:%d:%d: %s", p->name, p->line, col, what);
+    g_free(what);
+}
+
+static int tokenize(const char *line, const char *from, token *tok, int max)
+{
+    int n = 0;
+    const char *s = from;
+    while (*s) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (!*s)
+            break;
+        const char *b = s;
+        while (*s && *s != ' ' && *s != '\t')
+            s++;
+        if (n < max)
+            tok[n] = (token){.s = b, .len = (int)(s - b), .col = (int)(b - line) + 1};
+        n++;
+    }
+    return n;
+}
+
+static char *tok_dup(const token *t)
+{
+    return g_strndup(t->s, (gsize)t->len);
+}
+
+/* Length of a Slurm "12: " prefix at the start of s, or 0. */
+static size_t slurm_prefix(const char *s)
+{
+    size_t i = 0;
+    while (s[i] == ' ')
+        i++;
+    size_t d = i;
+    while (isdigit((unsigned char)s[i]))
+        i++;
+    if (i > d && s[i] == ':' && (s[i + 1] == ' ' || s[i + 1] == '\t' || s[i + 1] == '\0'))
+        return i + 1;
+    return 0;
+}
+
+/* Finds a collective name in free text: the first word that names one, or a
+ * word ending in "_perf".  Returns the kind or -1. */
+static int coll_in_text(const char *text, bool perf_only)
+{
+    int found = -1;
+    char **words = g_strsplit_set(text, " \t,;()=\"'", -1);
+    for (char **w = words; *w && found < 0; w++) {
+        coll_kind k;
+        if (!**w || (perf_only && !g_str_has_suffix(*w, "_perf")))
+            continue;
+        if (coll_kind_from_name(*w, &k) == 0)
+            found = (int)k;
+    }
+    g_strfreev(words);
+    return found;
+}
+
+static void bang_line(parser *p, const char *s)
+{
+    s += 2;
+    while (*s == ' ')
+        s++;
+    if (g_str_has_prefix(s, "collective:")) {
+        const char *v = s + strlen("collective:");
+        char *first = g_strstrip(g_strndup(v, strcspn(v, "(;,")));
+        coll_kind k;
+        if (coll_kind_from_name(first, &k) == 0)
+            p->coll_bang = (int)k;
+        g_free(first);
+    } else if (g_str_has_prefix(s, "gpus:")) {
+        long n = strtol(s + strlen("gpus:"), NULL, 10);
+        if (n > 0 && n < 1000000)
+            p->bang_gpus = (int)n;
+    } else if (g_str_has_prefix(s, "command:")) {
+        p->coll_cmd = coll_in_text(s + strlen("command:"), true);
+    }
+}
+
+static void header_line(parser *p, token *tok, int n)
+{
+    bool size = false, count = false, time = false;
+    bool redop = false, root = false, err = false;
+    for (int i = 0; i < n && i < MAX_TOK; i++) {
+        char *w = tok_dup(&tok[i]);
+        size |= strcmp(w, "size") == 0;
+        count |= strcmp(w, "count") == 0;
+        time |= strcmp(w, "time") == 0 || strcmp(w, "cputime") == 0;
+        redop |= strcmp(w, "redop") == 0;
+        root |= strcmp(w, "root") == 0;
+        err |= strcmp(w, "error") == 0;
+        g_free(w);
+    }
+    if (!(size && count && time))
+        return;
+    p->have_layout = true;
+    p->has_redop = redop;
+    p->has_root = root;
+    p->old_error = err;
+    p->ncols = 3 + redop + root + 8;
+}
+
+/* Returns false after setting an error. */
+static bool comment_line(parser *p, const char *line, const char *s)
+{
+    token tok[MAX_TOK];
+    const char *body = s + 1;
+    while (*body == ' ')
+        body++;
+    const char *m;
+    if ((m = strstr(body, "Collective test starting:"))) {
+        int k = coll_in_text(m + strlen("Collective test starting:"), false);
+        if (k >= 0 && p->coll_start >= 0 && k != p->coll_start) {
+            fail(p, NCCLTESTS_ERROR_MIXED, (int)(m - line) + 1,
+                 "expected one collective per file, got %s after %s",
+                 coll_kind_name((coll_kind)k), coll_kind_name((coll_kind)p->coll_start));
+            return false;
+        }
+        if (k >= 0)
+            p->coll_start = k;
+    } else if (g_str_has_prefix(body, "nThread ")) {
+        sscanf(body, "nThread %d nGpus %d", &p->nthread, &p->ngpus);
+    } else if (g_str_has_prefix(body, "Rank ")) {
+        p->ndev++;
+    } else if ((m = strstr(body, "Avg bus bandwidth"))) {
+        const char *colon = strchr(m, ':');
+        if (colon)
+            p->avg_busbw = g_ascii_strtod(colon + 1, NULL);
+    } else {
+        int n = tokenize(line, body, tok, MAX_TOK);
+        header_line(p, tok, n);
+    }
+    return true;
+}
+
+/* Parses a non-negative integer token. */
+static bool parse_u64(parser *p, const token *t, const char *what, uint64_t *out)
+{
+    char *w = tok_dup(t), *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(w, &end, 10);
+    bool ok = isdigit((unsigned char)w[0]) && *end == '\0' && errno == 0;
+    if (!ok)
+        fail(p, NCCLTESTS_ERROR_NOT_NUMBER, t->col, "%s: expected a non-negative integer, got \"%s\"",
+             what, w);
+    g_free(w);
+    *out = (uint64_t)v;
+    return ok;
+}
+
+/* Parses a time or bandwidth: a finite number >= 0. */
+static bool parse_value(parser *p, const token *t, const char *what, double *out)
+{
+    char *w = tok_dup(t), *end = NULL;
+    double v = g_ascii_strtod(w, &end);
+    bool ok = false;
+    if (end == w || *end != '\0')
+        fail(p, NCCLTESTS_ERROR_NOT_NUMBER, t->col, "%s: expected a number, got \"%s\"", what, w);
+    else if (isnan(v) || isinf(v) || v < 0)
+        fail(p, NCCLTESTS_ERROR_BAD_VALUE, t->col, "%s: expected a finite value >= 0, got \"%s\"",
+             what, w);
+    else
+        ok = true;
+    g_free(w);
+    *out = v;
+    return ok;
+}
+
+/* The #wrong / error column: a number, or N/A (NAN). */
+static bool parse_wrong(parser *p, const token *t, double *out)
+{
+    char *w = tok_dup(t), *end = NULL;
+    bool ok = true;
+    if (g_ascii_strcasecmp(w, "N/A") == 0) {
+        *out = NAN;
+    } else {
+        *out = g_ascii_strtod(w, &end);
+        if (end == w || *end != '\0') {
+            fail(p, NCCLTESTS_ERROR_NOT_NUMBER, t->col,
+                 "#wrong: expected a number or N/A, got \"%s\"", w);
+            ok = false;
+        }
+    }
+    g_free(w);
+    return ok;
+}
+
+static bool pick_layout(parser *p, const token *tok, int n)
+{
+    if (p->have_layout)
+        return true;
+    if (n < 11 || n > 13) {
+        fail(p, n < 11 ? NCCLTESTS_ERROR_TRUNCATED_ROW : NCCLTESTS_ERROR_COLUMN_COUNT,
+             n > 13 ? tok[13 < MAX_TOK ? 13 : 0].col : 1,
+             "expected a result row of 11, 12 or 13 columns, got %d", n);
+        return false;
+    }
+    p->have_layout = true;
+    p->has_root = n == 13;
+    p->has_redop = n >= 12;
+    p->old_error = n < 13;
+    p->ncols = n;
+    return true;
+}
+
+static bool row_identity(parser *p, const token *tok, int *k)
+{
+    nccltests_dtype dt;
+    nccltests_redop op = NCCLTESTS_OP_NONE;
+    int root = -1;
+    char *w = tok_dup(&tok[2]);
+    bool ok = nccltests_dtype_from_name(w, &dt) == 0;
+    if (!ok)
+        fail(p, NCCLTESTS_ERROR_BAD_VALUE, tok[2].col, "type: expected an nccl-tests data type, got \"%s\"", w);
+    g_free(w);
+    *k = 3;
+    if (ok && p->has_redop) {
+        w = tok_dup(&tok[3]);
+        ok = nccltests_redop_from_name(w, &op) == 0;
+        if (!ok)
+            fail(p, NCCLTESTS_ERROR_BAD_VALUE, tok[3].col, "redop: expected sum/prod/max/min/avg/none, got \"%s\"", w);
+        g_free(w);
+        (*k)++;
+    }
+    if (ok && p->has_root) {
+        char *end;
+        w = tok_dup(&tok[*k]);
+        root = (int)strtol(w, &end, 10);
+        ok = end != w && *end == '\0';
+        if (!ok)
+            fail(p, NCCLTESTS_ERROR_NOT_NUMBER, tok[*k].col, "root: expected an integer, got \"%s\"", w);
+        g_free(w);
+        (*k)++;
+    }
+    if (!ok)
+        return false;
+    if (!p->have_first) {
+        p->have_first = true;
+        p->dtype = dt;
+        p->redop = op;
+        p->root = root;
+    } else if (dt != p->dtype || op != p->redop) {
+        fail(p, NCCLTESTS_ERROR_MIXED, tok[dt != p->dtype ? 2 : 3].col,
+             "expected one type/redop per table (%s %s), got %s %s", nccltests_dtype_name(p->dtype),
+             nccltests_redop_name(p->redop), nccltests_dtype_name(dt), nccltests_redop_name(op));
+        return false;
+    }
+    return true;
+}
+
+static bool data_row(parser *p, const char *line, const char *s)
+{
+    token tok[MAX_TOK];
+    int n = tokenize(line, s, tok, MAX_TOK);
+    nccltests_row r = {0};
+    int k;
+    if (!pick_layout(p, tok, n))
+        return false;
+    if (n < p->ncols) {
+        fail(p, NCCLTESTS_ERROR_TRUNCATED_ROW, (int)strlen(line) + 1,
+             "expected %d columns in a result row, got %d (row cut short?)", p->ncols, n);
+        return false;
+    }
+    if (n > p->ncols) {
+        fail(p, NCCLTESTS_ERROR_COLUMN_COUNT, tok[p->ncols].col,
+             "expected %d columns as the header says, got %d", p->ncols, n);
+        return false;
+    }
+    if (!parse_u64(p, &tok[0], "size", &r.size_bytes) || !parse_u64(p, &tok[1], "count", &r.count) ||
+        !row_identity(p, tok, &k))
+        return false;
+    for (int pl = 0; pl < 2; pl++, k += 4) {
+        if (!parse_value(p, &tok[k], "time", &r.time_us[pl]) ||
+            !parse_value(p, &tok[k + 1], "algbw", &r.algbw_GBps[pl]) ||
+            !parse_value(p, &tok[k + 2], "busbw", &r.busbw_GBps[pl]) ||
+            !parse_wrong(p, &tok[k + 3], &r.wrong[pl]))
+            return false;
+    }
+    gpointer first = g_hash_table_lookup(p->sizes, &r.size_bytes);
+    if (r.size_bytes > 0 && first) {
+        fail(p, NCCLTESTS_ERROR_DUPLICATE_SIZE, tok[0].col,
+             "expected each size once per table, got %" G_GUINT64_FORMAT " again (first on line %d)",
+             r.size_bytes, GPOINTER_TO_INT(first));
+        return false;
+    }
+    g_array_append_val(p->rows, r);
+    uint64_t *key = g_new(uint64_t, 1);
+    *key = r.size_bytes;
+    g_hash_table_insert(p->sizes, key, GINT_TO_POINTER(p->line));
+    return true;
+}
+
+static bool is_row(const char *s)
+{
+    if (!isdigit((unsigned char)*s) && *s != '-' && *s != '+')
+        return false;
+    size_t n = strcspn(s, " \t");
+    return memchr(s, ':', n) == NULL;
+}
+
+static bool one_line(parser *p, char *line)
+{
+    size_t len = strlen(line);
+    if (len && line[len - 1] == '\r')
+        line[len - 1] = '\0';
+    const char *s = line + slurm_prefix(line);
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!*s || strstr(s, "NCCL INFO") || strstr(s, "NCCL WARN"))
+        return true;
+    if (s[0] == '#' && s[1] == '!') {
+        bang_line(p, s);
+        return true;
+    }
+    if (s[0] == '#')
+        return comment_line(p, line, s);
+    if (is_row(s))
+        return data_row(p, line, s);
+    return true;
+}
+
+static int resolve_coll(parser *p, int hint)
+{
+    int k = p->coll_start >= 0 ? p->coll_start : p->coll_bang >= 0 ? p->coll_bang : p->coll_cmd;
+    p->line = 1;
+    if (k >= 0 && hint >= 0 && k != hint) {
+        fail(p, NCCLTESTS_ERROR_MIXED, 1, "--op says %s, the log says %s",
+             coll_kind_name((coll_kind)hint), coll_kind_name((coll_kind)k));
+        return -1;
+    }
+    if (k < 0)
+        k = hint;
+    if (k < 0)
+        fail(p, NCCLTESTS_ERROR_NO_COLLECTIVE, 1,
+             "expected a collective name (\"# Collective test starting: X_perf\", \"#! collective:\""
+             " or an X_perf command line), got none; pass --op");
+    return k;
+}
+
+static const char *coll_source(const parser *p, int hint)
+{
+    (void)hint;
+    return p->coll_start >= 0 ? "Collective test starting"
+           : p->coll_bang >= 0 ? "#! collective"
+           : p->coll_cmd >= 0  ? "#! command"
+                               : "--op";
+}
+
+/* nranks from busbw/algbw of the row with the largest algbw, or -1. */
+static int nranks_from_ratio(const GArray *rows, coll_kind kind)
+{
+    if (coll_busbw_factor(kind, 2) == coll_busbw_factor(kind, 3))
+        return -1; /* factor 1: the ratio says nothing */
+    const nccltests_row *best = NULL;
+    for (guint i = 0; i < rows->len; i++) {
+        const nccltests_row *r = &g_array_index(rows, nccltests_row, i);
+        if (!best || r->algbw_GBps[0] > best->algbw_GBps[0])
+            best = r;
+    }
+    if (!best || best->algbw_GBps[0] < 1.0)
+        return -1;
+    double r = best->busbw_GBps[0] / best->algbw_GBps[0];
+    double x = kind == COLL_ALL_REDUCE ? 2.0 - r : 1.0 - r; /* = factor/n scale */
+    if (x <= 0)
+        return -1;
+    double n = (kind == COLL_ALL_REDUCE ? 2.0 : 1.0) / x;
+    int ni = (int)lround(n);
+    if (ni < 1 || fabs(coll_busbw_factor(kind, ni) - r) > 0.01 * r + 1e-9)
+        return -1;
+    return ni;
+}
+
+static bool resolve_nranks(parser *p, nccltests_log *log)
+{
+    const char *src = NULL;
+    int n = -1;
+    if (p->ndev > 0) {
+        n = p->ndev, src = "# Using devices";
+    } else if (p->bang_gpus > 0) {
+        n = p->bang_gpus, src = "#! gpus";
+    } else if ((n = nranks_from_ratio(p->rows, log->coll)) > 0) {
+        src = "busbw/algbw ratio", log->nranks_derived = true;
+    } else if (p->nthread > 0 && p->ngpus > 0) {
+        n = p->nthread * p->ngpus, src = "nThread x nGpus (one process assumed)";
+    }
+    if (n <= 0) {
+        p->line = 1;
+        fail(p, NCCLTESTS_ERROR_NO_NRANKS, 1,
+             "expected the number of ranks (device list, \"#! gpus:\" or a busbw/algbw ratio),"
+             " got none");
+        return false;
+    }
+    log->nranks = n;
+    log->nranks_source = g_strdup(src);
+    return true;
+}
+
+static bool check_text(parser *p, const char *text, size_t len)
+{
+    const char *nul = memchr(text, '\0', len);
+    const char *bad = NULL;
+    if (!nul && !g_utf8_validate(text, (gssize)len, &bad))
+        nul = bad;
+    if (!nul)
+        return true;
+    p->line = 1;
+    for (const char *c = text; c < nul; c++)
+        p->line += *c == '\n';
+    fail(p, NCCLTESTS_ERROR_BINARY, 1, "expected text, got binary data (byte 0x%02x at offset %zu)",
+         (unsigned char)*nul, (size_t)(nul - text));
+    return false;
+}
+
+static nccltests_log *finish(parser *p, int hint)
+{
+    if (p->rows->len == 0) {
+        fail(p, NCCLTESTS_ERROR_NO_TABLE, 1,
+             "expected an nccl-tests result table (rows \"size count type ...\"), got none");
+        return NULL;
+    }
+    int k = resolve_coll(p, hint);
+    if (k < 0)
+        return NULL;
+    nccltests_log *log = g_new0(nccltests_log, 1);
+    log->path = g_strdup(p->name);
+    log->coll = (coll_kind)k;
+    log->coll_source = g_strdup(coll_source(p, hint));
+    if (!resolve_nranks(p, log)) {
+        nccltests_log_free(log);
+        return NULL;
+    }
+    log->dtype = p->dtype;
+    log->redop = p->redop;
+    log->root = p->root;
+    log->old_format = !p->has_root || p->old_error;
+    log->avg_busbw_GBps = p->avg_busbw;
+    log->nrows = p->rows->len;
+    log->rows = (nccltests_row *)(void *)g_array_free(p->rows, FALSE);
+    p->rows = NULL;
+    return log;
+}
+
+nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, int coll_hint,
+                               GError **err)
+{
+    parser p = {.name = name, .err = err, .coll_start = -1, .coll_bang = -1, .coll_cmd = -1,
+                .avg_busbw = NAN};
+    if (!check_text(&p, text, len))
+        return NULL;
+    p.rows = g_array_new(FALSE, TRUE, sizeof(nccltests_row));
+    p.sizes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    char *copy = g_strndup(text, len);
+    nccltests_log *log = NULL;
+    bool ok = true;
+    char *line = copy;
+    while (ok && line) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        p.line++;
+        ok = one_line(&p, line);
+        line = nl ? nl + 1 : NULL;
+    }
+    if (ok)
+        log = finish(&p, coll_hint);
+    if (p.rows)
+        g_array_free(p.rows, TRUE);
+    g_hash_table_destroy(p.sizes);
+    g_free(copy);
+    return log;
+}
+
+nccltests_log *nccltests_read_with(const char *path, int coll_hint, GError **err)
+{
+    char *text = NULL;
+    gsize len = 0;
+    GError *io = NULL;
+    if (!g_file_get_contents(path, &text, &len, &io)) {
+        g_set_error(err, NCCLTESTS_ERROR, NCCLTESTS_ERROR_IO, "%s:0:0: cannot read: %s", path,
+                    io->message);
+        g_error_free(io);
+        return NULL;
+    }
+    nccltests_log *log = nccltests_parse(path, text, len, coll_hint, err);
+    g_free(text);
+    return log;
+}
+
+nccltests_log *nccltests_read(const char *path, GError **err)
+{
+    return nccltests_read_with(path, -1, err);
+}
+
+void nccltests_log_free(nccltests_log *log)
+{
+    if (!log)
+        return;
+    g_free(log->path);
+    g_free(log->coll_source);
+    g_free(log->nranks_source);
+    g_free(log->rows);
+    g_free(log);
+}
