@@ -82,7 +82,9 @@ validate: $(BUILD)/conveyor
 install: $(BUILD)/conveyor
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/conveyor/topologies
 	install -m 755 $(BUILD)/conveyor $(DESTDIR)$(PREFIX)/bin/conveyor
+	install -d $(DESTDIR)$(PREFIX)/share/conveyor/topologies/fabrics
 	install -m 644 topologies/*.json $(DESTDIR)$(PREFIX)/share/conveyor/topologies/
+	install -m 644 topologies/fabrics/*.json $(DESTDIR)$(PREFIX)/share/conveyor/topologies/fabrics/
 
 clean:
 	rm -rf build

@@ -1,0 +1,433 @@
+/* Tests of topologies/: shipped systems, bad input with positions, --set,
+ * --nodes/--gpus shapes, NVLink domains, DGX-1 wiring, NCCL XML import. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "topologies/topo.h"
+
+static topo *load(const char *name, int nodes, int gpus, const char *const *sets)
+{
+    GError *e = NULL;
+    topo_opts o = {.nodes = nodes, .gpus = gpus, .sets = sets};
+    topo *t = topo_load(name, &o, &e);
+    if (!t) {
+        fprintf(stderr, "%s: %s\n", name, e->message);
+        g_error_free(e);
+    }
+    return t;
+}
+
+/* Expect failure with `code`; returns the message (caller g_free's) or NULL. */
+static char *load_fails(const char *name, const char *const *sets, const char *fabric, int code)
+{
+    GError *e = NULL;
+    topo_opts o = {.sets = sets, .fabric = fabric};
+    topo *t = topo_load(name, &o, &e);
+    CU_ASSERT_PTR_NULL(t);
+    topo_free(t);
+    if (!e)
+        return NULL;
+    CU_ASSERT(g_error_matches(e, TOPO_ERROR, code));
+    if (!g_error_matches(e, TOPO_ERROR, code))
+        fprintf(stderr, "want code %d: %s\n", code, e->message);
+    char *m = g_strdup(e->message);
+    g_error_free(e);
+    return m;
+}
+
+/* GPUs per server by the vendors' system descriptions. */
+static const struct { const char *name; int gpus; } shipped[] = {
+    {"aws-p5", 8}, {"dgx-a100", 8}, {"dgx-h100", 8}, {"dgx1-v100", 8}, {"gb200-nvl72", 4},
+    {"hgx-b200", 8}, {"hgx-h200", 8}, {"pcie-gen3-2gpu", 2}, {"pcie-gen4-4gpu", 4},
+    {"pcie-gen4-8gpu-2socket", 8}, {"pcie-gen5-8gpu-2socket", 8},
+};
+
+static void test_topo_shipped_all_load_with_gpu_counts(void)
+{
+    GError *e = NULL;
+    GPtrArray *l = topo_list(&e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->len, G_N_ELEMENTS(shipped));
+    for (size_t i = 0; i < G_N_ELEMENTS(shipped); i++) {
+        topo *t = load(shipped[i].name, 0, 0, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT_EQUAL(t->gpus_per_node, shipped[i].gpus);
+        CU_ASSERT_EQUAL(t->nranks, shipped[i].gpus);
+        CU_ASSERT_EQUAL(fabric_gpus(t->fab)->len, (guint)shipped[i].gpus);
+        CU_ASSERT(t->gpu_sm >= 70 && t->gpu_hbm_Bps > 1e11);
+        if (i < l->len) {
+            const topo_entry *en = g_ptr_array_index(l, i);
+            CU_ASSERT_STRING_EQUAL(en->name, shipped[i].name);
+            CU_ASSERT_EQUAL(en->gpus, shipped[i].gpus);
+        }
+        topo_free(t);
+    }
+    g_ptr_array_unref(l);
+}
+
+/* Each broken file, the code it must produce and the line:col of the
+ * offending value (found in the file text by tests' generator, not by the
+ * loader). */
+static const struct { const char *file; int code, line, col; } bad[] = {
+    {"negative-bandwidth", TOPO_ERROR_VALUE, 12, 73},
+    {"zero-bandwidth", TOPO_ERROR_VALUE, 12, 73},
+    {"huge-bandwidth", TOPO_ERROR_VALUE, 12, 73},
+    {"dangling-link-end", TOPO_ERROR_REF, 12, 28},
+    {"self-link", TOPO_ERROR_REF, 12, 28},
+    {"unknown-key", TOPO_ERROR_SCHEMA, 12, 101},
+    {"unknown-top-level-key", TOPO_ERROR_SCHEMA, 15, 12},
+    {"duplicate-id", TOPO_ERROR_REF, 9, 14},
+    {"wrong-type", TOPO_ERROR_SCHEMA, 12, 84},
+    {"zero-lanes", TOPO_ERROR_VALUE, 12, 84},
+    {"bad-pcie-gen", TOPO_ERROR_VALUE, 12, 72},
+    {"nan-latency", TOPO_ERROR_VALUE, 12, 98},
+    {"nan-string-latency", TOPO_ERROR_SCHEMA, 12, 98},
+    {"negative-latency", TOPO_ERROR_VALUE, 12, 98},
+    {"eff-above-one", TOPO_ERROR_VALUE, 12, 95},
+    {"eff-zero", TOPO_ERROR_VALUE, 12, 72},
+    {"unknown-node-kind", TOPO_ERROR_VALUE, 9, 30},
+    {"unknown-link-kind", TOPO_ERROR_VALUE, 12, 44},
+    {"unknown-param", TOPO_ERROR_SCHEMA, 5, 23},
+    {"bad-param-default", TOPO_ERROR_VALUE, 5, 26},
+    {"undeclared-param-ref", TOPO_ERROR_SCHEMA, 12, 72},
+    {"bad-repeat-expr", TOPO_ERROR_SCHEMA, 9, 14},
+    {"disconnected-gpus", TOPO_ERROR_UNREACHABLE, 10, 7},
+    {"unknown-fabric", TOPO_ERROR_VALUE, 16, 26},
+    {"missing-description", TOPO_ERROR_SCHEMA, 1, 1},
+    {"syntax-error", TOPO_ERROR_PARSE, 3, 36},
+    {"truncated", TOPO_ERROR_PARSE, 4, 1},
+    {"wrong-gpu-sm-type", TOPO_ERROR_SCHEMA, 3, 31},
+};
+
+static void test_topo_bad_inputs_report_code_and_position(void)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *path = g_strdup_printf("tests/bad_input/topo/%s.json", bad[i].file);
+        char *want = g_strdup_printf("%s:%d:%d: ", path, bad[i].line, bad[i].col);
+        char *m = load_fails(path, NULL, NULL, bad[i].code);
+        CU_ASSERT_PTR_NOT_NULL(m);
+        CU_ASSERT(m && g_str_has_prefix(m, want));
+        if (m && !g_str_has_prefix(m, want))
+            fprintf(stderr, "want prefix '%s', got '%s'\n", want, m);
+        g_free(m);
+        g_free(want);
+        g_free(path);
+    }
+}
+
+static void test_topo_bad_input_dir_has_15_or_more(void)
+{
+    GDir *d = g_dir_open("tests/bad_input/topo", 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    unsigned n = 0;
+    for (const char *f; (f = g_dir_read_name(d));)
+        n += g_str_has_suffix(f, ".json");
+    g_dir_close(d);
+    CU_ASSERT(n >= 15);
+    CU_ASSERT_EQUAL(n, G_N_ELEMENTS(bad)); /* every file is in the table */
+}
+
+static void test_topo_set_unknown_or_bad_is_error(void)
+{
+    const char *const unknown[] = {"turbo=1", NULL};
+    const char *const absent[] = {"nvlink.links=4", NULL}; /* a PCIe box has no NVLink */
+    const char *const gen7[] = {"pcie.gen=7", NULL};
+    const char *const neg[] = {"nic.gbps=-1", NULL};
+    const char *const noeq[] = {"p2p", NULL};
+    const char *const onoff[] = {"p2p=maybe", NULL};
+    g_free(load_fails("dgx-h100", unknown, NULL, TOPO_ERROR_SET));
+    g_free(load_fails("pcie-gen4-4gpu", absent, NULL, TOPO_ERROR_SET));
+    g_free(load_fails("dgx-h100", gen7, NULL, TOPO_ERROR_SET));
+    g_free(load_fails("dgx-h100", neg, NULL, TOPO_ERROR_SET));
+    g_free(load_fails("dgx-h100", noeq, NULL, TOPO_ERROR_SET));
+    g_free(load_fails("dgx-h100", onoff, NULL, TOPO_ERROR_SET));
+    g_free(load_fails("dgx-h100", NULL, "no-such-fabric", TOPO_ERROR_VALUE));
+}
+
+/* The GPU's PCIe link rate: lanes x GT/s x 128/130 / 8. */
+static double gpu_pcie_Bps(const topo *t)
+{
+    const fab_link_id *out;
+    uint32_t n;
+    fabric_node_links(t->fab, t->gpu_of_rank[0], &out, &n);
+    for (uint32_t i = 0; i < n; i++)
+        if (fabric_link(t->fab, out[i])->kind == LINK_PCIE)
+            return fabric_link(t->fab, out[i])->bw_Bps;
+    return 0;
+}
+
+static void test_topo_set_pcie_gen_changes_rates(void)
+{
+    const char *const gen5[] = {"pcie.gen=5", NULL};
+    topo *a = load("pcie-gen4-4gpu", 0, 0, NULL), *b = load("pcie-gen4-4gpu", 0, 0, gen5);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    ASSERT_REL(gpu_pcie_Bps(a), 16 * 16e9 * 128 / 130 / 8, 1e-9);
+    ASSERT_REL(gpu_pcie_Bps(b), 16 * 32e9 * 128 / 130 / 8, 1e-9);
+    CU_ASSERT_STRING_EQUAL(g_hash_table_lookup(b->params, "pcie.gen"), "5");
+    topo_free(a);
+    topo_free(b);
+}
+
+static void test_topo_p2p_defaults_and_set(void)
+{
+    const char *const on[] = {"p2p=on", NULL};
+    topo *a = load("pcie-gen3-2gpu", 0, 0, NULL), *b = load("pcie-gen3-2gpu", 0, 0, on);
+    topo *c = load("dgx-h100", 0, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_FALSE(a->p2p); /* measured files 22/23: P2P not supported */
+    CU_ASSERT_TRUE(b->p2p);
+    CU_ASSERT_TRUE(c->p2p);
+    topo_free(a);
+    topo_free(b);
+    topo_free(c);
+}
+
+/* The leaf a NIC's network link goes to. */
+static const char *nic_leaf(const topo *t, fab_node_id nic)
+{
+    const fab_link_id *out;
+    uint32_t n;
+    fabric_node_links(t->fab, nic, &out, &n);
+    for (uint32_t i = 0; i < n; i++)
+        if (fabric_link(t->fab, out[i])->kind == LINK_NET)
+            return fabric_node(t->fab, fabric_link_dst(t->fab, out[i]))->name;
+    return "";
+}
+
+static void test_topo_nodes4_replicates_and_rails(void)
+{
+    topo *t = load("dgx-h100", 4, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const GArray *g = fabric_gpus(t->fab);
+    CU_ASSERT_EQUAL(t->nranks, 32);
+    CU_ASSERT_EQUAL(g->len, 32u);
+    for (int r = 0; r < t->nranks && r < (int)g->len; r++) {
+        const fab_node_desc *d = fabric_node(t->fab, g_array_index(g, fab_node_id, r));
+        CU_ASSERT_EQUAL(d->server, r / 8); /* server-major */
+        CU_ASSERT_EQUAL(d->local, r % 8);
+        CU_ASSERT_EQUAL(t->gpu_of_rank[r], g_array_index(g, fab_node_id, r));
+        char *want = g_strdup_printf("leaf0.%d", r % 8); /* rail k -> leaf k */
+        CU_ASSERT_STRING_EQUAL(nic_leaf(t, t->nic_of_rank[r]), want);
+        g_free(want);
+        if (r % 8)
+            CU_ASSERT_NOT_EQUAL(t->nic_of_rank[r], t->nic_of_rank[r - 1]);
+    }
+    topo_free(t);
+}
+
+static void test_topo_oversubscription_halves_uplinks(void)
+{
+    const char *const two[] = {"oversubscription=2", NULL};
+    topo *t = load("dgx-h100", 64, 0, two); /* radix 64: 32 servers per group, 2 groups */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double down = 0, up = 0;
+    for (fab_node_id n = 0; n < fabric_node_count(t->fab); n++) {
+        if (strcmp(fabric_node(t->fab, n)->name, "leaf1.3"))
+            continue;
+        const fab_link_id *out;
+        uint32_t k;
+        fabric_node_links(t->fab, n, &out, &k);
+        for (uint32_t i = 0; i < k; i++) {
+            fab_node_kind other = fabric_node(t->fab, fabric_link_dst(t->fab, out[i]))->kind;
+            if (other == FAB_NIC)
+                down += fabric_link(t->fab, out[i])->bw_Bps;
+            else if (other == FAB_NET_SPINE)
+                up += fabric_link(t->fab, out[i])->bw_Bps;
+        }
+    }
+    ASSERT_REL(down, 32 * 400e9 / 8, 1e-9);
+    ASSERT_REL(up, down / 2, 1e-9);
+    topo_free(t);
+}
+
+static void test_topo_gpus2_uses_first_two(void)
+{
+    topo *t = load("dgx-h100", 0, 2, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(t->nranks, 2);
+    CU_ASSERT_EQUAL(fabric_gpus(t->fab)->len, 2u);
+    CU_ASSERT_STRING_EQUAL(fabric_node(t->fab, t->gpu_of_rank[0])->name, "n0.gpu0");
+    CU_ASSERT_STRING_EQUAL(fabric_node(t->fab, t->gpu_of_rank[1])->name, "n0.gpu1");
+    topo_free(t);
+}
+
+static int count_kind(const topo *t, fab_node_kind k)
+{
+    int n = 0;
+    for (fab_node_id i = 0; i < fabric_node_count(t->fab); i++)
+        n += fabric_node(t->fab, i)->kind == k;
+    return n;
+}
+
+static void test_topo_nvl72_shares_one_nvswitch_per_domain(void)
+{
+    topo *t = load("gb200-nvl72", 18, 0, NULL), *u = load("gb200-nvl72", 36, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(u);
+    CU_ASSERT_EQUAL(t->nranks, 72);
+    CU_ASSERT_EQUAL(count_kind(t, FAB_NVSWITCH), 1);
+    CU_ASSERT_TRUE(t->nvls);
+    CU_ASSERT_EQUAL(t->nvl_domain_nodes, 18);
+    CU_ASSERT_EQUAL(count_kind(u, FAB_NVSWITCH), 2);
+    CU_ASSERT_EQUAL(fabric_node(u->fab, u->gpu_of_rank[71])->domain, 0);
+    CU_ASSERT_EQUAL(fabric_node(u->fab, u->gpu_of_rank[72])->domain, 1);
+    topo_free(t);
+    topo_free(u);
+}
+
+/* DGX-1V: 6 NVLinks per GPU (NVIDIA DGX-1 whitepaper). */
+static void test_topo_dgx1_six_nvlinks_per_gpu(void)
+{
+    topo *t = load("dgx1-v100", 0, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int r = 0; r < 8; r++) {
+        const fab_link_id *out;
+        uint32_t n;
+        int links = 0;
+        fabric_node_links(t->fab, t->gpu_of_rank[r], &out, &n);
+        for (uint32_t i = 0; i < n; i++)
+            if (fabric_link(t->fab, out[i])->kind == LINK_NVLINK)
+                links += fabric_link(t->fab, out[i])->count;
+        CU_ASSERT_EQUAL(links, 6);
+    }
+    topo_free(t);
+}
+
+static void test_topo_nvlink_generations(void)
+{
+    topo *h = load("dgx-h100", 0, 0, NULL), *b = load("hgx-b200", 0, 0, NULL);
+    topo *a = load("dgx-a100", 0, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(h->nvlink_links, 18);
+    ASSERT_REL(h->nvlink_link_Bps, 25e9, 1e-12);
+    ASSERT_REL(h->nvlink_link_Bps * h->nvlink_eff, 20.6e9, 1e-9); /* NCCL SM90 */
+    ASSERT_REL(b->nvlink_link_Bps * b->nvlink_eff, 40.1e9, 1e-9); /* NCCL SM100 */
+    ASSERT_REL(a->nvlink_link_Bps * a->nvlink_eff, 20.0e9, 1e-9); /* NCCL SM80 */
+    CU_ASSERT_EQUAL(a->nvlink_links, 12);
+    CU_ASSERT_FALSE(a->nvls);
+    CU_ASSERT_TRUE(h->nvls);
+    topo_free(h);
+    topo_free(b);
+    topo_free(a);
+}
+
+static void test_topo_nics_per_node_shares_nics(void)
+{
+    const char *const four[] = {"nics_per_node=4", NULL};
+    topo *t = load("dgx-h100", 0, 0, four);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(count_kind(t, FAB_NIC), 4);
+    CU_ASSERT_EQUAL(t->nic_of_rank[0], t->nic_of_rank[1]);
+    CU_ASSERT_NOT_EQUAL(t->nic_of_rank[1], t->nic_of_rank[2]);
+    topo_free(t);
+}
+
+static topo *import_and_load(const char *xml)
+{
+    GError *e = NULL;
+    char *json = topo_import_nccl_xml(xml, &e);
+    CU_ASSERT_PTR_NOT_NULL(json);
+    if (!json) {
+        fprintf(stderr, "%s\n", e->message);
+        g_error_free(e);
+        return NULL;
+    }
+    char *tmp = NULL;
+    int fd = g_file_open_tmp("topo-import-XXXXXX.json", &tmp, NULL);
+    CU_ASSERT(fd >= 0);
+    close(fd);
+    g_file_set_contents(tmp, json, -1, NULL);
+    topo *t = load(tmp, 0, 0, NULL);
+    g_unlink(tmp);
+    g_free(tmp);
+    g_free(json);
+    return t;
+}
+
+static void test_topo_import_nccl_xml_loads(void)
+{
+    topo *d = import_and_load("tests/data/nccl-topo/dgx-a100-like.xml");
+    topo *p = import_and_load("tests/data/nccl-topo/pcie-only.xml");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(d->nranks, 8);
+    CU_ASSERT_TRUE(d->nvswitch);
+    CU_ASSERT_EQUAL(d->nvlink_links, 12); /* 6 <nvlink count="2"> per GPU */
+    CU_ASSERT_EQUAL(d->nics_per_node, 4);
+    ASSERT_REL(d->nic_Bps, 200e9 / 8, 1e-12); /* speed="200000" Mb/s */
+    CU_ASSERT_EQUAL(p->nranks, 2);
+    CU_ASSERT_EQUAL(p->nvlink_links, 0);
+    ASSERT_REL(gpu_pcie_Bps(p), 16 * 8e9 * 128 / 130 / 8, 1e-9); /* 8.0 GT/s x16 */
+    topo_free(d);
+    topo_free(p);
+}
+
+static void test_topo_import_bad_xml_has_position(void)
+{
+    char *tmp = NULL;
+    int fd = g_file_open_tmp("topo-bad-XXXXXX.xml", &tmp, NULL);
+    close(fd);
+    g_file_set_contents(tmp, "<system version=\"1\">\n  <cpu>\n  </pci>\n</system>\n", -1, NULL);
+    GError *e = NULL;
+    char *json = topo_import_nccl_xml(tmp, &e);
+    CU_ASSERT_PTR_NULL(json);
+    CU_ASSERT(g_error_matches(e, TOPO_ERROR, TOPO_ERROR_PARSE));
+    char *want = g_strdup_printf("%s:3:", tmp);
+    CU_ASSERT(e && g_str_has_prefix(e->message, want));
+    g_free(want);
+    g_clear_error(&e);
+    g_free(json);
+    g_unlink(tmp);
+    g_free(tmp);
+}
+
+static void test_topo_dot_has_every_link(void)
+{
+    topo *t = load("dgx1-v100", 0, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    char *d = topo_dot(t);
+    CU_ASSERT(g_str_has_prefix(d, "graph "));
+    unsigned edges = 0, links = 0;
+    for (const char *p = d; (p = strstr(p, " -- ")); p++)
+        edges++;
+    for (fab_link_id l = 0; l < fabric_link_count(t->fab); l++)
+        links += fabric_link(t->fab, l)->kind != LINK_SERVER;
+    CU_ASSERT_EQUAL(edges * 2, links);
+    /* 4 + 16 + 4 + 8 + 2 + 1 pairs: switch uplinks, NVLink pairs, NIC, GPU PCIe, mem, QPI */
+    CU_ASSERT_EQUAL(edges, 4u + 16 + 4 + 8 + 2 + 1);
+    g_free(d);
+    topo_free(t);
+}
+
+int main(void)
+{
+    static const test_case cases[] = {
+        {"shipped_all_load_with_gpu_counts", test_topo_shipped_all_load_with_gpu_counts},
+        {"bad_inputs_report_code_and_position", test_topo_bad_inputs_report_code_and_position},
+        {"bad_input_dir_has_15_or_more", test_topo_bad_input_dir_has_15_or_more},
+        {"set_unknown_or_bad_is_error", test_topo_set_unknown_or_bad_is_error},
+        {"set_pcie_gen_changes_rates", test_topo_set_pcie_gen_changes_rates},
+        {"p2p_defaults_and_set", test_topo_p2p_defaults_and_set},
+        {"nodes4_replicates_and_rails", test_topo_nodes4_replicates_and_rails},
+        {"oversubscription_halves_uplinks", test_topo_oversubscription_halves_uplinks},
+        {"gpus2_uses_first_two", test_topo_gpus2_uses_first_two},
+        {"nvl72_shares_one_nvswitch_per_domain", test_topo_nvl72_shares_one_nvswitch_per_domain},
+        {"dgx1_six_nvlinks_per_gpu", test_topo_dgx1_six_nvlinks_per_gpu},
+        {"nvlink_generations", test_topo_nvlink_generations},
+        {"nics_per_node_shares_nics", test_topo_nics_per_node_shares_nics},
+        {"import_nccl_xml_loads", test_topo_import_nccl_xml_loads},
+        {"import_bad_xml_has_position", test_topo_import_bad_xml_has_position},
+        {"dot_has_every_link", test_topo_dot_has_every_link},
+        {NULL, NULL},
+    };
+    return test_main("topo", cases);
+}

@@ -1,0 +1,138 @@
+/* topologies/topo_internal.h - what the topology loader's files share.
+ *
+ * topo_json.c: JSON text positions ("$.a.b[2]" -> line:col) and typed
+ * getters that report "file:line:col: $.path: expected X, got Y".
+ * topo_parse.c: a topology file -> a one-server template graph (tgraph).
+ * topo_build.c: template x --nodes x fabric file -> models/fabric graph.
+ */
+#ifndef TOPOLOGIES_TOPO_INTERNAL_H
+#define TOPOLOGIES_TOPO_INTERNAL_H
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+#include <stdbool.h>
+
+#include "topologies/topo.h"
+
+/* ---- positions and errors (topo_json.c) ------------------------------ */
+
+typedef struct {
+    char *file;      /* path used in messages (owned) */
+    char *text;      /* file contents (owned) */
+    GHashTable *pos; /* JSON path of each value -> offset + 1 */
+} topo_src;
+
+/* Read `path` and parse it; on success *root is the cJSON tree (caller
+ * cJSON_Delete's) and s holds the text and its position map. On failure
+ * sets *err (TOPO_ERROR_IO or TOPO_ERROR_PARSE with line:col). */
+bool topo_src_load(topo_src *s, const char *path, cJSON **root, GError **err);
+void topo_src_clear(topo_src *s);
+/* Set *err to "file:line:col: path: <fmt>", the position being that of the
+ * value at `path` (or its nearest recorded ancestor). */
+void topo_src_error(const topo_src *s, GError **err, int code, const char *path, const char *fmt,
+                    ...) G_GNUC_PRINTF(5, 6);
+
+/* A getter context: the source for positions, the effective parameters
+ * (numbers may be written "$name" to use a parameter), and the error out. */
+typedef struct {
+    const topo_src *src;
+    GHashTable *params; /* key -> value string; may be NULL */
+    GError **err;
+} tj_ctx;
+
+/* "$.a" + ".key" / "[i]" (caller g_free's). */
+char *tj_path_key(const char *path, const char *key);
+char *tj_path_idx(const char *path, int i);
+/* A short description of a JSON value's type for messages ("string \"x\""). */
+char *tj_describe(const cJSON *v);
+
+/* Require `v` to be an object whose keys are all in `allowed` (NULL-ended). */
+bool tj_object(tj_ctx *c, const cJSON *v, const char *path, const char *const *allowed);
+/* Number member `key`: missing -> dflt (or an error when required); must be
+ * finite and within [lo, hi] (lo excluded when lo_open). Strings "$p" are
+ * parameter references. */
+bool tj_num(tj_ctx *c, const cJSON *obj, const char *path, const char *key, bool required,
+            double dflt, double lo, bool lo_open, double hi, double *out);
+bool tj_int(tj_ctx *c, const cJSON *obj, const char *path, const char *key, bool required,
+            int dflt, int lo, int hi, int *out);
+/* String member; *out points into the tree (NULL when missing, not required). */
+bool tj_str(tj_ctx *c, const cJSON *obj, const char *path, const char *key, bool required,
+            const char **out);
+bool tj_bool(tj_ctx *c, const cJSON *obj, const char *path, const char *key, bool dflt, bool *out);
+
+/* ---- the one-server template (topo_parse.c) -------------------------- */
+
+typedef struct {
+    char *id;          /* template id, e.g. "gpu3" */
+    char *path;        /* JSON path of the declaring entry, for messages */
+    fab_node_kind kind;
+    int socket;        /* cpu: declared; others: derived over pcie/mem links; -1 none */
+    double transit_Bps;
+    int64_t transit_lat_ps;
+    bool nvls;
+    int gpu_local;     /* GPU: index among GPUs in declaration order; else -1 */
+} tnode;
+
+typedef struct {
+    guint a, b;        /* tnode indices */
+    char *path;
+    fab_link_desc d;
+} tlink;
+
+typedef struct {
+    char *name, *description, *path;
+    char *gpu_model;
+    int gpu_sm;
+    double gpu_hbm_Bps;
+    topo_cpu_vendor cpu_vendor;
+    GHashTable *params;  /* effective key -> value (owned) */
+    GArray *nodes;       /* of tnode */
+    GArray *links;       /* of tlink */
+    GHashTable *ids;     /* id -> index + 1 */
+    int ngpus;
+    /* NICs: count, rate, and their PCIe link to the GPU's parent */
+    int nics;
+    double nic_Bps;
+    fab_link_desc nic_pcie;
+    char *nics_path;
+    /* scale-out */
+    char *fabric;        /* NULL: none */
+    char *fabric_path;   /* JSON path of $.scaleout.fabric */
+    int nvl_domain_nodes;
+} tgraph;
+
+/* Parse the topology at `path` with --set overrides `sets` into *g. */
+bool topo_parse(const char *path, const char *const *sets, tgraph *g, topo_src *src, GError **err);
+void tgraph_clear(tgraph *g);
+
+/* Read $.params (the parameters this file supports, with defaults) into a
+ * new key -> value-string table, then apply `sets` ("k=v"). NULL with *err
+ * set (TOPO_ERROR_SET for a key the file lacks or a bad value). */
+GHashTable *topo_params_load(const topo_src *src, const cJSON *root, const char *const *sets,
+                             GError **err);
+
+/* ---- scale-out fabric files (topo_parse.c) --------------------------- */
+
+typedef struct {
+    char *name;
+    double link_Bps;     /* switch port rate, bytes/s per direction */
+    double eff;
+    double switch_lat_ns;
+    double nic_lat_ns;
+    int leaf_radix;
+    double oversubscription;
+    bool rail_optimized;
+    bool adaptive_routing;
+} tfabric;
+
+/* Load topo_dir()/fabrics/<name>.json. */
+bool topo_fabric_load(const char *name, tfabric *fab, GError **err);
+
+/* Per-lane PCIe rate in bytes/s for gen 1..6 (0 for others). */
+double topo_pcie_lane_Bps(int gen);
+/* NVLink per-link per-direction rate, bytes/s, for gen 1..5; 0 otherwise. */
+double topo_nvlink_link_Bps(int gen);
+/* NCCL's effective/raw ratio for an NVLink generation. */
+double topo_nvlink_eff(int gen);
+
+#endif

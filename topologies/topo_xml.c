@@ -1,0 +1,361 @@
+/* topologies/topo_xml.c - NCCL topology dump (NCCL_TOPO_DUMP_FILE) -> JSON.
+ *
+ * Reads system/cpu/pci/gpu/nvlink/nic/net with GMarkup and writes a
+ * conveyor topology (docs/topology.md): each <cpu> becomes a socket with its
+ * host memory, each PCI bridge a pcie_switch, each <gpu> a GPU on its PCI
+ * parent, <nvlink> to an NVSwitch (tclass 0x068000) one shared nvswitch,
+ * GPU-GPU nvlinks direct bundles, and the <net>s a "nics" section. Numbers
+ * the dump lacks (HBM bandwidth, host memory) are marked as estimates.
+ */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topologies/topo_internal.h"
+
+typedef struct {
+    char *id;     /* node id of the nearest CPU / bridge above, or own id */
+    int gen, width;
+} xframe;
+
+typedef struct {
+    GMarkupParseContext *ctx;
+    const char *file;
+    GPtrArray *stack;     /* of xframe* */
+    cJSON *nodes, *links;
+    GHashTable *gpu_bus;  /* busid -> gpu id */
+    GPtrArray *peer;      /* pending "gpuid\tbusid\tcount" GPU-GPU nvlinks */
+    int ncpu, nsw, ngpu, nnet, sm, nic_gen, nic_width;
+    int nvsw_links;       /* current GPU's NVLinks to NVSwitches, summed */
+    double net_mbps;
+    bool nvsw;
+    char *vendor, *cur_gpu, *cur_bus;
+} xstate;
+
+static void frame_free(gpointer p)
+{
+    xframe *f = p;
+    g_free(f->id);
+    g_free(f);
+}
+
+static void xerr(xstate *x, GError **err, const char *fmt, const char *a)
+{
+    int line, col;
+    g_markup_parse_context_get_position(x->ctx, &line, &col);
+    char *msg = g_strdup_printf(fmt, a);
+    g_set_error(err, TOPO_ERROR, TOPO_ERROR_PARSE, "%s:%d:%d: %s", x->file, line, col, msg);
+    g_free(msg);
+}
+
+static const char *attr(const char **names, const char **vals, const char *key)
+{
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(names[i], key))
+            return vals[i];
+    return NULL;
+}
+
+/* "16.0 GT/s PCIe" -> 4; 0 when unknown. */
+static int pcie_gen_of(const char *s)
+{
+    static const double gts[] = {2.5, 5, 8, 16, 32, 64};
+    double v = s ? g_ascii_strtod(s, NULL) : 0;
+    for (int i = 0; i < 6; i++)
+        if (v > gts[i] * 0.99 && v < gts[i] * 1.01)
+            return i + 1;
+    return 0;
+}
+
+static void add_link(xstate *x, const char *a, const char *b, const char *kind, const char *src)
+{
+    cJSON *l = cJSON_CreateObject();
+    cJSON_AddStringToObject(l, "a", a);
+    cJSON_AddStringToObject(l, "b", b);
+    cJSON_AddStringToObject(l, "kind", kind);
+    if (src)
+        cJSON_AddStringToObject(l, "source", src);
+    cJSON_AddItemToArray(x->links, l);
+}
+
+static void add_pcie(xstate *x, const char *a, const char *b, int gen, int width)
+{
+    add_link(x, a, b, "pcie", "NCCL dump: pci link_speed and link_width");
+    cJSON *l = cJSON_GetArrayItem(x->links, cJSON_GetArraySize(x->links) - 1);
+    cJSON_AddNumberToObject(l, "gen", gen);
+    cJSON_AddNumberToObject(l, "lanes", width);
+}
+
+static cJSON *add_node(xstate *x, const char *id, const char *kind)
+{
+    cJSON *n = cJSON_CreateObject();
+    cJSON_AddStringToObject(n, "id", id);
+    cJSON_AddStringToObject(n, "kind", kind);
+    cJSON_AddItemToArray(x->nodes, n);
+    return n;
+}
+
+static xframe *top(xstate *x) { return x->stack->len ? g_ptr_array_index(x->stack, x->stack->len - 1) : NULL; }
+
+static bool on_cpu(xstate *x, const char **n, const char **v)
+{
+    char *id = g_strdup_printf("cpu%d", x->ncpu), *mem = g_strdup_printf("mem%d", x->ncpu);
+    cJSON *c = add_node(x, id, "cpu");
+    cJSON_AddNumberToObject(c, "socket", x->ncpu++);
+    add_node(x, mem, "hostmem");
+    add_link(x, id, mem, "mem", "import: estimate (the dump has no memory bandwidth); edit");
+    cJSON_AddNumberToObject(cJSON_GetArrayItem(x->links, cJSON_GetArraySize(x->links) - 1),
+                            "GBps", 200);
+    const char *vend = attr(n, v, "vendor"), *arch = attr(n, v, "arch");
+    if (!x->vendor)
+        x->vendor = g_strdup(arch && !strcmp(arch, "arm64") ? "arm"
+                             : vend && strstr(vend, "AMD")  ? "amd"
+                             : vend && strstr(vend, "Intel") ? "intel"
+                             : arch && strstr(arch, "arm")  ? "arm" : "intel");
+    xframe *f = g_new0(xframe, 1);
+    f->id = id;
+    g_ptr_array_add(x->stack, f);
+    g_free(mem);
+    return true;
+}
+
+static bool on_pci(xstate *x, const char **n, const char **v, GError **err)
+{
+    xframe *up = top(x), *f = g_new0(xframe, 1);
+    const char *cls = attr(n, v, "class"), *sp = attr(n, v, "link_speed");
+    const char *w = attr(n, v, "link_width");
+    f->gen = pcie_gen_of(sp);
+    f->width = w ? atoi(w) : 0;
+    g_ptr_array_add(x->stack, f);
+    if (!up || f->gen == 0 || f->width < 1 || f->width > 32) {
+        xerr(x, err, !up ? "<pci> outside a <cpu>%s"
+                         : "<pci>: need link_speed like \"16.0 GT/s PCIe\" and link_width 1..32%s", "");
+        return false;
+    }
+    g_free(x->cur_bus);
+    x->cur_bus = g_strdup(attr(n, v, "busid"));
+    if (cls && g_str_has_prefix(cls, "0x0604")) {
+        f->id = g_strdup_printf("sw%d", x->nsw++);
+        add_node(x, f->id, "pcie_switch");
+        add_pcie(x, f->id, up->id, f->gen, f->width);
+    } else {
+        f->id = g_strdup(up->id);
+    }
+    return true;
+}
+
+static bool on_gpu(xstate *x, const char **n, const char **v, GError **err)
+{
+    xframe *pf = top(x);
+    const char *sm = attr(n, v, "sm");
+    if (!pf || !x->stack->len || !pf->gen || !sm || atoi(sm) <= 0) {
+        xerr(x, err, "<gpu> must sit in a <pci> and have sm=\"NN\"%s", "");
+        return false;
+    }
+    x->sm = atoi(sm);
+    char *id = g_strdup_printf("gpu%d", x->ngpu++);
+    add_node(x, id, "gpu");
+    add_pcie(x, id, pf->id, pf->gen, pf->width); /* a device frame's id is its parent's */
+    if (x->cur_bus)
+        g_hash_table_replace(x->gpu_bus, g_strdup(x->cur_bus), g_strdup(id));
+    g_free(x->cur_gpu);
+    x->cur_gpu = id;
+    return true;
+}
+
+/* NVLink generation by compute capability (Pascal 1 ... Blackwell 5). */
+static int nvlink_gen_of(int sm)
+{
+    return sm >= 100 ? 5 : sm >= 90 ? 4 : sm >= 80 ? 3 : sm >= 70 ? 2 : 1;
+}
+
+static bool on_nvlink(xstate *x, const char **n, const char **v, GError **err)
+{
+    const char *tgt = attr(n, v, "target"), *cnt = attr(n, v, "count"), *tc = attr(n, v, "tclass");
+    if (!x->cur_gpu || !tgt || !cnt || atoi(cnt) < 1) {
+        xerr(x, err, "<nvlink> must sit in a <gpu> and have target and count >= 1%s", "");
+        return false;
+    }
+    if (tc && !g_ascii_strcasecmp(tc, "0x068000")) {
+        if (!x->nvsw)
+            cJSON_AddBoolToObject(add_node(x, "nvsw", "nvswitch"), "nvls", x->sm >= 90);
+        x->nvsw = true;
+        x->nvsw_links += atoi(cnt); /* one bundle per GPU, added at </gpu> */
+    } else {
+        g_ptr_array_add(x->peer, g_strdup_printf("%s\t%s\t%d", x->cur_gpu, tgt, atoi(cnt)));
+    }
+    return true;
+}
+
+static void start_el(GMarkupParseContext *c, const char *el, const char **n, const char **v,
+                     gpointer ud, GError **err)
+{
+    (void)c;
+    xstate *x = ud;
+    if (!strcmp(el, "cpu"))
+        on_cpu(x, n, v);
+    else if (!strcmp(el, "pci"))
+        on_pci(x, n, v, err);
+    else if (!strcmp(el, "gpu"))
+        on_gpu(x, n, v, err);
+    else if (!strcmp(el, "nvlink"))
+        on_nvlink(x, n, v, err);
+    else if (!strcmp(el, "net")) {
+        const char *sp = attr(n, v, "speed");
+        xframe *f = top(x);
+        x->nnet++;
+        x->net_mbps = MAX(x->net_mbps, sp ? g_ascii_strtod(sp, NULL) : 0);
+        if (f && f->gen && !x->nic_gen) {
+            x->nic_gen = f->gen;
+            x->nic_width = f->width;
+        }
+    }
+}
+
+static void end_el(GMarkupParseContext *c, const char *el, gpointer ud, GError **err)
+{
+    (void)c;
+    (void)err;
+    xstate *x = ud;
+    if (!strcmp(el, "cpu") || !strcmp(el, "pci"))
+        if (x->stack->len)
+            g_ptr_array_remove_index(x->stack, x->stack->len - 1);
+    if (!strcmp(el, "gpu")) {
+        if (x->nvsw_links) {
+            add_link(x, x->cur_gpu, "nvsw", "nvlink",
+                     "NCCL dump: nvlink counts to NVSwitches (tclass 0x068000), summed");
+            cJSON *l = cJSON_GetArrayItem(x->links, cJSON_GetArraySize(x->links) - 1);
+            cJSON_AddNumberToObject(l, "links", x->nvsw_links);
+            cJSON_AddNumberToObject(l, "nvlink_gen", nvlink_gen_of(x->sm));
+        }
+        x->nvsw_links = 0;
+        g_free(x->cur_gpu);
+        x->cur_gpu = NULL;
+    }
+}
+
+/* HBM/GDDR bandwidth by sm, GB/s: a guess for the dump's unnamed GPU. */
+static double hbm_guess(int sm)
+{
+    return sm >= 100 ? 8000 : sm >= 90 ? 3350 : sm == 89 ? 1008 : sm == 86 ? 936
+         : sm >= 80 ? 2039 : sm == 75 ? 616 : 900;
+}
+
+static void add_peer_links(xstate *x)
+{
+    GHashTable *done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < x->peer->len; i++) {
+        char **f = g_strsplit(g_ptr_array_index(x->peer, i), "\t", 3);
+        const char *b = g_hash_table_lookup(x->gpu_bus, f[1]);
+        bool lt = b && strcmp(f[0], b) < 0;
+        char *key = b ? g_strdup_printf("%s-%s", lt ? f[0] : b, lt ? b : f[0]) : NULL;
+        if (b && strcmp(f[0], b) && !g_hash_table_contains(done, key)) {
+            add_link(x, f[0], b, "nvlink", "NCCL dump: GPU-GPU nvlink count");
+            cJSON *l = cJSON_GetArrayItem(x->links, cJSON_GetArraySize(x->links) - 1);
+            cJSON_AddNumberToObject(l, "links", atoi(f[2]));
+            cJSON_AddNumberToObject(l, "nvlink_gen", nvlink_gen_of(x->sm));
+            g_hash_table_add(done, key);
+            key = NULL;
+        }
+        g_free(key);
+        g_strfreev(f);
+    }
+    g_hash_table_destroy(done);
+}
+
+/* Inter-socket links and the top-level object. */
+static cJSON *finish(xstate *x, const char *path)
+{
+    static const double xbw[] = {10, 16, 6}; /* NCCL SKL_QPI_BW, AMD_BW, ARM_BW */
+    int v = !strcmp(x->vendor, "amd") ? 1 : !strcmp(x->vendor, "arm") ? 2 : 0;
+    for (int i = 1; i < x->ncpu; i++) {
+        char *a = g_strdup_printf("cpu%d", i - 1), *b = g_strdup_printf("cpu%d", i);
+        add_link(x, a, b, "xsocket", "NCCL ncclTopoGetInterCpuBw constants (nccl-model.md 1)");
+        cJSON_AddNumberToObject(cJSON_GetArrayItem(x->links, cJSON_GetArraySize(x->links) - 1),
+                                "GBps", xbw[v]);
+        g_free(a);
+        g_free(b);
+    }
+    add_peer_links(x);
+    cJSON *root = cJSON_CreateObject(), *o;
+    char *base = g_path_get_basename(path), *desc = g_strdup_printf("imported from %s", base);
+    cJSON_AddStringToObject(root, "description", desc);
+    o = cJSON_AddObjectToObject(root, "gpu");
+    char *model = g_strdup_printf("sm%d-GPU", x->sm);
+    cJSON_AddStringToObject(o, "model", model);
+    cJSON_AddNumberToObject(o, "sm", x->sm);
+    cJSON_AddNumberToObject(o, "hbm_GBps", hbm_guess(x->sm));
+    cJSON_AddStringToObject(o, "source", "import: model and memory bandwidth guessed from sm; edit");
+    o = cJSON_AddObjectToObject(root, "cpu");
+    cJSON_AddStringToObject(o, "vendor", x->vendor);
+    o = cJSON_AddObjectToObject(root, "params");
+    cJSON_AddStringToObject(o, "p2p", "on");
+    if (x->nnet)
+        cJSON_AddNumberToObject(o, "nics_per_node", x->nnet);
+    o = cJSON_AddObjectToObject(root, "node");
+    cJSON_AddItemToObject(o, "nodes", x->nodes);
+    cJSON_AddItemToObject(o, "links", x->links);
+    x->nodes = x->links = NULL;
+    if (x->nnet) {
+        cJSON *n = cJSON_AddObjectToObject(o, "nics");
+        cJSON_AddStringToObject(n, "count", "$nics_per_node");
+        cJSON_AddNumberToObject(n, "gbps", x->net_mbps > 0 ? x->net_mbps / 1000 : 10);
+        cJSON_AddNumberToObject(n, "gen", x->nic_gen ? x->nic_gen : 4);
+        cJSON_AddNumberToObject(n, "lanes", x->nic_width ? x->nic_width : 16);
+        cJSON_AddStringToObject(n, "source", "NCCL dump: net speed (Mb/s) and the NIC's pci link");
+        o = cJSON_AddObjectToObject(root, "scaleout");
+        cJSON_AddStringToObject(o, "fabric", x->net_mbps <= 200000 ? "ib-hdr"
+                                             : x->net_mbps <= 400000 ? "ib-ndr" : "ib-xdr");
+    }
+    g_free(base);
+    g_free(desc);
+    g_free(model);
+    return root;
+}
+
+char *topo_import_nccl_xml(const char *path, GError **err)
+{
+    char *text = NULL;
+    gsize len = 0;
+    GError *e = NULL;
+    if (!g_file_get_contents(path, &text, &len, &e)) {
+        g_set_error(err, TOPO_ERROR, TOPO_ERROR_IO, "%s: %s", path, e->message);
+        g_error_free(e);
+        return NULL;
+    }
+    static const GMarkupParser parser = {.start_element = start_el, .end_element = end_el};
+    xstate x = {.file = path, .stack = g_ptr_array_new_with_free_func(frame_free),
+                .nodes = cJSON_CreateArray(), .links = cJSON_CreateArray(),
+                .gpu_bus = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+                .peer = g_ptr_array_new_with_free_func(g_free)};
+    x.ctx = g_markup_parse_context_new(&parser, 0, &x, NULL);
+    bool ok = g_markup_parse_context_parse(x.ctx, text, (gssize)len, &e) &&
+              g_markup_parse_context_end_parse(x.ctx, &e);
+    char *out = NULL;
+    if (!ok && e->domain != TOPO_ERROR) {
+        int line, col;
+        g_markup_parse_context_get_position(x.ctx, &line, &col);
+        g_set_error(err, TOPO_ERROR, TOPO_ERROR_PARSE, "%s:%d:%d: %s", path, line, col, e->message);
+        g_clear_error(&e);
+    } else if (!ok) {
+        g_propagate_error(err, e);
+    } else if (x.ngpu == 0 || x.ncpu == 0) {
+        g_set_error(err, TOPO_ERROR, TOPO_ERROR_SCHEMA, "%s:1:1: no <cpu> or no <gpu> in the dump",
+                    path);
+    } else {
+        cJSON *root = finish(&x, path);
+        out = cJSON_Print(root);
+        cJSON_Delete(root);
+    }
+    g_markup_parse_context_free(x.ctx);
+    g_ptr_array_unref(x.stack);
+    cJSON_Delete(x.nodes);
+    cJSON_Delete(x.links);
+    g_hash_table_destroy(x.gpu_bus);
+    g_ptr_array_unref(x.peer);
+    g_free(x.vendor);
+    g_free(x.cur_gpu);
+    g_free(x.cur_bus);
+    g_free(text);
+    return out;
+}
