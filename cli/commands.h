@@ -5,6 +5,7 @@
 int cmd_demo(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_collective(int argc, char **argv);
+int cmd_p2p(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 
 #endif

@@ -11,6 +11,7 @@ static const cli_command commands[] = {
     {"demo", "a short built-in run of the engine (events/s)", cmd_demo},
     {"collective", "simulate an nccl-tests sweep; prints what nccl-tests prints", cmd_collective},
     {"validate", "compare a real nccl-tests log with the simulation of the same sweep", cmd_validate},
+    {"p2p", "GPU x GPU bandwidth and latency matrices (p2pBandwidthLatencyTest layout)", cmd_p2p},
     {"topo", "list, show, draw (dot) and import (NCCL XML) system topologies", cmd_topo},
 };
 

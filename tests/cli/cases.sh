@@ -32,3 +32,5 @@ check validate-a100 0 'summary: points=21' -- validate --topo dgx-a100 tests/dat
 check validate-rank-mismatch 2 'use --nodes/--gpus' -- validate --topo dgx-h100 tests/data/nccltests/23-rtx2080ti-2gpu-pcie3-noP2P-allreduce.txt
 check validate-bad-log 2 'truncated|expected' -- validate --topo dgx-a100 tests/bad_input/nccltests/truncated-row.txt
 check validate-max-error 1 'summary' -- validate --topo dgx-a100 --max-error 0.001 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
+check p2p-dgx-h100 0 'Bidirectional P2P=Enabled Bandwidth Matrix' -- p2p --topo dgx-h100
+check p2p-compare-bad-file 2 'bad_p2p_input' -- p2p --topo pcie-gen3-2gpu --compare tests/bad_input/nonexistent_bad_p2p_input.txt

@@ -1,0 +1,200 @@
+/* cli/cmd_p2p.c - `conveyor p2p`: CUDA's p2pBandwidthLatencyTest simulated
+ * on a topology's fabric (cli/p2psim.c), printed in the sample's layout, and
+ * optionally compared with a real log (--compare). */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "p2psim.h"
+#include "sysbuild.h"
+#include "traces/validate_stats.h"
+
+/* Above this many GPUs the all-pairs simulation gets slow and the matrices
+ * unreadable; the sample itself runs on one server. */
+#define P2P_MAX_GPUS 128
+
+static const char *const kind_key[P2PMATRIX_KINDS] = {
+    "connectivity",     "uni_bw_disabled",  "uni_bw_enabled",  "bi_bw_disabled", "bi_bw_enabled",
+    "lat_gpu_disabled", "lat_cpu_disabled", "lat_gpu_enabled", "lat_cpu_enabled",
+};
+
+static void print_header(const topo *t, const p2pmatrix_set *s)
+{
+    int n = s->ngpus;
+    printf("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]\n");
+    for (int r = 0; r < n; r++) {
+        int local = r % t->gpus_per_node;
+        printf("Device: %d, NVIDIA %s, pciBusID: %x, pciDeviceID: %x, pciDomainID:%x\n", r, t->gpu_model,
+               (unsigned)(0x18 + 0x10 * local), 0u, 0u);
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j)
+                printf("Device=%d %s Access Peer Device=%d\n", i,
+                       s->m[P2PMATRIX_CONNECTIVITY][i * n + j] > 0.5 ? "CAN" : "CANNOT", j);
+    printf("\n***NOTE: In case a device doesn't have P2P access to other one, it falls back to normal "
+           "memcopy procedure.\nSo you can see lesser Bandwidth (GB/s) and unstable Latency (us) in those "
+           "cases.\n\n");
+}
+
+static void write_csv(const p2pmatrix_set *s)
+{
+    int n = s->ngpus;
+    printf("matrix,src,dst,value\n");
+    for (int k = 0; k < P2PMATRIX_KINDS; k++)
+        if (s->m[k])
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++)
+                    printf("%s,%d,%d,%.4f\n", kind_key[k], i, j, s->m[k][i * n + j]);
+}
+
+static void write_json(const topo *t, const p2pmatrix_set *s)
+{
+    int n = s->ngpus;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "topology", t->name);
+    cJSON_AddStringToObject(o, "gpu", t->gpu_model);
+    cJSON_AddNumberToObject(o, "ngpus", n);
+    cJSON *ms = cJSON_AddObjectToObject(o, "matrices");
+    for (int k = 0; k < P2PMATRIX_KINDS; k++) {
+        if (!s->m[k])
+            continue;
+        cJSON *rows = cJSON_AddArrayToObject(ms, kind_key[k]);
+        for (int i = 0; i < n; i++)
+            cJSON_AddItemToArray(rows, cJSON_CreateDoubleArray(s->m[k] + (size_t)i * n, n));
+    }
+    char *txt = cJSON_Print(o);
+    printf("%s\n", txt);
+    cJSON_free(txt);
+    cJSON_Delete(o);
+}
+
+/* Measured vs predicted, per matrix present in both. */
+static void compare(const char *path, const p2pmatrix_set *meas, const p2pmatrix_set *pred)
+{
+    int n = pred->ngpus;
+    printf("\n# compare: measured %s vs predicted\n", path);
+    double *errs = g_new(double, (size_t)n * n);
+    for (int k = 0; k < P2PMATRIX_KINDS; k++) {
+        if (!meas->m[k] || !pred->m[k])
+            continue;
+        if (k == P2PMATRIX_CONNECTIVITY) {
+            int diff = 0;
+            for (int c = 0; c < n * n; c++)
+                diff += lround(meas->m[k][c]) != lround(pred->m[k][c]);
+            printf("summary: %s cells=%d differing=%d\n", kind_key[k], n * n, diff);
+            continue;
+        }
+        printf("%s\n   src  dst   measured  predicted     err%%\n", p2pmatrix_kind_title((p2pmatrix_kind)k, meas->p2p_reads));
+        size_t ne = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                if (i == j)
+                    continue;
+                double m = meas->m[k][i * n + j], p = pred->m[k][i * n + j];
+                if (!(m > 0) || !isfinite(m)) {
+                    printf("%6d %4d %10.2f %10.2f %8s\n", i, j, m, p, "-");
+                    continue;
+                }
+                double e = 100 * (p - m) / m;
+                errs[ne++] = fabs(e);
+                printf("%6d %4d %10.2f %10.2f %+8.1f\n", i, j, m, p, e);
+            }
+        if (ne)
+            printf("summary: %s cells=%zu median_abs_err=%.1f%% max_abs_err=%.1f%%\n", kind_key[k], ne,
+                   vstats_percentile(errs, ne, 50), vstats_percentile(errs, ne, 100));
+        else
+            printf("summary: %s cells=0 median_abs_err=n/a max_abs_err=n/a\n", kind_key[k]);
+    }
+    g_free(errs);
+}
+
+static int run_p2p(const sys_opts *so, const char *cmp, const char *fmt)
+{
+    GError *err = NULL;
+    p2pmatrix_set *meas = NULL, *set = NULL;
+    topo *ton = NULL, *toff = NULL;
+    int rc = EXIT_OK;
+    if (cmp && !(meas = p2pmatrix_read(cmp, &err)))
+        return cli_fail(err);
+    if (!(ton = sys_opts_load(so, &err)) || !(toff = sys_opts_load(so, &err))) {
+        rc = cli_fail(err);
+        goto out;
+    }
+    int n = ton->nranks;
+    if (n < 1 || n > P2P_MAX_GPUS) {
+        fprintf(stderr, "conveyor p2p: %d GPUs; the p2p test runs on 1..%d\n", n, P2P_MAX_GPUS);
+        rc = EXIT_BADINPUT;
+        goto out;
+    }
+    if (meas && meas->ngpus != n) {
+        fprintf(stderr, "conveyor p2p: %s has %d GPUs but the topology has %d (use --gpus)\n", cmp,
+                meas->ngpus, n);
+        rc = EXIT_BADINPUT;
+        goto out;
+    }
+    /* "Enabled" is the system as loaded: P2P where the topology (and --set
+     * p2p=...) allows it, staged elsewhere, as the sample falls back to a
+     * normal memcpy. "Disabled" always stages through host memory. */
+    fabric_set_p2p(toff->fab, false);
+    p2psim_params prm;
+    p2psim_defaults(&prm);
+    set = p2pmatrix_new(n);
+    if (!p2psim_fill(toff->fab, toff->gpu_of_rank, n, toff->gpu_hbm_Bps, false, false, &prm, set, &err) ||
+        !p2psim_fill(ton->fab, ton->gpu_of_rank, n, ton->gpu_hbm_Bps, true, true, &prm, set, &err)) {
+        rc = cli_fail(err);
+        goto out;
+    }
+    if (!strcmp(fmt, "csv")) {
+        write_csv(set);
+    } else if (!strcmp(fmt, "json")) {
+        write_json(ton, set);
+    } else {
+        print_header(ton, set);
+        p2pmatrix_write(stdout, set);
+        printf("\nNOTE: The CUDA Samples are not meant for performance measurements. Results may vary when "
+               "GPU Boost is enabled.\n");
+    }
+    if (meas)
+        compare(cmp, meas, set);
+out:
+    p2pmatrix_free(meas);
+    p2pmatrix_free(set);
+    topo_free(ton);
+    topo_free(toff);
+    return rc;
+}
+
+int cmd_p2p(int argc, char **argv)
+{
+    char *cmp = NULL, *fmt = NULL;
+    sys_opts so = {0};
+    GOptionEntry e[] = {
+        {"compare", 0, 0, G_OPTION_ARG_FILENAME, &cmp, "compare with a real p2pBandwidthLatencyTest log", "FILE"},
+        {"format", 0, 0, G_OPTION_ARG_STRING, &fmt, "text (the sample's layout), csv or json [text]", "FMT"},
+        {0},
+    };
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("- simulate CUDA's p2pBandwidthLatencyTest (GPU x GPU bandwidth and latency)");
+    g_option_context_add_main_entries(ctx, e, NULL);
+    g_option_context_add_group(ctx, sys_opts_group(&so));
+    int rc = cli_parse(ctx, "p2p", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && argc > 1) {
+        fprintf(stderr, "conveyor p2p: unexpected argument '%s'\n", argv[1]);
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK && fmt && strcmp(fmt, "text") && strcmp(fmt, "csv") && strcmp(fmt, "json")) {
+        fprintf(stderr, "conveyor p2p: --format must be text, csv or json\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK)
+        rc = run_p2p(&so, cmp, fmt ? fmt : "text");
+    g_free(cmp);
+    g_free(fmt);
+    sys_opts_clear(&so);
+    return rc;
+}
