@@ -24,5 +24,7 @@ typedef struct {
 
 /* Case tables, one per benchmark file; each ends with a {0} entry. */
 extern const bench_case bench_engine_cases[];
+extern const bench_case bench_fabric_cases[];
+extern const bench_case bench_coll_cases[];
 
 #endif
