@@ -15,59 +15,6 @@
 #include "models/coll.h"
 #include "topologies/topo.h"
 
-/* sys_from_topo of cli/sysbuild.c, with the CLI defaults (launch 2.5 us,
- * one GPU per host thread). */
-static fab_node_id find_nvswitch(const fabric *f, fab_node_id gpu)
-{
-    const fab_link_id *out;
-    uint32_t n;
-    fabric_node_links(f, gpu, &out, &n);
-    for (uint32_t i = 0; i < n; i++) {
-        fab_node_id d = fabric_link_dst(f, out[i]);
-        if (fabric_node(f, d)->kind == FAB_NVSWITCH)
-            return d;
-    }
-    return FAB_NONE;
-}
-
-static double server_net_Bps(const fabric *f, int server)
-{
-    double sum = 0;
-    for (fab_node_id i = 0; i < fabric_node_count(f); i++) {
-        const fab_node_desc *d = fabric_node(f, i);
-        if (d->kind != FAB_NIC || d->server != server)
-            continue;
-        const fab_link_id *out;
-        uint32_t n;
-        fabric_node_links(f, i, &out, &n);
-        for (uint32_t k = 0; k < n; k++) {
-            const fab_link_desc *l = fabric_link(f, out[k]);
-            if (l->kind == LINK_NET)
-                sum += l->bw_Bps * l->eff;
-        }
-    }
-    return sum;
-}
-
-static void bench_sys_from_topo(coll_system *s, const topo *t)
-{
-    *s = (coll_system){
-        .fab = t->fab,
-        .nranks = t->nranks,
-        .nnodes = t->nodes,
-        .ppn = t->gpus_per_node,
-        .gpu = t->gpu_of_rank,
-        .gpu_sm = t->gpu_sm,
-        .hbm_Bps = t->gpu_hbm_Bps,
-        .cpu_vendor = (int)t->cpu_vendor,
-        .launch_us = 2.5,
-        .gpus_per_thread = 1,
-    };
-    s->nvswitch = t->nranks > 0 ? find_nvswitch(t->fab, t->gpu_of_rank[0]) : FAB_NONE;
-    s->nvls = t->nvls && s->nvswitch != FAB_NONE && fabric_node(t->fab, s->nvswitch)->nvls;
-    s->net_Bps = t->nodes > 1 ? server_net_Bps(t->fab, 0) : 0;
-}
-
 typedef struct {
     const char *topo;
     int nodes;
@@ -96,7 +43,7 @@ static int one_run(const void *arg, bench_result *out)
     if (!t)
         return 1;
     coll_system sys;
-    bench_sys_from_topo(&sys, t);
+    topo_coll_system(&sys, t, 2.5, 1);
     coll_request req = {.kind = a->kind, .bytes = 1ull << 30, .algo = a->algo, .proto = PROTO_SIMPLE,
                         .nchannels = coll_channels(&sys, a->algo)};
     coll_result res;
@@ -127,7 +74,7 @@ static int sweep_run(const void *arg, bench_result *out)
     if (!t)
         return 1;
     coll_system sys;
-    bench_sys_from_topo(&sys, t);
+    topo_coll_system(&sys, t, 2.5, 1);
     int sizes = 0;
     double wall = 0, sim = 0;
     uint64_t events = 0;

@@ -113,15 +113,9 @@ static void test_coll_tuner_h100_ll_small_nvls_large(void)
     GError *err = NULL;
     topo *t = topo_load("dgx-h100", &(topo_opts){0}, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    coll_system sys = {.fab = t->fab, .nranks = t->nranks, .nnodes = 1, .ppn = t->gpus_per_node,
-                       .gpu = t->gpu_of_rank, .gpu_sm = t->gpu_sm, .nvls = true, .launch_us = 0, .gpus_per_thread = 1};
-    const fab_link_id *out;
-    uint32_t n;
-    fabric_node_links(t->fab, t->gpu_of_rank[0], &out, &n);
-    sys.nvswitch = FAB_NONE;
-    for (uint32_t i = 0; i < n; i++)
-        if (fabric_node(t->fab, fabric_link_dst(t->fab, out[i]))->kind == FAB_NVSWITCH)
-            sys.nvswitch = fabric_link_dst(t->fab, out[i]);
+    coll_system sys;
+    topo_coll_system(&sys, t, 0, 1);
+    CU_ASSERT_TRUE(sys.nvls);
     coll_request req;
     CU_ASSERT_TRUE(coll_tune(&sys, COLL_ALL_REDUCE, 65536, 0, 0, &req, NULL));
     CU_ASSERT_EQUAL(req.algo, ALGO_RING);

@@ -13,6 +13,7 @@
 #include <glib.h>
 #include <stdbool.h>
 
+#include "models/coll.h"
 #include "models/fabric.h"
 
 typedef struct {
@@ -88,6 +89,12 @@ char *topo_dot(const topo *t);
 /* Convert an NCCL topology dump (NCCL_TOPO_DUMP_FILE XML) to conveyor's
  * topology JSON text (caller g_free's); GMarkup errors carry line:col. */
 char *topo_import_nccl_xml(const char *path, GError **err);
+
+/* Fill *s with the collective layer's view of t (pointers into t, valid
+ * while t lives): ranks, GPUs, the NVLS switch, the servers' NIC bandwidth;
+ * binds every GPU to its rail NIC in t's fabric. launch_us: host cost per
+ * GPU kernel launch; gpus_per_thread: GPUs one host thread launches (-g). */
+void topo_coll_system(coll_system *s, const topo *t, double launch_us, int gpus_per_thread);
 
 #define TOPO_ERROR (topo_error_quark())
 GQuark topo_error_quark(void);

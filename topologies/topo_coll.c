@@ -1,0 +1,58 @@
+/* topologies/topo_coll.c - a loaded topology as the collective layer sees it
+ * (coll_system): ranks, their GPUs and rail NICs, the NVLS switch, the
+ * servers' NIC bandwidth. */
+#include "topo.h"
+
+static fab_node_id find_nvswitch(const fabric *f, fab_node_id gpu)
+{
+    const fab_link_id *out;
+    uint32_t n;
+    fabric_node_links(f, gpu, &out, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        fab_node_id d = fabric_link_dst(f, out[i]);
+        if (fabric_node(f, d)->kind == FAB_NVSWITCH)
+            return d;
+    }
+    return FAB_NONE;
+}
+
+static double server_net_Bps(const fabric *f, int server)
+{
+    double sum = 0;
+    for (fab_node_id i = 0; i < fabric_node_count(f); i++) {
+        const fab_node_desc *d = fabric_node(f, i);
+        if (d->kind != FAB_NIC || d->server != server)
+            continue;
+        const fab_link_id *out;
+        uint32_t n;
+        fabric_node_links(f, i, &out, &n);
+        for (uint32_t k = 0; k < n; k++) {
+            const fab_link_desc *l = fabric_link(f, out[k]);
+            if (l->kind == LINK_NET)
+                sum += l->bw_Bps * l->eff;
+        }
+    }
+    return sum;
+}
+
+void topo_coll_system(coll_system *s, const topo *t, double launch_us, int gpus_per_thread)
+{
+    *s = (coll_system){
+        .fab = t->fab,
+        .nranks = t->nranks,
+        .nnodes = t->nodes,
+        .ppn = t->gpus_per_node,
+        .gpu = t->gpu_of_rank,
+        .gpu_sm = t->gpu_sm,
+        .hbm_Bps = t->gpu_hbm_Bps,
+        .cpu_vendor = (int)t->cpu_vendor,
+        .launch_us = launch_us,
+        .gpus_per_thread = gpus_per_thread > 0 ? gpus_per_thread : 1,
+    };
+    for (int r = 0; t->nic_of_rank && r < t->nranks; r++)
+        if (t->nic_of_rank[r] != FAB_NONE) /* each GPU leaves its server through its rail's NIC */
+            fabric_gpu_set_nic(t->fab, t->gpu_of_rank[r], t->nic_of_rank[r]);
+    s->nvswitch = t->nranks > 0 ? find_nvswitch(t->fab, t->gpu_of_rank[0]) : FAB_NONE;
+    s->nvls = t->nvls && s->nvswitch != FAB_NONE && fabric_node(t->fab, s->nvswitch)->nvls;
+    s->net_Bps = t->nodes > 1 ? server_net_Bps(t->fab, 0) : 0;
+}
