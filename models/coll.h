@@ -19,7 +19,7 @@
 
 #include "models/fabric.h"
 #include "models/proto.h"
-#include "traces/nccltests.h"
+#include "models/coll_kind.h"
 
 typedef enum {
     ALGO_TREE,

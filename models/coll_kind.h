@@ -1,0 +1,39 @@
+/* models/coll_kind.h - which collective: the names NCCL and nccl-tests use,
+ * and nccl-tests' bus-bandwidth factor. Shared by the collective models and
+ * the readers/writers of traces/. */
+#ifndef MODELS_COLL_KIND_H
+#define MODELS_COLL_KIND_H
+
+#include <stdbool.h>
+
+typedef enum {
+    COLL_ALL_REDUCE,
+    COLL_ALL_GATHER,
+    COLL_REDUCE_SCATTER,
+    COLL_BROADCAST,
+    COLL_REDUCE,
+    COLL_ALLTOALL,
+    COLL_SENDRECV,
+    COLL_KINDS
+} coll_kind;
+
+/* "all_reduce", "all_gather", ...; static string; asserts on a bad kind. */
+const char *coll_kind_name(coll_kind kind);
+
+/* Parses "all_reduce", "allreduce", "all_reduce_perf", "AllReduce",
+ * "all-reduce" (case, '_' and '-' ignored; a "_perf" suffix and a leading
+ * path are dropped).  Returns 0 and sets *out, or -1 if unknown. */
+int coll_kind_from_name(const char *name, coll_kind *out);
+
+/* nccl-tests' busbw/algbw factor for nranks ranks: 2(n-1)/n for all_reduce,
+ * (n-1)/n for all_gather, reduce_scatter and alltoall, 1 for broadcast,
+ * reduce and sendrecv.  nranks must be >= 1. */
+double coll_busbw_factor(coll_kind kind, int nranks);
+
+/* True for all_reduce, reduce_scatter and reduce (they take a redop). */
+bool coll_is_reducing(coll_kind kind);
+
+/* The root nccl-tests prints: 0 for broadcast and reduce, -1 otherwise. */
+int coll_default_root(coll_kind kind);
+
+#endif
