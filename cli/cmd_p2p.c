@@ -9,7 +9,8 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "p2psim.h"
+#include "models/p2psim.h"
+#include "traces/p2pmatrix.h"
 #include "sysbuild.h"
 #include "traces/validate_stats.h"
 
@@ -144,8 +145,13 @@ static int run_p2p(const sys_opts *so, const char *cmp, const char *fmt)
     p2psim_params prm;
     p2psim_defaults(&prm);
     set = p2pmatrix_new(n);
-    if (!p2psim_fill(toff->fab, toff->gpu_of_rank, n, toff->gpu_hbm_Bps, false, false, &prm, set, &err) ||
-        !p2psim_fill(ton->fab, ton->gpu_of_rank, n, ton->gpu_hbm_Bps, true, true, &prm, set, &err)) {
+    if (!p2psim_fill(toff->fab, toff->gpu_of_rank, n, toff->gpu_hbm_Bps, false, &prm,
+                     p2pmatrix_ensure(set, P2PMATRIX_UNI_BW_DISABLED), p2pmatrix_ensure(set, P2PMATRIX_BI_BW_DISABLED),
+                     p2pmatrix_ensure(set, P2PMATRIX_LAT_GPU_DISABLED), NULL, &err) ||
+        !p2psim_fill(ton->fab, ton->gpu_of_rank, n, ton->gpu_hbm_Bps, true, &prm,
+                     p2pmatrix_ensure(set, P2PMATRIX_UNI_BW_ENABLED), p2pmatrix_ensure(set, P2PMATRIX_BI_BW_ENABLED),
+                     p2pmatrix_ensure(set, P2PMATRIX_LAT_GPU_ENABLED), p2pmatrix_ensure(set, P2PMATRIX_CONNECTIVITY),
+                     &err)) {
         rc = cli_fail(err);
         goto out;
     }

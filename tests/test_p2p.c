@@ -3,7 +3,8 @@
  * the core is compiled in here. */
 #include <math.h>
 
-#include "cli/p2psim.c"
+#include "models/p2psim.h"
+#include "traces/p2pmatrix.h"
 #include "testutil.h"
 
 static fab_node_id add(fabric *f, fab_node_kind k, const char *name, int socket)
@@ -99,13 +100,18 @@ static void test_p2p_fill_matrices(void)
     p2psim_params p;
     p2psim_defaults(&p);
     p2pmatrix_set *s = p2pmatrix_new(3);
-    CU_ASSERT_TRUE(p2psim_fill(b.f, b.g, 3, 900e9, true, true, &p, s, NULL));
+    CU_ASSERT_TRUE(p2psim_fill(b.f, b.g, 3, 900e9, true, &p, p2pmatrix_ensure(s, P2PMATRIX_UNI_BW_ENABLED),
+                               p2pmatrix_ensure(s, P2PMATRIX_BI_BW_ENABLED),
+                               p2pmatrix_ensure(s, P2PMATRIX_LAT_GPU_ENABLED),
+                               p2pmatrix_ensure(s, P2PMATRIX_CONNECTIVITY), NULL));
     CU_ASSERT_DOUBLE_EQUAL(p2pmatrix_get(s, P2PMATRIX_UNI_BW_ENABLED, 1, 1), 450.0, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(p2pmatrix_get(s, P2PMATRIX_CONNECTIVITY, 0, 2), 1.0, 1e-9);
     CU_ASSERT(p2pmatrix_get(s, P2PMATRIX_UNI_BW_ENABLED, 0, 1) > p2pmatrix_get(s, P2PMATRIX_UNI_BW_ENABLED, 0, 2));
     CU_ASSERT_DOUBLE_EQUAL(p2pmatrix_get(s, P2PMATRIX_BI_BW_ENABLED, 0, 2),
                            p2pmatrix_get(s, P2PMATRIX_BI_BW_ENABLED, 2, 0), 1e-9);
-    CU_ASSERT_TRUE(p2psim_fill(b.f, b.g, 3, 900e9, false, false, &p, s, NULL));
+    CU_ASSERT_TRUE(p2psim_fill(b.f, b.g, 3, 900e9, false, &p, p2pmatrix_ensure(s, P2PMATRIX_UNI_BW_DISABLED),
+                               p2pmatrix_ensure(s, P2PMATRIX_BI_BW_DISABLED),
+                               p2pmatrix_ensure(s, P2PMATRIX_LAT_GPU_DISABLED), NULL, NULL));
     CU_ASSERT(p2pmatrix_get(s, P2PMATRIX_UNI_BW_DISABLED, 0, 1) < p2pmatrix_get(s, P2PMATRIX_UNI_BW_ENABLED, 0, 1));
     CU_ASSERT(p2pmatrix_get(s, P2PMATRIX_LAT_GPU_DISABLED, 0, 1) > p2pmatrix_get(s, P2PMATRIX_LAT_GPU_ENABLED, 0, 1));
     p2pmatrix_free(s);

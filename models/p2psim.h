@@ -1,21 +1,18 @@
-/* cli/p2psim.h - what CUDA's p2pBandwidthLatencyTest measures, simulated
+/* models/p2psim.h - what CUDA's p2pBandwidthLatencyTest measures, simulated
  * on a models/fabric graph with real transfers (not closed forms):
  * unidirectional and bidirectional copy bandwidth and 1-element copy
  * latency between every GPU pair, plus the P2P connectivity matrix.
- *
- * The core is kept free of the command line so tests/test_p2p.c can run it
- * on hand-built fabrics (the test compiles this file in: tests link only
- * libconveyor.a, which holds no cli/ objects).
+ * Results are plain row-major n x n arrays; cli/cmd_p2p.c prints them in
+ * the sample's layout (traces/p2pmatrix).
  */
-#ifndef CLI_P2PSIM_H
-#define CLI_P2PSIM_H
+#ifndef MODELS_P2PSIM_H
+#define MODELS_P2PSIM_H
 
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "models/fabric.h"
-#include "traces/p2pmatrix.h"
 
 /* Bytes of one simulated bandwidth copy. The sample copies 40,000,000
  * ints (160 MB) per repetition; with a pipelined chunked transfer the rate
@@ -63,14 +60,14 @@ double p2psim_bi_GBps(fabric *f, fab_node_id a, fab_node_id b, const p2psim_para
  * the per-copy overhead). a == b gives the overhead alone. */
 double p2psim_lat_us(fabric *f, fab_node_id a, fab_node_id b, const p2psim_params *p, GError **err);
 
-/* Fills, for the n GPUs `gpus` of `f`, the uni/bi bandwidth and GPU latency
- * matrices of the Enabled (enabled=true) or Disabled kinds (every pair
- * staged through host memory: p->force_staged is implied) in `set` (which
- * must have ngpus == n); with `connectivity`, also the connectivity matrix
- * (1 where the route is direct P2P, not staged through host memory).
- * Diagonal bandwidth = hbm_Bps x diag_factor / 1e9. FALSE with *err on an
- * unreachable pair. */
+/* Fills, for the n GPUs `gpus` of `f`, row-major n x n matrices: uni/bi
+ * bandwidth (GB/s) and GPU latency (us) of the Enabled (enabled=true) or
+ * Disabled kind (every pair staged through host memory: p->force_staged is
+ * implied); `con`, if not NULL, gets the connectivity matrix (1 where the
+ * route is direct P2P, not staged through host memory). Diagonal bandwidth
+ * = hbm_Bps x diag_factor / 1e9. FALSE with *err on an unreachable pair. */
 gboolean p2psim_fill(fabric *f, const fab_node_id *gpus, int n, double hbm_Bps, bool enabled,
-                     bool connectivity, const p2psim_params *p, p2pmatrix_set *set, GError **err);
+                     const p2psim_params *p, double *uni, double *bi, double *lat, double *con,
+                     GError **err);
 
 #endif

@@ -1,4 +1,4 @@
-/* cli/p2psim.c - p2pBandwidthLatencyTest simulated on the fabric. */
+/* models/p2psim.c - p2pBandwidthLatencyTest simulated on the fabric. */
 #include "p2psim.h"
 
 #include <math.h>
@@ -133,15 +133,12 @@ double p2psim_lat_us(fabric *f, fab_node_id a, fab_node_id b, const p2psim_param
 }
 
 gboolean p2psim_fill(fabric *f, const fab_node_id *gpus, int n, double hbm_Bps, bool enabled,
-                     bool connectivity, const p2psim_params *p, p2pmatrix_set *set, GError **err)
+                     const p2psim_params *p, double *uni, double *bi, double *lat, double *con,
+                     GError **err)
 {
-    double *uni = p2pmatrix_ensure(set, enabled ? P2PMATRIX_UNI_BW_ENABLED : P2PMATRIX_UNI_BW_DISABLED);
-    double *bi = p2pmatrix_ensure(set, enabled ? P2PMATRIX_BI_BW_ENABLED : P2PMATRIX_BI_BW_DISABLED);
-    double *lat = p2pmatrix_ensure(set, enabled ? P2PMATRIX_LAT_GPU_ENABLED : P2PMATRIX_LAT_GPU_DISABLED);
     p2psim_params q = *p;
     q.force_staged = !enabled;
     p = &q;
-    double *con = connectivity ? p2pmatrix_ensure(set, P2PMATRIX_CONNECTIVITY) : NULL;
     double diag = hbm_Bps * p->diag_factor / 1e9;
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < n; j++) {
