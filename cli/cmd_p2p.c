@@ -1,5 +1,5 @@
 /* cli/cmd_p2p.c - `conveyor p2p`: CUDA's p2pBandwidthLatencyTest simulated
- * on a topology's fabric (cli/p2psim.c), printed in the sample's layout, and
+ * on a topology's fabric (models/p2psim.c), printed in the sample's layout, and
  * optionally compared with a real log (--compare). */
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* Tests of cli/p2psim (conveyor p2p): simulated p2pBandwidthLatencyTest on
+/* Tests of models/p2psim (conveyor p2p): simulated p2pBandwidthLatencyTest on
  * a hand-built fabric. tests link only libconveyor.a (no cli/ objects), so
  * the core is compiled in here. */
 #include <math.h>
