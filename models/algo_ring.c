@@ -25,6 +25,7 @@ typedef struct ring_unit {
     struct ring_unit *next, *prev;
     const fab_route *route;
     int64_t step_lat;
+    double cap_Bps;        /* wire bytes/s one thread block can push (0: none) */
     int pos;               /* position along the ring/chain */
     uint32_t k_send, sends_done, n_send;
     uint32_t recv_done, n_recv;
@@ -39,7 +40,6 @@ struct ring_chan {
     uint32_t nchunks;  /* chunks (loops) on this channel */
     uint64_t block;    /* ring: bytes of one rank's block on this channel; chain: channel bytes */
     uint64_t chunk;    /* payload bytes per chunk */
-    fab_link_id cap;   /* per-channel cap server shared by... each unit has its own: see units */
 };
 
 /* payload bytes of send/recv index k */
@@ -119,8 +119,8 @@ static void try_send(ring_unit *u)
     uint64_t wire = (uint64_t)((double)slice_bytes(u->ch, k) / x->proto->wire_eff + 0.5);
     sim_time now = sim_engine_now(x->eng);
     int64_t delay = u->step_lat + (now < x->start ? x->start - now : 0);
-    fabric_transfer_start(x->fab, u->route, u->ch->cap, wire, coll_exec_fabric_chunk(wire), 0, delay,
-                          on_sent, u, k);
+    fabric_transfer_start_paced(x->fab, u->route, u->cap_Bps, wire, coll_exec_fabric_chunk(wire), 0, delay,
+                                on_sent, u, k);
 }
 
 static bool ring_supports(const coll_system *sys, coll_kind kind, const char **why)
@@ -175,7 +175,6 @@ static void ring_start(coll_exec *x)
         ch->nslices = x->proto->slices_per_chunk;
         ch->block = coll_share(block_total, nch, c, x->proto->grain);
         ch->chunk = chain ? x->proto->chunk_bytes_pipe : x->proto->chunk_bytes;
-        ch->cap = FAB_NONE;
         if (ch->block == 0)
             continue;
         ch->nchunks = (uint32_t)((ch->block + ch->chunk - 1) / ch->chunk);
@@ -193,6 +192,8 @@ static void ring_start(coll_exec *x)
             w->next = &u[(i + 1) % n];
             w->prev = &u[(i + n - 1) % n];
             w->credits = x->proto->slots;
+            /* the channel's thread block on this rank moves at most `cap` payload/s */
+            w->cap_Bps = cap > 0 ? cap / x->proto->wire_eff : 0;
             w->n_send = chain && i == n - 1 ? 0 : per;
             w->n_recv = chain && i == 0 ? 0 : per;
             int nr = chain ? (start + i + 1) % n : ring_rank(sys, c, (i + 1) % n);
@@ -203,17 +204,6 @@ static void ring_start(coll_exec *x)
                 w->step_lat = coll_exec_step_lat_ps(x, w->route, ALGO_RING);
             }
             x->units_left++;
-        }
-        if (cap > 0) /* one cap server per channel would serialise ranks: give each sender its own */
-            ch->cap = FAB_NONE;
-        for (int i = 0; i < n; i++) {
-            if (cap > 0 && u[i].n_send) {
-                /* the channel's thread block on this rank moves at most `cap` payload/s */
-                ring_chan *own = g_memdup2(ch, sizeof *ch);
-                g_ptr_array_add(x->garbage, own);
-                own->cap = fabric_server_add(x->fab, "channel", cap / x->proto->wire_eff, 0);
-                u[i].ch = own;
-            }
         }
         for (int i = 0; i < n; i++)
             try_send(&u[i]);

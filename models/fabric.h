@@ -166,6 +166,16 @@ void fabric_transfer_start(fabric *f, const fab_route *route, fab_link_id pre, u
                            uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done,
                            void *ctx, uint64_t arg);
 
+/* As fabric_transfer_start without a pre server, for a dedicated sender
+ * that injects at most pace_Bps bytes/s (e.g. one thread block per NCCL
+ * channel): chunk i enters the route no earlier than
+ * max(its ready time, when chunk i-1 was paced out) + bytes_i / pace_Bps.
+ * Equivalent to a private FIFO server of that rate in front of the route,
+ * without its engine event per chunk. pace_Bps <= 0 means no limit. */
+void fabric_transfer_start_paced(fabric *f, const fab_route *route, double pace_Bps, uint64_t bytes,
+                                 uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done,
+                                 void *ctx, uint64_t arg);
+
 const fab_link_stats *fabric_link_stats(const fabric *f, fab_link_id l);
 /* Bytes injected and delivered over all transfers since attach. */
 void fabric_totals(const fabric *f, uint64_t *injected, uint64_t *delivered);

@@ -217,6 +217,29 @@ static void test_fabric_private_server_caps_rate(void)
     fabric_free(b.f);
 }
 
+static void test_fabric_paced_equals_private_server(void)
+{
+    /* pacing a transfer at R is the same as a private FIFO server of rate R in front */
+    sim_time t[2];
+    uint64_t S = 16 << 20, c = 64 << 10;
+    for (int paced = 0; paced < 2; paced++) {
+        box b = make_box();
+        fab_link_id cap = paced ? FAB_NONE : fabric_server_add(b.f, "chan", 5e9, 0);
+        const fab_route *r = fabric_route(b.f, b.g[0], b.g[2], 0, NULL);
+        sim_engine *e = sim_engine_new(1);
+        fabric_attach(b.f, e);
+        if (paced)
+            fabric_transfer_start_paced(b.f, r, 5e9, S, c, 8, 0, on_done, t, 1);
+        else
+            fabric_transfer_start(b.f, r, cap, S, c, 8, 0, on_done, t, 0);
+        sim_engine_run(e);
+        sim_engine_free(e);
+        fabric_free(b.f);
+    }
+    ASSERT_REL(t[1], t[0], 1e-6);
+    ASSERT_REL(t[1], (double)S / 5e9 * 1e12, 0.02);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -226,6 +249,7 @@ int main(void)
         {"/fabric/route/unreachable-is-error", test_fabric_unreachable_is_an_error},
         {"/fabric/route/cross-server-rail-ecmp", test_fabric_cross_server_rail_and_ecmp},
         {"/fabric/server/caps-rate", test_fabric_private_server_caps_rate},
+        {"/fabric/pacing/equals-private-server", test_fabric_paced_equals_private_server},
         {0},
     };
     return test_main("fabric", cases);
