@@ -19,6 +19,9 @@ fabric *fabric_new(void)
     f->gpus = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
     f->pair = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     f->routes = g_hash_table_new_full(route_key_hash, route_key_equal, g_free, g_free);
+    f->legs = g_hash_table_new_full(route_key_hash, route_key_equal, g_free, g_free);
+    f->sp_touched = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
+    f->sp_open = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
     f->p2p = true;
     f->p2p_xsocket = true;
     return f;
@@ -40,6 +43,9 @@ void fabric_free(fabric *f)
     g_array_free(f->gpus, TRUE);
     g_hash_table_destroy(f->pair);
     g_hash_table_destroy(f->routes);
+    g_hash_table_destroy(f->legs);
+    g_array_free(f->sp_touched, TRUE);
+    g_array_free(f->sp_open, TRUE);
     g_free(f->dist);
     g_free(f->via);
     fabric_run_free(f);

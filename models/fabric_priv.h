@@ -50,7 +50,9 @@ struct fabric {
     fab_chunk *free_chunks;
     GPtrArray *chunk_blocks;
     uint64_t injected, delivered;
-    /* routing scratch */
+    /* routing scratch and the cache of in-server legs (GPU <-> its NIC) */
+    GHashTable *legs;  /* route_key* -> fab_route* of graph links only */
+    GArray *sp_touched, *sp_open;
     double *dist;
     fab_link_id *via;
     uint32_t scratch_len;

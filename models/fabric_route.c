@@ -75,8 +75,9 @@ static void scratch_ensure(fabric *f)
 static fab_node_id shortest(fabric *f, fab_node_id src, const target *t, int s1, int s2, GArray *out)
 {
     scratch_ensure(f);
-    GArray *touched = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
-    GArray *open = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
+    GArray *touched = f->sp_touched, *open = f->sp_open;
+    g_array_set_size(touched, 0);
+    g_array_set_size(open, 0);
     f->dist[src] = 0;
     f->via[src] = FAB_NONE;
     g_array_append_val(touched, src);
@@ -126,8 +127,6 @@ static fab_node_id shortest(fabric *f, fab_node_id src, const target *t, int s1,
     }
     for (guint i = 0; i < touched->len; i++)
         f->dist[g_array_index(touched, fab_node_id, i)] = -1;
-    g_array_free(touched, TRUE);
-    g_array_free(open, TRUE);
     return found;
 }
 
@@ -196,6 +195,28 @@ static bool net_path(fabric *f, fab_node_id na, fab_node_id nb, guint64 hash, GA
 
 void fabric_gpu_set_nic(fabric *f, fab_node_id gpu, fab_node_id nic) { NODE(f, gpu)->nic = nic; }
 
+/* The in-server path from `from` to node `to` (a GPU and its NIC), cached:
+ * every pair of GPUs on two servers shares these legs. Appends to p. */
+static bool leg(fabric *f, fab_node_id from, fab_node_id to, int server, GArray *p)
+{
+    route_key key = {.src = from, .dst = to, .flow = 0};
+    fab_route *r = g_hash_table_lookup(f->legs, &key);
+    if (!r) {
+        GArray *tmp = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+        if (shortest(f, from, &(target){.id = to}, server, server, tmp) == FAB_NONE) {
+            g_array_free(tmp, TRUE);
+            return false;
+        }
+        r = g_malloc(sizeof *r + tmp->len * sizeof(fab_link_id));
+        r->nhops = tmp->len;
+        memcpy(r->hop, tmp->data, tmp->len * sizeof(fab_link_id));
+        g_array_free(tmp, TRUE);
+        g_hash_table_insert(f->legs, g_memdup2(&key, sizeof key), r);
+    }
+    g_array_append_vals(p, r->hop, r->nhops);
+    return true;
+}
+
 static bool cross_server(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GArray *p)
 {
     fab_node *a = NODE(f, src), *b = NODE(f, dst);
@@ -203,7 +224,7 @@ static bool cross_server(fabric *f, fab_node_id src, fab_node_id dst, uint32_t f
     target tn = {.kind = FAB_NIC, .id = FAB_NONE, .server = a->d.server, .socket = -2};
     if (na == FAB_NONE)
         na = shortest(f, src, &tn, a->d.server, a->d.server, p);
-    else if (na != src && shortest(f, src, &(target){.id = na}, a->d.server, a->d.server, p) == FAB_NONE)
+    else if (na != src && !leg(f, src, na, a->d.server, p))
         return false;
     if (na == FAB_NONE)
         return false;
@@ -219,15 +240,16 @@ static bool cross_server(fabric *f, fab_node_id src, fab_node_id dst, uint32_t f
     guint64 h = (guint64)src * 2654435761u + (guint64)dst * 40503u + flow * 2246822519u;
     if (!net_path(f, na, nb, h ^ (h >> 17), p))
         return false;
-    if (nb != dst && shortest(f, nb, &(target){.id = dst}, b->d.server, b->d.server, p) == FAB_NONE)
-        return false;
-    return true;
+    return nb == dst || leg(f, nb, dst, b->d.server, p);
 }
 
 static bool plain_path(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GArray *p)
 {
     fab_node *a = NODE(f, src), *b = NODE(f, dst);
     target t = {.id = dst};
+    bool same_domain = a->d.domain >= 0 && a->d.domain == b->d.domain;
+    if (a->d.server != b->d.server && !same_domain)
+        return cross_server(f, src, dst, flow, p); /* only the network joins them */
     if (shortest(f, src, &t, a->d.server, b->d.server, p) != FAB_NONE) {
         if (a->d.kind == FAB_GPU && b->d.kind == FAB_GPU && !has_kind(f, p, 0, LINK_NVLINK) &&
             !p2p_allowed(f, a, b)) {
