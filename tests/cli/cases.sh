@@ -34,3 +34,6 @@ check validate-bad-log 2 'truncated|expected' -- validate --topo dgx-a100 tests/
 check validate-max-error 1 'summary' -- validate --topo dgx-a100 --max-error 0.001 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
 check p2p-dgx-h100 0 'Bidirectional P2P=Enabled Bandwidth Matrix' -- p2p --topo dgx-h100
 check p2p-compare-bad-file 2 'bad_p2p_input' -- p2p --topo pcie-gen3-2gpu --compare tests/bad_input/nonexistent_bad_p2p_input.txt
+same_output determinism-collective -- collective --topo dgx-h100 --nodes 2 -b 8 -e 256M -f 8 --explain
+same_output determinism-alltoall -- collective --topo dgx-a100 --nodes 2 --op alltoall -b 1M -e 32M -f 4
+same_output determinism-p2p -- p2p --topo dgx1-v100

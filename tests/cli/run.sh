@@ -15,6 +15,12 @@ check() {
         printf '%s\n' "$out" | head -20 >&2
     fi
 }
+# same_output NAME -- ARGS: two runs give byte-identical stdout
+same_output() {
+    name=$1; shift 2
+    a=$("$C" "$@" 2>&1 | cksum); b=$("$C" "$@" 2>&1 | cksum)
+    if [ "$a" = "$b" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $name: outputs differ" >&2; fi
+}
 . "$(dirname "$0")/cases.sh"
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
