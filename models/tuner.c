@@ -90,6 +90,16 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
         double eff = sys->gpu_sm >= 100 ? 0.74 : 0.85;
         algbw = bus * eff / (1.0 + 1.0 / n) * (nch - 1) / nch;
         lat = coll_hw_lat_us(0, ALGO_NVLS, p);
+    } else if (a == ALGO_NVLS_TREE) {
+        if (p != PROTO_SIMPLE || kind != COLL_ALL_REDUCE || !sys->nvls || sys->nnodes < 2)
+            return -1;
+        /* NVLS inside: each GPU moves S(1+1/ppn) each way; between nodes
+         * each node sends S (2 nodes) or about 2S (a tree of more) */
+        double eff = sys->gpu_sm >= 100 ? 0.74 : 0.85;
+        double intra_alg = intra_bus_GBps(sys) * eff / (1.0 + 1.0 / sys->ppn) * (nch - 1) / nch;
+        double inter_alg = sys->net_Bps / 1e9 * (sys->nnodes <= 2 ? 1.0 : 0.5);
+        algbw = fmin(intra_alg, inter_alg);
+        lat = coll_hw_lat_us(0, ALGO_NVLS_TREE, p) + 2 * log2((double)sys->nnodes) * coll_hw_lat_us(2, ALGO_NVLS_TREE, p);
     } else if (a == ALGO_DIRECT) {
         if (kind != COLL_ALLTOALL && kind != COLL_SENDRECV)
             return -1;

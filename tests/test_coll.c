@@ -141,6 +141,32 @@ static void test_coll_tuner_h100_ll_small_nvls_large(void)
     topo_free(t);
 }
 
+static void test_coll_nvlstree_two_nodes_physical_limit(void)
+{
+    GError *err = NULL;
+    topo *t = topo_load("dgx-h100", &(topo_opts){.nodes = 2}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    coll_system sys;
+    topo_coll_system(&sys, t, 0, 1);
+    coll_request req;
+    CU_ASSERT_TRUE(coll_tune(&sys, COLL_ALL_REDUCE, 1ull << 30, 0, 0, &req, NULL));
+    CU_ASSERT_EQUAL(req.algo, ALGO_NVLS_TREE);
+    coll_result res;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    /* algbw = min(NVLink 18 x 25 GB/s x 0.824 x nvlsEff / (1 + 1/8), node NICs 8 x 50 GB/s x eff):
+     * the NVLS side, 280 GB/s, binds; busbw = algbw x 2(16-1)/16 */
+    double algbw = (double)(1ull << 30) / res.time_us / 1e3;
+    ASSERT_REL(algbw, 18 * 25 * 0.824 * 0.85 / 1.125, 0.05);
+    CU_ASSERT(sys.net_Bps / 1e9 > algbw);
+    /* a ring is bounded by the node's NIC bandwidth instead */
+    req.algo = ALGO_RING;
+    req.nchannels = coll_channels(&sys, ALGO_RING);
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    double ring_bus = (double)(1ull << 30) / res.time_us / 1e3 * 2 * 15 / 16;
+    CU_ASSERT(ring_bus <= sys.net_Bps / 1e9 * 1.001);
+    topo_free(t);
+}
+
 static void test_coll_algo_spec_parsing(void)
 {
     uint32_t m;
@@ -168,6 +194,7 @@ int main(void)
         {"/coll/invariants/bytes-and-utilisation", test_coll_bytes_conserved_and_links_at_most_full},
         {"/coll/nvls/beats-ring-by-physical-factor", test_coll_nvls_beats_ring_by_physical_factor},
         {"/coll/tuner/h100-ll-small-nvls-large", test_coll_tuner_h100_ll_small_nvls_large},
+        {"/coll/nvlstree/two-nodes-physical-limit", test_coll_nvlstree_two_nodes_physical_limit},
         {"/coll/tuner/algo-spec-parsing", test_coll_algo_spec_parsing},
         {0},
     };

@@ -52,6 +52,13 @@ void topo_coll_system(coll_system *s, const topo *t, double launch_us, int gpus_
     for (int r = 0; t->nic_of_rank && r < t->nranks; r++)
         if (t->nic_of_rank[r] != FAB_NONE) /* each GPU leaves its server through its rail's NIC */
             fabric_gpu_set_nic(t->fab, t->gpu_of_rank[r], t->nic_of_rank[r]);
+    /* NCCL treats an NVLink domain spanning trays (multi-node NVLink, e.g.
+     * GB200 NVL72) as one node: NVLS and intra-node rings cover it all */
+    if (t->nvl_domain_nodes > 1) {
+        int d = t->nvl_domain_nodes < t->nodes ? t->nvl_domain_nodes : t->nodes;
+        s->nnodes = (t->nodes + d - 1) / d;
+        s->ppn = t->gpus_per_node * d;
+    }
     s->nvswitch = t->nranks > 0 ? find_nvswitch(t->fab, t->gpu_of_rank[0]) : FAB_NONE;
     s->nvls = t->nvls && s->nvswitch != FAB_NONE && fabric_node(t->fab, s->nvswitch)->nvls;
     s->net_Bps = t->nodes > 1 ? server_net_Bps(t->fab, 0) : 0;
