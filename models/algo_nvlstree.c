@@ -5,8 +5,8 @@
  * NVSwitch once; when the node's contributions are in, the switch reduces
  * them and hands the node's partial sum to the channel's head GPU (one head
  * per channel, rotating over the node's GPUs, so over its rail NICs). Heads
- * of the same channel on all nodes form a binary tree (channel parity picks
- * the tree or its mirror, NCCL's double binary tree): a head waits for its
+ * of the same channel on all nodes form a binary tree (the second half of the
+ * channels uses the mirrored tree, NCCL's double binary tree): a head waits for its
  * children's partials, adds its own and sends up; the root has the result
  * and it flows back down the tree. Each head then stores the result to the
  * switch, which multicasts it to every GPU of its node. Per GPU this moves
@@ -226,7 +226,7 @@ static void nt_start(coll_exec *x)
     for (int ci = 0; ci < nch; ci++) {
         nt_chan *c = g_new0(nt_chan, 1);
         g_ptr_array_add(x->garbage, c);
-        *c = (nt_chan){.x = x, .head = ci % sys->ppn, .tree = ci % 2, .scale = 1.0 / eff};
+        *c = (nt_chan){.x = x, .head = ci % sys->ppn, .tree = 2 * ci >= nch, .scale = 1.0 / eff};
         c->bytes = coll_share(x->req->bytes, nch, ci, 512);
         if (!c->bytes)
             continue;

@@ -25,12 +25,14 @@ typedef struct ring_unit {
     struct ring_unit *next, *prev;
     const fab_route *route;
     int64_t step_lat;
-    double cap_Bps;        /* wire bytes/s one thread block can push (0: none) */
+    fab_pacer block;       /* the channel's thread block on this rank: its copy rate cap */
     int pos;               /* position along the ring/chain */
     uint32_t k_send, sends_done, n_send;
     uint32_t recv_done, n_recv;
     int credits;
-    bool busy, done;
+    int inflight;          /* sends not yet delivered */
+    int max_inflight;      /* 1 to a GPU peer (the block copies); NCCL_STEPS across the network (proxy) */
+    bool done;
 } ring_unit;
 
 struct ring_chan {
@@ -73,6 +75,7 @@ static bool consumed_on_arrival(const ring_unit *u, uint32_t m)
 }
 
 static void try_send(ring_unit *u);
+static bool send_next(ring_unit *u);
 
 static void check_done(ring_unit *u)
 {
@@ -86,7 +89,7 @@ static void on_sent(sim_engine *e, void *ctx, uint64_t k)
 {
     (void)e;
     ring_unit *u = ctx, *v = u->next;
-    u->busy = false;
+    u->inflight--;
     u->sends_done++;
     /* the slice has arrived at the receiver */
     uint32_t m = v->recv_done++;
@@ -106,21 +109,28 @@ static void on_sent(sim_engine *e, void *ctx, uint64_t k)
 
 static void try_send(ring_unit *u)
 {
-    if (u->busy || u->k_send >= u->n_send || u->credits <= 0)
-        return;
+    while (u->inflight < u->max_inflight && u->k_send < u->n_send && u->credits > 0)
+        if (!send_next(u))
+            return;
+}
+
+/* Issue send k_send if the slice it forwards has arrived; false if not. */
+static bool send_next(ring_unit *u)
+{
     uint32_t k = u->k_send;
     int64_t d = dep_of(u, k);
     if (d >= 0 && (int64_t)u->recv_done <= d)
-        return;
+        return false;
     coll_exec *x = u->x;
-    u->busy = true;
+    u->inflight++;
     u->credits--;
     u->k_send++;
     uint64_t wire = (uint64_t)((double)slice_bytes(u->ch, k) / x->proto->wire_eff + 0.5);
     sim_time now = sim_engine_now(x->eng);
     int64_t delay = u->step_lat + (now < x->start ? x->start - now : 0);
-    fabric_transfer_start_paced(x->fab, u->route, u->cap_Bps, wire, coll_exec_fabric_chunk(wire), 0, delay,
+    fabric_transfer_start_paced(x->fab, u->route, &u->block, wire, coll_exec_fabric_chunk(wire), 0, delay,
                                 on_sent, u, k);
+    return true;
 }
 
 static bool ring_supports(const coll_system *sys, coll_kind kind, const char **why)
@@ -146,15 +156,12 @@ static int ring_rank(const coll_system *sys, int c, int i)
 
 static double per_channel_cap(const coll_exec *x, int nch)
 {
-    /* NCCL's per-channel ceilings (tuning.cc): LL128 perChMaxRingLL128Bws,
-     * LL llMaxBws shared by the channels; in payload GB/s. */
-    int sm = x->sys->gpu_sm, arch = sm >= 100 ? 3 : sm >= 90 ? 2 : sm >= 80 ? 1 : 0;
-    static const double ll128[4] = {20, 20, 36.7, 40};
-    static const double llmax[4] = {39.0, 87.7, 141.0, 282.0};
+    /* NCCL's ceilings (tuning.cc): LL128 per channel; LL shared by the channels */
+    const coll_system *sys = x->sys;
     if (x->req->proto == PROTO_LL128)
-        return ll128[arch] * 1e9;
+        return coll_ring_ll128_perch_GBps(sys->gpu_sm) * 1e9;
     if (x->req->proto == PROTO_LL)
-        return llmax[arch] * 1e9 / nch;
+        return coll_ll_max_GBps(sys->gpu_sm, sys->nnodes, sys->cpu_vendor) * 1e9 / nch;
     return 0;
 }
 
@@ -193,7 +200,7 @@ static void ring_start(coll_exec *x)
             w->prev = &u[(i + n - 1) % n];
             w->credits = x->proto->slots;
             /* the channel's thread block on this rank moves at most `cap` payload/s */
-            w->cap_Bps = cap > 0 ? cap / x->proto->wire_eff : 0;
+            w->block.Bps = cap > 0 ? cap / x->proto->wire_eff : 0;
             w->n_send = chain && i == n - 1 ? 0 : per;
             w->n_recv = chain && i == 0 ? 0 : per;
             int nr = chain ? (start + i + 1) % n : ring_rank(sys, c, (i + 1) % n);
@@ -202,6 +209,7 @@ static void ring_start(coll_exec *x)
                 if (!w->route)
                     return;
                 w->step_lat = coll_exec_step_lat_ps(x, w->route, ALGO_RING);
+                w->max_inflight = coll_route_crosses_net(x->fab, w->route) ? 8 : 1;
             }
             x->units_left++;
         }

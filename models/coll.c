@@ -28,6 +28,7 @@ static const coll_algo *algo_impl(coll_algo_id a)
 {
     switch (a) {
     case ALGO_RING: return &coll_algo_ring;
+    case ALGO_TREE: return &coll_algo_tree;
     case ALGO_NVLS: return &coll_algo_nvls;
     case ALGO_NVLS_TREE: return &coll_algo_nvls_tree;
     case ALGO_DIRECT: return &coll_algo_direct;
@@ -93,6 +94,14 @@ int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id alg
     double us = coll_hw_lat_us(hw, algo, x->req->proto);
     int64_t lat = (int64_t)(us * 1e6) - fabric_route_lat_ps(x->fab, r);
     return lat > 0 ? lat : 0;
+}
+
+bool coll_route_crosses_net(const fabric *f, const fab_route *r)
+{
+    for (uint32_t i = 0; i < r->nhops; i++)
+        if (fabric_link(f, r->hop[i])->kind == LINK_NET)
+            return true;
+    return false;
 }
 
 uint64_t coll_exec_fabric_chunk(uint64_t wire)

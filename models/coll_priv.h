@@ -32,6 +32,7 @@ typedef struct {
 extern const coll_algo coll_algo_ring;
 extern const coll_algo coll_algo_nvls;
 extern const coll_algo coll_algo_nvls_tree;
+extern const coll_algo coll_algo_tree;
 extern const coll_algo coll_algo_direct;
 
 /* A unit (one rank on one channel) finished. */
@@ -42,6 +43,9 @@ const fab_route *coll_exec_route(coll_exec *x, fab_node_id a, fab_node_id b, uin
 /* Per-step protocol latency for a route, ps: NCCL's hwLat for the route's
  * hardware class minus the wire latency the fabric already simulates. */
 int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id algo);
+/* True when a route leaves the server through a NIC: the GPU hands such
+ * sends to NCCL's network proxy instead of copying them itself. */
+bool coll_route_crosses_net(const fabric *f, const fab_route *r);
 /* Fabric chunk size for a message of `wire` bytes: pipelines across hops
  * without an event per small packet. */
 uint64_t coll_exec_fabric_chunk(uint64_t wire);

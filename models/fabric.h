@@ -166,13 +166,20 @@ void fabric_transfer_start(fabric *f, const fab_route *route, fab_link_id pre, u
                            uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done,
                            void *ctx, uint64_t arg);
 
-/* As fabric_transfer_start without a pre server, for a dedicated sender
- * that injects at most pace_Bps bytes/s (e.g. one thread block per NCCL
- * channel): chunk i enters the route no earlier than
- * max(its ready time, when chunk i-1 was paced out) + bytes_i / pace_Bps.
- * Equivalent to a private FIFO server of that rate in front of the route,
- * without its engine event per chunk. pace_Bps <= 0 means no limit. */
-void fabric_transfer_start_paced(fabric *f, const fab_route *route, double pace_Bps, uint64_t bytes,
+/* A dedicated sender that injects at most `Bps` bytes/s (e.g. one thread
+ * block per NCCL channel), shared by all the transfers it starts: chunk i
+ * enters its route no earlier than max(its ready time, when the sender's
+ * previous chunk was paced out) + bytes_i / Bps. Equivalent to a private
+ * FIFO server of that rate in front of the routes, without an engine event
+ * per chunk. Owned by the caller; Bps <= 0 means no limit. */
+typedef struct {
+    double Bps;
+    int64_t t_ps; /* set to 0 before the first use */
+} fab_pacer;
+
+/* As fabric_transfer_start without a pre server, paced by `pacer` (may be
+ * NULL: not paced). The pacer must outlive the transfer. */
+void fabric_transfer_start_paced(fabric *f, const fab_route *route, fab_pacer *pacer, uint64_t bytes,
                                  uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done,
                                  void *ctx, uint64_t arg);
 

@@ -17,8 +17,7 @@ typedef struct {
     uint64_t bytes, chunk_bytes, injected, delivered;
     uint32_t window, inflight;
     sim_time start;
-    double pace_ps_per_byte; /* 0: not paced */
-    sim_time pace_t;         /* when the previous chunk was paced out */
+    fab_pacer *pacer;        /* NULL: not paced */
     fab_done_fn done;
     void *ctx;
     uint64_t arg;
@@ -147,9 +146,9 @@ static void inject(fabric *f, fab_xfer *x, sim_time ready)
         c->bytes = left < x->chunk_bytes ? left : x->chunk_bytes;
         c->hop = x->pre != FAB_NONE ? -1 : 0;
         c->ready = ready;
-        if (x->pace_ps_per_byte > 0) {
-            sim_time from = ready > x->pace_t ? ready : x->pace_t;
-            c->ready = x->pace_t = from + (sim_time)((double)c->bytes * x->pace_ps_per_byte + 0.5);
+        if (x->pacer && x->pacer->Bps > 0) {
+            sim_time from = ready > x->pacer->t_ps ? ready : x->pacer->t_ps;
+            c->ready = x->pacer->t_ps = from + sim_time_for_bytes((double)c->bytes, x->pacer->Bps);
         }
         x->injected += c->bytes;
         x->inflight++;
@@ -197,15 +196,14 @@ static void on_link_done(sim_engine *e, void *ctx, uint64_t arg)
     }
 }
 
-static void xfer_start(fabric *f, const fab_route *route, fab_link_id pre, double pace_Bps, uint64_t bytes,
+static void xfer_start(fabric *f, const fab_route *route, fab_link_id pre, fab_pacer *pacer, uint64_t bytes,
                        uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done, void *ctx,
                        uint64_t arg)
 {
     g_assert(f->eng && route && delay_ps >= 0);
     fab_xfer *x = g_new0(fab_xfer, 1);
     *x = (fab_xfer){.route = route, .pre = pre, .bytes = bytes, .chunk_bytes = chunk_bytes ? chunk_bytes : bytes,
-                    .window = window, .done = done, .ctx = ctx, .arg = arg,
-                    .pace_ps_per_byte = pace_Bps > 0 ? 1e12 / pace_Bps : 0};
+                    .window = window, .done = done, .ctx = ctx, .arg = arg, .pacer = pacer};
     sim_time at = sim_engine_now(f->eng) + delay_ps;
     if (bytes == 0 || (route->nhops == 0 && pre == FAB_NONE)) {
         f->injected += bytes;
@@ -221,14 +219,14 @@ void fabric_transfer_start(fabric *f, const fab_route *route, fab_link_id pre, u
                            uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done,
                            void *ctx, uint64_t arg)
 {
-    xfer_start(f, route, pre, 0, bytes, chunk_bytes, window, delay_ps, done, ctx, arg);
+    xfer_start(f, route, pre, NULL, bytes, chunk_bytes, window, delay_ps, done, ctx, arg);
 }
 
-void fabric_transfer_start_paced(fabric *f, const fab_route *route, double pace_Bps, uint64_t bytes,
+void fabric_transfer_start_paced(fabric *f, const fab_route *route, fab_pacer *pacer, uint64_t bytes,
                                  uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done,
                                  void *ctx, uint64_t arg)
 {
-    xfer_start(f, route, FAB_NONE, pace_Bps, bytes, chunk_bytes, window, delay_ps, done, ctx, arg);
+    xfer_start(f, route, FAB_NONE, pacer, bytes, chunk_bytes, window, delay_ps, done, ctx, arg);
 }
 
 const fab_link_stats *fabric_link_stats(const fabric *f, fab_link_id l)

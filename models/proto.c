@@ -61,3 +61,42 @@ double coll_hw_lat_us(int hw, int algo, coll_proto_id p)
     g_assert(hw >= 0 && hw < 3 && algo >= 0 && algo < 8);
     return hw_lat[hw][algo][p];
 }
+
+static int arch_index(int sm) { return sm >= 100 ? 3 : sm >= 90 ? 2 : sm >= 80 ? 1 : 0; }
+static int nodes_index(int nnodes) { return nnodes <= 2 ? (nnodes < 1 ? 0 : nnodes - 1) : 2; }
+
+double coll_ll_max_GBps(int sm, int nnodes, int cpu_vendor)
+{
+    static const double one[4] = {39.0, 87.7, 141.0, 282.0};
+    static const double multi[2][3] = {{39.0, 39.0, 20.4}, {22.5, 22.5, 19.0}};
+    if (nnodes <= 1)
+        return one[arch_index(sm)];
+    return multi[cpu_vendor == 0 ? 0 : 1][nodes_index(nnodes)];
+}
+
+double coll_ring_ll128_perch_GBps(int sm)
+{
+    static const double v[4] = {20, 20, 36.7, 40};
+    return v[arch_index(sm)];
+}
+
+double coll_tree_perch_GBps(int sm, int nnodes, coll_proto_id p)
+{
+    static const double simple[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+    static const double ll128[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+    int a = arch_index(sm), n = nodes_index(nnodes);
+    return p == PROTO_SIMPLE ? simple[a][n] : p == PROTO_LL128 ? ll128[a][n] : 0;
+}
+
+double coll_tree_correction(coll_proto_id p, uint64_t bytes)
+{
+    static const double f[PROTO_COUNT][24] = {
+        {1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1, 1},
+        {1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1, 1, 1},
+        {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
+    };
+    int i = 0;
+    for (uint64_t b = bytes >> 6; b > 1 && i < 23; b >>= 1)
+        i++;
+    return f[p][i];
+}

@@ -29,4 +29,16 @@ int coll_proto_from_name(const char *s);
 double coll_base_lat_us(int algo, coll_proto_id p);
 double coll_hw_lat_us(int hw, int algo, coll_proto_id p);
 
+/* NCCL's bandwidth ceilings (tuning.cc), GB/s of payload. sm: compute
+ * capability x10; nnodes: servers; cpu_vendor 0 Intel, 1 AMD, 2 ARM. */
+/* LL total over all channels (llMaxBws). */
+double coll_ll_max_GBps(int sm, int nnodes, int cpu_vendor);
+/* Ring LL128 per channel (perChMaxRingLL128Bws). */
+double coll_ring_ll128_perch_GBps(int sm);
+/* Tree per channel: Simple perChMaxTreeBws, LL128 perChMaxTreeLL128Bws; 0
+ * (no per-channel ceiling) for LL. */
+double coll_tree_perch_GBps(int sm, int nnodes, coll_proto_id p);
+/* NCCL's treeCorrectionFactor for a Tree all-reduce of `bytes`. */
+double coll_tree_correction(coll_proto_id p, uint64_t bytes);
+
 #endif

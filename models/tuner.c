@@ -14,18 +14,6 @@
 #include <math.h>
 #include <string.h>
 
-static int arch_index(int sm) { return sm >= 100 ? 3 : sm >= 90 ? 2 : sm >= 80 ? 1 : 0; }
-
-static double ll_max_bw(const coll_system *sys)
-{
-    static const double one[4] = {39.0, 87.7, 141.0, 282.0};
-    static const double multi[2][3] = {{39.0, 39.0, 20.4}, {22.5, 22.5, 19.0}};
-    if (sys->nnodes == 1)
-        return one[arch_index(sys->gpu_sm)];
-    int i2 = sys->nnodes <= 2 ? sys->nnodes - 1 : 2;
-    return multi[sys->cpu_vendor == 0 ? 0 : 1][i2];
-}
-
 static bool intra_is_nvlink(const coll_system *sys)
 {
     if (sys->ppn < 2)
@@ -61,17 +49,15 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
     double bus = intra_bus_GBps(sys);
     if (sys->nnodes > 1 && sys->net_Bps > 0 && sys->net_Bps / 1e9 < bus)
         bus = sys->net_Bps / 1e9;
-    int arch = arch_index(sys->gpu_sm);
     double lat = 0, algbw = 0;
     if (a == ALGO_RING) {
         if (p == PROTO_LL128 && !nvl)
             return -1; /* LL128 only on NVLink-connected nodes */
-        static const double ll128ch[4] = {20, 20, 36.7, 40};
         double b = bus;
         if (p == PROTO_LL)
-            b = fmin(ll_max_bw(sys), bus * 0.5);
+            b = fmin(coll_ll_max_GBps(sys->gpu_sm, sys->nnodes, sys->cpu_vendor), bus * 0.5);
         else if (p == PROTO_LL128)
-            b = fmin(bus * 0.92, nch * ll128ch[arch]);
+            b = fmin(bus * 0.92, nch * coll_ring_ll128_perch_GBps(sys->gpu_sm));
         algbw = b * n / nsteps;
         int hw = nvl ? 0 : 1;
         double intra = coll_hw_lat_us(hw, ALGO_RING, p), inter = coll_hw_lat_us(2, ALGO_RING, p);
@@ -90,6 +76,20 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
         double eff = sys->gpu_sm >= 100 ? 0.74 : 0.85;
         algbw = bus * eff / (1.0 + 1.0 / n) * (nch - 1) / nch;
         lat = coll_hw_lat_us(0, ALGO_NVLS, p);
+    } else if (a == ALGO_TREE) {
+        if (kind != COLL_ALL_REDUCE || sys->nnodes < 2 || (p == PROTO_LL128 && !nvl))
+            return -1;
+        double b = bus, perch = coll_tree_perch_GBps(sys->gpu_sm, sys->nnodes, p);
+        if (p == PROTO_SIMPLE)
+            b = fmin(bus * 0.92, nch * perch);
+        else if (p == PROTO_LL)
+            b = fmin(bus / 3.8, coll_ll_max_GBps(sys->gpu_sm, sys->nnodes, sys->cpu_vendor));
+        else
+            b = fmin(bus * 120.0 / 128.0, nch * perch);
+        algbw = b * 0.5 * coll_tree_correction(p, bytes);
+        int hw = nvl ? 0 : 1;
+        lat = coll_base_lat_us(ALGO_TREE, p) + 2 * ((sys->ppn - 1) * coll_hw_lat_us(hw, ALGO_TREE, p) +
+                                                   log2((double)sys->nnodes) * coll_hw_lat_us(2, ALGO_TREE, p));
     } else if (a == ALGO_NVLS_TREE) {
         if (p != PROTO_SIMPLE || kind != COLL_ALL_REDUCE || !sys->nvls || sys->nnodes < 2)
             return -1;

@@ -167,6 +167,30 @@ static void test_coll_nvlstree_two_nodes_physical_limit(void)
     topo_free(t);
 }
 
+static void test_coll_tree_four_nodes_network_bound(void)
+{
+    GError *err = NULL;
+    topo *t = topo_load("dgx-a100", &(topo_opts){.nodes = 4}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    coll_system sys;
+    topo_coll_system(&sys, t, 0, 1);
+    uint64_t S = 1ull << 30;
+    coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = S, .algo = ALGO_TREE, .proto = PROTO_SIMPLE,
+                        .nchannels = coll_channels(&sys, ALGO_TREE)};
+    coll_result res;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    /* double binary tree over 4 nodes: every node sends 1.5 S over its NICs
+     * (root of one tree: S down; a leaf/interior in the other: S/2 up) */
+    double bound_us = 1.5 * (double)S / sys.net_Bps * 1e6;
+    CU_ASSERT(res.time_us >= bound_us);
+    CU_ASSERT(res.time_us <= 1.5 * bound_us);
+    CU_ASSERT(res.busiest_util <= 1.0 + 1e-9);
+    /* and the tuner uses it for mid sizes across nodes, where its log-depth latency wins */
+    CU_ASSERT_TRUE(coll_tune(&sys, COLL_ALL_REDUCE, 1 << 20, 0, 0, &req, NULL));
+    CU_ASSERT_EQUAL(req.algo, ALGO_TREE);
+    topo_free(t);
+}
+
 static void test_coll_algo_spec_parsing(void)
 {
     uint32_t m;
@@ -195,6 +219,7 @@ int main(void)
         {"/coll/nvls/beats-ring-by-physical-factor", test_coll_nvls_beats_ring_by_physical_factor},
         {"/coll/tuner/h100-ll-small-nvls-large", test_coll_tuner_h100_ll_small_nvls_large},
         {"/coll/nvlstree/two-nodes-physical-limit", test_coll_nvlstree_two_nodes_physical_limit},
+        {"/coll/tree/four-nodes-network-bound", test_coll_tree_four_nodes_network_bound},
         {"/coll/tuner/algo-spec-parsing", test_coll_algo_spec_parsing},
         {0},
     };

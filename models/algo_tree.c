@@ -1,0 +1,287 @@
+/* models/algo_tree.c - NCCL's Tree all-reduce: a chain inside each node and
+ * a double binary tree between nodes, pipelined by chunk.
+ *
+ * Channel c picks a head GPU (local index c mod ppn, so channels use
+ * different rail NICs) and orders the node's GPUs as a chain starting at the
+ * head. Reduce: the chain's tail sends chunk k to its predecessor, which adds
+ * its own data and passes it on, up to the head; the head waits for the
+ * partials of its child nodes (binary tree over nodes; the second half of the
+ * channels uses the mirrored tree, NCCL's double binary tree), adds them and sends to its
+ * parent node's head. The root head holds the result, which flows back down
+ * the tree and along every chain. Each hop pays the Tree per-step latency
+ * (hwLat) and moves payload / protocol efficiency; a channel's thread block
+ * is paced at NCCL's per-channel Tree ceiling (perChMaxTreeBws and the LL /
+ * LL128 limits, tuning.cc). Every pipeline stage has NCCL_STEPS slots.
+ */
+#include "coll_priv.h"
+
+#include <math.h>
+
+#define TREE_SLOTS 8
+
+/* A rank's thread block copies one chunk at a time to a GPU peer (it is
+ * busy until the copy lands); toward another node it only hands the chunk
+ * to the network proxy, which keeps up to NCCL_STEPS sends in flight. */
+typedef struct {
+    uint32_t up_next, down_next; /* next chunk to send up / down, in order */
+    uint32_t results;            /* chunks whose result this rank holds */
+    int up_inflight;             /* up sends not yet delivered */
+    int down_pending;            /* chain delivery outstanding of the current down step */
+    int down_net;                /* down sends to child nodes not yet delivered */
+    fab_pacer block;             /* the rank's thread block for this channel */
+    bool done;
+} tree_rank;
+
+typedef struct {
+    coll_exec *x;
+    int head, tree, N, ppn;
+    uint64_t bytes, chunk;
+    uint32_t nchunks, window;
+    double pace_Bps;   /* per-channel thread block ceiling, wire bytes/s */
+    uint8_t *got_up;   /* [rank][k] partial received from the chain successor */
+    uint8_t *has_res;  /* [rank][k] result received */
+    uint8_t *kids_in;  /* [node][k] partials received from child nodes */
+    tree_rank *rk;     /* per rank */
+} tree_chan;
+
+static uint64_t payload(const tree_chan *c, uint32_t k)
+{
+    uint64_t off = (uint64_t)k * c->chunk;
+    return c->bytes - off < c->chunk ? c->bytes - off : c->chunk;
+}
+
+static int rank_at(const tree_chan *c, int node, int p) { return node * c->ppn + (c->head + p) % c->ppn; }
+static int pos_of(const tree_chan *c, int r) { return (r % c->ppn - c->head + c->ppn) % c->ppn; }
+static int pos_to_node(const tree_chan *c, int p) { return c->tree ? c->N - 1 - p : p; }
+static int node_to_pos(const tree_chan *c, int i) { return c->tree ? c->N - 1 - i : i; }
+static int nkids(const tree_chan *c, int i)
+{
+    int p = node_to_pos(c, i);
+    return (2 * p + 1 < c->N) + (2 * p + 2 < c->N);
+}
+static size_t at(const tree_chan *c, int who, uint32_t k) { return (size_t)who * c->nchunks + k; }
+/* callback argument: the rank (or node) concerned and the chunk */
+static uint64_t key(int who, uint32_t k) { return ((uint64_t)(uint32_t)who << 32) | k; }
+
+static void send(tree_chan *c, int ra, int rb, uint32_t k, fab_done_fn fn, uint64_t arg)
+{
+    coll_exec *x = c->x;
+    const fab_route *r = coll_exec_route(x, x->sys->gpu[ra], x->sys->gpu[rb], (uint32_t)c->head);
+    if (!r)
+        return;
+    uint64_t wire = (uint64_t)((double)payload(c, k) / x->proto->wire_eff + 0.5);
+    sim_time now = sim_engine_now(x->eng);
+    int64_t delay = coll_exec_step_lat_ps(x, r, ALGO_TREE) + (now < x->start ? x->start - now : 0);
+    fabric_transfer_start_paced(x->fab, r, &c->rk[ra].block, wire, coll_exec_fabric_chunk(wire), 0, delay, fn, c,
+                                arg);
+}
+
+static void up_try(tree_chan *c, int r);
+static void down_try(tree_chan *c, int r);
+
+static void got_result(tree_chan *c, int r, uint32_t k)
+{
+    c->has_res[at(c, r, k)] = 1;
+    c->rk[r].results++;
+    if (pos_of(c, r) == c->ppn - 1)
+        up_try(c, r); /* the chain tail's window moved */
+    down_try(c, r);
+}
+
+static void on_up_arrived(sim_engine *e, void *ctx, uint64_t arg);
+
+/* Up: a rank's thread block forwards chunks toward the root one at a time:
+ * tail -> ... -> head (adding its own data) -> parent node's head. */
+static void up_try(tree_chan *c, int r)
+{
+    tree_rank *t = &c->rk[r];
+    uint32_t k = t->up_next;
+    int node = r / c->ppn, p = pos_of(c, r);
+    if (t->up_inflight >= (p == 0 ? TREE_SLOTS : 1) || k >= c->nchunks)
+        return;
+    bool tail = p == c->ppn - 1; /* starts from its own data, within the window */
+    if (tail && k - t->results >= c->window)
+        return;
+    if (!tail && !c->got_up[at(c, r, k)])
+        return;
+    if (p == 0 && c->kids_in[at(c, node, k)] < nkids(c, node))
+        return;
+    int tp = node_to_pos(c, node);
+    if (p == 0 && tp == 0) { /* the root holds the sum */
+        t->up_next++;
+        got_result(c, r, k);
+        up_try(c, r);
+        return;
+    }
+    t->up_inflight++;
+    t->up_next++;
+    int to = p > 0 ? rank_at(c, node, p - 1) : rank_at(c, pos_to_node(c, (tp - 1) / 2), 0);
+    send(c, r, to, k, on_up_arrived, key(r, k));
+}
+
+static void on_up_arrived(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    tree_chan *c = ctx;
+    int r = (int)(arg >> 32), node = r / c->ppn, p = pos_of(c, r);
+    uint32_t k = (uint32_t)arg;
+    c->rk[r].up_inflight--;
+    if (p > 0) {
+        int to = rank_at(c, node, p - 1);
+        c->got_up[at(c, to, k)] = 1;
+        up_try(c, to);
+    } else {
+        int parent = pos_to_node(c, (node_to_pos(c, node) - 1) / 2);
+        c->kids_in[at(c, parent, k)]++;
+        up_try(c, rank_at(c, parent, 0));
+    }
+    up_try(c, r);
+}
+
+static void check_done(tree_chan *c, int r)
+{
+    tree_rank *t = &c->rk[r];
+    if (!t->done && t->down_next == c->nchunks && t->up_next == c->nchunks && t->up_inflight == 0 &&
+        t->down_net == 0) {
+        t->done = true;
+        coll_exec_unit_done(c->x);
+    }
+}
+
+/* the result of chunk k reached chain rank `to` from its predecessor */
+static void on_down_arrived(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    tree_chan *c = ctx;
+    int to = (int)(arg >> 32), from = rank_at(c, to / c->ppn, pos_of(c, to) - 1);
+    got_result(c, to, (uint32_t)arg);
+    c->rk[from].down_pending = 0;
+    c->rk[from].down_next++;
+    down_try(c, from);
+    check_done(c, from);
+}
+
+/* the result of chunk k reached child node head `to` from its parent head */
+static void on_down_net_arrived(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    tree_chan *c = ctx;
+    int to = (int)(arg >> 32), node = to / c->ppn;
+    int from = rank_at(c, pos_to_node(c, (node_to_pos(c, node) - 1) / 2), 0);
+    got_result(c, to, (uint32_t)arg);
+    c->rk[from].down_net--;
+    down_try(c, from);
+    check_done(c, from);
+}
+
+/* Down: the result goes to the child nodes' heads (from a head, through the
+ * proxy) and along the chain, in chunk order. */
+static void down_try(tree_chan *c, int r)
+{
+    tree_rank *t = &c->rk[r];
+    for (;;) {
+        uint32_t k = t->down_next;
+        int node = r / c->ppn, p = pos_of(c, r), nk = p == 0 ? nkids(c, node) : 0;
+        if (t->down_pending || k >= c->nchunks || !c->has_res[at(c, r, k)] || (nk && t->down_net >= TREE_SLOTS))
+            return;
+        int q0 = 2 * node_to_pos(c, node) + 1;
+        for (int q = q0; q < q0 + nk; q++) {
+            int kid = rank_at(c, pos_to_node(c, q), 0);
+            t->down_net++;
+            send(c, r, kid, k, on_down_net_arrived, key(kid, k));
+        }
+        if (p + 1 < c->ppn) {
+            t->down_pending = 1;
+            send(c, r, rank_at(c, node, p + 1), k, on_down_arrived, key(rank_at(c, node, p + 1), k));
+            return;
+        }
+        t->down_next++;
+        check_done(c, r);
+    }
+}
+
+static bool tree_supports(const coll_system *sys, coll_kind kind, const char **why)
+{
+    if (kind != COLL_ALL_REDUCE) {
+        *why = "Tree is an all_reduce algorithm";
+        return false;
+    }
+    if (sys->nnodes < 2) {
+        *why = "modelled across nodes (inside one node NCCL's tree is a chain; use Ring)";
+        return false;
+    }
+    return true;
+}
+
+static double tree_pace(const coll_exec *x)
+{
+    double gbps = coll_tree_perch_GBps(x->sys->gpu_sm, x->sys->nnodes, x->req->proto);
+    if (x->req->proto == PROTO_LL)
+        gbps = coll_ll_max_GBps(x->sys->gpu_sm, x->sys->nnodes, x->sys->cpu_vendor) / x->req->nchannels;
+    return gbps * 1e9 / x->proto->wire_eff;
+}
+
+/* NCCL's chunk size for Tree (enqueue.cc calcCollChunking, ref s3): halve
+ * the protocol chunk while there are too few chunks per channel to fill the
+ * pipeline of `depth` hops (Simple: below 8/4/1 x depth chunks, down to
+ * 128/64/32 KiB; LL128: below nstepsLL128 x 64/ppn and x 16/ppn chunks,
+ * nstepsLL128 = 1 + log2(nNodes) + 0.1 ppn, down to 128/32 KiB). */
+static uint64_t tree_chunk(const coll_exec *x, int nch, int depth)
+{
+    const coll_system *sys = x->sys;
+    uint64_t chunk = x->proto->chunk_bytes_pipe, per = x->req->bytes / (uint64_t)nch;
+    if (x->req->proto == PROTO_SIMPLE) {
+        while (per / chunk < (uint64_t)depth * 8 && chunk > 131072)
+            chunk /= 2;
+        while (per / chunk < (uint64_t)depth * 4 && chunk > 65536)
+            chunk /= 2;
+        while (per / chunk < (uint64_t)depth && chunk > 32768)
+            chunk /= 2;
+    } else if (x->req->proto == PROTO_LL128) {
+        double steps = 1 + floor(log2((double)sys->nnodes)) + 0.1 * sys->ppn;
+        while ((double)(per / chunk) < steps * 64 / sys->ppn && chunk > 131072)
+            chunk /= 2;
+        while ((double)(per / chunk) < steps * 16 / sys->ppn && chunk > 32768)
+            chunk /= 2;
+    }
+    return chunk;
+}
+
+static void tree_start(coll_exec *x)
+{
+    const coll_system *sys = x->sys;
+    int nch = x->req->nchannels > 0 ? x->req->nchannels : 1;
+    int depth = (int)ceil(log2((double)sys->nnodes + 1)) - 1;
+    for (int ci = 0; ci < nch; ci++) {
+        tree_chan *c = g_new0(tree_chan, 1);
+        g_ptr_array_add(x->garbage, c);
+        *c = (tree_chan){.x = x, .head = ci % sys->ppn, .tree = 2 * ci >= nch, .N = sys->nnodes, .ppn = sys->ppn,
+                         .chunk = tree_chunk(x, nch, sys->ppn - 1 + depth + 1), .pace_Bps = tree_pace(x)};
+        c->bytes = coll_share(x->req->bytes, nch, ci, x->proto->grain);
+        if (!c->bytes)
+            continue;
+        c->nchunks = (uint32_t)((c->bytes + c->chunk - 1) / c->chunk);
+        c->window = TREE_SLOTS * (uint32_t)(2 * (sys->ppn - 1) + 2 * depth + 1);
+        c->got_up = g_new0(uint8_t, (size_t)sys->nranks * c->nchunks);
+        c->has_res = g_new0(uint8_t, (size_t)sys->nranks * c->nchunks);
+        c->kids_in = g_new0(uint8_t, (size_t)sys->nnodes * c->nchunks);
+        c->rk = g_new0(tree_rank, sys->nranks);
+        for (int r = 0; r < sys->nranks; r++)
+            c->rk[r].block.Bps = c->pace_Bps;
+        g_ptr_array_add(x->garbage, c->got_up);
+        g_ptr_array_add(x->garbage, c->has_res);
+        g_ptr_array_add(x->garbage, c->kids_in);
+        g_ptr_array_add(x->garbage, c->rk);
+        x->units_left += sys->nranks;
+        for (int r = 0; r < sys->nranks; r++)
+            up_try(c, r);
+    }
+}
+
+const coll_algo coll_algo_tree = {
+    .name = "tree",
+    .summary = "chain inside each node + double binary tree across nodes, pipelined by chunk; "
+               "each node sends and receives about 2S over the network; busbw <= nCh x perChMaxTreeBw",
+    .supports = tree_supports,
+    .start = tree_start,
+};
