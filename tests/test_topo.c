@@ -408,9 +408,25 @@ static void test_topo_dot_has_every_link(void)
     topo_free(t);
 }
 
+static void test_topo_endpoint_limits_cap_routes(void)
+{
+    GError *err = NULL;
+    topo *t = topo_load("tests/data/topo/endpoint-limits.json", &(topo_opts){0}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    fab_node_id g0 = t->gpu_of_rank[0], g1 = t->gpu_of_rank[1];
+    const fab_route *r = fabric_route(t->fab, g0, g1, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    /* gpu0 injects at most 10 GB/s, ejects at most 8; PCIe Gen4 x16 is faster */
+    CU_ASSERT_DOUBLE_EQUAL(fabric_route_bw(t->fab, r), 10e9, 1);
+    r = fabric_route(t->fab, g1, g0, 0, NULL);
+    CU_ASSERT_DOUBLE_EQUAL(fabric_route_bw(t->fab, r), 8e9, 1);
+    topo_free(t);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
+        {"endpoint_limits_cap_routes", test_topo_endpoint_limits_cap_routes},
         {"shipped_all_load_with_gpu_counts", test_topo_shipped_all_load_with_gpu_counts},
         {"bad_inputs_report_code_and_position", test_topo_bad_inputs_report_code_and_position},
         {"bad_input_dir_has_15_or_more", test_topo_bad_input_dir_has_15_or_more},

@@ -105,6 +105,8 @@ static void build_server(bctx *b, int s)
                            .nvls = tn->nvls, .transit_Bps = tn->transit_Bps,
                            .transit_lat_ps = tn->transit_lat_ps};
         b->map[(size_t)s * n + k] = fabric_node_add(b->t->fab, &d);
+        if (tn->tx_Bps > 0 || tn->rx_Bps > 0)
+            fabric_node_set_endpoint(b->t->fab, b->map[(size_t)s * n + k], tn->tx_Bps, tn->rx_Bps);
         g_free(name);
     }
     for (guint k = 0; k < g->links->len; k++) {
@@ -152,6 +154,8 @@ static bool build_nics(bctx *b, int s, GError **err)
         fab_node_desc d = {.kind = FAB_NIC, .name = name, .server = s, .local = k,
                            .socket = TN(g, (guint)p)->socket, .domain = -1};
         fab_node_id id = fabric_node_add(b->t->fab, &d);
+        if (g->nic_tx_Bps > 0 || g->nic_rx_Bps > 0)
+            fabric_node_set_endpoint(b->t->fab, id, g->nic_tx_Bps, g->nic_rx_Bps);
         g_free(name);
         b->nic[(size_t)s * g->nics + k] = id;
         fabric_link_add(b->t->fab, id, b->map[(size_t)s * g->nodes->len + (guint)p], &g->nic_pcie);

@@ -69,6 +69,7 @@ typedef struct {
     int socket;        /* cpu: declared; others: derived over pcie/mem links; -1 none */
     double transit_Bps;
     int64_t transit_lat_ps;
+    double tx_Bps, rx_Bps; /* endpoint injection / ejection limits, 0 = none */
     bool nvls;
     int gpu_local;     /* GPU: index among GPUs in declaration order; else -1 */
 } tnode;
@@ -94,6 +95,7 @@ typedef struct {
     int nics;
     double nic_Bps;
     fab_link_desc nic_pcie;
+    double nic_tx_Bps, nic_rx_Bps; /* NIC injection / ejection limits, 0 = none */
     char *nics_path;
     /* scale-out */
     char *fabric;        /* NULL: none */

@@ -115,11 +115,11 @@ static bool node_add(pctx *x, const char *path, const char *id, const tnode *pro
 
 static bool parse_node(pctx *x, const cJSON *o, const char *path)
 {
-    static const char *const keys[] = {"id", "kind", "repeat", "socket", "p2p_GBps",
-                                       "transit_lat_ns", "nvls", "source", NULL};
+    static const char *const keys[] = {"id", "kind", "repeat", "socket", "p2p_GBps", "transit_lat_ns",
+                                       "tx_GBps", "rx_GBps", "nvls", "source", NULL};
     const char *id, *src;
     int kind, repeat, socket;
-    double p2p, tlat;
+    double p2p, tlat, tx, rx;
     bool nvls;
     if (!tj_object(&x->c, o, path, keys) || !tj_str(&x->c, o, path, "id", true, &id) ||
         !enum_of(x, o, path, "kind", node_kinds, &kind) ||
@@ -127,6 +127,8 @@ static bool parse_node(pctx *x, const cJSON *o, const char *path)
         !tj_int(&x->c, o, path, "socket", false, 0, 0, 63, &socket) ||
         !tj_num(&x->c, o, path, "p2p_GBps", false, 0, 0, false, 1e5, &p2p) ||
         !tj_num(&x->c, o, path, "transit_lat_ns", false, 0, 0, false, 1e9, &tlat) ||
+        !tj_num(&x->c, o, path, "tx_GBps", false, 0, 0, false, 1e5, &tx) ||
+        !tj_num(&x->c, o, path, "rx_GBps", false, 0, 0, false, 1e5, &rx) ||
         !tj_bool(&x->c, o, path, "nvls", false, &nvls) ||
         !tj_str(&x->c, o, path, "source", false, &src))
         return false;
@@ -135,7 +137,7 @@ static bool parse_node(pctx *x, const cJSON *o, const char *path)
         tnode n = {.kind = node_kind_map[kind],
                    .socket = node_kind_map[kind] == FAB_CPU ? socket + i : -1,
                    .transit_Bps = p2p * 1e9, .transit_lat_ps = (int64_t)llround(tlat * 1e3),
-                   .nvls = nvls};
+                   .tx_Bps = tx * 1e9, .rx_Bps = rx * 1e9, .nvls = nvls};
         bool ok = eid && node_add(x, path, eid, &n);
         if (!eid) {
             char *p = tj_path_key(path, "id");
@@ -335,12 +337,12 @@ static bool parse_gpu_cpu(pctx *x, const cJSON *root)
 
 static bool parse_nics(pctx *x, const cJSON *node)
 {
-    static const char *const keys[] = {"count", "gbps", "gen", "lanes", "eff", "lat_ns", "source",
-                                       NULL};
+    static const char *const keys[] = {"count", "gbps", "gen", "lanes", "eff", "lat_ns", "tx_GBps",
+                                       "rx_GBps", "source", NULL};
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(node, "nics");
     const char *p = "$.node.nics", *s;
     int gen, lanes;
-    double gbps, lat;
+    double gbps, lat, tx, rx;
     if (!o)
         return true;
     fab_link_desc *d = &x->g->nic_pcie;
@@ -350,9 +352,13 @@ static bool parse_nics(pctx *x, const cJSON *node)
         !tj_int(&x->c, o, p, "lanes", true, 0, 1, 32, &lanes) ||
         !tj_num(&x->c, o, p, "eff", false, link_eff_default[LINK_PCIE], 0, true, 1, &d->eff) ||
         !tj_num(&x->c, o, p, "lat_ns", false, link_lat_ns_default[LINK_PCIE], 0, false, 1e9, &lat) ||
+        !tj_num(&x->c, o, p, "tx_GBps", false, 0, 0, false, 1e5, &tx) ||
+        !tj_num(&x->c, o, p, "rx_GBps", false, 0, 0, false, 1e5, &rx) ||
         !tj_str(&x->c, o, p, "source", false, &s))
         return false;
     x->g->nic_Bps = gbps * 1e9 / 8;
+    x->g->nic_tx_Bps = tx * 1e9;
+    x->g->nic_rx_Bps = rx * 1e9;
     d->kind = LINK_PCIE;
     d->bw_Bps = lanes * topo_pcie_lane_Bps(gen);
     d->count = lanes;
