@@ -135,6 +135,7 @@ void fabric_node_set_endpoint(fabric *f, fab_node_id n, double tx_Bps, double rx
 
 void fabric_set_p2p(fabric *f, bool enabled) { f->p2p = enabled; }
 void fabric_set_p2p_xsocket(fabric *f, bool enabled) { f->p2p_xsocket = enabled; }
+void fabric_set_adaptive(fabric *f, bool enabled) { f->adaptive = enabled; }
 
 uint32_t fabric_node_count(const fabric *f) { return f->nodes->len; }
 uint32_t fabric_link_count(const fabric *f) { return f->links->len; }

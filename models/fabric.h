@@ -110,6 +110,12 @@ void fabric_set_p2p(fabric *f, bool enabled);
  * are staged through host memory even with P2P on. Default true. */
 void fabric_set_p2p_xsocket(fabric *f, bool enabled);
 
+/* Adaptive routing (default off): a chunk leaving a leaf for a spine takes
+ * the uplink, among those whose spine reaches its destination leaf, with
+ * the fewest chunks queued or in service, instead of its route's ECMP
+ * choice. Routes stay as computed; only the spine changes, per chunk. */
+void fabric_set_adaptive(fabric *f, bool enabled);
+
 /* Bind a GPU to the NIC it uses for traffic leaving its server (its rail).
  * Without it, the nearest NIC is used. */
 void fabric_gpu_set_nic(fabric *f, fab_node_id gpu, fab_node_id nic);

@@ -43,6 +43,7 @@ struct fabric {
     GHashTable *pair;   /* (a<<32|b) -> first link a->b, +1 */
     GHashTable *routes; /* route_key* -> fab_route* */
     bool p2p, p2p_xsocket;
+    bool adaptive;      /* leaves pick the least-loaded spine per chunk */
     /* run phase */
     sim_engine *eng;
     fab_lrun *run;      /* one per directed link */

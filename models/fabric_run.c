@@ -28,6 +28,8 @@ struct fab_chunk {
     fab_xfer *x;
     uint64_t bytes;
     int32_t hop; /* -1: on the pre server; else index into route->hop */
+    int32_t alt_hop; /* adaptive routing: hop replaced by `alt`, or -2 */
+    fab_link_id alt;
     sim_time ready;
 };
 
@@ -145,6 +147,7 @@ static void inject(fabric *f, fab_xfer *x, sim_time ready)
         c->x = x;
         c->bytes = left < x->chunk_bytes ? left : x->chunk_bytes;
         c->hop = x->pre != FAB_NONE ? -1 : 0;
+        c->alt_hop = -2;
         c->ready = ready;
         if (x->pacer && x->pacer->Bps > 0) {
             sim_time from = ready > x->pacer->t_ps ? ready : x->pacer->t_ps;
@@ -170,6 +173,55 @@ static void deliver(fabric *f, fab_chunk *c, sim_time at)
         inject(f, x, at);
 }
 
+static uint32_t link_load(const fabric *f, fab_link_id l)
+{
+    return f->run[l].qlen + (f->run[l].cur != NULL);
+}
+
+/* Adaptive routing at a leaf: of the uplinks to spines that reach the
+ * chunk's destination leaf, take the one with the fewest chunks waiting or
+ * in service (the route's own ECMP choice wins ties); the spine's downlink
+ * follows. Returns the link for hop `h`. */
+static fab_link_id adaptive_pick(fabric *f, fab_chunk *c, int32_t h)
+{
+    const fab_route *rt = c->x->route;
+    fab_link_id up = rt->hop[h];
+    if (h + 1 >= (int32_t)rt->nhops)
+        return up;
+    const fab_link *lk = LINK(f, up);
+    if (NODE(f, lk->src)->d.kind != FAB_NET_LEAF || NODE(f, lk->dst)->d.kind != FAB_NET_SPINE)
+        return up;
+    fab_node_id dst_leaf = LINK(f, rt->hop[h + 1])->dst;
+    fab_link_id best = up, best_down = rt->hop[h + 1];
+    uint32_t best_load = link_load(f, up);
+    GArray *o = NODE(f, lk->src)->out;
+    for (guint i = 0; i < o->len && best_load > 0; i++) {
+        fab_link_id l = g_array_index(o, fab_link_id, i);
+        if (NODE(f, LINK(f, l)->dst)->d.kind != FAB_NET_SPINE || link_load(f, l) >= best_load)
+            continue;
+        fab_link_id down = fabric_link_between(f, LINK(f, l)->dst, dst_leaf);
+        if (down == FAB_NONE)
+            continue;
+        best = l;
+        best_down = down;
+        best_load = link_load(f, l);
+    }
+    if (best != up) {
+        c->alt_hop = h + 1;
+        c->alt = best_down;
+    }
+    return best;
+}
+
+static fab_link_id next_link(fabric *f, fab_chunk *c)
+{
+    if (c->alt_hop == c->hop)
+        return c->alt;
+    if (f->adaptive)
+        return adaptive_pick(f, c, c->hop);
+    return c->x->route->hop[c->hop];
+}
+
 static void on_link_done(sim_engine *e, void *ctx, uint64_t arg)
 {
     fabric *f = ctx;
@@ -182,7 +234,7 @@ static void on_link_done(sim_engine *e, void *ctx, uint64_t arg)
     if (c->hop + 1 < (int32_t)x->route->nhops) {
         c->hop++;
         c->ready = at;
-        link_enqueue(f, x->route->hop[c->hop], c);
+        link_enqueue(f, next_link(f, c), c);
     } else {
         deliver(f, c, at);
     }

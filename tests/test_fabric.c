@@ -158,12 +158,14 @@ static void test_fabric_unreachable_is_an_error(void)
     fabric_free(f);
 }
 
-static void test_fabric_cross_server_rail_and_ecmp(void)
+/* 2 servers x (gpu - sw - nic), leaves leaf0/leaf1, spines sp[0..1] with
+ * leaf-spine links of spine_GBps. */
+static fabric *two_servers(double spine_GBps, fab_node_id g[2], fab_node_id leaf[2], fab_node_id sp[2])
 {
-    /* 2 servers x (gpu - sw - nic), leaves l0,l1, spines s0,s1 */
     fabric *f = fabric_new();
-    fab_node_id g[2], nic[2], leaf[2], sp[2];
+    fab_node_id nic[2];
     fab_link_desc pcie = lk(LINK_PCIE, 32, 0.9, 100), net = lk(LINK_NET, 50, 0.96, 500);
+    fab_link_desc up = lk(LINK_NET, spine_GBps, 0.96, 500);
     for (int s = 0; s < 2; s++) {
         char nm[32];
         g_snprintf(nm, sizeof nm, "n%d.gpu0", s);
@@ -182,9 +184,16 @@ static void test_fabric_cross_server_rail_and_ecmp(void)
         char nm[32];
         g_snprintf(nm, sizeof nm, "spine%d", s);
         sp[s] = add(f, FAB_NET_SPINE, nm, -1, -1);
-        fabric_link_add(f, leaf[0], sp[s], &net);
-        fabric_link_add(f, leaf[1], sp[s], &net);
+        fabric_link_add(f, leaf[0], sp[s], &up);
+        fabric_link_add(f, leaf[1], sp[s], &up);
     }
+    return f;
+}
+
+static void test_fabric_cross_server_rail_and_ecmp(void)
+{
+    fab_node_id g[2], leaf[2], sp[2];
+    fabric *f = two_servers(50, g, leaf, sp);
     const fab_route *r = fabric_route(f, g[0], g[1], 0, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_EQUAL(r->nhops, 8); /* gpu sw nic leaf spine leaf nic sw gpu */
@@ -240,6 +249,38 @@ static void test_fabric_paced_equals_private_server(void)
     ASSERT_REL(t[1], (double)S / 5e9 * 1e12, 0.02);
 }
 
+static void test_fabric_adaptive_routing_avoids_ecmp_collision(void)
+{
+    /* two flows whose ECMP hash picks the same spine; spines are the
+     * bottleneck (10 GB/s each way per spine, NICs 48) */
+    sim_time t[2][2];
+    for (int adaptive = 0; adaptive < 2; adaptive++) {
+        fab_node_id g[2], leaf[2], sp[2];
+        fabric *f = two_servers(10, g, leaf, sp);
+        fabric_set_adaptive(f, adaptive);
+        uint32_t a = 0, b = 1;
+        fab_node_id s0 = fabric_link_dst(f, fabric_route(f, g[0], g[1], a, NULL)->hop[3]);
+        while (fabric_link_dst(f, fabric_route(f, g[0], g[1], b, NULL)->hop[3]) != s0)
+            b++;
+        sim_engine *e = sim_engine_new(1);
+        fabric_attach(f, e);
+        uint64_t S = 64 << 20, c = 256 << 10;
+        fabric_transfer_start(f, fabric_route(f, g[0], g[1], a, NULL), FAB_NONE, S, c, 8, 0, on_done, t[adaptive], 0);
+        fabric_transfer_start(f, fabric_route(f, g[0], g[1], b, NULL), FAB_NONE, S, c, 8, 0, on_done, t[adaptive], 1);
+        sim_engine_run(e);
+        uint64_t in, out;
+        fabric_totals(f, &in, &out);
+        CU_ASSERT_EQUAL(in, out);
+        sim_engine_free(e);
+        fabric_free(f);
+    }
+    double spine = 10e9 * 0.96, S = 64 << 20;
+    /* ECMP: both flows share one spine: 2S over it */
+    ASSERT_REL(t[0][1], 2 * S / spine * 1e12, 0.03);
+    /* adaptive: the leaf spreads chunks over both spines: about S over each */
+    ASSERT_REL(t[1][1], S / spine * 1e12, 0.05);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -248,6 +289,7 @@ int main(void)
         {"/fabric/route/nvlink-then-staging", test_fabric_route_prefers_nvlink_then_stages_without_p2p},
         {"/fabric/route/unreachable-is-error", test_fabric_unreachable_is_an_error},
         {"/fabric/route/cross-server-rail-ecmp", test_fabric_cross_server_rail_and_ecmp},
+        {"/fabric/route/adaptive-avoids-ecmp-collision", test_fabric_adaptive_routing_avoids_ecmp_collision},
         {"/fabric/server/caps-rate", test_fabric_private_server_caps_rate},
         {"/fabric/pacing/equals-private-server", test_fabric_paced_equals_private_server},
         {0},

@@ -209,7 +209,7 @@ static void build_network(bctx *b, int nodes, double oversub)
 static bool param_on(GHashTable *p, const char *key, bool dflt)
 {
     const char *v = g_hash_table_lookup(p, key);
-    return v ? !strcmp(v, "on") : dflt;
+    return v && strcmp(v, "default") ? !strcmp(v, "on") : dflt;
 }
 
 static double param_num(GHashTable *p, const char *key, double dflt)
@@ -304,6 +304,7 @@ static topo *build(tgraph *g, topo_src *src, const topo_opts *o, GError **err)
         build_network(&b, nodes, param_num(g->params, "oversubscription", b.fab.oversubscription));
     fabric_set_p2p(t->fab, t->p2p);
     fabric_set_p2p_xsocket(t->fab, param_on(g->params, "p2p_xsocket", true));
+    fabric_set_adaptive(t->fab, param_on(g->params, "adaptive_routing", b.fab.adaptive_routing));
     t->gpu_of_rank = g_new(fab_node_id, t->nranks);
     t->nic_of_rank = g_new(fab_node_id, t->nranks);
     for (int r = 0; ok && r < t->nranks; r++) {

@@ -60,6 +60,7 @@ static const param_spec param_specs[] = {
     {"nics_per_node", "NICs per server (1..64)", false, true, 1, 64},
     {"nvlink.links", "NVLinks per GPU (1..18)", false, true, 1, 18},
     {"oversubscription", "leaf down:up bandwidth ratio (1..64)", false, false, 1, 64},
+    {"adaptive_routing", "leaves spread chunks over spines by load (on|off; default: the fabric's)", true, false, 0, 0},
 };
 
 static const param_spec *param_find(const char *key)
@@ -138,6 +139,10 @@ GHashTable *topo_params_load(const topo_src *src, const cJSON *root, const char 
         }
         g_hash_table_replace(h, g_strdup(v->string), txt);
     }
+    /* every system with a scale-out fabric can switch its adaptive routing;
+     * "default" keeps the fabric file's setting */
+    if (cJSON_GetObjectItemCaseSensitive(root, "scaleout") && !g_hash_table_contains(h, "adaptive_routing"))
+        g_hash_table_replace(h, g_strdup("adaptive_routing"), g_strdup("default"));
     for (const char *const *s = sets; s && *s; s++) {
         const char *eq = strchr(*s, '=');
         char *key = eq ? g_strndup(*s, (gsize)(eq - *s)) : g_strdup(*s);

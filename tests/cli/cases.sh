@@ -37,3 +37,5 @@ check p2p-compare-bad-file 2 'bad_p2p_input' -- p2p --topo pcie-gen3-2gpu --comp
 same_output determinism-collective -- collective --topo dgx-h100 --nodes 2 -b 8 -e 256M -f 8 --explain
 same_output determinism-alltoall -- collective --topo dgx-a100 --nodes 2 --op alltoall -b 1M -e 32M -f 4
 same_output determinism-p2p -- p2p --topo dgx1-v100
+check set-adaptive-routing 0 'alltoall_perf' -- collective --topo dgx-h100 --nodes 2 --op alltoall -b 1M -e 1M --set adaptive_routing=off
+check set-adaptive-routing-bad 2 'expected on or off' -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M --set adaptive_routing=maybe
