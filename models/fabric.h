@@ -44,7 +44,7 @@ typedef enum {
     LINK_PCIE,
     LINK_NVLINK,
     LINK_XSOCKET, /* UPI / QPI / xGMI between sockets */
-    LINK_MEM,     /* root complex <-> host memory */
+    LINK_MEM,     /* root complex <-> host memory; half duplex: reads and writes share bw */
     LINK_NET,     /* NIC <-> leaf, leaf <-> spine */
     LINK_SERVER,  /* a private server (channel cap, endpoint limit, transit); not in the graph */
     LINK_KINDS
@@ -189,6 +189,8 @@ void fabric_transfer_start_paced(fabric *f, const fab_route *route, fab_pacer *p
                                  uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done,
                                  void *ctx, uint64_t arg);
 
+/* Statistics of directed link l (for a half-duplex LINK_MEM link, of the
+ * server both directions share). */
 const fab_link_stats *fabric_link_stats(const fabric *f, fab_link_id l);
 /* Bytes injected and delivered over all transfers since attach. */
 void fabric_totals(const fabric *f, uint64_t *injected, uint64_t *delivered);

@@ -90,6 +90,14 @@ static void chunk_free(fabric *f, fab_chunk *c)
 
 static void on_link_done(sim_engine *e, void *ctx, uint64_t arg);
 
+/* The server a directed link's chunks queue on: its own, except host memory
+ * (LINK_MEM), which is half duplex: DRAM serves reads and writes from one
+ * pool, so both directions share the even link's queue. */
+static inline fab_link_id server_of(const fabric *f, fab_link_id l)
+{
+    return LINK(f, l)->d.kind == LINK_MEM ? (l & ~1u) : l;
+}
+
 static void start_service(fabric *f, fab_link_id l, fab_chunk *c)
 {
     fab_lrun *r = &f->run[l];
@@ -107,6 +115,7 @@ static void start_service(fabric *f, fab_link_id l, fab_chunk *c)
 
 static void link_enqueue(fabric *f, fab_link_id l, fab_chunk *c)
 {
+    l = server_of(f, l);
     fab_lrun *r = &f->run[l];
     if (!r->cur) {
         start_service(f, l, c);
@@ -175,6 +184,7 @@ static void deliver(fabric *f, fab_chunk *c, sim_time at)
 
 static uint32_t link_load(const fabric *f, fab_link_id l)
 {
+    l = server_of(f, l);
     return f->run[l].qlen + (f->run[l].cur != NULL);
 }
 
@@ -284,7 +294,7 @@ void fabric_transfer_start_paced(fabric *f, const fab_route *route, fab_pacer *p
 const fab_link_stats *fabric_link_stats(const fabric *f, fab_link_id l)
 {
     static const fab_link_stats none;
-    return f->run && l < f->run_cap ? &f->run[l].st : &none;
+    return f->run && l < f->run_cap ? &f->run[server_of(f, l)].st : &none;
 }
 
 void fabric_totals(const fabric *f, uint64_t *injected, uint64_t *delivered)
