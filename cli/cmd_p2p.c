@@ -114,6 +114,8 @@ static void compare(const char *path, const p2pmatrix_set *meas, const p2pmatrix
     g_free(errs);
 }
 
+/* Simulate and print (fmt "text"/"csv"/"json", or NULL: print nothing but
+ * the comparison), comparing with the measured log `cmp` when not NULL. */
 static int run_p2p(const sys_opts *so, const char *cmp, const char *fmt)
 {
     GError *err = NULL;
@@ -155,7 +157,9 @@ static int run_p2p(const sys_opts *so, const char *cmp, const char *fmt)
         rc = cli_fail(err);
         goto out;
     }
-    if (!strcmp(fmt, "csv")) {
+    if (!fmt) {
+        /* comparison only */
+    } else if (!strcmp(fmt, "csv")) {
         write_csv(set);
     } else if (!strcmp(fmt, "json")) {
         write_json(ton, set);
@@ -173,6 +177,11 @@ out:
     topo_free(ton);
     topo_free(toff);
     return rc;
+}
+
+int p2p_compare_only(const sys_opts *so, const char *path)
+{
+    return run_p2p(so, path, NULL);
 }
 
 int cmd_p2p(int argc, char **argv)

@@ -35,10 +35,23 @@ static int log_gpus_per_thread(const char *path)
     return 1;
 }
 
+/* Is `path` a p2pBandwidthLatencyTest output (rather than nccl-tests)? */
+static bool is_p2p_log(const char *path)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (!g_file_get_contents(path, &text, &len, NULL))
+        return false;
+    return g_strstr_len(text, (gssize)len, "P2P Connectivity Matrix") ||
+           g_strstr_len(text, (gssize)len, "Bandwidth Matrix (GB/s)");
+}
+
 static int run_validate(const char *path, const char *op, const char *algo, const char *proto,
                         double max_err, sys_opts *so)
 {
     GError *err = NULL;
+    if (is_p2p_log(path))
+        return p2p_compare_only(so, path);
     int hint = -1;
     if (op) {
         coll_kind k;

@@ -26,4 +26,8 @@ void sys_opts_clear(sys_opts *o);
 /* Fill *s from t (pointers into t; valid while t lives). */
 void sys_from_topo(coll_system *s, const topo *t, const sys_opts *o);
 
+/* `conveyor p2p --compare PATH` without printing the simulated matrices
+ * (cmd_p2p.c); `validate` uses it for p2pBandwidthLatencyTest logs. */
+int p2p_compare_only(const sys_opts *so, const char *path);
+
 #endif

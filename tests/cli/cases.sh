@@ -39,3 +39,4 @@ same_output determinism-alltoall -- collective --topo dgx-a100 --nodes 2 --op al
 same_output determinism-p2p -- p2p --topo dgx1-v100
 check set-adaptive-routing 0 'alltoall_perf' -- collective --topo dgx-h100 --nodes 2 --op alltoall -b 1M -e 1M --set adaptive_routing=off
 check set-adaptive-routing-bad 2 'expected on or off' -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M --set adaptive_routing=maybe
+check validate-p2p-log 0 'summary: bi_bw_enabled' -- validate --topo pcie-gen3-2gpu tests/data/nccltests/22-rtx2080ti-2gpu-pcie3-noP2P-p2pBandwidthLatencyTest.txt
