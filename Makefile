@@ -20,9 +20,9 @@ PKGS = glib-2.0 libcjson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS ?= -O2 -g
-CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -I. $(PKG_CFLAGS) $(SANFLAGS) -MMD -MP
+override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -I. $(PKG_CFLAGS) $(SANFLAGS) -MMD -MP
 ifeq ($(CI),true)
-CFLAGS += -Werror
+override CFLAGS += -Werror
 endif
 LDLIBS = $(PKG_LIBS) -lcsv -lm
 LDFLAGS += $(SANFLAGS)

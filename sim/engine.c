@@ -13,9 +13,8 @@
 typedef struct {
     sim_handler fn;
     void *ctx;
-    uint64_t arg;
-    uint32_t next_free;
-} slot;
+    uint64_t arg; /* while the slot is free: the next free slot */
+} slot;           /* 24 bytes */
 
 #define NO_SLOT UINT32_MAX
 
@@ -62,11 +61,12 @@ static uint32_t slot_alloc(sim_engine *e)
 {
     if (e->free_head != NO_SLOT) {
         uint32_t i = e->free_head;
-        e->free_head = e->pool[i].next_free;
+        e->free_head = (uint32_t)e->pool[i].arg;
         return i;
     }
+    if (e->pool_len == SIM_QUEUE_MAX_PAYLOAD)
+        return NO_SLOT;
     if (e->pool_len == e->pool_cap) {
-        g_assert(e->pool_cap < UINT32_MAX / 2);
         e->pool_cap *= 2;
         e->pool = g_renew(slot, e->pool, e->pool_cap);
         sim_queue_set_prefetch(e->q, e->pool, sizeof(slot));
@@ -76,7 +76,7 @@ static uint32_t slot_alloc(sim_engine *e)
 
 static void slot_release(sim_engine *e, uint32_t i)
 {
-    e->pool[i].next_free = e->free_head;
+    e->pool[i].arg = e->free_head;
     e->free_head = i;
 }
 
@@ -95,6 +95,8 @@ sim_event sim_engine_at(sim_engine *e, sim_time at, sim_handler fn, void *ctx, u
     if (at < e->now)
         return fail(e, SIM_EPAST);
     uint32_t i = slot_alloc(e);
+    if (i == NO_SLOT)
+        return fail(e, SIM_ETOO_MANY);
     e->pool[i] = (slot){.fn = fn, .ctx = ctx, .arg = arg};
     uint64_t seq = sim_queue_push(e->q, at, i);
     size_t n = sim_queue_len(e->q);

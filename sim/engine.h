@@ -30,6 +30,7 @@ enum {
     SIM_OK = 0,
     SIM_ETIME_OVERFLOW = -1, /* an event was scheduled past SIM_TIME_MAX */
     SIM_EPAST = -2,          /* an event was scheduled before now */
+    SIM_ETOO_MANY = -3,      /* more than 2^24 (16.7 million) events pending at once */
 };
 
 typedef struct {

@@ -2,7 +2,8 @@
  *
  * Three tiers, each holding a contiguous range of times:
  *
- *   bottom  a small 4-ary min-heap ordered by (time, seq): every entry with
+ *   bottom  a small sorted run ordered by (time, seq), popped from the
+ *           front (new entries due before every rung are inserted): every entry with
  *           time < `bottom_end`; pops come from here only;
  *   rungs   up to MAX_RUNGS arrays of buckets; rung k's buckets are
  *           2^shift picoseconds wide and cover [cur_start, end), where end is
@@ -11,7 +12,7 @@
  *
  * Push appends to top or to one rung bucket (O(1)), or heap-inserts into
  * bottom when the time falls before the current bucket. When bottom runs dry
- * the next non-empty bucket of the innermost rung is heapified into bottom,
+ * the next non-empty bucket of the innermost rung is sorted into bottom,
  * or split into a finer rung if it is large; when all rungs are empty the top
  * is spread into a fresh rung 0 (~BUCKET_MEAN entries per bucket). Each entry
  * is moved a small number of times, so hold is O(1) amortised instead of
@@ -28,11 +29,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 16 bytes: the insertion sequence number in the high 40 bits of `sp`, the
+ * payload in the low 24, so (t, sp) orders by (time, insertion). */
 typedef struct {
     sim_time t;
-    uint64_t seq;
-    uint32_t payload;
+    uint64_t sp;
 } entry;
+
+#define PAYLOAD_BITS 24
+#define E_SEQ(e) ((e).sp >> PAYLOAD_BITS)
+#define E_PAYLOAD(e) ((uint32_t)((e).sp & ((UINT64_C(1) << PAYLOAD_BITS) - 1)))
 
 typedef struct {
     entry *v;
@@ -49,10 +55,10 @@ typedef struct {
 } rung;
 
 #ifndef QUEUE_BUCKET_MEAN
-#define QUEUE_BUCKET_MEAN 4
+#define QUEUE_BUCKET_MEAN 8
 #endif
 #ifndef QUEUE_SPLIT_AT
-#define QUEUE_SPLIT_AT 64
+#define QUEUE_SPLIT_AT 32
 #endif
 enum {
     MAX_RUNGS = 8,
@@ -71,9 +77,9 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 struct sim_queue {
-    /* bottom heap */
+    /* bottom: entries heap[hpos..hlen) sorted by (time, seq) */
     entry *heap;
-    size_t hlen, hcap;
+    size_t hpos, hlen, hcap;
     /* rungs 0..nr-1, 0 outermost */
     rung r[MAX_RUNGS];
     unsigned nr;
@@ -93,7 +99,7 @@ static inline uint64_t ukey(sim_time t) { return (uint64_t)t ^ (UINT64_C(1) << 6
 
 static inline bool before(const entry *a, const entry *b)
 {
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+    return a->t < b->t || (a->t == b->t && a->sp < b->sp);
 }
 
 static inline void vec_push(vec *v, entry e)
@@ -141,43 +147,22 @@ void sim_queue_free(sim_queue *q)
     g_free(q);
 }
 
-/* ---- bottom heap ---- */
+/* ---- bottom: a sorted run popped from the front ---- */
 
-static void sift_up(entry *h, size_t i)
+static int entry_cmp(const void *a, const void *b)
 {
-    entry e = h[i];
-    while (i > 0) {
-        size_t p = (i - 1) / 4;
-        if (!before(&e, &h[p]))
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = e;
-}
-
-static void sift_down(entry *h, size_t n, size_t i)
-{
-    entry e = h[i];
-    for (;;) {
-        size_t c = 4 * i + 1;
-        if (c >= n)
-            break;
-        size_t best = c;
-        size_t end = c + 4 < n ? c + 4 : n;
-        for (size_t k = c + 1; k < end; k++)
-            if (before(&h[k], &h[best]))
-                best = k;
-        if (!before(&h[best], &e))
-            break;
-        h[i] = h[best];
-        i = best;
-    }
-    h[i] = e;
+    const entry *x = a, *y = b;
+    return before(x, y) ? -1 : before(y, x) ? 1 : 0;
 }
 
 static void heap_reserve(sim_queue *q, size_t n)
 {
+    if (q->hpos > 0 && n > q->hcap) { /* compact before growing */
+        memmove(q->heap, q->heap + q->hpos, (q->hlen - q->hpos) * sizeof(entry));
+        q->hlen -= q->hpos;
+        n -= q->hpos;
+        q->hpos = 0;
+    }
     if (n > q->hcap) {
         while (q->hcap < n)
             q->hcap *= 2;
@@ -185,27 +170,46 @@ static void heap_reserve(sim_queue *q, size_t n)
     }
 }
 
+/* An event due before every rung: insert it into the sorted bottom (it is
+ * usually near the end: scan from there). */
 static inline void heap_push(sim_queue *q, entry e)
 {
     heap_reserve(q, q->hlen + 1);
-    q->heap[q->hlen] = e;
-    sift_up(q->heap, q->hlen);
+    size_t i = q->hlen;
+    while (i > q->hpos && before(&e, &q->heap[i - 1]))
+        i--;
+    memmove(q->heap + i + 1, q->heap + i, (q->hlen - i) * sizeof(entry));
+    q->heap[i] = e;
     q->hlen++;
 }
 
-/* Move a bucket (or the top) into the empty bottom heap and heapify. */
+/* Move a bucket (or the top) into the empty bottom and sort it. Buckets are
+ * small and mostly in order (equal times arrive in seq order): insertion
+ * sort; large batches use qsort. */
 static void heap_fill(sim_queue *q, vec *v)
 {
+    q->hpos = q->hlen = 0;
     heap_reserve(q, v->n);
-    memcpy(q->heap, v->v, v->n * sizeof(entry));
+    entry *h = q->heap;
+    memcpy(h, v->v, v->n * sizeof(entry));
     q->hlen = v->n;
     vec_drained(v);
     if (q->pf_base)
         for (size_t i = 0; i < q->hlen; i++)
-            __builtin_prefetch(q->pf_base + (size_t)q->heap[i].payload * q->pf_stride);
-    if (q->hlen > 1)
-        for (size_t i = (q->hlen - 2) / 4 + 1; i-- > 0;)
-            sift_down(q->heap, q->hlen, i);
+            __builtin_prefetch(q->pf_base + (size_t)E_PAYLOAD(h[i]) * q->pf_stride);
+    if (q->hlen > 48) {
+        qsort(h, q->hlen, sizeof(entry), entry_cmp);
+        return;
+    }
+    for (size_t i = 1; i < q->hlen; i++) {
+        entry e = h[i];
+        size_t j = i;
+        while (j > 0 && before(&e, &h[j - 1])) {
+            h[j] = h[j - 1];
+            j--;
+        }
+        h[j] = e;
+    }
 }
 
 /* ---- rungs ---- */
@@ -241,7 +245,7 @@ static void spread(rung *g, vec *src)
     vec_drained(src);
 }
 
-/* Refill the empty bottom heap from the rungs or the top. Returns false when
+/* Refill the empty bottom from the rungs or the top. Returns false when
  * the queue is empty. */
 static bool refill(sim_queue *q)
 {
@@ -336,7 +340,7 @@ static bool refill(sim_queue *q)
         q->top_start = wraps ? INT64_MAX : (sim_time)(end ^ (UINT64_C(1) << 63));
         if (q->top_start == INT64_MAX && q->top_max == INT64_MAX) {
             /* the last bucket would hold INT64_MAX entries that push now sends
-             * to the top: keep it simple and heapify everything */
+             * to the top: keep it simple and sort everything into bottom */
             heap_fill(q, &q->top);
             return true;
         }
@@ -350,8 +354,9 @@ static bool refill(sim_queue *q)
 
 uint64_t sim_queue_push(sim_queue *q, sim_time t, uint32_t payload)
 {
+    g_assert(payload < SIM_QUEUE_MAX_PAYLOAD && q->next_seq < (UINT64_C(1) << (64 - PAYLOAD_BITS)));
     uint64_t seq = q->next_seq++;
-    entry e = {.t = t, .seq = seq, .payload = payload};
+    entry e = {.t = t, .sp = seq << PAYLOAD_BITS | payload};
     q->len++;
     if (t >= q->top_start) {
         if (q->top.n == 0 || t < q->top_min)
@@ -379,36 +384,33 @@ bool sim_queue_peek(const sim_queue *cq, sim_time *t, uint32_t *payload)
     /* Peek may refill the bottom tier: a logically-const operation on a
      * queue that is never itself defined const (it comes from malloc). */
     sim_queue *q = (sim_queue *)cq;
-    if (q->hlen == 0 && !refill(q))
+    if (q->hpos == q->hlen && !refill(q))
         return false;
     if (t)
-        *t = q->heap[0].t;
+        *t = q->heap[q->hpos].t;
     if (payload)
-        *payload = q->heap[0].payload;
+        *payload = E_PAYLOAD(q->heap[q->hpos]);
     return true;
 }
 
 bool sim_queue_pop(sim_queue *q, sim_time *t, uint32_t *payload)
 {
-    if (q->hlen == 0 && !refill(q))
+    if (q->hpos == q->hlen && !refill(q))
         return false;
+    const entry *e = &q->heap[q->hpos++];
     if (t)
-        *t = q->heap[0].t;
+        *t = e->t;
     if (payload)
-        *payload = q->heap[0].payload;
+        *payload = E_PAYLOAD(*e);
     q->len--;
-    if (--q->hlen > 0) {
-        q->heap[0] = q->heap[q->hlen];
-        sift_down(q->heap, q->hlen, 0);
-    }
     return true;
 }
 
 bool sim_queue_pop_until(sim_queue *q, sim_time limit, sim_time *t, uint32_t *payload)
 {
-    if (q->hlen == 0 && !refill(q))
+    if (q->hpos == q->hlen && !refill(q))
         return false;
-    if (q->heap[0].t > limit)
+    if (q->heap[q->hpos].t > limit)
         return false;
     return sim_queue_pop(q, t, payload);
 }
@@ -424,10 +426,10 @@ void sim_queue_set_prefetch(sim_queue *q, const void *base, size_t stride)
 static bool vec_cancel(vec *v, uint64_t seq, uint32_t *payload)
 {
     for (uint32_t i = 0; i < v->n; i++) {
-        if (v->v[i].seq != seq)
+        if (E_SEQ(v->v[i]) != seq)
             continue;
         if (payload)
-            *payload = v->v[i].payload;
+            *payload = E_PAYLOAD(v->v[i]);
         v->v[i] = v->v[--v->n]; /* order inside a bucket or the top is free */
         return true;
     }
@@ -438,18 +440,14 @@ bool sim_queue_cancel(sim_queue *q, uint64_t seq, uint32_t *payload)
 {
     if (seq >= q->next_seq)
         return false;
-    for (size_t i = 0; i < q->hlen; i++) {
-        if (q->heap[i].seq != seq)
+    for (size_t i = q->hpos; i < q->hlen; i++) {
+        if (E_SEQ(q->heap[i]) != seq)
             continue;
         if (payload)
-            *payload = q->heap[i].payload;
+            *payload = E_PAYLOAD(q->heap[i]);
+        memmove(q->heap + i, q->heap + i + 1, (q->hlen - i - 1) * sizeof(entry));
         q->hlen--;
         q->len--;
-        if (i < q->hlen) {
-            q->heap[i] = q->heap[q->hlen];
-            sift_up(q->heap, i);
-            sift_down(q->heap, q->hlen, i);
-        }
         return true;
     }
     for (unsigned k = 0; k < q->nr; k++) {

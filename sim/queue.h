@@ -2,7 +2,7 @@
  *
  * (time, seq, payload) entries ordered by time, then by seq (insertion
  * order), so equal times pop FIFO and runs are reproducible. Implemented as a
- * ladder queue (O(1) amortised hold) whose bottom tier is a small 4-ary heap;
+ * ladder queue (O(1) amortised hold) whose bottom tier is a small sorted run;
  * see sim/queue.c and docs/performance.md.
  */
 #ifndef SIM_QUEUE_H
@@ -21,6 +21,9 @@ typedef struct sim_queue sim_queue;
  * (GLib's policy). */
 sim_queue *sim_queue_new(size_t capacity);
 void sim_queue_free(sim_queue *q);
+
+/* Payloads must be below this (2^24); sequence numbers below 2^40. */
+#define SIM_QUEUE_MAX_PAYLOAD (UINT32_C(1) << 24)
 
 /* Insert an entry; returns its sequence number (unique, increasing), which
  * is also the handle for sim_queue_cancel(). O(1) amortised. */

@@ -141,6 +141,28 @@ static void test_time_conversions_round_trip(void)
     CU_ASSERT_EQUAL(sim_time_from_s(1e30), SIM_TIME_MAX);
 }
 
+static void test_rng_exponential_moments_and_tail(void)
+{
+    sim_rng r;
+    sim_rng_seed(&r, 12345);
+    enum { N = 2000000 };
+    double sum = 0, sum2 = 0;
+    int tail3 = 0, tail8 = 0;
+    for (int i = 0; i < N; i++) {
+        double x = sim_rng_exp(&r, 2.0);
+        CU_ASSERT(x >= 0);
+        sum += x;
+        sum2 += x * x;
+        tail3 += x > 6.0;
+        tail8 += x > 16.0;
+    }
+    double mean = sum / N, var = sum2 / N - mean * mean;
+    ASSERT_REL(mean, 2.0, 0.005);  /* standard error of the mean: 0.07% */
+    ASSERT_REL(var, 4.0, 0.02);
+    ASSERT_REL((double)tail3 / N, exp(-3.0), 0.02);
+    ASSERT_REL((double)tail8 / N, exp(-8.0), 0.2); /* ~671 draws beyond the ziggurat's base layer */
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -151,6 +173,7 @@ int main(void)
         {"/engine/schedule/past-is-error", test_engine_past_time_is_an_error},
         {"/engine/cancel/skips-event", test_engine_cancel_skips_event},
         {"/time/conversions", test_time_conversions_round_trip},
+        {"/rng/exponential/moments-and-tail", test_rng_exponential_moments_and_tail},
         {0},
     };
     return test_main("engine", cases);
