@@ -7,6 +7,7 @@
 #include "fabric.h"
 
 typedef struct fab_chunk fab_chunk;
+typedef struct fab_xfer fab_xfer;
 
 typedef struct {
     fab_node_desc d;
@@ -50,6 +51,8 @@ struct fabric {
     uint32_t run_cap;
     fab_chunk *free_chunks;
     GPtrArray *chunk_blocks;
+    fab_xfer *free_xfers;   /* finished transfer records, for reuse */
+    GPtrArray *xfer_allocs; /* every transfer record allocated since attach */
     uint64_t injected, delivered;
     /* routing scratch and the cache of in-server legs (GPU <-> its NIC) */
     GHashTable *legs;  /* route_key* -> fab_route* of graph links only */

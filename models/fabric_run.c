@@ -11,7 +11,10 @@
 
 #include <string.h>
 
-typedef struct {
+typedef struct fab_xfer fab_xfer;
+struct fab_xfer {
+    fab_xfer *next_free;
+    fabric *fab;
     const fab_route *route;
     fab_link_id pre;
     uint64_t bytes, chunk_bytes, injected, delivered;
@@ -21,7 +24,7 @@ typedef struct {
     fab_done_fn done;
     void *ctx;
     uint64_t arg;
-} fab_xfer;
+};
 
 struct fab_chunk {
     fab_chunk *next;
@@ -55,6 +58,10 @@ void fabric_run_free(fabric *f)
         g_ptr_array_unref(f->chunk_blocks);
     f->chunk_blocks = NULL;
     f->free_chunks = NULL;
+    if (f->xfer_allocs)
+        g_ptr_array_unref(f->xfer_allocs);
+    f->xfer_allocs = NULL;
+    f->free_xfers = NULL;
 }
 
 void fabric_attach(fabric *f, sim_engine *e)
@@ -64,6 +71,7 @@ void fabric_attach(fabric *f, sim_engine *e)
     f->run_cap = f->links->len > 16 ? f->links->len : 16;
     f->run = g_new0(fab_lrun, f->run_cap);
     f->chunk_blocks = g_ptr_array_new_with_free_func(g_free);
+    f->xfer_allocs = g_ptr_array_new_with_free_func(g_free);
     f->injected = f->delivered = 0;
 }
 
@@ -104,7 +112,9 @@ static void start_service(fabric *f, fab_link_id l, fab_chunk *c)
     fab_link *lk = LINK(f, l);
     sim_time now = sim_engine_now(f->eng);
     sim_time start = c->ready > now ? c->ready : now;
-    sim_time ser = sim_time_for_bytes((double)c->bytes, lk->d.bw_Bps * lk->d.eff);
+    double ps = (double)c->bytes * lk->ps_per_byte;
+    sim_time ser = (sim_time)ps;
+    ser += (double)ser < ps; /* round up: a non-empty chunk takes >= 1 ps */
     r->cur = c;
     r->st.qdelay_ps += start - c->ready > 0 ? start - c->ready : 0;
     r->st.busy_ps += ser;
@@ -138,7 +148,9 @@ static void on_xfer_done(sim_engine *e, void *ctx, uint64_t arg)
     fab_done_fn done = x->done;
     void *dctx = x->ctx;
     uint64_t darg = x->arg;
-    g_free(x);
+    fabric *f = x->fab;
+    x->next_free = f->free_xfers;
+    f->free_xfers = x;
     if (done)
         done(e, dctx, darg);
 }
@@ -204,17 +216,29 @@ static fab_link_id adaptive_pick(fabric *f, fab_chunk *c, int32_t h)
     fab_node_id dst_leaf = LINK(f, rt->hop[h + 1])->dst;
     fab_link_id best = up, best_down = rt->hop[h + 1];
     uint32_t best_load = link_load(f, up);
+    if (best_load == 0)
+        return up;
+    /* the least-loaded uplink first; every spine usually reaches every leaf */
     GArray *o = NODE(f, lk->src)->out;
-    for (guint i = 0; i < o->len && best_load > 0; i++) {
-        fab_link_id l = g_array_index(o, fab_link_id, i);
-        if (NODE(f, LINK(f, l)->dst)->d.kind != FAB_NET_SPINE || link_load(f, l) >= best_load)
-            continue;
-        fab_link_id down = fabric_link_between(f, LINK(f, l)->dst, dst_leaf);
-        if (down == FAB_NONE)
-            continue;
-        best = l;
-        best_down = down;
-        best_load = link_load(f, l);
+    for (int pass = 0; pass < 2 && best == up; pass++) {
+        fab_link_id cand = FAB_NONE;
+        uint32_t cand_load = best_load;
+        for (guint i = 0; i < o->len; i++) {
+            fab_link_id l = g_array_index(o, fab_link_id, i);
+            if (NODE(f, LINK(f, l)->dst)->d.kind != FAB_NET_SPINE || link_load(f, l) >= cand_load)
+                continue;
+            if (pass == 1 && fabric_link_between(f, LINK(f, l)->dst, dst_leaf) == FAB_NONE)
+                continue;
+            cand = l;
+            cand_load = link_load(f, l);
+        }
+        if (cand == FAB_NONE)
+            break;
+        fab_link_id down = fabric_link_between(f, LINK(f, cand)->dst, dst_leaf);
+        if (down != FAB_NONE) {
+            best = cand;
+            best_down = down;
+        }
     }
     if (best != up) {
         c->alt_hop = h + 1;
@@ -263,8 +287,15 @@ static void xfer_start(fabric *f, const fab_route *route, fab_link_id pre, fab_p
                        uint64_t arg)
 {
     g_assert(f->eng && route && delay_ps >= 0);
-    fab_xfer *x = g_new0(fab_xfer, 1);
-    *x = (fab_xfer){.route = route, .pre = pre, .bytes = bytes, .chunk_bytes = chunk_bytes ? chunk_bytes : bytes,
+    fab_xfer *x = f->free_xfers;
+    if (x)
+        f->free_xfers = x->next_free;
+    else
+    {
+        x = g_new(fab_xfer, 1);
+        g_ptr_array_add(f->xfer_allocs, x);
+    }
+    *x = (fab_xfer){.fab = f, .route = route, .pre = pre, .bytes = bytes, .chunk_bytes = chunk_bytes ? chunk_bytes : bytes,
                     .window = window, .done = done, .ctx = ctx, .arg = arg, .pacer = pacer};
     sim_time at = sim_engine_now(f->eng) + delay_ps;
     if (bytes == 0 || (route->nhops == 0 && pre == FAB_NONE)) {

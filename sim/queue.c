@@ -197,6 +197,11 @@ static void heap_fill(sim_queue *q, vec *v)
     if (q->pf_base)
         for (size_t i = 0; i < q->hlen; i++)
             __builtin_prefetch(q->pf_base + (size_t)E_PAYLOAD(h[i]) * q->pf_stride);
+    size_t i = 1;
+    while (i < q->hlen && !before(&h[i], &h[i - 1]))
+        i++;
+    if (i >= q->hlen) /* already in order: the common case for equal times */
+        return;
     if (q->hlen > 48) {
         qsort(h, q->hlen, sizeof(entry), entry_cmp);
         return;
