@@ -40,3 +40,8 @@ same_output determinism-p2p -- p2p --topo dgx1-v100
 check set-adaptive-routing 0 'alltoall_perf' -- collective --topo dgx-h100 --nodes 2 --op alltoall -b 1M -e 1M --set adaptive_routing=off
 check set-adaptive-routing-bad 2 'expected on or off' -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M --set adaptive_routing=maybe
 check validate-p2p-log 0 'summary: bi_bw_enabled' -- validate --topo pcie-gen3-2gpu tests/data/nccltests/22-rtx2080ti-2gpu-pcie3-noP2P-p2pBandwidthLatencyTest.txt
+# round trip: our own nccl-tests output fed to validate on the same system gives 0% error
+# (>= 1 MiB; small sizes differ by the 2-decimal rounding of printed bandwidths)
+rt=$(mktemp); "$C" collective --topo dgx-a100 -b 1K -e 256M -f 4 > "$rt"
+check validate-round-trip 0 'median_abs_err=0.00%.*sizes >= 1MiB: median 0.00% p90 0.00%' -- validate --topo dgx-a100 "$rt"
+rm -f "$rt"
