@@ -1,50 +1,104 @@
-/* models/algo_nvls.c - NVLink SHARP all-reduce: the switch reduces and
- * multicasts.
+/* models/algo_nvls.c - NVLink SHARP all-reduce: NVLS inside a node, and
+ * NVLSTree (NVLS inside each node + a tree between nodes).
  *
- * Per channel the data is cut into chunks; chunk k is owned by a head rank.
- * Every rank sends chunk k up to the NVSwitch once; when all n contributions
- * are in, the switch reduces them and multicasts the result down to every
- * rank. The head's multimem load-reduce result (down) and store (up) add
- * 1/n of the chunk each way, so each GPU moves S(1+1/n) up and down instead
- * of the ring's 2(n-1)/n S each way. Multimem traffic runs at NCCL's
- * nvlsEfficiency (0.85 Hopper, 0.74 Blackwell, tuning.cc) of the link.
- * Ideal busbw = link bw x nvlsEff x 2(n-1)/n / (1 + 1/n).
+ * Per channel, chunk k: every GPU of a node sends it up to the node's
+ * NVSwitch once; when the node's contributions are in, the switch reduces
+ * them (multimem load-reduce) and hands the node's sum to the channel's head
+ * GPU (one head per channel, rotating over the node's GPUs, so over its rail
+ * NICs). With several nodes, the heads of a channel form a binary tree (the
+ * second half of the channels uses the mirrored tree, NCCL's double binary
+ * tree): a head waits for its children's partials, adds its own and sends
+ * up; the root has the result and it flows back down the tree. Each head
+ * then stores the result to its switch (multimem store), which multicasts
+ * it to every GPU of the node. One node is NCCL's NVLS: the head is its own
+ * root. Per GPU this moves about S(1+1/ppn) up and down over NVLink - the
+ * head's load-reduce result and store are the 1/ppn - at NCCL's
+ * nvlsEfficiency (0.85 Hopper, 0.74 Blackwell, tuning.cc) and, on two nodes,
+ * S/ppn each way over its NIC. NCCL's latency (intraLat + 2 log2(nNodes)
+ * interLat, NVLS/NVLSTree hwLat) is paid once.
+ * Ideal one-node busbw = link bw x nvlsEff x 2(n-1)/n / (1 + 1/n).
  */
 #include "coll_priv.h"
 
-#define NVLS_CHUNK (128 * 1024) /* NCCL_NVLS_CHUNKSIZE */
-#define NVLS_WINDOW 4           /* chunks in flight per rank and channel */
+#include <math.h>
 
-typedef struct nvls_chan nvls_chan;
+#define NT_CHUNK (128 * 1024) /* NCCL_NVLS_CHUNKSIZE */
+#define NT_SLOTS 8             /* NCCL_STEPS: buffer slots of each pipeline stage */
+
+typedef struct nt_chan nt_chan;
 
 typedef struct {
-    nvls_chan *ch;
+    nt_chan *ch;
     int rank;
     uint32_t k_up, up_done, down_done;
     bool busy, done;
-} nvls_unit;
+} nt_unit;
 
-struct nvls_chan {
+struct nt_chan {
     coll_exec *x;
-    uint64_t bytes;     /* this channel's payload */
+    int head;          /* local index of this channel's head GPU */
+    int tree;          /* 0: heap order over nodes, 1: mirrored */
+    uint64_t bytes;
     uint32_t nchunks;
-    uint32_t *arrived;  /* per chunk: contributions at the switch */
-    const fab_route **up, **down; /* per rank */
-    nvls_unit *u;
-    double scale;       /* wire bytes per payload byte */
+    double scale;      /* NVLink wire bytes per payload byte (1 / nvlsEff) */
+    uint8_t *arrived;  /* [node][k] contributions at the node's switch */
+    uint8_t *kids_in;  /* [node][k] children partials received by the head */
+    uint8_t *partial;  /* [node][k] the node's own partial is at its head */
+    nt_unit *u;        /* per rank */
+    uint32_t window;   /* chunks a GPU may have between its send up and the multicast back */
 };
 
-static uint64_t chunk_payload(const nvls_chan *c, uint32_t k)
+static int nodes_of(const nt_chan *c) { return c->x->sys->nnodes; }
+static int ppn_of(const nt_chan *c) { return c->x->sys->ppn; }
+
+/* tree position <-> node index */
+static int pos_to_node(const nt_chan *c, int p) { return c->tree ? nodes_of(c) - 1 - p : p; }
+static int node_to_pos(const nt_chan *c, int i) { return c->tree ? nodes_of(c) - 1 - i : i; }
+static int nkids(const nt_chan *c, int i)
 {
-    uint64_t off = (uint64_t)k * NVLS_CHUNK;
-    return c->bytes - off < NVLS_CHUNK ? c->bytes - off : NVLS_CHUNK;
+    int p = node_to_pos(c, i), n = nodes_of(c);
+    return (2 * p + 1 < n) + (2 * p + 2 < n);
 }
 
-static void up_try(nvls_unit *u);
-
-static void check_done(nvls_unit *u)
+static uint64_t payload(const nt_chan *c, uint32_t k)
 {
-    if (!u->done && u->down_done == u->ch->nchunks && u->up_done == u->ch->nchunks) {
+    uint64_t off = (uint64_t)k * NT_CHUNK;
+    return c->bytes - off < NT_CHUNK ? c->bytes - off : NT_CHUNK;
+}
+
+static fab_node_id switch_of(const coll_exec *x, fab_node_id gpu)
+{
+    const fab_link_id *out;
+    uint32_t n;
+    fabric_node_links(x->fab, gpu, &out, &n);
+    for (uint32_t i = 0; i < n; i++)
+        if (fabric_node(x->fab, fabric_link_dst(x->fab, out[i]))->kind == FAB_NVSWITCH)
+            return fabric_link_dst(x->fab, out[i]);
+    return FAB_NONE;
+}
+
+static void send(nt_chan *c, fab_node_id a, fab_node_id b, uint64_t wire, fab_done_fn fn, void *ctx, uint64_t arg)
+{
+    coll_exec *x = c->x;
+    const fab_route *r = coll_exec_route(x, a, b, (uint32_t)c->head);
+    if (!r)
+        return;
+    sim_time now = sim_engine_now(x->eng);
+    fabric_transfer_start(x->fab, r, FAB_NONE, wire, coll_exec_fabric_chunk(wire), 0,
+                          now < x->start ? x->start - now : 0, fn, ctx, arg);
+}
+
+static fab_node_id gpu(const nt_chan *c, int node, int local) { return c->x->sys->gpu[node * ppn_of(c) + local]; }
+static uint64_t nvl_wire(const nt_chan *c, uint32_t k) { return (uint64_t)((double)payload(c, k) * c->scale + 0.5); }
+static uint64_t key(int node, uint32_t k) { return ((uint64_t)(uint32_t)node << 32) | k; }
+static size_t idx(const nt_chan *c, int node, uint32_t k) { return (size_t)node * c->nchunks + k; }
+
+static void up_try(nt_unit *u);
+static void tree_step(nt_chan *c, int node, uint32_t k);
+
+static void unit_check(nt_unit *u)
+{
+    if (!u->done && u->up_done == u->ch->nchunks && u->down_done == u->ch->nchunks) {
         u->done = true;
         coll_exec_unit_done(u->ch->x);
     }
@@ -54,103 +108,182 @@ static void on_down(sim_engine *e, void *ctx, uint64_t arg)
 {
     (void)e;
     (void)arg;
-    nvls_unit *u = ctx;
+    nt_unit *u = ctx;
     u->down_done++;
     up_try(u);
-    check_done(u);
+    unit_check(u);
+}
+
+/* the head's result reached the switch: multicast to the node's GPUs */
+static void on_store(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    nt_chan *c = ctx;
+    int node = (int)(arg >> 32);
+    uint32_t k = (uint32_t)arg;
+    fab_node_id sw = switch_of(c->x, gpu(c, node, 0));
+    for (int l = 0; l < ppn_of(c); l++)
+        send(c, sw, gpu(c, node, l), nvl_wire(c, k), on_down, &c->u[node * ppn_of(c) + l], k);
+}
+
+/* the global result for chunk k is at node's head: pass it down the tree
+ * and store it to the node's switch */
+static void on_result(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    nt_chan *c = ctx;
+    int node = (int)(arg >> 32), p = node_to_pos(c, node);
+    uint32_t k = (uint32_t)arg;
+    for (int q = 2 * p + 1; q <= 2 * p + 2 && q < nodes_of(c); q++)
+        send(c, gpu(c, node, c->head), gpu(c, pos_to_node(c, q), c->head), payload(c, k), on_result, c,
+             key(pos_to_node(c, q), k));
+    send(c, gpu(c, node, c->head), switch_of(c->x, gpu(c, node, 0)), nvl_wire(c, k), on_store, c, key(node, k));
+}
+
+static void on_kid(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    nt_chan *c = ctx;
+    int node = (int)(arg >> 32);
+    uint32_t k = (uint32_t)arg;
+    c->kids_in[idx(c, node, k)]++;
+    tree_step(c, node, k);
+}
+
+static void tree_step(nt_chan *c, int node, uint32_t k)
+{
+    size_t i = idx(c, node, k);
+    if (!c->partial[i] || c->kids_in[i] < nkids(c, node))
+        return;
+    int p = node_to_pos(c, node);
+    if (p == 0) {
+        on_result(c->x->eng, c, key(node, k));
+        return;
+    }
+    int parent = pos_to_node(c, (p - 1) / 2);
+    send(c, gpu(c, node, c->head), gpu(c, parent, c->head), payload(c, k), on_kid, c, key(parent, k));
+}
+
+static void on_partial(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    nt_chan *c = ctx;
+    int node = (int)(arg >> 32);
+    c->partial[idx(c, node, (uint32_t)arg)] = 1;
+    tree_step(c, node, (uint32_t)arg);
 }
 
 static void on_up(sim_engine *e, void *ctx, uint64_t k)
 {
     (void)e;
-    nvls_unit *u = ctx;
-    nvls_chan *c = u->ch;
-    coll_exec *x = c->x;
+    nt_unit *u = ctx;
+    nt_chan *c = u->ch;
+    int node = u->rank / ppn_of(c);
     u->busy = false;
     u->up_done++;
-    if (++c->arrived[k] == (uint32_t)x->sys->nranks) {
-        uint64_t wire = (uint64_t)((double)chunk_payload(c, (uint32_t)k) * c->scale + 0.5);
-        for (int r = 0; r < x->sys->nranks; r++)
-            fabric_transfer_start(x->fab, c->down[r], FAB_NONE, wire, coll_exec_fabric_chunk(wire), 0, 0,
-                                  on_down, &c->u[r], k);
-    }
+    if (++c->arrived[idx(c, node, (uint32_t)k)] == ppn_of(c))
+        send(c, switch_of(c->x, gpu(c, node, 0)), gpu(c, node, c->head), nvl_wire(c, (uint32_t)k), on_partial, c,
+             key(node, (uint32_t)k));
     up_try(u);
-    check_done(u);
+    unit_check(u);
 }
 
-static void up_try(nvls_unit *u)
+static void up_try(nt_unit *u)
 {
-    nvls_chan *c = u->ch;
-    coll_exec *x = c->x;
-    if (u->busy || u->k_up >= c->nchunks || u->k_up - u->down_done >= NVLS_WINDOW)
+    nt_chan *c = u->ch;
+    if (u->busy || u->k_up >= c->nchunks || u->k_up - u->down_done >= c->window)
         return;
     uint32_t k = u->k_up++;
     u->busy = true;
-    uint64_t wire = (uint64_t)((double)chunk_payload(c, k) * c->scale + 0.5);
-    sim_time now = sim_engine_now(x->eng);
-    fabric_transfer_start(x->fab, c->up[u->rank], FAB_NONE, wire, coll_exec_fabric_chunk(wire), 0,
-                          now < x->start ? x->start - now : 0, on_up, u, k);
+    send(c, c->x->sys->gpu[u->rank], switch_of(c->x, c->x->sys->gpu[u->rank]), nvl_wire(c, k), on_up, u, k);
 }
 
-static bool nvls_supports(const coll_system *sys, coll_kind kind, const char **why)
+static bool nvls_common(const coll_system *sys, coll_kind kind, const char **why)
 {
     if (!sys->nvls || sys->nvswitch == FAB_NONE) {
-        *why = "no NVLS-capable NVSwitch joins the ranks";
-        return false;
-    }
-    if (sys->nnodes > 1) {
-        *why = "multi-node NVLS needs CollNet (NVLS+SHARP), not modelled; use NVLSTree or Ring";
+        *why = "no NVLS-capable NVSwitch joins the ranks of a node";
         return false;
     }
     if (kind != COLL_ALL_REDUCE) {
-        *why = "modelled for all_reduce only";
+        *why = "modelled for all_reduce";
+        return false;
+    }
+    if (sys->nnodes > 255 || sys->ppn > 255) {
+        *why = "modelled up to 255 nodes of up to 255 GPUs";
         return false;
     }
     return true;
 }
 
-static void nvls_start(coll_exec *x)
+static bool nvls_supports(const coll_system *sys, coll_kind kind, const char **why)
+{
+    if (sys->nnodes > 1) {
+        *why = "multi-node NVLS needs CollNet (NVLS+SHARP), not modelled; use NVLSTree or Ring";
+        return false;
+    }
+    return nvls_common(sys, kind, why);
+}
+
+static bool nt_supports(const coll_system *sys, coll_kind kind, const char **why)
+{
+    if (sys->nnodes < 2) {
+        *why = "NVLSTree joins several nodes (one node: NVLS)";
+        return false;
+    }
+    return nvls_common(sys, kind, why);
+}
+
+static void nt_start(coll_exec *x)
 {
     const coll_system *sys = x->sys;
-    int n = sys->nranks, nch = x->req->nchannels > 0 ? x->req->nchannels : 1;
+    int nch = x->req->nchannels > 0 ? x->req->nchannels : 1, N = sys->nnodes;
     double eff = sys->gpu_sm >= 100 ? 0.74 : 0.85;
-    /* NCCL's NVLS latency (hwLat NVLINK/NVLS/Simple, 25 us): multicast
-     * object setup and the switch's reduction round trip, paid once */
-    x->start += sim_time_from_us(coll_hw_lat_us(0, ALGO_NVLS, PROTO_SIMPLE));
+    double lat = coll_hw_lat_us(0, ALGO_NVLS_TREE, PROTO_SIMPLE) +
+                 2 * log2((double)N) * coll_hw_lat_us(2, ALGO_NVLS_TREE, PROTO_SIMPLE);
+    x->start += sim_time_from_us(lat);
     for (int ci = 0; ci < nch; ci++) {
-        nvls_chan *c = g_new0(nvls_chan, 1);
+        nt_chan *c = g_new0(nt_chan, 1);
         g_ptr_array_add(x->garbage, c);
-        c->x = x;
+        *c = (nt_chan){.x = x, .head = ci % sys->ppn, .tree = 2 * ci >= nch, .scale = 1.0 / eff};
         c->bytes = coll_share(x->req->bytes, nch, ci, 512);
         if (!c->bytes)
             continue;
-        c->nchunks = (uint32_t)((c->bytes + NVLS_CHUNK - 1) / NVLS_CHUNK);
-        c->scale = (1.0 + 1.0 / n) / eff;
-        c->arrived = g_new0(uint32_t, c->nchunks);
+        c->nchunks = (uint32_t)((c->bytes + NT_CHUNK - 1) / NT_CHUNK);
+        /* every stage a chunk passes (scatter/reduce, each tree hop up and
+         * down, store/multicast) has its own NCCL_STEPS slots, so a GPU can
+         * have that many chunks in each stage at once */
+        int depth = (int)ceil(log2((double)N + 1)) - 1;
+        c->window = NT_SLOTS * (uint32_t)(2 + 2 * depth);
+        size_t cells = (size_t)N * c->nchunks;
+        c->arrived = g_new0(uint8_t, cells);
+        c->kids_in = g_new0(uint8_t, cells);
+        c->partial = g_new0(uint8_t, cells);
+        c->u = g_new0(nt_unit, sys->nranks);
         g_ptr_array_add(x->garbage, c->arrived);
-        c->up = g_new0(const fab_route *, n);
-        c->down = g_new0(const fab_route *, n);
-        c->u = g_new0(nvls_unit, n);
-        g_ptr_array_add(x->garbage, c->up);
-        g_ptr_array_add(x->garbage, c->down);
+        g_ptr_array_add(x->garbage, c->kids_in);
+        g_ptr_array_add(x->garbage, c->partial);
         g_ptr_array_add(x->garbage, c->u);
-        for (int r = 0; r < n; r++) {
-            c->up[r] = coll_exec_route(x, sys->gpu[r], sys->nvswitch, 0);
-            c->down[r] = coll_exec_route(x, sys->nvswitch, sys->gpu[r], 0);
-            if (!c->up[r] || !c->down[r])
-                return;
-            c->u[r] = (nvls_unit){.ch = c, .rank = r};
+        for (int r = 0; r < sys->nranks; r++) {
+            c->u[r] = (nt_unit){.ch = c, .rank = r};
             x->units_left++;
         }
-        for (int r = 0; r < n; r++)
+        for (int r = 0; r < sys->nranks; r++)
             up_try(&c->u[r]);
     }
 }
 
 const coll_algo coll_algo_nvls = {
     .name = "nvls",
-    .summary = "each rank sends S up once, the switch reduces and multicasts S down; "
-               "busbw = bw x nvlsEff x 2(n-1)/n / (1+1/n)",
+    .summary = "each rank sends S up once, the switch reduces, the head stores S/n and the switch multicasts "
+               "S down; busbw = bw x nvlsEff x 2(n-1)/n / (1+1/n)",
     .supports = nvls_supports,
-    .start = nvls_start,
+    .start = nt_start,
+};
+
+const coll_algo coll_algo_nvls_tree = {
+    .name = "nvlstree",
+    .summary = "NVLS reduce inside each node, binary tree of channel heads across nodes, NVLS multicast back; "
+               "busbw -> min(NVLS rate, node NIC rate x (2 nodes: 1, more: 1/2)) x 2(n-1)/n",
+    .supports = nt_supports,
+    .start = nt_start,
 };
