@@ -1,0 +1,124 @@
+/* Routing on the shipped systems: the path each kind of GPU pair takes
+ * (same PCIe switch, through the root complex, across sockets, staged
+ * through host memory without P2P, NVLink vs PCIe fallback, NVSwitch, rail
+ * alignment across nodes, multi-node NVLink), table-driven. */
+#include <string.h>
+
+#include "testutil.h"
+#include "topologies/topo.h"
+
+typedef struct {
+    const char *topo;
+    int nodes;
+    const char *sets[3];
+    int src, dst;            /* ranks */
+    const char *want;        /* node kinds passed, in order, excluding the endpoints */
+    bool staged;
+    bool has_xsocket;
+} route_case;
+
+static const char kind_letter[FAB_NODE_KINDS] = {
+    [FAB_GPU] = 'G', [FAB_PCIE_SWITCH] = 'S', [FAB_CPU] = 'C', [FAB_HOSTMEM] = 'M',
+    [FAB_NVSWITCH] = 'V', [FAB_NIC] = 'N', [FAB_NET_LEAF] = 'L', [FAB_NET_SPINE] = 'P',
+};
+
+/* Kinds of the intermediate nodes of r ("SCS"), servers skipped. */
+static void path_kinds(const fabric *f, const fab_route *r, char *out, size_t n)
+{
+    size_t k = 0;
+    for (uint32_t i = 0; i + 1 < r->nhops && k + 1 < n; i++) {
+        fab_node_id d = fabric_link_dst(f, r->hop[i]);
+        if (d == FAB_NONE)
+            continue;
+        out[k++] = kind_letter[fabric_node(f, d)->kind];
+    }
+    out[k] = 0;
+}
+
+static const route_case cases[] = {
+    /* PCIe: same switch, root ports, sockets, staging */
+    {"pcie-gen3-2gpu", 1, {"p2p=on"}, 0, 1, "S", false, false},
+    {"pcie-gen3-2gpu", 1, {NULL}, 0, 1, "SCMCS", true, false},
+    {"pcie-gen4-4gpu", 1, {"p2p=on"}, 0, 3, "C", false, false},
+    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 1, "S", false, false},
+    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 2, "SCS", false, false},
+    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 4, "SCCS", false, true},
+    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on", "p2p_xsocket=off"}, 0, 4, "SCMCCS", true, true},
+    /* DGX-1: NVLink where wired, PCIe/QPI fallback otherwise (staged: no cross-socket P2P) */
+    {"dgx1-v100", 1, {NULL}, 0, 3, "", false, false},
+    {"dgx1-v100", 1, {NULL}, 0, 5, "SCMCCS", true, true},
+    /* NVSwitch */
+    {"dgx-h100", 1, {NULL}, 0, 5, "V", false, false},
+    {"dgx-a100", 1, {NULL}, 2, 7, "V", false, false},
+    /* across nodes: same rail stays on its leaf, another rail crosses a spine */
+    {"dgx-h100", 2, {NULL}, 3, 11, "SNLNS", false, false},
+    {"dgx-h100", 2, {NULL}, 3, 12, "SNLPLNS", false, false},
+    /* GB200: two trays of one NVL72 rack share the NVSwitch: no network */
+    {"gb200-nvl72", 2, {NULL}, 0, 5, "V", false, false},
+};
+
+static void test_routes_shipped_systems(void)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const route_case *c = &cases[i];
+        GError *err = NULL;
+        topo *t = topo_load(c->topo, &(topo_opts){.nodes = c->nodes, .sets = c->sets[0] ? c->sets : NULL}, &err);
+        CU_ASSERT_PTR_NOT_NULL(t);
+        if (!t) {
+            fprintf(stderr, "case %zu: %s\n", i, err ? err->message : "?");
+            g_clear_error(&err);
+            continue;
+        }
+        coll_system sys; /* binds GPUs to their rail NICs as the CLI does */
+        topo_coll_system(&sys, t, 0, 1);
+        const fab_route *r = fabric_route(t->fab, t->gpu_of_rank[c->src], t->gpu_of_rank[c->dst], 0, &err);
+        CU_ASSERT_PTR_NOT_NULL(r);
+        if (r) {
+            char kinds[32];
+            path_kinds(t->fab, r, kinds, sizeof kinds);
+            bool xs = false;
+            for (uint32_t h = 0; h < r->nhops; h++)
+                xs |= fabric_link(t->fab, r->hop[h])->kind == LINK_XSOCKET;
+            if (strcmp(kinds, c->want) || fabric_route_staged(t->fab, r) != c->staged || xs != c->has_xsocket)
+                fprintf(stderr, "case %zu (%s %d->%d): path %s staged %d xsocket %d\n", i, c->topo, c->src, c->dst,
+                        kinds, fabric_route_staged(t->fab, r), xs);
+            CU_ASSERT_STRING_EQUAL(kinds, c->want);
+            CU_ASSERT_EQUAL(fabric_route_staged(t->fab, r), c->staged);
+            CU_ASSERT_EQUAL(xs, c->has_xsocket);
+        }
+        g_clear_error(&err);
+        topo_free(t);
+    }
+}
+
+static void test_routes_nvlink_pairs_use_nvlink(void)
+{
+    GError *err = NULL;
+    topo *t = topo_load("dgx1-v100", &(topo_opts){0}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    /* every pair with an NVLink bundle routes over it in one hop */
+    int direct = 0;
+    for (int a = 0; a < t->nranks; a++)
+        for (int b = 0; b < t->nranks; b++) {
+            if (a == b)
+                continue;
+            const fab_route *r = fabric_route(t->fab, t->gpu_of_rank[a], t->gpu_of_rank[b], 0, NULL);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+            bool nv = r->nhops == 1 && fabric_link(t->fab, r->hop[0])->kind == LINK_NVLINK;
+            direct += nv;
+        }
+    /* measured file 11: each GPU reaches 4 peers over NVLink (two with 2 links,
+     * two with 1: 6 links), the other 3 over PCIe/QPI */
+    CU_ASSERT_EQUAL(direct, 8 * 4);
+    topo_free(t);
+}
+
+int main(void)
+{
+    static const test_case tc[] = {
+        {"/routes/shipped-systems", test_routes_shipped_systems},
+        {"/routes/dgx1-nvlink-pairs", test_routes_nvlink_pairs_use_nvlink},
+        {0},
+    };
+    return test_main("routes", tc);
+}
