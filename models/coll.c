@@ -59,22 +59,19 @@ int coll_channels(const coll_system *sys, coll_algo_id algo)
     return ch < cap ? ch : cap;
 }
 
-void coll_exec_unit_done(coll_exec *x)
-{
-    g_assert(x->units_left > 0);
-    x->units_left--;
-}
-
 const fab_route *coll_exec_route(coll_exec *x, fab_node_id a, fab_node_id b, uint32_t flow)
 {
     GError *e = NULL;
     const fab_route *r = fabric_route(x->fab, a, b, flow, &e);
     if (!r) {
-        if (!x->err)
-            x->err = e;
+        /* during coll_launch: the launch fails; later: the caller's sink */
+        GError **sink = x->starting ? &x->err : x->async_err;
+        if (sink && !*sink)
+            *sink = e;
         else
             g_error_free(e);
-        sim_engine_stop(x->eng);
+        if (sink != &x->err)
+            sim_engine_stop(x->eng);
     }
     return r;
 }
@@ -129,7 +126,35 @@ static sim_time setup_ps(const coll_system *sys, const coll_request *req)
     return sim_time_from_us(us);
 }
 
-bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out, GError **err)
+static void exec_free(coll_exec *x)
+{
+    g_ptr_array_unref(x->garbage);
+    g_free(x);
+}
+
+/* After the last unit finished (deferred by one event, so that no algorithm
+ * code runs on freed state): report and free. */
+static void on_exec_done(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    coll_exec *x = ctx;
+    coll_result res = {.time_us = sim_time_to_us(sim_engine_now(e) - x->launched),
+                       .events = sim_engine_stats(e)->events - x->events0, .busiest = FAB_NONE};
+    coll_done_fn done = x->done;
+    void *dctx = x->done_ctx;
+    exec_free(x);
+    if (done)
+        done(e, dctx, &res);
+}
+
+void coll_exec_unit_done(coll_exec *x)
+{
+    g_assert(x->units_left > 0);
+    if (--x->units_left == 0)
+        sim_engine_after(x->eng, 0, on_exec_done, x, 0);
+}
+
+static bool check_supported(const coll_system *sys, const coll_request *req, GError **err)
 {
     const coll_algo *impl = algo_impl(req->algo);
     const char *why = NULL;
@@ -138,34 +163,75 @@ bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out,
                     coll_algo_name(req->algo), coll_kind_name(req->kind), why ? ": " : "", why ? why : "");
         return false;
     }
-    coll_exec x = {.sys = sys, .req = req, .proto = coll_proto_get(req->proto), .fab = sys->fab};
-    x.eng = sim_engine_new(1);
-    x.garbage = g_ptr_array_new_with_free_func(g_free);
-    fabric_attach(sys->fab, x.eng);
-    x.start = setup_ps(sys, req);
+    return true;
+}
+
+bool coll_launch(const coll_system *sys, const coll_request *req, sim_engine *eng, coll_done_fn done, void *ctx,
+                 GError **async_err, GError **err)
+{
+    if (!check_supported(sys, req, err))
+        return false;
+    coll_exec *x = g_new0(coll_exec, 1);
+    *x = (coll_exec){.sys = sys, .req_copy = *req, .proto = coll_proto_get(req->proto), .fab = sys->fab,
+                     .eng = eng, .garbage = g_ptr_array_new_with_free_func(g_free), .done = done,
+                     .done_ctx = ctx, .launched = sim_engine_now(eng), .events0 = sim_engine_stats(eng)->events,
+                     .async_err = async_err};
+    x->req = &x->req_copy;
+    x->start = x->launched + setup_ps(sys, req);
+    x->starting = true;
     if (sys->nranks > 1 && req->bytes > 0)
-        impl->start(&x);
-    int rc = sim_engine_run(x.eng);
-    bool ok = true;
-    if (x.err) {
-        g_propagate_error(err, x.err);
-        ok = false;
-    } else if (rc != SIM_OK || x.units_left != 0) {
-        g_set_error(err, COLL_ERROR, COLL_ERROR_SIM, "simulation of %s did not complete (%d units left, engine %d)",
-                    coll_kind_name(req->kind), x.units_left, rc);
-        ok = false;
+        algo_impl(req->algo)->start(x);
+    x->starting = false;
+    if (x->err) {
+        g_propagate_error(err, x->err);
+        x->err = NULL;
+        exec_free(x);
+        return false;
+    }
+    if (x->units_left == 0) /* nothing to move: done after the setup latency */
+        sim_engine_at(eng, x->start, on_exec_done, x, 0);
+    return true;
+}
+
+typedef struct {
+    bool done;
+    coll_result res;
+} run_sink;
+
+static void on_run_done(sim_engine *e, void *ctx, const coll_result *res)
+{
+    (void)e;
+    run_sink *s = ctx;
+    s->done = true;
+    s->res = *res;
+}
+
+bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out, GError **err)
+{
+    sim_engine *eng = sim_engine_new(1);
+    fabric_attach(sys->fab, eng);
+    run_sink sink = {0};
+    GError *async = NULL;
+    bool ok = coll_launch(sys, req, eng, on_run_done, &sink, &async, err);
+    if (ok) {
+        int rc = sim_engine_run(eng);
+        if (async) {
+            g_propagate_error(err, async);
+            ok = false;
+        } else if (rc != SIM_OK || !sink.done) {
+            g_set_error(err, COLL_ERROR, COLL_ERROR_SIM, "simulation of %s did not complete (engine %d)",
+                        coll_kind_name(req->kind), rc);
+            ok = false;
+        }
     }
     if (ok) {
-        sim_time end = sim_engine_now(x.eng) > x.start ? sim_engine_now(x.eng) : x.start;
-        memset(out, 0, sizeof *out);
-        out->time_us = sim_time_to_us(end);
-        out->events = sim_engine_stats(x.eng)->events;
+        sim_time end = sim_engine_now(eng);
+        *out = sink.res;
         out->busiest = fabric_busiest_link(sys->fab);
         if (out->busiest != FAB_NONE && end > 0)
             out->busiest_util = (double)fabric_link_stats(sys->fab, out->busiest)->busy_ps / (double)end;
         fabric_totals(sys->fab, NULL, &out->wire_bytes);
     }
-    g_ptr_array_unref(x.garbage);
-    sim_engine_free(x.eng);
+    sim_engine_free(eng);
     return ok;
 }

@@ -72,6 +72,20 @@ typedef struct {
     uint64_t wire_bytes;     /* bytes delivered over the fabric */
 } coll_result;
 
+/* Completion of a launched collective: res->time_us is its duration from
+ * launch; res->events the engine events in between (other traffic
+ * included); busiest/wire_bytes are not filled (the fabric is shared). */
+typedef void (*coll_done_fn)(sim_engine *e, void *ctx, const coll_result *res);
+
+/* Start one collective at the engine's current time on sys->fab, which
+ * must be attached to `eng`; the collective's chunks share the fabric with
+ * whatever else runs. done(e, ctx, res) runs when every rank has finished.
+ * Returns false with *err when the request cannot run here. A route that
+ * fails during the run stops the engine and is reported through *async_err
+ * (may be NULL). sys must outlive the collective. */
+bool coll_launch(const coll_system *sys, const coll_request *req, sim_engine *eng, coll_done_fn done, void *ctx,
+                 GError **async_err, GError **err);
+
 /* Simulate one collective; fills *out. Returns false with *err set when the
  * request cannot run on this system (e.g. NVLS without an NVLS switch,
  * unreachable ranks). The fabric is re-attached to a fresh engine. */

@@ -8,7 +8,8 @@
 /* One running collective. */
 typedef struct {
     const coll_system *sys;
-    const coll_request *req;
+    const coll_request *req; /* points at req_copy */
+    coll_request req_copy;
     const coll_proto *proto;
     sim_engine *eng;
     fabric *fab;
@@ -16,6 +17,12 @@ typedef struct {
     sim_time start;     /* when the first byte may move (after launch + base latency) */
     GError *err;        /* first failure (route lookup), stops the run */
     GPtrArray *garbage; /* allocations freed after the run */
+    sim_time launched;  /* engine time of coll_launch */
+    uint64_t events0;   /* engine events at launch */
+    GError **async_err; /* where failures after launch go (may be NULL) */
+    bool starting;      /* inside the algorithm's start(): failures fail the launch */
+    coll_done_fn done;  /* caller's completion callback, or NULL */
+    void *done_ctx;
 } coll_exec;
 
 /* An algorithm: a name, the equation it follows, and its planner. */

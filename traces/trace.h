@@ -1,0 +1,119 @@
+/* traces/trace.h - what a training job did, per rank: the operations the
+ * replay runs (compute kernels, collectives, point-to-point sends and
+ * receives, host-side gaps) on streams, with their dependencies.
+ *
+ * Every importer (native JSON/CSV, PyTorch profiler / Kineto, Chakra) and
+ * the workload generator produce this one structure; models/replay.c runs
+ * it on a simulated cluster. Ranks are 0..nranks-1; a rank's operations are
+ * kept in the order of the source; on one stream they run in that order.
+ */
+#ifndef TRACES_TRACE_H
+#define TRACES_TRACE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "models/coll_kind.h"
+
+typedef enum {
+    TOP_COMPUTE,  /* a kernel (or host gap): runs for dur_ps, or as the compute model says */
+    TOP_COLL,     /* a collective over a process group */
+    TOP_SEND,     /* point-to-point send to `peer` */
+    TOP_RECV,     /* point-to-point receive from `peer` */
+    TOP_KINDS
+} trace_op_kind;
+
+typedef struct {
+    trace_op_kind kind;
+    int stream;          /* stream id within the rank (0 = the default/compute stream) */
+    char *name;          /* kernel / op name (owned) */
+    int64_t dur_ps;      /* measured duration, ps; -1 if unknown */
+    double flops;        /* compute: floating-point operations (0 if unknown) */
+    double mem_bytes;    /* compute: device-memory bytes moved (0 if unknown) */
+    coll_kind coll;      /* TOP_COLL */
+    uint64_t bytes;      /* TOP_COLL: the nccl-tests size of the call (all_reduce: the
+                          * buffer; all_gather: total output; reduce_scatter: total
+                          * input; alltoall: total per rank); SEND/RECV: message bytes */
+    int group;           /* TOP_COLL: index into trace.groups */
+    int64_t seq;         /* TOP_COLL: sequence number within the group (>= 0) */
+    int peer;            /* TOP_SEND/RECV: the other rank (global) */
+    int64_t tag;         /* TOP_SEND/RECV: matching tag (sends and receives of one
+                          * (src, dst, tag) match in order) */
+    int root;            /* broadcast/reduce root (group-local), else 0 */
+    GArray *deps;        /* uint32_t indices of earlier ops of the same rank this
+                          * one waits for (besides stream order); may be NULL */
+    int64_t ts_ps;       /* start time in the source trace (ps), -1 if none */
+    int64_t src_index;   /* position in the source file (event/record/node index), for
+                          * error messages */
+} trace_op;
+
+typedef struct {
+    char *name;          /* e.g. "0", "tp0", "default_pg" (owned) */
+    int *ranks;          /* global ranks, ascending (owned) */
+    int size;
+} trace_group;
+
+typedef struct {
+    GArray *ops;         /* trace_op */
+} trace_rank;
+
+typedef struct {
+    int nranks;
+    trace_rank *ranks;   /* nranks entries */
+    GPtrArray *groups;   /* trace_group* */
+    char *source;        /* file or directory it came from (owned) */
+    int64_t step_ps;     /* traced step time (e.g. ProfilerStep), -1 if unknown */
+} trace;
+
+/* A new trace of nranks empty ranks (nranks >= 1). Caller frees with trace_free. */
+trace *trace_new(int nranks, const char *source);
+void trace_free(trace *t);
+
+/* The group over these global ranks (sorted, de-duplicated internally);
+ * returns its index, reusing an existing group with the same member set.
+ * `name` may be NULL (then "g<index>"). */
+int trace_group_add(trace *t, const char *name, const int *ranks, int n);
+/* The group of all ranks. */
+int trace_group_world(trace *t);
+
+/* Append op to rank r (takes ownership of op->name and op->deps); returns
+ * its index in the rank. */
+uint32_t trace_op_add(trace *t, int r, const trace_op *op);
+/* Add a dependency: op `after` of rank r waits for op `before` (before < after). */
+void trace_op_dep(trace *t, int r, uint32_t after, uint32_t before);
+
+/* Check what replay needs: deps point backwards to existing ops, groups
+ * contain the ranks that use them, collectives of one (group, seq) agree
+ * on op, bytes and root on every member rank and every member has it,
+ * send/recv peers exist and every send has a matching receive (and back).
+ * Fills missing collective seq numbers (-1) in per-(rank, group) order.
+ * Errors name the ranks, the operation and its index in each rank's trace
+ * (TRACE_ERROR_MISMATCH / TRACE_ERROR_UNMATCHED / TRACE_ERROR_REF). */
+gboolean trace_validate(trace *t, GError **err);
+
+/* SPMD replication: a trace of one rank (rank 0 of `t`) copied to n ranks;
+ * groups of rank 0 are mapped onto the new ranks by their size: a group of
+ * size g becomes n/g groups of consecutive... (see traces/trace.c). Returns
+ * a new trace, or NULL with *err when the sizes do not divide n. */
+trace *trace_replicate(const trace *t, int n, GError **err);
+
+/* Total operations over all ranks. */
+size_t trace_op_count(const trace *t);
+const char *trace_op_kind_name(trace_op_kind k);
+
+#define TRACE_ERROR (trace_error_quark())
+GQuark trace_error_quark(void);
+enum {
+    TRACE_ERROR_IO = 1,
+    TRACE_ERROR_PARSE,     /* malformed file: position in the message */
+    TRACE_ERROR_SCHEMA,    /* missing/unknown field, wrong type */
+    TRACE_ERROR_VALUE,     /* negative/NaN/absurd number, unknown name */
+    TRACE_ERROR_REF,       /* dangling dependency, unknown group or peer */
+    TRACE_ERROR_CYCLE,     /* cyclic dependencies */
+    TRACE_ERROR_MISMATCH,  /* ranks disagree on a collective */
+    TRACE_ERROR_UNMATCHED, /* a peer never posts the matching operation */
+    TRACE_ERROR_DEADLOCK,  /* replay stopped with ranks still waiting */
+};
+
+#endif
