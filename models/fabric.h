@@ -199,6 +199,17 @@ void fabric_totals(const fabric *f, uint64_t *injected, uint64_t *delivered);
  * nothing moved); graph links only. */
 fab_link_id fabric_busiest_link(const fabric *f);
 
+/* Recording (for timelines): when on, every chunk a link serves is logged
+ * as {link, start, end, bytes}; the log is cleared by fabric_attach. */
+typedef struct {
+    fab_link_id link;
+    int64_t start_ps, end_ps;
+    uint64_t bytes;
+} fab_service_rec;
+void fabric_set_recording(fabric *f, bool on);
+/* The log (fab_service_rec, in service order), or NULL when not recording. */
+const GArray *fabric_records(const fabric *f);
+
 #define FABRIC_ERROR (fabric_error_quark())
 GQuark fabric_error_quark(void);
 enum { FABRIC_ERROR_UNREACHABLE = 1 };

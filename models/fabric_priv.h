@@ -54,6 +54,8 @@ struct fabric {
     fab_xfer *free_xfers;   /* finished transfer records, for reuse */
     GPtrArray *xfer_allocs; /* every transfer record allocated since attach */
     uint64_t injected, delivered;
+    bool recording;
+    GArray *recs;       /* fab_service_rec, while recording */
     /* routing scratch and the cache of in-server legs (GPU <-> its NIC) */
     GHashTable *legs;  /* route_key* -> fab_route* of graph links only */
     GArray *sp_touched, *sp_open;

@@ -58,6 +58,9 @@ void fabric_run_free(fabric *f)
         g_ptr_array_unref(f->chunk_blocks);
     f->chunk_blocks = NULL;
     f->free_chunks = NULL;
+    if (f->recs)
+        g_array_free(f->recs, TRUE);
+    f->recs = NULL;
     if (f->xfer_allocs)
         g_ptr_array_unref(f->xfer_allocs);
     f->xfer_allocs = NULL;
@@ -72,6 +75,8 @@ void fabric_attach(fabric *f, sim_engine *e)
     f->run = g_new0(fab_lrun, f->run_cap);
     f->chunk_blocks = g_ptr_array_new_with_free_func(g_free);
     f->xfer_allocs = g_ptr_array_new_with_free_func(g_free);
+    if (f->recording)
+        f->recs = g_array_new(FALSE, FALSE, sizeof(fab_service_rec));
     f->injected = f->delivered = 0;
 }
 
@@ -120,6 +125,10 @@ static void start_service(fabric *f, fab_link_id l, fab_chunk *c)
     r->st.busy_ps += ser;
     r->st.bytes += c->bytes;
     r->st.chunks++;
+    if (f->recs) {
+        fab_service_rec rec = {.link = l, .start_ps = start, .end_ps = start + ser, .bytes = c->bytes};
+        g_array_append_val(f->recs, rec);
+    }
     sim_engine_at(f->eng, start + ser, on_link_done, f, l);
 }
 
@@ -350,3 +359,12 @@ fab_link_id fabric_busiest_link(const fabric *f)
     }
     return best;
 }
+
+void fabric_set_recording(fabric *f, bool on)
+{
+    f->recording = on;
+    if (on && f->run && !f->recs)
+        f->recs = g_array_new(FALSE, FALSE, sizeof(fab_service_rec));
+}
+
+const GArray *fabric_records(const fabric *f) { return f->recs; }

@@ -421,7 +421,9 @@ static int map_group(const trace *t, trace *nt, const trace_group *g, int r, int
         for (int i = r % stride; i < n; i += stride)
             m[k++] = i;
     }
-    int id = trace_group_add(nt, g->name, m, k);
+    char *name = g->size == t->nranks ? g_strdup(g->name) : g_strdup_printf("%s.%d", g->name, m[0]);
+    int id = trace_group_add(nt, name, m, k);
+    g_free(name);
     g_free(m);
     return id;
 }

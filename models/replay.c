@@ -1,0 +1,551 @@
+/* models/replay.c - the trace replay: streams (layer 2), the collective
+ * rendezvous per (group, seq) (layer 1) and the fabric (layer 3) on one
+ * engine. See replay.h. */
+#include "replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rp rp;
+
+typedef struct {
+    uint32_t npred;        /* unfinished predecessors (deps + stream order) */
+    uint32_t stream_prev;  /* the op before it on its stream, or UINT32_MAX */
+    GArray *succ;          /* uint32_t successors in the same rank, or NULL */
+    int64_t issue_ps;      /* when it started waiting/ran (-1: not yet) */
+    int64_t deps_done_ps;  /* when its explicit deps were all done */
+    int64_t start_ps, end_ps;
+    bool done;
+} op_state;
+
+typedef struct {
+    int group;
+    int64_t seq;
+    int arrived;
+    int64_t first_arrival_ps;
+    int *who;       /* ranks arrived, in order */
+    uint32_t *idx;  /* their op indices */
+} rendezvous;
+
+typedef struct {
+    rp *p;
+    rendezvous *rv;
+    int64_t launch_ps;
+    int traced_rank;
+    uint32_t traced_idx;
+} coll_ctx;
+
+typedef struct {
+    rp *p;
+    int src, dst;
+    uint32_t sidx, ridx;
+} p2p_ctx;
+
+struct rp {
+    const trace *t;
+    const replay_opts *o;
+    sim_engine *eng;
+    op_state **st;             /* [rank][op] */
+    GHashTable *rvs;           /* (group<<40|seq) -> rendezvous* */
+    GHashTable *p2p_q;         /* "s>d#tag" -> GQueue of posted (rank<<32|idx), sign per side */
+    coll_system *gsys;         /* per group */
+    int **gsys_gpu;
+    replay_result *out;
+    GError *err;
+    GPtrArray *garbage;
+};
+
+static void issue(rp *p, int r, uint32_t i);
+
+static op_state *ST(rp *p, int r, uint32_t i) { return &p->st[r][i]; }
+static const trace_op *OPR(rp *p, int r, uint32_t i) { return &g_array_index(p->t->ranks[r].ops, trace_op, i); }
+
+static void fail(rp *p, GError *e)
+{
+    if (!p->err)
+        p->err = e;
+    else
+        g_error_free(e);
+    sim_engine_stop(p->eng);
+}
+
+static void complete(rp *p, int r, uint32_t i)
+{
+    op_state *s = ST(p, r, i);
+    s->done = true;
+    s->end_ps = sim_engine_now(p->eng);
+    if (p->o->record) {
+        const trace_op *o = OPR(p, r, i);
+        replay_interval iv = {.rank = r, .stream = o->stream, .kind = o->kind, .name = o->name,
+                              .start_ps = s->start_ps, .end_ps = s->end_ps};
+        g_array_append_val(p->out->intervals, iv);
+    }
+    for (guint k = 0; s->succ && k < s->succ->len; k++) {
+        uint32_t j = g_array_index(s->succ, uint32_t, k);
+        op_state *sj = ST(p, r, j);
+        if (sj->stream_prev != i && s->end_ps > sj->deps_done_ps)
+            sj->deps_done_ps = s->end_ps; /* an explicit dependency finished */
+        if (--sj->npred == 0)
+            issue(p, r, j);
+    }
+}
+
+static void on_compute_done(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    complete(ctx, (int)(arg >> 32), (uint32_t)arg);
+}
+
+/* ---- collectives ---- */
+
+static const coll_system *group_sys(rp *p, int g)
+{
+    return &p->gsys[g];
+}
+
+static void on_coll_done(sim_engine *e, void *ctx, const coll_result *res)
+{
+    (void)res;
+    coll_ctx *c = ctx;
+    rp *p = c->p;
+    rendezvous *rv = c->rv;
+    replay_coll *rc = &g_array_index(p->out->colls, replay_coll, (guint)c->traced_idx);
+    rc->sim_ps = sim_engine_now(e) - c->launch_ps;
+    for (int k = 0; k < rv->arrived; k++)
+        complete(p, rv->who[k], rv->idx[k]);
+}
+
+static void launch_coll(rp *p, rendezvous *rv)
+{
+    const trace_op *o = OPR(p, rv->who[0], rv->idx[0]);
+    const coll_system *gs = group_sys(p, rv->group);
+    int64_t now = sim_engine_now(p->eng);
+    for (int k = 0; k < rv->arrived; k++) {
+        op_state *s = ST(p, rv->who[k], rv->idx[k]);
+        p->out->ranks[rv->who[k]].wait_peers_ps += now - s->issue_ps;
+        s->start_ps = now;
+    }
+    replay_coll rc = {.op = o->coll, .bytes = o->bytes, .group_size = gs->nranks, .start_ps = now,
+                      .traced_ps = o->dur_ps};
+    coll_ctx *c = g_new0(coll_ctx, 1);
+    g_ptr_array_add(p->garbage, c);
+    *c = (coll_ctx){.p = p, .rv = rv, .launch_ps = now, .traced_idx = p->out->colls->len};
+    if (gs->nranks == 1 || o->bytes == 0) {
+        g_array_append_val(p->out->colls, rc);
+        coll_result none = {0};
+        on_coll_done(p->eng, c, &none);
+        return;
+    }
+    coll_request req = {.root = o->root};
+    GError *e = NULL;
+    if (!coll_tune(gs, o->coll, o->bytes, p->o->algo_mask, p->o->proto_mask, &req, NULL)) {
+        fail(p, g_error_new(TRACE_ERROR, TRACE_ERROR_VALUE, "%s: no algorithm can run %s of %" G_GUINT64_FORMAT
+                            " bytes over %d ranks here (check --algo/--proto)", p->t->source,
+                            coll_kind_name(o->coll), o->bytes, gs->nranks));
+        return;
+    }
+    req.root = o->root;
+    rc.algo = req.algo;
+    rc.proto = req.proto;
+    g_array_append_val(p->out->colls, rc);
+    if (!coll_launch(gs, &req, p->eng, on_coll_done, c, &p->err, &e))
+        fail(p, e);
+}
+
+static void arrive_coll(rp *p, int r, uint32_t i)
+{
+    const trace_op *o = OPR(p, r, i);
+    gint64 key = ((gint64)o->group << 40) | o->seq;
+    rendezvous *rv = g_hash_table_lookup(p->rvs, &key);
+    const trace_group *g = g_ptr_array_index(p->t->groups, o->group);
+    if (!rv) {
+        rv = g_new0(rendezvous, 1);
+        rv->group = o->group;
+        rv->seq = o->seq;
+        rv->who = g_new(int, g->size);
+        rv->idx = g_new(uint32_t, g->size);
+        rv->first_arrival_ps = sim_engine_now(p->eng);
+        g_hash_table_insert(p->rvs, g_memdup2(&key, sizeof key), rv);
+    }
+    rv->who[rv->arrived] = r;
+    rv->idx[rv->arrived] = i;
+    if (++rv->arrived == g->size)
+        launch_coll(p, rv);
+}
+
+/* ---- send / receive ---- */
+
+static void on_p2p_done(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    (void)arg;
+    p2p_ctx *c = ctx;
+    complete(c->p, c->src, c->sidx);
+    complete(c->p, c->dst, c->ridx);
+}
+
+static void post_p2p(rp *p, int r, uint32_t i)
+{
+    const trace_op *o = OPR(p, r, i);
+    bool is_send = o->kind == TOP_SEND;
+    int src = is_send ? r : o->peer, dst = is_send ? o->peer : r;
+    char key[64];
+    g_snprintf(key, sizeof key, "%d>%d#%" G_GINT64_FORMAT "%c", src, dst, o->tag, is_send ? 'r' : 's');
+    /* a posted counterpart waits under the key with the other side's letter */
+    GQueue *q = g_hash_table_lookup(p->p2p_q, key);
+    if (!q || g_queue_is_empty(q)) {
+        key[strlen(key) - 1] = is_send ? 's' : 'r';
+        q = g_hash_table_lookup(p->p2p_q, key);
+        if (!q) {
+            q = g_queue_new();
+            g_hash_table_insert(p->p2p_q, g_strdup(key), q);
+        }
+        g_queue_push_tail(q, GUINT_TO_POINTER(i + 1));
+        return;
+    }
+    uint32_t other = GPOINTER_TO_UINT(g_queue_pop_head(q)) - 1;
+    p2p_ctx *c = g_new0(p2p_ctx, 1);
+    g_ptr_array_add(p->garbage, c);
+    *c = (p2p_ctx){.p = p, .src = src, .dst = dst, .sidx = is_send ? i : other, .ridx = is_send ? other : i};
+    int64_t now = sim_engine_now(p->eng);
+    ST(p, src, c->sidx)->start_ps = ST(p, dst, c->ridx)->start_ps = now;
+    GError *e = NULL;
+    const fab_route *rt = fabric_route(p->o->sys->fab, p->o->sys->gpu[src], p->o->sys->gpu[dst], 0, &e);
+    if (!rt) {
+        fail(p, e);
+        return;
+    }
+    /* NCCL p2p: 512 KiB chunks over NVLink, 128 KiB otherwise; 8 in flight */
+    bool nvl = false, net = false;
+    for (uint32_t h = 0; h < rt->nhops; h++) {
+        fab_link_kind k = fabric_link(p->o->sys->fab, rt->hop[h])->kind;
+        nvl |= k == LINK_NVLINK;
+        net |= k == LINK_NET;
+    }
+    uint64_t chunk = nvl && !net ? 524288 : 131072;
+    fabric_transfer_start(p->o->sys->fab, rt, FAB_NONE, o->bytes, chunk, 8, 0, on_p2p_done, c, 0);
+}
+
+/* ---- issue ---- */
+
+static void issue(rp *p, int r, uint32_t i)
+{
+    op_state *s = ST(p, r, i);
+    const trace_op *o = OPR(p, r, i);
+    int64_t now = sim_engine_now(p->eng);
+    s->issue_ps = now;
+    if (s->deps_done_ps >= 0 && now > s->deps_done_ps)
+        p->out->ranks[r].wait_stream_ps += now - s->deps_done_ps;
+    switch (o->kind) {
+    case TOP_COMPUTE: {
+        s->start_ps = now;
+        double d = (double)(o->dur_ps > 0 ? o->dur_ps : 0) * p->o->compute_scale;
+        sim_engine_after(p->eng, (int64_t)(d + 0.5), on_compute_done, p, ((uint64_t)(uint32_t)r << 32) | i);
+        break;
+    }
+    case TOP_COLL:
+        arrive_coll(p, r, i);
+        break;
+    case TOP_SEND:
+    case TOP_RECV:
+        post_p2p(p, r, i);
+        break;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/* ---- set-up ---- */
+
+static void build_states(rp *p)
+{
+    const trace *t = p->t;
+    p->st = g_new0(op_state *, t->nranks);
+    for (int r = 0; r < t->nranks; r++) {
+        guint n = t->ranks[r].ops->len;
+        p->st[r] = g_new0(op_state, n ? n : 1);
+        GHashTable *last = g_hash_table_new(g_direct_hash, g_direct_equal);
+        for (guint i = 0; i < n; i++) {
+            const trace_op *o = OPR(p, r, i);
+            op_state *s = ST(p, r, i);
+            s->issue_ps = s->deps_done_ps = s->start_ps = s->end_ps = -1;
+            s->stream_prev = UINT32_MAX;
+            gpointer prev;
+            if (g_hash_table_lookup_extended(last, GINT_TO_POINTER(o->stream), NULL, &prev)) {
+                uint32_t pi = GPOINTER_TO_UINT(prev);
+                s->stream_prev = pi;
+                op_state *ps = ST(p, r, pi);
+                if (!ps->succ)
+                    ps->succ = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+                g_array_append_val(ps->succ, i);
+                s->npred++;
+            }
+            g_hash_table_insert(last, GINT_TO_POINTER(o->stream), GUINT_TO_POINTER(i));
+            for (guint k = 0; o->deps && k < o->deps->len; k++) {
+                uint32_t d = g_array_index(o->deps, uint32_t, k);
+                if (d == s->stream_prev)
+                    continue;
+                op_state *ds = ST(p, r, d);
+                if (!ds->succ)
+                    ds->succ = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+                g_array_append_val(ds->succ, i);
+                s->npred++;
+            }
+        }
+        g_hash_table_destroy(last);
+    }
+}
+
+/* The collective layer's view of a group: its GPUs; nodes as the cluster's
+ * (rank / ppn); NVLS only when the group sits in one node. */
+static void build_groups(rp *p)
+{
+    const coll_system *sys = p->o->sys;
+    guint ng = p->t->groups->len;
+    p->gsys = g_new0(coll_system, ng ? ng : 1);
+    p->gsys_gpu = g_new0(int *, ng ? ng : 1);
+    for (guint g = 0; g < ng; g++) {
+        const trace_group *tg = g_ptr_array_index(p->t->groups, g);
+        fab_node_id *gpu = g_new(fab_node_id, tg->size);
+        int nodes = 0, last = -1;
+        for (int k = 0; k < tg->size; k++) {
+            gpu[k] = sys->gpu[tg->ranks[k]];
+            int node = tg->ranks[k] / sys->ppn;
+            if (node != last)
+                nodes++;
+            last = node;
+        }
+        coll_system *gs = &p->gsys[g];
+        *gs = *sys;
+        gs->gpu = gpu;
+        gs->nranks = tg->size;
+        gs->nnodes = nodes;
+        gs->ppn = (tg->size + nodes - 1) / nodes;
+        gs->nvls = sys->nvls && nodes == 1;
+        p->gsys_gpu[g] = (int *)gpu;
+    }
+}
+
+static void rv_free(gpointer v)
+{
+    rendezvous *rv = v;
+    g_free(rv->who);
+    g_free(rv->idx);
+    g_free(rv);
+}
+
+/* ---- results ---- */
+
+typedef struct {
+    int64_t a, b;
+} span;
+
+static int span_cmp(const void *x, const void *y)
+{
+    const span *p = x, *q = y;
+    return (p->a > q->a) - (p->a < q->a);
+}
+
+/* Sort and merge into disjoint spans (in place); returns the new count. */
+static guint span_union(GArray *v)
+{
+    if (v->len == 0)
+        return 0;
+    g_array_sort(v, span_cmp);
+    guint k = 0;
+    for (guint i = 1; i < v->len; i++) {
+        span *cur = &g_array_index(v, span, k), *nx = &g_array_index(v, span, i);
+        if (nx->a <= cur->b) {
+            if (nx->b > cur->b)
+                cur->b = nx->b;
+        } else {
+            g_array_index(v, span, ++k) = *nx;
+        }
+    }
+    g_array_set_size(v, k + 1);
+    return k + 1;
+}
+
+static int64_t span_len(const GArray *v)
+{
+    int64_t s = 0;
+    for (guint i = 0; i < v->len; i++)
+        s += g_array_index(v, span, i).b - g_array_index(v, span, i).a;
+    return s;
+}
+
+static int64_t span_overlap(const GArray *x, const GArray *y)
+{
+    int64_t s = 0;
+    guint i = 0, j = 0;
+    while (i < x->len && j < y->len) {
+        const span *p = &g_array_index(x, span, i), *q = &g_array_index(y, span, j);
+        int64_t a = p->a > q->a ? p->a : q->a, b = p->b < q->b ? p->b : q->b;
+        if (b > a)
+            s += b - a;
+        if (p->b < q->b)
+            i++;
+        else
+            j++;
+    }
+    return s;
+}
+
+static void rank_stats(rp *p, int r, int64_t makespan)
+{
+    GArray *comp = g_array_new(FALSE, FALSE, sizeof(span)), *comm = g_array_new(FALSE, FALSE, sizeof(span));
+    replay_rank *rr = &p->out->ranks[r];
+    for (guint i = 0; i < p->t->ranks[r].ops->len; i++) {
+        const op_state *s = ST(p, r, i);
+        if (!s->done)
+            continue;
+        span sp = {s->start_ps, s->end_ps};
+        g_array_append_val(OPR(p, r, i)->kind == TOP_COMPUTE ? comp : comm, sp);
+        if (s->end_ps > rr->end_ps)
+            rr->end_ps = s->end_ps;
+    }
+    span_union(comp);
+    span_union(comm);
+    int64_t c = span_len(comp), m = span_len(comm), both = span_overlap(comp, comm);
+    rr->compute_ps = c;
+    rr->comm_ps = m;
+    rr->exposed_comm_ps = m - both;
+    rr->idle_ps = makespan - (c + m - both);
+    g_array_free(comp, TRUE);
+    g_array_free(comm, TRUE);
+}
+
+/* Ranks left waiting: name each one's blocking operation. */
+static GError *deadlock_error(rp *p)
+{
+    GString *msg = g_string_new(NULL);
+    g_string_printf(msg, "%s: replay stopped with operations that can never run (a deadlock in the trace):",
+                    p->t->source);
+    int shown = 0;
+    for (int r = 0; r < p->t->nranks && shown < 8; r++) {
+        for (guint i = 0; i < p->t->ranks[r].ops->len; i++) {
+            const op_state *s = ST(p, r, i);
+            if (s->done || s->issue_ps < 0)
+                continue;
+            const trace_op *o = OPR(p, r, i);
+            if (o->kind == TOP_COLL) {
+                const trace_group *g = g_ptr_array_index(p->t->groups, o->group);
+                gint64 key = ((gint64)o->group << 40) | o->seq;
+                rendezvous *rv = g_hash_table_lookup(p->rvs, &key);
+                g_string_append_printf(msg, "\n  rank %d op %u: %s #%" G_GINT64_FORMAT " of group '%s' waits for "
+                                       "%d of its %d ranks, which never reach it", r, i, coll_kind_name(o->coll),
+                                       o->seq, g->name, g->size - (rv ? rv->arrived : 0), g->size);
+            } else if (o->kind == TOP_SEND || o->kind == TOP_RECV) {
+                g_string_append_printf(msg, "\n  rank %d op %u: %s %s rank %d (tag %" G_GINT64_FORMAT
+                                       ") waits for a matching %s that rank %d never posts",
+                                       r, i, trace_op_kind_name(o->kind), o->kind == TOP_SEND ? "to" : "from",
+                                       o->peer, o->tag, o->kind == TOP_SEND ? "receive" : "send", o->peer);
+            } else {
+                continue;
+            }
+            shown++;
+            break;
+        }
+    }
+    if (!shown)
+        g_string_append(msg, "\n  (no operation is waiting on a peer: check the dependencies)");
+    GError *e = g_error_new_literal(TRACE_ERROR, TRACE_ERROR_DEADLOCK, msg->str);
+    g_string_free(msg, TRUE);
+    return e;
+}
+
+static void on_start(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    (void)arg;
+    rp *p = ctx;
+    for (int r = 0; r < p->t->nranks; r++)
+        for (guint i = 0; i < p->t->ranks[r].ops->len; i++)
+            if (ST(p, r, i)->npred == 0 && ST(p, r, i)->issue_ps < 0)
+                issue(p, r, i);
+}
+
+static void rp_free(rp *p)
+{
+    for (int r = 0; p->st && r < p->t->nranks; r++) {
+        for (guint i = 0; i < p->t->ranks[r].ops->len; i++)
+            if (p->st[r][i].succ)
+                g_array_free(p->st[r][i].succ, TRUE);
+        g_free(p->st[r]);
+    }
+    g_free(p->st);
+    for (guint g = 0; p->gsys_gpu && g < p->t->groups->len; g++)
+        g_free(p->gsys_gpu[g]);
+    g_free(p->gsys_gpu);
+    g_free(p->gsys);
+    if (p->rvs)
+        g_hash_table_destroy(p->rvs);
+    if (p->p2p_q)
+        g_hash_table_destroy(p->p2p_q);
+    g_ptr_array_unref(p->garbage);
+}
+
+bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError **err)
+{
+    const coll_system *sys = o->sys;
+    memset(out, 0, sizeof *out);
+    if (t->nranks != sys->nranks) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
+                    "%s: the trace has %d ranks but the system has %d GPUs (use --nodes/--gpus, or --ranks to "
+                    "replicate a one-rank trace)", t->source, t->nranks, sys->nranks);
+        return false;
+    }
+    out->nranks = t->nranks;
+    out->ranks = g_new0(replay_rank, t->nranks);
+    out->colls = g_array_new(FALSE, FALSE, sizeof(replay_coll));
+    out->intervals = g_array_new(FALSE, FALSE, sizeof(replay_interval));
+    rp p = {.t = t, .o = o, .out = out, .garbage = g_ptr_array_new_with_free_func(g_free)};
+    p.rvs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, rv_free);
+    p.p2p_q = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_queue_free);
+    build_states(&p);
+    build_groups(&p);
+    p.eng = sim_engine_new(1);
+    fabric_set_recording(sys->fab, o->record);
+    fabric_attach(sys->fab, p.eng);
+    sim_engine_at(p.eng, 0, on_start, &p, 0);
+    int rc = sim_engine_run(p.eng);
+    out->events = sim_engine_stats(p.eng)->events;
+    out->wall_s = sim_engine_stats(p.eng)->wall_s;
+    bool ok = true;
+    if (p.err) {
+        g_propagate_error(err, p.err);
+        ok = false;
+    } else if (rc != SIM_OK) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE, "%s: the simulation stopped (engine error %d)", t->source, rc);
+        ok = false;
+    } else {
+        for (int r = 0; r < t->nranks && ok; r++)
+            for (guint i = 0; i < t->ranks[r].ops->len && ok; i++)
+                if (!ST(&p, r, i)->done) {
+                    g_propagate_error(err, deadlock_error(&p));
+                    ok = false;
+                }
+    }
+    if (ok) {
+        out->end_ps = sim_engine_now(p.eng);
+        for (int r = 0; r < t->nranks; r++)
+            rank_stats(&p, r, out->end_ps);
+        for (fab_link_id l = 0; l < fabric_link_count(sys->fab); l++)
+            if (fabric_link(sys->fab, l)->kind != LINK_SERVER)
+                out->link_qdelay_ps += fabric_link_stats(sys->fab, l)->qdelay_ps;
+    }
+    sim_engine_free(p.eng);
+    rp_free(&p);
+    return ok;
+}
+
+void replay_result_clear(replay_result *r)
+{
+    g_free(r->ranks);
+    if (r->colls)
+        g_array_free(r->colls, TRUE);
+    if (r->intervals)
+        g_array_free(r->intervals, TRUE);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,75 @@
+/* models/replay.h - run a training job's trace on a simulated cluster.
+ *
+ * The three queue layers of conveyor's model, all on one engine and one
+ * fabric: each rank's streams run their operations in order (layer 2: an
+ * operation waits for the one before it on its stream and for its explicit
+ * dependencies); a collective starts when every member of its group has
+ * reached it (layer 1: the collective library's queue, per (group, seq)) and
+ * then runs as NCCL would (tuner + algorithm state machines), its chunks
+ * queuing on the links with everything else in flight (layer 3); a send and
+ * its receive move when both are posted. Compute takes its traced duration
+ * (scaled by compute_scale).
+ */
+#ifndef MODELS_REPLAY_H
+#define MODELS_REPLAY_H
+
+#include <glib.h>
+
+#include "models/coll.h"
+#include "traces/trace.h"
+
+typedef struct {
+    const coll_system *sys; /* the cluster; its ranks are the trace's ranks */
+    double compute_scale;   /* compute durations x this (0.5 = GPUs twice as fast) */
+    uint32_t algo_mask, proto_mask; /* tuner limits (0 = NCCL's choice) */
+    bool record;            /* keep op intervals and link transfers for a timeline */
+} replay_opts;
+
+typedef struct {
+    int64_t compute_ps;      /* time with a compute op running (union over streams) */
+    int64_t comm_ps;         /* time with a collective or send/recv in flight (union) */
+    int64_t exposed_comm_ps; /* comm time with no compute running */
+    int64_t idle_ps;         /* neither */
+    int64_t wait_peers_ps;   /* layer 1: collectives waiting for the group's other ranks */
+    int64_t wait_stream_ps;  /* layer 2: ops ready but waiting for their stream */
+    int64_t end_ps;          /* when its last op finished */
+} replay_rank;
+
+typedef struct {
+    coll_kind op;
+    uint64_t bytes;
+    int group_size;
+    int64_t start_ps, sim_ps; /* launch time and simulated duration */
+    int64_t traced_ps;        /* the traced kernel duration (rank of its first member), -1 if none */
+    coll_algo_id algo;
+    coll_proto_id proto;
+} replay_coll;
+
+typedef struct {
+    int rank, stream;
+    trace_op_kind kind;
+    const char *name;         /* points into the trace */
+    int64_t start_ps, end_ps;
+} replay_interval;
+
+typedef struct {
+    int64_t end_ps;           /* makespan */
+    int nranks;
+    replay_rank *ranks;
+    GArray *colls;            /* replay_coll, in launch order */
+    GArray *intervals;        /* replay_interval (opts.record) */
+    int64_t link_qdelay_ps;   /* layer 3: total time chunks waited on links */
+    uint64_t events;
+    double wall_s;
+} replay_result;
+
+/* Replay t on o->sys (t->nranks must equal o->sys->nranks; t must have
+ * passed trace_validate). On a deadlock (ranks left waiting) or a bad
+ * operation returns false with *err naming the ranks, operations and their
+ * indices (TRACE_ERROR_DEADLOCK); never hangs. Caller clears *out with
+ * replay_result_clear. With o->record, the fabric records link transfers
+ * (fabric_transfer_log). */
+bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError **err);
+void replay_result_clear(replay_result *r);
+
+#endif

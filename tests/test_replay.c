@@ -1,0 +1,225 @@
+/* Tests of models/replay and the native trace format: closed forms
+ * (compute then all_reduce on an idle system), overlap of compute and
+ * communication on two streams, dependency chains, a send/recv pipeline,
+ * and the errors for mismatched, unmatched and deadlocking traces. */
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "models/replay.h"
+#include "testutil.h"
+#include "topologies/topo.h"
+#include "traces/native.h"
+
+static topo *two_gpus(coll_system *sys, int gpus)
+{
+    GError *err = NULL;
+    topo *t = topo_load("dgx-h100", &(topo_opts){.gpus = gpus}, &err);
+    CU_ASSERT_PTR_NOT_NULL(t);
+    topo_coll_system(sys, t, 0, 1);
+    return t;
+}
+
+static trace *parse(const char *json, GError **err)
+{
+    char *path = g_strdup("/tmp/conveyor-test-trace-XXXXXX.json");
+    int fd = g_mkstemp(path);
+    g_assert(fd >= 0);
+    g_assert(write(fd, json, strlen(json)) == (ssize_t)strlen(json));
+    close(fd);
+    const char *p = path;
+    trace *t = trace_native_load(&p, 1, err);
+    remove(path);
+    g_free(path);
+    return t;
+}
+
+/* the simulated duration of one all_reduce on this system, alone */
+static double coll_alone_us(const coll_system *sys, uint64_t bytes)
+{
+    coll_request req;
+    CU_ASSERT_TRUE(coll_tune(sys, COLL_ALL_REDUCE, bytes, 0, 0, &req, NULL));
+    coll_result res;
+    CU_ASSERT_TRUE(coll_run(sys, &req, &res, NULL));
+    return res.time_us;
+}
+
+static void test_replay_compute_then_allreduce_closed_form(void)
+{
+    coll_system sys;
+    topo *tp = two_gpus(&sys, 2);
+    GError *err = NULL;
+    trace *t = parse("{\"ops\": ["
+                     "{\"rank\":0,\"id\":\"c\",\"kind\":\"compute\",\"dur_us\":100},"
+                     "{\"rank\":0,\"kind\":\"all_reduce\",\"bytes\":\"64M\",\"stream\":0},"
+                     "{\"rank\":1,\"id\":\"c\",\"kind\":\"compute\",\"dur_us\":100},"
+                     "{\"rank\":1,\"kind\":\"all_reduce\",\"bytes\":\"64M\",\"stream\":0}]}", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double ar = coll_alone_us(&sys, 64 << 20);
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result res;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    ASSERT_REL(res.end_ps / 1e6, 100 + ar, 1e-6);
+    CU_ASSERT_EQUAL(res.ranks[0].compute_ps, 100 * SIM_US);
+    ASSERT_REL(res.ranks[0].exposed_comm_ps / 1e6, ar, 1e-6);
+    CU_ASSERT_EQUAL(res.colls->len, 1);
+    /* compute twice as fast: 50 us less */
+    replay_result_clear(&res);
+    o.compute_scale = 0.5;
+    CU_ASSERT_TRUE(replay_run(t, &o, &res, &err));
+    ASSERT_REL(res.end_ps / 1e6, 50 + ar, 1e-6);
+    replay_result_clear(&res);
+    trace_free(t);
+    topo_free(tp);
+}
+
+static void test_replay_overlap_on_two_streams(void)
+{
+    coll_system sys;
+    topo *tp = two_gpus(&sys, 2);
+    GError *err = NULL;
+    const char *p = "docs/examples/two-rank-overlap.json";
+    trace *t = trace_native_load(&p, 1, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double ar = coll_alone_us(&sys, 64 << 20);
+    CU_ASSERT(ar < 300); /* the first all_reduce hides under bwd2 */
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result res;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    /* fwd 500, bwd1 300, bwd2 300 (ar1 overlaps it), ar2 exposed, opt 100 */
+    ASSERT_REL(res.end_ps / 1e6, 500 + 300 + 300 + ar + 100, 1e-6);
+    ASSERT_REL(res.ranks[1].comm_ps / 1e6, 2 * ar, 1e-6);
+    ASSERT_REL(res.ranks[1].exposed_comm_ps / 1e6, ar, 1e-6);
+    CU_ASSERT_EQUAL(res.ranks[1].idle_ps, 0);
+    replay_result_clear(&res);
+    trace_free(t);
+    topo_free(tp);
+}
+
+static void test_replay_dependency_chain_across_streams(void)
+{
+    coll_system sys;
+    topo *tp = two_gpus(&sys, 1);
+    GError *err = NULL;
+    trace *t = parse("{\"ops\": ["
+                     "{\"rank\":0,\"id\":\"a\",\"kind\":\"compute\",\"dur_us\":10,\"stream\":0},"
+                     "{\"rank\":0,\"id\":\"b\",\"kind\":\"compute\",\"dur_us\":20,\"stream\":1,\"deps\":[\"a\"]},"
+                     "{\"rank\":0,\"id\":\"c\",\"kind\":\"compute\",\"dur_us\":30,\"stream\":2,\"deps\":[\"b\"]},"
+                     "{\"rank\":0,\"id\":\"d\",\"kind\":\"compute\",\"dur_us\":5,\"stream\":3}]}", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result res;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    CU_ASSERT_EQUAL(res.end_ps, 60 * SIM_US); /* a, b, c in turn; d alongside */
+    CU_ASSERT_EQUAL(res.ranks[0].compute_ps, 60 * SIM_US);
+    replay_result_clear(&res);
+    trace_free(t);
+    topo_free(tp);
+}
+
+static void test_replay_send_recv_pipeline(void)
+{
+    coll_system sys;
+    topo *tp = two_gpus(&sys, 3);
+    GError *err = NULL;
+    trace *t = parse("{\"ops\": ["
+                     "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0},"
+                     "{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0},"
+                     "{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":\"8M\",\"stream\":0},"
+                     "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0},"
+                     "{\"rank\":1,\"kind\":\"send\",\"peer\":2,\"bytes\":\"8M\",\"stream\":0},"
+                     "{\"rank\":2,\"kind\":\"recv\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0},"
+                     "{\"rank\":2,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0}]}", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result res;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    /* each hop: 8 MiB over GPU->NVSwitch->GPU in 512 KiB chunks, 8 in flight */
+    const fab_route *r = fabric_route(sys.fab, sys.gpu[0], sys.gpu[1], 0, NULL);
+    double bw = fabric_route_bw(sys.fab, r), hop_us = ((8 << 20) + 524288.0) / bw * 1e6 + fabric_route_lat_ps(sys.fab, r) / 1e6;
+    ASSERT_REL(res.end_ps / 1e6, 300 + 2 * hop_us, 0.01);
+    replay_result_clear(&res);
+    trace_free(t);
+    topo_free(tp);
+}
+
+static void expect_error(const char *json, int code, const char *needle)
+{
+    GError *err = NULL;
+    trace *t = parse(json, &err);
+    CU_ASSERT_PTR_NULL(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    if (err->code != code || !strstr(err->message, needle))
+        fprintf(stderr, "want code %d '%s', got %d: %s\n", code, needle, err->code, err->message);
+    CU_ASSERT_EQUAL(err->code, code);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, needle));
+    g_error_free(err);
+    trace_free(t);
+}
+
+static void test_trace_errors_name_ranks_and_ops(void)
+{
+    /* sizes disagree */
+    expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"all_reduce\",\"bytes\":1024},"
+                 "{\"rank\":1,\"kind\":\"all_reduce\",\"bytes\":2048}]}",
+                 TRACE_ERROR_MISMATCH, "rank 1 op 0 is all_reduce of 2048");
+    /* a rank never reaches the collective */
+    expect_error("{\"ranks\":3,\"ops\": [{\"rank\":0,\"kind\":\"all_gather\",\"bytes\":1024},"
+                 "{\"rank\":1,\"kind\":\"all_gather\",\"bytes\":1024},{\"rank\":2,\"kind\":\"compute\",\"dur_us\":1}]}",
+                 TRACE_ERROR_UNMATCHED, "rank 2 never calls all_gather #0");
+    /* send without receive */
+    expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":8},"
+                 "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":1}]}",
+                 TRACE_ERROR_UNMATCHED, "rank 0 op 0 sends to rank 1, which never receives");
+    /* cyclic dependencies */
+    expect_error("{\"ops\": [{\"rank\":0,\"id\":\"a\",\"kind\":\"compute\",\"dur_us\":1,\"deps\":[\"b\"]},"
+                 "{\"rank\":0,\"id\":\"b\",\"kind\":\"compute\",\"dur_us\":1,\"stream\":1,\"deps\":[\"a\"]}]}",
+                 TRACE_ERROR_CYCLE, "cycle");
+    /* dangling dependency, with its position */
+    expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"compute\",\"dur_us\":1,\"deps\":[\"nope\"]}]}",
+                 TRACE_ERROR_REF, "$.ops[0]: depends on \"nope\"");
+    expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"compute\",\"dur_us\":-1}]}", TRACE_ERROR_VALUE, "$.ops[0]: \"dur_us\"");
+    expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"all_reduce\",\"bytes\":\"12Q\"}]}", TRACE_ERROR_VALUE, "\"bytes\"");
+    expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"warp\"}]}", TRACE_ERROR_VALUE, "\"kind\"");
+    expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"compute\",\"dur_us\":1,\"colour\":1}]}", TRACE_ERROR_SCHEMA,
+                 "unknown key \"colour\"");
+    expect_error("{\"ops\": [\n{\"rank\":0,", TRACE_ERROR_PARSE, ":2:");
+}
+
+static void test_replay_deadlock_is_reported_not_hung(void)
+{
+    coll_system sys;
+    topo *tp = two_gpus(&sys, 2);
+    GError *err = NULL;
+    /* both ranks receive before they send, on one stream: matched, but stuck */
+    trace *t = parse("{\"ops\": ["
+                     "{\"rank\":0,\"kind\":\"recv\",\"peer\":1,\"bytes\":8,\"stream\":0},"
+                     "{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":8,\"stream\":0},"
+                     "{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":8,\"stream\":0},"
+                     "{\"rank\":1,\"kind\":\"send\",\"peer\":0,\"bytes\":8,\"stream\":0}]}", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result res;
+    CU_ASSERT_FALSE(replay_run(t, &o, &res, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_EQUAL(err->code, TRACE_ERROR_DEADLOCK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "rank 0 op 0: recv from rank 1"));
+    g_clear_error(&err);
+    replay_result_clear(&res);
+    trace_free(t);
+    topo_free(tp);
+}
+
+int main(void)
+{
+    static const test_case cases[] = {
+        {"/replay/closed-form/compute-then-allreduce", test_replay_compute_then_allreduce_closed_form},
+        {"/replay/overlap/two-streams", test_replay_overlap_on_two_streams},
+        {"/replay/deps/chain-across-streams", test_replay_dependency_chain_across_streams},
+        {"/replay/p2p/pipeline", test_replay_send_recv_pipeline},
+        {"/trace/errors/name-ranks-and-ops", test_trace_errors_name_ranks_and_ops},
+        {"/replay/deadlock/reported", test_replay_deadlock_is_reported_not_hung},
+        {0},
+    };
+    return test_main("replay", cases);
+}

@@ -1,0 +1,612 @@
+/* traces/native.c - the native trace format.
+ *
+ * JSON: {"ranks": N, "groups": [{"name", "ranks": [...]}], "ops": [{"rank",
+ * "id", "kind", "stream", "dur_us", "bytes", "group", "peer", "tag", "root",
+ * "deps": [ids], "name", "flops", "mem_bytes"}]}; a file may instead hold
+ * one rank ({"rank": r, "ops": [...]}, ops without "rank"). CSV: one op per
+ * row with the header rank,id,kind,stream,dur_us,bytes,group,peer,tag,deps
+ * (group: "world" or space-separated ranks; deps: ids separated by ';').
+ * kind: compute, send, recv, or a collective name (all_reduce, ...).
+ * Sizes accept K/M/G suffixes (powers of two).
+ */
+#include "native.h"
+
+#include <cjson/cJSON.h>
+#include <csv.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RANKS 1048576
+
+typedef struct {
+    const char *path;
+    trace *t;                /* built once the rank count is known */
+    GPtrArray *pending;      /* raw ops before the trace exists: pend_op* */
+    GHashTable *groups;      /* name -> rank list string (JSON groups) */
+    int nranks;
+} nload;
+
+typedef struct {
+    int rank;
+    trace_op op;
+    char *id;
+    char **deps;             /* ids */
+    char *group;             /* name or rank list */
+    char *where;             /* position for messages */
+} pend_op;
+
+static void pend_free(gpointer p)
+{
+    pend_op *o = p;
+    g_free(o->op.name);
+    g_free(o->id);
+    g_strfreev(o->deps);
+    g_free(o->group);
+    g_free(o->where);
+    g_free(o);
+}
+
+static gboolean bad(GError **err, int code, const char *where, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static gboolean bad(GError **err, int code, const char *where, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *m = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(err, TRACE_ERROR, code, "%s: %s", where, m);
+    g_free(m);
+    return FALSE;
+}
+
+/* "64M", "1024", 1e6 -> bytes; false on negatives, garbage, > 2^50. */
+static gboolean parse_size(const char *s, double num, bool is_num, uint64_t *out)
+{
+    double v = num, mult = 1;
+    if (!is_num) {
+        char *end = NULL;
+        errno = 0;
+        v = g_ascii_strtod(s, &end);
+        if (end == s || errno)
+            return FALSE;
+        switch (g_ascii_toupper(*end)) {
+        case 'K': mult = 1024.0; end++; break;
+        case 'M': mult = 1048576.0; end++; break;
+        case 'G': mult = 1073741824.0; end++; break;
+        case 'T': mult = 1099511627776.0; end++; break;
+        default: break;
+        }
+        if (*end == 'B' || *end == 'b')
+            end++;
+        if (*end)
+            return FALSE;
+    }
+    v *= mult;
+    if (!isfinite(v) || v < 0 || v > 1125899906842624.0 || v != floor(v))
+        return FALSE;
+    *out = (uint64_t)v;
+    return TRUE;
+}
+
+static gboolean kind_of(const char *s, trace_op *op)
+{
+    if (!strcmp(s, "compute"))
+        op->kind = TOP_COMPUTE;
+    else if (!strcmp(s, "send"))
+        op->kind = TOP_SEND;
+    else if (!strcmp(s, "recv"))
+        op->kind = TOP_RECV;
+    else if (coll_kind_from_name(s, &op->coll) == 0 && op->coll != COLL_SENDRECV)
+        op->kind = TOP_COLL;
+    else
+        return FALSE;
+    return TRUE;
+}
+
+/* ---- JSON ---- */
+
+static void line_col(const char *text, const char *at, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (const char *c = text; c < at && *c; c++) {
+        if (*c == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+static gboolean get_int(const cJSON *o, const char *key, int lo, int hi, int dflt, int *out, const char *where,
+                        GError **err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) {
+        *out = dflt;
+        return TRUE;
+    }
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+        return bad(err, TRACE_ERROR_VALUE, where, "\"%s\": expected an integer in %d..%d", key, lo, hi);
+    *out = (int)v->valuedouble;
+    return TRUE;
+}
+
+static gboolean json_bytes(const cJSON *v, uint64_t *out)
+{
+    if (cJSON_IsNumber(v))
+        return parse_size(NULL, v->valuedouble, true, out);
+    if (cJSON_IsString(v))
+        return parse_size(v->valuestring, 0, false, out);
+    return FALSE;
+}
+
+static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *where, GError **err)
+{
+    static const char *const keys[] = {"rank", "id", "kind", "stream", "dur_us", "bytes", "group", "peer",
+                                       "tag", "root", "deps", "name", "flops", "mem_bytes", NULL};
+    if (!cJSON_IsObject(o))
+        return bad(err, TRACE_ERROR_SCHEMA, where, "expected an object");
+    for (const cJSON *c = o->child; c; c = c->next) {
+        bool known = false;
+        for (const char *const *k = keys; *k && !known; k++)
+            known = !strcmp(*k, c->string);
+        if (!known)
+            return bad(err, TRACE_ERROR_SCHEMA, where, "unknown key \"%s\"", c->string);
+    }
+    pend_op *p = g_new0(pend_op, 1);
+    p->where = g_strdup(where);
+    g_ptr_array_add(L->pending, p);
+    p->op.dur_ps = p->op.ts_ps = -1;
+    p->op.src_index = L->pending->len - 1;
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "kind");
+    if (!cJSON_IsString(kind) || !kind_of(kind->valuestring, &p->op))
+        return bad(err, TRACE_ERROR_VALUE, where, "\"kind\": expected compute, send, recv or a collective "
+                   "(all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall)");
+    int stream, peer, tag, root;
+    if (!get_int(o, "rank", 0, MAX_RANKS - 1, file_rank, &p->rank, where, err) ||
+        !get_int(o, "stream", 0, 1 << 20, p->op.kind == TOP_COMPUTE ? 0 : 1, &stream, where, err) ||
+        !get_int(o, "peer", 0, MAX_RANKS - 1, -1, &peer, where, err) ||
+        !get_int(o, "tag", 0, INT32_MAX, 0, &tag, where, err) || !get_int(o, "root", 0, MAX_RANKS - 1, 0, &root, where, err))
+        return FALSE;
+    if (p->rank < 0)
+        return bad(err, TRACE_ERROR_SCHEMA, where, "\"rank\" is required (the file has no top-level \"rank\")");
+    p->op.stream = stream;
+    p->op.peer = peer;
+    p->op.tag = tag;
+    p->op.root = root;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "dur_us");
+    if (v) {
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > 1e12)
+            return bad(err, TRACE_ERROR_VALUE, where, "\"dur_us\": expected a number of microseconds in 0..1e12");
+        p->op.dur_ps = (int64_t)llround(v->valuedouble * 1e6);
+    } else if (p->op.kind == TOP_COMPUTE) {
+        return bad(err, TRACE_ERROR_SCHEMA, where, "a compute op needs \"dur_us\"");
+    }
+    v = cJSON_GetObjectItemCaseSensitive(o, "bytes");
+    if (v && !json_bytes(v, &p->op.bytes))
+        return bad(err, TRACE_ERROR_VALUE, where, "\"bytes\": expected a whole number of bytes (K/M/G suffixes) in 0..2^50");
+    if (!v && p->op.kind != TOP_COMPUTE)
+        return bad(err, TRACE_ERROR_SCHEMA, where, "a %s needs \"bytes\"", trace_op_kind_name(p->op.kind));
+    if ((p->op.kind == TOP_SEND || p->op.kind == TOP_RECV) && peer < 0)
+        return bad(err, TRACE_ERROR_SCHEMA, where, "a %s needs \"peer\"", trace_op_kind_name(p->op.kind));
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id"), *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
+    if ((id && !cJSON_IsString(id)) || (nm && !cJSON_IsString(nm)))
+        return bad(err, TRACE_ERROR_SCHEMA, where, "\"id\" and \"name\" must be strings");
+    p->id = id ? g_strdup(id->valuestring) : NULL;
+    p->op.name = g_strdup(nm ? nm->valuestring : id ? id->valuestring : kind->valuestring);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "group");
+    if (g && cJSON_IsString(g)) {
+        p->group = g_strdup(g->valuestring);
+    } else if (g && cJSON_IsArray(g)) {
+        GString *s = g_string_new(NULL);
+        for (const cJSON *e = g->child; e; e = e->next) {
+            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= MAX_RANKS || e->valuedouble != floor(e->valuedouble)) {
+                g_string_free(s, TRUE);
+                return bad(err, TRACE_ERROR_VALUE, where, "\"group\": expected rank numbers");
+            }
+            g_string_append_printf(s, "%s%d", s->len ? " " : "", (int)e->valuedouble);
+        }
+        p->group = g_string_free(s, FALSE);
+    } else if (g) {
+        return bad(err, TRACE_ERROR_SCHEMA, where, "\"group\": expected a group name or an array of ranks");
+    }
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "deps");
+    if (d) {
+        if (!cJSON_IsArray(d))
+            return bad(err, TRACE_ERROR_SCHEMA, where, "\"deps\": expected an array of op ids");
+        GPtrArray *ids = g_ptr_array_new();
+        for (const cJSON *e = d->child; e; e = e->next) {
+            if (!cJSON_IsString(e)) {
+                g_ptr_array_free(ids, TRUE);
+                return bad(err, TRACE_ERROR_SCHEMA, where, "\"deps\": expected op ids (strings)");
+            }
+            g_ptr_array_add(ids, g_strdup(e->valuestring));
+        }
+        g_ptr_array_add(ids, NULL);
+        p->deps = (char **)g_ptr_array_free(ids, FALSE);
+    }
+    return TRUE;
+}
+
+static gboolean json_file(nload *L, const char *path, const char *text, GError **err)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, TRUE);
+    if (!root) {
+        int line, col;
+        line_col(text, end ? end : text, &line, &col);
+        g_autofree char *at = g_strdup_printf("%s:%d:%d", path, line, col);
+        return bad(err, TRACE_ERROR_PARSE, at, "malformed JSON (expected a trace object)");
+    }
+    gboolean ok = TRUE;
+    char *where = NULL;
+    int file_rank = -1, nr = 0;
+    if (!cJSON_IsObject(root)) {
+        ok = bad(err, TRACE_ERROR_SCHEMA, path, "$: expected an object with \"ops\"");
+        goto out;
+    }
+    if (!(ok = get_int(root, "rank", 0, MAX_RANKS - 1, -1, &file_rank, path, err)) ||
+        !(ok = get_int(root, "ranks", 1, MAX_RANKS, 0, &nr, path, err)))
+        goto out;
+    if (nr > L->nranks)
+        L->nranks = nr;
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(root, "groups");
+    for (const cJSON *g = groups ? groups->child : NULL; g && ok; g = g->next) {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(g, "name"), *rk = cJSON_GetObjectItemCaseSensitive(g, "ranks");
+        if (!cJSON_IsString(nm) || !cJSON_IsArray(rk) || !cJSON_GetArraySize(rk)) {
+            ok = bad(err, TRACE_ERROR_SCHEMA, path, "$.groups: each group needs \"name\" and a non-empty \"ranks\" array");
+            break;
+        }
+        GString *s = g_string_new(NULL);
+        for (const cJSON *e = rk->child; e; e = e->next) {
+            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= MAX_RANKS) {
+                ok = bad(err, TRACE_ERROR_VALUE, path, "$.groups[\"%s\"].ranks: expected rank numbers", nm->valuestring);
+                break;
+            }
+            g_string_append_printf(s, "%s%d", s->len ? " " : "", (int)e->valuedouble);
+        }
+        if (g_hash_table_contains(L->groups, nm->valuestring) && ok)
+            ok = bad(err, TRACE_ERROR_VALUE, path, "$.groups: duplicate group \"%s\"", nm->valuestring);
+        if (ok)
+            g_hash_table_insert(L->groups, g_strdup(nm->valuestring), g_string_free(s, FALSE));
+        else
+            g_string_free(s, TRUE);
+    }
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(root, "ops");
+    if (ok && !cJSON_IsArray(ops))
+        ok = bad(err, TRACE_ERROR_SCHEMA, path, "$.ops: expected an array of operations");
+    int i = 0;
+    for (const cJSON *o = ok ? ops->child : NULL; o && ok; o = o->next, i++) {
+        g_free(where);
+        where = g_strdup_printf("%s:$.ops[%d]", path, i);
+        ok = json_op(L, o, file_rank, where, err);
+    }
+out:
+    g_free(where);
+    cJSON_Delete(root);
+    return ok;
+}
+
+/* ---- CSV ---- */
+
+enum { C_RANK, C_ID, C_KIND, C_STREAM, C_DUR, C_BYTES, C_GROUP, C_PEER, C_TAG, C_DEPS, C_NCOLS };
+static const char *const csv_cols[C_NCOLS] = {"rank", "id", "kind", "stream", "dur_us", "bytes",
+                                              "group", "peer", "tag", "deps"};
+
+typedef struct {
+    nload *L;
+    const char *path;
+    GPtrArray *fields;   /* current record */
+    int col_of[C_NCOLS]; /* column index of each known name, -1 if absent */
+    long record;         /* 1-based, header = 1 */
+    GError **err;
+    gboolean ok;
+} csv_ctx;
+
+static void csv_field(void *s, size_t len, void *data)
+{
+    csv_ctx *c = data;
+    g_ptr_array_add(c->fields, g_strndup(s, len));
+}
+
+static const char *fld(csv_ctx *c, int col)
+{
+    int i = c->col_of[col];
+    return i >= 0 && (guint)i < c->fields->len ? g_ptr_array_index(c->fields, i) : "";
+}
+
+static gboolean csv_int(csv_ctx *c, int col, long lo, long hi, long dflt, long *out, const char *where)
+{
+    const char *s = fld(c, col);
+    if (!*s) {
+        *out = dflt;
+        return TRUE;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end || errno || v < lo || v > hi)
+        return bad(c->err, TRACE_ERROR_VALUE, where, "%s: expected an integer in %ld..%ld, got '%s'", csv_cols[col],
+                   lo, hi, s);
+    *out = v;
+    return TRUE;
+}
+
+static gboolean csv_row(csv_ctx *c)
+{
+    g_autofree char *where = g_strdup_printf("%s:record %ld", c->path, c->record);
+    pend_op *p = g_new0(pend_op, 1);
+    p->where = g_strdup(where);
+    g_ptr_array_add(c->L->pending, p);
+    p->op.dur_ps = p->op.ts_ps = -1;
+    if (!kind_of(fld(c, C_KIND), &p->op))
+        return bad(c->err, TRACE_ERROR_VALUE, where, "kind: expected compute, send, recv or a collective, got '%s'",
+                   fld(c, C_KIND));
+    long rank, stream, peer, tag;
+    if (!csv_int(c, C_RANK, 0, MAX_RANKS - 1, -1, &rank, where) ||
+        !csv_int(c, C_STREAM, 0, 1 << 20, p->op.kind == TOP_COMPUTE ? 0 : 1, &stream, where) ||
+        !csv_int(c, C_PEER, 0, MAX_RANKS - 1, -1, &peer, where) || !csv_int(c, C_TAG, 0, INT32_MAX, 0, &tag, where))
+        return FALSE;
+    if (rank < 0)
+        return bad(c->err, TRACE_ERROR_SCHEMA, where, "rank is required");
+    p->rank = (int)rank;
+    p->op.stream = (int)stream;
+    p->op.peer = (int)peer;
+    p->op.tag = tag;
+    const char *dur = fld(c, C_DUR), *bytes = fld(c, C_BYTES);
+    if (*dur) {
+        char *end;
+        double us = g_ascii_strtod(dur, &end);
+        if (*end || !(us >= 0) || us > 1e12)
+            return bad(c->err, TRACE_ERROR_VALUE, where, "dur_us: expected microseconds in 0..1e12, got '%s'", dur);
+        p->op.dur_ps = (int64_t)llround(us * 1e6);
+    } else if (p->op.kind == TOP_COMPUTE) {
+        return bad(c->err, TRACE_ERROR_SCHEMA, where, "a compute op needs dur_us");
+    }
+    if (*bytes && !parse_size(bytes, 0, false, &p->op.bytes))
+        return bad(c->err, TRACE_ERROR_VALUE, where, "bytes: expected a whole number of bytes (K/M/G), got '%s'", bytes);
+    if (!*bytes && p->op.kind != TOP_COMPUTE)
+        return bad(c->err, TRACE_ERROR_SCHEMA, where, "a %s needs bytes", trace_op_kind_name(p->op.kind));
+    if ((p->op.kind == TOP_SEND || p->op.kind == TOP_RECV) && peer < 0)
+        return bad(c->err, TRACE_ERROR_SCHEMA, where, "a %s needs peer", trace_op_kind_name(p->op.kind));
+    p->id = *fld(c, C_ID) ? g_strdup(fld(c, C_ID)) : NULL;
+    p->op.name = g_strdup(p->id ? p->id : fld(c, C_KIND));
+    p->group = *fld(c, C_GROUP) ? g_strdup(fld(c, C_GROUP)) : NULL;
+    if (*fld(c, C_DEPS))
+        p->deps = g_strsplit(fld(c, C_DEPS), ";", -1);
+    return TRUE;
+}
+
+static void csv_record(int term, void *data)
+{
+    (void)term;
+    csv_ctx *c = data;
+    c->record++;
+    if (!c->ok) {
+        g_ptr_array_set_size(c->fields, 0);
+        return;
+    }
+    if (c->record == 1) {
+        for (int k = 0; k < C_NCOLS; k++)
+            c->col_of[k] = -1;
+        for (guint i = 0; i < c->fields->len; i++) {
+            const char *h = g_ptr_array_index(c->fields, i);
+            int k = 0;
+            while (k < C_NCOLS && strcmp(csv_cols[k], h))
+                k++;
+            if (k == C_NCOLS) {
+                c->ok = bad(c->err, TRACE_ERROR_SCHEMA, c->path, "record 1: unknown column '%s' (expected %s, ...)",
+                            h, "rank,id,kind,stream,dur_us,bytes,group,peer,tag,deps");
+                break;
+            }
+            c->col_of[k] = (int)i;
+        }
+        if (c->ok && (c->col_of[C_RANK] < 0 || c->col_of[C_KIND] < 0))
+            c->ok = bad(c->err, TRACE_ERROR_SCHEMA, c->path, "record 1: the header needs rank and kind columns");
+    } else {
+        c->ok = csv_row(c);
+    }
+    g_ptr_array_set_size(c->fields, 0);
+}
+
+static gboolean csv_file(nload *L, const char *path, const char *text, gsize len, GError **err)
+{
+    struct csv_parser p;
+    if (csv_init(&p, CSV_APPEND_NULL) != 0)
+        return bad(err, TRACE_ERROR_IO, path, "cannot start the CSV parser");
+    csv_ctx c = {.L = L, .path = path, .fields = g_ptr_array_new_with_free_func(g_free), .err = err, .ok = TRUE};
+    if (csv_parse(&p, text, len, csv_field, csv_record, &c) != len || csv_fini(&p, csv_field, csv_record, &c) != 0) {
+        if (c.ok)
+            c.ok = bad(err, TRACE_ERROR_PARSE, path, "record %ld: malformed CSV (%s)", c.record + 1,
+                       csv_strerror(csv_error(&p)));
+    }
+    if (c.ok && c.record < 2)
+        c.ok = bad(err, TRACE_ERROR_SCHEMA, path, "no operations (expected a header and one op per record)");
+    csv_free(&p);
+    g_ptr_array_unref(c.fields);
+    return c.ok;
+}
+
+/* ---- build ---- */
+
+static int group_of(nload *L, trace *t, pend_op *p, GError **err)
+{
+    const char *spec = p->group ? p->group : "world";
+    if (!strcmp(spec, "world"))
+        return trace_group_world(t);
+    const char *list = g_hash_table_lookup(L->groups, spec);
+    const char *name = list ? spec : NULL;
+    if (!list)
+        list = spec;
+    g_auto(GStrv) parts = g_strsplit_set(list, " ,", -1);
+    GArray *r = g_array_new(FALSE, FALSE, sizeof(int));
+    for (int i = 0; parts[i]; i++) {
+        if (!*parts[i])
+            continue;
+        char *end;
+        long v = strtol(parts[i], &end, 10);
+        if (*end || v < 0 || v >= t->nranks) {
+            g_array_free(r, TRUE);
+            bad(err, TRACE_ERROR_REF, p->where, "group '%s': unknown group or bad rank '%s' (%d ranks)", spec,
+                parts[i], t->nranks);
+            return -1;
+        }
+        int iv = (int)v;
+        g_array_append_val(r, iv);
+    }
+    if (r->len == 0) {
+        g_array_free(r, TRUE);
+        bad(err, TRACE_ERROR_REF, p->where, "group '%s' is empty", spec);
+        return -1;
+    }
+    int id = trace_group_add(t, name, (int *)r->data, (int)r->len);
+    g_array_free(r, TRUE);
+    return id;
+}
+
+static trace *build(nload *L, const char *source, GError **err)
+{
+    int n = L->nranks;
+    for (guint i = 0; i < L->pending->len; i++) {
+        pend_op *p = g_ptr_array_index(L->pending, i);
+        if (p->rank + 1 > n)
+            n = p->rank + 1;
+    }
+    if (n < 1) {
+        bad(err, TRACE_ERROR_SCHEMA, source, "no operations");
+        return NULL;
+    }
+    trace *t = trace_new(n, source);
+    GHashTable **ids = g_new0(GHashTable *, n);
+    for (int r = 0; r < n; r++)
+        ids[r] = g_hash_table_new(g_str_hash, g_str_equal);
+    gboolean ok = TRUE;
+    for (guint i = 0; i < L->pending->len && ok; i++) {
+        pend_op *p = g_ptr_array_index(L->pending, i);
+        if (p->op.kind == TOP_COLL && (p->op.group = group_of(L, t, p, err)) < 0) {
+            ok = FALSE;
+            break;
+        }
+        if ((p->op.kind == TOP_SEND || p->op.kind == TOP_RECV) && p->op.peer >= n) {
+            ok = bad(err, TRACE_ERROR_REF, p->where, "peer %d: there are only %d ranks", p->op.peer, n);
+            break;
+        }
+        p->op.seq = -1;
+        p->op.src_index = i;
+        uint32_t idx = trace_op_add(t, p->rank, &p->op);
+        p->op.name = NULL; /* now owned by the trace */
+        if (p->id) {
+            if (g_hash_table_contains(ids[p->rank], p->id)) {
+                ok = bad(err, TRACE_ERROR_VALUE, p->where, "duplicate id \"%s\" on rank %d", p->id, p->rank);
+                break;
+            }
+            g_hash_table_insert(ids[p->rank], p->id, GUINT_TO_POINTER(idx + 1));
+        }
+        p->op.group = (int)idx; /* remember the index for the dependency pass */
+    }
+    for (guint i = 0; i < L->pending->len && ok; i++) {
+        pend_op *p = g_ptr_array_index(L->pending, i);
+        for (int k = 0; p->deps && p->deps[k] && ok; k++) {
+            char *d = g_strstrip(p->deps[k]);
+            if (!*d)
+                continue;
+            gpointer v = g_hash_table_lookup(ids[p->rank], d);
+            if (!v)
+                ok = bad(err, TRACE_ERROR_REF, p->where, "depends on \"%s\", which rank %d does not have", d, p->rank);
+            else
+                trace_op_dep(t, p->rank, (uint32_t)p->op.group, GPOINTER_TO_UINT(v) - 1);
+        }
+    }
+    for (int r = 0; r < n; r++)
+        g_hash_table_destroy(ids[r]);
+    g_free(ids);
+    if (ok)
+        ok = trace_validate(t, err);
+    if (!ok) {
+        trace_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+trace *trace_native_load(const char *const *paths, int npaths, GError **err)
+{
+    nload L = {.pending = g_ptr_array_new_with_free_func(pend_free),
+               .groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)};
+    gboolean ok = TRUE;
+    for (int i = 0; i < npaths && ok; i++) {
+        char *text = NULL;
+        gsize len = 0;
+        GError *e = NULL;
+        if (!g_file_get_contents(paths[i], &text, &len, &e)) {
+            ok = bad(err, TRACE_ERROR_IO, paths[i], "%s", e->message);
+            g_error_free(e);
+            break;
+        }
+        if (memchr(text, 0, len) || !g_utf8_validate(text, (gssize)len, NULL))
+            ok = bad(err, TRACE_ERROR_PARSE, paths[i], "binary data: not a native trace (JSON or CSV text)");
+        else if (g_str_has_suffix(paths[i], ".csv"))
+            ok = csv_file(&L, paths[i], text, len, err);
+        else
+            ok = json_file(&L, paths[i], text, err);
+        g_free(text);
+    }
+    trace *t = ok ? build(&L, npaths == 1 ? paths[0] : "(several files)", err) : NULL;
+    g_ptr_array_unref(L.pending);
+    g_hash_table_destroy(L.groups);
+    return t;
+}
+
+gboolean trace_native_write_json(const trace *t, const char *path, GError **err)
+{
+    cJSON *root = cJSON_CreateObject(), *groups = cJSON_AddArrayToObject(root, "groups");
+    cJSON_AddNumberToObject(root, "ranks", t->nranks);
+    for (guint g = 0; g < t->groups->len; g++) {
+        const trace_group *tg = g_ptr_array_index(t->groups, g);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", tg->name);
+        cJSON_AddItemToObject(o, "ranks", cJSON_CreateIntArray(tg->ranks, tg->size));
+        cJSON_AddItemToArray(groups, o);
+    }
+    cJSON *ops = cJSON_AddArrayToObject(root, "ops");
+    for (int r = 0; r < t->nranks; r++) {
+        for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+            const trace_op *op = &g_array_index(t->ranks[r].ops, trace_op, i);
+            cJSON *o = cJSON_CreateObject();
+            char id[32];
+            g_snprintf(id, sizeof id, "r%do%u", r, i);
+            cJSON_AddNumberToObject(o, "rank", r);
+            cJSON_AddStringToObject(o, "id", id);
+            cJSON_AddStringToObject(o, "name", op->name ? op->name : "");
+            cJSON_AddStringToObject(o, "kind", op->kind == TOP_COLL ? coll_kind_name(op->coll) : trace_op_kind_name(op->kind));
+            cJSON_AddNumberToObject(o, "stream", op->stream);
+            if (op->dur_ps >= 0)
+                cJSON_AddNumberToObject(o, "dur_us", (double)op->dur_ps / 1e6);
+            if (op->kind != TOP_COMPUTE)
+                cJSON_AddNumberToObject(o, "bytes", (double)op->bytes);
+            if (op->kind == TOP_COLL)
+                cJSON_AddStringToObject(o, "group", ((trace_group *)g_ptr_array_index(t->groups, op->group))->name);
+            if (op->kind == TOP_SEND || op->kind == TOP_RECV) {
+                cJSON_AddNumberToObject(o, "peer", op->peer);
+                cJSON_AddNumberToObject(o, "tag", (double)op->tag);
+            }
+            if (op->deps && op->deps->len) {
+                cJSON *d = cJSON_AddArrayToObject(o, "deps");
+                for (guint k = 0; k < op->deps->len; k++) {
+                    g_snprintf(id, sizeof id, "r%do%u", r, g_array_index(op->deps, uint32_t, k));
+                    cJSON_AddItemToArray(d, cJSON_CreateString(id));
+                }
+            }
+            cJSON_AddItemToArray(ops, o);
+        }
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    gboolean ok = g_file_set_contents(path, text, -1, err); /* temporary file + rename */
+    cJSON_free(text);
+    return ok;
+}
