@@ -10,6 +10,9 @@
 #include "testutil.h"
 #include "topologies/topo.h"
 #include "traces/native.h"
+#include "traces/timeline.h"
+
+#include <cjson/cJSON.h>
 
 static topo *two_gpus(coll_system *sys, int gpus)
 {
@@ -186,6 +189,59 @@ static void test_trace_errors_name_ranks_and_ops(void)
     expect_error("{\"ops\": [\n{\"rank\":0,", TRACE_ERROR_PARSE, ":2:");
 }
 
+/* The timeline is valid JSON and slices on one track never overlap. */
+static void test_replay_timeline_valid_and_nested(void)
+{
+    coll_system sys;
+    topo *tp = two_gpus(&sys, 2);
+    GError *err = NULL;
+    const char *p = "docs/examples/two-rank-overlap.json";
+    trace *t = trace_native_load(&p, 1, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    replay_opts o = {.sys = &sys, .compute_scale = 1, .record = true};
+    replay_result res;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    const char *out = "/tmp/conveyor-test-timeline.json";
+    CU_ASSERT_TRUE(timeline_write(out, t, &res, sys.fab, 8, &err));
+    char *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(out, &text, NULL, NULL));
+    cJSON *root = cJSON_Parse(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    cJSON *ev = cJSON_GetObjectItem(root, "traceEvents");
+    GHashTable *last_end = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    int slices = 0, overlaps = 0, gpu_slices = 0;
+    for (cJSON *e = ev ? ev->child : NULL; e; e = e->next) {
+        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X"))
+            continue;
+        int pid = cJSON_GetObjectItem(e, "pid")->valueint, tid = cJSON_GetObjectItem(e, "tid")->valueint;
+        double ts = cJSON_GetObjectItem(e, "ts")->valuedouble, dur = cJSON_GetObjectItem(e, "dur")->valuedouble;
+        char *key = g_strdup_printf("%d/%d", pid, tid);
+        double *le = g_hash_table_lookup(last_end, key);
+        if (le && ts < *le - 1e-6) /* events are written in completion order per track: sort-free check */
+            overlaps++;
+        double *ne = g_new(double, 1);
+        *ne = ts + dur;
+        if (!le || *ne > *le)
+            g_hash_table_replace(last_end, key, ne);
+        else {
+            g_free(key);
+            g_free(ne);
+        }
+        slices++;
+        gpu_slices += pid < t->nranks;
+    }
+    CU_ASSERT_EQUAL(gpu_slices, 12); /* every op of the two ranks */
+    CU_ASSERT(slices > gpu_slices);  /* and link transfers */
+    CU_ASSERT_EQUAL(overlaps, 0);
+    g_hash_table_destroy(last_end);
+    cJSON_Delete(root);
+    g_free(text);
+    remove(out);
+    replay_result_clear(&res);
+    trace_free(t);
+    topo_free(tp);
+}
+
 static void test_replay_deadlock_is_reported_not_hung(void)
 {
     coll_system sys;
@@ -219,6 +275,7 @@ int main(void)
         {"/replay/p2p/pipeline", test_replay_send_recv_pipeline},
         {"/trace/errors/name-ranks-and-ops", test_trace_errors_name_ranks_and_ops},
         {"/replay/deadlock/reported", test_replay_deadlock_is_reported_not_hung},
+        {"/replay/timeline/valid-and-nested", test_replay_timeline_valid_and_nested},
         {0},
     };
     return test_main("replay", cases);

@@ -1,0 +1,125 @@
+/* traces/timeline.c - Chrome trace event format ("X" slices in microseconds,
+ * "M" names, "C" counters), which chrome://tracing and ui.perfetto.dev
+ * open. Slices on one track never overlap: a stream runs one op at a time,
+ * and a link serves one chunk at a time. */
+#include "timeline.h"
+
+#include <stdio.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+static void json_str(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(o, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(o, "\\u%04x", c);
+        else
+            fputc(c, o);
+    }
+    fputc('"', o);
+}
+
+typedef struct {
+    fab_link_id l;
+    int64_t busy;
+} busy_link;
+
+static int busy_cmp(const void *a, const void *b)
+{
+    const busy_link *x = a, *y = b;
+    return (x->busy < y->busy) - (x->busy > y->busy);
+}
+
+static void write_links(FILE *o, const replay_result *res, fabric *f, int max_links, int pid)
+{
+    const GArray *recs = fabric_records(f);
+    if (!recs || !recs->len)
+        return;
+    uint32_t nl = fabric_link_count(f);
+    busy_link *b = g_new0(busy_link, nl);
+    for (uint32_t l = 0; l < nl; l++)
+        b[l] = (busy_link){l, fabric_link(f, l)->kind == LINK_SERVER ? -1 : fabric_link_stats(f, l)->busy_ps};
+    qsort(b, nl, sizeof *b, busy_cmp);
+    int *track = g_new(int, nl);
+    for (uint32_t l = 0; l < nl; l++)
+        track[l] = -1;
+    int kept = 0;
+    for (uint32_t i = 0; i < nl && kept < max_links && b[i].busy > 0; i++) {
+        track[b[i].l] = kept;
+        fprintf(o, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", pid, kept);
+        json_str(o, fabric_link_name(f, b[i].l));
+        fprintf(o, "}}");
+        kept++;
+    }
+    /* utilisation counters in 100 windows */
+    int64_t win = res->end_ps / 100 + 1;
+    double *busy = g_new0(double, (size_t)kept * 100);
+    for (guint i = 0; i < recs->len; i++) {
+        const fab_service_rec *r = &g_array_index(recs, fab_service_rec, i);
+        int tk = track[r->link];
+        if (tk < 0)
+            continue;
+        fprintf(o, ",\n{\"ph\":\"X\",\"name\":\"chunk\",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,"
+                   "\"args\":{\"bytes\":%" G_GUINT64_FORMAT "}}",
+                pid, tk, r->start_ps / 1e6, (r->end_ps - r->start_ps) / 1e6, r->bytes);
+        for (int64_t t0 = r->start_ps; t0 < r->end_ps;) {
+            int64_t w = t0 / win, wend = (w + 1) * win, t1 = r->end_ps < wend ? r->end_ps : wend;
+            if (w < 100)
+                busy[(size_t)tk * 100 + (size_t)w] += (double)(t1 - t0);
+            t0 = t1;
+        }
+    }
+    for (uint32_t i = 0; i < nl; i++) {
+        int tk = track[b[i].l];
+        if (tk < 0)
+            continue;
+        for (int w = 0; w < 100; w++) {
+            fprintf(o, ",\n{\"ph\":\"C\",\"name\":");
+            json_str(o, fabric_link_name(f, b[i].l));
+            fprintf(o, ",\"pid\":%d,\"ts\":%.6f,\"args\":{\"utilisation\":%.4f}}", pid, (double)(w * win) / 1e6,
+                    busy[(size_t)tk * 100 + (size_t)w] / (double)win);
+        }
+    }
+    g_free(busy);
+    g_free(track);
+    g_free(b);
+}
+
+gboolean timeline_write(const char *path, const trace *t, const replay_result *res, fabric *f, int max_links,
+                        GError **err)
+{
+    g_autofree char *tmp = g_strdup_printf("%s.tmp.%d", path, (int)getpid());
+    FILE *o = fopen(tmp, "w");
+    if (!o) {
+        g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: cannot write: %s", path,
+                    g_strerror(errno));
+        return FALSE;
+    }
+    fprintf(o, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    fprintf(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"links (busiest)\"}}",
+            t->nranks);
+    for (int r = 0; r < t->nranks; r++)
+        fprintf(o, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"GPU %d\"}}", r, r);
+    for (guint i = 0; i < res->intervals->len; i++) {
+        const replay_interval *iv = &g_array_index(res->intervals, replay_interval, i);
+        fprintf(o, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", trace_op_kind_name(iv->kind));
+        json_str(o, iv->name ? iv->name : trace_op_kind_name(iv->kind));
+        fprintf(o, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f}", iv->rank, iv->stream, iv->start_ps / 1e6,
+                (iv->end_ps - iv->start_ps) / 1e6);
+    }
+    write_links(o, res, f, max_links, t->nranks);
+    fprintf(o, "\n]}\n");
+    gboolean ok = !ferror(o);
+    ok = (fclose(o) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write failed", path);
+        remove(tmp);
+        return FALSE;
+    }
+    return TRUE;
+}

@@ -1,0 +1,15 @@
+/* traces/timeline.h - a Chrome / Perfetto trace of a replay: one process per
+ * GPU with a track per stream, one process for the busiest links with a
+ * track of chunk transfers each and utilisation counters. */
+#ifndef TRACES_TIMELINE_H
+#define TRACES_TIMELINE_H
+
+#include "models/replay.h"
+
+/* Write the timeline of `res` (recorded with replay_opts.record) to path,
+ * through a temporary file renamed into place. max_links: link tracks kept
+ * (the busiest). FALSE with *err on I/O failure. */
+gboolean timeline_write(const char *path, const trace *t, const replay_result *res, fabric *f, int max_links,
+                        GError **err);
+
+#endif
