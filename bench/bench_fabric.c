@@ -9,6 +9,7 @@
  * t = 0, so their first injections are inside it); topology build and route
  * computation are timed separately and reported in the note. */
 #include <glib.h>
+#include <stdio.h>
 
 #include "bench.h"
 #include "models/fabric.h"
@@ -111,7 +112,43 @@ static int perm_run(const void *arg, bench_result *out)
 
 static const fabric_perm_arg perm_128 = {128}, perm_1024 = {1024};
 
+/* Load a 100,000-GPU cluster (12,500 DGX H100 on ib-ndr) and route 10,000
+ * random GPU pairs: wall time of both, nodes and links built (the peak RSS
+ * column gives the memory; docs/performance.md divides it per GPU/link). */
+static int big_run(const void *arg, bench_result *out)
+{
+    int nodes = *(const int *)arg;
+    GError *err = NULL;
+    gint64 t0 = g_get_monotonic_time();
+    topo *t = topo_load("dgx-h100", &(topo_opts){.nodes = nodes}, &err);
+    if (!t) {
+        fprintf(stderr, "%s\n", err->message);
+        g_error_free(err);
+        return 1;
+    }
+    gint64 t1 = g_get_monotonic_time();
+    sim_rng r;
+    sim_rng_seed(&r, 7);
+    uint64_t hops = 0;
+    for (int i = 0; i < 10000; i++) {
+        int a = (int)sim_rng_below(&r, (uint64_t)t->nranks), b = (int)sim_rng_below(&r, (uint64_t)t->nranks);
+        const fab_route *rt = fabric_route(t->fab, t->gpu_of_rank[a], t->gpu_of_rank[b], 0, NULL);
+        hops += rt ? rt->nhops : 0;
+    }
+    gint64 t2 = g_get_monotonic_time();
+    out->events = 10000;
+    out->wall_s = (double)(t2 - t0) * 1e-6;
+    g_snprintf(out->note, sizeof out->note, "%d GPUs, %u nodes, %u directed links; build %.2f s, 10k routes %.3f s (%.1f hops)",
+               t->nranks, fabric_node_count(t->fab), fabric_link_count(t->fab), (double)(t1 - t0) * 1e-6,
+               (double)(t2 - t1) * 1e-6, (double)hops / 10000);
+    topo_free(t);
+    return 0;
+}
+
+static const int big_12500 = 12500;
+
 const bench_case bench_fabric_cases[] = {
+    {"topology.load_and_route", "{\"gpus\": 100000}", big_run, &big_12500},
     {"fabric.random_permutation", "{\"gpus\": 1024}", perm_run, &perm_128},
     {"fabric.random_permutation", "{\"gpus\": 8192}", perm_run, &perm_1024},
     {0},

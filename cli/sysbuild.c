@@ -31,8 +31,8 @@ topo *sys_opts_load(const sys_opts *o, GError **err)
         g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "--topo is required (see 'conveyor topo list')");
         return NULL;
     }
-    if (o->nodes < 0 || o->nodes > 100000 || o->gpus < 0 || o->gpus > 1024) {
-        g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "--nodes must be in 1..100000 and --gpus in 1..1024");
+    if (o->nodes < 0 || o->nodes > TOPO_MAX_NODES || o->gpus < 0 || o->gpus > 1024) {
+        g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "--nodes must be in 1..%d and --gpus in 1..1024", TOPO_MAX_NODES);
         return NULL;
     }
     if (o->launch_us < 0 || o->launch_us > 1e6) {

@@ -16,6 +16,9 @@
 #include "models/coll.h"
 #include "models/fabric.h"
 
+/* Largest --nodes: 131072 servers (a million GPUs at 8 per server). */
+#define TOPO_MAX_NODES 131072
+
 typedef struct {
     int nodes;             /* servers to build; 0 = the file's default (1) */
     int gpus;              /* GPUs per server to use (first G, as CUDA_VISIBLE_DEVICES); 0 = all */

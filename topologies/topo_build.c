@@ -224,9 +224,9 @@ static bool prepare(bctx *b, const topo_opts *o, int *nodes, GError **err)
     tgraph *g = b->g;
     *nodes = o && o->nodes ? o->nodes : 1;
     b->G = o && o->gpus ? o->gpus : g->ngpus;
-    if (*nodes < 1 || *nodes > 4096 || b->G < 1 || b->G > g->ngpus) {
+    if (*nodes < 1 || *nodes > TOPO_MAX_NODES || b->G < 1 || b->G > g->ngpus) {
         topo_src_error(b->src, err, TOPO_ERROR_VALUE, "$.node.nodes",
-                       "--nodes must be 1..4096 and --gpus 1..%d, got %d and %d", g->ngpus,
+                       "--nodes must be 1..%d and --gpus 1..%d, got %d and %d", TOPO_MAX_NODES, g->ngpus,
                        *nodes, b->G);
         return false;
     }
