@@ -4,9 +4,16 @@
 #   make bench      benchmarks -> table on stdout + build/bench.json
 #   make demo       the main job on a shipped default
 #   make deps       check (and, as root, install) the Debian packages
+#   make MPI=1      build/mpi/conveyor with mpicc: `conveyor sweep` spreads points over MPI ranks
+#   make mpitest    build with MPI=1 and check mpirun -n 3 gives the threaded sweep's CSV
 
 PREFIX ?= /usr/local
 SAN ?= 0
+MPI ?= 0
+ifeq ($(MPI),1)
+BUILD ?= build/mpi
+CC = mpicc
+endif
 ifeq ($(SAN),1)
 BUILD ?= build/san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -16,13 +23,16 @@ SANFLAGS =
 endif
 
 CC ?= cc
-PKGS = glib-2.0 libcjson
+PKGS = glib-2.0 gio-2.0 libcjson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -I. $(PKG_CFLAGS) $(SANFLAGS) -MMD -MP
 ifeq ($(CI),true)
 override CFLAGS += -Werror
+endif
+ifeq ($(MPI),1)
+override CFLAGS += -DCONVEYOR_MPI
 endif
 LDLIBS = $(PKG_LIBS) -lcsv -lm
 LDFLAGS += $(SANFLAGS)
@@ -37,7 +47,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BUILD)/conveyor-bench
 
-.PHONY: all test unit clitest bench demo deps install clean validate
+.PHONY: all test unit clitest bench demo deps install clean validate mpitest
 all: $(BUILD)/conveyor
 
 $(BUILD)/obj/%.o: %.c
@@ -76,6 +86,9 @@ bench: deps $(BENCH_BIN) $(BUILD)/conveyor
 demo: deps $(BUILD)/conveyor
 	@sh scripts/demo.sh $(BUILD)/conveyor
 
+mpitest:
+	@sh tests/mpi/run.sh
+
 validate: $(BUILD)/conveyor
 	@sh scripts/validate.sh $(BUILD)/conveyor
 
@@ -91,3 +104,24 @@ clean:
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 .SECONDARY:
+
+# CUDA microbenchmarks (calibrate/*.cu) -> build/calibrate/, only when nvcc is
+# there; SASS for sm_70..sm_100 as far as this nvcc supports them, plus PTX.
+NVCC ?= $(shell command -v nvcc 2>/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; })
+CAL_CU := $(wildcard calibrate/*.cu)
+CAL_BIN := $(CAL_CU:calibrate/%.cu=build/calibrate/%)
+CAL_ARCHS = $(filter 70 75 80 86 89 90 100,$(patsubst sm_%,%,$(shell $(NVCC) --list-gpu-code 2>/dev/null)))
+CAL_PTX = $(lastword $(CAL_ARCHS))
+CAL_FLAGS = -std=c++17 -O2 -lineinfo $(foreach a,$(CAL_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+	-gencode arch=compute_$(CAL_PTX),code=compute_$(CAL_PTX)
+.PHONY: calibrate
+calibrate:
+ifeq ($(strip $(NVCC)),)
+	@echo "calibrate: nvcc not found, skipping (the rest of conveyor does not need it)"
+else
+	@$(MAKE) --no-print-directory $(CAL_BIN)
+endif
+
+build/calibrate/%: calibrate/%.cu calibrate/common.cuh
+	@mkdir -p $(dir $@)
+	$(NVCC) $(CAL_FLAGS) -o $@ $< $(if $(filter build/calibrate/nccl,$@),-lnccl)

@@ -26,5 +26,6 @@ typedef struct {
 extern const bench_case bench_engine_cases[];
 extern const bench_case bench_fabric_cases[];
 extern const bench_case bench_coll_cases[];
+extern const bench_case bench_replay_cases[];
 
 #endif

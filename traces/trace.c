@@ -433,6 +433,7 @@ trace *trace_replicate(const trace *t, int n, GError **err)
     g_assert(n >= 1);
     trace *nt = trace_new(n, t->source);
     nt->step_ps = t->step_ps;
+    nt->steps = t->steps;
     GArray *src = t->ranks[0].ops;
     for (int r = 0; r < n; r++) {
         for (guint i = 0; i < src->len; i++) {

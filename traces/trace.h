@@ -63,7 +63,8 @@ typedef struct {
     trace_rank *ranks;   /* nranks entries */
     GPtrArray *groups;   /* trace_group* */
     char *source;        /* file or directory it came from (owned) */
-    int64_t step_ps;     /* traced step time (e.g. ProfilerStep), -1 if unknown */
+    int64_t step_ps;     /* traced step time (e.g. median ProfilerStep), -1 if unknown */
+    int steps;           /* training steps the trace covers, 0 if unknown */
 } trace;
 
 /* A new trace of nranks empty ranks (nranks >= 1). Caller frees with trace_free. */

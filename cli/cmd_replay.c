@@ -1,0 +1,292 @@
+/* cli/cmd_replay.c - `conveyor replay`: run a training job's trace on a
+ * simulated cluster and say where the time goes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "models/replay.h"
+#include "sysbuild.h"
+#include "traces/timeline.h"
+#include "traces/chakra.h"
+#include "traces/kineto.h"
+#include "traces/native.h"
+
+/* Pick the importer from the path and, for JSON, its content. */
+static trace *load_one(const char *path, GError **err)
+{
+    if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+        g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+        const char *n;
+        while (d && (n = g_dir_read_name(d)))
+            if (g_str_has_suffix(n, ".et"))
+                return trace_chakra_load(path, err);
+        return trace_kineto_load(path, err);
+    }
+    if (g_str_has_suffix(path, ".et"))
+        return trace_chakra_load(path, err);
+    if (g_str_has_suffix(path, ".csv"))
+        return trace_native_load(&path, 1, err);
+    if (g_str_has_suffix(path, ".gz"))
+        return trace_kineto_load(path, err);
+    g_autofree char *head = NULL;
+    gsize len = 0;
+    if (g_file_get_contents(path, &head, &len, NULL)) {
+        gssize n = len < 65536 ? (gssize)len : 65536;
+        if (!g_strstr_len(head, n, "\"ops\"") && g_strstr_len(head, n, "\"traceEvents\""))
+            return trace_kineto_load(path, err);
+        if (!g_strstr_len(head, n, "\"ops\"") &&
+            (g_strstr_len(head, n, "\"dataDeps\"") || g_strstr_len(head, n, "\"ctrlDeps\"")))
+            return trace_chakra_load(path, err);
+    }
+    return trace_native_load(&path, 1, err);
+}
+
+static trace *load_traces(char **paths, int n, GError **err)
+{
+    bool all_native = true;
+    for (int i = 0; i < n; i++)
+        all_native &= g_str_has_suffix(paths[i], ".csv") || (g_str_has_suffix(paths[i], ".json") &&
+                                                            !g_str_has_suffix(paths[i], ".et.json"));
+    if (n > 1 && all_native)
+        return trace_native_load((const char *const *)paths, n, err);
+    if (n > 1) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA,
+                    "several trace files are read together only in the native format; give a directory for "
+                    "per-rank Kineto or Chakra files");
+        return NULL;
+    }
+    return load_one(paths[0], err);
+}
+
+static double ms(int64_t ps) { return (double)ps * 1e-9; }
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    fab_link_id l;
+    int64_t busy;
+} lbusy;
+
+static int lbusy_cmp(const void *a, const void *b)
+{
+    const lbusy *x = a, *y = b;
+    if (x->busy != y->busy)
+        return (x->busy < y->busy) - (x->busy > y->busy);
+    return (x->l > y->l) - (x->l < y->l);
+}
+
+/* The n busiest graph links (caller g_free's). */
+static lbusy *busiest(fabric *f, int n, int *got)
+{
+    uint32_t nl = fabric_link_count(f);
+    lbusy *b = g_new(lbusy, nl ? nl : 1);
+    uint32_t k = 0;
+    for (uint32_t l = 0; l < nl; l++)
+        if (fabric_link(f, l)->kind != LINK_SERVER && fabric_link_stats(f, l)->busy_ps > 0)
+            b[k++] = (lbusy){l, fabric_link_stats(f, l)->busy_ps};
+    qsort(b, k, sizeof *b, lbusy_cmp);
+    *got = (int)k < n ? (int)k : n;
+    return b;
+}
+
+/* Median and worst |error| of simulated vs traced collective durations. */
+static int coll_errors(const replay_result *res, double *med, double *worst)
+{
+    GArray *e = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < res->colls->len; i++) {
+        const replay_coll *c = &g_array_index(res->colls, replay_coll, i);
+        if (c->traced_ps > 0 && c->sim_ps > 0) {
+            double v = fabs((double)c->sim_ps - (double)c->traced_ps) / (double)c->traced_ps * 100;
+            g_array_append_val(e, v);
+        }
+    }
+    int n = (int)e->len;
+    if (n) {
+        g_array_sort(e, dbl_cmp);
+        *med = g_array_index(e, double, (n - 1) / 2);
+        *worst = g_array_index(e, double, n - 1);
+    }
+    g_array_free(e, TRUE);
+    return n;
+}
+
+static void print_text(const trace *t, const topo *tp, const replay_result *res, fabric *f)
+{
+    printf("# replay: %s (%d ranks, %zu ops) on %s (%d nodes x %d GPUs)\n", t->source, t->nranks,
+           trace_op_count(t), tp->name, tp->nodes, tp->gpus_per_node);
+    int steps = t->steps > 0 ? t->steps : 1;
+    int64_t step = res->end_ps / steps;
+    if (t->steps > 1)
+        printf("total time: %.3f ms over %d steps\n", ms(res->end_ps), t->steps);
+    printf("step time: %.3f ms", ms(step));
+    if (t->step_ps > 0)
+        printf("  (traced %.3f ms, error %+.1f%%)", ms(t->step_ps),
+               100.0 * ((double)step - (double)t->step_ps) / (double)t->step_ps);
+    printf("\n\n%6s %12s %12s %12s %12s %14s %14s\n", "rank", "compute_ms", "comm_ms", "exposed_ms", "idle_ms",
+           "wait_peers_ms", "wait_stream_ms");
+    int64_t w1 = 0, w2 = 0;
+    for (int r = 0; r < res->nranks; r++) {
+        const replay_rank *rr = &res->ranks[r];
+        w1 += rr->wait_peers_ps;
+        w2 += rr->wait_stream_ps;
+        if (r < 16 || r == res->nranks - 1)
+            printf("%6d %12.3f %12.3f %12.3f %12.3f %14.3f %14.3f\n", r, ms(rr->compute_ps), ms(rr->comm_ps),
+                   ms(rr->exposed_comm_ps), ms(rr->idle_ps), ms(rr->wait_peers_ps), ms(rr->wait_stream_ps));
+        else if (r == 16)
+            printf("%6s\n", "...");
+    }
+    double med = 0, worst = 0;
+    int n = coll_errors(res, &med, &worst);
+    printf("\ncollectives: %u simulated", res->colls->len);
+    if (n)
+        printf("; against the %d traced kernel durations: median |error| %.1f%%, worst %.1f%%", n, med, worst);
+    printf("\nqueueing delay (all ranks): layer 1 collective queue (waiting for peers) %.3f ms, "
+           "layer 2 stream queue %.3f ms, layer 3 link queues %.3f ms (chunk waiting time, summed over chunks)\n",
+           ms(w1), ms(w2), ms(res->link_qdelay_ps));
+    int nb;
+    lbusy *b = busiest(f, 10, &nb);
+    printf("\nbusiest links:\n");
+    for (int i = 0; i < nb; i++)
+        printf("  %-36s %6.1f%%  %10.3f GB moved\n", fabric_link_name(f, b[i].l),
+               res->end_ps ? 100.0 * (double)b[i].busy / (double)res->end_ps : 0.0,
+               (double)fabric_link_stats(f, b[i].l)->bytes / 1e9);
+    g_free(b);
+    printf("\nsimulation: %" G_GUINT64_FORMAT " events\n", res->events);
+}
+
+static void print_json(const trace *t, const replay_result *res, fabric *f)
+{
+    int steps = t->steps > 0 ? t->steps : 1;
+    printf("{\"step_time_s\": %.9g, \"total_time_s\": %.9g, \"steps\": %d, ", res->end_ps * 1e-12 / steps,
+           res->end_ps * 1e-12, steps);
+    if (t->step_ps > 0)
+        printf("\"traced_step_time_s\": %.9g, ", t->step_ps * 1e-12);
+    printf("\"ranks\": [");
+    for (int r = 0; r < res->nranks; r++) {
+        const replay_rank *rr = &res->ranks[r];
+        printf("%s\n  {\"rank\": %d, \"compute_s\": %.9g, \"comm_s\": %.9g, \"exposed_comm_s\": %.9g, "
+               "\"idle_s\": %.9g, \"queue_collective_s\": %.9g, \"queue_stream_s\": %.9g}",
+               r ? "," : "", r, rr->compute_ps * 1e-12, rr->comm_ps * 1e-12, rr->exposed_comm_ps * 1e-12,
+               rr->idle_ps * 1e-12, rr->wait_peers_ps * 1e-12, rr->wait_stream_ps * 1e-12);
+    }
+    printf("],\n\"queue_links_s\": %.9g,\n\"collectives\": [", res->link_qdelay_ps * 1e-12);
+    for (guint i = 0; i < res->colls->len; i++) {
+        const replay_coll *c = &g_array_index(res->colls, replay_coll, i);
+        printf("%s\n  {\"op\": \"%s\", \"bytes\": %" G_GUINT64_FORMAT ", \"group_size\": %d, \"algo\": \"%s\", "
+               "\"proto\": \"%s\", \"start_s\": %.9g, \"simulated_s\": %.9g",
+               i ? "," : "", coll_kind_name(c->op), c->bytes, c->group_size, coll_algo_name(c->algo),
+               coll_proto_name(c->proto), c->start_ps * 1e-12, c->sim_ps * 1e-12);
+        if (c->traced_ps > 0)
+            printf(", \"traced_s\": %.9g", c->traced_ps * 1e-12);
+        printf("}");
+    }
+    int nb;
+    lbusy *b = busiest(f, 10, &nb);
+    printf("],\n\"links\": [");
+    for (int i = 0; i < nb; i++)
+        printf("%s\n  {\"link\": \"%s\", \"utilisation\": %.6f, \"bytes\": %" G_GUINT64_FORMAT "}", i ? "," : "",
+               fabric_link_name(f, b[i].l), res->end_ps ? (double)b[i].busy / (double)res->end_ps : 0.0,
+               fabric_link_stats(f, b[i].l)->bytes);
+    printf("],\n\"events\": %" G_GUINT64_FORMAT "}\n", res->events);
+    g_free(b);
+}
+
+typedef struct {
+    char *timeline, *format, *algo, *proto;
+    gint ranks;
+    double compute_scale;
+} replay_cli;
+
+static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
+{
+    GError *err = NULL;
+    trace *t = load_traces(paths, n, &err);
+    if (!t)
+        return cli_fail(err);
+    if (c->ranks > 0) {
+        trace *r = trace_replicate(t, c->ranks, &err);
+        trace_free(t);
+        if (!r || !trace_validate(r, &err)) {
+            trace_free(r);
+            return cli_fail(err);
+        }
+        t = r;
+    }
+    topo *tp = sys_opts_load(so, &err);
+    if (!tp) {
+        trace_free(t);
+        return cli_fail(err);
+    }
+    coll_system sys;
+    sys_from_topo(&sys, tp, so);
+    replay_opts o = {.sys = &sys, .compute_scale = c->compute_scale, .record = c->timeline != NULL};
+    int rc = EXIT_OK;
+    if (!coll_tune_parse_mask(c->algo ? c->algo : g_getenv("NCCL_ALGO"), COLL_ALL_REDUCE, true, &o.algo_mask, &err) ||
+        !coll_tune_parse_mask(c->proto ? c->proto : g_getenv("NCCL_PROTO"), COLL_ALL_REDUCE, false, &o.proto_mask, &err)) {
+        rc = cli_fail(err);
+        goto out;
+    }
+    replay_result res;
+    if (!replay_run(t, &o, &res, &err)) {
+        rc = cli_fail(err);
+        goto out;
+    }
+    if (c->format && !strcmp(c->format, "json"))
+        print_json(t, &res, sys.fab);
+    else
+        print_text(t, tp, &res, sys.fab);
+    if (c->timeline && !timeline_write(c->timeline, t, &res, sys.fab, 64, &err))
+        rc = cli_fail(err);
+    replay_result_clear(&res);
+out:
+    topo_free(tp);
+    trace_free(t);
+    return rc;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    replay_cli c = {.compute_scale = 1.0};
+    sys_opts so = {0};
+    GOptionEntry e[] = {
+        {"ranks", 0, 0, G_OPTION_ARG_INT, &c.ranks, "replicate a one-rank trace to N ranks (SPMD)", "N"},
+        {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &c.timeline, "write a Chrome/Perfetto trace of the replay", "FILE"},
+        {"format", 0, 0, G_OPTION_ARG_STRING, &c.format, "text or json [text]", "FMT"},
+        {"compute-scale", 0, 0, G_OPTION_ARG_DOUBLE, &c.compute_scale, "multiply compute durations (0.5 = twice as fast) [1]", "X"},
+        {"algo", 0, 0, G_OPTION_ARG_STRING, &c.algo, "limit collective algorithms (NCCL_ALGO syntax)", "LIST"},
+        {"proto", 0, 0, G_OPTION_ARG_STRING, &c.proto, "limit protocols (NCCL_PROTO syntax)", "LIST"},
+        {"ngpus", 'g', 0, G_OPTION_ARG_INT, &so.gpus_per_thread, "GPUs launched by one host thread [1]", "G"},
+        {0},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("TRACE... - replay a training job's trace on a simulated cluster");
+    g_option_context_add_main_entries(ctx, e, NULL);
+    g_option_context_add_group(ctx, sys_opts_group(&so));
+    int rc = cli_parse(ctx, "replay", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && argc < 2) {
+        fprintf(stderr, "conveyor replay: give a trace (native .json/.csv, Kineto .json[.gz] or directory, Chakra .et)\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK && (!(c.compute_scale > 0) || c.compute_scale > 1e6 || c.ranks < 0 || c.ranks > 1048576)) {
+        fprintf(stderr, "conveyor replay: --compute-scale must be in (0, 1e6] and --ranks in 1..1048576\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK && c.format && strcmp(c.format, "text") && strcmp(c.format, "json")) {
+        fprintf(stderr, "conveyor replay: --format must be text or json\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK)
+        rc = run_replay(&c, &so, argv + 1, argc - 1);
+    g_free(c.timeline);
+    g_free(c.format);
+    g_free(c.algo);
+    g_free(c.proto);
+    sys_opts_clear(&so);
+    return rc;
+}

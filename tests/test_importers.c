@@ -1,0 +1,259 @@
+/* Tests of traces/kineto, traces/chakra and traces/pbwire on the real sample
+ * traces in tests/data/traces (provenance and the independent counts in
+ * tests/data/traces/PROVENANCE.md), a hand-written old-style Kineto trace, a
+ * hand-written chakra_jsonizer file, and broken inputs. Run from the
+ * repository root. */
+#include <glib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "traces/chakra.h"
+#include "traces/kineto.h"
+#include "traces/pbwire.h"
+
+#define DATA "tests/data/traces/"
+
+#define OP(t, r, i) (&g_array_index((t)->ranks[r].ops, trace_op, (i)))
+
+typedef struct {
+    int colls[COLL_KINDS]; /* collectives per kind */
+    int compute, gaps, sends, recvs;
+} counts;
+
+static counts count_ops(const trace *t, int r)
+{
+    counts c = {0};
+    for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+        const trace_op *o = OP(t, r, i);
+        if (o->kind == TOP_COLL)
+            c.colls[o->coll]++;
+        else if (o->kind == TOP_SEND)
+            c.sends++;
+        else if (o->kind == TOP_RECV)
+            c.recvs++;
+        else if (!strcmp(o->name, "host gap"))
+            c.gaps++;
+        else
+            c.compute++;
+    }
+    return c;
+}
+
+/* How many collectives of `kind` and `bytes` rank r has. */
+static int count_sized(const trace *t, int r, coll_kind kind, uint64_t bytes)
+{
+    int n = 0;
+    for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+        const trace_op *o = OP(t, r, i);
+        n += o->kind == TOP_COLL && o->coll == kind && o->bytes == bytes;
+    }
+    return n;
+}
+
+/* python3: 15 ncclKernel_AllReduce (In msg nelems x 4 bytes, Float) and 6
+ * ncclKernel_Broadcast (53120 Float, 53 Long), group [0, 1]; 2700 kernels +
+ * 960 memcpy + 114 memset; ProfilerStep#4..6 durations 222442.191,
+ * 219726.905, 224936.243 us (PROVENANCE.md). */
+static void test_kineto_hta_resnet50_collectives(void)
+{
+    GError *err = NULL;
+    trace *t = trace_kineto_load(DATA "hta_resnet50_rank0.json.gz", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(t->nranks, 1);
+    counts c = count_ops(t, 0);
+    CU_ASSERT_EQUAL(c.colls[COLL_ALL_REDUCE], 15);
+    CU_ASSERT_EQUAL(c.colls[COLL_BROADCAST], 6);
+    CU_ASSERT_EQUAL(c.compute + c.colls[COLL_ALL_REDUCE] + c.colls[COLL_BROADCAST], 2700 + 960 + 114);
+    const uint64_t ar[] = {2049000, 7875584, 6563840, 6637568, 2431040};
+    for (size_t i = 0; i < G_N_ELEMENTS(ar); i++)
+        CU_ASSERT_EQUAL(count_sized(t, 0, COLL_ALL_REDUCE, ar[i] * 4), 3);
+    CU_ASSERT_EQUAL(count_sized(t, 0, COLL_BROADCAST, 53120 * 4), 3);
+    CU_ASSERT_EQUAL(count_sized(t, 0, COLL_BROADCAST, 53 * 8), 3);
+    CU_ASSERT_EQUAL(t->groups->len, 1);
+    const trace_group *g = g_ptr_array_index(t->groups, 0);
+    CU_ASSERT_EQUAL(g->size, 2);
+    CU_ASSERT_STRING_EQUAL(g->name, "0");
+    CU_ASSERT_EQUAL(t->step_ps, 222442191000LL);
+    /* every collective waits for a compute kernel of the other stream */
+    for (guint i = 0; i < t->ranks[0].ops->len; i++)
+        if (OP(t, 0, i)->kind == TOP_COLL)
+            CU_ASSERT(OP(t, 0, i)->deps && OP(t, 0, i)->deps->len == 1 && OP(t, 0, i)->stream == 1);
+    trace *two = trace_replicate(t, 2, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(two);
+    CU_ASSERT(trace_validate(two, &err));
+    trace_free(two);
+    trace_free(t);
+}
+
+/* python3: one ncclDevKernel_AllGather, Out msg nelems 201088 BFloat16, PG
+ * "3" of 8 ranks; 768 kernels + 161 memcpy; no ProfilerStep. */
+static void test_kineto_b200_allgather(void)
+{
+    GError *err = NULL;
+    trace *t = trace_kineto_load(DATA "tracelens_b200_rank0.json.gz", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    counts c = count_ops(t, 0);
+    CU_ASSERT_EQUAL(c.colls[COLL_ALL_GATHER], 1);
+    CU_ASSERT_EQUAL(count_sized(t, 0, COLL_ALL_GATHER, 201088 * 2), 1);
+    CU_ASSERT_EQUAL(c.compute + 1, 768 + 161);
+    CU_ASSERT_EQUAL(t->step_ps, -1);
+    const trace_group *g = g_ptr_array_index(t->groups, 0);
+    CU_ASSERT_EQUAL(g->size, 8);
+    CU_ASSERT_STRING_EQUAL(g->name, "3");
+    trace_free(t);
+}
+
+/* Hand-written: kernels gemm [20,120) and relu [160,200) on stream 7, relu
+ * launched at 150 -> host gap 30 us; an NCCL kernel without args linked by
+ * External id 10 to nccl:all_reduce with Input Dims [[1024]] float -> 4096
+ * bytes over world_size 2; it waits for relu (ended at 200 < 210). */
+static void test_kineto_old_style_annotation_and_host_gap(void)
+{
+    GError *err = NULL;
+    trace *t = trace_kineto_load(DATA "kineto_old_style.json", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL_FATAL(t->ranks[0].ops->len, 4);
+    CU_ASSERT_STRING_EQUAL(OP(t, 0, 1)->name, "host gap");
+    CU_ASSERT_EQUAL(OP(t, 0, 1)->dur_ps, 30000000);
+    CU_ASSERT_EQUAL(OP(t, 0, 1)->stream, 0);
+    const trace_op *ar = OP(t, 0, 3);
+    CU_ASSERT_EQUAL(ar->kind, TOP_COLL);
+    CU_ASSERT_EQUAL(ar->coll, COLL_ALL_REDUCE);
+    CU_ASSERT_EQUAL(ar->bytes, 4096);
+    CU_ASSERT_EQUAL(ar->stream, 1);
+    CU_ASSERT_EQUAL(ar->dur_ps, 50000000);
+    CU_ASSERT_EQUAL_FATAL(ar->deps ? ar->deps->len : 0, 1);
+    CU_ASSERT_EQUAL(g_array_index(ar->deps, uint32_t, 0), 2);
+    CU_ASSERT_EQUAL(((trace_group *)g_ptr_array_index(t->groups, ar->group))->size, 2);
+    CU_ASSERT_EQUAL(t->step_ps, 1000000000LL);
+    trace_free(t);
+}
+
+/* python3 wire-format decode (PROVENANCE.md): 3664 nodes = 3643 COMP + 21
+ * COMM_COLL; 7 of the COLL nodes carry comm_type (2 BROADCAST: 212480, 424
+ * bytes; 5 ALL_REDUCE: 8196000, 31502336, 26255360, 26550272, 9724160); the
+ * other 14 are CPU-side c10d:: wrappers without comm_type. data_deps are
+ * acyclic; ctrl_deps have self-loops and cycles. */
+static void test_chakra_et_resnet50(void)
+{
+    GError *err = NULL;
+    trace *t = trace_chakra_load(DATA "chakra.0.et.gz", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(t->ranks[0].ops->len, 3664);
+    counts c = count_ops(t, 0);
+    CU_ASSERT_EQUAL(c.colls[COLL_BROADCAST], 2);
+    CU_ASSERT_EQUAL(c.colls[COLL_ALL_REDUCE], 5);
+    CU_ASSERT_EQUAL(c.compute, 3643 + 14);
+    CU_ASSERT_EQUAL(count_sized(t, 0, COLL_BROADCAST, 212480), 1);
+    CU_ASSERT_EQUAL(count_sized(t, 0, COLL_BROADCAST, 424), 1);
+    const uint64_t ar[] = {8196000, 31502336, 26255360, 26550272, 9724160};
+    for (size_t i = 0; i < G_N_ELEMENTS(ar); i++)
+        CU_ASSERT_EQUAL(count_sized(t, 0, COLL_ALL_REDUCE, ar[i]), 1);
+    CU_ASSERT(trace_validate(t, &err));
+    g_clear_error(&err);
+    trace_free(t);
+}
+
+/* Hand-written jsonizer output: node 2 depends through METADATA node 3 on
+ * node 1; node 4's ctrl deps: 2 kept, itself dropped. */
+static void test_chakra_json_deps_through_metadata(void)
+{
+    GError *err = NULL;
+    trace *t = trace_chakra_load(DATA "jsonized.json", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL_FATAL(t->ranks[0].ops->len, 3);
+    const trace_op *a = OP(t, 0, 0), *b = OP(t, 0, 1), *d = OP(t, 0, 2);
+    CU_ASSERT_EQUAL(a->kind, TOP_COLL);
+    CU_ASSERT_EQUAL(a->coll, COLL_ALL_REDUCE);
+    CU_ASSERT_EQUAL(a->bytes, 1048576);
+    CU_ASSERT_EQUAL(a->dur_ps, 5000000);
+    CU_ASSERT_EQUAL(b->kind, TOP_COMPUTE);
+    CU_ASSERT_EQUAL_FATAL(b->deps ? b->deps->len : 0, 1);
+    CU_ASSERT_EQUAL(g_array_index(b->deps, uint32_t, 0), 0);
+    CU_ASSERT_EQUAL(d->kind, TOP_SEND);
+    CU_ASSERT_EQUAL(d->peer, 1);
+    CU_ASSERT_EQUAL(d->tag, 7);
+    CU_ASSERT_EQUAL(d->bytes, 64);
+    CU_ASSERT_EQUAL_FATAL(d->deps ? d->deps->len : 0, 1);
+    CU_ASSERT_EQUAL(g_array_index(d->deps, uint32_t, 0), 1);
+    trace_free(t);
+}
+
+static void test_pbwire_varint_and_packed(void)
+{
+    const uint8_t buf[] = {0x08, 0x96, 0x01, 0x22, 0x03, 0x01, 0xac, 0x02};
+    pbwire_reader r = {buf, sizeof buf, 0, 0};
+    pbwire_field f;
+    CU_ASSERT_EQUAL(pbwire_next(&r, &f), PBWIRE_OK);
+    CU_ASSERT_EQUAL(f.field, 1);
+    CU_ASSERT_EQUAL(f.v, 150); /* the protobuf encoding guide's example */
+    CU_ASSERT_EQUAL(pbwire_next(&r, &f), PBWIRE_OK);
+    CU_ASSERT_EQUAL(f.field, 4);
+    CU_ASSERT_EQUAL(f.wire, PB_LEN);
+    CU_ASSERT_EQUAL(f.data_offset, 5);
+    CU_ASSERT_EQUAL(pbwire_next(&r, &f), PBWIRE_END);
+    const uint8_t cut[] = {0x08, 0x96};
+    pbwire_reader c = {cut, sizeof cut, 0, 0};
+    CU_ASSERT_EQUAL(pbwire_next(&c, &f), PBWIRE_ETRUNC);
+}
+
+/* `load` is called here so that err is read after it ran. */
+static void expect_error(trace *(*load)(const char *, GError **), const char *path, int code, const char *needle)
+{
+    GError *err = NULL;
+    trace *t = load(path, &err);
+    CU_ASSERT_PTR_NULL(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_EQUAL(err->code, code);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, needle));
+    g_error_free(err);
+}
+
+static void test_bad_inputs_report_code_and_position(void)
+{
+    expect_error(trace_kineto_load, DATA "bad/truncated_gzip.json.gz", TRACE_ERROR_PARSE,
+                 "gzip: truncated after 4000 compressed bytes");
+    expect_error(trace_kineto_load, DATA "bad/not_chrome_trace.json", TRACE_ERROR_SCHEMA,
+                 "not a Chrome trace");
+    expect_error(trace_kineto_load, DATA "bad/invalid_json.json", TRACE_ERROR_PARSE, ":2:");
+    expect_error(trace_chakra_load, DATA "bad/truncated_varint.et", TRACE_ERROR_PARSE,
+                 "byte 2: node 0: truncated");
+    expect_error(trace_chakra_load, DATA "bad/host_execution_trace.json", TRACE_ERROR_SCHEMA,
+                 "host execution trace");
+    expect_error(trace_chakra_load, DATA "no_such_prefix", TRACE_ERROR_IO, "no_such_prefix.0.et");
+    expect_error(trace_kineto_load, DATA "no_such_file.json", TRACE_ERROR_IO, "no_such_file");
+}
+
+static void test_kineto_names_and_dtypes(void)
+{
+    coll_kind k;
+    CU_ASSERT_EQUAL(kineto_coll_from_name("_allgather_base", &k), 0);
+    CU_ASSERT_EQUAL(k, COLL_ALL_GATHER);
+    CU_ASSERT_EQUAL(kineto_coll_from_name("reduce_scatter_tensor_coalesced", &k), 0);
+    CU_ASSERT_EQUAL(k, COLL_REDUCE_SCATTER);
+    CU_ASSERT_EQUAL(kineto_coll_from_name("all_to_allv", &k), 0);
+    CU_ASSERT_EQUAL(k, COLL_ALLTOALL);
+    CU_ASSERT_EQUAL(kineto_coll_from_name("_all_gather_base", &k), 0);
+    CU_ASSERT_EQUAL(k, COLL_ALL_GATHER);
+    CU_ASSERT_EQUAL(kineto_coll_from_name("barrier", &k), -1);
+    CU_ASSERT_EQUAL(kineto_dtype_bytes("BFloat16"), 2);
+    CU_ASSERT_EQUAL(kineto_dtype_bytes("Long"), 8);
+    CU_ASSERT_EQUAL(kineto_dtype_bytes("c10::Half"), 2);
+    CU_ASSERT_EQUAL(kineto_dtype_bytes("Quaternion"), 0);
+}
+
+int main(void)
+{
+    static const test_case cases[] = {
+        {"test_kineto_hta_resnet50_collectives", test_kineto_hta_resnet50_collectives},
+        {"test_kineto_b200_allgather", test_kineto_b200_allgather},
+        {"test_kineto_old_style_annotation_and_host_gap", test_kineto_old_style_annotation_and_host_gap},
+        {"test_chakra_et_resnet50", test_chakra_et_resnet50},
+        {"test_chakra_json_deps_through_metadata", test_chakra_json_deps_through_metadata},
+        {"test_pbwire_varint_and_packed", test_pbwire_varint_and_packed},
+        {"test_bad_inputs_report_code_and_position", test_bad_inputs_report_code_and_position},
+        {"test_kineto_names_and_dtypes", test_kineto_names_and_dtypes},
+        {NULL, NULL},
+    };
+    return test_main("importers", cases);
+}

@@ -1,0 +1,497 @@
+/* traces/chakra.c - Chakra ET importer (protobuf via traces/pbwire, or
+ * chakra_jsonizer JSON via cJSON). Both readers fill the same node records;
+ * emit_nodes then orders them by their dependencies (the files hold forward
+ * references) and adds them to the trace. Schema: et_def.proto as summarised
+ * in ../shared/reference/formats.md section 2. */
+#include "traces/chakra.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "traces/pbwire.h"
+#include "traces/tracefile.h"
+
+enum { NODE_INVALID, NODE_METADATA, NODE_MEM_LOAD, NODE_MEM_STORE, NODE_COMP, NODE_SEND, NODE_RECV, NODE_COLL };
+
+typedef struct {
+    uint64_t id;
+    char *name;
+    int type;
+    GArray *deps; /* uint64_t node ids: data_deps */
+    GArray *ctrl; /* uint64_t node ids: ctrl_deps */
+    int64_t start_us, dur_us;
+    int64_t src_index; /* node index in the file */
+    size_t offset;     /* byte offset (protobuf) or object index (JSON) */
+    gboolean is_cpu;
+    int64_t tid;
+    gboolean has_comm_type, has_src, has_dst;
+    int64_t comm_type, comm_size, comm_src, comm_dst, comm_tag, num_ops;
+    char *pg_name;
+} cnode;
+
+static void cnode_clear(cnode *n)
+{
+    g_free(n->name);
+    g_free(n->pg_name);
+    if (n->deps)
+        g_array_free(n->deps, TRUE);
+    if (n->ctrl)
+        g_array_free(n->ctrl, TRUE);
+}
+
+/* One attribute by name; `iv` is the integer of whichever int/bool field
+ * carried it (the feeder's fixed fields are int64/int32/uint64/bool). */
+static void attr_set(cnode *n, const char *name, int64_t iv, const char *sv)
+{
+    if (!strcmp(name, "is_cpu_op"))
+        n->is_cpu = iv != 0;
+    else if (!strcmp(name, "tid"))
+        n->tid = iv;
+    else if (!strcmp(name, "comm_type"))
+        n->comm_type = iv, n->has_comm_type = TRUE;
+    else if (!strcmp(name, "comm_size"))
+        n->comm_size = iv;
+    else if (!strcmp(name, "comm_src"))
+        n->comm_src = iv, n->has_src = TRUE;
+    else if (!strcmp(name, "comm_dst"))
+        n->comm_dst = iv, n->has_dst = TRUE;
+    else if (!strcmp(name, "comm_tag"))
+        n->comm_tag = iv;
+    else if (!strcmp(name, "num_ops"))
+        n->num_ops = iv;
+    else if (!strcmp(name, "pg_name") && sv)
+        g_free(n->pg_name), n->pg_name = g_strdup(sv);
+}
+
+/* ---- protobuf ---- */
+
+static void dep_push(uint64_t v, void *ctx)
+{
+    g_array_append_val((GArray *)ctx, v);
+}
+
+static int pb_attr(cnode *n, const pbwire_field *af)
+{
+    pbwire_reader r = pbwire_sub(af);
+    pbwire_field f;
+    char *name = NULL, *sv = NULL;
+    int64_t iv = 0;
+    int rc;
+    while ((rc = pbwire_next(&r, &f)) == PBWIRE_OK) {
+        if (f.field == 1 && f.wire == PB_LEN)
+            name = g_strndup((const char *)f.data, f.len);
+        else if (f.field == 29 && f.wire == PB_LEN)
+            sv = g_strndup((const char *)f.data, f.len);
+        else if (f.wire == PB_VARINT)
+            iv = (int64_t)f.v;
+    }
+    if (rc == PBWIRE_END && name)
+        attr_set(n, name, iv, sv);
+    g_free(name);
+    g_free(sv);
+    return rc == PBWIRE_END ? PBWIRE_OK : rc;
+}
+
+static int pb_node(cnode *n, pbwire_reader *r, size_t *bad)
+{
+    pbwire_field f;
+    int rc;
+    while ((rc = pbwire_next(r, &f)) == PBWIRE_OK) {
+        *bad = f.offset;
+        switch (f.field) {
+        case 1: n->id = f.v; break;
+        case 2: g_free(n->name); n->name = g_strndup((const char *)f.data, f.len); break;
+        case 3: n->type = (int)f.v; break;
+        case 4: rc = pbwire_varints(&f, dep_push, n->ctrl); break;
+        case 5: rc = pbwire_varints(&f, dep_push, n->deps); break;
+        case 6: n->start_us = (int64_t)f.v; break;
+        case 7: n->dur_us = (int64_t)f.v; break;
+        case 10: rc = pb_attr(n, &f); break;
+        default: break;
+        }
+        if (rc != PBWIRE_OK)
+            return rc;
+    }
+    if (rc != PBWIRE_END)
+        *bad = r->base + r->pos;
+    return rc == PBWIRE_END ? PBWIRE_OK : rc;
+}
+
+/* Length-prefixed messages: GlobalMetadata (skipped), then Nodes. */
+static gboolean pb_read(const char *path, const guint8 *p, gsize len, GArray *nodes, GError **err)
+{
+    pbwire_reader r = {p, len, 0, 0};
+    for (int64_t k = 0; r.pos < r.len; k++) {
+        size_t at = r.pos, bad = at;
+        uint64_t mlen;
+        int rc = pbwire_varint(&r, &mlen);
+        if (rc == PBWIRE_OK && mlen > r.len - r.pos)
+            rc = PBWIRE_ETRUNC;
+        if (rc == PBWIRE_OK && k > 0) {
+            cnode n = {.deps = g_array_new(FALSE, FALSE, sizeof(uint64_t)), .ctrl = g_array_new(FALSE, FALSE, sizeof(uint64_t)),
+                       .src_index = k - 1, .offset = at};
+            pbwire_reader m = {p + r.pos, (size_t)mlen, 0, r.pos};
+            rc = pb_node(&n, &m, &bad);
+            g_array_append_val(nodes, n);
+        }
+        if (rc != PBWIRE_OK) {
+            g_set_error(err, TRACE_ERROR, TRACE_ERROR_PARSE, "%s: byte %" G_GSIZE_FORMAT ": %s %" G_GINT64_FORMAT ": %s",
+                        path, (gsize)bad, k ? "node" : "GlobalMetadata", k ? k - 1 : 0, pbwire_strerror(rc));
+            return FALSE;
+        }
+        r.pos += (size_t)mlen;
+    }
+    return TRUE;
+}
+
+/* ---- chakra_jsonizer JSON ---- */
+
+static int64_t jint(const cJSON *o, const char *key, int64_t dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsString(v))
+        return g_ascii_strtoll(v->valuestring, NULL, 10);
+    if (cJSON_IsNumber(v))
+        return (int64_t)v->valuedouble;
+    if (cJSON_IsBool(v))
+        return cJSON_IsTrue(v);
+    return dflt;
+}
+
+static int type_from_json(const cJSON *v)
+{
+    static const char *names[] = {"INVALID_NODE", "METADATA_NODE", "MEM_LOAD_NODE", "MEM_STORE_NODE",
+                                  "COMP_NODE", "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE"};
+    if (cJSON_IsNumber(v))
+        return v->valueint;
+    for (int i = 0; cJSON_IsString(v) && i < (int)G_N_ELEMENTS(names); i++)
+        if (!strcmp(v->valuestring, names[i]))
+            return i;
+    return cJSON_IsString(v) ? -1 : NODE_INVALID;
+}
+
+static void json_node(cnode *n, const cJSON *o)
+{
+    static const char *ival[] = {"int64Val", "int32Val", "uint64Val", "boolVal", "uint32Val", "sint64Val"};
+    n->id = (uint64_t)jint(o, "id", 0);
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
+    n->name = g_strdup(cJSON_IsString(nm) ? nm->valuestring : "");
+    n->type = type_from_json(cJSON_GetObjectItemCaseSensitive(o, "type"));
+    n->start_us = jint(o, "startTimeMicros", 0);
+    n->dur_us = jint(o, "durationMicros", 0);
+    const char *dk[] = {"dataDeps", "ctrlDeps"};
+    for (int k = 0; k < 2; k++) {
+        const cJSON *d;
+        cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(o, dk[k]))
+        {
+            uint64_t v = cJSON_IsString(d) ? g_ascii_strtoull(d->valuestring, NULL, 10) : (uint64_t)d->valuedouble;
+            g_array_append_val(k ? n->ctrl : n->deps, v);
+        }
+    }
+    const cJSON *a;
+    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(o, "attr"))
+    {
+        const cJSON *an = cJSON_GetObjectItemCaseSensitive(a, "name");
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(a, "stringVal");
+        int64_t iv = 0;
+        for (size_t i = 0; i < G_N_ELEMENTS(ival); i++)
+            iv = jint(a, ival[i], iv);
+        if (cJSON_IsString(an))
+            attr_set(n, an->valuestring, iv, cJSON_IsString(s) ? s->valuestring : NULL);
+    }
+}
+
+/* Concatenated objects; the first (GlobalMetadata) is skipped. */
+static gboolean json_read(const char *path, const char *text, gsize len, GArray *nodes, GError **err)
+{
+    const char *p = text;
+    for (int64_t k = 0;; k++) {
+        while (p < text + len && g_ascii_isspace(*p))
+            p++;
+        if (p >= text + len)
+            return TRUE;
+        const char *end = NULL;
+        cJSON *o = cJSON_ParseWithOpts(p, &end, 0);
+        if (!cJSON_IsObject(o)) {
+            int line, col;
+            gsize off = (gsize)((o ? p : end ? end : p) - text);
+            tracefile_line_col(text, len, off, &line, &col);
+            g_set_error(err, TRACE_ERROR, TRACE_ERROR_PARSE, "%s:%d:%d: (byte %" G_GSIZE_FORMAT ", object %" G_GINT64_FORMAT
+                        "): %s", path, line, col, off, k, o ? "not a JSON object" : "invalid JSON");
+            cJSON_Delete(o);
+            return FALSE;
+        }
+        if (k == 0 && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(o, "nodes"))) {
+            g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA,
+                        "%s: a PyTorch host execution trace (\"nodes\" array), not Chakra ET; convert it with "
+                        "chakra_trace_link and chakra_converter", path);
+            cJSON_Delete(o);
+            return FALSE;
+        }
+        if (k > 0) {
+            cnode n = {.deps = g_array_new(FALSE, FALSE, sizeof(uint64_t)), .ctrl = g_array_new(FALSE, FALSE, sizeof(uint64_t)),
+                       .src_index = k - 1, .offset = (size_t)k};
+            json_node(&n, o);
+            g_array_append_val(nodes, n);
+        }
+        cJSON_Delete(o);
+        p = end;
+    }
+}
+
+/* ---- nodes to ops ---- */
+
+typedef struct {
+    trace *t;
+    int r;
+    const char *path;
+    GArray *nodes;       /* cnode */
+    GHashTable *by_id;   /* &cnode.id -> index + 1 */
+    int *opidx;          /* op index of node i, -1 if not imported */
+    GArray **eff;        /* skipped node i: the op indices it stands for */
+    GHashTable *streams; /* (tid << 1 | is_cpu) -> stream + 1 */
+    guint8 *state;       /* per node: 0 not visited, 1 on the DFS stack, 2 emitted */
+    int group;
+} cctx;
+
+static gboolean node_fail(cctx *c, const cnode *n, int code, GError **err, const char *what)
+{
+    g_set_error(err, TRACE_ERROR, code, "%s: node %" G_GINT64_FORMAT " (id %" G_GUINT64_FORMAT " '%s'): %s", c->path,
+                n->src_index, n->id, n->name ? n->name : "", what);
+    return FALSE;
+}
+
+static gboolean node_to_op(cctx *c, const cnode *n, trace_op *op, GError **err)
+{
+    static const int kinds[] = {COLL_ALL_REDUCE, COLL_REDUCE, COLL_ALL_GATHER, -1, -1, COLL_BROADCAST,
+                                COLL_ALLTOALL, COLL_REDUCE_SCATTER, COLL_REDUCE_SCATTER, COLL_ALL_REDUCE};
+    memset(op, 0, sizeof *op);
+    op->kind = TOP_COMPUTE;
+    op->dur_ps = n->dur_us * 1000000;
+    op->flops = (double)n->num_ops;
+    op->seq = -1;
+    op->ts_ps = n->start_us > 0 ? n->start_us * 1000000 : -1;
+    op->src_index = n->src_index;
+    if (n->dur_us < 0 || n->dur_us > INT64_MAX / 1000000)
+        return node_fail(c, n, TRACE_ERROR_VALUE, err, "duration_micros out of range");
+    if (n->comm_size < 0)
+        return node_fail(c, n, TRACE_ERROR_VALUE, err, "negative comm_size");
+    op->bytes = (uint64_t)n->comm_size;
+    if (n->type == NODE_COLL && n->has_comm_type) {
+        if (n->comm_type < 0 || n->comm_type >= (int64_t)G_N_ELEMENTS(kinds) || kinds[n->comm_type] < 0)
+            return node_fail(c, n, TRACE_ERROR_VALUE, err, "unsupported comm_type (GATHER, SCATTER or unknown)");
+        op->kind = TOP_COLL;
+        op->coll = (coll_kind)kinds[n->comm_type];
+        op->group = c->group;
+    } else if (n->type == NODE_SEND || n->type == NODE_RECV) {
+        gboolean send = n->type == NODE_SEND;
+        if (send ? !n->has_dst : !n->has_src)
+            return node_fail(c, n, TRACE_ERROR_SCHEMA, err, send ? "send without comm_dst" : "recv without comm_src");
+        op->kind = send ? TOP_SEND : TOP_RECV;
+        op->peer = (int)(send ? n->comm_dst : n->comm_src);
+        op->tag = n->comm_tag;
+    }
+    return TRUE;
+}
+
+static int node_index(cctx *c, uint64_t id)
+{
+    return GPOINTER_TO_INT(g_hash_table_lookup(c->by_id, &id)) - 1;
+}
+
+static void dep_add(cctx *c, GArray *into, uint32_t at, int d)
+{
+    if (c->opidx[d] >= 0) {
+        uint32_t v = (uint32_t)c->opidx[d];
+        if (into)
+            g_array_append_val(into, v);
+        else
+            trace_op_dep(c->t, c->r, at, v);
+        return;
+    }
+    for (guint k = 0; c->eff[d] && k < c->eff[d]->len; k++) {
+        uint32_t v = g_array_index(c->eff[d], uint32_t, k);
+        if (into)
+            g_array_append_val(into, v);
+        else
+            trace_op_dep(c->t, c->r, at, v);
+    }
+}
+
+/* Adds node v (all its dependencies already emitted). */
+static gboolean emit_node(cctx *c, int v, GError **err)
+{
+    const cnode *n = &g_array_index(c->nodes, cnode, v);
+    if (n->type < 0 || n->type > NODE_COLL)
+        return node_fail(c, n, TRACE_ERROR_VALUE, err, "unknown node type");
+    c->opidx[v] = -1;
+    if (n->type < NODE_COMP) {
+        c->eff[v] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        for (guint k = 0; k < n->deps->len; k++) {
+            int d = node_index(c, g_array_index(n->deps, uint64_t, k));
+            if (d >= 0)
+                dep_add(c, c->eff[v], 0, d);
+        }
+        return TRUE;
+    }
+    trace_op op;
+    if (!node_to_op(c, n, &op, err))
+        return FALSE;
+    int64_t key = n->tid * 2 + (n->is_cpu ? 1 : 0);
+    int s = GPOINTER_TO_INT(g_hash_table_lookup(c->streams, &key)) - 1;
+    if (s < 0) {
+        s = (int)g_hash_table_size(c->streams);
+        g_hash_table_insert(c->streams, g_memdup2(&key, sizeof key), GINT_TO_POINTER(s + 1));
+    }
+    op.stream = s;
+    op.name = g_strdup(n->name ? n->name : "");
+    uint32_t at = trace_op_add(c->t, c->r, &op);
+    c->opidx[v] = (int)at;
+    for (guint k = 0; k < n->deps->len + n->ctrl->len; k++) {
+        gboolean data = k < n->deps->len;
+        int d = node_index(c, data ? g_array_index(n->deps, uint64_t, k) : g_array_index(n->ctrl, uint64_t, k - n->deps->len));
+        if (d >= 0 && (data || c->state[d] == 2))
+            dep_add(c, NULL, at, d);
+    }
+    return TRUE;
+}
+
+typedef struct {
+    int node;
+    guint pos; /* next dependency to visit */
+} frame;
+
+/* Depth-first over dependencies from each node in file order: emits every
+ * node after the nodes it depends on (file order when deps point back). */
+static gboolean emit_nodes(cctx *c, GError **err)
+{
+    int nn = (int)c->nodes->len;
+    guint8 *state = c->state = g_new0(guint8, nn);
+    GArray *stack = g_array_new(FALSE, FALSE, sizeof(frame));
+    gboolean ok = TRUE;
+    for (int i = 0; i < nn && ok; i++) {
+        if (state[i])
+            continue;
+        frame top = {i, 0};
+        g_array_append_val(stack, top);
+        state[i] = 1;
+        while (stack->len && ok) {
+            frame *f = &g_array_index(stack, frame, stack->len - 1);
+            const cnode *n = &g_array_index(c->nodes, cnode, f->node);
+            if (f->pos < n->deps->len) {
+                int d = node_index(c, g_array_index(n->deps, uint64_t, f->pos++));
+                if (d >= 0 && state[d] == 1)
+                    ok = node_fail(c, n, TRACE_ERROR_CYCLE, err, "dependencies form a cycle through this node");
+                else if (d >= 0 && !state[d]) {
+                    frame nt = {d, 0};
+                    state[d] = 1;
+                    g_array_append_val(stack, nt);
+                }
+            } else {
+                int v = f->node;
+                ok = emit_node(c, v, err);
+                state[v] = 2;
+                g_array_set_size(stack, stack->len - 1);
+            }
+        }
+    }
+    g_array_free(stack, TRUE);
+    g_free(state);
+    c->state = NULL;
+    return ok;
+}
+
+/* All loaded ranks, named by the first pg_name seen (the .et files carry
+ * no member lists). */
+static int world_group(trace *t, GArray *nodes)
+{
+    const char *name = NULL;
+    for (guint i = 0; !name && i < nodes->len; i++)
+        name = g_array_index(nodes, cnode, i).pg_name;
+    int *rk = g_new(int, t->nranks);
+    for (int i = 0; i < t->nranks; i++)
+        rk[i] = i;
+    int g = trace_group_add(t, name, rk, t->nranks);
+    g_free(rk);
+    return g;
+}
+
+static gboolean load_rank(trace *t, int r, const char *path, GError **err)
+{
+    gsize len;
+    char *text = tracefile_read(path, &len, err);
+    if (!text)
+        return FALSE;
+    GArray *nodes = g_array_new(FALSE, FALSE, sizeof(cnode));
+    gsize sp = 0;
+    while (sp < len && g_ascii_isspace(text[sp]))
+        sp++;
+    gboolean ok = sp < len && text[sp] == '{' ? json_read(path, text, len, nodes, err)
+                                              : pb_read(path, (const guint8 *)text, len, nodes, err);
+    cctx c = {.t = t, .r = r, .path = path, .nodes = nodes};
+    c.by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
+    c.streams = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    c.opidx = g_new(int, nodes->len + 1);
+    c.eff = g_new0(GArray *, nodes->len + 1);
+    for (guint i = 0; ok && i < nodes->len; i++) {
+        cnode *n = &g_array_index(nodes, cnode, i);
+        if (g_hash_table_contains(c.by_id, &n->id))
+            ok = node_fail(&c, n, TRACE_ERROR_VALUE, err, "duplicate node id");
+        g_hash_table_insert(c.by_id, &n->id, GINT_TO_POINTER((int)i + 1));
+    }
+    if (ok) {
+        c.group = world_group(t, nodes);
+        ok = emit_nodes(&c, err);
+    }
+    for (guint i = 0; i < nodes->len; i++) {
+        cnode_clear(&g_array_index(nodes, cnode, i));
+        if (c.eff[i])
+            g_array_free(c.eff[i], TRUE);
+    }
+    g_array_free(nodes, TRUE);
+    g_hash_table_destroy(c.by_id);
+    g_hash_table_destroy(c.streams);
+    g_free(c.opidx);
+    g_free(c.eff);
+    g_free(text);
+    return ok;
+}
+
+trace *trace_chakra_load(const char *path_or_prefix, GError **err)
+{
+    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+    static const char *ext[] = {".et", ".et.gz", ".json", ".json.gz"};
+    gboolean single = g_file_test(path_or_prefix, G_FILE_TEST_IS_REGULAR);
+    if (single)
+        g_ptr_array_add(files, g_strdup(path_or_prefix));
+    for (int r = 0; !single; r++) {
+        char *found = NULL;
+        for (size_t e = 0; !found && e < G_N_ELEMENTS(ext); e++) {
+            char *f = g_strdup_printf("%s.%d%s", path_or_prefix, r, ext[e]);
+            if (g_file_test(f, G_FILE_TEST_IS_REGULAR))
+                found = f;
+            else
+                g_free(f);
+        }
+        if (!found)
+            break;
+        g_ptr_array_add(files, found);
+    }
+    if (!files->len) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_IO, "%s: no such file, and no %s.0.et (or .et.gz, .json, .json.gz)",
+                    path_or_prefix, path_or_prefix);
+        g_ptr_array_unref(files);
+        return NULL;
+    }
+    trace *t = trace_new((int)files->len, path_or_prefix);
+    gboolean ok = TRUE;
+    for (guint r = 0; r < files->len && ok; r++)
+        ok = load_rank(t, (int)r, g_ptr_array_index(files, r), err);
+    g_ptr_array_unref(files);
+    if (!ok) {
+        trace_free(t);
+        return NULL;
+    }
+    return t;
+}

@@ -1,0 +1,589 @@
+/* traces/kineto.c - PyTorch profiler (Kineto) Chrome trace importer.
+ *
+ * One pass collects the GPU activities (kernel, gpu_memcpy, gpu_memset),
+ * the CUDA runtime/driver calls by correlation id (the launches), the
+ * record_param_comms and nccl:<op> CPU ops by External id, and the
+ * ProfilerStep durations. The GPU activities are then emitted in start order
+ * (see emit_rank for host gaps and cross-stream dependencies). Sources:
+ * ../shared/reference/formats.md section 1; docs/traces-importers.md.
+ */
+#include "traces/kineto.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "traces/tracefile.h"
+
+/* A kernel that starts more than this after both its launch call and the end
+ * of the previous kernel on its stream waited for another stream. */
+#define WAIT_SLACK_PS ((int64_t)10 * 1000 * 1000)
+
+typedef struct {
+    const cJSON *ev;
+    int idx;       /* event index in traceEvents */
+    double ts_us;  /* raw */
+    double dur_us;
+    int64_t stream_raw;
+} gpu_ev;
+
+typedef struct {
+    int64_t end[2]; /* [0] last, [1] the one before (ps); -1 none */
+    int op[2];
+} recent;
+
+typedef struct {
+    trace *t;
+    int r;
+    const char *path;
+    const cJSON *dist;       /* distributedInfo or NULL */
+    GHashTable *launch;      /* correlation -> cuda_runtime/driver event */
+    GHashTable *rpc;         /* External id -> record_param_comms */
+    GHashTable *ncclop;      /* External id -> nccl:<op> annotation */
+    GArray *gpu;             /* gpu_ev */
+    GArray *steps;           /* int64_t ProfilerStep durations, ps */
+    double ts0_us;           /* earliest ts: trace time 0 */
+} kctx;
+
+static int64_t us_to_ps(double us)
+{
+    return (int64_t)llround(us * 1e6);
+}
+
+static double num(const cJSON *o, const char *key, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int kineto_dtype_bytes(const char *n)
+{
+    static const struct {
+        const char *name;
+        int bytes;
+    } t[] = {
+        {"Float", 4}, {"float", 4}, {"Double", 8}, {"double", 8}, {"Half", 2}, {"c10::Half", 2},
+        {"BFloat16", 2}, {"c10::BFloat16", 2}, {"Long", 8}, {"long int", 8}, {"int64_t", 8},
+        {"Int", 4}, {"int", 4}, {"Short", 2}, {"short int", 2}, {"Char", 1}, {"signed char", 1},
+        {"Byte", 1}, {"unsigned char", 1}, {"Bool", 1}, {"bool", 1}, {"ComplexFloat", 8},
+        {"ComplexDouble", 16}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}, {"Float8_e4m3fnuz", 1},
+        {"Float8_e5m2fnuz", 1}, {"UInt16", 2}, {"UInt32", 4}, {"UInt64", 8},
+    };
+    for (size_t i = 0; n && i < G_N_ELEMENTS(t); i++)
+        if (!strcmp(n, t[i].name))
+            return t[i].bytes;
+    return 0;
+}
+
+int kineto_coll_from_name(const char *name, coll_kind *out)
+{
+    char buf[96];
+    size_t m = 0;
+    for (const char *p = name; *p && m + 1 < sizeof buf; p++)
+        if (*p != '_' && *p != '-')
+            buf[m++] = g_ascii_tolower(*p);
+    buf[m] = 0;
+    static const char *suffix[] = {"coalesced", "base", "intotensor", "tensor", "v"};
+    for (size_t i = 0; i < G_N_ELEMENTS(suffix); i++) {
+        size_t l = strlen(suffix[i]);
+        if (m > l && !strcmp(buf + m - l, suffix[i]))
+            buf[m -= l] = 0;
+    }
+    if (!strcmp(buf, "alltoall") || !strcmp(buf, "alltoallv")) {
+        *out = COLL_ALLTOALL;
+        return 0;
+    }
+    if (!strcmp(buf, "reducescatter") || !strcmp(buf, "allreduce") || !strcmp(buf, "allgather") ||
+        !strcmp(buf, "broadcast") || !strcmp(buf, "reduce"))
+        return coll_kind_from_name(buf, out);
+    return -1;
+}
+
+/* Group ranks from "[0, 1, 2]" (or a JSON array); NULL if absent/empty. */
+static GArray *ranks_parse(const cJSON *v)
+{
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+    if (cJSON_IsString(v)) {
+        const char *p = v->valuestring;
+        while (*p) {
+            char *end;
+            long x = strtol(p, &end, 10);
+            if (end == p) {
+                p++;
+                continue;
+            }
+            int xi = (int)x;
+            g_array_append_val(a, xi);
+            p = end;
+        }
+    } else if (cJSON_IsArray(v)) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, v) if (cJSON_IsNumber(e))
+        {
+            int xi = e->valueint;
+            g_array_append_val(a, xi);
+        }
+    }
+    if (!a->len) {
+        g_array_free(a, TRUE);
+        return NULL;
+    }
+    return a;
+}
+
+/* The default process group: pg_config's pg "0", else 0..world_size-1,
+ * else all loaded ranks. */
+static int default_group(kctx *k)
+{
+    const cJSON *pgs = cJSON_GetObjectItemCaseSensitive(k->dist, "pg_config"), *pg;
+    cJSON_ArrayForEach(pg, pgs)
+    {
+        const char *name = str(pg, "pg_name");
+        GArray *a = name && !strcmp(name, "0") ? ranks_parse(cJSON_GetObjectItemCaseSensitive(pg, "ranks")) : NULL;
+        if (a) {
+            int g = trace_group_add(k->t, "0", (int *)a->data, (int)a->len);
+            g_array_free(a, TRUE);
+            return g;
+        }
+    }
+    int ws = (int)num(k->dist, "world_size", 0);
+    if (ws < 1)
+        return trace_group_world(k->t);
+    int *rk = g_new(int, ws);
+    for (int i = 0; i < ws; i++)
+        rk[i] = i;
+    int g = trace_group_add(k->t, "0", rk, ws);
+    g_free(rk);
+    return g;
+}
+
+static gboolean fail(kctx *k, const gpu_ev *g, int code, GError **err, const char *what)
+{
+    g_set_error(err, TRACE_ERROR, code, "%s: event %d (%s '%s'): %s", k->path, g->idx,
+                str(g->ev, "cat") ? str(g->ev, "cat") : "?", str(g->ev, "name") ? str(g->ev, "name") : "", what);
+    return FALSE;
+}
+
+/* Fill the TOP_COLL/SEND/RECV fields from a set of collective args (the
+ * kernel's own, or its record_param_comms'). */
+static gboolean comm_from_args(kctx *k, const gpu_ev *g, const cJSON *a, const cJSON *rpc, trace_op *op,
+                               GError **err)
+{
+    const char *cname = str(a, "Collective name");
+    const char *dt = str(a, "dtype");
+    int esz = kineto_dtype_bytes(dt);
+    double in = num(a, "In msg nelems", -1), out = num(a, "Out msg nelems", -1);
+    if (esz <= 0)
+        return fail(k, g, TRACE_ERROR_VALUE, err, "unknown or missing dtype");
+    if (in < 0 || out < 0)
+        return fail(k, g, TRACE_ERROR_SCHEMA, err, "missing In/Out msg nelems");
+    GArray *rk = ranks_parse(cJSON_GetObjectItemCaseSensitive(a, "Process Group Ranks"));
+    op->group = rk ? trace_group_add(k->t, str(a, "Process Group Name"), (int *)rk->data, (int)rk->len)
+                   : default_group(k);
+    op->seq = (int64_t)num(a, "Seq", -1);
+    gboolean ok = TRUE;
+    if (!strcmp(cname, "send") || !strcmp(cname, "recv")) {
+        gboolean send = cname[0] == 's';
+        const char *key = send ? "Dst Rank" : "Src Rank";
+        double peer = num(a, key, num(rpc, key, -1));
+        if (peer < 0) {
+            ok = fail(k, g, TRACE_ERROR_SCHEMA, err, send ? "send without Dst Rank" : "recv without Src Rank");
+        } else {
+            op->kind = send ? TOP_SEND : TOP_RECV;
+            op->peer = rk && peer < rk->len ? g_array_index(rk, int, (int)peer) : (int)peer;
+            op->bytes = (uint64_t)(in * esz);
+            op->tag = 0;
+        }
+    } else if (kineto_coll_from_name(cname, &op->coll) == 0) {
+        op->kind = TOP_COLL;
+        op->bytes = (uint64_t)((op->coll == COLL_ALL_GATHER ? out : in) * esz);
+    } else {
+        ok = fail(k, g, TRACE_ERROR_VALUE, err, "unsupported Collective name");
+    }
+    if (rk)
+        g_array_free(rk, TRUE);
+    return ok;
+}
+
+/* Older traces: the nccl:<op> annotation's Input Dims and Input type. */
+static gboolean comm_from_annotation(kctx *k, const gpu_ev *g, const cJSON *ann, trace_op *op, GError **err)
+{
+    const char *n = str(ann, "name") + strlen("nccl:");
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(ann, "args");
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(a, "Input Dims");
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(a, "Input type");
+    if (kineto_coll_from_name(n, &op->coll) != 0)
+        return fail(k, g, TRACE_ERROR_VALUE, err, "linked nccl: annotation names an unsupported collective");
+    double bytes = 0;
+    for (int i = 0; i < cJSON_GetArraySize(dims); i++) {
+        const cJSON *d = cJSON_GetArrayItem(dims, i), *x;
+        const cJSON *ty = cJSON_GetArrayItem(types, i);
+        int esz = kineto_dtype_bytes(cJSON_IsString(ty) ? ty->valuestring : NULL);
+        if (!cJSON_IsArray(d) || !cJSON_GetArraySize(d) || !esz)
+            continue;
+        double ne = 1;
+        cJSON_ArrayForEach(x, d) ne *= cJSON_IsNumber(x) ? x->valuedouble : 0;
+        bytes += ne * esz;
+    }
+    if (bytes <= 0)
+        return fail(k, g, TRACE_ERROR_SCHEMA, err, "linked nccl: annotation has no sized tensor input");
+    op->kind = TOP_COLL;
+    op->group = default_group(k);
+    const trace_group *grp = g_ptr_array_index(k->t->groups, op->group);
+    op->bytes = (uint64_t)(op->coll == COLL_ALL_GATHER ? bytes * grp->size : bytes);
+    op->seq = -1;
+    return TRUE;
+}
+
+static gboolean is_nccl_kernel(const char *name)
+{
+    return g_str_has_prefix(name, "ncclKernel_") || g_str_has_prefix(name, "ncclDevKernel_") ||
+           g_str_has_prefix(name, "ncclSymkDevKernel_");
+}
+
+static const cJSON *by_ext(GHashTable *h, double ext)
+{
+    return ext < 0 ? NULL : g_hash_table_lookup(h, GSIZE_TO_POINTER((gsize)ext));
+}
+
+/* One GPU activity as an op: compute, or (NCCL kernels) collective/p2p. */
+static gboolean gpu_to_op(kctx *k, const gpu_ev *g, trace_op *op, GError **err)
+{
+    const char *name = str(g->ev, "name");
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(g->ev, "args");
+    memset(op, 0, sizeof *op);
+    op->kind = TOP_COMPUTE;
+    op->dur_ps = us_to_ps(g->dur_us);
+    op->ts_ps = us_to_ps(g->ts_us - k->ts0_us);
+    op->src_index = g->idx;
+    op->seq = -1;
+    if (!name || !is_nccl_kernel(name))
+        return TRUE;
+    double ext = num(a, "External id", -1);
+    const cJSON *rpc = by_ext(k->rpc, ext);
+    const cJSON *rargs = cJSON_GetObjectItemCaseSensitive(rpc, "args");
+    if (str(a, "Collective name"))
+        return comm_from_args(k, g, a, rargs, op, err);
+    if (str(rargs, "Collective name"))
+        return comm_from_args(k, g, rargs, rargs, op, err);
+    const cJSON *ann = by_ext(k->ncclop, ext);
+    if (!ann)
+        ann = by_ext(k->ncclop, ext + 1); /* nested right under record_param_comms */
+    if (ann)
+        return comm_from_annotation(k, g, ann, op, err);
+    return fail(k, g, TRACE_ERROR_SCHEMA, err,
+                "NCCL kernel without collective args, record_param_comms or nccl: op (by External id); its size is unknown");
+}
+
+static gboolean scan_event(kctx *k, const cJSON *e, int i, GError **err)
+{
+    const char *ph = str(e, "ph"), *cat = str(e, "cat"), *name = str(e, "name");
+    if (!ph || strcmp(ph, "X") || !cat)
+        return TRUE;
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "args");
+    double ts = num(e, "ts", NAN), dur = num(e, "dur", NAN);
+    if (isnan(ts) || isnan(dur) || dur < 0) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA, "%s: event %d ('%s'): complete event without numeric ts/dur >= 0",
+                    k->path, i, name ? name : "");
+        return FALSE;
+    }
+    if (ts < k->ts0_us)
+        k->ts0_us = ts;
+    if (!strcmp(cat, "kernel") || !strcmp(cat, "gpu_memcpy") || !strcmp(cat, "gpu_memset")) {
+        gpu_ev g = {e, i, ts, dur, (int64_t)num(a, "stream", num(e, "tid", 0))};
+        g_array_append_val(k->gpu, g);
+    } else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")) {
+        double c = num(a, "correlation", -1);
+        if (c >= 0)
+            g_hash_table_insert(k->launch, GSIZE_TO_POINTER((gsize)c), (gpointer)e);
+    } else if (name && !strcmp(name, "record_param_comms") && num(a, "External id", -1) >= 0) {
+        g_hash_table_insert(k->rpc, GSIZE_TO_POINTER((gsize)num(a, "External id", 0)), (gpointer)e);
+    } else if (name && g_str_has_prefix(name, "nccl:") && num(a, "External id", -1) >= 0) {
+        g_hash_table_insert(k->ncclop, GSIZE_TO_POINTER((gsize)num(a, "External id", 0)), (gpointer)e);
+    }
+    if (name && g_str_has_prefix(name, "ProfilerStep#")) {
+        int64_t d = us_to_ps(dur);
+        g_array_append_val(k->steps, d);
+    }
+    return TRUE;
+}
+
+static gint gpu_cmp(gconstpointer pa, gconstpointer pb)
+{
+    const gpu_ev *a = pa, *b = pb;
+    if (a->ts_us != b->ts_us)
+        return a->ts_us < b->ts_us ? -1 : 1;
+    return a->idx - b->idx;
+}
+
+static gint i64_cmp(gconstpointer pa, gconstpointer pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Latest-ending op on a stream other than `s` that ended at or before `ts`
+ * and not before `after`; -1 if none. `rec` is per stream. */
+static int latest_before(const recent *rec, int nstreams, int s, int64_t ts, int64_t after)
+{
+    int best = -1;
+    int64_t best_end = -1;
+    for (int q = 0; q < nstreams; q++) {
+        if (q == s)
+            continue;
+        for (int j = 0; j < 2; j++) {
+            if (rec[q].op[j] < 0 || rec[q].end[j] > ts)
+                continue;
+            if (rec[q].end[j] >= after && rec[q].end[j] > best_end) {
+                best_end = rec[q].end[j];
+                best = rec[q].op[j];
+            }
+            break;
+        }
+    }
+    return best;
+}
+
+static void recent_push(recent *r, int op, int64_t end)
+{
+    r->end[1] = r->end[0];
+    r->op[1] = r->op[0];
+    r->end[0] = end;
+    r->op[0] = op;
+}
+
+static int64_t launch_ps(kctx *k, const gpu_ev *g)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(g->ev, "args");
+    const cJSON *l = by_ext(k->launch, num(a, "correlation", -1));
+    return l ? us_to_ps(num(l, "ts", 0) - k->ts0_us) : -1;
+}
+
+/* Host gap: on a stream, the part of the idle time before a kernel during
+ * which its launch call had not yet been made (launch ts - previous end,
+ * capped at the gap). Cross-stream dependencies: a collective/p2p kernel
+ * depends on the latest compute kernel of another stream that ended before it
+ * started; any kernel that started more than WAIT_SLACK_PS after both its
+ * launch and its stream's previous end depends on the latest op of another
+ * stream that ended within that wait. */
+static gboolean emit_one(kctx *k, const gpu_ev *g, int s, int ns, recent *comp, recent *any, int64_t *last_end,
+                         GError **err)
+{
+    trace_op op;
+    if (!gpu_to_op(k, g, &op, err))
+        return FALSE;
+    op.stream = s;
+    op.name = g_strdup(str(g->ev, "name") ? str(g->ev, "name") : "");
+    int64_t launch = launch_ps(k, g), ready = last_end[s];
+    if (ready >= 0 && launch > ready && op.ts_ps > ready) {
+        trace_op gap = {.kind = TOP_COMPUTE, .stream = s, .name = g_strdup("host gap"),
+                        .dur_ps = MIN(launch, op.ts_ps) - ready, .seq = -1, .ts_ps = ready, .src_index = g->idx};
+        trace_op_add(k->t, k->r, &gap);
+    }
+    uint32_t idx = trace_op_add(k->t, k->r, &op);
+    int dep = -1;
+    if (op.kind != TOP_COMPUTE)
+        dep = latest_before(comp, ns, s, op.ts_ps, INT64_MIN);
+    else if (launch >= 0 && op.ts_ps - MAX(ready, launch) > WAIT_SLACK_PS)
+        dep = latest_before(any, ns, s, op.ts_ps, MAX(ready, launch));
+    if (dep >= 0)
+        trace_op_dep(k->t, k->r, idx, (uint32_t)dep);
+    int64_t end = op.ts_ps + op.dur_ps;
+    last_end[s] = end;
+    if (op.kind == TOP_COMPUTE)
+        recent_push(&comp[s], (int)idx, end);
+    recent_push(&any[s], (int)idx, end);
+    return TRUE;
+}
+
+static gboolean emit_rank(kctx *k, GError **err)
+{
+    g_array_sort(k->gpu, gpu_cmp);
+    GArray *ids = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    GHashTable *seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint i = 0; i < k->gpu->len; i++) {
+        gpu_ev *g = &g_array_index(k->gpu, gpu_ev, i);
+        if (!g_hash_table_contains(seen, &g->stream_raw)) {
+            g_hash_table_add(seen, &g->stream_raw);
+            g_array_append_val(ids, g->stream_raw);
+        }
+    }
+    g_array_sort(ids, i64_cmp);
+    guint ns = ids->len;
+    GHashTable *map = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint i = 0; i < ns; i++)
+        g_hash_table_insert(map, &g_array_index(ids, int64_t, i), GUINT_TO_POINTER(i));
+    recent *comp = g_new(recent, ns), *any = g_new(recent, ns);
+    int64_t *last_end = g_new(int64_t, ns);
+    for (guint i = 0; i < ns; i++) {
+        comp[i] = any[i] = (recent){{-1, -1}, {-1, -1}};
+        last_end[i] = -1;
+    }
+    gboolean ok = TRUE;
+    for (guint i = 0; i < k->gpu->len && ok; i++) {
+        gpu_ev *g = &g_array_index(k->gpu, gpu_ev, i);
+        int s = GPOINTER_TO_INT(g_hash_table_lookup(map, &g->stream_raw));
+        ok = emit_one(k, g, s, (int)ns, comp, any, last_end, err);
+    }
+    g_free(comp);
+    g_free(any);
+    g_free(last_end);
+    g_hash_table_destroy(map);
+    g_hash_table_destroy(seen);
+    g_array_free(ids, TRUE);
+    return ok;
+}
+
+/* Parses one file; NULL with *err unless it is a JSON object with a
+ * traceEvents array. */
+static cJSON *parse_file(const char *path, GError **err)
+{
+    gsize len;
+    char *text = tracefile_read(path, &len, err);
+    if (!text)
+        return NULL;
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
+    if (!root) {
+        int line, col;
+        gsize off = end ? (gsize)(end - text) : 0;
+        tracefile_line_col(text, len, off, &line, &col);
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_PARSE, "%s:%d:%d: (byte %" G_GSIZE_FORMAT "): invalid JSON", path,
+                    line, col, off);
+    } else if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA, "%s: not a Chrome trace (no \"traceEvents\" array)", path);
+        cJSON_Delete(root);
+        root = NULL;
+    }
+    g_free(text);
+    return root;
+}
+
+static gboolean load_rank(trace *t, int r, const char *path, const cJSON *root, GArray *steps, GError **err)
+{
+    kctx k = {.t = t, .r = r, .path = path, .ts0_us = INFINITY};
+    k.dist = cJSON_GetObjectItemCaseSensitive(root, "distributedInfo");
+    k.launch = g_hash_table_new(g_direct_hash, g_direct_equal);
+    k.rpc = g_hash_table_new(g_direct_hash, g_direct_equal);
+    k.ncclop = g_hash_table_new(g_direct_hash, g_direct_equal);
+    k.gpu = g_array_new(FALSE, FALSE, sizeof(gpu_ev));
+    k.steps = steps;
+    const cJSON *evs = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    gboolean ok = TRUE;
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, evs)
+    {
+        if (ok && !cJSON_IsObject(e)) {
+            g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA, "%s: event %d: not an object", path, i);
+            ok = FALSE;
+        }
+        ok = ok && scan_event(&k, e, i++, err);
+    }
+    ok = ok && emit_rank(&k, err);
+    g_hash_table_destroy(k.launch);
+    g_hash_table_destroy(k.rpc);
+    g_hash_table_destroy(k.ncclop);
+    g_array_free(k.gpu, TRUE);
+    return ok;
+}
+
+static gint path_cmp(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The files to load: `path` itself, or the *.json[.gz] of a directory in
+ * name order. */
+static GPtrArray *list_files(const char *path, GError **err)
+{
+    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+    if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
+        g_ptr_array_add(files, g_strdup(path));
+        return files;
+    }
+    GError *e = NULL;
+    GDir *d = g_dir_open(path, 0, &e);
+    if (!d) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_IO, "%s", e->message);
+        g_error_free(e);
+        g_ptr_array_unref(files);
+        return NULL;
+    }
+    for (const char *n; (n = g_dir_read_name(d));)
+        if (g_str_has_suffix(n, ".json") || g_str_has_suffix(n, ".json.gz"))
+            g_ptr_array_add(files, g_build_filename(path, n, NULL));
+    g_dir_close(d);
+    g_ptr_array_sort(files, path_cmp);
+    if (!files->len) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_IO, "%s: no *.json or *.json.gz files", path);
+        g_ptr_array_unref(files);
+        return NULL;
+    }
+    return files;
+}
+
+/* distributedInfo.rank of every root when all are distinct and < n; else
+ * file order. */
+static void assign_ranks(cJSON **roots, int n, int *rank)
+{
+    gboolean *used = g_new0(gboolean, n);
+    gboolean ok = TRUE;
+    for (int i = 0; i < n; i++) {
+        double r = num(cJSON_GetObjectItemCaseSensitive(roots[i], "distributedInfo"), "rank", -1);
+        rank[i] = (int)r;
+        if (r < 0 || r >= n || used[rank[i]])
+            ok = FALSE;
+        else
+            used[rank[i]] = TRUE;
+    }
+    for (int i = 0; !ok && i < n; i++)
+        rank[i] = i;
+    g_free(used);
+}
+
+trace *trace_kineto_load(const char *path_or_dir, GError **err)
+{
+    GPtrArray *files = list_files(path_or_dir, err);
+    if (!files)
+        return NULL;
+    int n = (int)files->len;
+    cJSON **roots = g_new0(cJSON *, n);
+    int *rank = g_new(int, n);
+    trace *t = NULL;
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    gboolean ok = TRUE;
+    for (int i = 0; i < n && ok; i++)
+        ok = (roots[i] = parse_file(g_ptr_array_index(files, i), err)) != NULL;
+    if (ok) {
+        assign_ranks(roots, n, rank);
+        t = trace_new(n, path_or_dir);
+        for (int i = 0; i < n && ok; i++)
+            ok = load_rank(t, rank[i], g_ptr_array_index(files, i), roots[i], steps, err);
+    }
+    if (ok && steps->len) {
+        g_array_sort(steps, i64_cmp);
+        guint m = steps->len;
+        int64_t *s = (int64_t *)steps->data;
+        t->step_ps = m % 2 ? s[m / 2] : (s[m / 2 - 1] + s[m / 2]) / 2;
+        t->steps = (int)(m / (guint)n); /* ProfilerStep ranges per rank */
+    }
+    if (!ok && t) {
+        trace_free(t);
+        t = NULL;
+    }
+    for (int i = 0; i < n; i++)
+        cJSON_Delete(roots[i]);
+    g_free(roots);
+    g_free(rank);
+    g_array_free(steps, TRUE);
+    g_ptr_array_unref(files);
+    return t;
+}

@@ -1,0 +1,34 @@
+/* traces/kineto.h - import PyTorch profiler / Kineto Chrome traces (one JSON
+ * file per rank, plain or gzip, or a directory of them) into a trace: GPU
+ * kernels become compute ops on their streams, NCCL kernels collectives or
+ * sends/receives, GPU idle time the host caused becomes "host gap" ops.
+ * What is read and what is dropped: docs/traces-importers.md.
+ */
+#ifndef TRACES_KINETO_H
+#define TRACES_KINETO_H
+
+#include <glib.h>
+
+#include "traces/trace.h"
+
+/* Loads `path_or_dir`: a file gives a 1-rank trace (its groups keep the
+ * recorded global ranks; see trace_replicate); a directory gives one rank per
+ * *.json / *.json.gz file, ranked by distributedInfo.rank when every file has
+ * a distinct one in range, else by file name order. Caller frees the result
+ * with trace_free. On failure returns NULL with *err (TRACE_ERROR_IO,
+ * _PARSE with line:col and byte offset, _SCHEMA / _VALUE with the event
+ * index). The result is not validated (call trace_validate). */
+trace *trace_kineto_load(const char *path_or_dir, GError **err);
+
+/* Bytes of one element of a c10 ScalarType name ("Float", "BFloat16",
+ * "Long", ...) or of a C++ type from "Input type" ("float", "c10::Half",
+ * "long int", ...); 0 if unknown. */
+int kineto_dtype_bytes(const char *name);
+
+/* The collective of a PyTorch "Collective name" ("allreduce",
+ * "_allgather_base", "reduce_scatter_tensor_coalesced", "all_to_allv", ...)
+ * or an "nccl:<op>" suffix; 0 and *out, -1 if unknown (send, recv, barrier
+ * and gather/scatter are unknown here). */
+int kineto_coll_from_name(const char *name, coll_kind *out);
+
+#endif

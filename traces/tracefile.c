@@ -1,0 +1,74 @@
+/* traces/tracefile.c - whole-file reads with transparent gunzip for the
+ * trace importers. The gzip path feeds the compressed bytes through a
+ * GZlibDecompressor in one GConverter loop so a truncated or corrupt stream
+ * is reported with the compressed offset where it broke. */
+#include "traces/tracefile.h"
+
+#include <gio/gio.h>
+#include <string.h>
+
+#include "traces/trace.h"
+
+static char *gunzip(const char *path, const guint8 *in, gsize in_len, gsize *len, GError **err)
+{
+    GConverter *z = G_CONVERTER(g_zlib_decompressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP));
+    GByteArray *out = g_byte_array_sized_new((guint)MIN(in_len * 4, (gsize)1 << 30));
+    guint8 buf[1 << 16];
+    gsize pos = 0;
+    GConverterResult res = G_CONVERTER_CONVERTED;
+    GError *zerr = NULL;
+    while (res != G_CONVERTER_FINISHED) {
+        gsize nread = 0, nwritten = 0;
+        res = g_converter_convert(z, in + pos, in_len - pos, buf, sizeof buf, G_CONVERTER_INPUT_AT_END, &nread,
+                                  &nwritten, &zerr);
+        if (res == G_CONVERTER_ERROR) {
+            g_set_error(err, TRACE_ERROR, TRACE_ERROR_PARSE,
+                        "%s: gzip: %s after %" G_GSIZE_FORMAT " compressed bytes (%u decompressed): %s", path,
+                        pos >= in_len ? "truncated" : "corrupt", pos, out->len, zerr->message);
+            g_error_free(zerr);
+            g_byte_array_free(out, TRUE);
+            g_object_unref(z);
+            return NULL;
+        }
+        pos += nread;
+        g_byte_array_append(out, buf, (guint)nwritten);
+    }
+    g_object_unref(z);
+    *len = out->len;
+    g_byte_array_append(out, (const guint8 *)"", 1);
+    return (char *)g_byte_array_free(out, FALSE);
+}
+
+char *tracefile_read(const char *path, gsize *len, GError **err)
+{
+    char *raw = NULL;
+    gsize n = 0;
+    GError *ioerr = NULL;
+    if (!g_file_get_contents(path, &raw, &n, &ioerr)) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_IO, "%s", ioerr->message);
+        g_error_free(ioerr);
+        return NULL;
+    }
+    if (n >= 2 && (guint8)raw[0] == 0x1f && (guint8)raw[1] == 0x8b) {
+        char *out = gunzip(path, (const guint8 *)raw, n, len, err);
+        g_free(raw);
+        return out;
+    }
+    *len = n; /* g_file_get_contents NUL-terminates */
+    return raw;
+}
+
+void tracefile_line_col(const char *text, gsize len, gsize off, int *line, int *col)
+{
+    int l = 1, c = 1;
+    for (gsize i = 0; i < off && i < len; i++) {
+        if (text[i] == '\n') {
+            l++;
+            c = 1;
+        } else {
+            c++;
+        }
+    }
+    *line = l;
+    *col = c;
+}
