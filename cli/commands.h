@@ -7,5 +7,8 @@ int cmd_topo(int argc, char **argv);
 int cmd_collective(int argc, char **argv);
 int cmd_p2p(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 #endif

@@ -10,9 +10,12 @@
 static const cli_command commands[] = {
     {"demo", "a short built-in run of the engine (events/s)", cmd_demo},
     {"collective", "simulate an nccl-tests sweep; prints what nccl-tests prints", cmd_collective},
+    {"replay", "replay a training job's trace on a simulated cluster (Perfetto timeline)", cmd_replay},
     {"validate", "compare a real nccl-tests log with the simulation of the same sweep", cmd_validate},
     {"p2p", "GPU x GPU bandwidth and latency matrices (p2pBandwidthLatencyTest layout)", cmd_p2p},
+    {"sweep", "run a what-if grid in parallel (threads; MPI with make MPI=1)", cmd_sweep},
     {"topo", "list, show, draw (dot) and import (NCCL XML) system topologies", cmd_topo},
+    {"calibrate", "fit model parameters from calibration results and nccl-tests logs", cmd_calibrate},
 };
 
 static void usage(FILE *f)

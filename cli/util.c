@@ -12,7 +12,7 @@ gboolean cli_parse_bytes(const char *s, uint64_t *out, GError **err)
     if (!s || !*s || *s == '-' || *s == '+')
         goto bad;
     double v = g_ascii_strtod(s, &end);
-    if (errno || end == s || !(v >= 0))
+    if (errno == ERANGE || end == s || !(v >= 0)) /* only ERANGE: g_ascii_strtod may leave EAGAIN from its one-time locale set-up in threads */
         goto bad;
     double mult = 1;
     switch (g_ascii_toupper(*end)) {

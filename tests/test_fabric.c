@@ -237,8 +237,9 @@ static void test_fabric_paced_equals_private_server(void)
         const fab_route *r = fabric_route(b.f, b.g[0], b.g[2], 0, NULL);
         sim_engine *e = sim_engine_new(1);
         fabric_attach(b.f, e);
+        fab_pacer pacer = {.Bps = 5e9}; /* must outlive the transfer */
         if (paced)
-            fabric_transfer_start_paced(b.f, r, &(fab_pacer){.Bps = 5e9}, S, c, 8, 0, on_done, t, 1);
+            fabric_transfer_start_paced(b.f, r, &pacer, S, c, 8, 0, on_done, t, 1);
         else
             fabric_transfer_start(b.f, r, cap, S, c, 8, 0, on_done, t, 0);
         sim_engine_run(e);

@@ -226,7 +226,7 @@ static bool num_value(tj_ctx *c, const cJSON *v, const char *p, double *out)
         }
         errno = 0;
         *out = g_ascii_strtod(pv, &end);
-        if (end == pv || *end || errno) {
+        if (end == pv || *end || errno == ERANGE) {
             topo_src_error(c->src, c->err, TOPO_ERROR_VALUE, p,
                            "parameter '%s' = '%s' is not a number", v->valuestring + 1, pv);
             return false;

@@ -81,7 +81,7 @@ static char *param_check(const param_spec *ps, const char *val)
     char *end = NULL;
     errno = 0;
     double x = g_ascii_strtod(val, &end);
-    if (end == val || *end || errno || !isfinite(x))
+    if (end == val || *end || errno == ERANGE || !isfinite(x))
         return g_strdup_printf("expected a number, got '%s'", val);
     if (ps->integer && x != floor(x))
         return g_strdup_printf("expected an integer, got '%s'", val);

@@ -69,7 +69,7 @@ static gboolean parse_size(const char *s, double num, bool is_num, uint64_t *out
         char *end = NULL;
         errno = 0;
         v = g_ascii_strtod(s, &end);
-        if (end == s || errno)
+        if (end == s || errno == ERANGE)
             return FALSE;
         switch (g_ascii_toupper(*end)) {
         case 'K': mult = 1024.0; end++; break;

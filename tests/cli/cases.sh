@@ -45,3 +45,5 @@ check validate-p2p-log 0 'summary: bi_bw_enabled' -- validate --topo pcie-gen3-2
 rt=$(mktemp); "$C" collective --topo dgx-a100 -b 1K -e 256M -f 4 > "$rt"
 check validate-round-trip 0 'median_abs_err=0.00%.*sizes >= 1MiB: median 0.00% p90 0.00%' -- validate --topo dgx-a100 "$rt"
 rm -f "$rt"
+check calibrate-fit-synthetic 0 'd2d_copy/gpu0/d2d/ce: alpha 5\.0[0-9]* us  beta 20\.0[0-9]* GB/s' -- calibrate fit tests/data/calibration/synthetic.jsonl
+check calibrate-fit-bad 2 'truncated-line\.jsonl:3:[0-9]+: not valid JSON' -- calibrate fit tests/bad_input/calibration/truncated-line.jsonl

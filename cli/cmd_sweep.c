@@ -1,0 +1,303 @@
+/* cli/cmd_sweep.c - `conveyor sweep`: a what-if grid over a base command.
+ *
+ * A base command is one table entry (traces/sweep_spec.h: sweep_base):
+ * its name, the parameters it accepts, the figures it produces and
+ * run(point) -> figures. `collective` is here; `replay` and `scale` are
+ * named in `planned` so a spec using them gets a clear "not available yet"
+ * error. Adding one = writing its run() and adding it to `bases`.
+ * Spec schema, figures and MPI/Slurm use: docs/sweep.md.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef CONVEYOR_MPI
+#include <mpi.h>
+#endif
+
+#include "cli.h"
+#include "commands.h"
+#include "simsweep.h"
+#include "sweep_run.h"
+#include "sysbuild.h"
+
+/* ---- base command: collective ------------------------------------------ */
+
+static const char *const coll_params[] = {
+    "topo", "nodes", "gpus", "fabric", "set", "launch_us", "ngpus", "op", "minbytes", "maxbytes",
+    "stepfactor", "stepbytes", "datatype", "algo", "proto", NULL,
+};
+
+enum {
+    F_BUSBW_MAX, F_ALGBW_MAX, F_TIME_MAX, F_BUSBW_MIN, F_ALGBW_MIN, F_TIME_MIN, F_AVG_BUSBW, F_PEAK_BUSBW,
+    F_NRANKS, F_SIZE_MAX, F_ALGO_MAX, F_PROTO_MAX, F_NCH_MAX,
+};
+static const char *const coll_figures[] = {
+    [F_BUSBW_MAX] = "busbw_at_max", [F_ALGBW_MAX] = "algbw_at_max", [F_TIME_MAX] = "time_us_at_max",
+    [F_BUSBW_MIN] = "busbw_at_min", [F_ALGBW_MIN] = "algbw_at_min", [F_TIME_MIN] = "time_us_at_min",
+    [F_AVG_BUSBW] = "avg_busbw", [F_PEAK_BUSBW] = "peak_busbw", [F_NRANKS] = "nranks",
+    [F_SIZE_MAX] = "size_at_max", [F_ALGO_MAX] = "algo_at_max", [F_PROTO_MAX] = "proto_at_max",
+    [F_NCH_MAX] = "nchannels_at_max", NULL,
+};
+
+static bool point_int(const sweep_point *p, const char *key, int lo, int hi, int *out, GError **err)
+{
+    const char *v = sweep_point_get(p, key);
+    if (!v)
+        return true;
+    char *end = NULL;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < lo || x > hi) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "%s: expected an integer in %d..%d, got '%s'", key, lo, hi, v);
+        return false;
+    }
+    *out = (int)x;
+    return true;
+}
+
+static bool point_bytes(const sweep_point *p, const char *key, uint64_t *out, GError **err)
+{
+    const char *v = sweep_point_get(p, key);
+    GError *e = NULL;
+    if (v && !cli_parse_bytes(v, out, &e)) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "%s: %s", key, e->message);
+        g_error_free(e);
+        return false;
+    }
+    return true;
+}
+
+/* Request sizes as `conveyor collective -b -e -f -i` (factor >= 2, else step). */
+static GArray *coll_sizes(const sweep_point *p, GError **err)
+{
+    uint64_t lo = 33554432, hi = 33554432, step = 1048576;
+    int factor = 0;
+    if (!point_bytes(p, "minbytes", &lo, err) || !point_bytes(p, "maxbytes", &hi, err) ||
+        !point_bytes(p, "stepbytes", &step, err) || !point_int(p, "stepfactor", 0, 1 << 20, &factor, err))
+        return NULL;
+    if (lo > hi || (factor < 2 && step == 0)) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "need minbytes <= maxbytes and stepfactor >= 2 or stepbytes > 0");
+        return NULL;
+    }
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    for (uint64_t s = lo; s <= hi && a->len < 4096;) {
+        g_array_append_val(a, s);
+        uint64_t next = factor >= 2 ? s * (uint64_t)factor : s + step;
+        s = next <= s ? s + 1 : next;
+    }
+    return a;
+}
+
+static char *coll_figure(int f, const nccltests_row *rows, const simsweep_explain *ex, size_t n, int nranks)
+{
+    const nccltests_row *lo = &rows[0], *hi = &rows[n - 1];
+    double sum = 0, peak = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += rows[i].busbw_GBps[NCCLTESTS_OOP];
+        peak = fmax(peak, rows[i].busbw_GBps[NCCLTESTS_OOP]);
+    }
+    switch (f) {
+    case F_BUSBW_MAX: return g_strdup_printf("%.3f", hi->busbw_GBps[NCCLTESTS_OOP]);
+    case F_ALGBW_MAX: return g_strdup_printf("%.3f", hi->algbw_GBps[NCCLTESTS_OOP]);
+    case F_TIME_MAX: return g_strdup_printf("%.3f", hi->time_us[NCCLTESTS_OOP]);
+    case F_BUSBW_MIN: return g_strdup_printf("%.3f", lo->busbw_GBps[NCCLTESTS_OOP]);
+    case F_ALGBW_MIN: return g_strdup_printf("%.3f", lo->algbw_GBps[NCCLTESTS_OOP]);
+    case F_TIME_MIN: return g_strdup_printf("%.3f", lo->time_us[NCCLTESTS_OOP]);
+    case F_AVG_BUSBW: return g_strdup_printf("%.3f", sum / (double)n);
+    case F_PEAK_BUSBW: return g_strdup_printf("%.3f", peak);
+    case F_NRANKS: return g_strdup_printf("%d", nranks);
+    case F_SIZE_MAX: return g_strdup_printf("%llu", (unsigned long long)hi->size_bytes);
+    case F_ALGO_MAX: return g_strdup(coll_algo_name(ex[n - 1].algo));
+    case F_PROTO_MAX: return g_strdup(coll_proto_name(ex[n - 1].proto));
+    case F_NCH_MAX: return g_strdup_printf("%d", ex[n - 1].nchannels);
+    default: g_assert_not_reached();
+    }
+}
+
+/* One `conveyor collective` run; loads its own topology (thread-safe). */
+static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, char **out, GError **err)
+{
+    sys_opts so = {0};
+    g_option_group_unref(sys_opts_group(&so)); /* the options' defaults (launch_us) */
+    so.topo = (char *)sweep_point_get(p, "topo");
+    so.fabric = (char *)sweep_point_get(p, "fabric");
+    so.sets = p->sets[0] ? p->sets : NULL;
+    const char *lu = sweep_point_get(p, "launch_us");
+    if (lu) {
+        char *end = NULL;
+        so.launch_us = g_ascii_strtod(lu, &end);
+        if (end == lu || *end) {
+            g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "launch_us: expected a number, got '%s'", lu);
+            return false;
+        }
+    }
+    coll_kind kind;
+    nccltests_dtype dt;
+    const char *op = sweep_point_get(p, "op"), *dts = sweep_point_get(p, "datatype");
+    if (coll_kind_from_name(op ? op : "all_reduce", &kind) != 0) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "op: unknown collective '%s'", op);
+        return false;
+    }
+    if (nccltests_dtype_from_name(dts ? dts : "float", &dt) != 0) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "datatype: unknown type '%s'", dts);
+        return false;
+    }
+    if (!point_int(p, "nodes", 1, 100000, &so.nodes, err) || !point_int(p, "gpus", 1, 1024, &so.gpus, err) ||
+        !point_int(p, "ngpus", 1, 1024, &so.gpus_per_thread, err))
+        return false;
+    g_autoptr(GArray) req = coll_sizes(p, err);
+    if (!req)
+        return false;
+    topo *t = sys_opts_load(&so, err);
+    if (!t)
+        return false;
+    coll_system sys;
+    sys_from_topo(&sys, t, &so);
+    size_t elt = nccltests_dtype_bytes(dt), n = req->len;
+    uint64_t *sizes = g_new(uint64_t, n);
+    for (size_t i = 0; i < n; i++)
+        sizes[i] = nccltests_size_for_request(kind, g_array_index(req, uint64_t, i), sys.nranks, elt);
+    nccltests_row *rows = g_new0(nccltests_row, n);
+    simsweep_explain *ex = g_new0(simsweep_explain, n);
+    const char *aspec = sweep_point_get(p, "algo"), *pspec = sweep_point_get(p, "proto");
+    bool ok = simsweep_run(&sys, kind, elt, sizes, n, aspec ? aspec : g_getenv("NCCL_ALGO"),
+                           pspec ? pspec : g_getenv("NCCL_PROTO"), rows, ex, err);
+    for (size_t i = 0; ok && i < nfig; i++)
+        out[i] = coll_figure(fig[i], rows, ex, n, sys.nranks);
+    g_free(sizes);
+    g_free(rows);
+    g_free(ex);
+    topo_free(t);
+    return ok;
+}
+
+static const sweep_base coll_base = {
+    .name = "collective",
+    .summary = "one `conveyor collective` sweep per point; figures from its rows (GB/s, us)",
+    .params = coll_params,
+    .figures = coll_figures,
+    .run = coll_run_point,
+};
+
+/* Bases a spec may name. To add replay/scale: write its run(), add it here
+ * and drop its name from `planned`. */
+static const sweep_base *const bases[] = {&coll_base};
+static const char *const planned[] = {"replay", "scale", NULL};
+static const sweep_catalog catalog = {.bases = bases, .nbases = G_N_ELEMENTS(bases), .planned = planned};
+
+/* ---- the command ------------------------------------------------------- */
+
+typedef struct {
+    char *out, *plot;
+    gint jobs;
+    gboolean resume;
+} sweep_opts;
+
+static char *describe_bases(void)
+{
+    GString *g = g_string_new("Base commands (\"base\" in the spec), their parameters and figures:\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(bases); i++) {
+        g_autofree char *ps = g_strjoinv(", ", (char **)bases[i]->params);
+        g_autofree char *fs = g_strjoinv(", ", (char **)bases[i]->figures);
+        g_string_append_printf(g, "  %s: %s\n    parameters: %s (vary set.KEY for --set KEY=...)\n    figures: %s\n",
+                               bases[i]->name, bases[i]->summary, ps, fs);
+    }
+    g_string_append(g, "  replay, scale: not available yet\nSchema and examples: docs/sweep.md, docs/examples/.");
+    return g_string_free(g, FALSE);
+}
+
+static int run_spec(const sweep_opts *so, const char *path)
+{
+    GError *err = NULL;
+    sweep_spec *spec = sweep_spec_load(path, &catalog, &err);
+    int rc;
+#ifdef CONVEYOR_MPI
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int ok = spec != NULL, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!all_ok) {
+        rc = spec ? EXIT_BADINPUT : (rank == 0 ? cli_fail(err) : (g_clear_error(&err), EXIT_BADINPUT));
+        sweep_spec_free(spec);
+        return rc;
+    }
+#else
+    if (!spec)
+        return cli_fail(err);
+#endif
+    /* Warm two lazy initialisations before any worker thread runs:
+     * topo_dir() fills an unlocked static cache, and glib's g_ascii_strtod
+     * creates its C locale under g_once, where a waiting thread can come
+     * back with errno = EAGAIN, which cli_parse_bytes and the topology
+     * loader read as a parse failure. */
+    (void)topo_dir();
+    (void)g_ascii_strtod("0", NULL);
+    sweep_run_opts ro = {.spec = spec, .out_path = so->out, .threads = so->jobs, .resume = so->resume,
+                         .progress = isatty(STDERR_FILENO)};
+#ifdef CONVEYOR_MPI
+    if (size > 1) {
+        ro.progress = ro.progress && rank == 0;
+        rc = sweep_run_mpi(&ro, rank, size);
+    } else
+#endif
+        rc = sweep_run_threads(&ro);
+    sweep_spec_free(spec);
+    return rc;
+}
+
+static int sweep_main(int argc, char **argv)
+{
+    sweep_opts so = {.jobs = 0};
+    GOptionEntry e[] = {
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &so.out, "results CSV (stdout if absent); with --plot: the SVG", "FILE"},
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &so.jobs, "points run at once (threads) [CPU count]", "N"},
+        {"resume", 0, 0, G_OPTION_ARG_NONE, &so.resume, "skip the points already in -o FILE (its header must match)", NULL},
+        {"plot", 0, 0, G_OPTION_ARG_STRING, &so.plot, "draw columns X,Y[,SERIES] of a results CSV with gnuplot", "X,Y[,S]"},
+        {0},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("SPEC.json | --plot X,Y[,SERIES] RESULTS.csv -o PLOT.svg");
+    g_option_context_set_summary(ctx, "Run a what-if grid of simulations; one CSV row per point, in grid order.");
+    g_autofree char *desc = describe_bases();
+    g_option_context_set_description(ctx, desc);
+    g_option_context_add_main_entries(ctx, e, NULL);
+    int rc = cli_parse(ctx, "sweep", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && argc != 2) {
+        fprintf(stderr, "conveyor sweep: expected one %s (see 'conveyor sweep --help')\n",
+                so.plot ? "results CSV" : "spec file");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK && so.jobs == 0)
+        so.jobs = (gint)g_get_num_processors();
+    if (rc == EXIT_OK && (so.jobs < 1 || so.jobs > 4096)) {
+        fprintf(stderr, "conveyor sweep: -j must be in 1..4096\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK && so.resume && !so.out) {
+        fprintf(stderr, "conveyor sweep: --resume needs -o FILE (the CSV to extend)\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK && so.plot && !so.out) {
+        fprintf(stderr, "conveyor sweep: --plot needs -o PLOT.svg\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK)
+        rc = so.plot ? sweep_plot(so.plot, argv[1], so.out) : run_spec(&so, argv[1]);
+    g_free(so.out);
+    g_free(so.plot);
+    return rc;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+#ifdef CONVEYOR_MPI
+    MPI_Init(&argc, &argv);
+    int rc = sweep_main(argc, argv);
+    MPI_Finalize();
+    return rc;
+#else
+    return sweep_main(argc, argv);
+#endif
+}

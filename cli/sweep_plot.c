@@ -1,0 +1,253 @@
+/* cli/sweep_plot.c - `conveyor sweep --plot X,Y[,SERIES] results.csv -o
+ * plot.svg`: read the CSV with libcsv, group rows by SERIES (order of first
+ * appearance), write a gnuplot script with one inline data block per
+ * series and run gnuplot on it. A non-numeric X column (e.g. topology
+ * names) is plotted as categories in order of first appearance.
+ */
+#include <csv.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "sweep_run.h"
+
+typedef struct {
+    GPtrArray *rows; /* GPtrArray of char* per row */
+    GPtrArray *cur;
+    size_t line;
+} csv_read;
+
+static void on_field(void *s, size_t len, void *data)
+{
+    csv_read *r = data;
+    if (!r->cur)
+        r->cur = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(r->cur, g_strndup(s ? s : "", len));
+}
+
+static void on_row(int c, void *data)
+{
+    (void)c;
+    csv_read *r = data;
+    r->line++;
+    if (!r->cur)
+        r->cur = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(r->rows, r->cur);
+    r->cur = NULL;
+}
+
+static int no_space(unsigned char c)
+{
+    (void)c;
+    return 0;
+}
+
+/* All rows of the file, header first; NULL after printing the error. */
+static GPtrArray *read_csv(const char *path)
+{
+    char *text = NULL;
+    gsize len = 0;
+    GError *e = NULL;
+    if (!g_file_get_contents(path, &text, &len, &e)) {
+        fprintf(stderr, "conveyor sweep: %s\n", e->message);
+        g_error_free(e);
+        return NULL;
+    }
+    struct csv_parser p;
+    csv_init(&p, CSV_STRICT | CSV_APPEND_NULL);
+    csv_set_space_func(&p, no_space);
+    csv_read r = {.rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref)};
+    bool ok = csv_parse(&p, text, len, on_field, on_row, &r) == len;
+    ok = ok && csv_fini(&p, on_field, on_row, &r) == 0;
+    if (!ok)
+        fprintf(stderr, "conveyor sweep: %s:%zu: malformed CSV (%s)\n", path, r.line + 1, csv_strerror(csv_error(&p)));
+    csv_free(&p);
+    g_free(text);
+    if (r.cur)
+        g_ptr_array_unref(r.cur);
+    if (ok && r.rows->len == 0) {
+        fprintf(stderr, "conveyor sweep: %s: empty file (no header)\n", path);
+        ok = false;
+    }
+    if (!ok) {
+        g_ptr_array_unref(r.rows);
+        return NULL;
+    }
+    return r.rows;
+}
+
+static int column(GPtrArray *header, const char *name, const char *path)
+{
+    for (guint i = 0; i < header->len; i++)
+        if (!strcmp(header->pdata[i], name))
+            return (int)i;
+    GString *g = g_string_new(NULL);
+    for (guint i = 0; i < header->len; i++)
+        g_string_append_printf(g, "%s%s", i ? ", " : "", (char *)header->pdata[i]);
+    fprintf(stderr, "conveyor sweep: %s: no column '%s' (columns: %s)\n", path, name, g->str);
+    g_string_free(g, TRUE);
+    return -1;
+}
+
+static bool is_number(const char *s, double *v)
+{
+    char *end = NULL;
+    *v = g_ascii_strtod(s, &end);
+    return *s && end != s && !*end;
+}
+
+/* gnuplot single-quoted string: '' stands for ' */
+static void gp_quote(GString *g, const char *s)
+{
+    g_string_append_c(g, '\'');
+    for (; *s; s++) {
+        if (*s == '\'')
+            g_string_append_c(g, '\'');
+        g_string_append_c(g, *s == '\n' ? ' ' : *s);
+    }
+    g_string_append_c(g, '\'');
+}
+
+/* Data row text for a category label: double-quoted, quotes dropped. */
+static char *gp_label(const char *s)
+{
+    char *l = g_strdup(s);
+    g_strdelimit(l, "\"\n", '\'');
+    return l;
+}
+
+static int find_str(GPtrArray *a, const char *s)
+{
+    for (guint i = 0; i < a->len; i++)
+        if (!strcmp(a->pdata[i], s))
+            return (int)i;
+    return -1;
+}
+
+/* The gnuplot script for columns x, y, series (-1: none); NULL after an error. */
+static char *build_script(GPtrArray *rows, int x, int y, int sc, const char *path, const char *svg)
+{
+    GPtrArray *hdr = rows->pdata[0];
+    bool numeric_x = true;
+    double v;
+    for (guint r = 1; r < rows->len; r++) {
+        GPtrArray *row = rows->pdata[r];
+        if (row->len != hdr->len) {
+            fprintf(stderr, "conveyor sweep: %s:%u: %u fields, the header has %u\n", path, r + 1, row->len, hdr->len);
+            return NULL;
+        }
+        if (!is_number(row->pdata[y], &v)) {
+            fprintf(stderr, "conveyor sweep: %s:%u: column '%s' is not a number: '%s'\n", path, r + 1,
+                    (char *)hdr->pdata[y], (char *)row->pdata[y]);
+            return NULL;
+        }
+        numeric_x = numeric_x && is_number(row->pdata[x], &v);
+    }
+    g_autoptr(GPtrArray) series = g_ptr_array_new(), cats = g_ptr_array_new();
+    for (guint r = 1; r < rows->len; r++) {
+        GPtrArray *row = rows->pdata[r];
+        const char *s = sc >= 0 ? row->pdata[sc] : "";
+        if (find_str(series, s) < 0)
+            g_ptr_array_add(series, (char *)s);
+        if (!numeric_x && find_str(cats, row->pdata[x]) < 0)
+            g_ptr_array_add(cats, row->pdata[x]);
+    }
+    GString *g = g_string_new("set terminal svg size 800,500 dynamic enhanced font 'sans,12' background '#ffffff'\n");
+    g_string_append(g, "set output ");
+    gp_quote(g, svg);
+    g_string_append(g, "\nset datafile separator ','\nset grid\nset key outside right top noenhanced\nset xlabel ");
+    gp_quote(g, hdr->pdata[x]);
+    g_string_append(g, " noenhanced\nset ylabel ");
+    gp_quote(g, hdr->pdata[y]);
+    g_string_append(g, " noenhanced\nset title ");
+    gp_quote(g, path);
+    g_string_append(g, " noenhanced\n");
+    for (guint s = 0; s < series->len; s++) {
+        g_string_append_printf(g, "$d%u << EOD\n", s);
+        for (guint r = 1; r < rows->len; r++) {
+            GPtrArray *row = rows->pdata[r];
+            if (strcmp(sc >= 0 ? row->pdata[sc] : "", series->pdata[s]))
+                continue;
+            g_autofree char *lab = gp_label(row->pdata[x]);
+            if (numeric_x)
+                g_string_append_printf(g, "%s,%s\n", (char *)row->pdata[x], (char *)row->pdata[y]);
+            else
+                g_string_append_printf(g, "%d,%s,\"%s\"\n", find_str(cats, row->pdata[x]), (char *)row->pdata[y], lab);
+        }
+        g_string_append(g, "EOD\n");
+    }
+    if (!numeric_x)
+        g_string_append_printf(g, "set xrange [-0.5:%u.5]\n", cats->len ? cats->len - 1 : 0);
+    g_string_append(g, "plot ");
+    for (guint s = 0; s < series->len; s++) {
+        g_string_append_printf(g, "%s$d%u using 1:2%s with linespoints title ", s ? ", " : "", s,
+                               numeric_x ? "" : ":xtic(3)");
+        g_autofree char *t = sc >= 0 ? g_strdup_printf("%s=%s", (char *)hdr->pdata[sc], (char *)series->pdata[s])
+                                     : g_strdup(hdr->pdata[y]);
+        gp_quote(g, t);
+    }
+    g_string_append(g, "\n");
+    return g_string_free(g, FALSE);
+}
+
+static int run_gnuplot(const char *script)
+{
+    GError *e = NULL;
+    char *tmp = NULL;
+    int fd = g_file_open_tmp("conveyor-plot-XXXXXX.gp", &tmp, &e);
+    if (fd < 0 || !g_file_set_contents(tmp, script, -1, &e)) {
+        fprintf(stderr, "conveyor sweep: gnuplot script: %s\n", e->message);
+        g_error_free(e);
+        if (fd >= 0)
+            close(fd);
+        g_free(tmp);
+        return EXIT_INTERNAL;
+    }
+    close(fd);
+    char *argv[] = {"gnuplot", tmp, NULL};
+    char *err_text = NULL;
+    int status = 0, rc = EXIT_OK;
+    if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                      &err_text, &status, &e)) {
+        fprintf(stderr, "conveyor sweep: cannot run gnuplot (install gnuplot-nox): %s\n", e->message);
+        g_error_free(e);
+        rc = EXIT_INTERNAL;
+    } else if (!g_spawn_check_wait_status(status, NULL)) {
+        fprintf(stderr, "conveyor sweep: gnuplot failed:\n%s", err_text ? err_text : "");
+        rc = EXIT_INTERNAL;
+    }
+    g_free(err_text);
+    unlink(tmp);
+    g_free(tmp);
+    return rc;
+}
+
+int sweep_plot(const char *cols, const char *csv_path, const char *svg_path)
+{
+    g_auto(GStrv) c = g_strsplit(cols, ",", -1);
+    guint nc = g_strv_length(c);
+    if (nc < 2 || nc > 3 || !*c[0] || !*c[1] || (nc == 3 && !*c[2])) {
+        fprintf(stderr, "conveyor sweep: --plot expects X,Y or X,Y,SERIES (column names), got '%s'\n", cols);
+        return EXIT_BADINPUT;
+    }
+    GPtrArray *rows = read_csv(csv_path);
+    if (!rows)
+        return EXIT_BADINPUT;
+    GPtrArray *hdr = rows->pdata[0];
+    int x = column(hdr, c[0], csv_path), y = x < 0 ? -1 : column(hdr, c[1], csv_path);
+    int s = nc == 3 && y >= 0 ? column(hdr, c[2], csv_path) : -1;
+    int rc = EXIT_BADINPUT;
+    if (x >= 0 && y >= 0 && (nc == 2 || s >= 0)) {
+        if (rows->len < 2)
+            fprintf(stderr, "conveyor sweep: %s: no rows to plot\n", csv_path);
+        char *script = rows->len < 2 ? NULL : build_script(rows, x, y, s, csv_path, svg_path);
+        if (script)
+            rc = run_gnuplot(script);
+        g_free(script);
+    }
+    g_ptr_array_unref(rows);
+    return rc;
+}

@@ -1,0 +1,318 @@
+/* cli/sweep_run.c - see sweep_run.h.
+ *
+ * Workers (pool threads or MPI ranks) run points and produce finished CSV
+ * rows; one collector (the main thread or rank 0) hands them to the ordered
+ * writer, keeps the progress line and remembers the first failure in grid
+ * order. After a failure no new point starts; points in flight finish and
+ * the rows before the failed point are still written.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifdef CONVEYOR_MPI
+#include <mpi.h>
+#endif
+
+#include "cli.h"
+#include "sweep_run.h"
+
+typedef struct {
+    const sweep_run_opts *o;
+    FILE *f;
+    sweep_csv_writer *w;
+    size_t first, todo, got;
+    gint64 t0_us;
+    char *error;          /* message of the lowest failed point */
+    size_t error_index;
+    bool write_failed;
+} collector;
+
+/* Open the output (resume: check and extend it), write the header if the
+ * file is new. Returns 0 or an exit code after printing the error. */
+static int collector_open(collector *c, const sweep_run_opts *o)
+{
+    const sweep_spec *s = o->spec;
+    memset(c, 0, sizeof *c);
+    c->o = o;
+    c->t0_us = g_get_monotonic_time();
+    long done = 0;
+    if (o->resume) {
+        GError *err = NULL;
+        done = sweep_csv_resume(s, o->out_path, &err);
+        if (done < 0)
+            return cli_fail(err);
+    }
+    c->f = o->out_path ? fopen(o->out_path, o->resume ? "a" : "w") : stdout;
+    if (!c->f) {
+        fprintf(stderr, "conveyor sweep: %s: %s\n", o->out_path, g_strerror(errno));
+        return EXIT_BADINPUT;
+    }
+    bool fresh = true;
+    if (o->resume && fseek(c->f, 0, SEEK_END) == 0)
+        fresh = ftell(c->f) == 0;
+    if (fresh) {
+        g_autofree char *h = sweep_csv_header(s);
+        if (fputs(h, c->f) == EOF || fflush(c->f) != 0)
+            c->write_failed = true;
+    }
+    c->first = (size_t)done;
+    c->todo = s->npoints - c->first;
+    c->w = sweep_csv_writer_new(c->f, c->first, s->npoints);
+    return EXIT_OK;
+}
+
+static void collector_progress(collector *c, bool final)
+{
+    if (!c->o->progress)
+        return;
+    double el = (double)(g_get_monotonic_time() - c->t0_us) / 1e6;
+    fprintf(stderr, "\rsweep: %zu/%zu points, %.1f s elapsed", c->first + c->got, c->o->spec->npoints, el);
+    if (c->got && c->got < c->todo)
+        fprintf(stderr, ", ~%.1f s left   ", el / (double)c->got * (double)(c->todo - c->got));
+    else
+        fprintf(stderr, "              ");
+    if (final)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* One finished point: row (owned, or NULL) or error (owned). */
+static void collector_put(collector *c, size_t index, char *row, char *error)
+{
+    c->got++;
+    if (error) {
+        if (!c->error || index < c->error_index) {
+            g_free(c->error);
+            c->error = error;
+            c->error_index = index;
+        } else {
+            g_free(error);
+        }
+        return;
+    }
+    if (c->error && index > c->error_index) {
+        g_free(row); /* after the failure: never written */
+        return;
+    }
+    if (!c->write_failed && !sweep_csv_writer_put(c->w, index, row))
+        c->write_failed = true;
+    else if (c->write_failed)
+        g_free(row);
+}
+
+static bool collector_failed(const collector *c) { return c->error || c->write_failed; }
+
+static int collector_close(collector *c)
+{
+    collector_progress(c, true);
+    int rc = EXIT_OK;
+    if (c->write_failed) {
+        fprintf(stderr, "conveyor sweep: %s: write failed: %s\n", c->o->out_path ? c->o->out_path : "stdout",
+                g_strerror(errno));
+        rc = EXIT_INTERNAL;
+    } else if (c->error) {
+        fprintf(stderr, "conveyor sweep: %s\n", c->error);
+        if (c->o->out_path)
+            fprintf(stderr, "conveyor sweep: %s holds the %zu points before it; fix the spec and rerun with --resume\n",
+                    c->o->out_path, sweep_csv_writer_next(c->w));
+        rc = EXIT_BADINPUT;
+    }
+    if (c->f && c->f != stdout && fclose(c->f) != 0 && rc == EXIT_OK) {
+        fprintf(stderr, "conveyor sweep: %s: %s\n", c->o->out_path, g_strerror(errno));
+        rc = EXIT_INTERNAL;
+    }
+    sweep_csv_writer_free(c->w);
+    g_free(c->error);
+    return rc;
+}
+
+/* Run point `index`: a finished CSV row in *row, or a message naming the
+ * point in *error. Touches nothing shared but the read-only spec. */
+static void run_point(const sweep_spec *s, size_t index, char **row, char **error)
+{
+    sweep_point *p = sweep_spec_point(s, index);
+    size_t nfig = s->fig->len;
+    char **figs = g_new0(char *, nfig + 1);
+    GError *err = NULL;
+    *row = *error = NULL;
+    if (s->base->run(p, (const int *)(void *)s->fig->data, nfig, figs, &err)) {
+        *row = sweep_csv_row(s, index, figs);
+    } else {
+        GString *d = g_string_new(NULL);
+        for (guint a = 0; a < s->axis_names->len; a++)
+            g_string_append_printf(d, "%s%s=%s", a ? ", " : "", (char *)s->axis_names->pdata[a],
+                                   sweep_spec_axis_value(s, index, a));
+        *error = g_strdup_printf("%s: point %zu (%s): %s", s->file, index, d->len ? d->str : "the only point",
+                                 err ? err->message : "failed");
+        g_string_free(d, TRUE);
+        g_clear_error(&err);
+    }
+    g_strfreev(figs);
+    sweep_point_free(p);
+}
+
+/* ---- threads ---------------------------------------------------------- */
+
+typedef struct {
+    size_t index;
+    char *row, *error;
+    bool skipped;
+} result;
+
+typedef struct {
+    const sweep_spec *s;
+    GMutex mu;
+    GCond cv;
+    GQueue done; /* result*, finished and not yet collected */
+    size_t skip_from; /* points >= this are not started (a failure before them) */
+} pool_state;
+
+static void pool_work(gpointer data, gpointer user)
+{
+    pool_state *ps = user;
+    result *r = g_new0(result, 1);
+    r->index = GPOINTER_TO_SIZE(data) - 1;
+    g_mutex_lock(&ps->mu);
+    r->skipped = r->index >= ps->skip_from;
+    g_mutex_unlock(&ps->mu);
+    if (!r->skipped)
+        run_point(ps->s, r->index, &r->row, &r->error);
+    g_mutex_lock(&ps->mu);
+    g_queue_push_tail(&ps->done, r);
+    g_cond_signal(&ps->cv);
+    g_mutex_unlock(&ps->mu);
+}
+
+int sweep_run_threads(const sweep_run_opts *o)
+{
+    collector c;
+    int rc = collector_open(&c, o);
+    if (rc != EXIT_OK)
+        return rc;
+    pool_state ps = {.s = o->spec, .skip_from = SIZE_MAX};
+    g_mutex_init(&ps.mu);
+    g_cond_init(&ps.cv);
+    g_queue_init(&ps.done);
+    GError *err = NULL;
+    GThreadPool *pool = g_thread_pool_new(pool_work, &ps, o->threads, TRUE, &err);
+    if (!pool) {
+        fprintf(stderr, "conveyor sweep: cannot start %d threads: %s\n", o->threads, err->message);
+        g_error_free(err);
+        collector_close(&c);
+        return EXIT_INTERNAL;
+    }
+    for (size_t i = c.first; i < o->spec->npoints; i++)
+        g_thread_pool_push(pool, GSIZE_TO_POINTER(i + 1), NULL);
+    size_t received = 0;
+    while (received < c.todo) {
+        g_mutex_lock(&ps.mu);
+        gint64 until = g_get_monotonic_time() + 250 * G_TIME_SPAN_MILLISECOND;
+        while (g_queue_is_empty(&ps.done) && g_get_monotonic_time() < until)
+            g_cond_wait_until(&ps.cv, &ps.mu, until);
+        GQueue got = ps.done;
+        g_queue_init(&ps.done);
+        g_mutex_unlock(&ps.mu);
+        for (result *r; (r = g_queue_pop_head(&got)); g_free(r)) {
+            received++;
+            if (r->skipped)
+                continue;
+            collector_put(&c, r->index, r->row, r->error);
+        }
+        if (collector_failed(&c)) {
+            g_mutex_lock(&ps.mu);
+            ps.skip_from = c.write_failed ? 0 : c.error_index + 1;
+            g_mutex_unlock(&ps.mu);
+        }
+        collector_progress(&c, false);
+    }
+    g_thread_pool_free(pool, FALSE, TRUE);
+    g_mutex_clear(&ps.mu);
+    g_cond_clear(&ps.cv);
+    return collector_close(&c);
+}
+
+/* ---- MPI --------------------------------------------------------------- */
+#ifdef CONVEYOR_MPI
+
+enum { TAG_RESULT = 1, TAG_WORK = 2 };
+
+/* A worker's message to rank 0: 8-byte index (-1: first request), one byte
+ * ok (1) / failed (0), then the row or the error text. It also asks for the
+ * next point. */
+static void mpi_send_result(long long index, const char *row, const char *error)
+{
+    const char *text = row ? row : error ? error : "";
+    size_t tl = strlen(text), n = sizeof index + 1 + tl;
+    char *buf = g_malloc(n);
+    memcpy(buf, &index, sizeof index);
+    buf[sizeof index] = row ? 1 : 0;
+    memcpy(buf + sizeof index + 1, text, tl);
+    MPI_Send(buf, (int)n, MPI_CHAR, 0, TAG_RESULT, MPI_COMM_WORLD);
+    g_free(buf);
+}
+
+static void mpi_worker(const sweep_spec *s)
+{
+    long long index = -1;
+    mpi_send_result(-1, NULL, NULL);
+    for (;;) {
+        MPI_Recv(&index, 1, MPI_LONG_LONG, 0, TAG_WORK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (index < 0)
+            break;
+        char *row, *error;
+        run_point(s, (size_t)index, &row, &error);
+        mpi_send_result(index, row, error);
+        g_free(row);
+        g_free(error);
+    }
+}
+
+/* Rank 0: answer each message with the next point (or -1 = stop) until
+ * every worker has been told to stop; collect rows in between. When setup
+ * failed (rc != 0) every worker is stopped at its first request. */
+static int mpi_root(const sweep_run_opts *o, int size)
+{
+    collector c;
+    int rc = collector_open(&c, o);
+    size_t next = rc == EXIT_OK ? c.first : o->spec->npoints;
+    int active = size - 1;
+    while (active > 0) {
+        MPI_Status st;
+        int n = 0;
+        MPI_Probe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st);
+        MPI_Get_count(&st, MPI_CHAR, &n);
+        char *buf = g_malloc((size_t)n + 1);
+        MPI_Recv(buf, n, MPI_CHAR, st.MPI_SOURCE, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        buf[n] = 0;
+        long long index;
+        g_assert((size_t)n >= sizeof index + 1);
+        memcpy(&index, buf, sizeof index);
+        if (index >= 0 && rc == EXIT_OK) {
+            char *text = g_strdup(buf + sizeof index + 1);
+            bool ok = buf[sizeof index] == 1;
+            collector_put(&c, (size_t)index, ok ? text : NULL, ok ? NULL : text);
+            collector_progress(&c, false);
+        }
+        g_free(buf);
+        long long give = -1;
+        if (rc == EXIT_OK && !collector_failed(&c) && next < o->spec->npoints)
+            give = (long long)next++;
+        else
+            active--;
+        MPI_Send(&give, 1, MPI_LONG_LONG, st.MPI_SOURCE, TAG_WORK, MPI_COMM_WORLD);
+    }
+    return rc == EXIT_OK ? collector_close(&c) : rc;
+}
+
+int sweep_run_mpi(const sweep_run_opts *o, int rank, int size)
+{
+    g_assert(size >= 2);
+    if (rank == 0)
+        return mpi_root(o, size);
+    mpi_worker(o->spec);
+    return EXIT_OK;
+}
+
+#endif

@@ -1,0 +1,235 @@
+/* Tests of calibrate/fit (the alpha-beta fitter, the JSON-lines and
+ * nccl-tests readers, the params file).  Run from the repository root. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calibrate/fit.h"
+#include "testutil.h"
+#include "traces/nccltests.h"
+
+#define SYNTH "tests/data/calibration/synthetic.jsonl"
+#define BAD "tests/bad_input/calibration/"
+
+/* Constants the synthetic file was generated from (see its header lines). */
+#define D2D_ALPHA 5e-6
+#define D2D_BETA 20e9
+#define H2D_ALPHA 8e-6
+#define H2D_BETA 50e9
+#define RED_BETA 1.5e12
+
+static void test_fit_line_exact_points_give_exact_params(void)
+{
+    double s[20], t[20];
+    for (int i = 0; i < 20; i++)
+        s[i] = (double)(64u << i), t[i] = 2e-6 + s[i] / 40e9;
+    calib_line L;
+    CU_ASSERT_FATAL(calib_fit_line(s, t, 20, &L));
+    ASSERT_REL(L.alpha_s, 2e-6, 1e-9);
+    ASSERT_REL(L.beta_Bps, 40e9, 1e-9);
+    CU_ASSERT(L.residual_max_pct < 1e-6);
+    CU_ASSERT_EQUAL(L.npoints, 20);
+    CU_ASSERT_EQUAL(L.noutliers, 0);
+    /* knee 4 x 2us x 40 GB/s = 320 kB: 512 KiB..32 MiB are bandwidth-bound;
+     * latency-bound: S / 40e9 <= 0.5 us, i.e. S <= 20 kB: 64 B..16 KiB */
+    CU_ASSERT_EQUAL(L.nfit, 7);
+    CU_ASSERT_EQUAL(L.nalpha, 9);
+}
+
+static void test_fit_line_refuses_one_size_and_flat_slope(void)
+{
+    double s1[3] = {1024, 1024, 1024}, t1[3] = {1e-6, 2e-6, 3e-6};
+    calib_line L = {.alpha_s = -1};
+    CU_ASSERT_FALSE(calib_fit_line(s1, t1, 3, &L));
+    CU_ASSERT_EQUAL(L.alpha_s, -1); /* untouched */
+    double s2[4] = {1e3, 1e6, 1e7, 1e8}, t2[4] = {4e-3, 3e-3, 2e-3, 1e-3};
+    CU_ASSERT_FALSE(calib_fit_line(s2, t2, 4, &L));
+    CU_ASSERT_FALSE(calib_fit_line(s2, t2, 1, &L));
+}
+
+static void test_fit_line_drops_an_outlier(void)
+{
+    double s[16], t[16];
+    for (int i = 0; i < 16; i++)
+        s[i] = (double)(1u << (i + 10)), t[i] = 1e-6 + s[i] / 10e9;
+    t[14] *= 3; /* one bandwidth-bound point three times too slow */
+    calib_line L;
+    CU_ASSERT_FATAL(calib_fit_line(s, t, 16, &L));
+    ASSERT_REL(L.beta_Bps, 10e9, 1e-6);
+    ASSERT_REL(L.alpha_s, 1e-6, 1e-6);
+    CU_ASSERT_EQUAL(L.noutliers, 1);
+    ASSERT_REL(L.residual_max_pct, 100 * (1 - 1.0 / 3), 1e-6); /* the outlier's residual */
+}
+
+static void solve_file(const char *path, calib_fit_set **s, calib_params *p)
+{
+    GError *err = NULL;
+    *s = calib_fit_set_new();
+    CU_ASSERT_FATAL(calib_fit_set_add_file(*s, path, &err));
+    CU_ASSERT_FATAL(calib_fit_set_solve(*s, p, &err));
+    CU_ASSERT_PTR_NULL(err);
+}
+
+static void test_synthetic_file_recovers_known_alpha_beta(void)
+{
+    calib_fit_set *s;
+    calib_params p;
+    solve_file(SYNTH, &s, &p);
+    const calib_path *d = calib_params_find(&p, "d2d_copy/gpu0/d2d/ce");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    ASSERT_REL(d->alpha_s, D2D_ALPHA, 0.01);
+    ASSERT_REL(d->beta_Bps, D2D_BETA, 0.01);
+    CU_ASSERT(d->residual_rms_pct > 1 && d->residual_rms_pct < 20); /* the outlier shows in the RMS */
+    const calib_path *h = calib_params_find(&p, "h2d/gpu0/h2d/pinned"); /* given as GB/s */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    ASSERT_REL(h->alpha_s, H2D_ALPHA, 0.01);
+    ASSERT_REL(h->beta_Bps, H2D_BETA, 0.01);
+    ASSERT_REL(p.reduction_Bps[CALIB_FP32], RED_BETA, 0.01);
+    CU_ASSERT(isnan(p.reduction_Bps[CALIB_BF16]));
+    ASSERT_REL(p.launch_s, 2.5e-6, 1e-12);
+    CU_ASSERT_STRING_EQUAL(p.device, "Synthetic GPU");
+    CU_ASSERT_EQUAL(p.npaths, 3);
+    CU_ASSERT_EQUAL(p.nscalars, 1);
+    CU_ASSERT_EQUAL(p.ncollectives, 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    calib_fit_set_print(s, f);
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "1 outliers dropped"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "resid%"));
+    free(buf);
+    calib_params_clear(&p);
+    calib_fit_set_free(s);
+}
+
+static void test_params_json_round_trip(void)
+{
+    calib_fit_set *s;
+    calib_params p, q;
+    solve_file(SYNTH, &s, &p);
+    char *json = calib_params_to_json(&p), *tmp = NULL;
+    GError *err = NULL;
+    int fd = g_file_open_tmp("calib-XXXXXX.json", &tmp, NULL);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    CU_ASSERT_FATAL(g_file_set_contents(tmp, json, -1, NULL));
+    CU_ASSERT_FATAL(calib_params_load(tmp, &q, &err));
+    CU_ASSERT_EQUAL(q.npaths, p.npaths);
+    for (size_t i = 0; i < p.npaths; i++) {
+        const calib_path *a = &p.paths[i], *b = calib_params_find(&q, a->name);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        ASSERT_REL(b->alpha_s, a->alpha_s, 1e-12);
+        ASSERT_REL(b->beta_Bps, a->beta_Bps, 1e-12);
+    }
+    ASSERT_REL(q.reduction_Bps[CALIB_FP32], p.reduction_Bps[CALIB_FP32], 1e-12);
+    ASSERT_REL(q.launch_s, p.launch_s, 1e-12);
+    CU_ASSERT_EQUAL(q.nscalars, 1);
+    CU_ASSERT_STRING_EQUAL(q.source, SYNTH);
+    calib_params_clear(&q);
+    /* a broken params file: position and code */
+    g_file_set_contents(tmp, "{\"paths\": [{\"name\": \"x\", \"alpha_s\": 1e-6, \"beta_Bps\": -3}]}", -1, NULL);
+    CU_ASSERT_FALSE(calib_params_load(tmp, &q, &err));
+    CU_ASSERT(g_error_matches(err, CALIB_ERROR, CALIB_ERROR_VALUE));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "paths[0]") : NULL);
+    g_clear_error(&err);
+    g_file_set_contents(tmp, "{\"paths\": [\n  {\"name\": }", -1, NULL);
+    CU_ASSERT_FALSE(calib_params_load(tmp, &q, &err));
+    CU_ASSERT(g_error_matches(err, CALIB_ERROR, CALIB_ERROR_PARSE));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, ":2:") : NULL);
+    g_clear_error(&err);
+    g_unlink(tmp);
+    g_free(tmp);
+    g_free(json);
+    calib_params_clear(&p);
+    calib_params_clear(&q);
+    calib_fit_set_free(s);
+}
+
+static void test_bad_inputs_name_code_and_line(void)
+{
+    static const struct {
+        const char *file;
+        int code;
+        const char *pos;
+    } cases[] = {
+        {BAD "truncated-line.jsonl", CALIB_ERROR_PARSE, "truncated-line.jsonl:3:"},
+        {BAD "negative-median.jsonl", CALIB_ERROR_VALUE, "negative-median.jsonl:3: \"median\""},
+        {BAD "unknown-unit.jsonl", CALIB_ERROR_UNIT, "unknown-unit.jsonl:2: unknown unit"},
+        {BAD "empty.jsonl", CALIB_ERROR_EMPTY, "empty.jsonl:1: no calibration record"},
+        {BAD "no-such-file.jsonl", CALIB_ERROR_IO, "no-such-file.jsonl: "},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        calib_fit_set *s = calib_fit_set_new();
+        GError *err = NULL;
+        CU_ASSERT_FALSE(calib_fit_set_add_jsonl(s, cases[i].file, &err));
+        CU_ASSERT(g_error_matches(err, CALIB_ERROR, cases[i].code));
+        if (!err || !strstr(err->message, cases[i].pos)) {
+            fprintf(stderr, "\n%s: got '%s', want '%s'\n", cases[i].file, err ? err->message : "(none)",
+                    cases[i].pos);
+            CU_FAIL("message lacks the position");
+        }
+        g_clear_error(&err);
+        /* nothing of a bad file is kept: solving finds nothing */
+        calib_params p;
+        CU_ASSERT_FALSE(calib_fit_set_solve(s, &p, &err));
+        CU_ASSERT(g_error_matches(err, CALIB_ERROR, CALIB_ERROR_FIT));
+        g_clear_error(&err);
+        calib_fit_set_free(s);
+    }
+}
+
+/* An nccl-tests log written by our writer with t = 20 us + S / 100 GB/s:
+ * the per-collective latency and algbw come back within 1% (printed times
+ * have 4 significant digits). */
+static void test_nccltests_log_gives_collective_latency(void)
+{
+    nccltests_row rows[13];
+    for (int i = 0; i < 13; i++) {
+        uint64_t S = 8ull << (2 * i);
+        rows[i] = (nccltests_row){.size_bytes = S, .count = S / 4};
+        rows[i].time_us[0] = rows[i].time_us[1] = 20 + S / 100e9 * 1e6;
+    }
+    nccltests_device dev[2] = {{0, 0, 1, "h", 0, 0, 0x18, 0, "NVIDIA H200"}, {1, 0, 1, "h", 1, 0, 0x2a, 0, "NVIDIA H200"}};
+    nccltests_sweep sw = {.coll = COLL_ALL_REDUCE, .dtype = NCCLTESTS_FLOAT, .redop = NCCLTESTS_OP_SUM, .root = -1,
+                          .nranks = 2, .version = "2.19.6", .nccl_code = 21903, .nthreads = 1, .ngpus = 2,
+                          .min_bytes = 8, .max_bytes = rows[12].size_bytes, .step_factor = 4, .warmup_iters = 1,
+                          .iters = 20, .agg_iters = 1, .validation = 1, .devices = dev, .ndevices = 2,
+                          .rows = rows, .nrows = 13};
+    char *tmp = NULL;
+    int fd = g_file_open_tmp("calib-XXXXXX.log", &tmp, NULL);
+    CU_ASSERT_FATAL(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    nccltests_write(f, &sw);
+    fclose(f);
+    calib_fit_set *s;
+    calib_params p;
+    solve_file(tmp, &s, &p);
+    CU_ASSERT_EQUAL(p.ncollectives, 1);
+    const calib_path *c = calib_params_find(&p, "nccl/all_reduce/2r/float");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->nranks, 2);
+    ASSERT_REL(c->alpha_s, 20e-6, 0.01);
+    ASSERT_REL(c->beta_Bps, 100e9, 0.01);
+    calib_params_clear(&p);
+    calib_fit_set_free(s);
+    g_unlink(tmp);
+    g_free(tmp);
+}
+
+int main(void)
+{
+    static const test_case cases[] = {
+        {"test_fit_line_exact_points_give_exact_params", test_fit_line_exact_points_give_exact_params},
+        {"test_fit_line_refuses_one_size_and_flat_slope", test_fit_line_refuses_one_size_and_flat_slope},
+        {"test_fit_line_drops_an_outlier", test_fit_line_drops_an_outlier},
+        {"test_synthetic_file_recovers_known_alpha_beta", test_synthetic_file_recovers_known_alpha_beta},
+        {"test_params_json_round_trip", test_params_json_round_trip},
+        {"test_bad_inputs_name_code_and_line", test_bad_inputs_name_code_and_line},
+        {"test_nccltests_log_gives_collective_latency", test_nccltests_log_gives_collective_latency},
+        {NULL, NULL},
+    };
+    return test_main("calibrate", cases);
+}
