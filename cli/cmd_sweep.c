@@ -21,7 +21,9 @@
 #include "commands.h"
 #include "simsweep.h"
 #include "sweep_run.h"
+#include "models/replay.h"
 #include "sysbuild.h"
+#include "traceload.h"
 
 /* ---- base command: collective ------------------------------------------ */
 
@@ -181,10 +183,113 @@ static const sweep_base coll_base = {
     .run = coll_run_point,
 };
 
-/* Bases a spec may name. To add replay/scale: write its run(), add it here
- * and drop its name from `planned`. */
-static const sweep_base *const bases[] = {&coll_base};
-static const char *const planned[] = {"replay", "scale", NULL};
+/* ---- base command: replay ---------------------------------------------- */
+
+static const char *const replay_params[] = {
+    "topo", "nodes", "gpus", "fabric", "set", "launch_us", "ngpus", "trace", "ranks", "compute_scale",
+    "algo", "proto", NULL,
+};
+
+enum { R_STEP, R_TOTAL, R_COMPUTE, R_COMM, R_EXPOSED, R_IDLE, R_WAIT_PEERS, R_LINK_UTIL, R_NRANKS };
+static const char *const replay_figures[] = {
+    [R_STEP] = "step_ms", [R_TOTAL] = "total_ms", [R_COMPUTE] = "compute_ms", [R_COMM] = "comm_ms",
+    [R_EXPOSED] = "exposed_comm_ms", [R_IDLE] = "idle_ms", [R_WAIT_PEERS] = "wait_peers_ms",
+    [R_LINK_UTIL] = "busiest_link_util", [R_NRANKS] = "nranks", NULL,
+};
+
+/* The figure of a replay; per-rank figures are the maximum over ranks. */
+static char *replay_figure(int f, const trace *t, const replay_result *res, fabric *fab)
+{
+    int64_t mx = 0;
+    for (int r = 0; r < res->nranks; r++) {
+        const replay_rank *rr = &res->ranks[r];
+        int64_t v = f == R_COMPUTE ? rr->compute_ps : f == R_COMM ? rr->comm_ps : f == R_EXPOSED ? rr->exposed_comm_ps
+                  : f == R_IDLE ? rr->idle_ps : rr->wait_peers_ps;
+        mx = v > mx ? v : mx;
+    }
+    switch (f) {
+    case R_STEP: return g_strdup_printf("%.6f", res->end_ps * 1e-9 / (t->steps > 0 ? t->steps : 1));
+    case R_TOTAL: return g_strdup_printf("%.6f", res->end_ps * 1e-9);
+    case R_COMPUTE: case R_COMM: case R_EXPOSED: case R_IDLE: case R_WAIT_PEERS:
+        return g_strdup_printf("%.6f", mx * 1e-9);
+    case R_LINK_UTIL: {
+        fab_link_id b = fabric_busiest_link(fab);
+        double u = b == FAB_NONE || !res->end_ps ? 0 : (double)fabric_link_stats(fab, b)->busy_ps / (double)res->end_ps;
+        return g_strdup_printf("%.4f", u);
+    }
+    case R_NRANKS: return g_strdup_printf("%d", res->nranks);
+    default: g_assert_not_reached();
+    }
+}
+
+/* One `conveyor replay`; loads its own trace and topology (thread-safe). */
+static bool replay_run_point(const sweep_point *p, const int *fig, size_t nfig, char **out, GError **err)
+{
+    sys_opts so = {0};
+    g_option_group_unref(sys_opts_group(&so));
+    so.topo = (char *)sweep_point_get(p, "topo");
+    so.fabric = (char *)sweep_point_get(p, "fabric");
+    so.sets = p->sets[0] ? p->sets : NULL;
+    int ranks = 0;
+    double scale = 1.0;
+    const char *path = sweep_point_get(p, "trace"), *cs = sweep_point_get(p, "compute_scale");
+    if (!path) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "trace: the replay base needs a trace file");
+        return false;
+    }
+    if (cs) {
+        char *end = NULL;
+        scale = g_ascii_strtod(cs, &end);
+        if (end == cs || *end || !(scale > 0) || scale > 1e6) {
+            g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "compute_scale: expected a number in (0, 1e6], got '%s'", cs);
+            return false;
+        }
+    }
+    if (!point_int(p, "nodes", 1, TOPO_MAX_NODES, &so.nodes, err) || !point_int(p, "gpus", 1, 1024, &so.gpus, err) ||
+        !point_int(p, "ngpus", 1, 1024, &so.gpus_per_thread, err) || !point_int(p, "ranks", 1, 1048576, &ranks, err))
+        return false;
+    char *paths[] = {(char *)path};
+    trace *t = trace_load_any(paths, 1, err);
+    if (t && ranks > 0) {
+        trace *r = trace_replicate(t, ranks, err);
+        trace_free(t);
+        t = r && trace_validate(r, err) ? r : (trace_free(r), NULL);
+    }
+    if (!t)
+        return false;
+    topo *tp = sys_opts_load(&so, err);
+    bool ok = tp != NULL;
+    if (ok) {
+        coll_system sys;
+        sys_from_topo(&sys, tp, &so);
+        replay_opts o = {.sys = &sys, .compute_scale = scale};
+        const char *as = sweep_point_get(p, "algo"), *ps = sweep_point_get(p, "proto");
+        ok = coll_tune_parse_mask(as, COLL_ALL_REDUCE, true, &o.algo_mask, err) &&
+             coll_tune_parse_mask(ps, COLL_ALL_REDUCE, false, &o.proto_mask, err);
+        replay_result res;
+        if (ok && (ok = replay_run(t, &o, &res, err))) {
+            for (size_t i = 0; i < nfig; i++)
+                out[i] = replay_figure(fig[i], t, &res, sys.fab);
+            replay_result_clear(&res);
+        }
+        topo_free(tp);
+    }
+    trace_free(t);
+    return ok;
+}
+
+static const sweep_base replay_base = {
+    .name = "replay",
+    .summary = "one `conveyor replay` per point; figures in ms (per-rank figures: the maximum over ranks)",
+    .params = replay_params,
+    .figures = replay_figures,
+    .run = replay_run_point,
+};
+
+/* Bases a spec may name. To add scale: write its run(), add it here and
+ * drop its name from `planned`. */
+static const sweep_base *const bases[] = {&coll_base, &replay_base};
+static const char *const planned[] = {"scale", NULL};
 static const sweep_catalog catalog = {.bases = bases, .nbases = G_N_ELEMENTS(bases), .planned = planned};
 
 /* ---- the command ------------------------------------------------------- */

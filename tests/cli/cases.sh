@@ -47,3 +47,5 @@ check validate-round-trip 0 'median_abs_err=0.00%.*sizes >= 1MiB: median 0.00% p
 rm -f "$rt"
 check calibrate-fit-synthetic 0 'd2d_copy/gpu0/d2d/ce: alpha 5\.0[0-9]* us  beta 20\.0[0-9]* GB/s' -- calibrate fit tests/data/calibration/synthetic.jsonl
 check calibrate-fit-bad 2 'truncated-line\.jsonl:3:[0-9]+: not valid JSON' -- calibrate fit tests/bad_input/calibration/truncated-line.jsonl
+check sweep-replay-base 0 '^5,0.25,4,' -- sweep tests/data/sweep/replay-compute-scale.json -j 2
+check sweep-replay-needs-trace 2 'needs a trace' -- sweep tests/data/sweep/replay-no-trace.json

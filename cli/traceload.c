@@ -1,0 +1,56 @@
+/* cli/traceload.c - pick the importer for the traces a user names. */
+#include "traceload.h"
+
+#include <string.h>
+
+#include "traces/chakra.h"
+#include "traces/kineto.h"
+#include "traces/native.h"
+
+/* Pick the importer from the path and, for JSON, its content. */
+static trace *load_one(const char *path, GError **err)
+{
+    if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+        g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+        const char *n;
+        while (d && (n = g_dir_read_name(d)))
+            if (g_str_has_suffix(n, ".et"))
+                return trace_chakra_load(path, err);
+        return trace_kineto_load(path, err);
+    }
+    if (g_str_has_suffix(path, ".et"))
+        return trace_chakra_load(path, err);
+    if (g_str_has_suffix(path, ".csv"))
+        return trace_native_load(&path, 1, err);
+    if (g_str_has_suffix(path, ".gz"))
+        return trace_kineto_load(path, err);
+    g_autofree char *head = NULL;
+    gsize len = 0;
+    if (g_file_get_contents(path, &head, &len, NULL)) {
+        gssize n = len < 65536 ? (gssize)len : 65536;
+        if (!g_strstr_len(head, n, "\"ops\"") && g_strstr_len(head, n, "\"traceEvents\""))
+            return trace_kineto_load(path, err);
+        if (!g_strstr_len(head, n, "\"ops\"") &&
+            (g_strstr_len(head, n, "\"dataDeps\"") || g_strstr_len(head, n, "\"ctrlDeps\"")))
+            return trace_chakra_load(path, err);
+    }
+    return trace_native_load(&path, 1, err);
+}
+
+trace *trace_load_any(char **paths, int n, GError **err)
+{
+    bool all_native = true;
+    for (int i = 0; i < n; i++)
+        all_native &= g_str_has_suffix(paths[i], ".csv") || (g_str_has_suffix(paths[i], ".json") &&
+                                                            !g_str_has_suffix(paths[i], ".et.json"));
+    if (n > 1 && all_native)
+        return trace_native_load((const char *const *)paths, n, err);
+    if (n > 1) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA,
+                    "several trace files are read together only in the native format; give a directory for "
+                    "per-rank Kineto or Chakra files");
+        return NULL;
+    }
+    return load_one(paths[0], err);
+}
+
