@@ -106,7 +106,7 @@ static void test_bad_specs_report_code_and_line(void)
         {"unknown_parameter.json", SWEEP_ERROR_PARAM, 5, "$.vary.link_speed: unknown parameter"},
         {"unknown_figure.json", SWEEP_ERROR_PARAM, 5, "$.figures[1]: unknown figure 'goodput'"},
         {"unknown_base.json", SWEEP_ERROR_BASE, 2, "unknown base command 'train'"},
-        {"base_not_available.json", SWEEP_ERROR_BASE, 2, "'replay' is not available yet"},
+        {"base_not_available.json", SWEEP_ERROR_BASE, 2, "'scale' is not available yet"},
         {"missing_base.json", SWEEP_ERROR_SCHEMA, 1, "missing \"base\""},
         {"fixed_and_varied.json", SWEEP_ERROR_VALUE, 5, "also fixed in $.args"},
         {"duplicate_value.json", SWEEP_ERROR_VALUE, 5, "$.vary.nodes[2]: duplicate value"},
