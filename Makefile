@@ -47,7 +47,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BUILD)/conveyor-bench
 
-.PHONY: all test unit clitest bench demo deps install clean validate mpitest
+.PHONY: all test unit clitest bench demo deps install clean validate mpitest fuzz memcheck
 all: $(BUILD)/conveyor
 
 $(BUILD)/obj/%.o: %.c
@@ -91,6 +91,16 @@ mpitest:
 
 validate: $(BUILD)/conveyor
 	@sh scripts/validate.sh $(BUILD)/conveyor
+
+# libFuzzer targets (fuzz/) against a clang ASan/UBSan build in build/fuzz;
+# each runs FUZZ_SECONDS (FUZZ_JOBS at a time). See docs/reliability.md.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@sh scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# valgrind memcheck (errors and definite leaks fail) on the golden scenarios.
+memcheck: $(BUILD)/conveyor
+	@sh scripts/memcheck.sh $(BUILD)/conveyor
 
 install: $(BUILD)/conveyor
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/conveyor/topologies

@@ -10,5 +10,7 @@ int cmd_validate(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_workload(int argc, char **argv);
+int cmd_scale(int argc, char **argv);
 
 #endif

@@ -16,6 +16,8 @@ static const cli_command commands[] = {
     {"sweep", "run a what-if grid in parallel (threads; MPI with make MPI=1)", cmd_sweep},
     {"topo", "list, show, draw (dot) and import (NCCL XML) system topologies", cmd_topo},
     {"calibrate", "fit model parameters from calibration results and nccl-tests logs", cmd_calibrate},
+    {"workload", "generate a training-step trace (Megatron-LM / DeepSpeed / FSDP)", cmd_workload},
+    {"scale", "scaling study: step time, speedup and efficiency across sizes and systems", cmd_scale},
 };
 
 static void usage(FILE *f)

@@ -537,6 +537,8 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
     }
     sim_engine_free(p.eng);
     rp_free(&p);
+    if (!ok)
+        replay_result_clear(out);
     return ok;
 }
 

@@ -66,8 +66,8 @@ typedef struct {
 /* Replay t on o->sys (t->nranks must equal o->sys->nranks; t must have
  * passed trace_validate). On a deadlock (ranks left waiting) or a bad
  * operation returns false with *err naming the ranks, operations and their
- * indices (TRACE_ERROR_DEADLOCK); never hangs. Caller clears *out with
- * replay_result_clear. With o->record, the fabric records link transfers
+ * indices (TRACE_ERROR_DEADLOCK); never hangs. On success the caller
+ * clears *out with replay_result_clear; on failure *out is already empty. With o->record, the fabric records link transfers
  * (fabric_transfer_log). */
 bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError **err);
 void replay_result_clear(replay_result *r);

@@ -100,6 +100,15 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
         double inter_alg = sys->net_Bps / 1e9 * (sys->nnodes <= 2 ? 1.0 : 0.5);
         algbw = fmin(intra_alg, inter_alg);
         lat = coll_hw_lat_us(0, ALGO_NVLS_TREE, p) + 2 * log2((double)sys->nnodes) * coll_hw_lat_us(2, ALGO_NVLS_TREE, p);
+    } else if (a == ALGO_PAT) {
+        /* one GPU per node, Simple only; NCCL: busBw x 0.75, no bus->alg conversion for
+         * AllGather/ReduceScatter; lat = baseLat + log2(nNodes) interLat / 3.5 + nRanks x 2.8 */
+        if (p != PROTO_SIMPLE || (kind != COLL_ALL_GATHER && kind != COLL_REDUCE_SCATTER) || sys->ppn != 1 ||
+            sys->nranks < 2)
+            return -1;
+        algbw = bus * 0.75;
+        lat = coll_base_lat_us(ALGO_PAT, p) + log2((double)sys->nnodes) * coll_hw_lat_us(2, ALGO_PAT, p) / 3.5 +
+              sys->nranks * 2.8;
     } else if (a == ALGO_DIRECT) {
         if (kind != COLL_ALLTOALL && kind != COLL_SENDRECV)
             return -1;

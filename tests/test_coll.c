@@ -191,6 +191,40 @@ static void test_coll_tree_four_nodes_network_bound(void)
     topo_free(t);
 }
 
+static void test_coll_pat_log_steps_one_gpu_per_node(void)
+{
+    GError *err = NULL;
+    topo *t = topo_load("dgx-h100", &(topo_opts){.nodes = 8, .gpus = 1}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    coll_system sys;
+    topo_coll_system(&sys, t, 0, 1);
+    CU_ASSERT_EQUAL(sys.ppn, 1);
+    coll_request req = {.kind = COLL_ALL_GATHER, .bytes = 64 << 10, .algo = ALGO_PAT, .proto = PROTO_SIMPLE,
+                        .nchannels = 1};
+    coll_result pat, ring;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &pat, NULL));
+    req.algo = ALGO_RING;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &ring, NULL));
+    /* small: 3 exchanges (log2 8) beat the ring's 7 steps */
+    CU_ASSERT(pat.time_us < ring.time_us);
+    /* large: every rank sends (n-1)/n of the output once through its NIC */
+    uint64_t S = 1ull << 30;
+    req = (coll_request){.kind = COLL_ALL_GATHER, .bytes = S, .algo = ALGO_PAT, .proto = PROTO_SIMPLE, .nchannels = 8};
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &pat, NULL));
+    double bound_us = 7.0 / 8 * (double)S / sys.net_Bps * 1e6;
+    CU_ASSERT(pat.time_us >= bound_us);
+    CU_ASSERT(pat.time_us <= 1.25 * bound_us);
+    /* and PAT is refused with more than one GPU per node */
+    topo *t2 = topo_load("dgx-h100", &(topo_opts){.nodes = 2}, &err);
+    coll_system s2;
+    topo_coll_system(&s2, t2, 0, 1);
+    CU_ASSERT_FALSE(coll_run(&s2, &req, &pat, &err));
+    CU_ASSERT(err && err->code == COLL_ERROR_UNSUPPORTED);
+    g_clear_error(&err);
+    topo_free(t2);
+    topo_free(t);
+}
+
 static void test_coll_algo_spec_parsing(void)
 {
     uint32_t m;
@@ -220,6 +254,7 @@ int main(void)
         {"/coll/tuner/h100-ll-small-nvls-large", test_coll_tuner_h100_ll_small_nvls_large},
         {"/coll/nvlstree/two-nodes-physical-limit", test_coll_nvlstree_two_nodes_physical_limit},
         {"/coll/tree/four-nodes-network-bound", test_coll_tree_four_nodes_network_bound},
+        {"/coll/pat/log-steps-one-gpu-per-node", test_coll_pat_log_steps_one_gpu_per_node},
         {"/coll/tuner/algo-spec-parsing", test_coll_algo_spec_parsing},
         {0},
     };

@@ -101,6 +101,8 @@ static const struct { const char *file; int code, line, col; } bad[] = {
     {"syntax-error", TOPO_ERROR_PARSE, 3, 36},
     {"truncated", TOPO_ERROR_PARSE, 4, 1},
     {"wrong-gpu-sm-type", TOPO_ERROR_SCHEMA, 3, 31},
+    /* found by fuzz/fuzz_topo_json: a 0x0f byte as whitespace hung the position scanner */
+    {"control-byte-whitespace-hang", TOPO_ERROR_VALUE, 12, 72},
 };
 
 static void test_topo_bad_inputs_report_code_and_position(void)

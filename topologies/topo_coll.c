@@ -16,13 +16,24 @@ static fab_node_id find_nvswitch(const fabric *f, fab_node_id gpu)
     return FAB_NONE;
 }
 
-static double server_net_Bps(const fabric *f, int server)
+/* NIC bandwidth (payload) the ranks of server 0 can use: the distinct NICs
+ * they are bound to (a server's unused NICs do not count), or all of the
+ * server's NICs when no binding is known. */
+static double server_net_Bps(const topo *t)
 {
+    const fabric *f = t->fab;
     double sum = 0;
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (fab_node_id i = 0; i < fabric_node_count(f); i++) {
         const fab_node_desc *d = fabric_node(f, i);
-        if (d->kind != FAB_NIC || d->server != server)
+        if (d->kind != FAB_NIC || d->server != 0)
             continue;
+        bool used = !t->nic_of_rank;
+        for (int r = 0; !used && r < t->gpus_per_node && r < t->nranks; r++)
+            used = t->nic_of_rank[r] == i;
+        if (!used || g_hash_table_contains(seen, GUINT_TO_POINTER(i + 1)))
+            continue;
+        g_hash_table_add(seen, GUINT_TO_POINTER(i + 1));
         const fab_link_id *out;
         uint32_t n;
         fabric_node_links(f, i, &out, &n);
@@ -32,6 +43,7 @@ static double server_net_Bps(const fabric *f, int server)
                 sum += l->bw_Bps * l->eff;
         }
     }
+    g_hash_table_destroy(seen);
     return sum;
 }
 
@@ -61,5 +73,5 @@ void topo_coll_system(coll_system *s, const topo *t, double launch_us, int gpus_
     }
     s->nvswitch = t->nranks > 0 ? find_nvswitch(t->fab, t->gpu_of_rank[0]) : FAB_NONE;
     s->nvls = t->nvls && s->nvswitch != FAB_NONE && fabric_node(t->fab, s->nvswitch)->nvls;
-    s->net_Bps = t->nodes > 1 ? server_net_Bps(t->fab, 0) : 0;
+    s->net_Bps = t->nodes > 1 ? server_net_Bps(t) : 0;
 }

@@ -22,9 +22,17 @@ typedef struct {
     GHashTable *pos;
 } scan;
 
+/* Whitespace as cJSON skips it: every byte 1..32, not only " \t\r\n".
+ * (Fuzzing found that a control byte such as 0x0f, which cJSON accepts,
+ * desynchronised this scanner and sent it into an endless loop.) */
+static bool is_ws(char c)
+{
+    return c != '\0' && (unsigned char)c <= 32;
+}
+
 static void skip_ws(scan *s)
 {
-    while (s->i < s->n && strchr(" \t\r\n", s->t[s->i]) && s->t[s->i])
+    while (s->i < s->n && is_ws(s->t[s->i]))
         s->i++;
 }
 
@@ -75,7 +83,10 @@ static void scan_value(scan *s, const char *path, int depth)
                 s->i++;
         }
     } else {
-        while (s->i < s->n && !strchr(",]} \t\r\n", s->t[s->i]))
+        size_t start = s->i;
+        while (s->i < s->n && !is_ws(s->t[s->i]) && !strchr(",]}", s->t[s->i]))
+            s->i++;
+        if (s->i == start) /* a stray ',', ']' or '}': always move on, never loop */
             s->i++;
     }
 }

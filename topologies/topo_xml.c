@@ -152,6 +152,12 @@ static bool on_gpu(xstate *x, const char **n, const char **v, GError **err)
         xerr(x, err, "<gpu> must sit in a <pci> and have sm=\"NN\"%s", "");
         return false;
     }
+    /* Two GPUs on one PCI function used to pass, the second silently taking
+     * the first one's NVLink peers (peers are found by busid). */
+    if (x->cur_bus && g_hash_table_contains(x->gpu_bus, x->cur_bus)) {
+        xerr(x, err, "a second <gpu> on PCI bus %s", x->cur_bus);
+        return false;
+    }
     x->sm = atoi(sm);
     char *id = g_strdup_printf("gpu%d", x->ngpu++);
     add_node(x, id, "gpu");

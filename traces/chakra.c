@@ -380,8 +380,13 @@ static gboolean emit_nodes(cctx *c, GError **err)
             frame *f = &g_array_index(stack, frame, stack->len - 1);
             const cnode *n = &g_array_index(c->nodes, cnode, f->node);
             if (f->pos < n->deps->len) {
-                int d = node_index(c, g_array_index(n->deps, uint64_t, f->pos++));
-                if (d >= 0 && state[d] == 1)
+                uint64_t id = g_array_index(n->deps, uint64_t, f->pos++);
+                int d = node_index(c, id);
+                if (d < 0) { /* a dangling data dependency used to be dropped silently */
+                    g_autofree char *what =
+                        g_strdup_printf("data dependency on node id %" G_GUINT64_FORMAT ", which the file does not have", id);
+                    ok = node_fail(c, n, TRACE_ERROR_REF, err, what);
+                } else if (state[d] == 1)
                     ok = node_fail(c, n, TRACE_ERROR_CYCLE, err, "dependencies form a cycle through this node");
                 else if (d >= 0 && !state[d]) {
                     frame nt = {d, 0};
@@ -429,6 +434,10 @@ static gboolean load_rank(trace *t, int r, const char *path, GError **err)
         sp++;
     gboolean ok = sp < len && text[sp] == '{' ? json_read(path, text, len, nodes, err)
                                               : pb_read(path, (const guint8 *)text, len, nodes, err);
+    if (ok && nodes->len == 0) { /* an empty file used to load as an empty rank */
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA, "%s: byte %" G_GSIZE_FORMAT ": no nodes in the file", path, len);
+        ok = FALSE;
+    }
     cctx c = {.t = t, .r = r, .path = path, .nodes = nodes};
     c.by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
     c.streams = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);

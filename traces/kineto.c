@@ -46,6 +46,10 @@ typedef struct {
     double ts0_us;           /* earliest ts: trace time 0 */
 } kctx;
 
+/* Largest message (as the native format) and rank number accepted. */
+#define KINETO_MAX_BYTES 1125899906842624.0 /* 2^50 */
+#define KINETO_MAX_RANKS 1048576
+
 static int64_t us_to_ps(double us)
 {
     return (int64_t)llround(us * 1e6);
@@ -54,7 +58,9 @@ static int64_t us_to_ps(double us)
 static double num(const cJSON *o, const char *key, double dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+    /* cJSON reads 1e400 as inf: treat it as absent, like a non-number (an
+     * infinite "dur" used to pass the dur >= 0 check). */
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : dflt;
 }
 
 static const char *str(const cJSON *o, const char *key)
@@ -184,6 +190,11 @@ static gboolean comm_from_args(kctx *k, const gpu_ev *g, const cJSON *a, const c
         return fail(k, g, TRACE_ERROR_VALUE, err, "unknown or missing dtype");
     if (in < 0 || out < 0)
         return fail(k, g, TRACE_ERROR_SCHEMA, err, "missing In/Out msg nelems");
+    /* bounds before the (uint64_t)/(int) casts below, which overflowed (UB) */
+    if (in * esz > KINETO_MAX_BYTES || out * esz > KINETO_MAX_BYTES)
+        return fail(k, g, TRACE_ERROR_VALUE, err, "In/Out msg nelems x dtype size over 2^50 bytes");
+    if (!cname)
+        return fail(k, g, TRACE_ERROR_SCHEMA, err, "missing Collective name");
     GArray *rk = ranks_parse(cJSON_GetObjectItemCaseSensitive(a, "Process Group Ranks"));
     op->group = rk ? trace_group_add(k->t, str(a, "Process Group Name"), (int *)rk->data, (int)rk->len)
                    : default_group(k);
@@ -193,8 +204,8 @@ static gboolean comm_from_args(kctx *k, const gpu_ev *g, const cJSON *a, const c
         gboolean send = cname[0] == 's';
         const char *key = send ? "Dst Rank" : "Src Rank";
         double peer = num(a, key, num(rpc, key, -1));
-        if (peer < 0) {
-            ok = fail(k, g, TRACE_ERROR_SCHEMA, err, send ? "send without Dst Rank" : "recv without Src Rank");
+        if (peer < 0 || peer >= KINETO_MAX_RANKS) {
+            ok = fail(k, g, TRACE_ERROR_SCHEMA, err, send ? "send without a Dst Rank in 0..2^20" : "recv without a Src Rank in 0..2^20");
         } else {
             op->kind = send ? TOP_SEND : TOP_RECV;
             op->peer = rk && peer < rk->len ? g_array_index(rk, int, (int)peer) : (int)peer;
@@ -229,9 +240,17 @@ static gboolean comm_from_annotation(kctx *k, const gpu_ev *g, const cJSON *ann,
         if (!cJSON_IsArray(d) || !cJSON_GetArraySize(d) || !esz)
             continue;
         double ne = 1;
-        cJSON_ArrayForEach(x, d) ne *= cJSON_IsNumber(x) ? x->valuedouble : 0;
+        cJSON_ArrayForEach(x, d)
+        {
+            /* two negative dims used to multiply to a positive size */
+            if (!cJSON_IsNumber(x) || x->valuedouble < 0)
+                return fail(k, g, TRACE_ERROR_VALUE, err, "linked nccl: annotation has a dimension that is not a number >= 0");
+            ne *= x->valuedouble;
+        }
         bytes += ne * esz;
     }
+    if (bytes > KINETO_MAX_BYTES) /* the (uint64_t) cast below overflowed (UB) */
+        return fail(k, g, TRACE_ERROR_VALUE, err, "linked nccl: annotation's tensor is over 2^50 bytes");
     if (bytes <= 0)
         return fail(k, g, TRACE_ERROR_SCHEMA, err, "linked nccl: annotation has no sized tensor input");
     op->kind = TOP_COLL;
@@ -458,7 +477,7 @@ static cJSON *parse_file(const char *path, GError **err)
         g_set_error(err, TRACE_ERROR, TRACE_ERROR_PARSE, "%s:%d:%d: (byte %" G_GSIZE_FORMAT "): invalid JSON", path,
                     line, col, off);
     } else if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))) {
-        g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA, "%s: not a Chrome trace (no \"traceEvents\" array)", path);
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA, "%s: $.traceEvents: not a Chrome trace (no \"traceEvents\" array)", path);
         cJSON_Delete(root);
         root = NULL;
     }
@@ -486,6 +505,11 @@ static gboolean load_rank(trace *t, int r, const char *path, const cJSON *root, 
             ok = FALSE;
         }
         ok = ok && scan_event(&k, e, i++, err);
+    }
+    if (ok && k.gpu->len == 0) { /* used to replay as an empty job taking 0 s */
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA,
+                    "%s: $.traceEvents: no GPU kernel, memcpy or memset events (nothing to replay)", path);
+        ok = FALSE;
     }
     ok = ok && emit_rank(&k, err);
     g_hash_table_destroy(k.launch);

@@ -49,6 +49,8 @@ static void pend_free(gpointer p)
     g_free(o);
 }
 
+/* Values quoted in messages are cut with %.64s: a 100 MB field used to be
+ * copied whole into the message. */
 static gboolean bad(GError **err, int code, const char *where, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 static gboolean bad(GError **err, int code, const char *where, const char *fmt, ...)
 {
@@ -243,14 +245,16 @@ static gboolean json_file(nload *L, const char *path, const char *text, GError *
         return bad(err, TRACE_ERROR_PARSE, at, "malformed JSON (expected a trace object)");
     }
     gboolean ok = TRUE;
-    char *where = NULL;
+    char *where = NULL, *top = NULL;
     int file_rank = -1, nr = 0;
     if (!cJSON_IsObject(root)) {
         ok = bad(err, TRACE_ERROR_SCHEMA, path, "$: expected an object with \"ops\"");
         goto out;
     }
-    if (!(ok = get_int(root, "rank", 0, MAX_RANKS - 1, -1, &file_rank, path, err)) ||
-        !(ok = get_int(root, "ranks", 1, MAX_RANKS, 0, &nr, path, err)))
+    /* "file:$: ..." so the top-level keys' errors carry a JSON path too. */
+    top = g_strdup_printf("%s:$", path);
+    if (!(ok = get_int(root, "rank", 0, MAX_RANKS - 1, -1, &file_rank, top, err)) ||
+        !(ok = get_int(root, "ranks", 1, MAX_RANKS, 0, &nr, top, err)))
         goto out;
     if (nr > L->nranks)
         L->nranks = nr;
@@ -284,9 +288,14 @@ static gboolean json_file(nload *L, const char *path, const char *text, GError *
         g_free(where);
         where = g_strdup_printf("%s:$.ops[%d]", path, i);
         ok = json_op(L, o, file_rank, where, err);
+        /* An op beyond the declared "ranks" used to grow the trace silently. */
+        const pend_op *p = ok ? g_ptr_array_index(L->pending, L->pending->len - 1) : NULL;
+        if (p && nr > 0 && p->rank >= nr)
+            ok = bad(err, TRACE_ERROR_VALUE, where, "\"rank\": %d, but the file declares \"ranks\": %d", p->rank, nr);
     }
 out:
     g_free(where);
+    g_free(top);
     cJSON_Delete(root);
     return ok;
 }
@@ -330,7 +339,7 @@ static gboolean csv_int(csv_ctx *c, int col, long lo, long hi, long dflt, long *
     errno = 0;
     long v = strtol(s, &end, 10);
     if (*end || errno || v < lo || v > hi)
-        return bad(c->err, TRACE_ERROR_VALUE, where, "%s: expected an integer in %ld..%ld, got '%s'", csv_cols[col],
+        return bad(c->err, TRACE_ERROR_VALUE, where, "%s: expected an integer in %ld..%ld, got '%.64s'", csv_cols[col],
                    lo, hi, s);
     *out = v;
     return TRUE;
@@ -344,7 +353,7 @@ static gboolean csv_row(csv_ctx *c)
     g_ptr_array_add(c->L->pending, p);
     p->op.dur_ps = p->op.ts_ps = -1;
     if (!kind_of(fld(c, C_KIND), &p->op))
-        return bad(c->err, TRACE_ERROR_VALUE, where, "kind: expected compute, send, recv or a collective, got '%s'",
+        return bad(c->err, TRACE_ERROR_VALUE, where, "kind: expected compute, send, recv or a collective, got '%.64s'",
                    fld(c, C_KIND));
     long rank, stream, peer, tag;
     if (!csv_int(c, C_RANK, 0, MAX_RANKS - 1, -1, &rank, where) ||
@@ -362,13 +371,13 @@ static gboolean csv_row(csv_ctx *c)
         char *end;
         double us = g_ascii_strtod(dur, &end);
         if (*end || !(us >= 0) || us > 1e12)
-            return bad(c->err, TRACE_ERROR_VALUE, where, "dur_us: expected microseconds in 0..1e12, got '%s'", dur);
+            return bad(c->err, TRACE_ERROR_VALUE, where, "dur_us: expected microseconds in 0..1e12, got '%.64s'", dur);
         p->op.dur_ps = (int64_t)llround(us * 1e6);
     } else if (p->op.kind == TOP_COMPUTE) {
         return bad(c->err, TRACE_ERROR_SCHEMA, where, "a compute op needs dur_us");
     }
     if (*bytes && !parse_size(bytes, 0, false, &p->op.bytes))
-        return bad(c->err, TRACE_ERROR_VALUE, where, "bytes: expected a whole number of bytes (K/M/G), got '%s'", bytes);
+        return bad(c->err, TRACE_ERROR_VALUE, where, "bytes: expected a whole number of bytes (K/M/G), got '%.64s'", bytes);
     if (!*bytes && p->op.kind != TOP_COMPUTE)
         return bad(c->err, TRACE_ERROR_SCHEMA, where, "a %s needs bytes", trace_op_kind_name(p->op.kind));
     if ((p->op.kind == TOP_SEND || p->op.kind == TOP_RECV) && peer < 0)
@@ -399,7 +408,7 @@ static void csv_record(int term, void *data)
             while (k < C_NCOLS && strcmp(csv_cols[k], h))
                 k++;
             if (k == C_NCOLS) {
-                c->ok = bad(c->err, TRACE_ERROR_SCHEMA, c->path, "record 1: unknown column '%s' (expected %s, ...)",
+                c->ok = bad(c->err, TRACE_ERROR_SCHEMA, c->path, "record 1: unknown column '%.64s' (expected %s, ...)",
                             h, "rank,id,kind,stream,dur_us,bytes,group,peer,tag,deps");
                 break;
             }
@@ -425,7 +434,8 @@ static gboolean csv_file(nload *L, const char *path, const char *text, gsize len
                        csv_strerror(csv_error(&p)));
     }
     if (c.ok && c.record < 2)
-        c.ok = bad(err, TRACE_ERROR_SCHEMA, path, "no operations (expected a header and one op per record)");
+        c.ok = bad(err, TRACE_ERROR_SCHEMA, path, "record %ld: no operations (expected a header and one op per record)",
+                   c.record + 1); /* the record where the first op should be, so the message has a position */
     csv_free(&p);
     g_ptr_array_unref(c.fields);
     return c.ok;
@@ -451,7 +461,7 @@ static int group_of(nload *L, trace *t, pend_op *p, GError **err)
         long v = strtol(parts[i], &end, 10);
         if (*end || v < 0 || v >= t->nranks) {
             g_array_free(r, TRUE);
-            bad(err, TRACE_ERROR_REF, p->where, "group '%s': unknown group or bad rank '%s' (%d ranks)", spec,
+            bad(err, TRACE_ERROR_REF, p->where, "group '%.64s': unknown group or bad rank '%.64s' (%d ranks)", spec,
                 parts[i], t->nranks);
             return -1;
         }
@@ -460,7 +470,7 @@ static int group_of(nload *L, trace *t, pend_op *p, GError **err)
     }
     if (r->len == 0) {
         g_array_free(r, TRUE);
-        bad(err, TRACE_ERROR_REF, p->where, "group '%s' is empty", spec);
+        bad(err, TRACE_ERROR_REF, p->where, "group '%.64s' is empty", spec);
         return -1;
     }
     int id = trace_group_add(t, name, (int *)r->data, (int)r->len);
@@ -547,8 +557,10 @@ trace *trace_native_load(const char *const *paths, int npaths, GError **err)
             g_error_free(e);
             break;
         }
-        if (memchr(text, 0, len) || !g_utf8_validate(text, (gssize)len, NULL))
-            ok = bad(err, TRACE_ERROR_PARSE, paths[i], "binary data: not a native trace (JSON or CSV text)");
+        const char *nul = memchr(text, 0, len), *bad_utf8 = NULL;
+        if (nul || !g_utf8_validate(text, (gssize)len, &bad_utf8))
+            ok = bad(err, TRACE_ERROR_PARSE, paths[i], "byte %td: binary data: not a native trace (JSON or CSV text)",
+                     (nul ? nul : bad_utf8) - text);
         else if (g_str_has_suffix(paths[i], ".csv"))
             ok = csv_file(&L, paths[i], text, len, err);
         else

@@ -113,6 +113,9 @@ static int title_kind(const char *s, bool *reads)
     return -1;
 }
 
+/* Most GPUs a matrix may have: the reader allocates n*n cells per matrix. */
+#define P2P_MAX_GPUS 1024
+
 static bool is_blank(const char *s)
 {
     return s[strspn(s, " \t\r")] == '\0';
@@ -127,15 +130,22 @@ static bool read_header(reader *r, const char *label, int *n)
     char **tok = g_strsplit_set(d, " \t\r", -1);
     int k = 0;
     bool ok = tok[0] && strcmp(tok[0], label) == 0;
-    for (char **t = tok + 1; ok && *t; t++)
-        if (**t)
-            k++;
+    /* Columns must read 0 1 2 ... in order (a repeated or skipped index used
+     * to pass), and at most P2P_MAX_GPUS of them: the cells are n*n doubles. */
+    for (char **t = tok + 1; ok && *t && k <= P2P_MAX_GPUS; t++) {
+        if (!**t)
+            continue;
+        char *end;
+        ok = strtol(*t, &end, 10) == k && *end == '\0';
+        k++;
+    }
     g_strfreev(tok);
-    if (!ok || k < 1)
+    if (!ok || k < 1 || k > P2P_MAX_GPUS)
         fail(r, P2PMATRIX_ERROR_TRUNCATED, r->at + 1, 1,
-             "expected a matrix header \"%s 0 1 ...\", got \"%s\"", label, d);
+             "expected a matrix header \"%s 0 1 ...\" (columns in order, at most %d), got \"%s\"", label,
+             P2P_MAX_GPUS, d);
     g_free(d);
-    if (!ok || k < 1)
+    if (!ok || k < 1 || k > P2P_MAX_GPUS)
         return false;
     r->at++;
     *n = k;
@@ -166,14 +176,20 @@ static bool read_cells(reader *r, double *m, int n)
                 return false;
             }
             double v = g_ascii_strtod(p, &end);
-            if (end == p || (*end && *end != ' ' && *end != '\t' && *end != '\r') || !isfinite(v)) {
+            /* bandwidths, latencies and 0/1 connectivity are never negative */
+            if (end == p || (*end && *end != ' ' && *end != '\t' && *end != '\r') || !isfinite(v) || v < 0) {
                 fail(r, P2PMATRIX_ERROR_NOT_NUMBER, line, (int)(p - s) + 1,
-                     "expected a number in row %d column %d, got \"%.*s\"", i, j,
+                     "expected a number >= 0 in row %d column %d, got \"%.*s\"", i, j,
                      (int)strcspn(p, " \t\r"), p);
                 return false;
             }
             m[i * n + j] = v;
             p = end;
+        }
+        if (!is_blank(p)) { /* a cell past the header's columns used to be ignored */
+            fail(r, P2PMATRIX_ERROR_SIZE, line, (int)(p - s) + 1 + (int)strspn(p, " \t"),
+                 "expected %d cells in row %d, got more", n, i);
+            return false;
         }
     }
     return true;
@@ -223,7 +239,7 @@ p2pmatrix_set *p2pmatrix_parse(const char *name, const char *text, size_t len, G
             ok = read_matrix(&r, kind);
     }
     if (ok && !r.set)
-        fail(&r, P2PMATRIX_ERROR_NO_MATRIX, r.nlines, 1,
+        fail(&r, P2PMATRIX_ERROR_NO_MATRIX, MAX(r.nlines, 1), 1, /* an empty file is line 1, not 0 */
              "expected a p2pBandwidthLatencyTest matrix title, got none");
     g_strfreev(r.lines);
     if (!ok || !r.set) {

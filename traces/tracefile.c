@@ -23,8 +23,9 @@ static char *gunzip(const char *path, const guint8 *in, gsize in_len, gsize *len
                                   &nwritten, &zerr);
         if (res == G_CONVERTER_ERROR) {
             g_set_error(err, TRACE_ERROR, TRACE_ERROR_PARSE,
-                        "%s: gzip: %s after %" G_GSIZE_FORMAT " compressed bytes (%u decompressed): %s", path,
-                        pos >= in_len ? "truncated" : "corrupt", pos, out->len, zerr->message);
+                        "%s: byte %" G_GSIZE_FORMAT ": gzip: %s after %" G_GSIZE_FORMAT
+                        " compressed bytes (%u decompressed): %s", /* "byte N": a position like the other readers' */
+                        path, pos, pos >= in_len ? "truncated" : "corrupt", pos, out->len, zerr->message);
             g_error_free(zerr);
             g_byte_array_free(out, TRUE);
             g_object_unref(z);

@@ -49,3 +49,19 @@ check calibrate-fit-synthetic 0 'd2d_copy/gpu0/d2d/ce: alpha 5\.0[0-9]* us  beta
 check calibrate-fit-bad 2 'truncated-line\.jsonl:3:[0-9]+: not valid JSON' -- calibrate fit tests/bad_input/calibration/truncated-line.jsonl
 check sweep-replay-base 0 '^5,0.25,4,' -- sweep tests/data/sweep/replay-compute-scale.json -j 2
 check sweep-replay-needs-trace 2 'needs a trace' -- sweep tests/data/sweep/replay-no-trace.json
+. "$(dirname "$0")/determinism.sh"
+. "$(dirname "$0")/bad_inputs.sh"
+wl=$(mktemp --suffix=.json)
+check workload-llama2-tp8 0 'wrote .*: 8 ranks' -- workload --model llama2-7b --gpus 8 --tp 8 --seq 256 --topo dgx-h100 -o "$wl"
+check workload-replays 0 'step time: [0-9.]+ ms' -- replay --topo dgx-h100 "$wl"
+rm -f "$wl"
+check workload-bad-layout 2 'tp\*pp\*dp\*cp = 2\*2\*1\*1 = 4 but --gpus is 8' -- workload --model llama2-7b --gpus 8 --tp 2 --pp 2 --dp 1 --topo dgx-h100 -o /dev/null
+check workload-heads-tp 2 'divisible by tp \(3\)' -- workload --model llama2-7b --gpus 3 --tp 3 --topo dgx-h100 -o /dev/null
+check workload-layers-pp 2 'layers \(32\) must be divisible by pp \(3\)' -- workload --model llama2-7b --gpus 3 --pp 3 --topo dgx-h100 -o /dev/null
+check workload-unknown-model 2 "unknown model 'gpt-5'" -- workload --model gpt-5 --gpus 8 --topo dgx-h100 -o /dev/null
+check workload-interleaved 2 'only 1f1b' -- workload --model llama2-7b --gpus 8 --tp 8 --schedule interleaved:2 --topo dgx-h100 -o /dev/null
+check workload-bad-set 2 'no such parameter' -- workload --model llama2-7b --gpus 8 --tp 8 --set gpu.turbo=1 --topo dgx-h100 -o /dev/null
+check scale-small 0 'dgx-h100 .* 16 +8 +1 +2 ' -- scale --model llama2-7b --systems dgx-h100:8..16 --seq 256 --global-batch 4
+check scale-csv 0 '^system,gpu,gpus,tp,pp,dp' -- scale --model gpt-1.7b --systems dgx-a100:8 --seq 256 --format csv
+check scale-too-big 2 'exceeds --max-gpus' -- scale --model llama2-7b --systems dgx-h100:4096 --seq 256
+check scale-bad-sizes 2 'bad sizes' -- scale --model llama2-7b --systems dgx-h100:8..x

@@ -1,0 +1,464 @@
+/* cli/cmd_scale.c - `conveyor scale`: the scaling study. For each system
+ * and size, choose the parallel layout (given, or the rule in
+ * docs/scaling.md), generate one training step (traces/workload.c), replay
+ * it chunk by chunk on the built cluster (models/replay.c) and report step
+ * time, tokens/s, TFLOP/s per GPU, MFU, speedup and efficiency against the
+ * system's smallest size, and the exposed-communication share.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "models/replay.h"
+#include "wlopts.h"
+
+#define MAX_POINTS 256
+#define OP_BUDGET 4e6 /* trace ops above which layers are fused (replay memory and time) */
+
+typedef struct {
+    char *system, *fabric;
+    int gpus;
+} point;
+
+typedef struct {
+    point p;
+    workload_spec w;
+    char gpu[32];
+    double step_s, tokens_s, tflops, mfu, speedup, eff, exposed, wall_s;
+    bool fits, ok;
+} result;
+
+typedef struct {
+    char *systems, *gpus_s, *format, *plot;
+    gint tp, pp, max_gpus;
+} scale_cli;
+
+static gboolean bad_sizes(const char *s, GError **err)
+{
+    g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, "bad sizes '%s': expected A..B (doubling) or A/B/C", s);
+    return FALSE;
+}
+
+/* SIZES: "A..B" (doubling from A to B) or "A/B/C". */
+static gboolean parse_sizes(const char *s, GArray *out, GError **err)
+{
+    char *dots = strstr(s, "..");
+    if (dots) {
+        long a = strtol(s, NULL, 10), b = strtol(dots + 2, NULL, 10);
+        if (a < 1 || b < a || b > 1048576)
+            return bad_sizes(s, err);
+        for (long n = a; n <= b; n *= 2) {
+            int v = (int)n;
+            g_array_append_val(out, v);
+        }
+        return TRUE;
+    }
+    g_auto(GStrv) parts = g_strsplit_set(s, "/,", -1);
+    for (char **p = parts; *p; p++) {
+        char *end;
+        long v = strtol(*p, &end, 10);
+        if (end == *p || *end || v < 1 || v > 1048576)
+            return bad_sizes(s, err);
+        int n = (int)v;
+        g_array_append_val(out, n);
+    }
+    return out->len > 0 ? TRUE : bad_sizes(s, err);
+}
+
+/* --systems NAME[@FABRIC][:SIZES],... with --gpus for items without sizes. */
+static int parse_points(const scale_cli *c, point *pts, GError **err)
+{
+    g_autoptr(GArray) dflt = g_array_new(FALSE, FALSE, sizeof(int));
+    if (!parse_sizes(c->gpus_s ? c->gpus_s : "8..64", dflt, err))
+        return -1;
+    g_auto(GStrv) items = g_strsplit(c->systems ? c->systems : "dgx-h100", ",", -1);
+    int n = 0;
+    for (char **it = items; *it; it++) {
+        if (!**it)
+            continue;
+        g_autofree char *name = g_strdup(*it);
+        char *colon = strchr(name, ':'), *at;
+        g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(int));
+        if (colon) {
+            *colon = 0;
+            if (!parse_sizes(colon + 1, sizes, err))
+                return -1;
+        }
+        if ((at = strchr(name, '@')))
+            *at++ = 0;
+        GArray *use = colon ? sizes : dflt;
+        for (guint k = 0; k < use->len; k++) {
+            if (n == MAX_POINTS) {
+                g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, "more than %d points", MAX_POINTS);
+                return -1;
+            }
+            pts[n++] = (point){g_strdup(name), at ? g_strdup(at) : NULL, g_array_index(use, int, k)};
+        }
+    }
+    return n;
+}
+
+static int pow2_floor(int n)
+{
+    int p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+
+/* The layout rule (docs/scaling.md): TP = the largest power of two <= 8,
+ * the NVLink domain and N dividing heads, KV heads and FFN; PP = the
+ * smallest divisor of the layers (and of N/TP) whose memory estimate fits
+ * 90% of HBM; DP = the rest. */
+static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, const gpu_model *g, bool *fits)
+{
+    int n = w->gpus, domain = (t->nvswitch || t->nvlink_links > 0) ? t->gpus_per_node * t->nvl_domain_nodes : 1;
+    int tp = c->tp > 0 ? c->tp : pow2_floor(MIN(MIN(8, domain), n));
+    while (c->tp <= 0 && tp > 1 && (w->m.heads % tp || w->m.kv_heads % tp || w->m.ffn % tp || n % tp))
+        tp /= 2;
+    w->tp = tp;
+    *fits = true;
+    int best = 0;
+    for (int pp = 1; pp <= w->m.layers && pp * tp <= n; pp++) {
+        if (c->pp > 0 && pp != c->pp)
+            continue;
+        if (w->m.layers % pp || (n / tp) % pp || n % (tp * pp))
+            continue;
+        w->pp = pp;
+        w->dp = n / (tp * pp);
+        best = pp;
+        if (workload_memory_bytes(w) <= 0.9 * g->spec.mem_bytes)
+            return;
+    }
+    *fits = false;
+    w->pp = best ? best : 1;
+    w->dp = n / (tp * w->pp) > 0 ? n / (tp * w->pp) : 1;
+}
+
+static long lcm(long a, long b)
+{
+    long x = a, y = b;
+    while (y) {
+        long r = x % y;
+        x = y;
+        y = r;
+    }
+    return a / x * b;
+}
+
+static bool run_point(const wl_opts *o, result *R, GError **err)
+{
+    g_auto(GStrv) sets = wl_opts_topo_sets(o);
+    topo_opts to = {.fabric = R->p.fabric ? R->p.fabric : o->fabric, .sets = (const char *const *)sets};
+    topo *probe = topo_load(R->p.system, &to, err);
+    if (!probe)
+        return false;
+    int gpn = probe->gpus_per_node;
+    topo_free(probe);
+    if (R->p.gpus > gpn && R->p.gpus % gpn) {
+        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT, "%s: %d GPUs is not a whole number of %d-GPU servers",
+                    R->p.system, R->p.gpus, gpn);
+        return false;
+    }
+    to.nodes = R->p.gpus > gpn ? R->p.gpus / gpn : 1;
+    to.gpus = R->p.gpus < gpn ? R->p.gpus : 0;
+    topo *t = topo_load(R->p.system, &to, err);
+    if (!t)
+        return false;
+    gpu_model g;
+    bool ok = wl_opts_gpu(o, t, &g, err);
+    trace *tr = NULL;
+    if (ok) {
+        g_strlcpy(R->gpu, g.spec.name, sizeof R->gpu);
+        tr = workload_generate(&R->w, &g, err);
+        ok = tr != NULL;
+    }
+    if (ok) {
+        coll_system sys;
+        topo_coll_system(&sys, t, 2.5, 1);
+        replay_opts ro = {.sys = &sys, .compute_scale = 1};
+        replay_result res;
+        ok = replay_run(tr, &ro, &res, err);
+        if (ok) {
+            double hw = 0, exp = 0;
+            for (int r = 0; r < tr->nranks; r++) {
+                for (guint i = 0; i < tr->ranks[r].ops->len; i++)
+                    hw += g_array_index(tr->ranks[r].ops, trace_op, i).flops;
+                exp += (double)res.ranks[r].exposed_comm_ps;
+            }
+            R->step_s = res.end_ps * 1e-12;
+            R->tokens_s = (double)R->w.global_batch * R->w.seq / R->step_s;
+            R->tflops = hw / R->step_s / R->w.gpus / 1e12;
+            R->mfu = workload_step_flops(&R->w) / R->step_s / R->w.gpus / compute_peak(&g, R->w.dtype);
+            R->exposed = exp / tr->nranks / (double)res.end_ps;
+            R->wall_s = res.wall_s;
+            replay_result_clear(&res);
+        }
+    }
+    trace_free(tr);
+    topo_free(t);
+    R->ok = ok;
+    return ok;
+}
+
+/* Layouts, a common global batch (strong scaling), layer fusion. */
+static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError **err)
+{
+    long l = 1;
+    int maxpp = 1, mindp = 1 << 30;
+    for (int i = 0; i < n; i++) {
+        g_auto(GStrv) sets = wl_opts_topo_sets(o);
+        topo_opts to = {.fabric = R[i].p.fabric ? R[i].p.fabric : o->fabric, .sets = (const char *const *)sets};
+        topo *t = topo_load(R[i].p.system, &to, err);
+        gpu_model g;
+        if (!t || !wl_opts_gpu(o, t, &g, err)) {
+            topo_free(t);
+            return false;
+        }
+        if (!wl_opts_spec(o, &R[i].w, err)) {
+            topo_free(t);
+            return false;
+        }
+        R[i].w.gpus = R[i].p.gpus;
+        choose_layout(c, &R[i].w, t, &g, &R[i].fits);
+        topo_free(t);
+        l = lcm(l, R[i].w.dp);
+        maxpp = MAX(maxpp, R[i].w.pp);
+        mindp = MIN(mindp, R[i].w.dp);
+    }
+    int b = R[0].w.micro_batch;
+    long gb = o->global_batch > 0 ? o->global_batch : b * l;
+    /* at least max(4, 2 pp) microbatches on the smallest data-parallel size */
+    while (o->global_batch <= 0 && gb / ((long)b * mindp) < MAX(4, 2 * maxpp) && gb < 1000000)
+        gb *= 2;
+    for (int i = 0; i < n; i++) {
+        workload_spec *w = &R[i].w;
+        w->global_batch = (int)gb;
+        int lps = w->m.layers / w->pp;
+        while (o->layer_fuse <= 0 && workload_op_estimate(w) > OP_BUDGET) {
+            int f = w->layer_fuse + 1;
+            while (f <= lps && lps % f)
+                f++;
+            if (f > lps)
+                break;
+            w->layer_fuse = f;
+        }
+        if (!workload_spec_check(w, err)) {
+            g_prefix_error(err, "%s with %d GPUs (tp %d pp %d dp %d): ", R[i].p.system, w->gpus, w->tp, w->pp, w->dp);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* speedup and efficiency against the first size of the same system */
+static void relate(result *R, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const result *base = NULL;
+        for (int k = 0; k <= i && !base; k++)
+            if (R[k].ok && !strcmp(R[k].p.system, R[i].p.system) && !g_strcmp0(R[k].p.fabric, R[i].p.fabric))
+                base = &R[k];
+        if (!R[i].ok || !base)
+            continue;
+        R[i].speedup = R[i].tokens_s / base->tokens_s;
+        R[i].eff = R[i].speedup / ((double)R[i].p.gpus / base->p.gpus);
+    }
+}
+
+static void sysname(const result *r, char *buf, size_t n)
+{
+    g_snprintf(buf, n, "%s%s%s", r->p.system, r->p.fabric ? "@" : "", r->p.fabric ? r->p.fabric : "");
+}
+
+static void print_results(const result *R, int n, const char *fmt)
+{
+    bool csv = fmt && !strcmp(fmt, "csv"), json = fmt && !strcmp(fmt, "json");
+    char s[128];
+    if (csv)
+        printf("system,gpu,gpus,tp,pp,dp,global_batch,layer_fuse,step_time_s,tokens_per_s,tflops_per_gpu,mfu,"
+               "speedup,efficiency,exposed_comm_frac,fits_memory\n");
+    else if (json)
+        printf("[");
+    else
+        printf("%-22s %-9s %6s %3s %3s %5s %6s %10s %12s %8s %6s %8s %6s %8s\n", "system", "gpu", "gpus", "tp",
+               "pp", "dp", "batch", "step_ms", "tokens/s", "TFLOP/s", "MFU%", "speedup", "eff%", "exposed%");
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const result *r = &R[i];
+        if (!r->ok)
+            continue;
+        sysname(r, s, sizeof s);
+        const workload_spec *w = &r->w;
+        if (csv)
+            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.4g,%.4f,%.4f,%.4f,%.4f,%s\n", s, r->gpu, w->gpus, w->tp,
+                   w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s, r->tokens_s, r->tflops, r->mfu,
+                   r->speedup, r->eff, r->exposed, r->fits ? "yes" : "no");
+        else if (json)
+            printf("%s\n {\"system\": \"%s\", \"gpu\": \"%s\", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, "
+                   "\"global_batch\": %d, \"layer_fuse\": %d, \"step_time_s\": %.6g, \"tokens_per_s\": %.6g, "
+                   "\"tflops_per_gpu\": %.4g, \"mfu\": %.4f, \"speedup\": %.4f, \"efficiency\": %.4f, "
+                   "\"exposed_comm_frac\": %.4f, \"fits_memory\": %s}",
+                   k ? "," : "", s, r->gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s,
+                   r->tokens_s, r->tflops, r->mfu, r->speedup, r->eff, r->exposed, r->fits ? "true" : "false");
+        else
+            printf("%-22s %-9s %6d %3d %3d %5d %6d %10.2f %12.0f %8.1f %6.1f %8.2f %6.1f %8.1f%s\n", s, r->gpu,
+                   w->gpus, w->tp, w->pp, w->dp, w->global_batch, r->step_s * 1e3, r->tokens_s, r->tflops,
+                   r->mfu * 100, r->speedup, r->eff * 100, r->exposed * 100, r->fits ? "" : "  (exceeds HBM)");
+        k++;
+    }
+    if (json)
+        printf("\n]\n");
+}
+
+/* Speedup vs GPUs per system, with the ideal line, via gnuplot. */
+static int plot(const result *R, int n, const char *path)
+{
+    g_autofree char *dir = g_dir_make_tmp("conveyor-scale-XXXXXX", NULL);
+    if (!dir) {
+        fprintf(stderr, "conveyor scale: cannot make a temporary directory\n");
+        return EXIT_INTERNAL;
+    }
+    g_autofree char *dat = g_build_filename(dir, "scale.dat", NULL);
+    g_autofree char *gp = g_build_filename(dir, "scale.gp", NULL);
+    GString *d = g_string_new(NULL), *cmd = g_string_new(NULL);
+    g_string_append_printf(cmd, "set terminal svg size 800,500 dynamic background rgb 'white'\nset output '%s'\n"
+                                "set xlabel 'GPUs'\nset ylabel 'speedup vs smallest size'\nset logscale xy 2\n"
+                                "set key left top\nset grid\nplot x/%d with lines dt 2 lc rgb 'gray' title 'ideal'",
+                           path, R[0].p.gpus);
+    int blocks = 0;
+    char s[128], prev[128] = "";
+    for (int i = 0; i < n; i++) {
+        if (!R[i].ok)
+            continue;
+        sysname(&R[i], s, sizeof s);
+        if (strcmp(s, prev)) {
+            if (blocks)
+                g_string_append(d, "\n\n");
+            g_string_append_printf(cmd, ", '%s' index %d using 1:2 with linespoints title '%s'", dat, blocks, s);
+            blocks++;
+            g_strlcpy(prev, s, sizeof prev);
+        }
+        g_string_append_printf(d, "%d %.6g\n", R[i].p.gpus, R[i].speedup);
+    }
+    g_string_append(cmd, "\n");
+    int rc = EXIT_OK;
+    GError *err = NULL;
+    gint status = 0;
+    char *argv[] = {"gnuplot", gp, NULL};
+    if (!g_file_set_contents(dat, d->str, -1, &err) || !g_file_set_contents(gp, cmd->str, -1, &err) ||
+        !g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, &status, &err) ||
+        !g_spawn_check_wait_status(status, &err)) {
+        fprintf(stderr, "conveyor scale: --plot: %s\n", err ? err->message : "gnuplot failed");
+        g_clear_error(&err);
+        rc = EXIT_INTERNAL;
+    } else {
+        fprintf(stderr, "plot written to %s\n", path);
+    }
+    remove(dat);
+    remove(gp);
+    rmdir(dir);
+    g_string_free(d, TRUE);
+    g_string_free(cmd, TRUE);
+    return rc;
+}
+
+static int run_scale(wl_opts *o, scale_cli *c)
+{
+    GError *err = NULL;
+    point pts[MAX_POINTS];
+    int n = parse_points(c, pts, &err);
+    if (n <= 0)
+        return cli_fail(err ? err : g_error_new(WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, "no systems given"));
+    result *R = g_new0(result, n);
+    int rc = EXIT_OK, cap = c->max_gpus > 0 ? c->max_gpus : 1024;
+    for (int i = 0; i < n; i++) {
+        R[i].p = pts[i];
+        if (pts[i].gpus > cap && rc == EXIT_OK) {
+            fprintf(stderr, "conveyor scale: %s with %d GPUs exceeds --max-gpus %d: chunk-level replay of that many "
+                            "GPUs takes minutes to hours; raise --max-gpus to run it anyway\n",
+                    pts[i].system, pts[i].gpus, cap);
+            rc = EXIT_BADINPUT;
+        }
+    }
+    if (rc == EXIT_OK && !plan(o, c, R, n, &err))
+        rc = cli_fail(err);
+    bool tty = isatty(2);
+    for (int i = 0; rc == EXIT_OK && i < n; i++) {
+        if (tty)
+            fprintf(stderr, "\r[%d/%d] %s, %d GPUs (tp %d pp %d dp %d)...        ", i + 1, n, pts[i].system,
+                    pts[i].gpus, R[i].w.tp, R[i].w.pp, R[i].w.dp);
+        if (!run_point(o, &R[i], &err))
+            rc = cli_fail(err);
+        err = NULL;
+    }
+    if (tty)
+        fprintf(stderr, "\r%60s\r", "");
+    if (rc == EXIT_OK) {
+        relate(R, n);
+        if (!c->format || !strcmp(c->format, "text")) {
+            printf("# scale: %s, %d x %d tokens per step (strong scaling), %s, %s%s\n", R[0].w.m.name,
+                   R[0].w.global_batch, R[0].w.seq, compute_dtype_name(R[0].w.dtype),
+                   R[0].w.zero == 3 ? "ZeRO-3/FSDP" : R[0].w.zero ? "ZeRO" : "DDP",
+                   R[0].w.recompute ? ", full recompute" : "");
+            for (int i = 0; i < n; i++)
+                if (R[i].w.layer_fuse > 1)
+                    printf("# %s %d GPUs: %d layers per trace op (coarsened to stay under %.0g ops)\n",
+                           pts[i].system, pts[i].gpus, R[i].w.layer_fuse, OP_BUDGET);
+        }
+        print_results(R, n, c->format);
+        if (c->plot)
+            rc = plot(R, n, c->plot);
+    }
+    for (int i = 0; i < n; i++) {
+        g_free(pts[i].system);
+        g_free(pts[i].fabric);
+    }
+    g_free(R);
+    return rc;
+}
+
+int cmd_scale(int argc, char **argv)
+{
+    wl_opts o = {0};
+    scale_cli c = {0};
+    GOptionEntry e[] = {
+        {"systems", 's', 0, G_OPTION_ARG_STRING, &c.systems,
+         "NAME[@FABRIC][:SIZES],... SIZES = A..B (doubling) or A/B/C [dgx-h100]", "LIST"},
+        {"gpus", 0, 0, G_OPTION_ARG_STRING, &c.gpus_s, "sizes for systems without their own [8..64]", "SIZES"},
+        {"tp", 0, 0, G_OPTION_ARG_INT, &c.tp, "tensor-parallel size [rule: NVLink domain, <= 8]", "T"},
+        {"pp", 0, 0, G_OPTION_ARG_INT, &c.pp, "pipeline-parallel size [rule: smallest that fits HBM]", "P"},
+        {"format", 0, 0, G_OPTION_ARG_STRING, &c.format, "text, csv or json [text]", "FMT"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &c.plot, "speedup plot (SVG, gnuplot)", "FILE"},
+        {"max-gpus", 0, 0, G_OPTION_ARG_INT, &c.max_gpus, "refuse sizes above this (replay cost) [1024]", "N"},
+        {0},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("- scaling study across sizes and systems");
+    g_option_context_set_main_group(ctx, wl_opts_group(&o, FALSE));
+    g_option_context_add_main_entries(ctx, e, NULL);
+    int rc = cli_parse(ctx, "scale", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && argc > 1) {
+        fprintf(stderr, "conveyor scale: unexpected argument '%s'\n", argv[1]);
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK && c.format && strcmp(c.format, "text") && strcmp(c.format, "csv") && strcmp(c.format, "json")) {
+        fprintf(stderr, "conveyor scale: --format must be text, csv or json\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK && (c.tp < 0 || c.pp < 0 || c.max_gpus < 0)) {
+        fprintf(stderr, "conveyor scale: --tp, --pp and --max-gpus must be positive\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK)
+        rc = run_scale(&o, &c);
+    g_free(c.systems);
+    g_free(c.gpus_s);
+    g_free(c.format);
+    g_free(c.plot);
+    wl_opts_clear(&o);
+    return rc;
+}

@@ -1,0 +1,80 @@
+/* cli/cmd_workload.c - `conveyor workload`: write the native trace of one
+ * training step (traces/workload.c) for a model, a parallel layout and the
+ * GPU kind of a system. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "traces/native.h"
+#include "wlopts.h"
+
+static int run(wl_opts *o, const char *out)
+{
+    GError *err = NULL;
+    workload_spec w;
+    if (!wl_opts_spec(o, &w, &err) || !workload_spec_check(&w, &err))
+        return cli_fail(err);
+    if (!o->topo) {
+        fprintf(stderr, "conveyor workload: --topo is required (it gives the GPU kind; see 'conveyor topo list')\n");
+        return EXIT_BADINPUT;
+    }
+    g_auto(GStrv) sets = wl_opts_topo_sets(o);
+    topo_opts to = {.fabric = o->fabric, .sets = (const char *const *)sets};
+    topo *tp = topo_load(o->topo, &to, &err);
+    if (!tp)
+        return cli_fail(err);
+    gpu_model g;
+    gboolean ok = wl_opts_gpu(o, tp, &g, &err);
+    topo_free(tp);
+    if (!ok)
+        return cli_fail(err);
+    trace *t = workload_generate(&w, &g, &err);
+    if (!t)
+        return cli_fail(err);
+    int rc = EXIT_OK;
+    if (!trace_native_write_json(t, out, &err)) {
+        rc = cli_fail(err);
+    } else {
+        double flops = workload_step_flops(&w), tokens = (double)w.global_batch * w.seq;
+        printf("workload %s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d, ep %d%s, %s\n", w.m.name,
+               o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, w.ep, w.sp ? ", sp" : "",
+               w.zero == 3 ? "ZeRO-3/FSDP" : w.zero ? (w.zero == 1 ? "ZeRO-1" : "ZeRO-2") : "DDP");
+        printf("params %.3f B; step: %d sequences x %d tokens = %.0f tokens, %d microbatches of %d per pipeline\n",
+               workload_params(&w.m) / 1e9, w.global_batch, w.seq, tokens, w.global_batch / (w.micro_batch * w.dp),
+               w.micro_batch);
+        printf("model FLOPs per step %.4g (%.4g per GPU); memory estimate of the busiest GPU %.1f GiB of %.0f\n", flops,
+               flops / w.gpus, workload_memory_bytes(&w) / 1073741824.0, g.spec.mem_bytes / 1073741824.0);
+        printf("wrote %s: %d ranks, %zu ops\n", out, t->nranks, trace_op_count(t));
+    }
+    trace_free(t);
+    return rc;
+}
+
+int cmd_workload(int argc, char **argv)
+{
+    wl_opts o = {0};
+    char *out = NULL;
+    GOptionEntry e[] = {
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "trace to write (native JSON)", "FILE"},
+        {0},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("- write the trace of one training step (Megatron-LM, "
+                                                         "DeepSpeed ZeRO, PyTorch FSDP)");
+    g_option_context_set_main_group(ctx, wl_opts_group(&o, TRUE));
+    g_option_context_add_main_entries(ctx, e, NULL);
+    int rc = cli_parse(ctx, "workload", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && argc > 1) {
+        fprintf(stderr, "conveyor workload: unexpected argument '%s'\n", argv[1]);
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK && !out) {
+        fprintf(stderr, "conveyor workload: -o FILE is required\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK)
+        rc = run(&o, out);
+    g_free(out);
+    wl_opts_clear(&o);
+    return rc;
+}

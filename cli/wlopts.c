@@ -1,0 +1,153 @@
+/* cli/wlopts.c - shared options of `workload` and `scale` (wlopts.h). */
+#include "wlopts.h"
+
+#include <string.h>
+
+#include "cli.h"
+
+GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
+{
+    GOptionEntry layout[] = {
+        {"gpus", 0, 0, G_OPTION_ARG_INT, &o->gpus, "GPUs in the job (tp*pp*dp*cp)", "N"},
+        {"tp", 0, 0, G_OPTION_ARG_INT, &o->tp, "tensor-parallel size [1]", "T"},
+        {"pp", 0, 0, G_OPTION_ARG_INT, &o->pp, "pipeline-parallel size [1]", "P"},
+        {"dp", 0, 0, G_OPTION_ARG_INT, &o->dp, "data-parallel size [gpus/(tp*pp*cp)]", "D"},
+        {0},
+    };
+    GOptionEntry e[] = {
+        {"model", 'm', 0, G_OPTION_ARG_STRING, &o->model, "preset (llama3-8b, gpt3-175b, ...) or custom", "M"},
+        {"cp", 0, 0, G_OPTION_ARG_INT, &o->cp, "context-parallel size [1]", "C"},
+        {"ep", 0, 0, G_OPTION_ARG_INT, &o->ep, "expert-parallel size (MoE; divides dp) [1]", "E"},
+        {"sp", 0, 0, G_OPTION_ARG_NONE, &o->sp, "sequence parallelism (reduce_scatter + all_gather)", NULL},
+        {"zero", 0, 0, G_OPTION_ARG_STRING, &o->zero_s, "ZeRO stage 0, 1, 2 or 3 [0 = DDP]", "Z"},
+        {"fsdp", 0, 0, G_OPTION_ARG_NONE, &o->fsdp, "PyTorch FSDP (full shard) = ZeRO-3", NULL},
+        {"micro-batch", 0, 0, G_OPTION_ARG_INT, &o->micro_batch, "sequences per microbatch [1]", "b"},
+        {"global-batch", 0, 0, G_OPTION_ARG_INT, &o->global_batch, "sequences per step [dp*b, x2pp with pp]", "B"},
+        {"seq", 0, 0, G_OPTION_ARG_INT, &o->seq, "sequence length [2048]", "S"},
+        {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule, "pipeline schedule: 1f1b [1f1b]", "S"},
+        {"dtype", 0, 0, G_OPTION_ARG_STRING, &o->dtype, "GEMM precision: bf16, fp16, fp8 [bf16]", "T"},
+        {"recompute", 0, 0, G_OPTION_ARG_NONE, &o->recompute, "full activation recomputation", NULL},
+        {"grad-fp32", 0, 0, G_OPTION_ARG_NONE, &o->grad_fp32, "reduce gradients in fp32 (4 bytes)", NULL},
+        {"bucket", 0, 0, G_OPTION_ARG_STRING, &o->bucket, "DP gradient bucket [25M, DDP's default]", "BYTES"},
+        {"layer-fuse", 0, 0, G_OPTION_ARG_INT, &o->layer_fuse, "layers per trace op (coarser, faster) [1]", "K"},
+        {"layers", 0, 0, G_OPTION_ARG_INT, &o->layers, "custom: transformer layers", "L"},
+        {"hidden", 0, 0, G_OPTION_ARG_INT, &o->hidden, "custom: hidden size", "H"},
+        {"heads", 0, 0, G_OPTION_ARG_INT, &o->heads, "custom: attention heads", "A"},
+        {"kv-heads", 0, 0, G_OPTION_ARG_INT, &o->kv_heads, "custom: KV heads [heads]", "K"},
+        {"ffn", 0, 0, G_OPTION_ARG_INT, &o->ffn, "custom: FFN size [4*hidden]", "F"},
+        {"vocab", 0, 0, G_OPTION_ARG_INT, &o->vocab, "custom: vocabulary [51200]", "V"},
+        {"gated", 0, 0, G_OPTION_ARG_NONE, &o->gated, "custom: SwiGLU MLP, untied embeddings (Llama style)", NULL},
+        {"topo", 't', 0, G_OPTION_ARG_STRING, &o->topo, "system (gives the GPU kind)", "T"},
+        {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric override", "F"},
+        {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "gpu.gemm_eff=0.6 etc., or a topology parameter", "K=V"},
+        {0},
+    };
+    GOptionGroup *g = g_option_group_new("workload", "Workload options", "Show workload options", NULL, NULL);
+    if (with_layout)
+        g_option_group_add_entries(g, layout);
+    g_option_group_add_entries(g, e);
+    return g;
+}
+
+void wl_opts_clear(wl_opts *o)
+{
+    g_free(o->model);
+    g_free(o->schedule);
+    g_free(o->dtype);
+    g_free(o->zero_s);
+    g_free(o->bucket);
+    g_free(o->topo);
+    g_free(o->fabric);
+    g_strfreev(o->sets);
+}
+
+#define BAD(...) (g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, __VA_ARGS__), FALSE)
+
+gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
+{
+    *w = (workload_spec){0};
+    if (!o->model)
+        return BAD("--model is required (a preset, or custom with --layers --hidden --heads)");
+    if (!strcmp(o->model, "custom")) {
+        if (o->layers <= 0 || o->hidden <= 0 || o->heads <= 0)
+            return BAD("--model custom needs --layers, --hidden and --heads (> 0)");
+        w->m = (workload_model){.name = "custom", .layers = o->layers, .hidden = o->hidden, .heads = o->heads,
+                                .kv_heads = o->kv_heads, .ffn = o->ffn, .vocab = o->vocab, .gated = o->gated,
+                                .tied = !o->gated, .source = "command line"};
+    } else {
+        const workload_model *m = workload_preset_find(o->model, err);
+        if (!m)
+            return FALSE;
+        w->m = *m;
+    }
+    if (o->layers < 0 || o->hidden < 0 || o->heads < 0 || o->kv_heads < 0 || o->ffn < 0 || o->vocab < 0 ||
+        o->gpus < 0 || o->tp < 0 || o->pp < 0 || o->dp < 0 || o->cp < 0 || o->ep < 0 || o->micro_batch < 0 ||
+        o->global_batch < 0 || o->seq < 0 || o->layer_fuse < 0)
+        return BAD("sizes and counts must be positive");
+    if (o->schedule && g_ascii_strcasecmp(o->schedule, "1f1b"))
+        return BAD("--schedule '%s': only 1f1b is implemented (interleaved 1F1B is not)", o->schedule);
+    w->dtype = COMPUTE_BF16;
+    if (o->dtype) {
+        int d = compute_dtype_parse(o->dtype);
+        if (d < 0 || d == COMPUTE_FP32)
+            return BAD("--dtype '%s': expected bf16, fp16 or fp8", o->dtype);
+        w->dtype = (compute_dtype)d;
+    }
+    if (o->zero_s) {
+        if (strlen(o->zero_s) != 1 || o->zero_s[0] < '0' || o->zero_s[0] > '3')
+            return BAD("--zero '%s': expected 0, 1, 2 or 3", o->zero_s);
+        w->zero = o->zero_s[0] - '0';
+    }
+    if (o->fsdp) {
+        if (o->zero_s && w->zero != 3)
+            return BAD("--fsdp is ZeRO-3; it contradicts --zero %d", w->zero);
+        w->zero = 3;
+    }
+    if (o->bucket) {
+        uint64_t b;
+        if (!cli_parse_bytes(o->bucket, &b, err))
+            return FALSE;
+        w->bucket_bytes = b;
+        if (b < 1024)
+            return BAD("--bucket must be >= 1K");
+    }
+    w->gpus = o->gpus;
+    w->tp = o->tp;
+    w->pp = o->pp;
+    w->dp = o->dp;
+    w->cp = o->cp;
+    w->ep = o->ep;
+    w->sp = o->sp;
+    w->micro_batch = o->micro_batch;
+    w->global_batch = o->global_batch;
+    w->seq = o->seq;
+    w->recompute = o->recompute;
+    w->grad_bytes = o->grad_fp32 ? 4 : 2;
+    w->layer_fuse = o->layer_fuse;
+    workload_spec_defaults(w);
+    return TRUE;
+}
+
+char **wl_opts_topo_sets(const wl_opts *o)
+{
+    GPtrArray *a = g_ptr_array_new();
+    for (char **s = o->sets; s && *s; s++)
+        if (strncmp(*s, "gpu.", 4))
+            g_ptr_array_add(a, g_strdup(*s));
+    g_ptr_array_add(a, NULL);
+    return (char **)g_ptr_array_free(a, FALSE);
+}
+
+gboolean wl_opts_gpu(const wl_opts *o, const topo *t, gpu_model *g, GError **err)
+{
+    const gpu_spec *spec = compute_gpu_find(t->gpu_model, t->gpu_sm, err);
+    if (!spec)
+        return FALSE;
+    compute_model_init(g, spec);
+    if (t->gpu_hbm_Bps > 0) /* the topology's number for its exact SKU */
+        g->spec.hbm_Bps = t->gpu_hbm_Bps;
+    for (char **s = o->sets; s && *s; s++)
+        if (!strncmp(*s, "gpu.", 4) && !compute_model_set(g, *s, err))
+            return FALSE;
+    return TRUE;
+}

@@ -1,0 +1,35 @@
+/* cli/wlopts.h - the options `conveyor workload` and `conveyor scale`
+ * share: the model (preset or custom shape), the parallel layout, the
+ * training settings, and the GPU compute model with its gpu.* overrides. */
+#ifndef CLI_WLOPTS_H
+#define CLI_WLOPTS_H
+
+#include <glib.h>
+
+#include "models/compute.h"
+#include "topologies/topo.h"
+#include "traces/workload.h"
+
+typedef struct {
+    char *model, *schedule, *dtype, *zero_s, *bucket, *topo, *fabric;
+    char **sets;                 /* --set: gpu.* for the compute model, the rest for the topology */
+    gint gpus, tp, pp, dp, cp, ep, micro_batch, global_batch, seq, layer_fuse;
+    gint layers, hidden, heads, kv_heads, ffn, vocab, experts, topk;
+    gboolean sp, fsdp, recompute, grad_fp32, gated;
+} wl_opts;
+
+/* Model, parallelism and training options (with_layout: --gpus/--tp/--pp/--dp). */
+GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout);
+void wl_opts_clear(wl_opts *o);
+
+/* The spec the options describe (defaults applied, not yet checked).
+ * false with *err on an unknown model or a bad value (exit 2). */
+gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err);
+
+/* The topology --sets without the gpu.* ones (NULL-terminated; caller g_strfreev's). */
+char **wl_opts_topo_sets(const wl_opts *o);
+
+/* The compute model of topology t's GPU with the gpu.* --sets applied. */
+gboolean wl_opts_gpu(const wl_opts *o, const topo *t, gpu_model *g, GError **err);
+
+#endif

@@ -1,0 +1,70 @@
+/* models/compute.h - the compute model: how long a GPU kernel takes.
+ *
+ * Per GPU kind, the datasheet numbers (dense tensor-core peak per dtype, HBM
+ * bandwidth, SM count, memory size), each with its source; a kernel's time
+ * is a roofline with per-class efficiencies:
+ *   t = max(flops / (peak[dtype] * eff_flops[class]), bytes / (hbm_Bps * eff_bytes[class]))
+ * docs/workloads.md gives the equations, the numbers and where the default
+ * efficiencies come from.
+ */
+#ifndef MODELS_COMPUTE_H
+#define MODELS_COMPUTE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum { COMPUTE_BF16, COMPUTE_FP8, COMPUTE_FP32, COMPUTE_DTYPES } compute_dtype;
+typedef enum { KC_GEMM, KC_ATTN, KC_ELEM, KC_KINDS } compute_kclass;
+
+typedef struct {
+    const char *name;                  /* "H100-SXM", "A100", ... */
+    int sm_cc;                         /* compute capability x10 */
+    int sms;                           /* streaming multiprocessors */
+    double peak_flops[COMPUTE_DTYPES]; /* dense FLOP/s; bf16 slot = fp16 on GPUs without bf16; 0 = unsupported */
+    double hbm_Bps;                    /* device memory bandwidth, bytes/s */
+    double mem_bytes;                  /* device memory, bytes */
+    const char *source;                /* datasheet / whitepaper the numbers come from */
+} gpu_spec;
+
+typedef struct {
+    gpu_spec spec;                 /* a copy; hbm_Bps may come from the topology */
+    double eff_flops[KC_KINDS];    /* fraction of peak a kernel class reaches (0, 1] */
+    double eff_bytes[KC_KINDS];    /* fraction of HBM bandwidth (0, 1] */
+    double kernel_ps;              /* fixed cost per kernel (launch + tail), ps */
+} gpu_model;
+
+/* The shipped GPU kinds (static table, n entries). */
+const gpu_spec *compute_gpu_table(int *n);
+
+/* The GPU kind for a topology's model string ("H100-SXM5-80GB", "Tesla
+ * V100-SXM2-32GB", "GB200", ...) and compute capability; NULL with *err
+ * (COMPUTE_ERROR_UNKNOWN) if none matches. */
+const gpu_spec *compute_gpu_find(const char *model, int sm_cc, GError **err);
+
+/* Fill *g with spec and the default efficiencies (docs/workloads.md). */
+void compute_model_init(gpu_model *g, const gpu_spec *spec);
+
+/* Apply one "gpu.KEY=VALUE" override: gemm_eff, attn_eff, elem_eff (FLOP
+ * efficiencies), gemm_bw_eff, attn_bw_eff, elem_bw_eff, kernel_us,
+ * peak_tflops (bf16), fp8_tflops, hbm_GBps. Returns false with *err
+ * (COMPUTE_ERROR_SET) on an unknown key or a value out of range. */
+bool compute_model_set(gpu_model *g, const char *kv, GError **err);
+
+/* Kernel time in ps: kernel_ps + max(flops / (peak[dt] * eff_flops[k]),
+ * bytes / (hbm * eff_bytes[k])). A dtype the GPU lacks (peak 0) falls back
+ * to bf16. flops, bytes >= 0. */
+int64_t compute_kernel_ps(const gpu_model *g, compute_kclass k, compute_dtype dt, double flops, double bytes);
+
+/* Dense peak FLOP/s of dt (with the bf16 fallback). */
+double compute_peak(const gpu_model *g, compute_dtype dt);
+
+/* "bf16"/"fp16" -> BF16, "fp8", "fp32"; -1 if unknown. */
+int compute_dtype_parse(const char *s);
+const char *compute_dtype_name(compute_dtype dt);
+
+#define COMPUTE_ERROR (compute_error_quark())
+GQuark compute_error_quark(void);
+enum { COMPUTE_ERROR_UNKNOWN = 1, COMPUTE_ERROR_SET };
+
+#endif

@@ -1,0 +1,267 @@
+/* Tests of models/compute (roofline closed forms, GPU lookup, overrides)
+ * and traces/workload (FLOPs against Megatron's closed form and the 6N
+ * rule, DP/TP/PP/ZeRO-3 communication volumes and counts against hand
+ * counts, the 1F1B bubble, layout errors, and a replay of a generated step). */
+#include <math.h>
+#include <string.h>
+
+#include "models/replay.h"
+#include "testutil.h"
+#include "topologies/topo.h"
+#include "traces/workload.h"
+
+static gpu_model gpu(const char *name)
+{
+    gpu_model g;
+    const gpu_spec *s = compute_gpu_find(name, 0, NULL);
+    g_assert(s);
+    compute_model_init(&g, s);
+    return g;
+}
+
+static void test_compute_gemm_closed_form(void)
+{
+    gpu_model g = gpu("H100-SXM5-80GB");
+    CU_ASSERT_TRUE(compute_model_set(&g, "gpu.kernel_us=0", NULL));
+    CU_ASSERT_TRUE(compute_model_set(&g, "gpu.gemm_eff=0.5", NULL));
+    double m = 8192, n = 8192, k = 8192;
+    /* 2mnk / (989.4 TFLOP/s x 0.5) = 2.2225 ms; bytes are far from the roof */
+    double want_ps = 2 * m * n * k / (989.4e12 * 0.5) * 1e12;
+    ASSERT_REL(compute_kernel_ps(&g, KC_GEMM, COMPUTE_BF16, 2 * m * n * k, 2 * (m * k + k * n + m * n)), want_ps, 1e-9);
+    /* fp8 doubles the peak */
+    ASSERT_REL(compute_kernel_ps(&g, KC_GEMM, COMPUTE_FP8, 2 * m * n * k, 0), want_ps / 2, 1e-3);
+    /* memory-bound: 1 GB at 3.35 TB/s x 0.8 = 373.1 us */
+    ASSERT_REL(compute_kernel_ps(&g, KC_ELEM, COMPUTE_BF16, 0, 1e9), 1e9 / (3350e9 * 0.8) * 1e12, 1e-9);
+    /* A100 has no fp8: falls back to bf16 */
+    gpu_model a = gpu("A100-SXM4-80GB");
+    CU_ASSERT_EQUAL(compute_kernel_ps(&a, KC_GEMM, COMPUTE_FP8, 1e12, 0),
+                    compute_kernel_ps(&a, KC_GEMM, COMPUTE_BF16, 1e12, 0));
+}
+
+static void test_compute_gpu_lookup_and_errors(void)
+{
+    CU_ASSERT_STRING_EQUAL(compute_gpu_find("Tesla V100-SXM2-32GB", 70, NULL)->name, "V100-SXM2");
+    CU_ASSERT_STRING_EQUAL(compute_gpu_find("GB200", 100, NULL)->name, "GB200");
+    CU_ASSERT_STRING_EQUAL(compute_gpu_find("B200", 100, NULL)->name, "B200");
+    CU_ASSERT_STRING_EQUAL(compute_gpu_find("H100-PCIe-80GB", 90, NULL)->name, "H100-PCIe");
+    CU_ASSERT_STRING_EQUAL(compute_gpu_find("GeForce RTX 2080 Ti", 75, NULL)->name, "RTX 2080 Ti");
+    GError *err = NULL;
+    CU_ASSERT_PTR_NULL(compute_gpu_find("Radeon MI300X", 0, &err));
+    CU_ASSERT_TRUE(g_error_matches(err, COMPUTE_ERROR, COMPUTE_ERROR_UNKNOWN));
+    g_clear_error(&err);
+    gpu_model g = gpu("H200");
+    CU_ASSERT_FALSE(compute_model_set(&g, "gpu.turbo=1", &err));
+    CU_ASSERT_TRUE(g_error_matches(err, COMPUTE_ERROR, COMPUTE_ERROR_SET));
+    g_clear_error(&err);
+    CU_ASSERT_FALSE(compute_model_set(&g, "gpu.gemm_eff=1.5", &err));
+    CU_ASSERT_TRUE(g_error_matches(err, COMPUTE_ERROR, COMPUTE_ERROR_SET));
+    g_clear_error(&err);
+}
+
+static workload_spec spec(const char *model, int tp, int pp, int dp, int gb, int seq)
+{
+    workload_spec w = {.m = *workload_preset_find(model, NULL), .tp = tp, .pp = pp, .dp = dp, .gpus = tp * pp * dp,
+                       .global_batch = gb, .seq = seq};
+    workload_spec_defaults(&w);
+    return w;
+}
+
+static double rank_flops(const trace *t, int r)
+{
+    double f = 0;
+    for (guint i = 0; i < t->ranks[r].ops->len; i++)
+        f += g_array_index(t->ranks[r].ops, trace_op, i).flops;
+    return f;
+}
+
+/* ops of rank r with this kind (and collective kind / name prefix when given) */
+static int count(const trace *t, int r, trace_op_kind k, int coll, const char *prefix, double *bytes)
+{
+    int n = 0;
+    if (bytes)
+        *bytes = 0;
+    for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+        if (o->kind != k || (coll >= 0 && (int)o->coll != coll) || (prefix && !g_str_has_prefix(o->name, prefix)))
+            continue;
+        n++;
+        if (bytes)
+            *bytes += (double)o->bytes;
+    }
+    return n;
+}
+
+/* Megatron (Narayanan et al. 2021, eq. 3 without recompute): per step
+ * 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) for GPT with FFN 4h; the Kaplan /
+ * Megatron 6N rule plus the attention term 12 l s h per token agrees. */
+static void test_workload_flops_match_closed_forms(void)
+{
+    workload_spec w = spec("gpt-1.7b", 2, 1, 4, 8, 512);
+    gpu_model g = gpu("A100");
+    GError *err = NULL;
+    trace *t = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double B = 8, s = 512, l = 24, h = 2304, V = 51200;
+    double megatron = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    double total = 0;
+    for (int r = 0; r < t->nranks; r++)
+        total += rank_flops(t, r);
+    ASSERT_REL(total, megatron, 1e-9);
+    ASSERT_REL(workload_step_flops(&w), megatron, 1e-9);
+    double N = workload_params(&w.m), tokens = B * s;
+    double six_n = (6 * N + 12 * l * s * h) * tokens / w.gpus;
+    ASSERT_REL(rank_flops(t, 0), six_n, 0.03);
+    ASSERT_REL(rank_flops(t, 0), rank_flops(t, 7), 1e-12); /* pp = 1: every rank the same */
+    trace_free(t);
+}
+
+static void test_workload_dp_tp_counts(void)
+{
+    workload_spec w = spec("gpt-1.7b", 2, 1, 4, 16, 512); /* 4 microbatches of 1 */
+    gpu_model g = gpu("A100");
+    trace *t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    /* DP: one step's gradients of this rank's weights (N/tp), 2 bytes each, once */
+    double bytes;
+    int n = count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "dp_grad", &bytes);
+    double grads = workload_params(&w.m) / 2 * 2;
+    ASSERT_REL(bytes, grads, 1e-4);
+    /* buckets of >= 25 MiB (a layer's gradients when larger), the last one possibly smaller */
+    CU_ASSERT(n >= 2 && n <= (int)(grads / (25 << 20)) + 1);
+    /* TP (Megatron): 2 all_reduces per layer forward, 2 backward, per microbatch */
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "tp_ar", NULL), 4 * 24 * 4);
+    trace_free(t);
+    /* with SP: the same as reduce_scatter + all_gather pairs */
+    w.sp = true;
+    t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "tp_", NULL), 0);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_REDUCE_SCATTER, "tp_rs", NULL), 4 * 24 * 4);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_GATHER, "tp_ag", NULL), 4 * 24 * 4);
+    trace_free(t);
+}
+
+static void test_workload_pp_1f1b_sends(void)
+{
+    workload_spec w = spec("gpt-1.7b", 1, 4, 1, 8, 256);
+    gpu_model g = gpu("H100");
+    trace *t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    /* m = 8: first and last stage send/receive 8 (one direction), middle stages 16 */
+    double bytes;
+    CU_ASSERT_EQUAL(count(t, 0, TOP_SEND, -1, NULL, &bytes), 8);
+    ASSERT_REL(bytes, 8 * 256 * 2304 * 2.0, 1e-12); /* activations b*s*h in bf16 */
+    CU_ASSERT_EQUAL(count(t, 0, TOP_RECV, -1, NULL, NULL), 8);
+    CU_ASSERT_EQUAL(count(t, 1, TOP_SEND, -1, NULL, NULL), 16);
+    CU_ASSERT_EQUAL(count(t, 2, TOP_RECV, -1, NULL, NULL), 16);
+    CU_ASSERT_EQUAL(count(t, 3, TOP_SEND, -1, NULL, NULL), 8);
+    trace_free(t);
+}
+
+static void test_workload_zero3_gathers_twice(void)
+{
+    workload_spec w = spec("gpt-1.7b", 1, 1, 8, 16, 256); /* 2 microbatches */
+    w.zero = 3;
+    gpu_model g = gpu("A100");
+    trace *t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double ag, rs;
+    count(t, 0, TOP_COLL, COLL_ALL_GATHER, "zero3", &ag);
+    count(t, 0, TOP_COLL, COLL_REDUCE_SCATTER, "zero3", &rs);
+    double N = workload_params(&w.m);
+    ASSERT_REL(ag, 2 * 2 * N * 2, 1e-3); /* forward + backward, per microbatch, bf16 */
+    ASSERT_REL(rs, 2 * N * 2, 1e-3);     /* gradients reduce-scattered per microbatch */
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_REDUCE, NULL, NULL), 0);
+    trace_free(t);
+}
+
+static void test_workload_layout_errors(void)
+{
+    GError *err = NULL;
+    gpu_model g = gpu("H100");
+    workload_spec w = spec("llama2-7b", 3, 1, 2, 2, 256); /* 32 heads % 3 */
+    CU_ASSERT_PTR_NULL(workload_generate(&w, &g, &err));
+    CU_ASSERT_TRUE(g_error_matches(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT));
+    g_clear_error(&err);
+    w = spec("llama2-7b", 1, 3, 1, 3, 256); /* 32 layers % 3 */
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_TRUE(g_error_matches(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT));
+    g_clear_error(&err);
+    w = spec("llama2-7b", 2, 1, 2, 2, 256);
+    w.gpus = 8; /* 2*1*2 != 8 */
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_TRUE(g_error_matches(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "tp*pp*dp*cp"));
+    g_clear_error(&err);
+    CU_ASSERT_PTR_NULL(workload_preset_find("gpt-5", &err));
+    CU_ASSERT_TRUE(g_error_matches(err, WORKLOAD_ERROR, WORKLOAD_ERROR_MODEL));
+    g_clear_error(&err);
+}
+
+/* 1F1B on a pipeline whose stages do equal compute: step ~ (m + p - 1) x
+ * (t_f + t_b) of one microbatch, i.e. bubble (p-1)/(m+p-1). */
+static void test_workload_1f1b_bubble(void)
+{
+    workload_spec w = {.m = {.name = "custom", .layers = 8, .hidden = 1024, .heads = 16, .vocab = 16},
+                       .tp = 1, .pp = 4, .dp = 1, .gpus = 4, .global_batch = 8, .seq = 1024};
+    workload_spec_defaults(&w);
+    gpu_model g = gpu("H100");
+    trace *t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    GError *err = NULL;
+    topo *tp = topo_load("dgx-h100", &(topo_opts){.gpus = 4}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tp);
+    coll_system sys;
+    topo_coll_system(&sys, tp, 0, 1);
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result res;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    double busy = (double)res.ranks[1].compute_ps; /* a middle stage: layers only */
+    double m = 8, p = 4;
+    ASSERT_REL((double)res.end_ps, busy * (m + p - 1) / m, 0.08);
+    replay_result_clear(&res);
+    topo_free(tp);
+    trace_free(t);
+}
+
+/* llama2-7b, short sequence, one DGX H100 with tp 8: the step replays and
+ * takes at least the compute of rank 0 plus its exposed TP communication. */
+static void test_workload_replay_llama2_tp8(void)
+{
+    workload_spec w = spec("llama2-7b", 8, 1, 1, 1, 256);
+    gpu_model g = gpu("H100");
+    GError *err = NULL;
+    trace *t = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(trace_validate(t, &err));
+    topo *tp = topo_load("dgx-h100", &(topo_opts){0}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tp);
+    coll_system sys;
+    topo_coll_system(&sys, tp, 2.5, 1);
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result res;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    CU_ASSERT(res.end_ps >= res.ranks[0].compute_ps + res.ranks[0].exposed_comm_ps - 1000);
+    CU_ASSERT(res.ranks[0].exposed_comm_ps > 0);
+    CU_ASSERT_EQUAL(res.colls->len, 4 * 32); /* 4 TP all_reduces per layer, no DP */
+    replay_result_clear(&res);
+    topo_free(tp);
+    trace_free(t);
+}
+
+int main(void)
+{
+    static const test_case cases[] = {
+        {"/compute/gemm-closed-form", test_compute_gemm_closed_form},
+        {"/compute/gpu-lookup-and-errors", test_compute_gpu_lookup_and_errors},
+        {"/workload/flops-match-closed-forms", test_workload_flops_match_closed_forms},
+        {"/workload/dp-tp-counts", test_workload_dp_tp_counts},
+        {"/workload/pp-1f1b-sends", test_workload_pp_1f1b_sends},
+        {"/workload/zero3-gathers-twice", test_workload_zero3_gathers_twice},
+        {"/workload/layout-errors", test_workload_layout_errors},
+        {"/workload/1f1b-bubble", test_workload_1f1b_bubble},
+        {"/workload/replay-llama2-tp8", test_workload_replay_llama2_tp8},
+        {NULL, NULL},
+    };
+    return test_main("workload", cases);
+}

@@ -1,0 +1,245 @@
+/* traces/workload.c - the model presets (published shapes with sources),
+ * the spec's defaults and checks, and the closed forms the generator and
+ * its tests share: parameters, step FLOPs, memory. The trace itself is
+ * built in traces/workload_gen.c.
+ */
+#include "traces/workload.h"
+
+#include <math.h>
+#include <string.h>
+
+G_DEFINE_QUARK(conveyor-workload-error-quark, workload_error)
+
+#define MEGATRON_SC21 "Narayanan et al. SC'21 (arXiv:2104.04473) Table 1; vocab 51200, FFN 4h"
+#define MEGATRON_2020 "NVIDIA/Megatron-LM README (Sep 2020) scaling table; vocab 51200, FFN 4h"
+#define GPT(n, l, h, a, src) {n, l, h, a, a, 4 * (h), 51200, false, true, 0, 0, 0, 0, 0, src}
+
+static const workload_model presets[] = {
+    {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, false, true, 0, 0, 0, 0, 0,
+     "Brown et al. 2020 (arXiv:2005.14165) Table 2.1: 96 layers, d_model 12288, 96 heads, d_ff 4 d_model; "
+     "GPT-2 BPE vocab 50257"},
+    {"llama2-7b", 32, 4096, 32, 32, 11008, 32000, true, false, 0, 0, 0, 0, 0,
+     "Touvron et al. 2023 (arXiv:2307.09288) and meta-llama/Llama-2-7b-hf config.json"},
+    {"llama2-13b", 40, 5120, 40, 40, 13824, 32000, true, false, 0, 0, 0, 0, 0,
+     "Touvron et al. 2023 and meta-llama/Llama-2-13b-hf config.json"},
+    {"llama2-70b", 80, 8192, 64, 8, 28672, 32000, true, false, 0, 0, 0, 0, 0,
+     "Touvron et al. 2023 (GQA, 8 KV heads) and meta-llama/Llama-2-70b-hf config.json"},
+    {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, true, false, 0, 0, 0, 0, 0,
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3 and meta-llama/Meta-Llama-3-8B config.json"},
+    {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, true, false, 0, 0, 0, 0, 0,
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3"},
+    {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, true, false, 0, 0, 0, 0, 0,
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3"},
+    {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, true, false, 8, 2, 14336, 0, 0,
+     "Jiang et al. 2024 (arXiv:2401.04088) Table 1: 32 layers, dim 4096, 32 heads, 8 KV heads, hidden 14336, "
+     "8 experts, top-2, vocab 32000"},
+    {"deepseek-v3-like", 61, 7168, 128, 128, 18432, 129280, true, false, 256, 8, 2048, 2048, 3,
+     "DeepSeek-V3 report (arXiv:2412.19437) and its config.json: 61 layers (first 3 dense, FFN 18432), hidden "
+     "7168, 128 heads, 256 routed experts (FFN 2048) top-8 + 1 shared, vocab 129280; MLA approximated as "
+     "multi-head attention of 128 heads, MTP not modelled"},
+    GPT("gpt-1.7b", 24, 2304, 24, MEGATRON_SC21),
+    GPT("gpt-3.6b", 30, 3072, 32, MEGATRON_SC21),
+    GPT("gpt-7.5b", 36, 4096, 32, MEGATRON_SC21),
+    GPT("gpt-18b", 40, 6144, 48, MEGATRON_SC21),
+    GPT("gpt-39b", 48, 8192, 64, MEGATRON_SC21),
+    GPT("gpt-76b", 60, 10240, 80, MEGATRON_SC21),
+    GPT("gpt-145b", 80, 12288, 96, MEGATRON_SC21),
+    GPT("gpt-310b", 96, 16384, 128, MEGATRON_SC21),
+    GPT("gpt-530b", 105, 20480, 128, MEGATRON_SC21),
+    GPT("gpt-1t", 128, 25600, 160, MEGATRON_SC21),
+    GPT("megatron2020-1.2b", 24, 1920, 15, MEGATRON_2020),
+    GPT("megatron2020-2.5b", 30, 2304, 18, MEGATRON_2020),
+    GPT("megatron2020-4.2b", 36, 3072, 24, MEGATRON_2020),
+    GPT("megatron2020-8.3b", 42, 4096, 32, MEGATRON_2020),
+};
+
+const workload_model *workload_presets(int *n)
+{
+    *n = (int)G_N_ELEMENTS(presets);
+    return presets;
+}
+
+const workload_model *workload_preset_find(const char *name, GError **err)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(presets); i++)
+        if (name && !g_ascii_strcasecmp(name, presets[i].name))
+            return &presets[i];
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(presets); i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "", presets[i].name);
+    g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_MODEL, "unknown model '%s' (presets: %s; or custom)",
+                name ? name : "", s->str);
+    g_string_free(s, TRUE);
+    return NULL;
+}
+
+void workload_spec_defaults(workload_spec *w)
+{
+    if (w->cp <= 0)
+        w->cp = 1;
+    if (w->ep <= 0)
+        w->ep = 1;
+    if (w->tp <= 0)
+        w->tp = 1;
+    if (w->pp <= 0)
+        w->pp = 1;
+    if (w->dp <= 0 && w->gpus > 0 && w->gpus % (w->tp * w->pp * w->cp) == 0)
+        w->dp = w->gpus / (w->tp * w->pp * w->cp);
+    if (w->gpus <= 0)
+        w->gpus = w->tp * w->pp * w->cp * (w->dp > 0 ? w->dp : 1);
+    if (w->micro_batch <= 0)
+        w->micro_batch = 1;
+    if (w->seq <= 0)
+        w->seq = 2048;
+    if (w->global_batch <= 0 && w->dp > 0) /* enough microbatches to fill the pipeline twice */
+        w->global_batch = w->micro_batch * w->dp * (w->pp > 1 ? 2 * w->pp : 1);
+    if (w->grad_bytes <= 0)
+        w->grad_bytes = 2;
+    if (w->bucket_bytes == 0)
+        w->bucket_bytes = 25u << 20;
+    if (w->layer_fuse <= 0)
+        w->layer_fuse = 1;
+    if (w->m.kv_heads <= 0)
+        w->m.kv_heads = w->m.heads;
+    if (w->m.ffn <= 0)
+        w->m.ffn = 4 * w->m.hidden;
+    if (w->m.vocab <= 0)
+        w->m.vocab = 51200;
+}
+
+#define LAYOUT(...) (g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT, __VA_ARGS__), false)
+#define VALUE(...) (g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, __VA_ARGS__), false)
+
+bool workload_spec_check(const workload_spec *w, GError **err)
+{
+    const workload_model *m = &w->m;
+    if (m->layers < 1 || m->layers > 100000 || m->hidden < 1 || m->hidden > 1000000 || m->heads < 1 ||
+        m->hidden % m->heads || m->kv_heads < 1 || m->heads % m->kv_heads || m->ffn < 1 || m->vocab < 1 ||
+        m->vocab > 10000000)
+        return VALUE("model shape: need layers >= 1, hidden divisible by heads, heads divisible by kv-heads, "
+                     "ffn >= 1, vocab in 1..1e7 (got layers %d hidden %d heads %d kv-heads %d ffn %d vocab %d)",
+                     m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab);
+    if (w->dp < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->gpus % (w->tp * w->pp * w->cp))
+        return LAYOUT("--gpus %d is not a multiple of tp*pp*cp = %d*%d*%d", w->gpus, w->tp, w->pp, w->cp);
+    if (w->tp < 1 || w->pp < 1 || w->dp < 1 || w->cp < 1 || w->ep < 1 || w->gpus < 1)
+        return LAYOUT("--tp, --pp, --dp, --cp, --ep and --gpus must be >= 1");
+    if ((int64_t)w->tp * w->pp * w->dp * w->cp != w->gpus)
+        return LAYOUT("tp*pp*dp*cp = %d*%d*%d*%d = %" G_GINT64_FORMAT " but --gpus is %d", w->tp, w->pp, w->dp,
+                      w->cp, (int64_t)w->tp * w->pp * w->dp * w->cp, w->gpus);
+    if (m->heads % w->tp || m->kv_heads % w->tp)
+        return LAYOUT("heads (%d) and kv-heads (%d) must be divisible by tp (%d)", m->heads, m->kv_heads, w->tp);
+    if (m->ffn % w->tp)
+        return LAYOUT("ffn (%d) must be divisible by tp (%d)", m->ffn, w->tp);
+    if (m->layers % w->pp)
+        return LAYOUT("layers (%d) must be divisible by pp (%d)", m->layers, w->pp);
+    if (w->micro_batch < 1 || w->seq < 1 || w->seq > 10000000)
+        return VALUE("--micro-batch must be >= 1 and --seq in 1..1e7");
+    if (w->seq % (w->cp * (w->sp ? w->tp : 1)))
+        return LAYOUT("seq (%d) must be divisible by cp%s (%d)", w->seq, w->sp ? "*tp with --sp" : "",
+                      w->cp * (w->sp ? w->tp : 1));
+    if (w->global_batch < 1 || w->global_batch % (w->micro_batch * w->dp))
+        return LAYOUT("global batch (%d) must be a multiple of micro-batch*dp = %d*%d", w->global_batch,
+                      w->micro_batch, w->dp);
+    if (w->ep > 1 && (!m->experts || m->experts % w->ep || w->dp % w->ep))
+        return LAYOUT("ep (%d) needs an MoE model whose experts (%d) and dp (%d) it divides", w->ep, m->experts,
+                      w->dp);
+    if (w->zero < 0 || w->zero > 3)
+        return VALUE("--zero must be 0, 1, 2 or 3");
+    if (w->zero == 3 && w->pp > 1)
+        return LAYOUT("ZeRO-3/FSDP with pp > 1 is not supported (DeepSpeed and FSDP do not combine them)");
+    if (w->layer_fuse < 1 || (m->layers / w->pp) % w->layer_fuse)
+        return LAYOUT("layer fuse (%d) must divide the layers per stage (%d)", w->layer_fuse, m->layers / w->pp);
+    if (w->grad_bytes != 2 && w->grad_bytes != 4)
+        return VALUE("gradient element size must be 2 or 4 bytes");
+    if (w->bucket_bytes < 1024)
+        return VALUE("bucket must be >= 1 KiB");
+    if (w->global_batch / (w->micro_batch * w->dp) > 100000)
+        return VALUE("more than 100000 microbatches per step");
+    return true;
+}
+
+/* Weights of one transformer layer (biases and norms included). */
+double workload_layer_params(const workload_model *m, bool moe, double *expert_out)
+{
+    double h = m->hidden, kv = (double)m->hidden / m->heads * m->kv_heads, mats = m->gated ? 3 : 2;
+    double attn = h * (h + 2 * kv) + h * h, norms = m->gated ? 2 * h : 4 * h;
+    if (!m->gated) /* GPT: biases of QKV, projection and the two MLP matrices */
+        attn += h + 2 * kv + h;
+    double mlp, expert = 0;
+    if (moe) {
+        expert = m->experts * mats * h * m->expert_ffn;
+        mlp = h * m->experts + mats * h * m->shared_ffn;
+    } else {
+        mlp = mats * h * m->ffn + (m->gated ? 0 : m->ffn + h);
+    }
+    if (expert_out)
+        *expert_out = expert;
+    return attn + norms + mlp + expert;
+}
+
+bool workload_layer_is_moe(const workload_model *m, int layer)
+{
+    return m->experts > 0 && layer >= m->dense_layers;
+}
+
+double workload_params(const workload_model *m)
+{
+    double n = 0;
+    for (int l = 0; l < m->layers; l++)
+        n += workload_layer_params(m, workload_layer_is_moe(m, l), NULL);
+    double emb = (double)m->vocab * m->hidden;
+    return n + emb * (m->tied ? 1 : 2) + (m->gated ? 1 : 2) * (double)m->hidden;
+}
+
+/* Forward matmul FLOPs of one layer for `tokens` tokens whose attention
+ * spans `ctx` keys (Megatron's counting: QKV, scores, AV, projection, MLP). */
+double workload_layer_fwd_flops(const workload_model *m, bool moe, double tokens, double ctx)
+{
+    double h = m->hidden, kv = (double)m->hidden / m->heads * m->kv_heads, mats = m->gated ? 3 : 2;
+    double f = 2 * tokens * (h * (h + 2 * kv) + h * h) + 4 * tokens * ctx * h;
+    if (moe)
+        f += 2 * tokens * (h * m->experts + mats * h * ((double)m->topk * m->expert_ffn + m->shared_ffn));
+    else
+        f += 2 * tokens * mats * h * m->ffn;
+    return f;
+}
+
+double workload_step_flops(const workload_spec *w)
+{
+    const workload_model *m = &w->m;
+    double tokens = (double)w->global_batch * w->seq, f = 0;
+    for (int l = 0; l < m->layers; l++)
+        f += workload_layer_fwd_flops(m, workload_layer_is_moe(m, l), tokens, w->seq);
+    f += 2 * tokens * (double)m->hidden * m->vocab;
+    return 3 * f;
+}
+
+double workload_memory_bytes(const workload_spec *w)
+{
+    const workload_model *m = &w->m;
+    int lps = m->layers / w->pp;
+    double p = 0;
+    for (int l = 0; l < lps; l++)
+        p += workload_layer_params(m, workload_layer_is_moe(m, l), NULL) / w->tp;
+    p += (double)m->vocab * m->hidden / w->tp; /* first (and last) stage's embedding */
+    double dpc = (double)w->dp * w->cp;
+    /* bf16 weights 2 + grads grad_bytes + fp32 master, m, v 12 (Rajbhandari et al. 2020: 16 bytes/param) */
+    double states = p * (w->zero >= 3 ? 2 / dpc : 2) + p * (w->zero >= 2 ? w->grad_bytes / dpc : w->grad_bytes) +
+                    p * (w->zero >= 1 ? 12 / dpc : 12);
+    double s = (double)w->seq / w->cp, b = w->micro_batch, h = m->hidden, a = m->heads;
+    double per_layer = w->recompute ? 2 * s * b * h : s * b * h * (34 + 5 * a * s / h) / w->tp;
+    if (!w->sp && !w->recompute) /* without SP, the 10sbh of norms and dropout are not split */
+        per_layer = s * b * h * (10 + 24.0 / w->tp + 5 * a * s / (h * w->tp));
+    int inflight = w->pp; /* 1F1B: stage 0 holds pp microbatches */
+    int mb = w->global_batch / (w->micro_batch * w->dp);
+    if (mb < inflight)
+        inflight = mb;
+    return states + per_layer * lps * inflight;
+}
+
+double workload_op_estimate(const workload_spec *w)
+{
+    int mb = w->global_batch / (w->micro_batch * w->dp);
+    double per_layer = (w->recompute ? 3 : 2) * (w->m.experts ? 12 : 8);
+    return (double)w->gpus * mb * ((double)w->m.layers / w->pp / w->layer_fuse) * per_layer;
+}

@@ -1,0 +1,97 @@
+/* traces/workload.h - the workload generator: one training step of a
+ * transformer as Megatron-LM / DeepSpeed / PyTorch FSDP execute it, as a
+ * trace (per rank: compute kernels timed by models/compute, TP/CP/EP/DP
+ * collectives, PP send/recv under 1F1B) that models/replay.c runs.
+ *
+ * Ranks are laid out as Megatron does: TP innermost, then CP, then DP (EP
+ * groups are consecutive DP ranks), PP outermost. docs/workloads.md has the
+ * FLOP and byte formulas, the schedule and the presets' sources.
+ */
+#ifndef TRACES_WORKLOAD_H
+#define TRACES_WORKLOAD_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "models/compute.h"
+#include "traces/trace.h"
+
+typedef struct {
+    const char *name;     /* preset name ("llama2-7b"), or "custom" */
+    int layers, hidden, heads, kv_heads, ffn, vocab;
+    bool gated;           /* SwiGLU MLP (3 matrices) instead of GELU (2) */
+    bool tied;            /* input embedding and LM head share weights */
+    int experts, topk;    /* MoE: routed experts and experts per token (0 = dense) */
+    int expert_ffn;       /* FFN width of one routed expert */
+    int shared_ffn;       /* FFN width of the shared expert(s), 0 = none */
+    int dense_layers;     /* first layers that stay dense in an MoE model */
+    const char *source;   /* where the shape is published */
+} workload_model;
+
+typedef enum { ZERO_NONE = 0, ZERO_1 = 1, ZERO_2 = 2, ZERO_3 = 3 } workload_zero;
+
+typedef struct {
+    workload_model m;
+    int gpus, tp, pp, dp, cp, ep; /* tp*pp*dp*cp == gpus; ep divides dp */
+    bool sp;                      /* sequence parallelism (RS + AG instead of AR) */
+    int zero;                     /* 0 DDP, 1/2 ZeRO (distributed optimizer), 3 ZeRO-3 / FSDP */
+    int micro_batch, global_batch, seq;
+    compute_dtype dtype;
+    bool recompute;               /* full activation recomputation */
+    int grad_bytes;               /* bytes per gradient element reduced over DP (2 bf16, 4 fp32) */
+    uint64_t bucket_bytes;        /* DP gradient bucket (25 MiB: PyTorch DDP bucket_cap_mb) */
+    int layer_fuse;               /* layers merged into one op (1 = exact; > 1 coarsens, see docs) */
+} workload_spec;
+
+/* Presets with published shapes (static table of n entries). */
+const workload_model *workload_presets(int *n);
+/* The preset named `name`, or NULL with *err (WORKLOAD_ERROR_MODEL). */
+const workload_model *workload_preset_find(const char *name, GError **err);
+
+/* Defaults for the fields a user may leave 0: dp from gpus/(tp*pp*cp),
+ * cp = ep = 1, micro_batch 1, global_batch = dp*micro_batch*pp*? (see .c),
+ * seq 2048, grad_bytes 2, bucket 25 MiB, layer_fuse 1, kv_heads = heads. */
+void workload_spec_defaults(workload_spec *w);
+
+/* Check the parallel layout and shapes (tp*pp*dp*cp == gpus, heads % tp,
+ * kv_heads % tp, layers % pp, global_batch % (micro_batch*dp), seq % cp,
+ * experts % ep, dp % ep, ...). false with *err (WORKLOAD_ERROR_LAYOUT or
+ * _VALUE) naming the rule. */
+bool workload_spec_check(const workload_spec *w, GError **err);
+
+/* Parameters of the whole model (all stages, unsharded). */
+double workload_params(const workload_model *m);
+
+/* Weights of one layer (biases, norms and, for an MoE layer, all experts:
+ * their share is also written to *expert_params when not NULL). */
+double workload_layer_params(const workload_model *m, bool moe, double *expert_params);
+/* Whether layer l (0-based) is an MoE layer. */
+bool workload_layer_is_moe(const workload_model *m, int layer);
+/* Forward matmul FLOPs of one layer over `tokens` tokens attending over
+ * `ctx` keys: 2*tokens*(weights touched) + 4*tokens*ctx*hidden. */
+double workload_layer_fwd_flops(const workload_model *m, bool moe, double tokens, double ctx);
+
+/* Model FLOPs of one step (no recomputation), summed over all GPUs:
+ * 3 x forward matmul FLOPs (Megatron's counting, attention scores and LM
+ * head included). */
+double workload_step_flops(const workload_spec *w);
+
+/* Estimated device memory of the busiest rank, bytes: weights, gradients,
+ * Adam state (sharded as ZeRO says) and activations (Korthikanti et al.
+ * 2022: s*b*h*(34 + 5*a*s/h) per layer, /tp with SP; with recompute
+ * 2*s*b*h per layer), x in-flight microbatches of 1F1B. */
+double workload_memory_bytes(const workload_spec *w);
+
+/* Generate one step. Returns a validated trace owned by the caller, or NULL
+ * with *err (bad spec). g times the compute ops. */
+trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **err);
+
+/* Rough operation count of the trace, to warn before building huge ones. */
+double workload_op_estimate(const workload_spec *w);
+
+#define WORKLOAD_ERROR (workload_error_quark())
+GQuark workload_error_quark(void);
+enum { WORKLOAD_ERROR_MODEL = 1, WORKLOAD_ERROR_LAYOUT, WORKLOAD_ERROR_VALUE };
+
+#endif

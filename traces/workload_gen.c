@@ -1,0 +1,516 @@
+/* traces/workload_gen.c - builds the trace of one training step from a
+ * workload_spec (workload.h): per rank, per microbatch, the 1F1B order of
+ * forward and backward passes, each layer's compute ops (timed by
+ * models/compute) with its TP / CP / EP collectives on the compute stream,
+ * PP sends and receives on their own streams, DP gradient buckets (or
+ * ZeRO-3 gathers and reduce-scatters) on communication streams overlapped
+ * with backward, then the optimizer step. docs/workloads.md has the
+ * formulas.
+ */
+#include "traces/workload.h"
+
+#include <math.h>
+#include <string.h>
+
+/* streams: one per independent queue, so no channel blocks another */
+enum { S_MAIN, S_RECV_PREV, S_RECV_NEXT, S_SEND_NEXT, S_SEND_PREV, S_DP, S_GATHER };
+
+/* Adam with fp32 master weights: read weight, m, v, grad (4 x 4 bytes),
+ * write weight, m, v (12) and the bf16 copy (2). */
+#define ADAM_BYTES_PER_PARAM 30.0
+#define NONE UINT32_MAX
+
+typedef struct {
+    int64_t ps;
+    double flops, bytes;
+} cost;
+
+typedef struct {
+    cost attn_f, attn_b, mlp_f, mlp_b, moe_pre_f, moe_pre_b, moe_exp_f, moe_exp_b, emb_f, emb_b, head_f, head_b;
+} costs;
+
+typedef struct {
+    const workload_spec *w;
+    const gpu_model *g;
+    trace *t;
+    int mbs, lps, f;       /* microbatches, layers per stage, layers per op */
+    double T, act;         /* tokens of a microbatch on one rank (b*s/cp); bytes of T x hidden */
+    costs c;
+    /* the rank being generated */
+    int r, tp_i, cp_i, dp_i, pp_i;
+    int g_tp, g_cp, g_ep, g_dpc, g_edp, g_emb; /* trace groups, -1 if of size 1 */
+    GArray *wait;          /* deps for the next op on the main stream */
+    GArray *dp_ops;        /* DP collectives the optimizer waits for */
+    GArray *buckets;       /* params of each dense bucket (ZeRO-1/2 gather them back) */
+    double pend, pend_e, pend_params;
+    uint32_t last, prev_first;
+} gen;
+
+static int rank_of(const workload_spec *w, int tp_i, int cp_i, int dp_i, int pp_i)
+{
+    return tp_i + w->tp * (cp_i + w->cp * (dp_i + w->dp * pp_i));
+}
+
+/* ---- costs ---- */
+
+static void kern(cost *c, const gen *G, compute_kclass k, double flops, double bytes)
+{
+    compute_dtype dt = k == KC_GEMM ? G->w->dtype : COMPUTE_BF16;
+    c->ps += compute_kernel_ps(G->g, k, dt, flops, bytes);
+    if (k != KC_ELEM)
+        c->flops += flops;
+    c->bytes += bytes;
+}
+
+/* A GEMM of m x k by k x n (bf16 operands): forward one kernel, backward
+ * two (data and weight gradients) of the same FLOPs. */
+static void gemm(cost *f, cost *b, const gen *G, double m, double k, double n)
+{
+    double fl = 2 * m * k * n, by = 2 * (m * k + k * n + m * n);
+    kern(f, G, KC_GEMM, fl, by);
+    kern(b, G, KC_GEMM, fl, by);
+    kern(b, G, KC_GEMM, fl, by);
+}
+
+static void elem(cost *f, cost *b, const gen *G, double bytes)
+{
+    kern(f, G, KC_ELEM, 0, bytes);
+    kern(b, G, KC_ELEM, 0, 2 * bytes);
+}
+
+static void mlp_costs(cost *f, cost *b, const gen *G, double tokens, double ffn, double tp)
+{
+    double h = G->w->m.hidden, up = G->w->m.gated ? 2 : 1;
+    gemm(f, b, G, tokens, h, up * ffn / tp);
+    elem(f, b, G, 2 * tokens * ffn / tp * (up + 1));
+    gemm(f, b, G, tokens, ffn / tp, h);
+}
+
+static void costs_init(gen *G)
+{
+    const workload_spec *w = G->w;
+    const workload_model *m = &w->m;
+    costs *c = &G->c;
+    memset(c, 0, sizeof *c);
+    double t = w->tp, T = G->T, h = m->hidden, kv = h / m->heads * m->kv_heads, s = w->seq;
+    double Tn = w->sp ? T / t : T; /* tokens the norms, dropout and residuals touch */
+    elem(&c->attn_f, &c->attn_b, G, 4 * Tn * h);                     /* layer norm */
+    gemm(&c->attn_f, &c->attn_b, G, T, h, (h + 2 * kv) / t);          /* QKV */
+    double af = 4 * T * s * h / t, ab = 2 * (T * h / t + (double)w->micro_batch * s * 2 * kv / t + T * h / t);
+    kern(&c->attn_f, G, KC_ATTN, af, ab);                             /* flash attention */
+    kern(&c->attn_b, G, KC_ATTN, 2 * af, 2.5 * ab);
+    gemm(&c->attn_f, &c->attn_b, G, T, h / t, h);                     /* output projection */
+    elem(&c->attn_f, &c->attn_b, G, 10 * Tn * h);                    /* dropout + residual */
+    elem(&c->mlp_f, &c->mlp_b, G, 4 * Tn * h);
+    mlp_costs(&c->mlp_f, &c->mlp_b, G, T, m->ffn, t);
+    elem(&c->mlp_f, &c->mlp_b, G, 10 * Tn * h);
+    if (m->experts) {
+        double Tm = T / t;
+        elem(&c->moe_pre_f, &c->moe_pre_b, G, 4 * Tn * h);
+        gemm(&c->moe_pre_f, &c->moe_pre_b, G, Tm, h, m->experts);     /* router */
+        elem(&c->moe_pre_f, &c->moe_pre_b, G, 2 * Tm * m->experts * 3); /* softmax + top-k */
+        if (m->shared_ffn)
+            mlp_costs(&c->moe_pre_f, &c->moe_pre_b, G, Tm, m->shared_ffn, 1);
+        mlp_costs(&c->moe_exp_f, &c->moe_exp_b, G, Tm * m->topk, m->expert_ffn, 1);
+        elem(&c->moe_exp_f, &c->moe_exp_b, G, 10 * Tm * h);
+    }
+    elem(&c->emb_f, &c->emb_b, G, 4 * T * h);
+    elem(&c->head_f, &c->head_b, G, 4 * Tn * h);                     /* final norm */
+    gemm(&c->head_f, &c->head_b, G, T, h, (double)m->vocab / t);
+    elem(&c->head_f, &c->head_b, G, 3 * 4 * T * m->vocab / t);        /* fp32 softmax cross-entropy */
+}
+
+/* ---- emitting ops ---- */
+
+static uint32_t add(gen *G, trace_op *o, uint32_t dep)
+{
+    o->ts_ps = -1;
+    o->src_index = -1;
+    uint32_t i = trace_op_add(G->t, G->r, o);
+    if (dep != NONE)
+        trace_op_dep(G->t, G->r, i, dep);
+    if (o->stream == S_MAIN) {
+        for (guint k = 0; k < G->wait->len; k++)
+            trace_op_dep(G->t, G->r, i, g_array_index(G->wait, uint32_t, k));
+        g_array_set_size(G->wait, 0);
+        G->last = i;
+    }
+    return i;
+}
+
+static void compute(gen *G, const char *name, const cost *c, double mult)
+{
+    trace_op o = {.kind = TOP_COMPUTE, .stream = S_MAIN, .name = g_strdup(name),
+                  .dur_ps = (int64_t)llround((double)c->ps * mult), .flops = c->flops * mult,
+                  .mem_bytes = c->bytes * mult, .seq = -1};
+    add(G, &o, NONE);
+}
+
+/* A collective of `bytes` (nccl-tests size) over group g; nothing if g < 0. */
+static uint32_t coll(gen *G, int stream, coll_kind k, double bytes, int g, const char *name, uint32_t dep)
+{
+    if (g < 0)
+        return NONE;
+    const trace_group *tg = g_ptr_array_index(G->t->groups, g);
+    uint64_t unit = 16 * (uint64_t)tg->size, b = (uint64_t)ceil(bytes);
+    b = (b + unit - 1) / unit * unit;
+    trace_op o = {.kind = TOP_COLL, .stream = stream, .name = g_strdup(name), .dur_ps = -1, .coll = k,
+                  .bytes = b, .group = g, .seq = -1};
+    return add(G, &o, dep);
+}
+
+static uint32_t p2p(gen *G, int stream, bool send, int peer, double bytes, int64_t tag, uint32_t dep)
+{
+    trace_op o = {.kind = send ? TOP_SEND : TOP_RECV, .stream = stream, .name = g_strdup(send ? "pp_send" : "pp_recv"),
+                  .dur_ps = -1, .bytes = (uint64_t)ceil(bytes), .peer = peer, .tag = tag, .seq = -1};
+    return add(G, &o, dep);
+}
+
+static void wait_on(gen *G, uint32_t i)
+{
+    if (i != NONE)
+        g_array_append_val(G->wait, i);
+}
+
+/* ---- one layer group (f layers) ---- */
+
+static void block_fwd(gen *G, bool moe, const char *tag)
+{
+    const workload_spec *w = G->w;
+    double f = G->f, A = G->act * f;
+    bool sp = w->sp;
+    char n[64];
+    if (sp)
+        coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
+    if (G->g_cp >= 0) /* all-gather K and V of the whole sequence (Llama 3 style CP) */
+        coll(G, S_MAIN, COLL_ALL_GATHER,
+             2.0 * w->micro_batch * w->seq * 2 * w->m.hidden / w->m.heads * w->m.kv_heads / w->tp * f, G->g_cp,
+             "cp_ag_kv", NONE);
+    g_snprintf(n, sizeof n, "%sattn_fwd", tag);
+    compute(G, n, &G->c.attn_f, f);
+    coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+    if (!moe) {
+        if (sp)
+            coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
+        g_snprintf(n, sizeof n, "%smlp_fwd", tag);
+        compute(G, n, &G->c.mlp_f, f);
+        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+        return;
+    }
+    double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f;
+    g_snprintf(n, sizeof n, "%smoe_router_fwd", tag);
+    compute(G, n, &G->c.moe_pre_f, f);
+    coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_dispatch", NONE);
+    g_snprintf(n, sizeof n, "%smoe_experts_fwd", tag);
+    compute(G, n, &G->c.moe_exp_f, f);
+    coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_combine", NONE);
+    if (!sp)
+        coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_tokens", NONE);
+}
+
+static void block_bwd(gen *G, bool moe)
+{
+    const workload_spec *w = G->w;
+    double f = G->f, A = G->act * f;
+    bool sp = w->sp;
+    if (!moe) {
+        if (sp)
+            coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
+        compute(G, "mlp_bwd", &G->c.mlp_b, f);
+        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+    } else {
+        double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f;
+        if (!sp)
+            coll(G, S_MAIN, COLL_REDUCE_SCATTER, A, G->g_tp, "tp_rs_tokens", NONE);
+        coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_combine_bwd", NONE);
+        compute(G, "moe_experts_bwd", &G->c.moe_exp_b, f);
+        coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_dispatch_bwd", NONE);
+        compute(G, "moe_router_bwd", &G->c.moe_pre_b, f);
+    }
+    if (sp)
+        coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
+    compute(G, "attn_bwd", &G->c.attn_b, f);
+    if (G->g_cp >= 0)
+        coll(G, S_MAIN, COLL_REDUCE_SCATTER,
+             2.0 * w->micro_batch * w->seq * 2 * w->m.hidden / w->m.heads * w->m.kv_heads / w->tp * f, G->g_cp,
+             "cp_rs_dkv", NONE);
+    coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+}
+
+/* ---- gradients ---- */
+
+/* Dense and expert weights one rank holds for layer group k of its stage. */
+static void group_params(const gen *G, int k, double *dense, double *expert)
+{
+    const workload_spec *w = G->w;
+    *dense = *expert = 0;
+    for (int l = 0; l < G->f; l++) {
+        int layer = G->pp_i * G->lps + k * G->f + l;
+        double e;
+        double all = workload_layer_params(&w->m, workload_layer_is_moe(&w->m, layer), &e);
+        *dense += (all - e) / w->tp;
+        *expert += e / w->ep;
+    }
+}
+
+static void bucket_flush(gen *G, bool expert)
+{
+    double *p = expert ? &G->pend_e : &G->pend;
+    if (*p <= 0)
+        return;
+    coll_kind k = G->w->zero >= 1 ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
+    uint32_t i = coll(G, S_DP, k, *p, expert ? G->g_edp : G->g_dpc, expert ? "dp_grad_expert" : "dp_grad", G->last);
+    if (i != NONE)
+        g_array_append_val(G->dp_ops, i);
+    if (!expert)
+        g_array_append_val(G->buckets, G->pend_params);
+    if (!expert)
+        G->pend_params = 0;
+    *p = 0;
+}
+
+/* Gradients of `dense`/`expert` weights are ready after the last main op. */
+static void grads_ready(gen *G, double dense, double expert)
+{
+    double gb = G->w->grad_bytes;
+    G->pend += dense * gb;
+    G->pend_params += dense;
+    G->pend_e += expert * gb;
+    if (G->pend >= (double)G->w->bucket_bytes)
+        bucket_flush(G, false);
+    if (G->pend_e >= (double)G->w->bucket_bytes)
+        bucket_flush(G, true);
+}
+
+static double emb_params(const gen *G)
+{
+    return (double)G->w->m.vocab * G->w->m.hidden / G->w->tp;
+}
+
+/* ---- passes ---- */
+
+static uint32_t zero3_gather(gen *G, int k, bool last_group)
+{
+    double d, e;
+    group_params(G, k, &d, &e);
+    if (k == 0)
+        d += emb_params(G);
+    if (last_group && !G->w->m.tied)
+        d += emb_params(G);
+    uint32_t i = coll(G, S_GATHER, COLL_ALL_GATHER, (d + e) * 2, G->g_dpc, "zero3_param_ag", G->prev_first);
+    wait_on(G, i);
+    G->prev_first = G->t->ranks[G->r].ops->len;
+    return i;
+}
+
+static void forward(gen *G, int mb)
+{
+    const workload_spec *w = G->w;
+    bool first = G->pp_i == 0, lastst = G->pp_i == w->pp - 1;
+    int ng = G->lps / G->f;
+    if (!first)
+        wait_on(G, p2p(G, S_RECV_PREV, false, rank_of(w, G->tp_i, G->cp_i, G->dp_i, G->pp_i - 1),
+                       G->act / w->tp, 2 * (int64_t)mb, NONE));
+    if (w->zero == 3)
+        zero3_gather(G, 0, ng == 1);
+    if (first)
+        compute(G, "embedding_fwd", &G->c.emb_f, 1);
+    for (int k = 0; k < ng; k++) {
+        if (w->zero == 3 && k > 0)
+            zero3_gather(G, k, k == ng - 1);
+        block_fwd(G, workload_layer_is_moe(&w->m, G->pp_i * G->lps + k * G->f), "");
+    }
+    if (lastst)
+        compute(G, "lm_head_fwd", &G->c.head_f, 1);
+    else
+        p2p(G, S_SEND_NEXT, true, rank_of(w, G->tp_i, G->cp_i, G->dp_i, G->pp_i + 1), G->act / w->tp,
+            2 * (int64_t)mb, G->last);
+}
+
+static void backward(gen *G, int mb, bool reduce)
+{
+    const workload_spec *w = G->w;
+    bool first = G->pp_i == 0, lastst = G->pp_i == w->pp - 1;
+    int ng = G->lps / G->f;
+    if (reduce)
+        g_array_set_size(G->buckets, 0);
+    if (!lastst)
+        wait_on(G, p2p(G, S_RECV_NEXT, false, rank_of(w, G->tp_i, G->cp_i, G->dp_i, G->pp_i + 1),
+                       G->act / w->tp, 2 * (int64_t)mb + 1, NONE));
+    else {
+        compute(G, "lm_head_bwd", &G->c.head_b, 1);
+        if (reduce && !(w->m.tied && w->pp == 1))
+            grads_ready(G, emb_params(G), 0);
+    }
+    for (int k = ng - 1; k >= 0; k--) {
+        bool moe = workload_layer_is_moe(&w->m, G->pp_i * G->lps + k * G->f);
+        if (w->zero == 3)
+            zero3_gather(G, k, k == ng - 1);
+        if (w->recompute)
+            block_fwd(G, moe, "recompute_");
+        block_bwd(G, moe);
+        double d, e;
+        group_params(G, k, &d, &e);
+        if (w->zero == 3) {
+            if (k == 0)
+                d += emb_params(G);
+            if (k == ng - 1 && !w->m.tied)
+                d += emb_params(G);
+            uint32_t i = coll(G, S_DP, COLL_REDUCE_SCATTER, (d + e) * w->grad_bytes, G->g_dpc, "zero3_grad_rs",
+                              G->last);
+            if (i != NONE)
+                g_array_append_val(G->dp_ops, i);
+        } else if (reduce) {
+            grads_ready(G, d, e);
+        }
+    }
+    if (first) {
+        compute(G, "embedding_bwd", &G->c.emb_b, 1);
+        if (reduce && w->zero != 3)
+            grads_ready(G, emb_params(G), 0);
+    } else {
+        p2p(G, S_SEND_PREV, true, rank_of(w, G->tp_i, G->cp_i, G->dp_i, G->pp_i - 1), G->act / w->tp,
+            2 * (int64_t)mb + 1, G->last);
+    }
+    if (reduce && w->zero != 3) {
+        bucket_flush(G, false);
+        bucket_flush(G, true);
+    }
+}
+
+/* ---- the step ---- */
+
+static int group_of(gen *G, const char *name, int *ranks, int n)
+{
+    return n > 1 ? trace_group_add(G->t, name, ranks, n) : -1;
+}
+
+static void rank_groups(gen *G, int *buf)
+{
+    const workload_spec *w = G->w;
+    int n = 0;
+    for (int i = 0; i < w->tp; i++)
+        buf[n++] = rank_of(w, i, G->cp_i, G->dp_i, G->pp_i);
+    G->g_tp = group_of(G, NULL, buf, n);
+    n = 0;
+    for (int i = 0; i < w->cp; i++)
+        buf[n++] = rank_of(w, G->tp_i, i, G->dp_i, G->pp_i);
+    G->g_cp = group_of(G, NULL, buf, n);
+    n = 0;
+    for (int i = G->dp_i / w->ep * w->ep; i < (G->dp_i / w->ep + 1) * w->ep; i++)
+        buf[n++] = rank_of(w, G->tp_i, G->cp_i, i, G->pp_i);
+    G->g_ep = group_of(G, NULL, buf, n);
+    n = 0;
+    for (int d = 0; d < w->dp; d++)
+        for (int c = 0; c < w->cp; c++)
+            buf[n++] = rank_of(w, G->tp_i, c, d, G->pp_i);
+    G->g_dpc = group_of(G, NULL, buf, n);
+    n = 0;
+    for (int d = G->dp_i % w->ep; d < w->dp; d += w->ep)
+        for (int c = 0; c < w->cp; c++)
+            for (int t = 0; t < w->tp; t++)
+                buf[n++] = rank_of(w, t, c, d, G->pp_i);
+    G->g_edp = w->m.experts ? group_of(G, NULL, buf, n) : -1;
+    G->g_emb = -1;
+    if (w->pp > 1 && w->m.tied && (G->pp_i == 0 || G->pp_i == w->pp - 1)) {
+        int two[2] = {rank_of(w, G->tp_i, G->cp_i, G->dp_i, 0), rank_of(w, G->tp_i, G->cp_i, G->dp_i, w->pp - 1)};
+        G->g_emb = group_of(G, NULL, two, 2);
+    }
+}
+
+/* Optimizer step and what follows it (tied-embedding sync before it,
+ * ZeRO-1/2 parameter all-gather after it). */
+static void finish(gen *G)
+{
+    const workload_spec *w = G->w;
+    if (G->g_emb >= 0) {
+        uint32_t i = coll(G, S_DP, COLL_ALL_REDUCE, emb_params(G) * w->grad_bytes, G->g_emb, "embedding_grad_ar",
+                          G->last);
+        g_array_append_val(G->dp_ops, i);
+    }
+    double dense = 0, expert = 0;
+    for (int k = 0; k < G->lps / G->f; k++) {
+        double d, e;
+        group_params(G, k, &d, &e);
+        dense += d;
+        expert += e;
+    }
+    if (G->pp_i == 0 || (G->pp_i == w->pp - 1 && !(w->m.tied && w->pp == 1)))
+        dense += emb_params(G);
+    const trace_group *gd = G->g_dpc >= 0 ? g_ptr_array_index(G->t->groups, G->g_dpc) : NULL;
+    const trace_group *ge = G->g_edp >= 0 ? g_ptr_array_index(G->t->groups, G->g_edp) : NULL;
+    if (w->zero >= 1) {
+        dense /= gd ? gd->size : 1;
+        expert /= ge ? ge->size : 1;
+    }
+    for (guint k = 0; k < G->dp_ops->len; k++)
+        wait_on(G, g_array_index(G->dp_ops, uint32_t, k));
+    cost c = {0};
+    kern(&c, G, KC_ELEM, 0, (dense + expert) * ADAM_BYTES_PER_PARAM);
+    compute(G, "optimizer_adam", &c, 1);
+    if (w->zero == 1 || w->zero == 2)
+        for (guint k = 0; k < G->buckets->len; k++)
+            coll(G, S_DP, COLL_ALL_GATHER, g_array_index(G->buckets, double, k) * 2, G->g_dpc, "zero_param_ag",
+                 G->last);
+}
+
+/* 1F1B (PipeDream-Flush): pp-1-stage warm-up forwards, then one forward
+ * and one backward alternately, then the remaining backwards. */
+static void rank_step(gen *G)
+{
+    const workload_spec *w = G->w;
+    int warm = w->pp - G->pp_i - 1;
+    if (warm > G->mbs)
+        warm = G->mbs;
+    bool every = w->zero == 2;
+    for (int j = 0; j < warm; j++)
+        forward(G, j);
+    for (int j = 0; j < G->mbs - warm; j++) {
+        forward(G, warm + j);
+        backward(G, j, every || j == G->mbs - 1);
+    }
+    for (int j = G->mbs - warm; j < G->mbs; j++)
+        backward(G, j, every || j == G->mbs - 1);
+    finish(G);
+}
+
+trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **err)
+{
+    if (!workload_spec_check(w, err))
+        return NULL;
+    gen G = {.w = w, .g = g, .f = w->layer_fuse, .lps = w->m.layers / w->pp,
+             .mbs = w->global_batch / (w->micro_batch * w->dp)};
+    G.T = (double)w->micro_batch * w->seq / w->cp;
+    G.act = G.T * w->m.hidden * 2;
+    costs_init(&G);
+    g_autofree char *src = g_strdup_printf("workload:%s", w->m.name ? w->m.name : "custom");
+    G.t = trace_new(w->gpus, src);
+    G.t->steps = 1;
+    G.wait = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    G.dp_ops = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    G.buckets = g_array_new(FALSE, FALSE, sizeof(double));
+    int *buf = g_new(int, w->gpus);
+    for (int r = 0; r < w->gpus; r++) {
+        G.r = r;
+        G.tp_i = r % w->tp;
+        G.cp_i = r / w->tp % w->cp;
+        G.dp_i = r / (w->tp * w->cp) % w->dp;
+        G.pp_i = r / (w->tp * w->cp * w->dp);
+        G.pend = G.pend_e = G.pend_params = 0;
+        G.prev_first = NONE;
+        g_array_set_size(G.wait, 0);
+        g_array_set_size(G.dp_ops, 0);
+        g_array_set_size(G.buckets, 0);
+        rank_groups(&G, buf);
+        rank_step(&G);
+    }
+    g_free(buf);
+    g_array_free(G.wait, TRUE);
+    g_array_free(G.dp_ops, TRUE);
+    g_array_free(G.buckets, TRUE);
+    if (!trace_validate(G.t, err)) {
+        trace_free(G.t);
+        return NULL;
+    }
+    return G.t;
+}
