@@ -24,6 +24,7 @@
 #include "models/replay.h"
 #include "sysbuild.h"
 #include "traceload.h"
+#include "wlopts.h"
 
 /* ---- base command: collective ------------------------------------------ */
 
@@ -286,10 +287,109 @@ static const sweep_base replay_base = {
     .run = replay_run_point,
 };
 
-/* Bases a spec may name. To add scale: write its run(), add it here and
- * drop its name from `planned`. */
-static const sweep_base *const bases[] = {&coll_base, &replay_base};
-static const char *const planned[] = {"scale", NULL};
+/* ---- base command: scale (one generated training step per point) ------- */
+
+static const char *const scale_params[] = {
+    "topo", "fabric", "set", "gpus", "model", "tp", "pp", "cp", "ep", "zero", "sp", "micro_batch",
+    "global_batch", "seq", "dtype", "layer_fuse", "recompute", NULL,
+};
+
+enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP };
+static const char *const scale_figures[] = {
+    [S_STEP] = "step_ms", [S_TOKENS] = "tokens_per_s", [S_MFU] = "mfu", [S_EXPOSED] = "exposed_comm_frac",
+    [S_TFLOPS] = "tflops_per_gpu", [S_DP] = "dp", NULL,
+};
+
+/* Generate the step (`conveyor workload`) for the point's model and layout
+ * (dp = gpus / (tp x pp x cp)) on its system, replay it, report. */
+static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, char **out, GError **err)
+{
+    wl_opts o = {0};
+    o.model = (char *)sweep_point_get(p, "model");
+    o.topo = (char *)sweep_point_get(p, "topo");
+    o.fabric = (char *)sweep_point_get(p, "fabric");
+    o.zero_s = (char *)sweep_point_get(p, "zero");
+    o.dtype = (char *)sweep_point_get(p, "dtype");
+    o.sets = p->sets[0] ? p->sets : NULL;
+    const char *sp = sweep_point_get(p, "sp"), *rc = sweep_point_get(p, "recompute");
+    o.sp = sp && !strcmp(sp, "on");
+    o.recompute = rc && !strcmp(rc, "on");
+    if (!o.topo || !o.model) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "the scale base needs topo and model");
+        return false;
+    }
+    if (!point_int(p, "gpus", 1, 1 << 20, &o.gpus, err) || !point_int(p, "tp", 1, 1024, &o.tp, err) ||
+        !point_int(p, "pp", 1, 1024, &o.pp, err) || !point_int(p, "cp", 1, 1024, &o.cp, err) ||
+        !point_int(p, "ep", 1, 1024, &o.ep, err) || !point_int(p, "micro_batch", 1, 1 << 20, &o.micro_batch, err) ||
+        !point_int(p, "global_batch", 1, 1 << 30, &o.global_batch, err) ||
+        !point_int(p, "seq", 1, 1 << 24, &o.seq, err) || !point_int(p, "layer_fuse", 1, 1024, &o.layer_fuse, err))
+        return false;
+    workload_spec w;
+    if (!wl_opts_spec(&o, &w, err))
+        return false;
+    g_auto(GStrv) sets = wl_opts_topo_sets(&o);
+    topo_opts to = {.fabric = o.fabric, .sets = (const char *const *)sets};
+    topo *probe = topo_load(o.topo, &to, err);
+    if (!probe)
+        return false;
+    int gpn = probe->gpus_per_node;
+    topo_free(probe);
+    if (w.gpus <= 0 || (w.gpus > gpn && w.gpus % gpn)) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "gpus: need a whole number of %d-GPU servers", gpn);
+        return false;
+    }
+    to.nodes = w.gpus > gpn ? w.gpus / gpn : 1;
+    to.gpus = w.gpus < gpn ? w.gpus : 0;
+    topo *t = topo_load(o.topo, &to, err);
+    if (!t)
+        return false;
+    gpu_model g;
+    trace *tr = NULL;
+    bool ok = wl_opts_gpu(&o, t, &g, err) && workload_spec_check(&w, err) && (tr = workload_generate(&w, &g, err));
+    if (ok) {
+        coll_system sys;
+        topo_coll_system(&sys, t, 2.5, 1);
+        replay_opts ro = {.sys = &sys, .compute_scale = 1};
+        replay_result res;
+        if ((ok = replay_run(tr, &ro, &res, err))) {
+            double step = res.end_ps * 1e-12, hw = 0, exp = 0;
+            for (int r = 0; r < tr->nranks; r++) {
+                for (guint i = 0; i < tr->ranks[r].ops->len; i++)
+                    hw += g_array_index(tr->ranks[r].ops, trace_op, i).flops;
+                exp += (double)res.ranks[r].exposed_comm_ps;
+            }
+            for (size_t i = 0; i < nfig; i++) {
+                switch (fig[i]) {
+                case S_STEP: out[i] = g_strdup_printf("%.6f", step * 1e3); break;
+                case S_TOKENS: out[i] = g_strdup_printf("%.1f", (double)w.global_batch * w.seq / step); break;
+                case S_MFU:
+                    out[i] = g_strdup_printf("%.4f", workload_step_flops(&w) / step / w.gpus / compute_peak(&g, w.dtype));
+                    break;
+                case S_EXPOSED: out[i] = g_strdup_printf("%.4f", exp / tr->nranks / (double)res.end_ps); break;
+                case S_TFLOPS: out[i] = g_strdup_printf("%.2f", hw / step / w.gpus / 1e12); break;
+                case S_DP: out[i] = g_strdup_printf("%d", w.dp); break;
+                default: g_assert_not_reached();
+                }
+            }
+            replay_result_clear(&res);
+        }
+    }
+    trace_free(tr);
+    topo_free(t);
+    return ok;
+}
+
+static const sweep_base scale_base = {
+    .name = "scale",
+    .summary = "one generated training step (conveyor workload) replayed per point: step time, tokens/s, MFU",
+    .params = scale_params,
+    .figures = scale_figures,
+    .run = scale_run_point,
+};
+
+/* Bases a spec may name. */
+static const sweep_base *const bases[] = {&coll_base, &replay_base, &scale_base};
+static const char *const planned[] = {NULL};
 static const sweep_catalog catalog = {.bases = bases, .nbases = G_N_ELEMENTS(bases), .planned = planned};
 
 /* ---- the command ------------------------------------------------------- */

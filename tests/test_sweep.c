@@ -32,7 +32,7 @@ static bool fake_run(const sweep_point *p, const int *fig, size_t nfig, char **o
 static const sweep_base fake = {.name = "collective", .summary = "test", .params = params, .figures = figures,
                                 .run = fake_run};
 static const sweep_base *const fakes[] = {&fake};
-static const char *const planned[] = {"replay", "scale", NULL};
+static const char *const planned[] = {"studies", NULL};
 static const sweep_catalog cat = {.bases = fakes, .nbases = 1, .planned = planned};
 
 /* ---- grid ---------------------------------------------------------------- */
@@ -106,7 +106,7 @@ static void test_bad_specs_report_code_and_line(void)
         {"unknown_parameter.json", SWEEP_ERROR_PARAM, 5, "$.vary.link_speed: unknown parameter"},
         {"unknown_figure.json", SWEEP_ERROR_PARAM, 5, "$.figures[1]: unknown figure 'goodput'"},
         {"unknown_base.json", SWEEP_ERROR_BASE, 2, "unknown base command 'train'"},
-        {"base_not_available.json", SWEEP_ERROR_BASE, 2, "'scale' is not available yet"},
+        {"base_not_available.json", SWEEP_ERROR_BASE, 2, "'studies' is not available yet"},
         {"missing_base.json", SWEEP_ERROR_SCHEMA, 1, "missing \"base\""},
         {"fixed_and_varied.json", SWEEP_ERROR_VALUE, 5, "also fixed in $.args"},
         {"duplicate_value.json", SWEEP_ERROR_VALUE, 5, "$.vary.nodes[2]: duplicate value"},

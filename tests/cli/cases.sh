@@ -65,3 +65,4 @@ check scale-small 0 'dgx-h100 .* 16 +8 +1 +2 ' -- scale --model llama2-7b --syst
 check scale-csv 0 '^system,gpu,gpus,tp,pp,dp' -- scale --model gpt-1.7b --systems dgx-a100:8 --seq 256 --format csv
 check scale-too-big 2 'exceeds --max-gpus' -- scale --model llama2-7b --systems dgx-h100:4096 --seq 256
 check scale-bad-sizes 2 'bad sizes' -- scale --model llama2-7b --systems dgx-h100:8..x
+check sweep-scale-base 0 '^3,16,400,' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
