@@ -82,6 +82,8 @@ static void print_header(const topo *t)
                "domain of %d server(s)\n",
                t->nvlink_links, t->nvlink_link_Bps / 1e9, t->nvlink_eff, t->nvswitch ? "yes" : "no",
                t->nvls ? "yes" : "no", t->nvl_domain_nodes);
+    if (t->calibration)
+        printf("  calibration: %s\n", t->calibration);
     printf("  p2p %s; scale-out %s, %d NIC(s) x %.0f Gb/s per server\n", t->p2p ? "on" : "off",
            t->fabric_name ? t->fabric_name : "none", t->nics_per_node, t->nic_Bps * 8 / 1e9);
     GList *keys = g_list_sort(g_hash_table_get_keys(t->params), (GCompareFunc)strcmp);

@@ -16,10 +16,10 @@ GOptionGroup *sys_opts_group(sys_opts *o)
         {"gpus", 0, 0, G_OPTION_ARG_INT, &o->gpus, "use the first G GPUs of each server [all]", "G"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric (ib-hdr, ib-ndr, ...)", "F"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "override a topology parameter (repeatable)", "KEY=VALUE"},
-        {"launch-us", 0, 0, G_OPTION_ARG_DOUBLE, &o->launch_us, "host launch cost per GPU kernel, us [2.5]", "US"},
+        {"launch-us", 0, 0, G_OPTION_ARG_DOUBLE, &o->launch_us, "host launch cost per GPU kernel, us [the topology's calibration, else 2.5]", "US"},
         {0},
     };
-    o->launch_us = DEFAULT_LAUNCH_US;
+    o->launch_us = -1; /* not given: the topology's calibrated value, else DEFAULT_LAUNCH_US */
     GOptionGroup *g = g_option_group_new("system", "System options", "Show system options", NULL, NULL);
     g_option_group_add_entries(g, e);
     return g;
@@ -35,7 +35,7 @@ topo *sys_opts_load(const sys_opts *o, GError **err)
         g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "--nodes must be in 1..%d and --gpus in 1..1024", TOPO_MAX_NODES);
         return NULL;
     }
-    if (o->launch_us < 0 || o->launch_us > 1e6) {
+    if (o->launch_us != -1 && (o->launch_us < 0 || o->launch_us > 1e6)) {
         g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "--launch-us must be in 0..1e6");
         return NULL;
     }
@@ -52,5 +52,6 @@ void sys_opts_clear(sys_opts *o)
 
 void sys_from_topo(coll_system *s, const topo *t, const sys_opts *o)
 {
-    topo_coll_system(s, t, o->launch_us, o->gpus_per_thread);
+    double launch = o->launch_us >= 0 ? o->launch_us : t->launch_us > 0 ? t->launch_us : DEFAULT_LAUNCH_US;
+    topo_coll_system(s, t, launch, o->gpus_per_thread);
 }

@@ -15,7 +15,7 @@ typedef struct {
     char *fabric;
     char **sets;    /* --set k=v, repeatable */
     gint gpus_per_thread; /* -g as nccl-tests: GPUs driven by one host thread */
-    double launch_us;
+    double launch_us;     /* -1: not given (the topology's calibration, else 2.5 us) */
 } sys_opts;
 
 /* Adds --topo/--nodes/--gpus/--fabric/--set/--launch-us to a group. */

@@ -103,6 +103,7 @@ static const struct { const char *file; int code, line, col; } bad[] = {
     {"wrong-gpu-sm-type", TOPO_ERROR_SCHEMA, 3, 31},
     /* found by fuzz/fuzz_topo_json: a 0x0f byte as whitespace hung the position scanner */
     {"control-byte-whitespace-hang", TOPO_ERROR_VALUE, 12, 72},
+    {"calibration-file-missing", TOPO_ERROR_VALUE, 111, 18}, /* the value of "calibration" (grep -n) */
 };
 
 static void test_topo_bad_inputs_report_code_and_position(void)
@@ -425,9 +426,40 @@ static void test_topo_endpoint_limits_cap_routes(void)
     topo_free(t);
 }
 
+static void test_topo_calibration_sets_efficiencies_and_launch(void)
+{
+    GError *err = NULL;
+    topo *t = topo_load("tests/data/topo/calibrated-h200.json", &(topo_opts){0}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    /* NVLink: measured 390 GB/s over 18 x 25 GB/s; PCIe: 52 GB/s over Gen5 x16 (16 x 32 GT/s x 128/130 / 8) */
+    ASSERT_REL(t->nvlink_eff, 390.0 / 450.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(t->launch_us, 3.1, 1e-9);
+    const fab_route *r = fabric_route(t->fab, t->gpu_of_rank[0], t->gpu_of_rank[1], 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    ASSERT_REL(fabric_route_bw(t->fab, r), 390e9, 1e-9);
+    double pcie_raw = 16 * 32e9 * 128.0 / 130.0 / 8;
+    bool found = false;
+    for (fab_link_id l = 0; l < fabric_link_count(t->fab); l++)
+        if (fabric_link(t->fab, l)->kind == LINK_PCIE && fabric_link_src(t->fab, l) == t->gpu_of_rank[0]) {
+            ASSERT_REL(fabric_link(t->fab, l)->bw_Bps * fabric_link(t->fab, l)->eff, 52e9, 1e-6);
+            ASSERT_REL(fabric_link(t->fab, l)->bw_Bps, pcie_raw, 1e-6);
+            found = true;
+        }
+    CU_ASSERT(found);
+    CU_ASSERT_PTR_NOT_NULL(t->calibration);
+    topo_free(t);
+    /* without calibration: the datasheet efficiency and no launch figure */
+    t = topo_load("hgx-h200", &(topo_opts){0}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT(fabs(t->nvlink_eff - 390.0 / 450.0) > 0.01);
+    CU_ASSERT_EQUAL(t->launch_us, 0);
+    topo_free(t);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
+        {"calibration_sets_efficiencies_and_launch", test_topo_calibration_sets_efficiencies_and_launch},
         {"endpoint_limits_cap_routes", test_topo_endpoint_limits_cap_routes},
         {"shipped_all_load_with_gpu_counts", test_topo_shipped_all_load_with_gpu_counts},
         {"bad_inputs_report_code_and_position", test_topo_bad_inputs_report_code_and_position},

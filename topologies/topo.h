@@ -58,6 +58,9 @@ typedef struct {
     /* rank r -> its GPU node, and the NIC node it uses (FAB_NONE if none) */
     fab_node_id *gpu_of_rank;
     fab_node_id *nic_of_rank;
+    /* calibration (the file's "calibration" params, from `conveyor calibrate fit`) */
+    double launch_us;    /* measured kernel launch cost, us; 0 if not calibrated */
+    char *calibration;   /* what was applied, one line; NULL if none */
     /* effective named parameters after --set (key -> value string) */
     GHashTable *params;
 } topo;

@@ -350,9 +350,15 @@ topo *topo_load(const char *name_or_path, const topo_opts *opts, GError **err)
     topo_src src;
     GError *e = NULL;
     topo *t = NULL;
-    if (topo_parse(path, opts ? opts->sets : NULL, &g, &src, &e))
+    double launch_us = 0;
+    char *calib = NULL;
+    if (topo_parse(path, opts ? opts->sets : NULL, &g, &src, &e) &&
+        topo_calib_apply(&g, &src, &launch_us, &calib, &e))
         t = build(&g, &src, opts, &e);
     if (t) {
+        t->launch_us = launch_us;
+        t->calibration = calib;
+        calib = NULL;
         t->name = g_strdup(g.name);
         t->description = g_strdup(g.description);
         t->path = g_strdup(path);
@@ -363,6 +369,7 @@ topo *topo_load(const char *name_or_path, const topo_opts *opts, GError **err)
         t->params = g.params;
         g.params = NULL;
     }
+    g_free(calib);
     if (e)
         g_propagate_error(err, e);
     tgraph_clear(&g);
@@ -380,6 +387,7 @@ void topo_free(topo *t)
     g_free(t->path);
     g_free(t->gpu_model);
     g_free(t->fabric_name);
+    g_free(t->calibration);
     if (t->fab)
         fabric_free(t->fab);
     g_free(t->gpu_of_rank);

@@ -101,7 +101,17 @@ typedef struct {
     char *fabric;        /* NULL: none */
     char *fabric_path;   /* JSON path of $.scaleout.fabric */
     int nvl_domain_nodes;
+    /* calibration: a params file from `conveyor calibrate fit` */
+    char *calibration;   /* as written in the file (relative to it), NULL: none */
 } tgraph;
+
+/* Apply the calibration file named by g->calibration (resolved next to the
+ * topology file): link efficiencies from the measured copy rates (NVLink
+ * from p2p/gpu0-gpu1/uni/ce, PCIe from h2d/gpu0/h2d/pinned) and the kernel
+ * launch cost. *launch_us gets the measured launch cost (0 if none);
+ * *summary (caller g_free's) says what was applied. Errors at
+ * "$.calibration" with the file's position. No-op without a calibration. */
+bool topo_calib_apply(tgraph *g, const topo_src *src, double *launch_us, char **summary, GError **err);
 
 /* Parse the topology at `path` with --set overrides `sets` into *g. */
 bool topo_parse(const char *path, const char *const *sets, tgraph *g, topo_src *src, GError **err);

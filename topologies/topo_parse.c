@@ -390,7 +390,7 @@ static bool parse_scaleout(pctx *x, const cJSON *root)
 bool topo_parse(const char *path, const char *const *sets, tgraph *g, topo_src *src, GError **err)
 {
     static const char *const keys[] = {"name", "description", "gpu", "cpu", "params", "node",
-                                       "scaleout", "source", "notes", NULL};
+                                       "scaleout", "source", "notes", "calibration", NULL};
     static const char *const nkeys[] = {"nodes", "links", "nics", NULL};
     cJSON *root = NULL;
     memset(g, 0, sizeof *g);
@@ -401,18 +401,21 @@ bool topo_parse(const char *path, const char *const *sets, tgraph *g, topo_src *
     if (!topo_src_load(src, path, &root, err))
         return false;
     pctx x = {.c = {.src = src, .err = err}, .g = g};
-    const char *name = NULL, *desc = NULL, *s;
+    const char *name = NULL, *desc = NULL, *s, *calib = NULL;
     const cJSON *node = cJSON_GetObjectItemCaseSensitive(root, "node");
     bool ok = tj_object(&x.c, root, "$", keys) &&
               (g->params = topo_params_load(src, root, sets, err)) != NULL;
     x.c.params = g->params;
     ok = ok && tj_str(&x.c, root, "$", "name", false, &name) &&
          tj_str(&x.c, root, "$", "description", true, &desc) &&
-         tj_str(&x.c, root, "$", "source", false, &s) && parse_gpu_cpu(&x, root) &&
+         tj_str(&x.c, root, "$", "source", false, &s) && tj_str(&x.c, root, "$", "calibration", false, &calib) &&
+         parse_gpu_cpu(&x, root) &&
          tj_object(&x.c, node, "$.node", nkeys) &&
          parse_array(&x, node, "$.node", "nodes", parse_node) &&
          parse_array(&x, node, "$.node", "links", parse_link) && parse_nics(&x, node) &&
          parse_scaleout(&x, root);
+    if (ok && calib)
+        g->calibration = g_strdup(calib);
     if (ok && g->ngpus == 0) {
         topo_src_error(src, err, TOPO_ERROR_SCHEMA, "$.node.nodes", "no node of kind \"gpu\"");
         ok = false;
@@ -451,6 +454,7 @@ void tgraph_clear(tgraph *g)
     g_free(g->path);
     g_free(g->gpu_model);
     g_free(g->nics_path);
+    g_free(g->calibration);
     g_free(g->fabric);
     g_free(g->fabric_path);
     memset(g, 0, sizeof *g);
