@@ -219,6 +219,22 @@ static void test_nccltests_log_gives_collective_latency(void)
     g_free(tmp);
 }
 
+/* A real measured log (tests/data/nccltests/15-..., provenance in its #!
+ * header): the collective latency alpha is the small-size floor the log
+ * shows, 34.84..37.48 us for 8 B..64 KiB. */
+static void test_real_nccltests_log_latency(void)
+{
+    calib_fit_set *s;
+    calib_params p;
+    solve_file("tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt", &s, &p);
+    const calib_path *c = calib_params_find(&p, "nccl/all_reduce/8r/float");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT(c->alpha_s >= 34.84e-6 && c->alpha_s <= 37.48e-6);
+    CU_ASSERT_EQUAL(c->nranks, 8);
+    calib_params_clear(&p);
+    calib_fit_set_free(s);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -229,6 +245,7 @@ int main(void)
         {"test_params_json_round_trip", test_params_json_round_trip},
         {"test_bad_inputs_name_code_and_line", test_bad_inputs_name_code_and_line},
         {"test_nccltests_log_gives_collective_latency", test_nccltests_log_gives_collective_latency},
+        {"test_real_nccltests_log_latency", test_real_nccltests_log_latency},
         {NULL, NULL},
     };
     return test_main("calibrate", cases);
