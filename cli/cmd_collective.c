@@ -112,9 +112,9 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     else
         nccltests_write(stdout, &sw);
     if (co->explain) {
-        printf("# explain: %12s  %-8s %-6s %3s  %-28s %5s %10s\n", "size", "algo", "proto", "ch", "busiest link", "util", "events");
+        printf("# explain: %12s  %-13s %-6s %3s  %-28s %5s %10s\n", "size", "algo", "proto", "ch", "busiest link", "util", "events");
         for (size_t i = 0; i < n; i++)
-            printf("# explain: %12llu  %-8s %-6s %3d  %-28s %4.0f%% %10llu\n", (unsigned long long)rows[i].size_bytes,
+            printf("# explain: %12llu  %-13s %-6s %3d  %-28s %4.0f%% %10llu\n", (unsigned long long)rows[i].size_bytes,
                    coll_algo_name(ex[i].algo), coll_proto_name(ex[i].proto), ex[i].nchannels, ex[i].busiest,
                    100 * ex[i].busiest_util, (unsigned long long)ex[i].events);
     }

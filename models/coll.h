@@ -53,6 +53,7 @@ typedef struct {
     double launch_us;       /* host cost to launch one GPU's kernel */
     int gpus_per_thread;    /* GPUs launched serially by one host thread (nccl-tests -g) */
     double net_Bps;         /* a server's NIC bandwidth, all NICs, payload bytes/s (0: one node) */
+    bool sharp;             /* the network switches reduce (SHARP): CollNet can run */
 } coll_system;
 
 typedef struct {

@@ -41,6 +41,7 @@ extern const coll_algo coll_algo_nvls;
 extern const coll_algo coll_algo_nvls_tree;
 extern const coll_algo coll_algo_tree;
 extern const coll_algo coll_algo_pat;
+extern const coll_algo coll_algo_collnet;
 extern const coll_algo coll_algo_direct;
 
 /* A unit (one rank on one channel) finished. */

@@ -148,6 +148,15 @@ typedef struct {
  * *err set when dst is unreachable. src == dst gives a 0-hop route. */
 const fab_route *fabric_route(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GError **err);
 
+/* In-network reduction (SHARP): the switch where the NICs of these GPUs
+ * meet - their common leaf, or else a spine that reaches all their leaves
+ * (the hint-th of those, to spread rails over spines); FAB_NONE if none. */
+fab_node_id fabric_sharp_root(fabric *f, const fab_node_id *gpus, int n, uint32_t hint);
+/* The route from a GPU through its NIC and leaf up to network switch sw
+ * (up = true), or back down from sw to the GPU. Cached; NULL with *err when
+ * the GPU has no NIC or sw is not above its leaf. */
+const fab_route *fabric_route_switch(fabric *f, fab_node_id gpu, fab_node_id sw, bool up, GError **err);
+
 /* Bottleneck rate of a route, bytes/s (min over hops of bw*eff), and the sum
  * of its latencies. */
 double fabric_route_bw(const fabric *f, const fab_route *r);

@@ -340,3 +340,94 @@ bool fabric_route_staged(const fabric *f, const fab_route *r)
             return true;
     return false;
 }
+
+/* ---- in-network reduction (SHARP): routes to and from a switch ---- */
+
+static fab_node_id nic_of(fabric *f, fab_node_id gpu)
+{
+    fab_node *g = NODE(f, gpu);
+    if (g->d.kind == FAB_NIC)
+        return gpu;
+    if (g->nic != FAB_NONE)
+        return g->nic;
+    GArray *tmp = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    target tn = {.kind = FAB_NIC, .id = FAB_NONE, .server = g->d.server, .socket = -2};
+    fab_node_id n = shortest(f, gpu, &tn, g->d.server, g->d.server, tmp);
+    g_array_free(tmp, TRUE);
+    return n;
+}
+
+fab_node_id fabric_sharp_root(fabric *f, const fab_node_id *gpus, int n, uint32_t hint)
+{
+    g_assert(n >= 1);
+    fab_node_id leaf0 = FAB_NONE;
+    bool one_leaf = true;
+    for (int i = 0; i < n; i++) {
+        fab_node_id nic = nic_of(f, gpus[i]);
+        fab_link_id up = nic == FAB_NONE ? FAB_NONE : first_out(f, nic, FAB_NET_LEAF);
+        if (up == FAB_NONE)
+            return FAB_NONE;
+        fab_node_id leaf = LINK(f, up)->dst;
+        if (i == 0)
+            leaf0 = leaf;
+        else if (leaf != leaf0)
+            one_leaf = false;
+    }
+    if (one_leaf)
+        return leaf0;
+    GArray *o = NODE(f, leaf0)->out;
+    GArray *spines = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
+    for (guint k = 0; k < o->len; k++) {
+        fab_node_id sp = LINK(f, g_array_index(o, fab_link_id, k))->dst;
+        if (NODE(f, sp)->d.kind != FAB_NET_SPINE)
+            continue;
+        bool all = true;
+        for (int i = 0; i < n && all; i++) {
+            fab_node_id leaf = LINK(f, first_out(f, nic_of(f, gpus[i]), FAB_NET_LEAF))->dst;
+            all = fabric_link_between(f, leaf, sp) != FAB_NONE;
+        }
+        if (all)
+            g_array_append_val(spines, sp);
+    }
+    fab_node_id root = spines->len ? g_array_index(spines, fab_node_id, hint % spines->len) : FAB_NONE;
+    g_array_free(spines, TRUE);
+    return root;
+}
+
+const fab_route *fabric_route_switch(fabric *f, fab_node_id gpu, fab_node_id sw, bool up, GError **err)
+{
+    route_key key = {.src = up ? gpu : sw, .dst = up ? sw : gpu, .flow = UINT32_MAX - 1};
+    fab_route *r = g_hash_table_lookup(f->routes, &key);
+    if (r)
+        return r;
+    fab_node_id nic = nic_of(f, gpu);
+    fab_link_id nl = nic == FAB_NONE ? FAB_NONE : first_out(f, nic, FAB_NET_LEAF);
+    fab_node_id leaf = nl == FAB_NONE ? FAB_NONE : LINK(f, nl)->dst;
+    fab_link_id ls = leaf == FAB_NONE || leaf == sw ? FAB_NONE : fabric_link_between(f, leaf, sw);
+    if (leaf == FAB_NONE || (leaf != sw && ls == FAB_NONE)) {
+        g_set_error(err, FABRIC_ERROR, FABRIC_ERROR_UNREACHABLE, "no route between %s and switch %s",
+                    NODE(f, gpu)->d.name, NODE(f, sw)->d.name);
+        return NULL;
+    }
+    GArray *p = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    if (up) {
+        if (nic != gpu)
+            leg(f, gpu, nic, NODE(f, gpu)->d.server, p);
+        g_array_append_val(p, nl);
+        if (ls != FAB_NONE)
+            g_array_append_val(p, ls);
+    } else {
+        if (ls != FAB_NONE) {
+            fab_link_id down = ls ^ 1;
+            g_array_append_val(p, down);
+        }
+        fab_link_id ln = nl ^ 1;
+        g_array_append_val(p, ln);
+        if (nic != gpu)
+            leg(f, nic, gpu, NODE(f, gpu)->d.server, p);
+    }
+    r = assemble(f, up ? gpu : sw, up ? sw : gpu, p);
+    g_array_free(p, TRUE);
+    g_hash_table_insert(f->routes, g_memdup2(&key, sizeof key), r);
+    return r;
+}

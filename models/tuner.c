@@ -100,6 +100,17 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
         double inter_alg = sys->net_Bps / 1e9 * (sys->nnodes <= 2 ? 1.0 : 0.5);
         algbw = fmin(intra_alg, inter_alg);
         lat = coll_hw_lat_us(0, ALGO_NVLS_TREE, p) + 2 * log2((double)sys->nnodes) * coll_hw_lat_us(2, ALGO_NVLS_TREE, p);
+    } else if (a == ALGO_COLLNET_DIRECT) {
+        /* NVLink reduce-scatter + all-gather (2 S (ppn-1)/ppn per GPU) and
+         * S/ppn per head each way through the SHARP switches */
+        if (p != PROTO_SIMPLE || kind != COLL_ALL_REDUCE || !sys->sharp || sys->nnodes < 2 || sys->ppn > 8)
+            return -1;
+        double nvl_alg = sys->ppn > 1 ? intra_bus_GBps(sys) * sys->ppn / (2.0 * (sys->ppn - 1)) : 1e9;
+        algbw = fmin(nvl_alg, sys->net_Bps / 1e9);
+        if (sys->gpu_sm >= 90)
+            algbw *= 0.85; /* NCCL's CollNetDirect factor on SM90+ */
+        double intra = coll_hw_lat_us(nvl ? 0 : 1, ALGO_COLLNET_DIRECT, p);
+        lat = 2 * ((sys->ppn > 1 ? 1 : 0) * intra + 0.4 * (sys->ppn - 1)) + coll_hw_lat_us(2, ALGO_COLLNET_DIRECT, p);
     } else if (a == ALGO_PAT) {
         /* one GPU per node, Simple only; NCCL: busBw x 0.75, no bus->alg conversion for
          * AllGather/ReduceScatter; lat = baseLat + log2(nNodes) interLat / 3.5 + nRanks x 2.8 */
@@ -149,8 +160,13 @@ bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t 
                uint32_t proto_mask, coll_request *req, double *model_us)
 {
     double best = -1;
+    /* CollNet is off unless asked for (NCCL_COLLNET_ENABLE=1, or named in the algorithm list) */
+    const char *cn = g_getenv("NCCL_COLLNET_ENABLE");
+    bool collnet = (algo_mask & (1u << ALGO_COLLNET_DIRECT)) || (cn && !strcmp(cn, "1"));
     for (int a = 0; a < ALGO_COUNT; a++) {
         if (algo_mask && !(algo_mask & (1u << a)))
+            continue;
+        if ((a == ALGO_COLLNET_DIRECT || a == ALGO_COLLNET_CHAIN) && !collnet)
             continue;
         for (int p = 0; p < PROTO_COUNT; p++) {
             if (proto_mask && !(proto_mask & (1u << p)))

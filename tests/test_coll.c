@@ -225,6 +225,45 @@ static void test_coll_pat_log_steps_one_gpu_per_node(void)
     topo_free(t);
 }
 
+static void test_coll_collnet_sharp_reduces_in_network(void)
+{
+    GError *err = NULL;
+    topo *t = topo_load("dgx-a100", &(topo_opts){.nodes = 4}, &err); /* ib-hdr: SHARPv2 */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    coll_system sys;
+    topo_coll_system(&sys, t, 0, 1);
+    CU_ASSERT_TRUE(sys.sharp);
+    uint64_t S = 1ull << 30;
+    coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = S, .algo = ALGO_COLLNET_DIRECT, .proto = PROTO_SIMPLE,
+                        .nchannels = coll_channels(&sys, ALGO_RING)};
+    coll_result res;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    /* NVLink carries 2 S (ppn-1)/ppn per GPU (reduce-scatter + all-gather): 12 x 25 GB/s x 0.8 */
+    double nvl = 12 * 25e9 * 0.8, want = fmin(nvl * 8 / 14.0, sys.net_Bps);
+    ASSERT_REL((double)S / res.time_us / 1e-6, want, 0.05);
+    /* and beats a ring, which is bound by the NICs at 2(n-1)/n S per node */
+    req.algo = ALGO_RING;
+    coll_result ring;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &ring, NULL));
+    CU_ASSERT(res.time_us < ring.time_us);
+    /* NCCL leaves CollNet off unless asked for */
+    coll_request tuned;
+    CU_ASSERT_TRUE(coll_tune(&sys, COLL_ALL_REDUCE, S, 0, 0, &tuned, NULL));
+    CU_ASSERT(tuned.algo != ALGO_COLLNET_DIRECT);
+    CU_ASSERT_TRUE(coll_tune(&sys, COLL_ALL_REDUCE, S, 1u << ALGO_COLLNET_DIRECT, 0, &tuned, NULL));
+    CU_ASSERT_EQUAL(tuned.algo, ALGO_COLLNET_DIRECT);
+    topo_free(t);
+    /* no SHARP on RoCE */
+    t = topo_load("hgx-h200", &(topo_opts){.nodes = 2}, &err);
+    topo_coll_system(&sys, t, 0, 1);
+    CU_ASSERT_FALSE(sys.sharp);
+    req.algo = ALGO_COLLNET_DIRECT;
+    CU_ASSERT_FALSE(coll_run(&sys, &req, &res, &err));
+    CU_ASSERT(err && err->code == COLL_ERROR_UNSUPPORTED);
+    g_clear_error(&err);
+    topo_free(t);
+}
+
 static void test_coll_algo_spec_parsing(void)
 {
     uint32_t m;
@@ -255,6 +294,7 @@ int main(void)
         {"/coll/nvlstree/two-nodes-physical-limit", test_coll_nvlstree_two_nodes_physical_limit},
         {"/coll/tree/four-nodes-network-bound", test_coll_tree_four_nodes_network_bound},
         {"/coll/pat/log-steps-one-gpu-per-node", test_coll_pat_log_steps_one_gpu_per_node},
+        {"/coll/collnet/sharp-reduces-in-network", test_coll_collnet_sharp_reduces_in_network},
         {"/coll/tuner/algo-spec-parsing", test_coll_algo_spec_parsing},
         {0},
     };

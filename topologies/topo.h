@@ -52,6 +52,7 @@ typedef struct {
     /* scale-out */
     char *fabric_name;   /* e.g. "ib-ndr"; NULL for a single-node-only system */
     int nics_per_node;
+    bool sharp;          /* the scale-out switches reduce in-network (SHARP) */
     double nic_Bps;      /* per NIC, bytes/s, one direction (raw) */
     /* the built graph; owned by the topo */
     fabric *fab;

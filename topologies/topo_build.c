@@ -266,6 +266,7 @@ static void fill_summary(bctx *b, int nodes)
     t->nics_per_node = g->nics;
     t->nic_Bps = g->nic_Bps;
     t->fabric_name = b->fab.name ? g_strdup(b->fab.name) : NULL;
+    t->sharp = b->fab.name && b->fab.sharp;
     guint g0 = gpu_index(g, 0);
     for (guint k = 0; k < g->links->len; k++) {
         const tlink *l = TL(g, k);

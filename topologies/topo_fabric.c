@@ -48,7 +48,7 @@ static bool fabric_parse(topo_src *src, const cJSON *root, tfabric *f, GError **
     static const char *const keys[] = {"name", "description", "link_gbps", "eff",
                                        "switch_lat_ns", "nic_lat_ns", "leaf_radix",
                                        "oversubscription", "rail_optimized", "adaptive_routing",
-                                       "sources", NULL};
+                                       "sharp", "sources", NULL};
     tj_ctx c = {.src = src, .err = err};
     const char *s;
     double gbps;
@@ -61,7 +61,8 @@ static bool fabric_parse(topo_src *src, const cJSON *root, tfabric *f, GError **
         !tj_int(&c, root, "$", "leaf_radix", true, 0, 2, 1024, &f->leaf_radix) ||
         !tj_num(&c, root, "$", "oversubscription", false, 1, 1, false, 64, &f->oversubscription) ||
         !tj_bool(&c, root, "$", "rail_optimized", true, &f->rail_optimized) ||
-        !tj_bool(&c, root, "$", "adaptive_routing", false, &f->adaptive_routing))
+        !tj_bool(&c, root, "$", "adaptive_routing", false, &f->adaptive_routing) ||
+        !tj_bool(&c, root, "$", "sharp", false, &f->sharp))
         return false;
     if (srcs && !cJSON_IsObject(srcs)) {
         topo_src_error(src, err, TOPO_ERROR_SCHEMA, "$.sources",

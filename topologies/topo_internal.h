@@ -135,6 +135,7 @@ typedef struct {
     double oversubscription;
     bool rail_optimized;
     bool adaptive_routing;
+    bool sharp;          /* switches reduce in the network (InfiniBand SHARP): CollNet */
 } tfabric;
 
 /* Load topo_dir()/fabrics/<name>.json. */
