@@ -243,4 +243,16 @@ static inline int cal_device_count(const char *prog)
     return n;
 }
 
+/* main() of a per-device benchmark: parse the options, then run
+ * run_device(&o, dev) on every device (or the one --device names). */
+static inline int cal_main_per_device(int argc, char **argv, void (*run_device)(const cal_opts *, int))
+{
+    cal_opts o = cal_parse(argc, argv);
+    int n = cal_device_count(argv[0]);
+    for (int dev = 0; dev < n; dev++)
+        if (o.device < 0 || o.device == dev)
+            run_device(&o, dev);
+    return 0;
+}
+
 #endif

@@ -63,12 +63,4 @@ static void run_device(const cal_opts *o, int dev)
     CK(cudaFree(flag));
 }
 
-int main(int argc, char **argv)
-{
-    cal_opts o = cal_parse(argc, argv);
-    int n = cal_device_count(argv[0]);
-    for (int dev = 0; dev < n; dev++)
-        if (o.device < 0 || o.device == dev)
-            run_device(&o, dev);
-    return 0;
-}
+int main(int argc, char **argv) { return cal_main_per_device(argc, argv, run_device); }
