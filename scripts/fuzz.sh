@@ -3,7 +3,8 @@
 # library compiled with clang + ASan/UBSan in build/fuzz/, seed a corpus per
 # target from the shipped and test files, and run each for SECONDS.
 #   sh scripts/fuzz.sh [SECONDS] [TARGET...]     (make fuzz FUZZ_SECONDS=N)
-# FUZZ_JOBS=N runs N targets at a time (default 1). Per target:
+# FUZZ_JOBS=N runs N targets at a time (default 1); FUZZ_BUILD_ONLY=1 only
+# builds (then reproduce with build/fuzz/bin/fuzz_<t> FILE). Per target:
 # build/fuzz/logs/<t>.log (the tail has libFuzzer's final stats), the grown
 # corpus in build/fuzz/corpus/<t>/, crash inputs in build/fuzz/crashes/.
 # Exit status 1 when any target found a crash, leak or timeout.
@@ -28,6 +29,8 @@ for t in $TARGETS; do
         -o $B/bin/fuzz_$t fuzz/fuzz_$t.c $B/libconveyor.a $PKG_LIBS -lcsv -lm || exit 1
 done
 
+[ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && exit 0
+
 # seeds_for TARGET: the files that seed TARGET's corpus.
 seeds_for() {
     case $1 in
@@ -47,13 +50,15 @@ run_one() {
     mkdir -p $B/corpus/$t
     seeds_for "$t" | while read -r f; do cp -f "$f" "$B/corpus/$t/seed-$(basename "$f")"; done
     # -rss_limit_mb: the gzip readers may legitimately inflate a few hundred MB.
+    t0=$(date +%s)
     ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
         $B/bin/fuzz_$t -max_total_time="$SECONDS_EACH" -max_len=65536 -timeout=20 -rss_limit_mb=4096 \
         -print_final_stats=1 -artifact_prefix=$B/crashes/$t- $B/corpus/$t > $B/logs/$t.log 2>&1
     rc=$?
+    secs=$(($(date +%s) - t0))
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' $B/logs/$t.log)
     cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' $B/logs/$t.log | tail -1)
-    echo "fuzz_$t: rc=$rc ${SECONDS_EACH}s execs=${execs:-?} ${cov:-cov: ?}"
+    echo "fuzz_$t: rc=$rc ${secs}s execs=${execs:-?} ${cov:-cov: ?}"
     return $rc
 }
 

@@ -79,10 +79,12 @@ static int pb_attr(cnode *n, const pbwire_field *af)
     int64_t iv = 0;
     int rc;
     while ((rc = pbwire_next(&r, &f)) == PBWIRE_OK) {
+        /* a repeated field keeps the last value (as protobuf does); the
+         * earlier copy used to leak (found by fuzz/fuzz_chakra) */
         if (f.field == 1 && f.wire == PB_LEN)
-            name = g_strndup((const char *)f.data, f.len);
+            g_free(name), name = g_strndup((const char *)f.data, f.len);
         else if (f.field == 29 && f.wire == PB_LEN)
-            sv = g_strndup((const char *)f.data, f.len);
+            g_free(sv), sv = g_strndup((const char *)f.data, f.len);
         else if (f.wire == PB_VARINT)
             iv = (int64_t)f.v;
     }
@@ -152,8 +154,8 @@ static int64_t jint(const cJSON *o, const char *key, int64_t dflt)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (cJSON_IsString(v))
         return g_ascii_strtoll(v->valuestring, NULL, 10);
-    if (cJSON_IsNumber(v))
-        return (int64_t)v->valuedouble;
+    if (cJSON_IsNumber(v)) /* saturate: the plain cast of 8e108 was UB (found by fuzz/fuzz_chakra) */
+        return v->valuedouble >= 0x1p63 ? INT64_MAX : v->valuedouble < -0x1p63 ? INT64_MIN : (int64_t)v->valuedouble;
     if (cJSON_IsBool(v))
         return cJSON_IsTrue(v);
     return dflt;
@@ -268,13 +270,14 @@ static gboolean node_to_op(cctx *c, const cnode *n, trace_op *op, GError **err)
                                 COLL_ALLTOALL, COLL_REDUCE_SCATTER, COLL_REDUCE_SCATTER, COLL_ALL_REDUCE};
     memset(op, 0, sizeof *op);
     op->kind = TOP_COMPUTE;
+    /* range checks before the * 1000000: the products overflowed (UB, found by fuzz/fuzz_chakra) */
+    if (n->dur_us < 0 || n->dur_us > INT64_MAX / 1000000)
+        return node_fail(c, n, TRACE_ERROR_VALUE, err, "duration_micros out of range");
     op->dur_ps = n->dur_us * 1000000;
     op->flops = (double)n->num_ops;
     op->seq = -1;
-    op->ts_ps = n->start_us > 0 ? n->start_us * 1000000 : -1;
+    op->ts_ps = n->start_us > 0 && n->start_us <= INT64_MAX / 1000000 ? n->start_us * 1000000 : -1;
     op->src_index = n->src_index;
-    if (n->dur_us < 0 || n->dur_us > INT64_MAX / 1000000)
-        return node_fail(c, n, TRACE_ERROR_VALUE, err, "duration_micros out of range");
     if (n->comm_size < 0)
         return node_fail(c, n, TRACE_ERROR_VALUE, err, "negative comm_size");
     op->bytes = (uint64_t)n->comm_size;

@@ -59,8 +59,9 @@ static double num(const cJSON *o, const char *key, double dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     /* cJSON reads 1e400 as inf: treat it as absent, like a non-number (an
-     * infinite "dur" used to pass the dur >= 0 check). */
-    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : dflt;
+     * infinite "dur" used to pass the dur >= 0 check); so is any magnitude
+     * over 2^53, which callers cast to integers (UB, found by fuzz_kineto). */
+    return cJSON_IsNumber(v) && fabs(v->valuedouble) <= 9007199254740992.0 ? v->valuedouble : dflt;
 }
 
 static const char *str(const cJSON *o, const char *key)
@@ -308,8 +309,8 @@ static gboolean scan_event(kctx *k, const cJSON *e, int i, GError **err)
         return TRUE;
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "args");
     double ts = num(e, "ts", NAN), dur = num(e, "dur", NAN);
-    if (isnan(ts) || isnan(dur) || dur < 0) {
-        g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA, "%s: event %d ('%s'): complete event without numeric ts/dur >= 0",
+    if (isnan(ts) || isnan(dur) || dur < 0 || dur > 1e12) { /* 1e12 us, as the native format */
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA, "%s: event %d ('%s'): complete event without numeric ts and dur in 0..1e12 us",
                     k->path, i, name ? name : "");
         return FALSE;
     }
