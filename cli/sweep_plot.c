@@ -243,9 +243,17 @@ int sweep_plot(const char *cols, const char *csv_path, const char *svg_path)
     if (x >= 0 && y >= 0 && (nc == 2 || s >= 0)) {
         if (rows->len < 2)
             fprintf(stderr, "conveyor sweep: %s: no rows to plot\n", csv_path);
-        char *script = rows->len < 2 ? NULL : build_script(rows, x, y, s, csv_path, svg_path);
+        /* gnuplot writes a temporary file next to the SVG, renamed when done */
+        g_autofree char *tmp = g_strdup_printf("%s.tmp.%d", svg_path, (int)getpid());
+        char *script = rows->len < 2 ? NULL : build_script(rows, x, y, s, csv_path, tmp);
         if (script)
             rc = run_gnuplot(script);
+        if (script && rc == EXIT_OK && rename(tmp, svg_path) != 0) {
+            fprintf(stderr, "conveyor sweep: %s: %s\n", svg_path, g_strerror(errno));
+            rc = EXIT_INTERNAL;
+        }
+        if (rc != EXIT_OK)
+            remove(tmp);
         g_free(script);
     }
     g_ptr_array_unref(rows);

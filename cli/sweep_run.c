@@ -27,6 +27,7 @@ typedef struct {
     char *error;          /* message of the lowest failed point */
     size_t error_index;
     bool write_failed;
+    char *work;           /* OUT.partial, where rows are appended until the end */
 } collector;
 
 /* Open the output (resume: check and extend it), write the header if the
@@ -38,15 +39,34 @@ static int collector_open(collector *c, const sweep_run_opts *o)
     c->o = o;
     c->t0_us = g_get_monotonic_time();
     long done = 0;
+    /* Rows go to OUT.partial (appended and flushed as points finish) and
+     * the file is renamed to OUT when the sweep ends, so a crash or kill
+     * never replaces a good OUT with a half-written one; --resume carries
+     * on from OUT.partial (or from OUT, copied first). */
+    if (o->out_path) {
+        c->work = g_strdup_printf("%s.partial", o->out_path);
+        if (o->resume && !g_file_test(c->work, G_FILE_TEST_EXISTS) && g_file_test(o->out_path, G_FILE_TEST_EXISTS)) {
+            g_autofree char *text = NULL;
+            gsize len = 0;
+            GError *e = NULL;
+            if (!g_file_get_contents(o->out_path, &text, &len, &e) || !g_file_set_contents(c->work, text, (gssize)len, &e)) {
+                g_clear_pointer(&c->work, g_free);
+                return cli_fail(e);
+            }
+        }
+    }
     if (o->resume) {
         GError *err = NULL;
-        done = sweep_csv_resume(s, o->out_path, &err);
-        if (done < 0)
+        done = sweep_csv_resume(s, c->work ? c->work : o->out_path, &err);
+        if (done < 0) {
+            g_clear_pointer(&c->work, g_free);
             return cli_fail(err);
+        }
     }
-    c->f = o->out_path ? fopen(o->out_path, o->resume ? "a" : "w") : stdout;
+    c->f = o->out_path ? fopen(c->work, o->resume ? "a" : "w") : stdout;
     if (!c->f) {
-        fprintf(stderr, "conveyor sweep: %s: %s\n", o->out_path, g_strerror(errno));
+        fprintf(stderr, "conveyor sweep: %s: %s\n", c->work, g_strerror(errno));
+        g_clear_pointer(&c->work, g_free);
         return EXIT_BADINPUT;
     }
     bool fresh = true;
@@ -120,9 +140,15 @@ static int collector_close(collector *c)
         rc = EXIT_BADINPUT;
     }
     if (c->f && c->f != stdout && fclose(c->f) != 0 && rc == EXIT_OK) {
+        fprintf(stderr, "conveyor sweep: %s: %s\n", c->work, g_strerror(errno));
+        rc = EXIT_INTERNAL;
+    }
+    /* finished, or stopped by a failing point: the rows so far become OUT */
+    if (c->work && !c->write_failed && rename(c->work, c->o->out_path) != 0) {
         fprintf(stderr, "conveyor sweep: %s: %s\n", c->o->out_path, g_strerror(errno));
         rc = EXIT_INTERNAL;
     }
+    g_free(c->work);
     sweep_csv_writer_free(c->w);
     g_free(c->error);
     return rc;
