@@ -40,9 +40,14 @@ static int run(wl_opts *o, const char *out)
         printf("workload %s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d, ep %d%s, %s\n", w.m.name,
                o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, w.ep, w.sp ? ", sp" : "",
                w.zero == 3 ? "ZeRO-3/FSDP" : w.zero ? (w.zero == 1 ? "ZeRO-1" : "ZeRO-2") : "DDP");
-        printf("params %.3f B; step: %d sequences x %d tokens = %.0f tokens, %d microbatches of %d per pipeline\n",
+        printf("params %.3f B; step: %d sequences x %d tokens = %.0f tokens, %d microbatches of %d per pipeline",
                workload_params(&w.m) / 1e9, w.global_batch, w.seq, tokens, w.global_batch / (w.micro_batch * w.dp),
                w.micro_batch);
+        if (w.pp > 1 && w.vpp > 1)
+            printf(", interleaved 1F1B (%d model chunks of %d layers per pp rank)", w.vpp, w.m.layers / (w.pp * w.vpp));
+        else if (w.pp > 1)
+            printf(", 1F1B");
+        printf("\n");
         printf("model FLOPs per step %.4g (%.4g per GPU); memory estimate of the busiest GPU %.1f GiB of %.0f\n", flops,
                flops / w.gpus, workload_memory_bytes(&w) / 1073741824.0, g.spec.mem_bytes / 1073741824.0);
         printf("wrote %s: %d ranks, %zu ops\n", out, t->nranks, trace_op_count(t));

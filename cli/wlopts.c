@@ -24,7 +24,9 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"micro-batch", 0, 0, G_OPTION_ARG_INT, &o->micro_batch, "sequences per microbatch [1]", "b"},
         {"global-batch", 0, 0, G_OPTION_ARG_INT, &o->global_batch, "sequences per step [dp*b, x2pp with pp]", "B"},
         {"seq", 0, 0, G_OPTION_ARG_INT, &o->seq, "sequence length [2048]", "S"},
-        {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule, "pipeline schedule: 1f1b [1f1b]", "S"},
+        {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule,
+         "pipeline schedule: 1f1b, or interleaved:V (Megatron's interleaved 1F1B, V model chunks per pp rank) [1f1b]",
+         "S"},
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &o->dtype, "GEMM precision: bf16, fp16, fp8 [bf16]", "T"},
         {"recompute", 0, 0, G_OPTION_ARG_NONE, &o->recompute, "full activation recomputation", NULL},
         {"grad-fp32", 0, 0, G_OPTION_ARG_NONE, &o->grad_fp32, "reduce gradients in fp32 (4 bytes)", NULL},
@@ -84,8 +86,8 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         o->gpus < 0 || o->tp < 0 || o->pp < 0 || o->dp < 0 || o->cp < 0 || o->ep < 0 || o->micro_batch < 0 ||
         o->global_batch < 0 || o->seq < 0 || o->layer_fuse < 0)
         return BAD("sizes and counts must be positive");
-    if (o->schedule && g_ascii_strcasecmp(o->schedule, "1f1b"))
-        return BAD("--schedule '%s': only 1f1b is implemented (interleaved 1F1B is not)", o->schedule);
+    if (!workload_schedule_parse(o->schedule, &w->vpp, err))
+        return FALSE;
     w->dtype = COMPUTE_BF16;
     if (o->dtype) {
         int d = compute_dtype_parse(o->dtype);

@@ -99,6 +99,8 @@ void workload_spec_defaults(workload_spec *w)
         w->bucket_bytes = 25u << 20;
     if (w->layer_fuse <= 0)
         w->layer_fuse = 1;
+    if (w->vpp <= 0)
+        w->vpp = 1;
     if (w->m.kv_heads <= 0)
         w->m.kv_heads = w->m.heads;
     if (w->m.ffn <= 0)
@@ -109,6 +111,48 @@ void workload_spec_defaults(workload_spec *w)
 
 #define LAYOUT(...) (g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT, __VA_ARGS__), false)
 #define VALUE(...) (g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, __VA_ARGS__), false)
+
+bool workload_schedule_parse(const char *s, int *vpp, GError **err)
+{
+    if (!s || !g_ascii_strcasecmp(s, "1f1b")) {
+        *vpp = 1;
+        return true;
+    }
+    static const char pre[] = "interleaved:";
+    if (g_ascii_strncasecmp(s, pre, sizeof pre - 1))
+        return VALUE("--schedule '%s': expected 1f1b or interleaved:V (V model chunks per pipeline rank)", s);
+    const char *v = s + sizeof pre - 1;
+    char *end = NULL;
+    gint64 n = g_ascii_strtoll(v, &end, 10);
+    if (!g_ascii_isdigit(*v) || *end)
+        return VALUE("--schedule '%s': V must be an integer >= 2 (interleaved:2, interleaved:4, ...)", s);
+    if (n < 2)
+        return VALUE("--schedule '%s': interleaving needs V >= 2 model chunks per pipeline rank "
+                     "(one chunk is plain 1f1b)", s);
+    if (n > 1000)
+        return VALUE("--schedule '%s': V must be at most 1000", s);
+    *vpp = (int)n;
+    return true;
+}
+
+/* The interleaved schedule's rules: layers split evenly over pp*V model
+ * chunks and microbatches a multiple of pp (Megatron-LM's; its
+ * microbatch_group_size_per_vp_stage = pp default), and pp >= 2 (Megatron
+ * asks for pp > 2 unless overlap_p2p_comm is on, because of its batched
+ * p2p calls; here each direction has its own streams, so 2 suffices).
+ * Called once the layout and batch are known to be consistent. */
+static bool interleaved_check(const workload_spec *w, GError **err)
+{
+    int v = w->vpp, mbs = w->global_batch / (w->micro_batch * w->dp);
+    if (w->pp < 2)
+        return LAYOUT("the interleaved schedule (interleaved:%d) needs pp >= 2, got pp %d", v, w->pp);
+    if (w->m.layers % (w->pp * v))
+        return LAYOUT("layers (%d) must be divisible by pp*V = %d*%d with interleaved:%d", w->m.layers, w->pp, v, v);
+    if (mbs % w->pp)
+        return LAYOUT("microbatches per step (%d = global batch %d / (micro-batch %d * dp %d)) must be a multiple of "
+                      "pp (%d) with interleaved:%d", mbs, w->global_batch, w->micro_batch, w->dp, w->pp, v);
+    return true;
+}
 
 bool workload_spec_check(const workload_spec *w, GError **err)
 {
@@ -147,8 +191,13 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return VALUE("--zero must be 0, 1, 2 or 3");
     if (w->zero == 3 && w->pp > 1)
         return LAYOUT("ZeRO-3/FSDP with pp > 1 is not supported (DeepSpeed and FSDP do not combine them)");
-    if (w->layer_fuse < 1 || (m->layers / w->pp) % w->layer_fuse)
-        return LAYOUT("layer fuse (%d) must divide the layers per stage (%d)", w->layer_fuse, m->layers / w->pp);
+    if (w->vpp < 1 || w->vpp > 1000)
+        return VALUE("model chunks per pipeline rank (%d) must be in 1..1000", w->vpp);
+    if (w->vpp > 1 && !interleaved_check(w, err))
+        return false;
+    if (w->layer_fuse < 1 || (m->layers / w->pp / w->vpp) % w->layer_fuse)
+        return LAYOUT("layer fuse (%d) must divide the layers per %s (%d)", w->layer_fuse,
+                      w->vpp > 1 ? "model chunk" : "stage", m->layers / w->pp / w->vpp);
     if (w->grad_bytes != 2 && w->grad_bytes != 4)
         return VALUE("gradient element size must be 2 or 4 bytes");
     if (w->bucket_bytes < 1024)
@@ -230,8 +279,16 @@ double workload_memory_bytes(const workload_spec *w)
     double per_layer = w->recompute ? 2 * s * b * h : s * b * h * (34 + 5 * a * s / h) / w->tp;
     if (!w->sp && !w->recompute) /* without SP, the 10sbh of norms and dropout are not split */
         per_layer = s * b * h * (10 + 24.0 / w->tp + 5 * a * s / (h * w->tp));
-    int inflight = w->pp; /* 1F1B: stage 0 holds pp microbatches */
     int mb = w->global_batch / (w->micro_batch * w->dp);
+    if (w->vpp > 1) {
+        /* interleaved: stage 0 holds its warm-up + 1 chunk-microbatches of lps/vpp layers, i.e.
+         * p (1 + (p-1)/(p V)) microbatches' worth (Korthikanti et al. 2022) */
+        int v = w->vpp, chunks = 2 * (w->pp - 1) + (v - 1) * w->pp + 1;
+        if (chunks > mb * v)
+            chunks = mb * v;
+        return states + per_layer * ((double)lps / v) * chunks;
+    }
+    int inflight = w->pp; /* 1F1B: stage 0 holds pp microbatches */
     if (mb < inflight)
         inflight = mb;
     return states + per_layer * lps * inflight;

@@ -1,7 +1,8 @@
 /* traces/workload.h - the workload generator: one training step of a
  * transformer as Megatron-LM / DeepSpeed / PyTorch FSDP execute it, as a
  * trace (per rank: compute kernels timed by models/compute, TP/CP/EP/DP
- * collectives, PP send/recv under 1F1B) that models/replay.c runs.
+ * collectives, PP send/recv under 1F1B or Megatron's interleaved 1F1B) that
+ * models/replay.c runs.
  *
  * Ranks are laid out as Megatron does: TP innermost, then CP, then DP (EP
  * groups are consecutive DP ranks), PP outermost. docs/workloads.md has the
@@ -42,6 +43,9 @@ typedef struct {
     int grad_bytes;               /* bytes per gradient element reduced over DP (2 bf16, 4 fp32) */
     uint64_t bucket_bytes;        /* DP gradient bucket (25 MiB: PyTorch DDP bucket_cap_mb) */
     int layer_fuse;               /* layers merged into one op (1 = exact; > 1 coarsens, see docs) */
+    int vpp;                      /* model chunks per PP rank: 1 = 1F1B, >= 2 = interleaved 1F1B
+                                   * (Megatron's virtual pipeline size; chunk c of rank r holds
+                                   * virtual stage c*pp + r) */
 } workload_spec;
 
 /* Presets with published shapes (static table of n entries). */
@@ -51,14 +55,20 @@ const workload_model *workload_preset_find(const char *name, GError **err);
 
 /* Defaults for the fields a user may leave 0: dp from gpus/(tp*pp*cp),
  * cp = ep = 1, micro_batch 1, global_batch = dp*micro_batch*pp*? (see .c),
- * seq 2048, grad_bytes 2, bucket 25 MiB, layer_fuse 1, kv_heads = heads. */
+ * seq 2048, grad_bytes 2, bucket 25 MiB, layer_fuse 1, vpp 1, kv_heads = heads. */
 void workload_spec_defaults(workload_spec *w);
 
 /* Check the parallel layout and shapes (tp*pp*dp*cp == gpus, heads % tp,
  * kv_heads % tp, layers % pp, global_batch % (micro_batch*dp), seq % cp,
- * experts % ep, dp % ep, ...). false with *err (WORKLOAD_ERROR_LAYOUT or
- * _VALUE) naming the rule. */
+ * experts % ep, dp % ep, ...; interleaved: pp >= 2, layers % (pp*vpp),
+ * microbatches % pp). false with *err (WORKLOAD_ERROR_LAYOUT or _VALUE)
+ * naming the rule. */
 bool workload_spec_check(const workload_spec *w, GError **err);
+
+/* Parse a pipeline schedule: NULL or "1f1b" gives *vpp = 1, "interleaved:V"
+ * (V an integer in 2..1000) gives *vpp = V. false with *err
+ * (WORKLOAD_ERROR_VALUE) saying what is expected; *vpp is then unchanged. */
+bool workload_schedule_parse(const char *s, int *vpp, GError **err);
 
 /* Parameters of the whole model (all stages, unsharded). */
 double workload_params(const workload_model *m);
@@ -80,7 +90,8 @@ double workload_step_flops(const workload_spec *w);
 /* Estimated device memory of the busiest rank, bytes: weights, gradients,
  * Adam state (sharded as ZeRO says) and activations (Korthikanti et al.
  * 2022: s*b*h*(34 + 5*a*s/h) per layer, /tp with SP; with recompute
- * 2*s*b*h per layer), x in-flight microbatches of 1F1B. */
+ * 2*s*b*h per layer), x in-flight microbatches of 1F1B (pp on stage 0;
+ * interleaved: warm-up + 1 chunk-microbatches of layers/(pp*vpp) layers). */
 double workload_memory_bytes(const workload_spec *w);
 
 /* Generate one step. Returns a validated trace owned by the caller, or NULL

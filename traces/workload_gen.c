@@ -1,11 +1,11 @@
 /* traces/workload_gen.c - builds the trace of one training step from a
- * workload_spec (workload.h): per rank, per microbatch, the 1F1B order of
- * forward and backward passes, each layer's compute ops (timed by
- * models/compute) with its TP / CP / EP collectives on the compute stream,
- * PP sends and receives on their own streams, DP gradient buckets (or
- * ZeRO-3 gathers and reduce-scatters) on communication streams overlapped
- * with backward, then the optimizer step. docs/workloads.md has the
- * formulas.
+ * workload_spec (workload.h): per rank, per microbatch (and model chunk),
+ * the 1F1B or interleaved-1F1B order of forward and backward passes, each
+ * layer's compute ops (timed by models/compute) with its TP / CP / EP
+ * collectives on the compute stream, PP sends and receives on their own
+ * streams, DP gradient buckets (or ZeRO-3 gathers and reduce-scatters) on
+ * communication streams overlapped with backward, then the optimizer step.
+ * docs/workloads.md has the formulas.
  */
 #include "traces/workload.h"
 
@@ -33,11 +33,13 @@ typedef struct {
     const workload_spec *w;
     const gpu_model *g;
     trace *t;
-    int mbs, lps, f;       /* microbatches, layers per stage, layers per op */
+    int mbs, lpc, f, V;    /* microbatches, layers per model chunk, layers per op, chunks per rank */
     double T, act;         /* tokens of a microbatch on one rank (b*s/cp); bytes of T x hidden */
     costs c;
     /* the rank being generated */
     int r, tp_i, cp_i, dp_i, pp_i;
+    int chunk;             /* the model chunk being generated (0 under plain 1F1B) */
+    bool keep_buckets;     /* record the dense buckets (the step's last reduction of this chunk) */
     int g_tp, g_cp, g_ep, g_dpc, g_edp, g_emb; /* trace groups, -1 if of size 1 */
     GArray *wait;          /* deps for the next op on the main stream */
     GArray *dp_ops;        /* DP collectives the optimizer waits for */
@@ -239,13 +241,33 @@ static void block_bwd(gen *G, bool moe)
 
 /* ---- gradients ---- */
 
-/* Dense and expert weights one rank holds for layer group k of its stage. */
+/* First layer of layer group k of the current model chunk: chunk c of PP
+ * rank r is virtual stage c*pp + r (Megatron's interleaved assignment; with
+ * one chunk, stage r). */
+static int group_layer(const gen *G, int k)
+{
+    return (G->chunk * G->w->pp + G->pp_i) * G->lpc + k * G->f;
+}
+
+/* The current chunk holds the embedding (first virtual stage) / the LM
+ * head and loss (last virtual stage). */
+static bool chunk_first(const gen *G)
+{
+    return G->pp_i == 0 && G->chunk == 0;
+}
+
+static bool chunk_last(const gen *G)
+{
+    return G->pp_i == G->w->pp - 1 && G->chunk == G->V - 1;
+}
+
+/* Dense and expert weights one rank holds for layer group k of its current chunk. */
 static void group_params(const gen *G, int k, double *dense, double *expert)
 {
     const workload_spec *w = G->w;
     *dense = *expert = 0;
     for (int l = 0; l < G->f; l++) {
-        int layer = G->pp_i * G->lps + k * G->f + l;
+        int layer = group_layer(G, k) + l;
         double e;
         double all = workload_layer_params(&w->m, workload_layer_is_moe(&w->m, layer), &e);
         *dense += (all - e) / w->tp;
@@ -262,7 +284,7 @@ static void bucket_flush(gen *G, bool expert)
     uint32_t i = coll(G, S_DP, k, *p, expert ? G->g_edp : G->g_dpc, expert ? "dp_grad_expert" : "dp_grad", G->last);
     if (i != NONE)
         g_array_append_val(G->dp_ops, i);
-    if (!expert)
+    if (!expert && G->keep_buckets)
         g_array_append_val(G->buckets, G->pend_params);
     if (!expert)
         G->pend_params = 0;
@@ -303,14 +325,47 @@ static uint32_t zero3_gather(gen *G, int k, bool last_group)
     return i;
 }
 
+/* PP neighbours on the ring of pipeline ranks: the interleaved schedule's
+ * last rank feeds rank 0's next chunk (with one chunk the ends are unused). */
+static int pp_prev(const gen *G)
+{
+    const workload_spec *w = G->w;
+    return rank_of(w, G->tp_i, G->cp_i, G->dp_i, (G->pp_i + w->pp - 1) % w->pp);
+}
+
+static int pp_next(const gen *G)
+{
+    const workload_spec *w = G->w;
+    return rank_of(w, G->tp_i, G->cp_i, G->dp_i, (G->pp_i + 1) % w->pp);
+}
+
+/* Tag of microbatch mb's activations (grad false) or their gradients (grad
+ * true) on the hop into model chunk `into` (the chunk on the later side of
+ * the hop): 2 (into m + mb) + grad, so 2 mb and 2 mb + 1 under plain 1F1B.
+ * Unique per (hop, microbatch, direction): with pp 2 both neighbours are
+ * the same rank and the tag alone tells the hops apart. */
+static int64_t pp_tag(const gen *G, int mb, int into, bool grad)
+{
+    return 2 * ((int64_t)into * G->mbs + mb) + (grad ? 1 : 0);
+}
+
+/* The chunk after the current one's hop forward (the next rank's same chunk,
+ * or rank 0's next chunk from the last rank). */
+static int chunk_after(const gen *G)
+{
+    return G->pp_i == G->w->pp - 1 ? G->chunk + 1 : G->chunk;
+}
+
+/* Forward of microbatch mb through the current chunk: receive its input
+ * (posted on its own stream, the first layer waits for it), the layers,
+ * send the output (after the last layer, on its own stream). */
 static void forward(gen *G, int mb)
 {
     const workload_spec *w = G->w;
-    bool first = G->pp_i == 0, lastst = G->pp_i == w->pp - 1;
-    int ng = G->lps / G->f;
+    bool first = chunk_first(G), lastst = chunk_last(G);
+    int ng = G->lpc / G->f;
     if (!first)
-        wait_on(G, p2p(G, S_RECV_PREV, false, rank_of(w, G->tp_i, G->cp_i, G->dp_i, G->pp_i - 1),
-                       G->act / w->tp, 2 * (int64_t)mb, NONE));
+        wait_on(G, p2p(G, S_RECV_PREV, false, pp_prev(G), G->act / w->tp, pp_tag(G, mb, G->chunk, false), NONE));
     if (w->zero == 3)
         zero3_gather(G, 0, ng == 1);
     if (first)
@@ -318,32 +373,31 @@ static void forward(gen *G, int mb)
     for (int k = 0; k < ng; k++) {
         if (w->zero == 3 && k > 0)
             zero3_gather(G, k, k == ng - 1);
-        block_fwd(G, workload_layer_is_moe(&w->m, G->pp_i * G->lps + k * G->f), "");
+        block_fwd(G, workload_layer_is_moe(&w->m, group_layer(G, k)), "");
     }
     if (lastst)
         compute(G, "lm_head_fwd", &G->c.head_f, 1);
     else
-        p2p(G, S_SEND_NEXT, true, rank_of(w, G->tp_i, G->cp_i, G->dp_i, G->pp_i + 1), G->act / w->tp,
-            2 * (int64_t)mb, G->last);
+        p2p(G, S_SEND_NEXT, true, pp_next(G), G->act / w->tp, pp_tag(G, mb, chunk_after(G), false), G->last);
 }
 
+/* Backward of microbatch mb through the current chunk; reduce: this is the
+ * chunk's last backward of the step (or ZeRO-2), its gradients go to DP. */
 static void backward(gen *G, int mb, bool reduce)
 {
     const workload_spec *w = G->w;
-    bool first = G->pp_i == 0, lastst = G->pp_i == w->pp - 1;
-    int ng = G->lps / G->f;
-    if (reduce)
-        g_array_set_size(G->buckets, 0);
+    bool first = chunk_first(G), lastst = chunk_last(G);
+    int ng = G->lpc / G->f;
+    G->keep_buckets = mb == G->mbs - 1;
     if (!lastst)
-        wait_on(G, p2p(G, S_RECV_NEXT, false, rank_of(w, G->tp_i, G->cp_i, G->dp_i, G->pp_i + 1),
-                       G->act / w->tp, 2 * (int64_t)mb + 1, NONE));
+        wait_on(G, p2p(G, S_RECV_NEXT, false, pp_next(G), G->act / w->tp, pp_tag(G, mb, chunk_after(G), true), NONE));
     else {
         compute(G, "lm_head_bwd", &G->c.head_b, 1);
         if (reduce && !(w->m.tied && w->pp == 1))
             grads_ready(G, emb_params(G), 0);
     }
     for (int k = ng - 1; k >= 0; k--) {
-        bool moe = workload_layer_is_moe(&w->m, G->pp_i * G->lps + k * G->f);
+        bool moe = workload_layer_is_moe(&w->m, group_layer(G, k));
         if (w->zero == 3)
             zero3_gather(G, k, k == ng - 1);
         if (w->recompute)
@@ -369,8 +423,7 @@ static void backward(gen *G, int mb, bool reduce)
         if (reduce && w->zero != 3)
             grads_ready(G, emb_params(G), 0);
     } else {
-        p2p(G, S_SEND_PREV, true, rank_of(w, G->tp_i, G->cp_i, G->dp_i, G->pp_i - 1), G->act / w->tp,
-            2 * (int64_t)mb + 1, G->last);
+        p2p(G, S_SEND_PREV, true, pp_prev(G), G->act / w->tp, pp_tag(G, mb, G->chunk, true), G->last);
     }
     if (reduce && w->zero != 3) {
         bucket_flush(G, false);
@@ -429,12 +482,13 @@ static void finish(gen *G)
         g_array_append_val(G->dp_ops, i);
     }
     double dense = 0, expert = 0;
-    for (int k = 0; k < G->lps / G->f; k++) {
-        double d, e;
-        group_params(G, k, &d, &e);
-        dense += d;
-        expert += e;
-    }
+    for (G->chunk = 0; G->chunk < G->V; G->chunk++)
+        for (int k = 0; k < G->lpc / G->f; k++) {
+            double d, e;
+            group_params(G, k, &d, &e);
+            dense += d;
+            expert += e;
+        }
     if (G->pp_i == 0 || (G->pp_i == w->pp - 1 && !(w->m.tied && w->pp == 1)))
         dense += emb_params(G);
     const trace_group *gd = G->g_dpc >= 0 ? g_ptr_array_index(G->t->groups, G->g_dpc) : NULL;
@@ -474,12 +528,51 @@ static void rank_step(gen *G)
     finish(G);
 }
 
+/* Megatron's get_model_chunk_id and microbatch id of virtual microbatch k
+ * (groups of pp microbatches run through chunk 0, 1, ..., V-1 in turn;
+ * backward visits the chunks in reverse). Sets G->chunk, returns the
+ * microbatch. */
+static int virtual_mb(gen *G, int k, bool fwd)
+{
+    int p = G->w->pp, in_group = k % (p * G->V);
+    G->chunk = fwd ? in_group / p : G->V - 1 - in_group / p;
+    return k / (p * G->V) * p + k % p;
+}
+
+/* Interleaved 1F1B (Megatron-LM forward_backward_pipelining_with_interleaving,
+ * megatron/core/pipeline_parallel/schedules.py): m*V virtual microbatches;
+ * warm-up 2(pp - rank - 1) + (V-1) pp forwards (all m*V when that is not
+ * less), then one forward and one backward alternately, then the remaining
+ * backwards. A chunk reduces its gradients after its backward of the last
+ * microbatch (ZeRO-2: after every one). */
+static void rank_step_interleaved(gen *G)
+{
+    const workload_spec *w = G->w;
+    int total = G->mbs * G->V, warm = 2 * (w->pp - G->pp_i - 1) + (G->V - 1) * w->pp;
+    if (warm > total)
+        warm = total;
+    bool every = w->zero == 2;
+    for (int k = 0; k < warm; k++)
+        forward(G, virtual_mb(G, k, true));
+    for (int k = 0; k < total - warm; k++) {
+        forward(G, virtual_mb(G, warm + k, true));
+        int mb = virtual_mb(G, k, false);
+        backward(G, mb, every || mb == G->mbs - 1);
+    }
+    for (int k = total - warm; k < total; k++) {
+        int mb = virtual_mb(G, k, false);
+        backward(G, mb, every || mb == G->mbs - 1);
+    }
+    finish(G);
+}
+
 trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **err)
 {
     if (!workload_spec_check(w, err))
         return NULL;
-    gen G = {.w = w, .g = g, .f = w->layer_fuse, .lps = w->m.layers / w->pp,
+    gen G = {.w = w, .g = g, .f = w->layer_fuse, .V = w->vpp > 1 ? w->vpp : 1,
              .mbs = w->global_batch / (w->micro_batch * w->dp)};
+    G.lpc = w->m.layers / w->pp / G.V;
     G.T = (double)w->micro_batch * w->seq / w->cp;
     G.act = G.T * w->m.hidden * 2;
     costs_init(&G);
@@ -498,11 +591,15 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
         G.pp_i = r / (w->tp * w->cp * w->dp);
         G.pend = G.pend_e = G.pend_params = 0;
         G.prev_first = NONE;
+        G.chunk = 0;
         g_array_set_size(G.wait, 0);
         g_array_set_size(G.dp_ops, 0);
         g_array_set_size(G.buckets, 0);
         rank_groups(&G, buf);
-        rank_step(&G);
+        if (G.V > 1)
+            rank_step_interleaved(&G);
+        else
+            rank_step(&G);
     }
     g_free(buf);
     g_array_free(G.wait, TRUE);

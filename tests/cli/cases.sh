@@ -59,10 +59,20 @@ check workload-bad-layout 2 'tp\*pp\*dp\*cp = 2\*2\*1\*1 = 4 but --gpus is 8' --
 check workload-heads-tp 2 'divisible by tp \(3\)' -- workload --model llama2-7b --gpus 3 --tp 3 --topo dgx-h100 -o /dev/null
 check workload-layers-pp 2 'layers \(32\) must be divisible by pp \(3\)' -- workload --model llama2-7b --gpus 3 --pp 3 --topo dgx-h100 -o /dev/null
 check workload-unknown-model 2 "unknown model 'gpt-5'" -- workload --model gpt-5 --gpus 8 --topo dgx-h100 -o /dev/null
-check workload-interleaved 2 'only 1f1b' -- workload --model llama2-7b --gpus 8 --tp 8 --schedule interleaved:2 --topo dgx-h100 -o /dev/null
+wl=$(mktemp --suffix=.json)
+check workload-interleaved 0 'interleaved 1F1B \(2 model chunks of 4 layers per pp rank\)' -- workload --model llama2-7b --gpus 8 --tp 2 --pp 4 --seq 256 --schedule interleaved:2 --topo dgx-h100 -o "$wl"
+check workload-interleaved-replays 0 'step time: [0-9.]+ ms' -- replay --topo dgx-h100 "$wl"
+rm -f "$wl"
+check workload-interleaved-v1 2 "schedule 'interleaved:1': interleaving needs V >= 2" -- workload --model llama2-7b --gpus 4 --pp 4 --schedule interleaved:1 --topo dgx-h100 -o /dev/null
+check workload-interleaved-not-int 2 "schedule 'interleaved:x': V must be an integer >= 2" -- workload --model llama2-7b --gpus 4 --pp 4 --schedule interleaved:x --topo dgx-h100 -o /dev/null
+check workload-bad-schedule 2 "schedule 'gpipe': expected 1f1b or interleaved:V" -- workload --model llama2-7b --gpus 4 --pp 4 --schedule gpipe --topo dgx-h100 -o /dev/null
+check workload-interleaved-microbatches 2 'microbatches per step \(6 = .*\) must be a multiple of pp \(4\)' -- workload --model llama2-7b --gpus 4 --pp 4 --global-batch 6 --schedule interleaved:2 --topo dgx-h100 -o /dev/null
+check workload-interleaved-layers 2 'layers \(32\) must be divisible by pp\*V = 4\*3' -- workload --model llama2-7b --gpus 4 --pp 4 --schedule interleaved:3 --topo dgx-h100 -o /dev/null
+check workload-interleaved-pp1 2 'interleaved schedule \(interleaved:2\) needs pp >= 2' -- workload --model llama2-7b --gpus 8 --tp 8 --schedule interleaved:2 --topo dgx-h100 -o /dev/null
 check workload-bad-set 2 'no such parameter' -- workload --model llama2-7b --gpus 8 --tp 8 --set gpu.turbo=1 --topo dgx-h100 -o /dev/null
 check scale-small 0 'dgx-h100 .* 16 +8 +1 +2 ' -- scale --model llama2-7b --systems dgx-h100:8..16 --seq 256 --global-batch 4
 check scale-csv 0 '^system,gpu,gpus,tp,pp,dp' -- scale --model gpt-1.7b --systems dgx-a100:8 --seq 256 --format csv
 check scale-too-big 2 'exceeds --max-gpus' -- scale --model llama2-7b --systems dgx-h100:4096 --seq 256
+check scale-interleaved 0 'interleaved 1F1B \(2 model chunks per pp rank\)' -- scale --model llama2-7b --systems dgx-h100:8 --tp 2 --pp 4 --seq 256 --schedule interleaved:2
 check scale-bad-sizes 2 'bad sizes' -- scale --model llama2-7b --systems dgx-h100:8..x
 check sweep-scale-base 0 '^3,16,400,' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
