@@ -12,6 +12,7 @@
 
 typedef struct {
     int nodes, steps;
+    bool reuse; /* simulate each distinct collective once (replay_opts.iso) */
 } rp_arg;
 
 static trace *dp_trace(int nranks, int steps)
@@ -53,15 +54,20 @@ static int replay_bench(const void *arg, bench_result *out)
         g_error_free(err);
         return 1;
     }
-    coll_system sys;
+    coll_system sys, iso;
     topo_coll_system(&sys, tp, 2.5, 1);
+    topo *tpi = a->reuse ? topo_load("dgx-h100", &(topo_opts){.nodes = a->nodes}, &err) : NULL;
+    if (tpi)
+        topo_coll_system(&iso, tpi, 2.5, 1);
+    gint64 tb = g_get_monotonic_time();
     trace *t = dp_trace(tp->nranks, a->steps);
     if (!trace_validate(t, &err)) {
         fprintf(stderr, "%s\n", err->message);
         g_error_free(err);
         return 1;
     }
-    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    double build_s = (double)(g_get_monotonic_time() - tb) * 1e-6;
+    replay_opts o = {.sys = &sys, .compute_scale = 1, .iso = tpi ? &iso : NULL};
     replay_result res;
     gint64 t0 = g_get_monotonic_time();
     if (!replay_run(t, &o, &res, &err)) {
@@ -70,22 +76,31 @@ static int replay_bench(const void *arg, bench_result *out)
         return 1;
     }
     out->wall_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
-    out->events = res.events;
+    out->events = res.events + res.memo_events;
     out->sim_s = res.end_ps * 1e-12;
     const replay_coll *c = &g_array_index(res.colls, replay_coll, 0);
-    g_snprintf(out->note, sizeof out->note, "%d ranks x %d steps: step %.2f ms, exposed comm %.2f ms/step; %s/%s",
+    g_snprintf(out->note, sizeof out->note,
+               "%d ranks x %d steps: step %.4f ms, exposed comm %.4f ms/step; %s/%s; %s: %" G_GUINT64_FORMAT
+               " collectives simulated alone, %" G_GUINT64_FORMAT " reused, %" G_GUINT64_FORMAT
+               " overlaps; trace build %.2f s (not in wall)",
                tp->nranks, a->steps, res.end_ps * 1e-9 / a->steps, res.ranks[0].exposed_comm_ps * 1e-9 / a->steps,
-               coll_algo_name(c->algo), coll_proto_name(c->proto));
+               coll_algo_name(c->algo), coll_proto_name(c->proto), a->reuse ? "reuse" : "full", res.memo_runs,
+               res.memo_hits, res.memo_overlaps, build_s);
     replay_result_clear(&res);
     trace_free(t);
     topo_free(tp);
+    topo_free(tpi);
     return 0;
 }
 
-static const rp_arg dp_128x10 = {.nodes = 128, .steps = 10}, dp_16x100 = {.nodes = 16, .steps = 100};
+static const rp_arg dp_1024x1000 = {.nodes = 128, .steps = 1000, .reuse = true}, dp_1024x100 = {.nodes = 128, .steps = 100, .reuse = true},
+                    dp_128x10_full = {.nodes = 16, .steps = 10},
+                    dp_128x10_reuse = {.nodes = 16, .steps = 10, .reuse = true};
 
 const bench_case bench_replay_cases[] = {
-    {"replay.data_parallel", "{\"ranks\": 1024, \"steps\": 10}", replay_bench, &dp_128x10},
-    {"replay.data_parallel", "{\"ranks\": 128, \"steps\": 100}", replay_bench, &dp_16x100},
+    {"replay.data_parallel", "{\"ranks\": 1024, \"steps\": 1000, \"reuse\": true}", replay_bench, &dp_1024x1000},
+    {"replay.data_parallel_small", "{\"ranks\": 1024, \"steps\": 100, \"reuse\": true}", replay_bench, &dp_1024x100},
+    {"replay.data_parallel", "{\"ranks\": 128, \"steps\": 10, \"reuse\": false}", replay_bench, &dp_128x10_full},
+    {"replay.data_parallel", "{\"ranks\": 128, \"steps\": 10, \"reuse\": true}", replay_bench, &dp_128x10_reuse},
     {0},
 };

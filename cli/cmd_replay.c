@@ -95,7 +95,14 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
     }
     double med = 0, worst = 0;
     int n = coll_errors(res, &med, &worst);
-    printf("\ncollectives: %u simulated", res->colls->len);
+    printf("\ncollectives: %u", res->colls->len);
+    if (res->memo_runs)
+        printf(" (%" G_GUINT64_FORMAT " distinct, each simulated once alone; %" G_GUINT64_FORMAT
+               " instances took that time because their links were free, the rest ran on the shared fabric; %"
+               G_GUINT64_FORMAT " transfers or collectives started under a reused one and did not contend with it)",
+               res->memo_runs, res->memo_hits, res->memo_overlaps);
+    else
+        printf(" simulated");
     if (n)
         printf("; against the %d traced kernel durations: median |error| %.1f%%, worst %.1f%%", n, med, worst);
     printf("\nqueueing delay (all ranks): layer 1 collective queue (waiting for peers) %.3f ms, "
@@ -109,7 +116,10 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
                res->end_ps ? 100.0 * (double)b[i].busy / (double)res->end_ps : 0.0,
                (double)fabric_link_stats(f, b[i].l)->bytes / 1e9);
     g_free(b);
-    printf("\nsimulation: %" G_GUINT64_FORMAT " events\n", res->events);
+    printf("\nsimulation: %" G_GUINT64_FORMAT " events", res->events);
+    if (res->memo_runs)
+        printf(" + %" G_GUINT64_FORMAT " in the isolated runs", res->memo_events);
+    printf("\n");
 }
 
 static void print_json(const trace *t, const replay_result *res, fabric *f)
@@ -136,7 +146,7 @@ static void print_json(const trace *t, const replay_result *res, fabric *f)
                coll_proto_name(c->proto), c->start_ps * 1e-12, c->sim_ps * 1e-12);
         if (c->traced_ps > 0)
             printf(", \"traced_s\": %.9g", c->traced_ps * 1e-12);
-        printf("}");
+        printf(", \"reused\": %s}", c->reused ? "true" : "false");
     }
     int nb;
     lbusy *b = busiest(f, 10, &nb);
@@ -145,7 +155,10 @@ static void print_json(const trace *t, const replay_result *res, fabric *f)
         printf("%s\n  {\"link\": \"%s\", \"utilisation\": %.6f, \"bytes\": %" G_GUINT64_FORMAT "}", i ? "," : "",
                fabric_link_name(f, b[i].l), res->end_ps ? (double)b[i].busy / (double)res->end_ps : 0.0,
                fabric_link_stats(f, b[i].l)->bytes);
-    printf("],\n\"events\": %" G_GUINT64_FORMAT "}\n", res->events);
+    printf("],\n\"events\": %" G_GUINT64_FORMAT ", \"isolated_runs\": %" G_GUINT64_FORMAT
+           ", \"isolated_events\": %" G_GUINT64_FORMAT ", \"reused\": %" G_GUINT64_FORMAT
+           ", \"reuse_overlaps\": %" G_GUINT64_FORMAT "}\n", res->events, res->memo_runs, res->memo_events,
+           res->memo_hits, res->memo_overlaps);
     g_free(b);
 }
 
@@ -175,9 +188,21 @@ static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
         trace_free(t);
         return cli_fail(err);
     }
-    coll_system sys;
+    coll_system sys, iso;
     sys_from_topo(&sys, tp, so);
-    replay_opts o = {.sys = &sys, .compute_scale = c->compute_scale, .record = c->timeline != NULL};
+    /* repeated collectives run once alone and are reused, unless --exact or
+     * a timeline (which needs every chunk on the shared fabric) */
+    topo *tpi = NULL;
+    if (!so->exact && !c->timeline) {
+        if (!(tpi = sys_opts_load(so, &err))) {
+            topo_free(tp);
+            trace_free(t);
+            return cli_fail(err);
+        }
+        sys_from_topo(&iso, tpi, so);
+    }
+    replay_opts o = {.sys = &sys, .compute_scale = c->compute_scale, .record = c->timeline != NULL,
+                     .iso = tpi ? &iso : NULL};
     int rc = EXIT_OK;
     if (!coll_tune_parse_mask(c->algo ? c->algo : g_getenv("NCCL_ALGO"), COLL_ALL_REDUCE, true, &o.algo_mask, &err) ||
         !coll_tune_parse_mask(c->proto ? c->proto : g_getenv("NCCL_PROTO"), COLL_ALL_REDUCE, false, &o.proto_mask, &err)) {
@@ -197,6 +222,7 @@ static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
         rc = cli_fail(err);
     replay_result_clear(&res);
 out:
+    topo_free(tpi);
     topo_free(tp);
     trace_free(t);
     return rc;

@@ -35,6 +35,7 @@ typedef struct {
 typedef struct {
     char *systems, *gpus_s, *format, *plot;
     gint tp, pp, max_gpus;
+    gboolean exact;
 } scale_cli;
 
 static gboolean bad_sizes(const char *s, GError **err)
@@ -113,7 +114,8 @@ static int pow2_floor(int n)
 /* The layout rule (docs/scaling.md): TP = the largest power of two <= 8,
  * the NVLink domain and N dividing heads, KV heads and FFN; PP = the
  * smallest divisor of the layers (and of N/TP) whose memory estimate fits
- * 90% of HBM; DP = the rest. */
+ * 90% of HBM (with interleaved:V, pp >= 2 and pp*V dividing the layers);
+ * DP = the rest. */
 static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, const gpu_model *g, bool *fits)
 {
     int n = w->gpus, domain = (t->nvswitch || t->nvlink_links > 0) ? t->gpus_per_node * t->nvl_domain_nodes : 1;
@@ -127,6 +129,8 @@ static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, c
         if (c->pp > 0 && pp != c->pp)
             continue;
         if (w->m.layers % pp || (n / tp) % pp || n % (tp * pp))
+            continue;
+        if (w->vpp > 1 && (pp < 2 || w->m.layers % (pp * w->vpp)))
             continue;
         w->pp = pp;
         w->dp = n / (tp * pp);
@@ -150,7 +154,7 @@ static long lcm(long a, long b)
     return a / x * b;
 }
 
-static bool run_point(const wl_opts *o, result *R, GError **err)
+static bool run_point(const wl_opts *o, bool exact, result *R, GError **err)
 {
     g_auto(GStrv) sets = wl_opts_topo_sets(o);
     topo_opts to = {.fabric = R->p.fabric ? R->p.fabric : o->fabric, .sets = (const char *const *)sets};
@@ -177,10 +181,16 @@ static bool run_point(const wl_opts *o, result *R, GError **err)
         tr = workload_generate(&R->w, &g, err);
         ok = tr != NULL;
     }
+    topo *ti = NULL;
+    if (ok && !exact)
+        ok = (ti = topo_load(R->p.system, &to, err)) != NULL;
     if (ok) {
-        coll_system sys;
+        coll_system sys, iso;
         topo_coll_system(&sys, t, 2.5, 1);
-        replay_opts ro = {.sys = &sys, .compute_scale = 1};
+        sys.exact = exact;
+        if (ti)
+            topo_coll_system(&iso, ti, 2.5, 1);
+        replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = ti ? &iso : NULL};
         replay_result res;
         ok = replay_run(tr, &ro, &res, err);
         if (ok) {
@@ -200,6 +210,7 @@ static bool run_point(const wl_opts *o, result *R, GError **err)
         }
     }
     trace_free(tr);
+    topo_free(ti);
     topo_free(t);
     R->ok = ok;
     return ok;
@@ -226,7 +237,8 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
         R[i].w.gpus = R[i].p.gpus;
         choose_layout(c, &R[i].w, t, &g, &R[i].fits);
         topo_free(t);
-        l = lcm(l, R[i].w.dp);
+        /* microbatches per pipeline: a multiple of pp under the interleaved schedule */
+        l = lcm(l, R[i].w.vpp > 1 ? (long)R[i].w.dp * R[i].w.pp : R[i].w.dp);
         maxpp = MAX(maxpp, R[i].w.pp);
         mindp = MIN(mindp, R[i].w.dp);
     }
@@ -238,7 +250,7 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
     for (int i = 0; i < n; i++) {
         workload_spec *w = &R[i].w;
         w->global_batch = (int)gb;
-        int lps = w->m.layers / w->pp;
+        int lps = w->m.layers / w->pp / w->vpp; /* layers per model chunk */
         while (o->layer_fuse <= 0 && workload_op_estimate(w) > OP_BUDGET) {
             int f = w->layer_fuse + 1;
             while (f <= lps && lps % f)
@@ -404,7 +416,7 @@ static int run_scale(wl_opts *o, scale_cli *c)
         if (tty)
             fprintf(stderr, "\r[%d/%d] %s, %d GPUs (tp %d pp %d dp %d)...        ", i + 1, n, pts[i].system,
                     pts[i].gpus, R[i].w.tp, R[i].w.pp, R[i].w.dp);
-        if (!run_point(o, &R[i], &err))
+        if (!run_point(o, c->exact, &R[i], &err))
             rc = cli_fail(err);
         err = NULL;
     }
@@ -413,10 +425,13 @@ static int run_scale(wl_opts *o, scale_cli *c)
     if (rc == EXIT_OK) {
         relate(R, n);
         if (!c->format || !strcmp(c->format, "text")) {
-            printf("# scale: %s, %d x %d tokens per step (strong scaling), %s, %s%s\n", R[0].w.m.name,
+            printf("# scale: %s, %d x %d tokens per step (strong scaling), %s, %s%s", R[0].w.m.name,
                    R[0].w.global_batch, R[0].w.seq, compute_dtype_name(R[0].w.dtype),
                    R[0].w.zero == 3 ? "ZeRO-3/FSDP" : R[0].w.zero ? "ZeRO" : "DDP",
                    R[0].w.recompute ? ", full recompute" : "");
+            if (R[0].w.vpp > 1)
+                printf(", interleaved 1F1B (%d model chunks per pp rank)", R[0].w.vpp);
+            printf("\n");
             for (int i = 0; i < n; i++)
                 if (R[i].w.layer_fuse > 1)
                     printf("# %s %d GPUs: %d layers per trace op (coarsened to stay under %.0g ops)\n",
@@ -447,6 +462,8 @@ int cmd_scale(int argc, char **argv)
         {"format", 0, 0, G_OPTION_ARG_STRING, &c.format, "text, csv or json [text]", "FMT"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &c.plot, "speedup plot (SVG, gnuplot)", "FILE"},
         {"max-gpus", 0, 0, G_OPTION_ARG_INT, &c.max_gpus, "refuse sizes above this (replay cost) [1024]", "N"},
+        {"exact", 0, 0, G_OPTION_ARG_NONE, &c.exact, "simulate every rank and collective (no folded rings, no reuse "
+         "of repeated collectives' isolated runs)", NULL},
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- scaling study across sizes and systems");

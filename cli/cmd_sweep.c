@@ -259,11 +259,13 @@ static bool replay_run_point(const sweep_point *p, const int *fig, size_t nfig, 
     if (!t)
         return false;
     topo *tp = sys_opts_load(&so, err);
-    bool ok = tp != NULL;
+    topo *ti = tp ? sys_opts_load(&so, err) : NULL;
+    bool ok = ti != NULL;
     if (ok) {
-        coll_system sys;
+        coll_system sys, iso;
         sys_from_topo(&sys, tp, &so);
-        replay_opts o = {.sys = &sys, .compute_scale = scale};
+        sys_from_topo(&iso, ti, &so);
+        replay_opts o = {.sys = &sys, .compute_scale = scale, .iso = &iso};
         const char *as = sweep_point_get(p, "algo"), *ps = sweep_point_get(p, "proto");
         ok = coll_tune_parse_mask(as, COLL_ALL_REDUCE, true, &o.algo_mask, err) &&
              coll_tune_parse_mask(ps, COLL_ALL_REDUCE, false, &o.proto_mask, err);
@@ -273,8 +275,9 @@ static bool replay_run_point(const sweep_point *p, const int *fig, size_t nfig, 
                 out[i] = replay_figure(fig[i], t, &res, sys.fab);
             replay_result_clear(&res);
         }
-        topo_free(tp);
     }
+    topo_free(ti);
+    topo_free(tp);
     trace_free(t);
     return ok;
 }
@@ -345,11 +348,14 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
         return false;
     gpu_model g;
     trace *tr = NULL;
-    bool ok = wl_opts_gpu(&o, t, &g, err) && workload_spec_check(&w, err) && (tr = workload_generate(&w, &g, err));
+    topo *ti = NULL;
+    bool ok = wl_opts_gpu(&o, t, &g, err) && workload_spec_check(&w, err) && (tr = workload_generate(&w, &g, err)) &&
+              (ti = topo_load(o.topo, &to, err));
     if (ok) {
-        coll_system sys;
+        coll_system sys, iso;
         topo_coll_system(&sys, t, 2.5, 1);
-        replay_opts ro = {.sys = &sys, .compute_scale = 1};
+        topo_coll_system(&iso, ti, 2.5, 1);
+        replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = &iso};
         replay_result res;
         if ((ok = replay_run(tr, &ro, &res, err))) {
             double step = res.end_ps * 1e-12, hw = 0, exp = 0;
@@ -375,6 +381,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
         }
     }
     trace_free(tr);
+    topo_free(ti);
     topo_free(t);
     return ok;
 }

@@ -17,6 +17,8 @@ GOptionGroup *sys_opts_group(sys_opts *o)
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric (ib-hdr, ib-ndr, ...)", "F"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "override a topology parameter (repeatable)", "KEY=VALUE"},
         {"launch-us", 0, 0, G_OPTION_ARG_DOUBLE, &o->launch_us, "host launch cost per GPU kernel, us [the topology's calibration, else 2.5]", "US"},
+        {"exact", 0, 0, G_OPTION_ARG_NONE, &o->exact, "simulate every rank and every collective: no folded rings on "
+         "large symmetric clusters, no reuse of repeated collectives in replays (slower; docs/performance.md)", NULL},
         {0},
     };
     o->launch_us = -1; /* not given: the topology's calibrated value, else DEFAULT_LAUNCH_US */
@@ -54,4 +56,5 @@ void sys_from_topo(coll_system *s, const topo *t, const sys_opts *o)
 {
     double launch = o->launch_us >= 0 ? o->launch_us : t->launch_us > 0 ? t->launch_us : DEFAULT_LAUNCH_US;
     topo_coll_system(s, t, launch, o->gpus_per_thread);
+    s->exact = o->exact;
 }

@@ -16,9 +16,10 @@ typedef struct {
     char **sets;    /* --set k=v, repeatable */
     gint gpus_per_thread; /* -g as nccl-tests: GPUs driven by one host thread */
     double launch_us;     /* -1: not given (the topology's calibration, else 2.5 us) */
+    gboolean exact;       /* --exact: no folded rings, no reused collectives */
 } sys_opts;
 
-/* Adds --topo/--nodes/--gpus/--fabric/--set/--launch-us to a group. */
+/* Adds --topo/--nodes/--gpus/--fabric/--set/--launch-us/--exact to a group. */
 GOptionGroup *sys_opts_group(sys_opts *o);
 /* Load the topology (exit-2 class errors in *err). */
 topo *sys_opts_load(const sys_opts *o, GError **err);

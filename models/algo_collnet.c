@@ -114,6 +114,7 @@ static void on_up(sim_engine *e, void *ctx, uint64_t arg)
             g_error_free(err);
             continue;
         }
+        coll_exec_note_route(c->x, rt);
         go(c, rt, slice_of(c, k, l), on_down, key(head, k));
     }
 }
@@ -132,6 +133,7 @@ static void on_rs(sim_engine *e, void *ctx, uint64_t arg)
         g_error_free(err);
         return;
     }
+    coll_exec_note_route(c->x, rt);
     go(c, rt, slice_of(c, k, l), on_up, key(l, k));
 }
 

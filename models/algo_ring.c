@@ -15,6 +15,10 @@
  */
 #include "coll_priv.h"
 
+#include <stdlib.h>
+
+#define FOLD_NODES 2
+
 typedef enum { PAT_RING, PAT_CHAIN } pattern;
 
 typedef struct ring_chan ring_chan;
@@ -165,6 +169,42 @@ static double per_channel_cap(const coll_exec *x, int nch)
     return 0;
 }
 
+/* Nodes a ring all_reduce/all_gather/reduce_scatter needs to simulate.
+ *
+ * The ring visits nodes in order and every node does the same thing at the
+ * same time: rank i's sends depend only on what rank i-1 sent it, on the
+ * slots rank i+1 returns, and on the links they share. On a cluster of
+ * identical nodes whose ring hops are alike, the timeline repeats node by
+ * node, so a ring over the first FOLD_NODES nodes, closed from the last of
+ * them back to the first, with the full ring's step count and block size,
+ * gives each rank the timeline it has in the full ring (docs/collectives.md,
+ * "Folded rings", says how this was checked). Returns sys->nnodes when the
+ * ring is not folded: small rings, sys->exact, or nodes that are not alike. */
+#define FOLD_MIN_NODES 8
+static int fold_nodes(const coll_system *sys)
+{
+    int k = FOLD_NODES;
+    const char *env = g_getenv("CONVEYOR_RING_FOLD");
+    if (env)
+        k = atoi(env);
+    if (sys->exact || k <= 0 || sys->nnodes <= FOLD_MIN_NODES || sys->nnodes <= k ||
+        sys->nranks != sys->nnodes * sys->ppn)
+        return sys->nnodes;
+    const fabric *f = sys->fab;
+    const fab_node_desc *a0 = fabric_node(f, sys->gpu[0]);
+    for (int j = 1; j < sys->nnodes; j++) {
+        const fab_node_desc *b0 = fabric_node(f, sys->gpu[j * sys->ppn]);
+        if (b0->server < 0 || b0->server == fabric_node(f, sys->gpu[(j - 1) * sys->ppn])->server)
+            return sys->nnodes;
+        for (int l = 0; l < sys->ppn; l++) {
+            const fab_node_desc *a = fabric_node(f, sys->gpu[l]), *b = fabric_node(f, sys->gpu[j * sys->ppn + l]);
+            if (a->local != b->local || a->kind != b->kind || b->server - b0->server != a->server - a0->server)
+                return sys->nnodes;
+        }
+    }
+    return k;
+}
+
 static void ring_start(coll_exec *x)
 {
     const coll_system *sys = x->sys;
@@ -174,6 +214,7 @@ static void ring_start(coll_exec *x)
     uint64_t block_total = chain ? req->bytes
                          : (req->bytes + (uint64_t)n - 1) / (uint64_t)n; /* one rank's 1/n */
     double cap = per_channel_cap(x, nch);
+    int m = chain ? n : fold_nodes(sys) * sys->ppn; /* ranks simulated */
     for (int c = 0; c < nch; c++) {
         ring_chan *ch = g_new0(ring_chan, 1);
         g_ptr_array_add(x->garbage, ch);
@@ -185,10 +226,10 @@ static void ring_start(coll_exec *x)
         if (ch->block == 0)
             continue;
         ch->nchunks = (uint32_t)((ch->block + ch->chunk - 1) / ch->chunk);
-        ring_unit *u = g_new0(ring_unit, n);
+        ring_unit *u = g_new0(ring_unit, m);
         g_ptr_array_add(x->garbage, u);
         uint32_t per = ch->nchunks * (uint32_t)(chain ? ch->nslices : ch->nsteps * ch->nslices);
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < m; i++) {
             /* chain positions start after the root for reduce, at it for broadcast */
             int start = req->kind == COLL_REDUCE ? req->root + 1 : req->root;
             int r = chain ? (start + i) % n : ring_rank(sys, c, i);
@@ -196,14 +237,14 @@ static void ring_start(coll_exec *x)
             w->ch = ch;
             w->x = x;
             w->pos = i;
-            w->next = &u[(i + 1) % n];
-            w->prev = &u[(i + n - 1) % n];
+            w->next = &u[(i + 1) % m];
+            w->prev = &u[(i + m - 1) % m];
             w->credits = x->proto->slots;
             /* the channel's thread block on this rank moves at most `cap` payload/s */
             w->block.Bps = cap > 0 ? cap / x->proto->wire_eff : 0;
             w->n_send = chain && i == n - 1 ? 0 : per;
             w->n_recv = chain && i == 0 ? 0 : per;
-            int nr = chain ? (start + i + 1) % n : ring_rank(sys, c, (i + 1) % n);
+            int nr = chain ? (start + i + 1) % n : ring_rank(sys, c, (i + 1) % m);
             if (w->n_send) {
                 w->route = coll_exec_route(x, sys->gpu[r], sys->gpu[nr], (uint32_t)c);
                 if (!w->route)
@@ -213,7 +254,7 @@ static void ring_start(coll_exec *x)
             }
             x->units_left++;
         }
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < m; i++)
             try_send(&u[i]);
     }
 }

@@ -3,6 +3,7 @@
 #include "coll_priv.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 G_DEFINE_QUARK(conveyor-coll-error-quark, coll_error)
@@ -75,7 +76,14 @@ const fab_route *coll_exec_route(coll_exec *x, fab_node_id a, fab_node_id b, uin
         if (sink != &x->err)
             sim_engine_stop(x->eng);
     }
+    coll_exec_note_route(x, r);
     return r;
+}
+
+void coll_exec_note_route(coll_exec *x, const fab_route *r)
+{
+    if (x->seen && r)
+        g_hash_table_add(x->seen, (gpointer)r);
 }
 
 int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id algo)
@@ -130,6 +138,8 @@ static sim_time setup_ps(const coll_system *sys, const coll_request *req)
 
 static void exec_free(coll_exec *x)
 {
+    if (x->seen)
+        g_hash_table_unref(x->seen);
     g_ptr_array_unref(x->garbage);
     g_free(x);
 }
@@ -168,8 +178,8 @@ static bool check_supported(const coll_system *sys, const coll_request *req, GEr
     return true;
 }
 
-bool coll_launch(const coll_system *sys, const coll_request *req, sim_engine *eng, coll_done_fn done, void *ctx,
-                 GError **async_err, GError **err)
+static bool launch(const coll_system *sys, const coll_request *req, sim_engine *eng, coll_done_fn done, void *ctx,
+                   GError **async_err, GHashTable *seen, GError **err)
 {
     if (!check_supported(sys, req, err))
         return false;
@@ -179,6 +189,7 @@ bool coll_launch(const coll_system *sys, const coll_request *req, sim_engine *en
                      .done_ctx = ctx, .launched = sim_engine_now(eng), .events0 = sim_engine_stats(eng)->events,
                      .async_err = async_err};
     x->req = &x->req_copy;
+    x->seen = seen ? g_hash_table_ref(seen) : NULL;
     x->start = x->launched + setup_ps(sys, req);
     x->starting = true;
     if (sys->nranks > 1 && req->bytes > 0)
@@ -195,6 +206,12 @@ bool coll_launch(const coll_system *sys, const coll_request *req, sim_engine *en
     return true;
 }
 
+bool coll_launch(const coll_system *sys, const coll_request *req, sim_engine *eng, coll_done_fn done, void *ctx,
+                 GError **async_err, GError **err)
+{
+    return launch(sys, req, eng, done, ctx, async_err, NULL, err);
+}
+
 typedef struct {
     bool done;
     coll_result res;
@@ -208,13 +225,41 @@ static void on_run_done(sim_engine *e, void *ctx, const coll_result *res)
     s->res = *res;
 }
 
-bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out, GError **err)
+static int link_cmp(const void *a, const void *b)
+{
+    fab_link_id x = *(const fab_link_id *)a, y = *(const fab_link_id *)b;
+    return (x > y) - (x < y);
+}
+
+/* the links of every route in `seen`, sorted and unique, onto *links */
+static void footprint(GHashTable *seen, GArray *links)
+{
+    guint first = links->len;
+    GHashTableIter it;
+    gpointer k;
+    g_hash_table_iter_init(&it, seen);
+    while (g_hash_table_iter_next(&it, &k, NULL)) {
+        const fab_route *r = k;
+        g_array_append_vals(links, r->hop, r->nhops);
+    }
+    guint n = links->len - first;
+    fab_link_id *v = &g_array_index(links, fab_link_id, first);
+    qsort(v, n, sizeof *v, link_cmp);
+    guint u = 0;
+    for (guint i = 0; i < n; i++)
+        if (u == 0 || v[i] != v[u - 1])
+            v[u++] = v[i];
+    g_array_set_size(links, first + u);
+}
+
+static bool run(const coll_system *sys, const coll_request *req, coll_result *out, GArray *links, GError **err)
 {
     sim_engine *eng = sim_engine_new(1);
     fabric_attach(sys->fab, eng);
     run_sink sink = {0};
     GError *async = NULL;
-    bool ok = coll_launch(sys, req, eng, on_run_done, &sink, &async, err);
+    GHashTable *seen = links ? g_hash_table_new(g_direct_hash, g_direct_equal) : NULL;
+    bool ok = launch(sys, req, eng, on_run_done, &sink, &async, seen, err);
     if (ok) {
         int rc = sim_engine_run(eng);
         if (async) {
@@ -233,7 +278,22 @@ bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out,
         if (out->busiest != FAB_NONE && end > 0)
             out->busiest_util = (double)fabric_link_stats(sys->fab, out->busiest)->busy_ps / (double)end;
         fabric_totals(sys->fab, NULL, &out->wire_bytes);
+        if (links)
+            footprint(seen, links);
     }
+    if (seen)
+        g_hash_table_unref(seen);
     sim_engine_free(eng);
     return ok;
+}
+
+bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out, GError **err)
+{
+    return run(sys, req, out, NULL, err);
+}
+
+bool coll_run_footprint(const coll_system *sys, const coll_request *req, coll_result *out, GArray *links,
+                        GError **err)
+{
+    return run(sys, req, out, links, err);
 }

@@ -54,6 +54,7 @@ typedef struct {
     int gpus_per_thread;    /* GPUs launched serially by one host thread (nccl-tests -g) */
     double net_Bps;         /* a server's NIC bandwidth, all NICs, payload bytes/s (0: one node) */
     bool sharp;             /* the network switches reduce (SHARP): CollNet can run */
+    bool exact;             /* simulate every rank (no folded rings, docs/collectives.md) */
 } coll_system;
 
 typedef struct {
@@ -91,6 +92,12 @@ bool coll_launch(const coll_system *sys, const coll_request *req, sim_engine *en
  * request cannot run on this system (e.g. NVLS without an NVLS switch,
  * unreachable ranks). The fabric is re-attached to a fresh engine. */
 bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out, GError **err);
+
+/* coll_run, and the collective's footprint: every graph link its routes
+ * cross, appended to *links (fab_link_id, sorted, each once). The replay
+ * uses it to tell whether a repeated collective would meet other traffic. */
+bool coll_run_footprint(const coll_system *sys, const coll_request *req, coll_result *out, GArray *links,
+                        GError **err);
 
 /* The tuner: pick (algorithm, protocol, channels) for `kind` of `bytes`
  * with NCCL 2.30's cost model (tuning.cc: bandwidth caps, base + per-step

@@ -23,6 +23,7 @@ typedef struct {
     bool starting;      /* inside the algorithm's start(): failures fail the launch */
     coll_done_fn done;  /* caller's completion callback, or NULL */
     void *done_ctx;
+    GHashTable *seen;   /* routes used (coll_run_footprint), or NULL */
 } coll_exec;
 
 /* An algorithm: a name, the equation it follows, and its planner. */
@@ -52,6 +53,9 @@ const fab_route *coll_exec_route(coll_exec *x, fab_node_id a, fab_node_id b, uin
 /* Per-step protocol latency for a route, ps: NCCL's hwLat for the route's
  * hardware class minus the wire latency the fabric already simulates. */
 int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id algo);
+/* Note a route the collective uses that did not come from coll_exec_route
+ * (switch routes): it belongs to the footprint. */
+void coll_exec_note_route(coll_exec *x, const fab_route *r);
 /* True when a route leaves the server through a NIC: the GPU hands such
  * sends to NCCL's network proxy instead of copying them itself. */
 bool coll_route_crosses_net(const fabric *f, const fab_route *r);

@@ -11,15 +11,28 @@
 
 G_DEFINE_QUARK(conveyor-fabric-error-quark, fabric_error)
 
+/* Keys of f->pair are (a << 32 | b); g_int64_hash (a ^ b) gives the links
+ * between leaves and spines long collision chains. */
+static guint pair_hash(gconstpointer k)
+{
+    guint64 v = *(const guint64 *)k * 0x9E3779B97F4A7C15ULL;
+    return (guint)(v >> 32);
+}
+
 fabric *fabric_new(void)
 {
     fabric *f = g_new0(fabric, 1);
     f->nodes = g_array_new(FALSE, TRUE, sizeof(fab_node));
     f->links = g_array_new(FALSE, TRUE, sizeof(fab_link));
     f->gpus = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
-    f->pair = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    f->routes = g_hash_table_new_full(route_key_hash, route_key_equal, g_free, g_free);
-    f->legs = g_hash_table_new_full(route_key_hash, route_key_equal, g_free, g_free);
+    f->pair = g_hash_table_new_full(pair_hash, g_int64_equal, g_free, NULL);
+    f->routes = g_hash_table_new(route_key_hash, route_key_equal);
+    f->legs = g_hash_table_new(route_key_hash, route_key_equal);
+    f->arena_blocks = g_ptr_array_new_with_free_func(g_free);
+    f->up_links = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    f->rt_path = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    f->rt_hops = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    f->rt_tmp = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
     f->sp_touched = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
     f->sp_open = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
     f->p2p = true;
@@ -44,6 +57,12 @@ void fabric_free(fabric *f)
     g_hash_table_destroy(f->pair);
     g_hash_table_destroy(f->routes);
     g_hash_table_destroy(f->legs);
+    g_ptr_array_unref(f->arena_blocks);
+    g_free(f->up_idx);
+    g_array_free(f->up_links, TRUE);
+    g_array_free(f->rt_path, TRUE);
+    g_array_free(f->rt_hops, TRUE);
+    g_array_free(f->rt_tmp, TRUE);
     g_array_free(f->sp_touched, TRUE);
     g_array_free(f->sp_open, TRUE);
     g_free(f->dist);
@@ -61,6 +80,7 @@ fab_node_id fabric_node_add(fabric *f, const fab_node_desc *d)
     g_array_append_val(f->nodes, n);
     if (d->kind == FAB_GPU)
         g_array_append_val(f->gpus, id);
+    fabric_route_forget(f);
     if (d->transit_Bps > 0) {
         char *nm = g_strdup_printf("%s.transit", n.d.name);
         fab_link_id s = fabric_server_add(f, nm, d->transit_Bps, d->transit_lat_ps);
@@ -104,6 +124,7 @@ fab_link_id fabric_link_add(fabric *f, fab_node_id a, fab_node_id b, const fab_l
     g_array_append_val(NODE(f, b)->out, ba);
     pair_remember(f, a, b, ab);
     pair_remember(f, b, a, ba);
+    fabric_route_forget(f);
     return ab;
 }
 
@@ -133,8 +154,18 @@ void fabric_node_set_endpoint(fabric *f, fab_node_id n, double tx_Bps, double rx
     }
 }
 
-void fabric_set_p2p(fabric *f, bool enabled) { f->p2p = enabled; }
-void fabric_set_p2p_xsocket(fabric *f, bool enabled) { f->p2p_xsocket = enabled; }
+void fabric_set_p2p(fabric *f, bool enabled)
+{
+    f->p2p = enabled;
+    fabric_route_forget(f);
+}
+
+void fabric_set_p2p_xsocket(fabric *f, bool enabled)
+{
+    f->p2p_xsocket = enabled;
+    fabric_route_forget(f);
+}
+
 void fabric_set_adaptive(fabric *f, bool enabled) { f->adaptive = enabled; }
 
 uint32_t fabric_node_count(const fabric *f) { return f->nodes->len; }

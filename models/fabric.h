@@ -147,6 +147,10 @@ typedef struct {
  * flow). Includes transit and endpoint servers. Cached; owned by f; NULL with
  * *err set when dst is unreachable. src == dst gives a 0-hop route. */
 const fab_route *fabric_route(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GError **err);
+/* For tests: the same route computed from scratch by the plain searches,
+ * without any of fabric_route's caches; the caller g_free()s it. NULL when
+ * dst is unreachable. */
+fab_route *fabric_route_uncached(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow);
 
 /* In-network reduction (SHARP): the switch where the NICs of these GPUs
  * meet - their common leaf, or else a spine that reaches all their leaves
@@ -201,6 +205,10 @@ void fabric_transfer_start_paced(fabric *f, const fab_route *route, fab_pacer *p
 /* Statistics of directed link l (for a half-duplex LINK_MEM link, of the
  * server both directions share). */
 const fab_link_stats *fabric_link_stats(const fabric *f, fab_link_id l);
+/* Add `add` to link l's statistics (peak_queue: the larger): traffic that
+ * was simulated elsewhere and is charged here (the replay's reused
+ * collectives). No effect before fabric_attach. */
+void fabric_link_account(fabric *f, fab_link_id l, const fab_link_stats *add);
 /* Bytes injected and delivered over all transfers since attach. */
 void fabric_totals(const fabric *f, uint64_t *injected, uint64_t *delivered);
 

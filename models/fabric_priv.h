@@ -29,6 +29,7 @@ typedef struct {
     fab_chunk *head, *tail; /* waiting chunks */
     fab_chunk *cur;         /* in service (its completion event is pending) */
     uint32_t qlen;
+    bool leaf_up;           /* a leaf -> spine link (adaptive routing may swap it) */
     fab_link_stats st;
 } fab_lrun;
 
@@ -42,7 +43,7 @@ struct fabric {
     GArray *links;  /* fab_link */
     GArray *gpus;   /* fab_node_id */
     GHashTable *pair;   /* (a<<32|b) -> first link a->b, +1 */
-    GHashTable *routes; /* route_key* -> fab_route* */
+    GHashTable *routes; /* set of route_key*, each followed by its fab_route */
     bool p2p, p2p_xsocket;
     bool adaptive;      /* leaves pick the least-loaded spine per chunk */
     /* run phase */
@@ -52,12 +53,22 @@ struct fabric {
     fab_chunk *free_chunks;
     GPtrArray *chunk_blocks;
     fab_xfer *free_xfers;   /* finished transfer records, for reuse */
-    GPtrArray *xfer_allocs; /* every transfer record allocated since attach */
+    GPtrArray *xfer_allocs; /* blocks of transfer records allocated since attach */
+    fab_xfer *xfer_next;    /* the unused rest of the newest block */
+    uint32_t xfer_left;
     uint64_t injected, delivered;
     bool recording;
     GArray *recs;       /* fab_service_rec, while recording */
-    /* routing scratch and the cache of in-server legs (GPU <-> its NIC) */
-    GHashTable *legs;  /* route_key* -> fab_route* of graph links only */
+    /* routing: the flow-independent paths of graph links (GPU <-> its NIC,
+     * nearest NIC, paths inside a server or NVLink domain), keyed as routes */
+    GHashTable *legs;  /* set of route_key*, each followed by its fab_route */
+    GPtrArray *arena_blocks; /* storage of cached routes and legs with their keys */
+    char *arena_cur;
+    gsize arena_left;
+    uint32_t *up_idx;   /* leaf n's spine uplinks: up_links[up_idx[n] .. up_idx[n + 1]) */
+    GArray *up_links;   /* fab_link_id, in each leaf's out order */
+    bool ups_valid;
+    GArray *rt_path, *rt_hops, *rt_tmp; /* fab_link_id scratch */
     GArray *sp_touched, *sp_open;
     double *dist;
     fab_link_id *via;
@@ -69,6 +80,20 @@ struct fabric {
 
 guint route_key_hash(gconstpointer k);
 gboolean route_key_equal(gconstpointer a, gconstpointer b);
+
+/* fabric_route.c: drop what routing derived from the graph and the P2P
+ * policy (legs, spine uplinks) after either changes. Cached routes stay. */
+void fabric_route_forget(fabric *f);
+void fabric_spine_ups_build(fabric *f);
+
+/* The uplinks of leaf `leaf` to spines, in its out order. */
+static inline const fab_link_id *fabric_spine_ups(fabric *f, fab_node_id leaf, uint32_t *n)
+{
+    if (!f->ups_valid)
+        fabric_spine_ups_build(f);
+    *n = f->up_idx[leaf + 1] - f->up_idx[leaf];
+    return *n ? &g_array_index(f->up_links, fab_link_id, f->up_idx[leaf]) : NULL;
+}
 
 /* fabric.c */
 fab_link_id fabric_link_between(const fabric *f, fab_node_id a, fab_node_id b);

@@ -10,6 +10,14 @@
  * else the nearest) -> leaf -> [spine chosen by a deterministic ECMP hash of
  * (src, dst, flow)] -> leaf -> NIC -> GPU. Endpoint and transit servers are
  * spliced in. Routes are cached per (src, dst, flow).
+ *
+ * Most of a route does not depend on the flow: the in-server legs (GPU ->
+ * its NIC, NIC -> GPU) and paths inside a server or NVLink domain are
+ * searched once per endpoint pair and cached in f->legs; a new (src, dst,
+ * flow) across servers only picks its spine (a hash and one link lookup)
+ * and splices. Cached routes live in an arena next to their key (no malloc
+ * per route). fabric_route_uncached() recomputes a route without any of
+ * these caches, by the plain searches; tests compare the two.
  */
 #include "fabric_priv.h"
 
@@ -29,6 +37,37 @@ gboolean route_key_equal(gconstpointer a, gconstpointer b)
 {
     const route_key *x = a, *y = b;
     return x->src == y->src && x->dst == y->dst && x->flow == y->flow;
+}
+
+#define ROUTE_BLOCK (256 * 1024)
+
+/* Store a route (graph links or spliced hops) with its key in the arena and
+ * index it in table t (a set of keys; the route follows its key). */
+static fab_route *route_store(fabric *f, GHashTable *t, const route_key *key, const fab_link_id *hop, guint n)
+{
+    gsize sz = sizeof(route_key) + sizeof(fab_route) + n * sizeof(fab_link_id);
+    if (f->arena_left < sz) {
+        gsize bs = sz > ROUTE_BLOCK ? sz : ROUTE_BLOCK;
+        f->arena_cur = g_malloc(bs);
+        f->arena_left = bs;
+        g_ptr_array_add(f->arena_blocks, f->arena_cur);
+    }
+    route_key *k = (route_key *)f->arena_cur;
+    f->arena_cur += sz;
+    f->arena_left -= sz;
+    *k = *key;
+    fab_route *r = (fab_route *)(k + 1);
+    r->nhops = n;
+    if (n)
+        memcpy(r->hop, hop, n * sizeof(fab_link_id));
+    g_hash_table_add(t, k);
+    return r;
+}
+
+static fab_route *route_find(GHashTable *t, const route_key *key)
+{
+    route_key *k = g_hash_table_lookup(t, key);
+    return k ? (fab_route *)(k + 1) : NULL;
 }
 
 typedef struct {
@@ -156,8 +195,81 @@ static fab_link_id first_out(const fabric *f, fab_node_id n, fab_node_kind to)
     return FAB_NONE;
 }
 
+/* Cached legs are keyed as routes; the flow field says which kind. */
+enum { LEG_NIC = 0, LEG_LOCAL = 1 };
+
+void fabric_spine_ups_build(fabric *f)
+{
+    uint32_t n = f->nodes->len;
+    f->up_idx = g_renew(uint32_t, f->up_idx, n + 1);
+    g_array_set_size(f->up_links, 0);
+    for (uint32_t i = 0; i < n; i++) {
+        f->up_idx[i] = f->up_links->len;
+        fab_node *nd = NODE(f, i);
+        if (nd->d.kind != FAB_NET_LEAF)
+            continue;
+        for (guint k = 0; k < nd->out->len; k++) {
+            fab_link_id l = g_array_index(nd->out, fab_link_id, k);
+            if (NODE(f, LINK(f, l)->dst)->d.kind == FAB_NET_SPINE)
+                g_array_append_val(f->up_links, l);
+        }
+    }
+    f->up_idx[n] = f->up_links->len;
+    f->ups_valid = true;
+}
+
+void fabric_route_forget(fabric *f)
+{
+    if (g_hash_table_size(f->legs))
+        g_hash_table_remove_all(f->legs); /* their storage stays in the arena */
+    f->ups_valid = false;
+}
+
+/* leaf la -> spine -> leaf lb: from the hash's pick among la's spines, the
+ * first (wrapping) whose spine reaches lb. */
+static bool spine_pick(fabric *f, fab_node_id la, fab_node_id lb, guint64 hash, GArray *out)
+{
+    uint32_t nsp;
+    const fab_link_id *ups = fabric_spine_ups(f, la, &nsp);
+    for (guint tries = 0; tries < nsp; tries++) {
+        fab_link_id l = ups[(guint)((hash + tries) % nsp)];
+        fab_link_id l2 = fabric_link_between(f, LINK(f, l)->dst, lb);
+        if (l2 != FAB_NONE) {
+            g_array_append_val(out, l);
+            g_array_append_val(out, l2);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The same choice by scanning la's out list for every try (the reference). */
+static bool spine_scan(fabric *f, fab_node_id la, fab_node_id lb, guint64 hash, GArray *out)
+{
+    GArray *o = NODE(f, la)->out;
+    guint nsp = 0;
+    for (guint i = 0; i < o->len; i++)
+        nsp += NODE(f, LINK(f, g_array_index(o, fab_link_id, i))->dst)->d.kind == FAB_NET_SPINE;
+    for (guint tries = 0; tries < nsp; tries++) {
+        guint want = (guint)((hash + tries) % nsp), seen = 0;
+        for (guint i = 0; i < o->len; i++) {
+            fab_link_id l = g_array_index(o, fab_link_id, i);
+            if (NODE(f, LINK(f, l)->dst)->d.kind != FAB_NET_SPINE || seen++ != want)
+                continue;
+            fab_link_id l2 = fabric_link_between(f, LINK(f, l)->dst, lb);
+            if (l2 != FAB_NONE) {
+                g_array_append_val(out, l);
+                g_array_append_val(out, l2);
+                return true;
+            }
+            break;
+        }
+    }
+    return false;
+}
+
 /* NIC -> leaf -> [spine] -> leaf -> NIC, spine picked by hash. */
-static bool net_path(fabric *f, fab_node_id na, fab_node_id nb, guint64 hash, GArray *out)
+static bool net_path(fabric *f, fab_node_id na, fab_node_id nb, guint64 hash, bool ref, GArray *out)
 {
     fab_link_id up = first_out(f, na, FAB_NET_LEAF), down_l = first_out(f, nb, FAB_NET_LEAF);
     if (up == FAB_NONE || down_l == FAB_NONE)
@@ -165,113 +277,122 @@ static bool net_path(fabric *f, fab_node_id na, fab_node_id nb, guint64 hash, GA
     fab_node_id la = LINK(f, up)->dst, lb = LINK(f, down_l)->dst;
     fab_link_id down = down_l ^ 1; /* leaf_b -> nic_b */
     g_array_append_val(out, up);
-    if (la != lb) {
-        GArray *o = NODE(f, la)->out;
-        guint nsp = 0;
-        for (guint i = 0; i < o->len; i++)
-            nsp += NODE(f, LINK(f, g_array_index(o, fab_link_id, i))->dst)->d.kind == FAB_NET_SPINE;
-        bool ok = false;
-        for (guint tries = 0; tries < nsp && !ok; tries++) {
-            guint want = (guint)((hash + tries) % nsp), seen = 0;
-            for (guint i = 0; i < o->len; i++) {
-                fab_link_id l = g_array_index(o, fab_link_id, i);
-                if (NODE(f, LINK(f, l)->dst)->d.kind != FAB_NET_SPINE || seen++ != want)
-                    continue;
-                fab_link_id l2 = fabric_link_between(f, LINK(f, l)->dst, lb);
-                if (l2 != FAB_NONE) {
-                    g_array_append_val(out, l);
-                    g_array_append_val(out, l2);
-                    ok = true;
-                }
-                break;
-            }
-        }
-        if (!ok)
-            return false;
-    }
+    if (la != lb && !(ref ? spine_scan : spine_pick)(f, la, lb, hash, out))
+        return false;
     g_array_append_val(out, down);
     return true;
 }
 
 void fabric_gpu_set_nic(fabric *f, fab_node_id gpu, fab_node_id nic) { NODE(f, gpu)->nic = nic; }
 
-/* The in-server path from `from` to node `to` (a GPU and its NIC), cached:
- * every pair of GPUs on two servers shares these legs. Appends to p. */
-static bool leg(fabric *f, fab_node_id from, fab_node_id to, int server, GArray *p)
+/* The in-server path from `from` to a node matching t, appended to p: from
+ * f->legs under key, else searched and cached (ref: searched, not cached).
+ * Returns the node reached, FAB_NONE (nothing appended) if none. */
+static fab_node_id cached_leg(fabric *f, const route_key *key, fab_node_id from, const target *t, int server,
+                              bool ref, GArray *p)
 {
-    route_key key = {.src = from, .dst = to, .flow = 0};
-    fab_route *r = g_hash_table_lookup(f->legs, &key);
-    if (!r) {
-        GArray *tmp = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
-        if (shortest(f, from, &(target){.id = to}, server, server, tmp) == FAB_NONE) {
-            g_array_free(tmp, TRUE);
-            return false;
-        }
-        r = g_malloc(sizeof *r + tmp->len * sizeof(fab_link_id));
-        r->nhops = tmp->len;
-        memcpy(r->hop, tmp->data, tmp->len * sizeof(fab_link_id));
-        g_array_free(tmp, TRUE);
-        g_hash_table_insert(f->legs, g_memdup2(&key, sizeof key), r);
+    fab_route *r = ref ? NULL : route_find(f->legs, key);
+    if (r) {
+        g_array_append_vals(p, r->hop, r->nhops);
+        return LINK(f, r->hop[r->nhops - 1])->dst;
     }
-    g_array_append_vals(p, r->hop, r->nhops);
-    return true;
+    guint base = p->len;
+    fab_node_id got = shortest(f, from, t, server, server, p);
+    if (got != FAB_NONE && !ref)
+        route_store(f, f->legs, key, &g_array_index(p, fab_link_id, base), p->len - base);
+    return got;
 }
 
-static bool cross_server(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GArray *p)
+/* The in-server path from `from` to node `to` (a GPU and its NIC), cached:
+ * every pair of GPUs on two servers shares these legs. Appends to p. */
+static bool leg(fabric *f, fab_node_id from, fab_node_id to, int server, bool ref, GArray *p)
+{
+    route_key key = {.src = from, .dst = to, .flow = LEG_NIC};
+    return cached_leg(f, &key, from, &(target){.id = to}, server, ref, p) != FAB_NONE;
+}
+
+/* The NIC nearest to x on its server (x is not a NIC); the path to it is
+ * appended to p. */
+static fab_node_id nearest_nic(fabric *f, fab_node_id x, bool ref, GArray *p)
+{
+    const fab_node *n = NODE(f, x);
+    route_key key = {.src = x, .dst = FAB_NONE, .flow = LEG_NIC};
+    target tn = {.kind = FAB_NIC, .id = FAB_NONE, .server = n->d.server, .socket = -2};
+    return cached_leg(f, &key, x, &tn, n->d.server, ref, p);
+}
+
+static bool cross_server(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, bool ref, GArray *p)
 {
     fab_node *a = NODE(f, src), *b = NODE(f, dst);
     fab_node_id na = a->d.kind == FAB_NIC ? src : a->nic, nb = b->d.kind == FAB_NIC ? dst : b->nic;
-    target tn = {.kind = FAB_NIC, .id = FAB_NONE, .server = a->d.server, .socket = -2};
     if (na == FAB_NONE)
-        na = shortest(f, src, &tn, a->d.server, a->d.server, p);
-    else if (na != src && !leg(f, src, na, a->d.server, p))
+        na = nearest_nic(f, src, ref, p);
+    else if (na != src && !leg(f, src, na, a->d.server, ref, p))
         return false;
     if (na == FAB_NONE)
         return false;
     if (nb == FAB_NONE) {
         /* the destination NIC nearest to dst: search from dst, then reverse */
-        GArray *rev = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
-        tn.server = b->d.server;
-        nb = shortest(f, dst, &tn, b->d.server, b->d.server, rev);
-        g_array_free(rev, TRUE);
+        GArray *rev = f->rt_tmp;
+        g_array_set_size(rev, 0);
+        nb = nearest_nic(f, dst, ref, rev);
         if (nb == FAB_NONE)
             return false;
     }
     guint64 h = (guint64)src * 2654435761u + (guint64)dst * 40503u + flow * 2246822519u;
-    if (!net_path(f, na, nb, h ^ (h >> 17), p))
+    if (!net_path(f, na, nb, h ^ (h >> 17), ref, p))
         return false;
-    return nb == dst || leg(f, nb, dst, b->d.server, p);
+    return nb == dst || leg(f, nb, dst, b->d.server, ref, p);
 }
 
-static bool plain_path(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GArray *p)
+/* The path inside a server or an NVLink domain, into the empty p: 1 found,
+ * 0 none (the network may still join them), -1 none (staging failed). */
+static int local_path(fabric *f, fab_node_id src, fab_node_id dst, GArray *p)
 {
     fab_node *a = NODE(f, src), *b = NODE(f, dst);
     target t = {.id = dst};
-    bool same_domain = a->d.domain >= 0 && a->d.domain == b->d.domain;
-    if (a->d.server != b->d.server && !same_domain)
-        return cross_server(f, src, dst, flow, p); /* only the network joins them */
-    if (shortest(f, src, &t, a->d.server, b->d.server, p) != FAB_NONE) {
-        if (a->d.kind == FAB_GPU && b->d.kind == FAB_GPU && !has_kind(f, p, 0, LINK_NVLINK) &&
-            !p2p_allowed(f, a, b)) {
-            /* stage through the source socket's host memory */
-            g_array_set_size(p, 0);
-            target tm = {.kind = FAB_HOSTMEM, .id = FAB_NONE, .server = a->d.server, .socket = a->d.socket};
-            fab_node_id m = shortest(f, src, &tm, a->d.server, a->d.server, p);
-            if (m == FAB_NONE)
-                return false;
-            return shortest(f, m, &t, a->d.server, b->d.server, p) != FAB_NONE;
-        }
-        return true;
+    if (shortest(f, src, &t, a->d.server, b->d.server, p) == FAB_NONE)
+        return 0;
+    if (a->d.kind == FAB_GPU && b->d.kind == FAB_GPU && !has_kind(f, p, 0, LINK_NVLINK) && !p2p_allowed(f, a, b)) {
+        /* stage through the source socket's host memory */
+        g_array_set_size(p, 0);
+        target tm = {.kind = FAB_HOSTMEM, .id = FAB_NONE, .server = a->d.server, .socket = a->d.socket};
+        fab_node_id m = shortest(f, src, &tm, a->d.server, a->d.server, p);
+        if (m == FAB_NONE || shortest(f, m, &t, a->d.server, b->d.server, p) == FAB_NONE)
+            return -1;
     }
-    if (a->d.server == b->d.server)
-        return false;
-    return cross_server(f, src, dst, flow, p);
+    return 1;
 }
 
-/* Splice endpoint and transit servers into a path of graph links. */
-static fab_route *assemble(fabric *f, fab_node_id src, fab_node_id dst, const GArray *p)
+/* The path of graph links from src to dst into the empty p. Paths inside a
+ * server or domain do not depend on the flow and are cached (unless ref). */
+static bool plain_path(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, bool ref, GArray *p)
 {
-    GArray *h = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    fab_node *a = NODE(f, src), *b = NODE(f, dst);
+    bool same_domain = a->d.domain >= 0 && a->d.domain == b->d.domain;
+    if (a->d.server != b->d.server && !same_domain)
+        return cross_server(f, src, dst, flow, ref, p); /* only the network joins them */
+    route_key key = {.src = src, .dst = dst, .flow = LEG_LOCAL};
+    fab_route *r = ref ? NULL : route_find(f->legs, &key);
+    if (r) {
+        g_array_append_vals(p, r->hop, r->nhops);
+        return true;
+    }
+    int got = local_path(f, src, dst, p);
+    if (got > 0 && !ref)
+        route_store(f, f->legs, &key, (const fab_link_id *)p->data, p->len);
+    if (got != 0)
+        return got > 0;
+    if (a->d.server == b->d.server)
+        return false;
+    return cross_server(f, src, dst, flow, ref, p);
+}
+
+/* Splice endpoint and transit servers into a path of graph links: the
+ * route's hops, into h. */
+static void assemble(fabric *f, fab_node_id src, fab_node_id dst, const GArray *p, GArray *h)
+{
+    g_array_set_size(h, 0);
     if (p->len && NODE(f, src)->tx != FAB_NONE)
         g_array_append_val(h, NODE(f, src)->tx);
     for (guint i = 0; i < p->len; i++) {
@@ -286,30 +407,40 @@ static fab_route *assemble(fabric *f, fab_node_id src, fab_node_id dst, const GA
     }
     if (p->len && NODE(f, dst)->rx != FAB_NONE)
         g_array_append_val(h, NODE(f, dst)->rx);
-    fab_route *r = g_malloc(sizeof *r + h->len * sizeof(fab_link_id));
-    r->nhops = h->len;
-    memcpy(r->hop, h->data, h->len * sizeof(fab_link_id));
-    g_array_free(h, TRUE);
-    return r;
 }
 
 const fab_route *fabric_route(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GError **err)
 {
     g_assert(src < f->nodes->len && dst < f->nodes->len);
     route_key key = {.src = src, .dst = dst, .flow = flow};
-    fab_route *r = g_hash_table_lookup(f->routes, &key);
+    fab_route *r = route_find(f->routes, &key);
     if (r)
         return r;
-    GArray *p = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
-    if (src != dst && !plain_path(f, src, dst, flow, p)) {
+    GArray *p = f->rt_path;
+    g_array_set_size(p, 0);
+    if (src != dst && !plain_path(f, src, dst, flow, false, p)) {
         g_set_error(err, FABRIC_ERROR, FABRIC_ERROR_UNREACHABLE, "no route from %s to %s",
                     NODE(f, src)->d.name, NODE(f, dst)->d.name);
-        g_array_free(p, TRUE);
         return NULL;
     }
-    r = assemble(f, src, dst, p);
+    assemble(f, src, dst, p, f->rt_hops);
+    return route_store(f, f->routes, &key, (const fab_link_id *)f->rt_hops->data, f->rt_hops->len);
+}
+
+fab_route *fabric_route_uncached(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow)
+{
+    g_assert(src < f->nodes->len && dst < f->nodes->len);
+    GArray *p = g_array_new(FALSE, FALSE, sizeof(fab_link_id)), *h = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    fab_route *r = NULL;
+    if (src == dst || plain_path(f, src, dst, flow, true, p)) {
+        assemble(f, src, dst, p, h);
+        r = g_malloc(sizeof *r + h->len * sizeof(fab_link_id));
+        r->nhops = h->len;
+        if (h->len)
+            memcpy(r->hop, h->data, h->len * sizeof(fab_link_id));
+    }
     g_array_free(p, TRUE);
-    g_hash_table_insert(f->routes, g_memdup2(&key, sizeof key), r);
+    g_array_free(h, TRUE);
     return r;
 }
 
@@ -350,11 +481,8 @@ static fab_node_id nic_of(fabric *f, fab_node_id gpu)
         return gpu;
     if (g->nic != FAB_NONE)
         return g->nic;
-    GArray *tmp = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
-    target tn = {.kind = FAB_NIC, .id = FAB_NONE, .server = g->d.server, .socket = -2};
-    fab_node_id n = shortest(f, gpu, &tn, g->d.server, g->d.server, tmp);
-    g_array_free(tmp, TRUE);
-    return n;
+    g_array_set_size(f->rt_tmp, 0);
+    return nearest_nic(f, gpu, false, f->rt_tmp);
 }
 
 fab_node_id fabric_sharp_root(fabric *f, const fab_node_id *gpus, int n, uint32_t hint)
@@ -397,7 +525,7 @@ fab_node_id fabric_sharp_root(fabric *f, const fab_node_id *gpus, int n, uint32_
 const fab_route *fabric_route_switch(fabric *f, fab_node_id gpu, fab_node_id sw, bool up, GError **err)
 {
     route_key key = {.src = up ? gpu : sw, .dst = up ? sw : gpu, .flow = UINT32_MAX - 1};
-    fab_route *r = g_hash_table_lookup(f->routes, &key);
+    fab_route *r = route_find(f->routes, &key);
     if (r)
         return r;
     fab_node_id nic = nic_of(f, gpu);
@@ -409,10 +537,11 @@ const fab_route *fabric_route_switch(fabric *f, fab_node_id gpu, fab_node_id sw,
                     NODE(f, gpu)->d.name, NODE(f, sw)->d.name);
         return NULL;
     }
-    GArray *p = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    GArray *p = f->rt_path;
+    g_array_set_size(p, 0);
     if (up) {
         if (nic != gpu)
-            leg(f, gpu, nic, NODE(f, gpu)->d.server, p);
+            leg(f, gpu, nic, NODE(f, gpu)->d.server, false, p);
         g_array_append_val(p, nl);
         if (ls != FAB_NONE)
             g_array_append_val(p, ls);
@@ -424,10 +553,8 @@ const fab_route *fabric_route_switch(fabric *f, fab_node_id gpu, fab_node_id sw,
         fab_link_id ln = nl ^ 1;
         g_array_append_val(p, ln);
         if (nic != gpu)
-            leg(f, nic, gpu, NODE(f, gpu)->d.server, p);
+            leg(f, nic, gpu, NODE(f, gpu)->d.server, false, p);
     }
-    r = assemble(f, up ? gpu : sw, up ? sw : gpu, p);
-    g_array_free(p, TRUE);
-    g_hash_table_insert(f->routes, g_memdup2(&key, sizeof key), r);
-    return r;
+    assemble(f, up ? gpu : sw, up ? sw : gpu, p, f->rt_hops);
+    return route_store(f, f->routes, &key, (const fab_link_id *)f->rt_hops->data, f->rt_hops->len);
 }

@@ -6,6 +6,13 @@
  * latency, or delivered. Each link has at most one pending engine event (its
  * chunk in service); transfers get one completion event. Chunks come from a
  * free list allocated in blocks (no malloc per chunk).
+ *
+ * The chunks a transfer injects at once (its window) queue back to back on
+ * its first link, so they wait there as one entry (a batch) that gives up a
+ * chunk each time the link takes the next one: the same FIFO order, ready
+ * times and statistics, without a chunk record per waiting chunk (an
+ * alltoall queues most of its chunks at the first link). A chunk carries its
+ * route, and the link prefetches what its next completion will read.
  */
 #include "fabric_priv.h"
 
@@ -13,30 +20,35 @@
 
 typedef struct fab_xfer fab_xfer;
 struct fab_xfer {
-    fab_xfer *next_free;
-    fabric *fab;
+    union {
+        fabric *fab;
+        fab_xfer *next_free; /* while on the free list */
+    };
     const fab_route *route;
-    fab_link_id pre;
     uint64_t bytes, chunk_bytes, injected, delivered;
-    uint32_t window, inflight;
-    sim_time start;
     fab_pacer *pacer;        /* NULL: not paced */
     fab_done_fn done;
     void *ctx;
     uint64_t arg;
+    fab_link_id pre;
+    uint32_t window, inflight;
 };
 
 struct fab_chunk {
     fab_chunk *next;
     fab_xfer *x;
-    uint64_t bytes;
-    int32_t hop; /* -1: on the pre server; else index into route->hop */
-    int32_t alt_hop; /* adaptive routing: hop replaced by `alt`, or -2 */
-    fab_link_id alt;
+    const fab_route *route; /* x->route */
+    uint64_t bytes;         /* a batch: of all its chunks */
     sim_time ready;
+    int16_t hop;     /* -1: on the pre server; else index into route->hop */
+    int16_t alt_hop; /* adaptive routing: hop replaced by `alt`; ALT_NONE; ALT_BATCH */
+    fab_link_id alt;
 };
 
+enum { ALT_NONE = -2, ALT_BATCH = -3 }; /* ALT_BATCH: bytes / x->chunk_bytes chunks (rounded up) */
+
 #define CHUNK_BLOCK 4096
+#define XFER_BLOCK 1024
 
 void fabric_run_grow(fabric *f)
 {
@@ -65,6 +77,8 @@ void fabric_run_free(fabric *f)
         g_ptr_array_unref(f->xfer_allocs);
     f->xfer_allocs = NULL;
     f->free_xfers = NULL;
+    f->xfer_next = NULL;
+    f->xfer_left = 0;
 }
 
 void fabric_attach(fabric *f, sim_engine *e)
@@ -73,6 +87,11 @@ void fabric_attach(fabric *f, sim_engine *e)
     f->eng = e;
     f->run_cap = f->links->len > 16 ? f->links->len : 16;
     f->run = g_new0(fab_lrun, f->run_cap);
+    for (uint32_t l = 0; l < f->links->len; l++) {
+        const fab_link *lk = LINK(f, l);
+        f->run[l].leaf_up = lk->d.kind != LINK_SERVER && NODE(f, lk->src)->d.kind == FAB_NET_LEAF &&
+                            NODE(f, lk->dst)->d.kind == FAB_NET_SPINE;
+    }
     f->chunk_blocks = g_ptr_array_new_with_free_func(g_free);
     f->xfer_allocs = g_ptr_array_new_with_free_func(g_free);
     if (f->recording)
@@ -111,9 +130,29 @@ static inline fab_link_id server_of(const fabric *f, fab_link_id l)
     return LINK(f, l)->d.kind == LINK_MEM ? (l & ~1u) : l;
 }
 
+/* A batch's first chunk leaves it: the rest of the batch, or NULL. */
+static fab_chunk *batch_split(fabric *f, fab_chunk *c)
+{
+    if (c->alt_hop != ALT_BATCH)
+        return NULL;
+    uint64_t cb = c->x->chunk_bytes;
+    fab_chunk *rest = chunk_new(f);
+    *rest = *c;
+    rest->bytes = c->bytes - cb;
+    rest->alt_hop = rest->bytes > cb ? ALT_BATCH : ALT_NONE;
+    c->bytes = cb;
+    c->alt_hop = ALT_NONE;
+    return rest;
+}
+
 static void start_service(fabric *f, fab_link_id l, fab_chunk *c)
 {
     fab_lrun *r = &f->run[l];
+    /* read when c leaves: its route's next hop; then the next chunk here */
+    __builtin_prefetch(c->route);
+    __builtin_prefetch(&c->route->hop[c->hop + 1]);
+    if (r->head)
+        __builtin_prefetch(r->head);
     fab_link *lk = LINK(f, l);
     sim_time now = sim_engine_now(f->eng);
     sim_time start = c->ready > now ? c->ready : now;
@@ -132,13 +171,19 @@ static void start_service(fabric *f, fab_link_id l, fab_chunk *c)
     sim_engine_at(f->eng, start + ser, on_link_done, f, l);
 }
 
-static void link_enqueue(fabric *f, fab_link_id l, fab_chunk *c)
+/* Queue c (n chunks: a batch, or 1) on link l, or serve its first chunk
+ * now when l is free; the rest waits as if queued one by one. */
+static void link_enqueue(fabric *f, fab_link_id l, fab_chunk *c, uint32_t n)
 {
     l = server_of(f, l);
     fab_lrun *r = &f->run[l];
     if (!r->cur) {
+        fab_chunk *rest = batch_split(f, c);
         start_service(f, l, c);
-        return;
+        if (!rest)
+            return;
+        c = rest;
+        n--;
     }
     c->next = NULL;
     if (r->tail)
@@ -146,7 +191,8 @@ static void link_enqueue(fabric *f, fab_link_id l, fab_chunk *c)
     else
         r->head = c;
     r->tail = c;
-    if (++r->qlen > r->st.peak_queue)
+    r->qlen += n;
+    if (r->qlen > r->st.peak_queue)
         r->st.peak_queue = r->qlen;
 }
 
@@ -171,22 +217,34 @@ static fab_link_id hop_link(const fab_xfer *x, int32_t hop)
 
 static void inject(fabric *f, fab_xfer *x, sim_time ready)
 {
+    bool paced = x->pacer && x->pacer->Bps > 0;
     while (x->injected < x->bytes && (x->window == 0 || x->inflight < x->window)) {
         fab_chunk *c = chunk_new(f);
-        uint64_t left = x->bytes - x->injected;
+        uint64_t left = x->bytes - x->injected, cb = x->chunk_bytes;
+        uint32_t n = 1;
         c->x = x;
-        c->bytes = left < x->chunk_bytes ? left : x->chunk_bytes;
+        c->route = x->route;
+        c->bytes = left < cb ? left : cb;
         c->hop = x->pre != FAB_NONE ? -1 : 0;
-        c->alt_hop = -2;
+        c->alt_hop = ALT_NONE;
         c->ready = ready;
-        if (x->pacer && x->pacer->Bps > 0) {
+        if (paced) {
             sim_time from = ready > x->pacer->t_ps ? ready : x->pacer->t_ps;
             c->ready = x->pacer->t_ps = from + sim_time_for_bytes((double)c->bytes, x->pacer->Bps);
+        } else if (left > cb) {
+            /* every chunk the window admits now, as one batch */
+            uint64_t chunks = left / cb + (left % cb != 0), room = x->window ? x->window - x->inflight : chunks;
+            uint64_t take = chunks < room ? chunks : room;
+            if (take > (1u << 30))
+                take = 1u << 30;
+            n = (uint32_t)take;
+            c->bytes = take == chunks ? left : take * cb;
+            c->alt_hop = n > 1 ? ALT_BATCH : ALT_NONE;
         }
         x->injected += c->bytes;
-        x->inflight++;
+        x->inflight += n;
         f->injected += c->bytes;
-        link_enqueue(f, hop_link(x, c->hop), c);
+        link_enqueue(f, hop_link(x, c->hop), c, n);
     }
 }
 
@@ -215,26 +273,25 @@ static uint32_t link_load(const fabric *f, fab_link_id l)
  * follows. Returns the link for hop `h`. */
 static fab_link_id adaptive_pick(fabric *f, fab_chunk *c, int32_t h)
 {
-    const fab_route *rt = c->x->route;
+    const fab_route *rt = c->route;
     fab_link_id up = rt->hop[h];
-    if (h + 1 >= (int32_t)rt->nhops)
+    if (h + 1 >= (int32_t)rt->nhops || !f->run[up].leaf_up)
         return up;
     const fab_link *lk = LINK(f, up);
-    if (NODE(f, lk->src)->d.kind != FAB_NET_LEAF || NODE(f, lk->dst)->d.kind != FAB_NET_SPINE)
-        return up;
     fab_node_id dst_leaf = LINK(f, rt->hop[h + 1])->dst;
     fab_link_id best = up, best_down = rt->hop[h + 1];
     uint32_t best_load = link_load(f, up);
     if (best_load == 0)
         return up;
     /* the least-loaded uplink first; every spine usually reaches every leaf */
-    GArray *o = NODE(f, lk->src)->out;
+    uint32_t nsp;
+    const fab_link_id *ups = fabric_spine_ups(f, lk->src, &nsp);
     for (int pass = 0; pass < 2 && best == up; pass++) {
         fab_link_id cand = FAB_NONE;
         uint32_t cand_load = best_load;
-        for (guint i = 0; i < o->len; i++) {
-            fab_link_id l = g_array_index(o, fab_link_id, i);
-            if (NODE(f, LINK(f, l)->dst)->d.kind != FAB_NET_SPINE || link_load(f, l) >= cand_load)
+        for (uint32_t i = 0; i < nsp; i++) {
+            fab_link_id l = ups[i];
+            if (link_load(f, l) >= cand_load)
                 continue;
             if (pass == 1 && fabric_link_between(f, LINK(f, l)->dst, dst_leaf) == FAB_NONE)
                 continue;
@@ -262,7 +319,7 @@ static fab_link_id next_link(fabric *f, fab_chunk *c)
         return c->alt;
     if (f->adaptive)
         return adaptive_pick(f, c, c->hop);
-    return c->x->route->hop[c->hop];
+    return c->route->hop[c->hop];
 }
 
 static void on_link_done(sim_engine *e, void *ctx, uint64_t arg)
@@ -273,19 +330,27 @@ static void on_link_done(sim_engine *e, void *ctx, uint64_t arg)
     fab_chunk *c = r->cur;
     r->cur = NULL;
     sim_time at = sim_engine_now(e) + LINK(f, l)->d.lat_ps;
-    fab_xfer *x = c->x;
-    if (c->hop + 1 < (int32_t)x->route->nhops) {
+    int32_t nhops = (int32_t)c->route->nhops;
+    if (c->hop + 1 < nhops) {
         c->hop++;
         c->ready = at;
-        link_enqueue(f, next_link(f, c), c);
+        if (c->hop + 1 == nhops)
+            __builtin_prefetch(c->x); /* read when it is delivered */
+        link_enqueue(f, next_link(f, c), c, 1);
     } else {
         deliver(f, c, at);
     }
     if (!r->cur && r->head) {
-        fab_chunk *n = r->head;
-        r->head = n->next;
-        if (!r->head)
-            r->tail = NULL;
+        fab_chunk *n = r->head, *rest = batch_split(f, n);
+        if (rest) { /* the batch's other chunks stay first in line */
+            r->head = rest;
+            if (r->tail == n)
+                r->tail = rest;
+        } else {
+            r->head = n->next;
+            if (!r->head)
+                r->tail = NULL;
+        }
         r->qlen--;
         start_service(f, l, n);
     }
@@ -295,14 +360,18 @@ static void xfer_start(fabric *f, const fab_route *route, fab_link_id pre, fab_p
                        uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done, void *ctx,
                        uint64_t arg)
 {
-    g_assert(f->eng && route && delay_ps >= 0);
+    g_assert(f->eng && route && delay_ps >= 0 && route->nhops < INT16_MAX);
     fab_xfer *x = f->free_xfers;
-    if (x)
+    if (x) {
         f->free_xfers = x->next_free;
-    else
-    {
-        x = g_new(fab_xfer, 1);
-        g_ptr_array_add(f->xfer_allocs, x);
+    } else {
+        if (f->xfer_left == 0) {
+            f->xfer_next = g_new(fab_xfer, XFER_BLOCK);
+            f->xfer_left = XFER_BLOCK;
+            g_ptr_array_add(f->xfer_allocs, f->xfer_next);
+        }
+        x = f->xfer_next++;
+        f->xfer_left--;
     }
     *x = (fab_xfer){.fab = f, .route = route, .pre = pre, .bytes = bytes, .chunk_bytes = chunk_bytes ? chunk_bytes : bytes,
                     .window = window, .done = done, .ctx = ctx, .arg = arg, .pacer = pacer};
@@ -313,7 +382,6 @@ static void xfer_start(fabric *f, const fab_route *route, fab_link_id pre, fab_p
         sim_engine_at(f->eng, at, on_xfer_done, x, 0);
         return;
     }
-    x->start = at;
     inject(f, x, at);
 }
 
@@ -335,6 +403,19 @@ const fab_link_stats *fabric_link_stats(const fabric *f, fab_link_id l)
 {
     static const fab_link_stats none;
     return f->run && l < f->run_cap ? &f->run[server_of(f, l)].st : &none;
+}
+
+void fabric_link_account(fabric *f, fab_link_id l, const fab_link_stats *add)
+{
+    if (!f->run || l >= f->run_cap)
+        return;
+    fab_link_stats *st = &f->run[server_of(f, l)].st;
+    st->bytes += add->bytes;
+    st->chunks += add->chunks;
+    st->busy_ps += add->busy_ps;
+    st->qdelay_ps += add->qdelay_ps;
+    if (add->peak_queue > st->peak_queue)
+        st->peak_queue = add->peak_queue;
 }
 
 void fabric_totals(const fabric *f, uint64_t *injected, uint64_t *delivered)

@@ -3,6 +3,7 @@
  * engine. See replay.h. */
 #include "replay.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@ typedef struct rp rp;
 typedef struct {
     uint32_t npred;        /* unfinished predecessors (deps + stream order) */
     uint32_t stream_prev;  /* the op before it on its stream, or UINT32_MAX */
-    GArray *succ;          /* uint32_t successors in the same rank, or NULL */
+    uint32_t succ0, nsucc; /* its successors: succ[rank][succ0 .. succ0+nsucc) */
     int64_t issue_ps;      /* when it started waiting/ran (-1: not yet) */
     int64_t deps_done_ps;  /* when its explicit deps were all done */
     int64_t start_ps, end_ps;
@@ -28,18 +29,39 @@ typedef struct {
     uint32_t *idx;  /* their op indices */
 } rendezvous;
 
+/* A distinct collective (opts.iso): its isolated duration and footprint. */
+typedef struct {
+    int group; /* canonical group (same ranks = same group) */
+    int kind, algo, proto, nch, root;
+    uint64_t bytes;
+} memo_key;
+
+typedef struct {
+    memo_key k;
+    int64_t dur_ps;
+    fab_link_id *links;   /* footprint: the graph links its routes cross */
+    float *util;          /* busy share of each footprint link over dur_ps */
+    guint nlinks;
+    fab_link_id *slink;   /* the links (servers) that carried its traffic, and how */
+    fab_link_stats *stat;
+    guint nstat;
+} memo_ent;
+
 typedef struct {
     rp *p;
     rendezvous *rv;
     int64_t launch_ps;
     int traced_rank;
     uint32_t traced_idx;
+    const memo_ent *held; /* simulated: links counted active while it runs, or NULL */
+    const memo_ent *reuse; /* reused: links held while its window lasts, or NULL */
 } coll_ctx;
 
 typedef struct {
     rp *p;
     int src, dst;
     uint32_t sidx, ridx;
+    const fab_route *rt;
 } p2p_ctx;
 
 struct rp {
@@ -47,10 +69,19 @@ struct rp {
     const replay_opts *o;
     sim_engine *eng;
     op_state **st;             /* [rank][op] */
+    uint32_t **succ;           /* [rank][]: successor lists, op by op (CSR) */
     GHashTable *rvs;           /* (group<<40|seq) -> rendezvous* */
     GHashTable *p2p_q;         /* "s>d#tag" -> GQueue of posted (rank<<32|idx), sign per side */
     coll_system *gsys;         /* per group */
     int **gsys_gpu;
+    /* repeated collectives (opts.iso) */
+    coll_system *gsys_iso;     /* per group, on the iso fabric */
+    int *gcanon;               /* group -> first group with the same ranks */
+    GHashTable *memo;          /* memo_key -> memo_ent */
+    int32_t *active;           /* per link: simulated collectives holding it */
+    int32_t *active_p2p;       /* per link: sends/receives in flight on it */
+    double *held_util;         /* per link: busy share of the reused collectives holding it */
+    int32_t *held_n;           /* per link: how many */
     replay_result *out;
     GError *err;
     GPtrArray *garbage;
@@ -81,8 +112,9 @@ static void complete(rp *p, int r, uint32_t i)
                               .start_ps = s->start_ps, .end_ps = s->end_ps};
         g_array_append_val(p->out->intervals, iv);
     }
-    for (guint k = 0; s->succ && k < s->succ->len; k++) {
-        uint32_t j = g_array_index(s->succ, uint32_t, k);
+    const uint32_t *succ = p->succ[r] + s->succ0;
+    for (uint32_t k = 0; k < s->nsucc; k++) {
+        uint32_t j = succ[k];
         op_state *sj = ST(p, r, j);
         if (sj->stream_prev != i && s->end_ps > sj->deps_done_ps)
             sj->deps_done_ps = s->end_ps; /* an explicit dependency finished */
@@ -104,16 +136,154 @@ static const coll_system *group_sys(rp *p, int g)
     return &p->gsys[g];
 }
 
+/* Links of a collective or transfer simulated on the main fabric: count it
+ * active on them; note when it starts under a reused collective's window. */
+static void hold_links(rp *p, int32_t *count, const fab_link_id *l, guint n, int d)
+{
+    bool under = false;
+    for (guint i = 0; i < n; i++) {
+        count[l[i]] += d;
+        under |= p->held_n[l[i]] > 0;
+    }
+    if (d > 0 && under)
+        p->out->memo_overlaps++;
+}
+
 static void on_coll_done(sim_engine *e, void *ctx, const coll_result *res)
 {
     (void)res;
     coll_ctx *c = ctx;
     rp *p = c->p;
     rendezvous *rv = c->rv;
+    if (c->held)
+        hold_links(p, p->active, c->held->links, c->held->nlinks, -1);
     replay_coll *rc = &g_array_index(p->out->colls, replay_coll, (guint)c->traced_idx);
     rc->sim_ps = sim_engine_now(e) - c->launch_ps;
     for (int k = 0; k < rv->arrived; k++)
         complete(p, rv->who[k], rv->idx[k]);
+}
+
+static void on_memo_done(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    coll_ctx *c = ctx;
+    const memo_ent *m = c->reuse;
+    for (guint i = 0; i < m->nlinks; i++) {
+        c->p->held_n[m->links[i]]--;
+        c->p->held_util[m->links[i]] -= m->util[i];
+    }
+    coll_result none = {0};
+    on_coll_done(e, ctx, &none);
+}
+
+static gint link_cmp(gconstpointer a, gconstpointer b)
+{
+    fab_link_id x = *(const fab_link_id *)a, y = *(const fab_link_id *)b;
+    return (x > y) - (x < y);
+}
+
+static guint memo_hash(gconstpointer v)
+{
+    const memo_key *k = v;
+    guint h = (guint)k->group * 2654435761u;
+    h ^= (guint)(k->kind | k->algo << 4 | k->proto << 8 | k->nch << 12) * 40503u;
+    h ^= (guint)(k->bytes ^ k->bytes >> 32) * 2246822519u;
+    return h ^ (guint)k->root;
+}
+
+static gboolean memo_equal(gconstpointer a, gconstpointer b)
+{
+    const memo_key *x = a, *y = b;
+    return x->group == y->group && x->kind == y->kind && x->algo == y->algo && x->proto == y->proto &&
+           x->nch == y->nch && x->root == y->root && x->bytes == y->bytes;
+}
+
+static void memo_free(gpointer v)
+{
+    memo_ent *m = v;
+    g_free(m->links);
+    g_free(m->util);
+    g_free(m->slink);
+    g_free(m->stat);
+    g_free(m);
+}
+
+/* The collective's isolated duration and footprint: simulated once on the
+ * iso fabric. NULL after a failure (reported through fail()). */
+static const memo_ent *memo_get(rp *p, int g, const coll_request *req)
+{
+    memo_key k = {.group = p->gcanon[g], .kind = req->kind, .algo = req->algo, .proto = req->proto,
+                  .nch = req->nchannels, .root = req->root, .bytes = req->bytes};
+    memo_ent *m = g_hash_table_lookup(p->memo, &k);
+    if (m)
+        return m;
+    GArray *links = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    coll_result res;
+    GError *e = NULL;
+    if (!coll_run_footprint(&p->gsys_iso[k.group], req, &res, links, &e)) {
+        g_array_free(links, TRUE);
+        fail(p, e);
+        return NULL;
+    }
+    m = g_new0(memo_ent, 1);
+    m->k = k;
+    m->dur_ps = (int64_t)llround(res.time_us * 1e6);
+    /* what it did to each link (servers too), charged to the main fabric at
+     * every reuse; every graph link that carried a chunk (adaptive routing
+     * strays from the routes) joins the footprint */
+    fabric *fi = p->o->iso->fab;
+    GArray *sl = g_array_new(FALSE, FALSE, sizeof(fab_link_id)), *ss = g_array_new(FALSE, FALSE, sizeof(fab_link_stats));
+    guint nroute = links->len;
+    for (fab_link_id l = 0; l < fabric_link_count(fi); l++) {
+        const fab_link_stats *st = fabric_link_stats(fi, l);
+        if (st->chunks == 0)
+            continue;
+        bool mem = fabric_link(fi, l)->kind == LINK_MEM;
+        if (fabric_link(fi, l)->kind != LINK_SERVER)
+            g_array_append_val(links, l);
+        if (mem && (l & 1))
+            continue; /* both directions share one server: charged once */
+        g_array_append_val(sl, l);
+        g_array_append_val(ss, *st);
+    }
+    if (links->len > nroute) { /* merge: sort and drop repeats */
+        g_array_sort(links, link_cmp);
+        guint u = 0;
+        for (guint i = 0; i < links->len; i++)
+            if (u == 0 || g_array_index(links, fab_link_id, i) != g_array_index(links, fab_link_id, u - 1))
+                g_array_index(links, fab_link_id, u++) = g_array_index(links, fab_link_id, i);
+        g_array_set_size(links, u);
+    }
+    m->nlinks = links->len;
+    m->links = (fab_link_id *)g_array_free(links, FALSE);
+    m->util = g_new(float, m->nlinks ? m->nlinks : 1);
+    for (guint i = 0; i < m->nlinks; i++)
+        m->util[i] = m->dur_ps > 0 ? (float)((double)fabric_link_stats(fi, m->links[i])->busy_ps / (double)m->dur_ps) : 0;
+    m->nstat = sl->len;
+    m->slink = (fab_link_id *)g_array_free(sl, FALSE);
+    m->stat = (fab_link_stats *)g_array_free(ss, FALSE);
+    g_hash_table_insert(p->memo, &m->k, m);
+    p->out->memo_runs++;
+    p->out->memo_events += res.events;
+    return m;
+}
+
+/* May this instance take the isolated duration? Not when a simulated
+ * collective runs on one of its links, nor when reused collectives already
+ * hold a link with so much traffic that its own would not fit (busy shares
+ * summing past 1). Sharing a link within that, or with sends/receives in
+ * flight, is allowed and reported through *shared (they do not contend). */
+static bool links_free(const rp *p, const memo_ent *m, bool *shared)
+{
+    bool sh = false;
+    for (guint i = 0; i < m->nlinks; i++) {
+        fab_link_id l = m->links[i];
+        if (p->active[l] > 0 || p->held_util[l] + m->util[i] > 1.0 + 1e-4)
+            return false;
+        sh |= p->active_p2p[l] > 0 || p->held_n[l] > 0;
+    }
+    *shared = sh;
+    return true;
 }
 
 static void launch_coll(rp *p, rendezvous *rv)
@@ -148,6 +318,30 @@ static void launch_coll(rp *p, rendezvous *rv)
     req.root = o->root;
     rc.algo = req.algo;
     rc.proto = req.proto;
+    if (p->o->iso) {
+        const memo_ent *m = memo_get(p, rv->group, &req);
+        if (!m)
+            return;
+        bool shared = false;
+        if (links_free(p, m, &shared)) {
+            if (shared)
+                p->out->memo_overlaps++;
+            for (guint i = 0; i < m->nlinks; i++) {
+                p->held_n[m->links[i]]++;
+                p->held_util[m->links[i]] += m->util[i];
+            }
+            c->reuse = m;
+            for (guint i = 0; i < m->nstat; i++)
+                fabric_link_account(p->o->sys->fab, m->slink[i], &m->stat[i]);
+            rc.reused = true;
+            g_array_append_val(p->out->colls, rc);
+            p->out->memo_hits++;
+            sim_engine_after(p->eng, m->dur_ps, on_memo_done, c, 0);
+            return;
+        }
+        c->held = m;
+        hold_links(p, p->active, m->links, m->nlinks, +1);
+    }
     g_array_append_val(p->out->colls, rc);
     if (!coll_launch(gs, &req, p->eng, on_coll_done, c, &p->err, &e))
         fail(p, e);
@@ -181,6 +375,8 @@ static void on_p2p_done(sim_engine *e, void *ctx, uint64_t arg)
     (void)e;
     (void)arg;
     p2p_ctx *c = ctx;
+    if (c->p->active_p2p)
+        hold_links(c->p, c->p->active_p2p, c->rt->hop, c->rt->nhops, -1);
     complete(c->p, c->src, c->sidx);
     complete(c->p, c->dst, c->ridx);
 }
@@ -224,6 +420,9 @@ static void post_p2p(rp *p, int r, uint32_t i)
         net |= k == LINK_NET;
     }
     uint64_t chunk = nvl && !net ? 524288 : 131072;
+    c->rt = rt;
+    if (p->active_p2p)
+        hold_links(p, p->active_p2p, rt->hop, rt->nhops, +1);
     fabric_transfer_start(p->o->sys->fab, rt, FAB_NONE, o->bytes, chunk, 8, 0, on_p2p_done, c, 0);
 }
 
@@ -258,42 +457,94 @@ static void issue(rp *p, int r, uint32_t i)
 
 /* ---- set-up ---- */
 
+/* The op before op i on its stream, for every op: stream ids are looked up
+ * in a small table (a rank has few streams). */
+static void stream_prevs(const trace_rank *tr, uint32_t *prev)
+{
+    enum { MAXS = 64 };
+    int ids[MAXS];
+    uint32_t last[MAXS];
+    int n = 0;
+    GHashTable *more = NULL; /* beyond MAXS streams */
+    for (guint i = 0; i < tr->ops->len; i++) {
+        int sid = g_array_index(tr->ops, trace_op, i).stream;
+        prev[i] = UINT32_MAX;
+        int k = 0;
+        while (k < n && ids[k] != sid)
+            k++;
+        if (k < n) {
+            prev[i] = last[k];
+            last[k] = i;
+        } else if (n < MAXS) {
+            ids[n] = sid;
+            last[n++] = i;
+        } else {
+            if (!more)
+                more = g_hash_table_new(g_direct_hash, g_direct_equal);
+            gpointer pv;
+            if (g_hash_table_lookup_extended(more, GINT_TO_POINTER(sid), NULL, &pv))
+                prev[i] = GPOINTER_TO_UINT(pv);
+            g_hash_table_insert(more, GINT_TO_POINTER(sid), GUINT_TO_POINTER(i));
+        }
+    }
+    if (more)
+        g_hash_table_destroy(more);
+}
+
+/* Per rank: op states with their predecessor counts, and successor lists in
+ * one array (count, prefix sums, fill). */
 static void build_states(rp *p)
 {
     const trace *t = p->t;
     p->st = g_new0(op_state *, t->nranks);
+    p->succ = g_new0(uint32_t *, t->nranks);
     for (int r = 0; r < t->nranks; r++) {
         guint n = t->ranks[r].ops->len;
-        p->st[r] = g_new0(op_state, n ? n : 1);
-        GHashTable *last = g_hash_table_new(g_direct_hash, g_direct_equal);
+        op_state *st = p->st[r] = g_new0(op_state, n ? n : 1);
+        uint32_t *prev = g_new(uint32_t, n ? n : 1);
+        stream_prevs(&t->ranks[r], prev);
+        uint64_t edges = 0;
         for (guint i = 0; i < n; i++) {
             const trace_op *o = OPR(p, r, i);
-            op_state *s = ST(p, r, i);
+            op_state *s = &st[i];
             s->issue_ps = s->deps_done_ps = s->start_ps = s->end_ps = -1;
-            s->stream_prev = UINT32_MAX;
-            gpointer prev;
-            if (g_hash_table_lookup_extended(last, GINT_TO_POINTER(o->stream), NULL, &prev)) {
-                uint32_t pi = GPOINTER_TO_UINT(prev);
-                s->stream_prev = pi;
-                op_state *ps = ST(p, r, pi);
-                if (!ps->succ)
-                    ps->succ = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-                g_array_append_val(ps->succ, i);
+            s->stream_prev = prev[i];
+            s->succ0 = s->nsucc = 0;
+            if (prev[i] != UINT32_MAX) {
+                st[prev[i]].nsucc++;
                 s->npred++;
+                edges++;
             }
-            g_hash_table_insert(last, GINT_TO_POINTER(o->stream), GUINT_TO_POINTER(i));
             for (guint k = 0; o->deps && k < o->deps->len; k++) {
                 uint32_t d = g_array_index(o->deps, uint32_t, k);
-                if (d == s->stream_prev)
+                if (d == prev[i])
                     continue;
-                op_state *ds = ST(p, r, d);
-                if (!ds->succ)
-                    ds->succ = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-                g_array_append_val(ds->succ, i);
+                st[d].nsucc++;
                 s->npred++;
+                edges++;
             }
         }
-        g_hash_table_destroy(last);
+        uint32_t *succ = p->succ[r] = g_new(uint32_t, edges ? edges : 1);
+        uint32_t at = 0;
+        for (guint i = 0; i < n; i++) {
+            st[i].succ0 = at;
+            at += st[i].nsucc;
+            st[i].nsucc = 0;
+        }
+        for (guint i = 0; i < n; i++) {
+            const trace_op *o = OPR(p, r, i);
+            if (prev[i] != UINT32_MAX) {
+                op_state *ps = &st[prev[i]];
+                succ[ps->succ0 + ps->nsucc++] = i;
+            }
+            for (guint k = 0; o->deps && k < o->deps->len; k++) {
+                uint32_t d = g_array_index(o->deps, uint32_t, k);
+                if (d == prev[i])
+                    continue;
+                succ[st[d].succ0 + st[d].nsucc++] = i;
+            }
+        }
+        g_free(prev);
     }
 }
 
@@ -325,6 +576,40 @@ static void build_groups(rp *p)
         gs->nvls = sys->nvls && nodes == 1;
         p->gsys_gpu[g] = (int *)gpu;
     }
+    if (!p->o->iso)
+        return;
+    /* the iso copies, and one canonical index per distinct rank list */
+    const coll_system *iso = p->o->iso;
+    p->gsys_iso = g_new0(coll_system, ng ? ng : 1);
+    p->gcanon = g_new0(int, ng ? ng : 1);
+    GHashTable *seen = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
+    for (guint g = 0; g < ng; g++) {
+        const trace_group *tg = g_ptr_array_index(p->t->groups, g);
+        coll_system *gi = &p->gsys_iso[g];
+        *gi = p->gsys[g];
+        gi->fab = iso->fab;
+        fab_node_id *gpu = g_new(fab_node_id, tg->size);
+        for (int k = 0; k < tg->size; k++)
+            gpu[k] = iso->gpu[tg->ranks[k]];
+        gi->gpu = gpu;
+        g_ptr_array_add(p->garbage, gpu);
+        GBytes *key = g_bytes_new(tg->ranks, sizeof(int) * (gsize)tg->size);
+        gpointer first;
+        if (g_hash_table_lookup_extended(seen, key, NULL, &first)) {
+            p->gcanon[g] = GPOINTER_TO_INT(first);
+            g_bytes_unref(key);
+        } else {
+            p->gcanon[g] = (int)g;
+            g_hash_table_insert(seen, key, GINT_TO_POINTER(g));
+        }
+    }
+    g_hash_table_destroy(seen);
+    uint32_t nl = fabric_link_count(sys->fab);
+    p->active = g_new0(int32_t, nl ? nl : 1);
+    p->active_p2p = g_new0(int32_t, nl ? nl : 1);
+    p->held_util = g_new0(double, nl ? nl : 1);
+    p->held_n = g_new0(int32_t, nl ? nl : 1);
+    p->memo = g_hash_table_new_full(memo_hash, memo_equal, NULL, memo_free);
 }
 
 static void rv_free(gpointer v)
@@ -469,16 +754,23 @@ static void on_start(sim_engine *e, void *ctx, uint64_t arg)
 static void rp_free(rp *p)
 {
     for (int r = 0; p->st && r < p->t->nranks; r++) {
-        for (guint i = 0; i < p->t->ranks[r].ops->len; i++)
-            if (p->st[r][i].succ)
-                g_array_free(p->st[r][i].succ, TRUE);
         g_free(p->st[r]);
+        g_free(p->succ[r]);
     }
     g_free(p->st);
+    g_free(p->succ);
     for (guint g = 0; p->gsys_gpu && g < p->t->groups->len; g++)
         g_free(p->gsys_gpu[g]);
     g_free(p->gsys_gpu);
     g_free(p->gsys);
+    g_free(p->gsys_iso);
+    g_free(p->gcanon);
+    g_free(p->active);
+    g_free(p->active_p2p);
+    g_free(p->held_util);
+    g_free(p->held_n);
+    if (p->memo)
+        g_hash_table_destroy(p->memo);
     if (p->rvs)
         g_hash_table_destroy(p->rvs);
     if (p->p2p_q)
@@ -490,6 +782,12 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
 {
     const coll_system *sys = o->sys;
     memset(out, 0, sizeof *out);
+    if (o->iso && (o->iso->nranks != sys->nranks ||
+                   fabric_link_count(o->iso->fab) != fabric_link_count(sys->fab))) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE, "%s: the isolated copy of the cluster differs from it",
+                    t->source);
+        return false;
+    }
     if (t->nranks != sys->nranks) {
         g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
                     "%s: the trace has %d ranks but the system has %d GPUs (use --nodes/--gpus, or --ranks to "
@@ -535,6 +833,10 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
             if (fabric_link(sys->fab, l)->kind != LINK_SERVER)
                 out->link_qdelay_ps += fabric_link_stats(sys->fab, l)->qdelay_ps;
     }
+    if (getenv("CONVEYOR_DEBUG_REUSE"))
+        fprintf(stderr, "reuse: runs %" G_GUINT64_FORMAT " events %" G_GUINT64_FORMAT " hits %" G_GUINT64_FORMAT
+                " overlaps %" G_GUINT64_FORMAT " colls %u main events %" G_GUINT64_FORMAT "\n", out->memo_runs,
+                out->memo_events, out->memo_hits, out->memo_overlaps, out->colls->len, out->events);
     sim_engine_free(p.eng);
     rp_free(&p);
     if (!ok)

@@ -23,6 +23,13 @@ typedef struct {
     double compute_scale;   /* compute durations x this (0.5 = GPUs twice as fast) */
     uint32_t algo_mask, proto_mask; /* tuner limits (0 = NCCL's choice) */
     bool record;            /* keep op intervals and link transfers for a timeline */
+    /* The same cluster built a second time (same topology and options), or
+     * NULL. When set, each distinct collective (group, op, size, algorithm,
+     * protocol, channels, root) is simulated once alone on iso, and every
+     * instance whose links are free of other traffic when it launches takes
+     * that duration instead of being simulated again on sys (docs/traces.md,
+     * "Repeated collectives"). NULL: every collective runs on sys. */
+    const coll_system *iso;
 } replay_opts;
 
 typedef struct {
@@ -43,6 +50,7 @@ typedef struct {
     int64_t traced_ps;        /* the traced kernel duration (rank of its first member), -1 if none */
     coll_algo_id algo;
     coll_proto_id proto;
+    bool reused;              /* took the isolated duration (opts.iso) */
 } replay_coll;
 
 typedef struct {
@@ -59,8 +67,14 @@ typedef struct {
     GArray *colls;            /* replay_coll, in launch order */
     GArray *intervals;        /* replay_interval (opts.record) */
     int64_t link_qdelay_ps;   /* layer 3: total time chunks waited on links */
-    uint64_t events;
+    uint64_t events;          /* engine events of the replay (iso runs not included) */
     double wall_s;
+    /* repeated collectives (opts.iso): */
+    uint64_t memo_runs;       /* distinct collectives simulated alone on iso */
+    uint64_t memo_events;     /* engine events of those runs */
+    uint64_t memo_hits;       /* instances that took the isolated duration */
+    uint64_t memo_overlaps;   /* transfers or collectives that started on links an instance
+                                 reused this way was holding (contention not simulated) */
 } replay_result;
 
 /* Replay t on o->sys (t->nranks must equal o->sys->nranks; t must have

@@ -21,7 +21,8 @@
  * FIFO on equal times: equal times always share a bucket (buckets partition
  * the time axis), and bottom orders by (time, seq), so ties pop in insertion
  * order regardless of the order inside a bucket. A bucket whose width is one
- * picosecond cannot be split and goes to bottom whatever its size.
+ * picosecond, or whose entries all share one time, is not split and goes to
+ * bottom whatever its size.
  */
 #include "queue.h"
 
@@ -250,6 +251,16 @@ static void spread(rung *g, vec *src)
     vec_drained(src);
 }
 
+/* All entries at one time: no finer rung can separate them (symmetric
+ * models finish many chunks at the same picosecond). */
+static bool same_time(const vec *b)
+{
+    for (uint32_t i = 1; i < b->n; i++)
+        if (b->v[i].t != b->v[0].t)
+            return false;
+    return true;
+}
+
 /* Refill the empty bottom from the rungs or the top. Returns false when
  * the queue is empty. */
 static bool refill(sim_queue *q)
@@ -265,7 +276,7 @@ static bool refill(sim_queue *q)
             while (g->b[g->cur].n == 0)
                 g->cur++;
             vec *b = &g->b[g->cur];
-            if (b->n > SPLIT_AT && g->shift > 0 && k + 1 < MAX_RUNGS) {
+            if (b->n > SPLIT_AT && g->shift > 0 && k + 1 < MAX_RUNGS && !same_time(b)) {
                 /* split into a finer rung covering exactly this bucket */
                 unsigned d = ceil_log2(b->n / (BUCKET_MEAN / 4));
                 if (d > g->shift)

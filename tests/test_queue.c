@@ -180,6 +180,52 @@ static void test_queue_ladder_random_ops_match_reference(void)
     sim_queue_free(q);
 }
 
+/* Rung buckets many picoseconds wide that hold hundreds of entries at one
+ * time (a symmetric model finishing chunks together), with more ties pushed
+ * while they drain: pops in (time, insertion) order, against a reference. */
+static void test_queue_ladder_tied_buckets_match_reference(void)
+{
+    sim_rng r;
+    sim_rng_seed(&r, 13);
+    enum { MAXN = 16000 };
+    ref *live = g_new(ref, MAXN);
+    size_t n = 0;
+    uint32_t id = 0;
+    sim_queue *q = sim_queue_new(4);
+    static const sim_time tied[] = {600000, 800000, 800001};
+    for (int i = 0; i < 9100; i++) {
+        sim_time t = i % 9 < 6 ? (sim_time)sim_rng_below(&r, 400000) : tied[sim_rng_below(&r, 3)];
+        live[n++] = (ref){.t = t, .id = id};
+        sim_queue_push(q, t, id++);
+    }
+    int bad = 0;
+    while (n > 0) {
+        size_t m = 0;
+        for (size_t i = 1; i < n; i++)
+            if (ref_cmp(&live[i], &live[m]) < 0)
+                m = i;
+        sim_time t;
+        uint32_t p;
+        if (!sim_queue_pop(q, &t, &p)) {
+            bad++;
+            break;
+        }
+        bad += (t != live[m].t || p != live[m].id);
+        sim_time now = live[m].t;
+        live[m] = live[--n];
+        uint64_t op = sim_rng_below(&r, 4);
+        if (op < 2 && n < MAXN && id < 13000) { /* a tie with now, or just after */
+            sim_time u = now + (sim_time)(op == 0 ? 0 : sim_rng_below(&r, 3));
+            live[n++] = (ref){.t = u, .id = id};
+            sim_queue_push(q, u, id++);
+        }
+    }
+    CU_ASSERT_FALSE(sim_queue_pop(q, NULL, NULL));
+    CU_ASSERT_EQUAL(bad, 0);
+    g_free(live);
+    sim_queue_free(q);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -188,6 +234,7 @@ int main(void)
         {"/queue/cancel/removes-only-that-entry", test_queue_cancel_removes_only_that_entry},
         {"/queue/hold/time-never-decreases", test_queue_time_never_decreases_hold},
         {"/queue/ladder/random-ops-match-reference", test_queue_ladder_random_ops_match_reference},
+        {"/queue/ladder/tied-buckets-match-reference", test_queue_ladder_tied_buckets_match_reference},
         {0},
     };
     return test_main("queue", cases);

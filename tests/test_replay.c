@@ -266,6 +266,120 @@ static void test_replay_deadlock_is_reported_not_hung(void)
     topo_free(tp);
 }
 
+/* A data-parallel trace built in code: per step a forward, then per bucket a
+ * backward and its gradient all_reduce over all ranks on stream 1. */
+static trace *dp_trace(int nranks, int steps, const uint64_t *bucket, int nb)
+{
+    trace *t = trace_new(nranks, "test:data-parallel");
+    int world = trace_group_world(t);
+    for (int r = 0; r < nranks; r++)
+        for (int s = 0; s < steps; s++) {
+            trace_op fwd = {.kind = TOP_COMPUTE, .name = g_strdup("fwd"), .dur_ps = 2 * SIM_MS, .seq = -1, .ts_ps = -1};
+            trace_op_add(t, r, &fwd);
+            for (int b = 0; b < nb; b++) {
+                trace_op bwd = {.kind = TOP_COMPUTE, .name = g_strdup("bwd"), .dur_ps = SIM_MS, .seq = -1,
+                                .ts_ps = -1};
+                uint32_t bi = trace_op_add(t, r, &bwd);
+                trace_op ar = {.kind = TOP_COLL, .stream = 1, .name = g_strdup("ar"), .coll = COLL_ALL_REDUCE,
+                               .bytes = bucket[b], .group = world, .seq = -1, .dur_ps = -1, .ts_ps = -1};
+                trace_op_dep(t, r, trace_op_add(t, r, &ar), bi);
+            }
+        }
+    CU_ASSERT_TRUE(trace_validate(t, NULL));
+    return t;
+}
+
+static uint64_t fabric_bytes(const fabric *f)
+{
+    uint64_t b = 0;
+    for (fab_link_id l = 0; l < fabric_link_count(f); l++)
+        if (fabric_link(f, l)->kind != LINK_SERVER)
+            b += fabric_link_stats(f, l)->bytes;
+    return b;
+}
+
+/* Collectives that never meet other traffic: reusing the isolated run gives
+ * the full simulation's answer exactly, and charges the links the same. */
+static void test_replay_reuse_matches_full_simulation(void)
+{
+    GError *err = NULL;
+    topo *ta = topo_load("dgx-h100", &(topo_opts){.nodes = 2}, &err), *tb = topo_load("dgx-h100", &(topo_opts){.nodes = 2}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ta);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
+    coll_system sys, iso;
+    topo_coll_system(&sys, ta, 2.5, 1);
+    topo_coll_system(&iso, tb, 2.5, 1);
+    const uint64_t buckets[] = {8u << 20, 32u << 20, 8u << 20};
+    trace *t = dp_trace(16, 3, buckets, 3);
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result full, reuse;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &full, &err));
+    uint64_t full_bytes = fabric_bytes(sys.fab);
+    o.iso = &iso;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &reuse, &err));
+    CU_ASSERT_EQUAL(reuse.end_ps, full.end_ps);
+    CU_ASSERT_EQUAL(reuse.colls->len, 9);
+    CU_ASSERT_EQUAL(reuse.memo_runs, 2); /* 8 MiB and 32 MiB */
+    CU_ASSERT_EQUAL(reuse.memo_hits, 9);
+    CU_ASSERT_EQUAL(reuse.memo_overlaps, 0);
+    CU_ASSERT_EQUAL(full.memo_runs, 0);
+    for (guint i = 0; i < full.colls->len; i++) {
+        CU_ASSERT_EQUAL(g_array_index(reuse.colls, replay_coll, i).sim_ps, g_array_index(full.colls, replay_coll, i).sim_ps);
+        CU_ASSERT_TRUE(g_array_index(reuse.colls, replay_coll, i).reused);
+    }
+    CU_ASSERT_EQUAL(reuse.ranks[3].exposed_comm_ps, full.ranks[3].exposed_comm_ps);
+    CU_ASSERT_EQUAL(fabric_bytes(sys.fab), full_bytes); /* reused traffic charged to the links */
+    CU_ASSERT_TRUE(reuse.events < full.events);
+    replay_result_clear(&full);
+    replay_result_clear(&reuse);
+    trace_free(t);
+    topo_free(ta);
+    topo_free(tb);
+}
+
+/* Two all_reduces over the same ranks at once on two streams: the first
+ * takes its isolated time; the second finds its links held and runs on the
+ * fabric, counted as an overlap (it does not see the first's traffic, which
+ * the full simulation does: the limit of the shortcut, and why --exact exists). */
+static void test_replay_reuse_refused_on_busy_links(void)
+{
+    GError *err = NULL;
+    topo *ta = topo_load("dgx-h100", &(topo_opts){.gpus = 4}, &err), *tb = topo_load("dgx-h100", &(topo_opts){.gpus = 4}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ta);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
+    coll_system sys, iso;
+    topo_coll_system(&sys, ta, 2.5, 1);
+    topo_coll_system(&iso, tb, 2.5, 1);
+    trace *t = trace_new(4, "test:two-streams");
+    int world = trace_group_world(t);
+    for (int r = 0; r < 4; r++)
+        for (int s = 1; s <= 2; s++) {
+            trace_op ar = {.kind = TOP_COLL, .stream = s, .name = g_strdup("ar"), .coll = COLL_ALL_REDUCE,
+                           .bytes = 64u << 20, .group = world, .seq = -1, .dur_ps = -1, .ts_ps = -1};
+            trace_op_add(t, r, &ar);
+        }
+    CU_ASSERT_TRUE_FATAL(trace_validate(t, &err));
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result full, reuse;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &full, &err));
+    o.iso = &iso;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &reuse, &err));
+    CU_ASSERT_EQUAL(reuse.memo_runs, 1);
+    CU_ASSERT_EQUAL(reuse.memo_hits, 1);
+    CU_ASSERT_EQUAL(reuse.memo_overlaps, 1);
+    const replay_coll *a = &g_array_index(reuse.colls, replay_coll, 0), *b = &g_array_index(reuse.colls, replay_coll, 1);
+    CU_ASSERT_TRUE(a->reused);
+    CU_ASSERT_FALSE(b->reused);
+    /* alone, each takes the same time; together (full simulation) they share the links */
+    CU_ASSERT_EQUAL(a->sim_ps, b->sim_ps);
+    CU_ASSERT_TRUE(full.end_ps > reuse.end_ps);
+    replay_result_clear(&full);
+    replay_result_clear(&reuse);
+    trace_free(t);
+    topo_free(ta);
+    topo_free(tb);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -276,6 +390,8 @@ int main(void)
         {"/trace/errors/name-ranks-and-ops", test_trace_errors_name_ranks_and_ops},
         {"/replay/deadlock/reported", test_replay_deadlock_is_reported_not_hung},
         {"/replay/timeline/valid-and-nested", test_replay_timeline_valid_and_nested},
+        {"/replay/reuse/matches-full-simulation", test_replay_reuse_matches_full_simulation},
+        {"/replay/reuse/refused-on-busy-links", test_replay_reuse_refused_on_busy_links},
         {0},
     };
     return test_main("replay", cases);

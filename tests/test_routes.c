@@ -1,7 +1,8 @@
 /* Routing on the shipped systems: the path each kind of GPU pair takes
  * (same PCIe switch, through the root complex, across sockets, staged
  * through host memory without P2P, NVLink vs PCIe fallback, NVSwitch, rail
- * alignment across nodes, multi-node NVLink), table-driven. */
+ * alignment across nodes, multi-node NVLink), table-driven; and the cached
+ * fast path against a recomputation without caches, hop by hop. */
 #include <string.h>
 
 #include "testutil.h"
@@ -113,11 +114,80 @@ static void test_routes_nvlink_pairs_use_nvlink(void)
     topo_free(t);
 }
 
+/* fabric_route (cached legs, spine lists, arena) against fabric_route_uncached
+ * (the plain searches, no cache) for random (src, dst, flow) triples over GPUs
+ * and NICs, hop by hop; each triple is asked twice (the second time from the
+ * route cache). bind: GPUs bound to their rail NICs as the CLI does, else
+ * the nearest NIC. */
+static void check_cached_equals_uncached(const char *name, int nodes, const char *const *sets, bool bind, int n)
+{
+    GError *err = NULL;
+    topo *t = topo_load(name, &(topo_opts){.nodes = nodes, .sets = sets}, &err);
+    if (!t)
+        fprintf(stderr, "%s --nodes %d: %s\n", name, nodes, err ? err->message : "?");
+    g_clear_error(&err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    if (bind) {
+        coll_system sys;
+        topo_coll_system(&sys, t, 0, 1);
+    }
+    fabric *f = t->fab;
+    GArray *ends = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
+    for (fab_node_id i = 0; i < fabric_node_count(f); i++)
+        if (fabric_node(f, i)->kind == FAB_GPU || fabric_node(f, i)->kind == FAB_NIC)
+            g_array_append_val(ends, i);
+    GRand *rng = g_rand_new_with_seed(20240611);
+    int bad = 0, crossed = 0;
+    for (int k = 0; k < 2 * n; k++) {
+        if (k == n)
+            g_rand_set_seed(rng, 20240611); /* the same triples again, from the cache */
+        fab_node_id a = g_array_index(ends, fab_node_id, g_rand_int_range(rng, 0, (gint32)ends->len));
+        fab_node_id b = g_array_index(ends, fab_node_id, g_rand_int_range(rng, 0, (gint32)ends->len));
+        uint32_t flow = g_rand_boolean(rng) ? (uint32_t)g_rand_int_range(rng, 0, 64) : g_rand_int(rng);
+        const fab_route *r = fabric_route(f, a, b, flow, NULL);
+        fab_route *want = fabric_route_uncached(f, a, b, flow);
+        bool same = (r == NULL) == (want == NULL);
+        if (same && r) {
+            same = r->nhops == want->nhops;
+            for (uint32_t h = 0; same && h < r->nhops; h++)
+                same = r->hop[h] == want->hop[h];
+            for (uint32_t h = 0; h < r->nhops; h++)
+                crossed += k < n && fabric_link(f, r->hop[h])->kind == LINK_NET;
+        }
+        if (!same && bad++ < 5)
+            fprintf(stderr, "%s: route %s -> %s flow %u: %u hops, uncached %u\n", name, fabric_node(f, a)->name,
+                    fabric_node(f, b)->name, flow, r ? r->nhops : 0, want ? want->nhops : 0);
+        g_free(want);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    if (t->fabric_name && nodes > 1)
+        CU_ASSERT(crossed > 0); /* the network part was exercised */
+    g_rand_free(rng);
+    g_array_free(ends, TRUE);
+    topo_free(t);
+}
+
+static void test_routes_cached_equal_uncached(void)
+{
+    static const char *const p2p_on[] = {"p2p=on", NULL};
+    static const char *const no_xsocket[] = {"p2p=on", "p2p_xsocket=off", NULL};
+    check_cached_equals_uncached("dgx-h100", 4, NULL, true, 4000);
+    check_cached_equals_uncached("dgx-h100", 4, NULL, false, 2000);
+    check_cached_equals_uncached("dgx1-v100", 2, NULL, true, 2000);
+    check_cached_equals_uncached("dgx1-v100", 2, NULL, false, 1000);
+    check_cached_equals_uncached("pcie-gen4-8gpu-2socket", 1, NULL, true, 1000);
+    check_cached_equals_uncached("pcie-gen4-8gpu-2socket", 1, p2p_on, true, 1000);
+    check_cached_equals_uncached("pcie-gen4-8gpu-2socket", 1, no_xsocket, false, 1000);
+    check_cached_equals_uncached("pcie-gen3-2gpu", 1, NULL, false, 200);
+    check_cached_equals_uncached("gb200-nvl72", 36, NULL, true, 4000);
+}
+
 int main(void)
 {
     static const test_case tc[] = {
         {"/routes/shipped-systems", test_routes_shipped_systems},
         {"/routes/dgx1-nvlink-pairs", test_routes_nvlink_pairs_use_nvlink},
+        {"/routes/cached-equal-uncached", test_routes_cached_equal_uncached},
         {0},
     };
     return test_main("routes", tc);
