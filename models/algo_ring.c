@@ -35,6 +35,7 @@ typedef struct ring_unit {
     uint32_t recv_done, n_recv;
     int credits;
     int inflight;          /* sends not yet delivered */
+    uint64_t arrived;      /* bit j: send sends_done + j is there, waiting for an earlier one */
     int max_inflight;      /* 1 to a GPU peer (the block copies); NCCL_STEPS across the network (proxy) */
     bool done;
 } ring_unit;
@@ -89,21 +90,27 @@ static void check_done(ring_unit *u)
     }
 }
 
+/* A connection delivers in order (NCCL's FIFO): a slice that overtook an
+ * earlier one (a shorter or empty slice, another spine under adaptive
+ * routing) waits for it. */
 static void on_sent(sim_engine *e, void *ctx, uint64_t k)
 {
     (void)e;
     ring_unit *u = ctx, *v = u->next;
-    u->inflight--;
-    u->sends_done++;
-    /* the slice has arrived at the receiver */
-    uint32_t m = v->recv_done++;
-    g_assert(m == k);
-    if (consumed_on_arrival(v, m)) {
-        u->credits++;
+    g_assert(k >= u->sends_done && k - u->sends_done < 64);
+    u->arrived |= 1ull << (k - u->sends_done);
+    while (u->arrived & 1) {
+        u->arrived >>= 1;
+        uint32_t m = u->sends_done;
+        u->inflight--;
+        u->sends_done++;
+        v->recv_done++;
+        if (consumed_on_arrival(v, m))
+            u->credits++;
+        /* our forwarded slice frees the slot it came from */
+        if (dep_of(u, m) >= 0)
+            u->prev->credits++;
     }
-    /* our forwarded slice frees the slot it came from */
-    if (dep_of(u, (uint32_t)k) >= 0)
-        u->prev->credits++;
     try_send(v);
     try_send(u->prev);
     try_send(u);

@@ -51,6 +51,8 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
         bus = sys->net_Bps / 1e9;
     double lat = 0, algbw = 0;
     if (a == ALGO_RING) {
+        if (kind == COLL_ALLTOALL || kind == COLL_SENDRECV)
+            return -1; /* point-to-point: Direct only */
         if (p == PROTO_LL128 && !nvl)
             return -1; /* LL128 only on NVLink-connected nodes */
         double b = bus;
