@@ -98,8 +98,8 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
     printf("\ncollectives: %u", res->colls->len);
     if (res->memo_runs)
         printf(" (%" G_GUINT64_FORMAT " distinct, each simulated once alone; %" G_GUINT64_FORMAT
-               " instances took that time because their links were free, the rest ran on the shared fabric; %"
-               G_GUINT64_FORMAT " transfers or collectives started under a reused one and did not contend with it)",
+               " reused that time, the rest ran on the shared fabric; %" G_GUINT64_FORMAT
+               " shared links without contending: see --exact)",
                res->memo_runs, res->memo_hits, res->memo_overlaps);
     else
         printf(" simulated");

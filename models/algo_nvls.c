@@ -84,7 +84,8 @@ static void send(nt_chan *c, fab_node_id a, fab_node_id b, uint64_t wire, fab_do
     if (!r)
         return;
     sim_time now = sim_engine_now(x->eng);
-    fabric_transfer_start(x->fab, r, FAB_NONE, wire, coll_exec_fabric_chunk(wire), 0,
+    /* one hop (GPU <-> switch): nothing to pipeline across hops, one piece */
+    fabric_transfer_start(x->fab, r, FAB_NONE, wire, r->nhops > 1 ? coll_exec_fabric_chunk(wire) : wire, 0,
                           now < x->start ? x->start - now : 0, fn, ctx, arg);
 }
 
