@@ -27,5 +27,6 @@ extern const bench_case bench_engine_cases[];
 extern const bench_case bench_fabric_cases[];
 extern const bench_case bench_coll_cases[];
 extern const bench_case bench_replay_cases[];
+extern const bench_case bench_scale_cases[];
 
 #endif

@@ -11,7 +11,7 @@
 #include "bench.h"
 
 static const bench_case *const tables[] = {bench_engine_cases, bench_fabric_cases, bench_coll_cases,
-                                           bench_replay_cases};
+                                           bench_replay_cases, bench_scale_cases};
 
 static int run_child(const bench_case *c, bench_result *r, long *rss_kb)
 {

@@ -29,6 +29,7 @@ typedef struct {
     workload_spec w;
     char gpu[32];
     double step_s, tokens_s, tflops, mfu, speedup, eff, exposed, wall_s;
+    uint64_t events; /* engine events of the replay and its isolated runs */
     bool fits, ok;
 } result;
 
@@ -206,6 +207,7 @@ static bool run_point(const wl_opts *o, bool exact, result *R, GError **err)
             R->mfu = workload_step_flops(&R->w) / R->step_s / R->w.gpus / compute_peak(&g, R->w.dtype);
             R->exposed = exp / tr->nranks / (double)res.end_ps;
             R->wall_s = res.wall_s;
+            R->events = res.events + res.memo_events;
             replay_result_clear(&res);
         }
     }
@@ -314,9 +316,10 @@ static void print_results(const result *R, int n, const char *fmt)
             printf("%s\n {\"system\": \"%s\", \"gpu\": \"%s\", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, "
                    "\"global_batch\": %d, \"layer_fuse\": %d, \"step_time_s\": %.6g, \"tokens_per_s\": %.6g, "
                    "\"tflops_per_gpu\": %.4g, \"mfu\": %.4f, \"speedup\": %.4f, \"efficiency\": %.4f, "
-                   "\"exposed_comm_frac\": %.4f, \"fits_memory\": %s}",
+                   "\"exposed_comm_frac\": %.4f, \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "}",
                    k ? "," : "", s, r->gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s,
-                   r->tokens_s, r->tflops, r->mfu, r->speedup, r->eff, r->exposed, r->fits ? "true" : "false");
+                   r->tokens_s, r->tflops, r->mfu, r->speedup, r->eff, r->exposed, r->fits ? "true" : "false",
+                   r->events);
         else
             printf("%-22s %-9s %6d %3d %3d %5d %6d %10.2f %12.0f %8.1f %6.1f %8.2f %6.1f %8.1f%s\n", s, r->gpu,
                    w->gpus, w->tp, w->pp, w->dp, w->global_batch, r->step_s * 1e3, r->tokens_s, r->tflops,

@@ -41,6 +41,7 @@ typedef struct {
     int64_t dur_ps;
     fab_link_id *links;   /* footprint: the graph links its routes cross */
     float *util;          /* busy share of each footprint link over dur_ps */
+    const void *src;      /* a view (memo_view): the canonical entry it maps */
     guint nlinks;
     fab_link_id *slink;   /* the links (servers) that carried its traffic, and how */
     fab_link_stats *stat;
@@ -76,8 +77,10 @@ struct rp {
     int **gsys_gpu;
     /* repeated collectives (opts.iso) */
     coll_system *gsys_iso;     /* per group, on the iso fabric */
-    int *gcanon;               /* group -> first group with the same ranks */
+    int *gcanon;               /* group -> first group of the same shape */
+    GHashTable **gmap;         /* per group whose canonical is another: its link -> this group's */
     GHashTable *memo;          /* memo_key -> memo_ent */
+    GHashTable *views;         /* memo_view's cache */
     int32_t *active;           /* per link: simulated collectives holding it */
     int32_t *active_p2p;       /* per link: sends/receives in flight on it */
     double *held_util;         /* per link: busy share of the reused collectives holding it */
@@ -198,6 +201,19 @@ static gboolean memo_equal(gconstpointer a, gconstpointer b)
            x->nch == y->nch && x->root == y->root && x->bytes == y->bytes;
 }
 
+/* views: by (canonical entry, group) */
+static guint view_hash(gconstpointer v)
+{
+    const memo_ent *m = v;
+    return g_direct_hash(m->src) ^ ((guint)m->k.group * 2654435761u);
+}
+
+static gboolean view_equal(gconstpointer a, gconstpointer b)
+{
+    const memo_ent *x = a, *y = b;
+    return x->src == y->src && x->k.group == y->k.group;
+}
+
 static void memo_free(gpointer v)
 {
     memo_ent *m = v;
@@ -265,7 +281,52 @@ static const memo_ent *memo_get(rp *p, int g, const coll_request *req)
     g_hash_table_insert(p->memo, &m->k, m);
     p->out->memo_runs++;
     p->out->memo_events += res.events;
+    if (getenv("CONVEYOR_DEBUG_REUSE"))
+        fprintf(stderr, "iso: %s %s/%s ch %d %" G_GUINT64_FORMAT " B over %d ranks (%d nodes): %.1f us, %" G_GUINT64_FORMAT
+                " events\n", coll_kind_name(req->kind), coll_algo_name(req->algo), coll_proto_name(req->proto),
+                req->nchannels, req->bytes, p->gsys_iso[k.group].nranks, p->gsys_iso[k.group].nnodes, res.time_us,
+                res.events);
     return m;
+}
+
+/* The entry as group g sees it: its footprint and link statistics carried
+ * over to g's links through the shape's labels (links off the probed
+ * routes, e.g. spines adaptive routing chose, have no image and are left
+ * out). Cached per (entry, group). */
+static const memo_ent *memo_view(rp *p, const memo_ent *m, int g)
+{
+    if (!p->gmap[g])
+        return m;
+    GHashTable *mp = p->gmap[g];
+    memo_ent probe = {.k = m->k, .src = m};
+    probe.k.group = g;
+    memo_ent *v = g_hash_table_lookup(p->views, &probe);
+    if (v)
+        return v;
+    v = g_new0(memo_ent, 1);
+    v->k = probe.k;
+    v->src = m;
+    v->dur_ps = m->dur_ps;
+    v->links = g_new(fab_link_id, m->nlinks ? m->nlinks : 1);
+    v->util = g_new(float, m->nlinks ? m->nlinks : 1);
+    v->slink = g_new(fab_link_id, m->nstat ? m->nstat : 1);
+    v->stat = g_new(fab_link_stats, m->nstat ? m->nstat : 1);
+    for (guint i = 0; i < m->nlinks; i++) {
+        gpointer to = g_hash_table_lookup(mp, GUINT_TO_POINTER(m->links[i] + 1));
+        if (to) {
+            v->links[v->nlinks] = GPOINTER_TO_UINT(to) - 1;
+            v->util[v->nlinks++] = m->util[i];
+        }
+    }
+    for (guint i = 0; i < m->nstat; i++) {
+        gpointer to = g_hash_table_lookup(mp, GUINT_TO_POINTER(m->slink[i] + 1));
+        if (to) {
+            v->slink[v->nstat] = GPOINTER_TO_UINT(to) - 1;
+            v->stat[v->nstat++] = m->stat[i];
+        }
+    }
+    g_hash_table_add(p->views, v);
+    return v;
 }
 
 /* May this instance take the isolated duration? Not when a simulated
@@ -322,6 +383,7 @@ static void launch_coll(rp *p, rendezvous *rv)
         const memo_ent *m = memo_get(p, rv->group, &req);
         if (!m)
             return;
+        m = memo_view(p, m, rv->group);
         bool shared = false;
         if (links_free(p, m, &shared)) {
             if (shared)
@@ -548,6 +610,67 @@ static void build_states(rp *p)
     }
 }
 
+/* A group's shape: the routes between its members (consecutive ranks both
+ * ways, and rank 0 to every rank both ways, ECMP flow 0) with every link
+ * relabelled by first appearance and described by kind, bandwidth and
+ * latency; links to and from spines are described but not labelled. Two groups of the same shape cross isomorphic paths: the same
+ * kinds of links, shared in the same pattern (two DP groups on different
+ * rails, the TP groups of different servers). Appends each label's link to
+ * *labels; NULL if a route is missing. */
+static GBytes *group_shape(fabric *f, const coll_system *gs, GArray *labels)
+{
+    GByteArray *sig = g_byte_array_new();
+    GHashTable *lab = g_hash_table_new(g_direct_hash, g_direct_equal);
+    int n = gs->nranks;
+    int32_t hdr[3] = {n, gs->nnodes, gs->ppn};
+    g_byte_array_append(sig, (const guint8 *)hdr, sizeof hdr);
+    bool ok = true;
+    for (int k = 1; k < n && ok; k++)
+        for (int pass = 0; pass < 4 && ok; pass++) {
+            int a = pass == 0 ? k - 1 : pass == 1 ? k : pass == 2 ? 0 : k;
+            int b = pass == 0 ? k : pass == 1 ? k - 1 : pass == 2 ? k : 0;
+            if (pass >= 2 && k == 1)
+                continue; /* the same pair as passes 0 and 1 */
+            const fab_route *r = fabric_route(f, gs->gpu[a], gs->gpu[b], 0, NULL);
+            if (!r) {
+                ok = false;
+                break;
+            }
+            uint32_t sep = UINT32_MAX;
+            g_byte_array_append(sig, (const guint8 *)&sep, sizeof sep);
+            for (uint32_t h = 0; h < r->nhops; h++) {
+                fab_link_id l = r->hop[h];
+                gpointer v = g_hash_table_lookup(lab, GUINT_TO_POINTER(l + 1));
+                uint32_t label;
+                if (fabric_node(f, fabric_link_src(f, l))->kind == FAB_NET_SPINE ||
+                    fabric_node(f, fabric_link_dst(f, l))->kind == FAB_NET_SPINE) {
+                    /* which spine ECMP picked for this probe is not part of
+                     * the shape (adaptive routing spreads over all of them) */
+                    label = UINT32_MAX;
+                } else if (v) {
+                    label = GPOINTER_TO_UINT(v) - 1;
+                } else {
+                    label = labels->len;
+                    g_array_append_val(labels, l);
+                    g_hash_table_insert(lab, GUINT_TO_POINTER(l + 1), GUINT_TO_POINTER(label + 1));
+                }
+                const fab_link_desc *d = fabric_link(f, l);
+                struct {
+                    uint32_t label, kind;
+                    double bw;
+                    int64_t lat;
+                } e = {label, (uint32_t)d->kind, d->bw_Bps * d->eff, d->lat_ps};
+                g_byte_array_append(sig, (const guint8 *)&e, sizeof e);
+            }
+        }
+    g_hash_table_destroy(lab);
+    if (!ok) {
+        g_byte_array_free(sig, TRUE);
+        return NULL;
+    }
+    return g_byte_array_free_to_bytes(sig);
+}
+
 /* The collective layer's view of a group: its GPUs; nodes as the cluster's
  * (rank / ppn); NVLS only when the group sits in one node. */
 static void build_groups(rp *p)
@@ -578,10 +701,12 @@ static void build_groups(rp *p)
     }
     if (!p->o->iso)
         return;
-    /* the iso copies, and one canonical index per distinct rank list */
+    /* the iso copies, and one canonical group per shape (group_shape) */
     const coll_system *iso = p->o->iso;
     p->gsys_iso = g_new0(coll_system, ng ? ng : 1);
     p->gcanon = g_new0(int, ng ? ng : 1);
+    p->gmap = g_new0(GHashTable *, ng ? ng : 1);
+    GArray **labels = g_new0(GArray *, ng ? ng : 1);
     GHashTable *seen = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
     for (guint g = 0; g < ng; g++) {
         const trace_group *tg = g_ptr_array_index(p->t->groups, g);
@@ -593,16 +718,31 @@ static void build_groups(rp *p)
             gpu[k] = iso->gpu[tg->ranks[k]];
         gi->gpu = gpu;
         g_ptr_array_add(p->garbage, gpu);
-        GBytes *key = g_bytes_new(tg->ranks, sizeof(int) * (gsize)tg->size);
+        labels[g] = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+        GBytes *key = group_shape(iso->fab, gi, labels[g]);
+        if (!key) { /* a member unreachable: its own group (the launch reports the error) */
+            p->gcanon[g] = (int)g;
+            continue;
+        }
         gpointer first;
         if (g_hash_table_lookup_extended(seen, key, NULL, &first)) {
-            p->gcanon[g] = GPOINTER_TO_INT(first);
+            int c = GPOINTER_TO_INT(first);
+            p->gcanon[g] = c;
             g_bytes_unref(key);
+            /* canonical link -> this group's link, label by label */
+            p->gmap[g] = g_hash_table_new(g_direct_hash, g_direct_equal);
+            for (guint i = 0; i < labels[g]->len; i++)
+                g_hash_table_insert(p->gmap[g], GUINT_TO_POINTER(g_array_index(labels[c], fab_link_id, i) + 1),
+                                    GUINT_TO_POINTER(g_array_index(labels[g], fab_link_id, i) + 1));
         } else {
             p->gcanon[g] = (int)g;
             g_hash_table_insert(seen, key, GINT_TO_POINTER(g));
         }
     }
+    for (guint g = 0; g < ng; g++)
+        if (labels[g])
+            g_array_free(labels[g], TRUE);
+    g_free(labels);
     g_hash_table_destroy(seen);
     uint32_t nl = fabric_link_count(sys->fab);
     p->active = g_new0(int32_t, nl ? nl : 1);
@@ -610,6 +750,7 @@ static void build_groups(rp *p)
     p->held_util = g_new0(double, nl ? nl : 1);
     p->held_n = g_new0(int32_t, nl ? nl : 1);
     p->memo = g_hash_table_new_full(memo_hash, memo_equal, NULL, memo_free);
+    p->views = g_hash_table_new_full(view_hash, view_equal, memo_free, NULL);
 }
 
 static void rv_free(gpointer v)
@@ -765,12 +906,18 @@ static void rp_free(rp *p)
     g_free(p->gsys);
     g_free(p->gsys_iso);
     g_free(p->gcanon);
+    for (guint g = 0; p->gmap && g < p->t->groups->len; g++)
+        if (p->gmap[g])
+            g_hash_table_destroy(p->gmap[g]);
+    g_free(p->gmap);
     g_free(p->active);
     g_free(p->active_p2p);
     g_free(p->held_util);
     g_free(p->held_n);
     if (p->memo)
         g_hash_table_destroy(p->memo);
+    if (p->views)
+        g_hash_table_destroy(p->views);
     if (p->rvs)
         g_hash_table_destroy(p->rvs);
     if (p->p2p_q)

@@ -298,6 +298,17 @@ static uint64_t fabric_bytes(const fabric *f)
     return b;
 }
 
+static uint64_t fabric_bytes_off_spine(const fabric *f)
+{
+    uint64_t b = 0;
+    for (fab_link_id l = 0; l < fabric_link_count(f); l++)
+        if (fabric_link(f, l)->kind != LINK_SERVER &&
+            fabric_node(f, fabric_link_src(f, l))->kind != FAB_NET_SPINE &&
+            fabric_node(f, fabric_link_dst(f, l))->kind != FAB_NET_SPINE)
+            b += fabric_link_stats(f, l)->bytes;
+    return b;
+}
+
 /* Collectives that never meet other traffic: reusing the isolated run gives
  * the full simulation's answer exactly, and charges the links the same. */
 static void test_replay_reuse_matches_full_simulation(void)
@@ -380,6 +391,66 @@ static void test_replay_reuse_refused_on_busy_links(void)
     topo_free(tb);
 }
 
+/* Groups of the same shape share one isolated run: the tensor-parallel
+ * groups of two servers, the data-parallel pairs of two rails; a group of
+ * another shape gets its own. Times equal the full simulation's. */
+static void test_replay_reuse_shared_by_shape(void)
+{
+    GError *err = NULL;
+    topo *ta = topo_load("dgx-h100", &(topo_opts){.nodes = 2}, &err), *tb = topo_load("dgx-h100", &(topo_opts){.nodes = 2}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ta);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
+    coll_system sys, iso;
+    topo_coll_system(&sys, ta, 2.5, 1);
+    topo_coll_system(&iso, tb, 2.5, 1);
+    trace *t = trace_new(16, "test:shapes");
+    int tp0[8], tp1[8], dp0[2] = {0, 8}, dp1[2] = {1, 9}, odd[2] = {2, 3};
+    for (int k = 0; k < 8; k++) {
+        tp0[k] = k;
+        tp1[k] = 8 + k;
+    }
+    int g_tp0 = trace_group_add(t, "tp0", tp0, 8), g_tp1 = trace_group_add(t, "tp1", tp1, 8);
+    int g_dp0 = trace_group_add(t, "dp0", dp0, 2), g_dp1 = trace_group_add(t, "dp1", dp1, 2);
+    int g_odd = trace_group_add(t, "odd", odd, 2);
+    /* one after another on stream 0: TP, then DP, then the odd pair */
+    for (int r = 0; r < 16; r++) {
+        trace_op tpo = {.kind = TOP_COLL, .name = g_strdup("tp"), .coll = COLL_ALL_REDUCE, .bytes = 16u << 20,
+                        .group = r < 8 ? g_tp0 : g_tp1, .seq = -1, .dur_ps = -1, .ts_ps = -1};
+        trace_op_add(t, r, &tpo);
+        if (r % 8 < 2) {
+            trace_op dpo = {.kind = TOP_COLL, .name = g_strdup("dp"), .coll = COLL_ALL_REDUCE, .bytes = 8u << 20,
+                            .group = r % 8 == 0 ? g_dp0 : g_dp1, .seq = -1, .dur_ps = -1, .ts_ps = -1};
+            trace_op_add(t, r, &dpo);
+        }
+        if (r == 2 || r == 3) {
+            trace_op o = {.kind = TOP_COLL, .name = g_strdup("odd"), .coll = COLL_ALL_REDUCE, .bytes = 8u << 20,
+                          .group = g_odd, .seq = -1, .dur_ps = -1, .ts_ps = -1};
+            trace_op_add(t, r, &o);
+        }
+    }
+    CU_ASSERT_TRUE_FATAL(trace_validate(t, &err));
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result full, reuse;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &full, &err));
+    uint64_t full_bytes = fabric_bytes_off_spine(sys.fab);
+    o.iso = &iso;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &reuse, &err));
+    CU_ASSERT_EQUAL(reuse.colls->len, 5);
+    CU_ASSERT_EQUAL(reuse.memo_runs, 3); /* TP (both servers), DP (both rails), the odd pair */
+    CU_ASSERT_EQUAL(reuse.memo_hits, 5);
+    for (guint i = 0; i < full.colls->len; i++)
+        CU_ASSERT_EQUAL(g_array_index(reuse.colls, replay_coll, i).sim_ps, g_array_index(full.colls, replay_coll, i).sim_ps);
+    CU_ASSERT_EQUAL(reuse.end_ps, full.end_ps);
+    /* each reuse charged its traffic to the right links (spine links carry
+     * no label in the shape, so they are left out of the comparison) */
+    CU_ASSERT_EQUAL(fabric_bytes_off_spine(sys.fab), full_bytes);
+    replay_result_clear(&full);
+    replay_result_clear(&reuse);
+    trace_free(t);
+    topo_free(ta);
+    topo_free(tb);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -392,6 +463,7 @@ int main(void)
         {"/replay/timeline/valid-and-nested", test_replay_timeline_valid_and_nested},
         {"/replay/reuse/matches-full-simulation", test_replay_reuse_matches_full_simulation},
         {"/replay/reuse/refused-on-busy-links", test_replay_reuse_refused_on_busy_links},
+        {"/replay/reuse/shared-by-shape", test_replay_reuse_shared_by_shape},
         {0},
     };
     return test_main("replay", cases);
