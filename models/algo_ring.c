@@ -197,18 +197,8 @@ static int fold_nodes(const coll_system *sys)
     if (sys->exact || k <= 0 || sys->nnodes <= FOLD_MIN_NODES || sys->nnodes <= k ||
         sys->nranks != sys->nnodes * sys->ppn)
         return sys->nnodes;
-    const fabric *f = sys->fab;
-    const fab_node_desc *a0 = fabric_node(f, sys->gpu[0]);
-    for (int j = 1; j < sys->nnodes; j++) {
-        const fab_node_desc *b0 = fabric_node(f, sys->gpu[j * sys->ppn]);
-        if (b0->server < 0 || b0->server == fabric_node(f, sys->gpu[(j - 1) * sys->ppn])->server)
-            return sys->nnodes;
-        for (int l = 0; l < sys->ppn; l++) {
-            const fab_node_desc *a = fabric_node(f, sys->gpu[l]), *b = fabric_node(f, sys->gpu[j * sys->ppn + l]);
-            if (a->local != b->local || a->kind != b->kind || b->server - b0->server != a->server - a0->server)
-                return sys->nnodes;
-        }
-    }
+    if (!coll_nodes_alike(sys))
+        return sys->nnodes;
     return k;
 }
 

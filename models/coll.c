@@ -111,6 +111,25 @@ bool coll_route_crosses_net(const fabric *f, const fab_route *r)
     return false;
 }
 
+bool coll_nodes_alike(const coll_system *sys)
+{
+    if (sys->nranks != sys->nnodes * sys->ppn)
+        return false;
+    const fabric *f = sys->fab;
+    const fab_node_desc *a0 = fabric_node(f, sys->gpu[0]);
+    for (int j = 1; j < sys->nnodes; j++) {
+        const fab_node_desc *b0 = fabric_node(f, sys->gpu[j * sys->ppn]);
+        if (b0->server < 0 || b0->server == fabric_node(f, sys->gpu[(j - 1) * sys->ppn])->server)
+            return false;
+        for (int l = 0; l < sys->ppn; l++) {
+            const fab_node_desc *a = fabric_node(f, sys->gpu[l]), *b = fabric_node(f, sys->gpu[j * sys->ppn + l]);
+            if (a->local != b->local || a->kind != b->kind || b->server - b0->server != a->server - a0->server)
+                return false;
+        }
+    }
+    return true;
+}
+
 uint64_t coll_exec_fabric_chunk(uint64_t wire)
 {
     uint64_t c = (wire + 3) / 4;
