@@ -309,25 +309,57 @@ static uint64_t fabric_bytes_off_spine(const fabric *f)
     return b;
 }
 
+/* A cluster built twice (replay_opts.iso needs a second copy). */
+typedef struct {
+    topo *ta, *tb;
+    coll_system sys, iso;
+} twin;
+
+static void twin_load(twin *w, topo_opts o)
+{
+    GError *err = NULL;
+    w->ta = topo_load("dgx-h100", &o, &err);
+    w->tb = topo_load("dgx-h100", &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w->ta);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w->tb);
+    topo_coll_system(&w->sys, w->ta, 2.5, 1);
+    topo_coll_system(&w->iso, w->tb, 2.5, 1);
+}
+
+/* The trace simulated in full, then with reuse; *full_bytes: the bytes on
+ * graph links after the full run (off spines if off_spine). */
+static void run_both(const trace *t, twin *w, replay_result *full, replay_result *reuse, uint64_t *full_bytes,
+                     uint64_t (*bytes)(const fabric *))
+{
+    GError *err = NULL;
+    replay_opts o = {.sys = &w->sys, .compute_scale = 1};
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, full, &err));
+    if (full_bytes)
+        *full_bytes = bytes(w->sys.fab);
+    o.iso = &w->iso;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, reuse, &err));
+}
+
+static void twin_free(twin *w, trace *t, replay_result *full, replay_result *reuse)
+{
+    replay_result_clear(full);
+    replay_result_clear(reuse);
+    trace_free(t);
+    topo_free(w->ta);
+    topo_free(w->tb);
+}
+
 /* Collectives that never meet other traffic: reusing the isolated run gives
  * the full simulation's answer exactly, and charges the links the same. */
 static void test_replay_reuse_matches_full_simulation(void)
 {
-    GError *err = NULL;
-    topo *ta = topo_load("dgx-h100", &(topo_opts){.nodes = 2}, &err), *tb = topo_load("dgx-h100", &(topo_opts){.nodes = 2}, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(ta);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
-    coll_system sys, iso;
-    topo_coll_system(&sys, ta, 2.5, 1);
-    topo_coll_system(&iso, tb, 2.5, 1);
+    twin w;
+    twin_load(&w, (topo_opts){.nodes = 2});
     const uint64_t buckets[] = {8u << 20, 32u << 20, 8u << 20};
     trace *t = dp_trace(16, 3, buckets, 3);
-    replay_opts o = {.sys = &sys, .compute_scale = 1};
     replay_result full, reuse;
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &full, &err));
-    uint64_t full_bytes = fabric_bytes(sys.fab);
-    o.iso = &iso;
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &reuse, &err));
+    uint64_t full_bytes;
+    run_both(t, &w, &full, &reuse, &full_bytes, fabric_bytes);
     CU_ASSERT_EQUAL(reuse.end_ps, full.end_ps);
     CU_ASSERT_EQUAL(reuse.colls->len, 9);
     CU_ASSERT_EQUAL(reuse.memo_runs, 2); /* 8 MiB and 32 MiB */
@@ -339,13 +371,9 @@ static void test_replay_reuse_matches_full_simulation(void)
         CU_ASSERT_TRUE(g_array_index(reuse.colls, replay_coll, i).reused);
     }
     CU_ASSERT_EQUAL(reuse.ranks[3].exposed_comm_ps, full.ranks[3].exposed_comm_ps);
-    CU_ASSERT_EQUAL(fabric_bytes(sys.fab), full_bytes); /* reused traffic charged to the links */
+    CU_ASSERT_EQUAL(fabric_bytes(w.sys.fab), full_bytes); /* reused traffic charged to the links */
     CU_ASSERT_TRUE(reuse.events < full.events);
-    replay_result_clear(&full);
-    replay_result_clear(&reuse);
-    trace_free(t);
-    topo_free(ta);
-    topo_free(tb);
+    twin_free(&w, t, &full, &reuse);
 }
 
 /* Two all_reduces over the same ranks at once on two streams: the first
@@ -354,13 +382,8 @@ static void test_replay_reuse_matches_full_simulation(void)
  * the full simulation does: the limit of the shortcut, and why --exact exists). */
 static void test_replay_reuse_refused_on_busy_links(void)
 {
-    GError *err = NULL;
-    topo *ta = topo_load("dgx-h100", &(topo_opts){.gpus = 4}, &err), *tb = topo_load("dgx-h100", &(topo_opts){.gpus = 4}, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(ta);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
-    coll_system sys, iso;
-    topo_coll_system(&sys, ta, 2.5, 1);
-    topo_coll_system(&iso, tb, 2.5, 1);
+    twin w;
+    twin_load(&w, (topo_opts){.gpus = 4});
     trace *t = trace_new(4, "test:two-streams");
     int world = trace_group_world(t);
     for (int r = 0; r < 4; r++)
@@ -369,12 +392,9 @@ static void test_replay_reuse_refused_on_busy_links(void)
                            .bytes = 64u << 20, .group = world, .seq = -1, .dur_ps = -1, .ts_ps = -1};
             trace_op_add(t, r, &ar);
         }
-    CU_ASSERT_TRUE_FATAL(trace_validate(t, &err));
-    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    CU_ASSERT_TRUE_FATAL(trace_validate(t, NULL));
     replay_result full, reuse;
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &full, &err));
-    o.iso = &iso;
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &reuse, &err));
+    run_both(t, &w, &full, &reuse, NULL, NULL);
     CU_ASSERT_EQUAL(reuse.memo_runs, 1);
     CU_ASSERT_EQUAL(reuse.memo_hits, 1);
     CU_ASSERT_EQUAL(reuse.memo_overlaps, 1);
@@ -384,11 +404,7 @@ static void test_replay_reuse_refused_on_busy_links(void)
     /* alone, each takes the same time; together (full simulation) they share the links */
     CU_ASSERT_EQUAL(a->sim_ps, b->sim_ps);
     CU_ASSERT_TRUE(full.end_ps > reuse.end_ps);
-    replay_result_clear(&full);
-    replay_result_clear(&reuse);
-    trace_free(t);
-    topo_free(ta);
-    topo_free(tb);
+    twin_free(&w, t, &full, &reuse);
 }
 
 /* Groups of the same shape share one isolated run: the tensor-parallel
@@ -396,13 +412,8 @@ static void test_replay_reuse_refused_on_busy_links(void)
  * another shape gets its own. Times equal the full simulation's. */
 static void test_replay_reuse_shared_by_shape(void)
 {
-    GError *err = NULL;
-    topo *ta = topo_load("dgx-h100", &(topo_opts){.nodes = 2}, &err), *tb = topo_load("dgx-h100", &(topo_opts){.nodes = 2}, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(ta);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
-    coll_system sys, iso;
-    topo_coll_system(&sys, ta, 2.5, 1);
-    topo_coll_system(&iso, tb, 2.5, 1);
+    twin w;
+    twin_load(&w, (topo_opts){.nodes = 2});
     trace *t = trace_new(16, "test:shapes");
     int tp0[8], tp1[8], dp0[2] = {0, 8}, dp1[2] = {1, 9}, odd[2] = {2, 3};
     for (int k = 0; k < 8; k++) {
@@ -428,13 +439,10 @@ static void test_replay_reuse_shared_by_shape(void)
             trace_op_add(t, r, &o);
         }
     }
-    CU_ASSERT_TRUE_FATAL(trace_validate(t, &err));
-    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    CU_ASSERT_TRUE_FATAL(trace_validate(t, NULL));
     replay_result full, reuse;
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &full, &err));
-    uint64_t full_bytes = fabric_bytes_off_spine(sys.fab);
-    o.iso = &iso;
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &reuse, &err));
+    uint64_t full_bytes;
+    run_both(t, &w, &full, &reuse, &full_bytes, fabric_bytes_off_spine);
     CU_ASSERT_EQUAL(reuse.colls->len, 5);
     CU_ASSERT_EQUAL(reuse.memo_runs, 3); /* TP (both servers), DP (both rails), the odd pair */
     CU_ASSERT_EQUAL(reuse.memo_hits, 5);
@@ -443,12 +451,8 @@ static void test_replay_reuse_shared_by_shape(void)
     CU_ASSERT_EQUAL(reuse.end_ps, full.end_ps);
     /* each reuse charged its traffic to the right links (spine links carry
      * no label in the shape, so they are left out of the comparison) */
-    CU_ASSERT_EQUAL(fabric_bytes_off_spine(sys.fab), full_bytes);
-    replay_result_clear(&full);
-    replay_result_clear(&reuse);
-    trace_free(t);
-    topo_free(ta);
-    topo_free(tb);
+    CU_ASSERT_EQUAL(fabric_bytes_off_spine(w.sys.fab), full_bytes);
+    twin_free(&w, t, &full, &reuse);
 }
 
 int main(void)
