@@ -188,7 +188,28 @@ static double per_channel_cap(const coll_exec *x, int nch)
  * "Folded rings", says how this was checked). Returns sys->nnodes when the
  * ring is not folded: small rings, sys->exact, or nodes that are not alike. */
 #define FOLD_MIN_NODES 8
-static int fold_nodes(const coll_system *sys)
+static int ring_rank(const coll_system *sys, int c, int i);
+
+/* Does any inter-node hop of the full ring cross a spine? Without adaptive
+ * routing, such hops hash onto spine links where they can collide (a hop
+ * the folded ring, whose nodes share a leaf, never has). */
+static bool hops_cross_spines(const coll_system *sys, int nch)
+{
+    for (int c = 0; c < nch; c++)
+        for (int j = 0; j < sys->nnodes; j++) {
+            int a = ring_rank(sys, c, j * sys->ppn + sys->ppn - 1);
+            int b = ring_rank(sys, c, ((j + 1) % sys->nnodes) * sys->ppn);
+            const fab_route *r = fabric_route(sys->fab, sys->gpu[a], sys->gpu[b], (uint32_t)c, NULL);
+            if (!r)
+                return true;
+            for (uint32_t h = 0; h < r->nhops; h++)
+                if (fabric_node(sys->fab, fabric_link_dst(sys->fab, r->hop[h]))->kind == FAB_NET_SPINE)
+                    return true;
+        }
+    return false;
+}
+
+static int fold_nodes(const coll_system *sys, int nch)
 {
     int k = FOLD_NODES;
     const char *env = g_getenv("CONVEYOR_RING_FOLD");
@@ -198,6 +219,8 @@ static int fold_nodes(const coll_system *sys)
         sys->nranks != sys->nnodes * sys->ppn)
         return sys->nnodes;
     if (!coll_nodes_alike(sys))
+        return sys->nnodes;
+    if (!fabric_adaptive(sys->fab) && hops_cross_spines(sys, nch))
         return sys->nnodes;
     return k;
 }
@@ -211,7 +234,7 @@ static void ring_start(coll_exec *x)
     uint64_t block_total = chain ? req->bytes
                          : (req->bytes + (uint64_t)n - 1) / (uint64_t)n; /* one rank's 1/n */
     double cap = per_channel_cap(x, nch);
-    int m = chain ? n : fold_nodes(sys) * sys->ppn; /* ranks simulated */
+    int m = chain ? n : fold_nodes(sys, nch) * sys->ppn; /* ranks simulated */
     for (int c = 0; c < nch; c++) {
         ring_chan *ch = g_new0(ring_chan, 1);
         g_ptr_array_add(x->garbage, ch);

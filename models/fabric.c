@@ -167,6 +167,7 @@ void fabric_set_p2p_xsocket(fabric *f, bool enabled)
 }
 
 void fabric_set_adaptive(fabric *f, bool enabled) { f->adaptive = enabled; }
+bool fabric_adaptive(const fabric *f) { return f->adaptive; }
 
 uint32_t fabric_node_count(const fabric *f) { return f->nodes->len; }
 uint32_t fabric_link_count(const fabric *f) { return f->links->len; }

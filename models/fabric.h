@@ -115,6 +115,7 @@ void fabric_set_p2p_xsocket(fabric *f, bool enabled);
  * the fewest chunks queued or in service, instead of its route's ECMP
  * choice. Routes stay as computed; only the spine changes, per chunk. */
 void fabric_set_adaptive(fabric *f, bool enabled);
+bool fabric_adaptive(const fabric *f);
 
 /* Bind a GPU to the NIC it uses for traffic leaving its server (its rail).
  * Without it, the nearest NIC is used. */

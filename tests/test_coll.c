@@ -317,6 +317,19 @@ static void test_coll_ring_fold_matches_full(void)
     CU_ASSERT_EQUAL(x.time_us, y.time_us);
     CU_ASSERT_EQUAL(x.events, y.events);
     topo_free(t);
+    /* static ECMP (ib-hdr) and hops through spines: collisions grow with the
+     * ring, so it is never folded there */
+    t = topo_load("dgx-a100", &(topo_opts){.nodes = 12}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    topo_coll_system(&sys, t, 2.5, 1);
+    coll_request ag = {.kind = COLL_ALL_GATHER, .bytes = 64u << 20, .algo = ALGO_RING, .proto = PROTO_SIMPLE,
+                       .nchannels = coll_channels(&sys, ALGO_RING)};
+    sys.exact = false;
+    CU_ASSERT_TRUE(coll_run(&sys, &ag, &x, &err));
+    sys.exact = true;
+    CU_ASSERT_TRUE(coll_run(&sys, &ag, &y, &err));
+    CU_ASSERT_EQUAL(x.events, y.events);
+    topo_free(t);
 }
 
 int main(void)
