@@ -89,6 +89,9 @@ demo: deps $(BUILD)/conveyor
 mpitest:
 	@sh tests/mpi/run.sh
 
+# docs/validation.md: collectives against nccl-tests logs, then training
+# throughput against published runs (scripts/validate_scaling.sh; rows over
+# 90 s each are skipped unless SCALING_ALL=1)
 validate: $(BUILD)/conveyor
 	@sh scripts/validate.sh $(BUILD)/conveyor
 

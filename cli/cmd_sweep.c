@@ -2,8 +2,8 @@
  *
  * A base command is one table entry (traces/sweep_spec.h: sweep_base):
  * its name, the parameters it accepts, the figures it produces and
- * run(point) -> figures. `collective` is here; `replay` and `scale` are
- * named in `planned` so a spec using them gets a clear "not available yet"
+ * run(point) -> figures. `collective`, `replay` and `scale` are here; a
+ * base named in `planned` (none now) gets a clear "not available yet"
  * error. Adding one = writing its run() and adding it to `bases`.
  * Spec schema, figures and MPI/Slurm use: docs/sweep.md.
  */
@@ -294,7 +294,7 @@ static const sweep_base replay_base = {
 
 static const char *const scale_params[] = {
     "topo", "fabric", "set", "gpus", "model", "tp", "pp", "cp", "ep", "zero", "sp", "micro_batch",
-    "global_batch", "seq", "dtype", "layer_fuse", "recompute", NULL,
+    "global_batch", "seq", "dtype", "layer_fuse", "recompute", "schedule", NULL,
 };
 
 enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP };
@@ -313,6 +313,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.fabric = (char *)sweep_point_get(p, "fabric");
     o.zero_s = (char *)sweep_point_get(p, "zero");
     o.dtype = (char *)sweep_point_get(p, "dtype");
+    o.schedule = (char *)sweep_point_get(p, "schedule"); /* 1f1b or interleaved:V, as `scale --schedule` */
     o.sets = p->sets[0] ? p->sets : NULL;
     const char *sp = sweep_point_get(p, "sp"), *rc = sweep_point_get(p, "recompute");
     o.sp = sp && !strcmp(sp, "on");
@@ -416,7 +417,7 @@ static char *describe_bases(void)
         g_string_append_printf(g, "  %s: %s\n    parameters: %s (vary set.KEY for --set KEY=...)\n    figures: %s\n",
                                bases[i]->name, bases[i]->summary, ps, fs);
     }
-    g_string_append(g, "  replay, scale: not available yet\nSchema and examples: docs/sweep.md, docs/examples/.");
+    g_string_append(g, "Schema and examples: docs/sweep.md, docs/examples/.");
     return g_string_free(g, FALSE);
 }
 

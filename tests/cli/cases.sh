@@ -76,6 +76,8 @@ check scale-too-big 2 'exceeds --max-gpus' -- scale --model llama2-7b --systems 
 check scale-interleaved 0 'interleaved 1F1B \(2 model chunks per pp rank\)' -- scale --model llama2-7b --systems dgx-h100:8 --tp 2 --pp 4 --seq 256 --schedule interleaved:2
 check scale-bad-sizes 2 'bad sizes' -- scale --model llama2-7b --systems dgx-h100:8..x
 check sweep-scale-base 0 '^3,16,400,' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
+check sweep-scale-schedule 0 '^2,interleaved:4,[0-9.]+,' -- sweep tests/data/sweep/scale-schedule.json -j 2
+check sweep-scale-bad-schedule 2 'point 1 \(schedule=interleaved:3\): layers \(32\) must be divisible by pp\*V' -- sweep tests/data/sweep/scale-bad-schedule.json -j 1
 # regressions: an empty slice overtaking a full one on a network connection
 # (delivery is in order), and alltoall over two ranks (Direct, never Ring)
 check ring-tiny-multinode 0 'Avg bus bandwidth' -- collective --topo dgx-h100 --nodes 2 --op all_reduce -b 8 -e 64 -f 2 --algo ring --proto simple
