@@ -4,7 +4,7 @@
 # the shipped topology that describes that system, and write
 # docs/validation.md plus one gnuplot SVG per dataset under docs/validation/;
 # then scripts/validate_scaling.sh adds the training-throughput section
-# (conveyor scale against published Megatron-LM runs; its rows over 60 s
+# (conveyor scale against published Megatron-LM runs; its rows over 90 CPU s
 # are skipped unless it is run with --all).
 set -u
 C=${1:-build/conveyor}
