@@ -15,8 +15,6 @@
  */
 #include "coll_priv.h"
 
-#include <stdlib.h>
-
 #define FOLD_NODES 2
 
 typedef enum { PAT_RING, PAT_CHAIN } pattern;
@@ -212,10 +210,7 @@ static bool hops_cross_spines(const coll_system *sys, int nch)
 static int fold_nodes(const coll_system *sys, int nch)
 {
     int k = FOLD_NODES;
-    const char *env = g_getenv("CONVEYOR_RING_FOLD");
-    if (env)
-        k = atoi(env);
-    if (sys->exact || k <= 0 || sys->nnodes <= FOLD_MIN_NODES || sys->nnodes <= k ||
+    if (sys->exact || sys->nnodes <= FOLD_MIN_NODES || sys->nnodes <= k ||
         sys->nranks != sys->nnodes * sys->ppn)
         return sys->nnodes;
     if (!coll_nodes_alike(sys))
