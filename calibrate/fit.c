@@ -193,6 +193,8 @@ struct calib_fit_set {
     GHashTable *by_name; /* name -> group* (borrowed) */
     GString *source;
     char *device;
+    GArray *gemm;                      /* of calib_gemm_pt */
+    calib_gemm gemm_fit[CALIB_GEMM_NDTYPES]; /* after solve */
 };
 
 static void group_free(gpointer data)
@@ -209,6 +211,7 @@ calib_fit_set *calib_fit_set_new(void)
     s->groups = g_ptr_array_new_with_free_func(group_free);
     s->by_name = g_hash_table_new(g_str_hash, g_str_equal);
     s->source = g_string_new(NULL);
+    s->gemm = g_array_new(FALSE, FALSE, sizeof(calib_gemm_pt));
     return s;
 }
 
@@ -219,6 +222,7 @@ void calib_fit_set_free(calib_fit_set *s)
     g_hash_table_destroy(s->by_name);
     g_ptr_array_unref(s->groups);
     g_string_free(s->source, TRUE);
+    g_array_unref(s->gemm);
     g_free(s->device);
     g_free(s);
 }
@@ -373,6 +377,8 @@ bool calib_fit_set_add_jsonl(calib_fit_set *s, const char *path, GError **err)
         return false;
     }
     GArray *recs = g_array_new(FALSE, FALSE, sizeof(record));
+    GArray *gemm = g_array_new(FALSE, FALSE, sizeof(calib_gemm_pt));
+    const char *first_device = NULL;
     GPtrArray *objs = g_ptr_array_new_with_free_func((GDestroyNotify)cJSON_Delete);
     bool ok = true;
     int lineno = 0;
@@ -406,11 +412,18 @@ bool calib_fit_set_add_jsonl(calib_fit_set *s, const char *path, GError **err)
         char *where = g_strdup_printf("%s:%d", path, lineno);
         record r;
         ok = record_parse(o, where, &r, err);
-        g_free(where);
-        if (ok && !r.info)
+        if (ok && !strcmp(r.bench, "gemm")) { /* its own model (fit_gemm.c), not an alpha-beta path */
+            calib_gemm_pt gp;
+            if ((ok = calib_gemm_pt_parse(o, where, &gp, err)))
+                g_array_append_val(gemm, gp);
+        } else if (ok && !r.info) {
             g_array_append_val(recs, r);
+        }
+        if (ok && !first_device)
+            first_device = r.device;
+        g_free(where);
     }
-    if (ok && recs->len == 0) {
+    if (ok && recs->len == 0 && gemm->len == 0) {
         g_set_error(err, CALIB_ERROR, CALIB_ERROR_EMPTY, "%s:%d: no calibration record in the file", path,
                     MAX(lineno, 1));
         ok = false;
@@ -420,10 +433,13 @@ bool calib_fit_set_add_jsonl(calib_fit_set *s, const char *path, GError **err)
         group *g = group_get(s, r->name, r->bench, r->mode, r->dtype);
         g->bw_unit = g->bw_unit || r->bw;
         g_array_append_val(g->pts, ((pt){r->s, r->t}));
-        if (i == 0)
-            note_source(s, path, r->device);
+    }
+    if (ok) {
+        note_source(s, path, first_device);
+        g_array_append_vals(s->gemm, gemm->data, gemm->len);
     }
     g_ptr_array_unref(objs);
+    g_array_unref(gemm);
     g_array_unref(recs);
     g_free(text);
     return ok;
@@ -535,7 +551,9 @@ bool calib_fit_set_solve(calib_fit_set *s, calib_params *out, GError **err)
     out->npaths = paths->len, out->paths = (calib_path *)g_array_free(paths, FALSE);
     out->ncollectives = colls->len, out->collectives = (calib_path *)g_array_free(colls, FALSE);
     out->nscalars = scal->len, out->scalars = (calib_scalar *)g_array_free(scal, FALSE);
-    if (!out->npaths && !out->ncollectives && !out->nscalars) {
+    calib_gemm_solve((const calib_gemm_pt *)s->gemm->data, s->gemm->len, s->gemm_fit);
+    memcpy(out->gemm, s->gemm_fit, sizeof out->gemm);
+    if (!out->npaths && !out->ncollectives && !out->nscalars && !s->gemm->len) {
         g_set_error(err, CALIB_ERROR, CALIB_ERROR_FIT, "%s: nothing could be fitted (need >= 2 sizes with "
                     "time growing with size)", out->source);
         calib_params_clear(out);
@@ -573,6 +591,7 @@ void calib_fit_set_print(const calib_fit_set *s, FILE *f)
         fprintf(f, "\n");
         g_free(p);
     }
+    calib_gemm_print((const calib_gemm_pt *)s->gemm->data, s->gemm->len, s->gemm_fit, f);
 }
 
 /* ---- params file ------------------------------------------------------- */
@@ -629,6 +648,23 @@ char *calib_params_to_json(const calib_params *p)
             cJSON_AddNumberToObject(red, calib_dtype_name((calib_dtype)i), p->reduction_Bps[i]);
     if (!isnan(p->launch_s))
         cJSON_AddNumberToObject(o, "launch_s", p->launch_s);
+    cJSON *gm = NULL;
+    for (int i = 0; i < CALIB_GEMM_NDTYPES; i++) {
+        const calib_gemm *g = &p->gemm[i];
+        if (!(g->peak_Fps > 0) && !(g->eff_Fps > 0))
+            continue;
+        gm = gm ? gm : cJSON_AddObjectToObject(o, "gemm");
+        cJSON *d = cJSON_AddObjectToObject(gm, calib_gemm_dtype_name((calib_gemm_dtype)i));
+        if (g->peak_Fps > 0)
+            cJSON_AddNumberToObject(d, "peak_Fps", g->peak_Fps);
+        if (g->eff_Fps > 0) {
+            cJSON_AddNumberToObject(d, "eff_Fps", g->eff_Fps);
+            cJSON_AddNumberToObject(d, "k0", g->k0);
+            cJSON_AddNumberToObject(d, "residual_rms_pct", g->rms_pct);
+            cJSON_AddNumberToObject(d, "residual_max_pct", g->max_pct);
+            cJSON_AddNumberToObject(d, "points", g->npoints);
+        }
+    }
     cJSON *lat = cJSON_AddObjectToObject(o, "latencies_s"), *bw = cJSON_AddObjectToObject(o, "bandwidths_Bps");
     for (size_t i = 0; i < p->nscalars; i++)
         cJSON_AddNumberToObject(p->scalars[i].is_bandwidth ? bw : lat, p->scalars[i].name, p->scalars[i].value);
@@ -684,6 +720,49 @@ static void load_scalars(cJSON *obj, bool bw, GArray *out)
         }
 }
 
+/* The "gemm" object: per dtype name, peak_Fps > 0 and/or eff_Fps > 0 with
+ * k0 >= 0; anything else named there is an error. */
+static bool load_gemm(cJSON *obj, const char *path, calib_gemm out[CALIB_GEMM_NDTYPES], GError **err)
+{
+    for (int i = 0; i < CALIB_GEMM_NDTYPES; i++)
+        out[i] = (calib_gemm){NAN, NAN, NAN, NAN, NAN, 0};
+    if (!obj)
+        return true;
+    if (!cJSON_IsObject(obj)) {
+        g_set_error(err, CALIB_ERROR, CALIB_ERROR_FIELD, "%s: \"gemm\" must be an object", path);
+        return false;
+    }
+    for (cJSON *e = obj->child; e; e = e->next) {
+        int d = -1;
+        for (int i = 0; i < CALIB_GEMM_NDTYPES; i++)
+            if (!strcmp(e->string, calib_gemm_dtype_name((calib_gemm_dtype)i)))
+                d = i;
+        cJSON *pk = cJSON_GetObjectItemCaseSensitive(e, "peak_Fps"), *ef = cJSON_GetObjectItemCaseSensitive(e, "eff_Fps");
+        cJSON *k0 = cJSON_GetObjectItemCaseSensitive(e, "k0"), *np = cJSON_GetObjectItemCaseSensitive(e, "points");
+        cJSON *rms = cJSON_GetObjectItemCaseSensitive(e, "residual_rms_pct");
+        cJSON *mx = cJSON_GetObjectItemCaseSensitive(e, "residual_max_pct");
+        bool bad = d < 0 || !cJSON_IsObject(e) || (pk && (!cJSON_IsNumber(pk) || !(pk->valuedouble > 0))) ||
+                   (ef && (!cJSON_IsNumber(ef) || !(ef->valuedouble > 0) || !cJSON_IsNumber(k0) ||
+                           !(k0->valuedouble >= 0) || !isfinite(k0->valuedouble))) ||
+                   (!pk && !ef);
+        if (bad) {
+            g_set_error(err, CALIB_ERROR, CALIB_ERROR_VALUE,
+                        "%s: gemm.%s: need a dtype name (fp32, tf32, fp16, bf16, fp8) holding \"peak_Fps\" > 0 "
+                        "and/or \"eff_Fps\" > 0 with \"k0\" >= 0",
+                        path, e->string ? e->string : "?");
+            return false;
+        }
+        calib_gemm *g = &out[d];
+        g->peak_Fps = pk ? pk->valuedouble : NAN;
+        g->eff_Fps = ef ? ef->valuedouble : NAN;
+        g->k0 = ef ? k0->valuedouble : NAN;
+        g->rms_pct = cJSON_IsNumber(rms) ? rms->valuedouble : NAN;
+        g->max_pct = cJSON_IsNumber(mx) ? mx->valuedouble : NAN;
+        g->npoints = cJSON_IsNumber(np) ? np->valueint : 0;
+    }
+    return true;
+}
+
 bool calib_params_load(const char *path, calib_params *out, GError **err)
 {
     memset(out, 0, sizeof *out);
@@ -719,6 +798,7 @@ bool calib_params_load(const char *path, calib_params *out, GError **err)
         cJSON *v = cJSON_GetObjectItemCaseSensitive(red, calib_dtype_name((calib_dtype)i));
         out->reduction_Bps[i] = cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : NAN;
     }
+    ok = ok && load_gemm(cJSON_GetObjectItemCaseSensitive(o, "gemm"), path, out->gemm, err);
     cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "launch_s");
     out->launch_s = cJSON_IsNumber(l) && l->valuedouble >= 0 ? l->valuedouble : NAN;
     out->npaths = paths->len, out->paths = (calib_path *)g_array_free(paths, FALSE);

@@ -65,6 +65,41 @@ typedef struct {
     bool is_bandwidth;
 } calib_scalar;
 
+/* GEMM (calibrate/gemm.cu records, bench "gemm"; calibrate/fit_gemm.c).
+ * Per dtype, the shape model t(m, n, k) = 2mnk / (eff_Fps * k / (k + k0)):
+ * a fixed per-tile cost (prologue, epilogue, pipeline fill) worth k0 steps
+ * of the reduction loop.  eff_Fps and k0 are fitted to the non-square
+ * (transformer-layer) shapes; peak_Fps is the best square product. */
+typedef enum { CALIB_GEMM_FP32, CALIB_GEMM_TF32, CALIB_GEMM_FP16, CALIB_GEMM_BF16, CALIB_GEMM_FP8,
+               CALIB_GEMM_NDTYPES } calib_gemm_dtype;
+/* "fp32", "tf32", "fp16", "bf16", "fp8". */
+const char *calib_gemm_dtype_name(calib_gemm_dtype dt);
+
+typedef struct {
+    double peak_Fps;         /* best 2mnk/t over square shapes; NAN if none */
+    double eff_Fps, k0;      /* shape model; NAN if fewer than 3 distinct k among the layer shapes */
+    double rms_pct, max_pct; /* relative residuals of the shape model over its points, % */
+    int npoints;             /* layer-shape points fitted */
+} calib_gemm;
+
+/* One measured product (C is m x n, k the reduction), seconds. */
+typedef struct {
+    calib_gemm_dtype dt;
+    bool square;
+    double m, n, k, t;
+} calib_gemm_pt;
+
+/* Validates a "gemm" record (fields m, n, k > 0 whole numbers, dtype one of
+ * the names above, median > 0 in unit "us"/"ms"/"s"/"ns"); false with *err
+ * ("where: ..."). */
+bool calib_gemm_pt_parse(const void *cjson_obj, const char *where, calib_gemm_pt *out, GError **err);
+/* Fits every dtype present (out[dt] all NAN / 0 where none). O(n * grid). */
+void calib_gemm_solve(const calib_gemm_pt *p, size_t n, calib_gemm out[CALIB_GEMM_NDTYPES]);
+/* Model time (s) of one product under g (eff_Fps, k0 set). */
+double calib_gemm_time(const calib_gemm *g, double m, double n, double k);
+/* Report: per dtype the fit, then each layer point with its residual. */
+void calib_gemm_print(const calib_gemm_pt *p, size_t n, const calib_gemm out[CALIB_GEMM_NDTYPES], FILE *f);
+
 typedef struct {
     char *source;            /* input files, space-separated */
     char *device;            /* device name; "mixed" if records disagree */
@@ -76,6 +111,7 @@ typedef struct {
     size_t nscalars;
     double reduction_Bps[CALIB_NDTYPES]; /* NAN when not measured */
     double launch_s;         /* kernel launch latency; NAN when not measured */
+    calib_gemm gemm[CALIB_GEMM_NDTYPES]; /* NAN fields when not measured */
 } calib_params;
 
 /* Frees what *p owns and zeroes it; safe on a zeroed struct. */

@@ -148,6 +148,22 @@ gboolean wl_opts_gpu(const wl_opts *o, const topo *t, gpu_model *g, GError **err
     compute_model_init(g, spec);
     if (t->gpu_hbm_Bps > 0) /* the topology's number for its exact SKU */
         g->spec.hbm_Bps = t->gpu_hbm_Bps;
+    /* the topology's calibration (docs/calibration.md "What a topology takes"):
+     * measured rates as fractions of the datasheet; --set gpu.* still wins */
+    double ge = t->calib_gemm_Fps / g->spec.peak_flops[COMPUTE_BF16], he = 2 * t->calib_hbm_copy_Bps / g->spec.hbm_Bps;
+    if (ge > 1.02 || he > 1.02) {
+        g_set_error(err, COMPUTE_ERROR, COMPUTE_ERROR_SET,
+                    "%s: calibration %s %.1f %s exceeds %s's datasheet %.1f (a calibration of another GPU?)",
+                    t->path ? t->path : t->name, ge > 1.02 ? "GEMM bf16" : "HBM traffic",
+                    ge > 1.02 ? t->calib_gemm_Fps / 1e12 : 2 * t->calib_hbm_copy_Bps / 1e9,
+                    ge > 1.02 ? "TFLOP/s" : "GB/s", g->spec.name,
+                    ge > 1.02 ? g->spec.peak_flops[COMPUTE_BF16] / 1e12 : g->spec.hbm_Bps / 1e9);
+        return FALSE;
+    }
+    if (ge > 0)
+        g->eff_flops[KC_GEMM] = MIN(ge, 1), g->gemm_k0 = t->calib_gemm_k0;
+    for (int k = 0; he > 0 && k < KC_KINDS; k++)
+        g->eff_bytes[k] = MIN(he, 1);
     for (char **s = o->sets; s && *s; s++)
         if (!strncmp(*s, "gpu.", 4) && !compute_model_set(g, *s, err))
             return FALSE;

@@ -60,11 +60,12 @@ static const struct {
 };
 
 /* Default efficiencies; docs/workloads.md "Efficiencies" derives each. */
-#define DEFAULT_GEMM_EFF 0.55
+#define DEFAULT_GEMM_EFF 0.57
 #define DEFAULT_ATTN_EFF 0.50
 #define DEFAULT_ELEM_EFF 0.50
 #define DEFAULT_BW_EFF 0.80
 #define DEFAULT_KERNEL_US 1.0
+#define DEFAULT_GEMM_K0 182.0 /* measured, calibrate/data/h200-2026-11-29 (docs/workloads.md) */
 
 G_DEFINE_QUARK(conveyor-compute-error-quark, compute_error)
 
@@ -93,7 +94,7 @@ const gpu_spec *compute_gpu_find(const char *model, int sm_cc, GError **err)
 
 void compute_model_init(gpu_model *g, const gpu_spec *spec)
 {
-    *g = (gpu_model){.spec = *spec, .kernel_ps = DEFAULT_KERNEL_US * 1e6};
+    *g = (gpu_model){.spec = *spec, .kernel_ps = DEFAULT_KERNEL_US * 1e6, .gemm_k0 = DEFAULT_GEMM_K0};
     g->eff_flops[KC_GEMM] = DEFAULT_GEMM_EFF;
     g->eff_flops[KC_ATTN] = DEFAULT_ATTN_EFF;
     g->eff_flops[KC_ELEM] = DEFAULT_ELEM_EFF;
@@ -131,6 +132,8 @@ bool compute_model_set(gpu_model *g, const char *kv, GError **err)
     double *slot = NULL, scale = 1, lo = 0, hi = 1e9;
     if (!strcmp(key, "kernel_us"))
         slot = &g->kernel_ps, scale = 1e6, lo = -1, hi = 1e6;
+    else if (!strcmp(key, "gemm_k0"))
+        slot = &g->gemm_k0, lo = -1e-300, hi = 1e6; /* >= 0 */
     else if (!strcmp(key, "peak_tflops"))
         slot = &g->spec.peak_flops[COMPUTE_BF16], scale = T;
     else if (!strcmp(key, "fp8_tflops"))
@@ -139,7 +142,7 @@ bool compute_model_set(gpu_model *g, const char *kv, GError **err)
         slot = &g->spec.hbm_Bps, scale = GB;
     if (!slot) {
         g_set_error(err, COMPUTE_ERROR, COMPUTE_ERROR_SET,
-                    "--set gpu.%s: no such parameter (gemm_eff, attn_eff, elem_eff, gemm_bw_eff, attn_bw_eff, "
+                    "--set gpu.%s: no such parameter (gemm_eff, gemm_k0, attn_eff, elem_eff, gemm_bw_eff, attn_bw_eff, "
                     "elem_bw_eff, kernel_us, peak_tflops, fp8_tflops, hbm_GBps)", key);
         return false;
     }
@@ -163,6 +166,14 @@ int64_t compute_kernel_ps(const gpu_model *g, compute_kclass k, compute_dtype dt
     g_assert(k >= 0 && k < KC_KINDS && flops >= 0 && bytes >= 0);
     double tf = flops / (compute_peak(g, dt) * g->eff_flops[k]);
     double tb = bytes / (g->spec.hbm_Bps * g->eff_bytes[k]);
+    return (int64_t)llround((tf > tb ? tf : tb) * 1e12 + g->kernel_ps);
+}
+
+int64_t compute_gemm_ps(const gpu_model *g, compute_dtype dt, double m, double n, double k)
+{
+    g_assert(m > 0 && n > 0 && k > 0);
+    double tf = 2 * m * n * k / (compute_peak(g, dt) * g->eff_flops[KC_GEMM] * (k / (k + g->gemm_k0)));
+    double tb = 2 * (m * k + k * n + m * n) / (g->spec.hbm_Bps * g->eff_bytes[KC_GEMM]);
     return (int64_t)llround((tf > tb ? tf : tb) * 1e12 + g->kernel_ps);
 }
 

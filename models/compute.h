@@ -32,6 +32,7 @@ typedef struct {
     double eff_flops[KC_KINDS];    /* fraction of peak a kernel class reaches (0, 1] */
     double eff_bytes[KC_KINDS];    /* fraction of HBM bandwidth (0, 1] */
     double kernel_ps;              /* fixed cost per kernel (launch + tail), ps */
+    double gemm_k0;                /* GEMM shape: efficiency x k / (k + gemm_k0), k the reduction length */
 } gpu_model;
 
 /* The shipped GPU kinds (static table, n entries). */
@@ -46,7 +47,7 @@ const gpu_spec *compute_gpu_find(const char *model, int sm_cc, GError **err);
 void compute_model_init(gpu_model *g, const gpu_spec *spec);
 
 /* Apply one "gpu.KEY=VALUE" override: gemm_eff, attn_eff, elem_eff (FLOP
- * efficiencies), gemm_bw_eff, attn_bw_eff, elem_bw_eff, kernel_us,
+ * efficiencies), gemm_k0, gemm_bw_eff, attn_bw_eff, elem_bw_eff, kernel_us,
  * peak_tflops (bf16), fp8_tflops, hbm_GBps. Returns false with *err
  * (COMPUTE_ERROR_SET) on an unknown key or a value out of range. */
 bool compute_model_set(gpu_model *g, const char *kv, GError **err);
@@ -56,6 +57,10 @@ bool compute_model_set(gpu_model *g, const char *kv, GError **err);
  * to bf16. flops, bytes >= 0. */
 int64_t compute_kernel_ps(const gpu_model *g, compute_kclass k, compute_dtype dt, double flops, double bytes);
 
+/* A GEMM C(m x n) = A(m x k) B(k x n): kernel_ps + max(2mnk / (peak[dt] *
+ * eff_flops[KC_GEMM] * k / (k + gemm_k0)), bytes / (hbm * eff_bytes[KC_GEMM])),
+ * bytes = 2 (mk + kn + mn) (16-bit operands). m, n, k > 0. */
+int64_t compute_gemm_ps(const gpu_model *g, compute_dtype dt, double m, double n, double k);
 /* Dense peak FLOP/s of dt (with the bf16 fallback). */
 double compute_peak(const gpu_model *g, compute_dtype dt);
 

@@ -160,6 +160,8 @@ static void test_bad_inputs_name_code_and_line(void)
         {BAD "unknown-unit.jsonl", CALIB_ERROR_UNIT, "unknown-unit.jsonl:2: unknown unit"},
         {BAD "empty.jsonl", CALIB_ERROR_EMPTY, "empty.jsonl:1: no calibration record"},
         {BAD "no-such-file.jsonl", CALIB_ERROR_IO, "no-such-file.jsonl: "},
+        {BAD "gemm-missing-k.jsonl", CALIB_ERROR_FIELD, "gemm-missing-k.jsonl:2: gemm record: \"k\""},
+        {BAD "gemm-bad-dtype.jsonl", CALIB_ERROR_FIELD, "gemm-bad-dtype.jsonl:1: gemm record: \"dtype\""},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         calib_fit_set *s = calib_fit_set_new();
@@ -179,6 +181,70 @@ static void test_bad_inputs_name_code_and_line(void)
         g_clear_error(&err);
         calib_fit_set_free(s);
     }
+}
+
+/* GEMM records made from t = 2mnk / (E k / (k + K0)) (layer shapes) and
+ * 2mnk / P (squares): the fit gives back K0 exactly (integer grid), E and
+ * the best square rate; the params file carries them; the model time of a
+ * point is its measured time. */
+#define GEMM_E 600e12
+#define GEMM_K0 256
+static void test_gemm_fit_recovers_shape_model(void)
+{
+    char *tmp = NULL;
+    int fd = g_file_open_tmp("gemm-XXXXXX.jsonl", &tmp, NULL);
+    CU_ASSERT_FATAL(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    static const int ks[] = {512, 1024, 2048, 4096, 8192, 16384};
+    for (size_t i = 0; i < G_N_ELEMENTS(ks); i++) {
+        double m = 4096, n = 2048 * (double)(1 + i % 3), k = ks[i];
+        double t = 2 * m * n * k / (GEMM_E * k / (k + GEMM_K0));
+        fprintf(f, "{\"bench\":\"gemm\",\"device\":\"T\",\"path\":\"gpu0\",\"mode\":\"fwd\",\"dtype\":\"bf16\","
+                   "\"m\":%.0f,\"n\":%.0f,\"k\":%.0f,\"size_bytes\":1,\"iters\":1,\"median\":%.9g,\"min\":%.9g,"
+                   "\"max\":%.9g,\"unit\":\"us\"}\n",
+                m, n, k, t * 1e6, t * 1e6, t * 1e6);
+    }
+    for (int s = 1024; s <= 8192; s *= 2) { /* squares at 500 and 700 TFLOP/s */
+        double t = 2.0 * s * s * s / (s == 4096 ? 700e12 : 500e12);
+        fprintf(f, "{\"bench\":\"gemm\",\"device\":\"T\",\"path\":\"gpu0\",\"mode\":\"square\",\"dtype\":\"fp8\","
+                   "\"m\":%d,\"n\":%d,\"k\":%d,\"size_bytes\":1,\"iters\":1,\"median\":%.9g,\"min\":%.9g,"
+                   "\"max\":%.9g,\"unit\":\"ms\"}\n",
+                s, s, s, t * 1e3, t * 1e3, t * 1e3);
+    }
+    fclose(f);
+    calib_fit_set *s;
+    calib_params p, q;
+    solve_file(tmp, &s, &p);
+    const calib_gemm *g = &p.gemm[CALIB_GEMM_BF16];
+    CU_ASSERT_EQUAL(g->k0, GEMM_K0);
+    ASSERT_REL(g->eff_Fps, GEMM_E, 1e-6);
+    CU_ASSERT(g->max_pct < 1e-4);
+    CU_ASSERT_EQUAL(g->npoints, (int)G_N_ELEMENTS(ks));
+    CU_ASSERT(isnan(g->peak_Fps)); /* no bf16 square */
+    ASSERT_REL(p.gemm[CALIB_GEMM_FP8].peak_Fps, 700e12, 1e-6);
+    CU_ASSERT(isnan(p.gemm[CALIB_GEMM_FP8].eff_Fps)); /* squares only: no shape fit */
+    ASSERT_REL(calib_gemm_time(g, 4096, 2048, 512), 2.0 * 4096 * 2048 * 512 / (GEMM_E * 512 / 768.0), 1e-6);
+    /* round trip */
+    char *json = calib_params_to_json(&p);
+    GError *err = NULL;
+    CU_ASSERT_FATAL(g_file_set_contents(tmp, json, -1, NULL));
+    CU_ASSERT_FATAL(calib_params_load(tmp, &q, &err));
+    ASSERT_REL(q.gemm[CALIB_GEMM_BF16].eff_Fps, GEMM_E, 1e-6);
+    CU_ASSERT_EQUAL(q.gemm[CALIB_GEMM_BF16].k0, GEMM_K0);
+    ASSERT_REL(q.gemm[CALIB_GEMM_FP8].peak_Fps, 700e12, 1e-6);
+    CU_ASSERT(isnan(q.gemm[CALIB_GEMM_TF32].peak_Fps));
+    calib_params_clear(&q);
+    /* a bad gemm block: the dtype and the file named */
+    g_file_set_contents(tmp, "{\"gemm\": {\"bf16\": {\"eff_Fps\": 1e14}}}", -1, NULL);
+    CU_ASSERT_FALSE(calib_params_load(tmp, &q, &err));
+    CU_ASSERT(g_error_matches(err, CALIB_ERROR, CALIB_ERROR_VALUE));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "gemm.bf16") : NULL);
+    g_clear_error(&err);
+    g_free(json);
+    g_unlink(tmp);
+    g_free(tmp);
+    calib_params_clear(&p);
+    calib_fit_set_free(s);
 }
 
 /* An nccl-tests log written by our writer with t = 20 us + S / 100 GB/s:
@@ -243,6 +309,7 @@ int main(void)
         {"test_fit_line_drops_an_outlier", test_fit_line_drops_an_outlier},
         {"test_synthetic_file_recovers_known_alpha_beta", test_synthetic_file_recovers_known_alpha_beta},
         {"test_params_json_round_trip", test_params_json_round_trip},
+        {"test_gemm_fit_recovers_shape_model", test_gemm_fit_recovers_shape_model},
         {"test_bad_inputs_name_code_and_line", test_bad_inputs_name_code_and_line},
         {"test_nccltests_log_gives_collective_latency", test_nccltests_log_gives_collective_latency},
         {"test_real_nccltests_log_latency", test_real_nccltests_log_latency},

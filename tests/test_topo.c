@@ -269,6 +269,35 @@ static int count_kind(const topo *t, fab_node_kind k)
     return n;
 }
 
+/* Why the ring's reduction kernel is not charged to HBM (docs/collectives.md
+ * "Reduction on the GPU"): per ring step a GPU's memory takes the incoming
+ * chunk S, reads it and its own S, and writes S (the result, or the next
+ * peer's copy): at most 4 S of HBM traffic while each link direction moves
+ * S. At the measured reduction efficiency (c = a + b on an H200: 4.124 TB/s
+ * of 4.8, calibrate/data/h200-2026-11-29) every shipped GPU's memory
+ * outruns 4 x its links' total per-direction rate, so the links bind. */
+static void test_topo_hbm_outruns_reduction_traffic(void)
+{
+    const double red_eff = 4.1236e12 / 4.8e12;
+    for (size_t i = 0; i < G_N_ELEMENTS(shipped); i++) {
+        topo *t = load(shipped[i].name, 0, 0, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        fab_node_id g0 = g_array_index(fabric_gpus(t->fab), fab_node_id, 0);
+        const fab_link_id *out;
+        uint32_t n;
+        fabric_node_links(t->fab, g0, &out, &n);
+        double links = 0;
+        for (uint32_t k = 0; k < n; k++)
+            links += fabric_link(t->fab, out[k])->bw_Bps;
+        if (!(red_eff * t->gpu_hbm_Bps >= 4 * links)) {
+            fprintf(stderr, "\n%s: HBM %.0f GB/s x %.3f < 4 x %.0f GB/s of links\n", shipped[i].name,
+                    t->gpu_hbm_Bps / 1e9, red_eff, links / 1e9);
+            CU_FAIL("reduction traffic would bind");
+        }
+        topo_free(t);
+    }
+}
+
 static void test_topo_nvl72_shares_one_nvswitch_per_domain(void)
 {
     topo *t = load("gb200-nvl72", 18, 0, NULL), *u = load("gb200-nvl72", 36, 0, NULL);
@@ -459,6 +488,7 @@ static void test_topo_calibration_sets_efficiencies_and_launch(void)
 int main(void)
 {
     static const test_case cases[] = {
+        {"hbm_outruns_reduction_traffic", test_topo_hbm_outruns_reduction_traffic},
         {"calibration_sets_efficiencies_and_launch", test_topo_calibration_sets_efficiencies_and_launch},
         {"endpoint_limits_cap_routes", test_topo_endpoint_limits_cap_routes},
         {"shipped_all_load_with_gpu_counts", test_topo_shipped_all_load_with_gpu_counts},

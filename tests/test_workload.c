@@ -40,6 +40,33 @@ static void test_compute_gemm_closed_form(void)
                     compute_kernel_ps(&a, KC_GEMM, COMPUTE_BF16, 1e12, 0));
 }
 
+/* The GEMM shape term: efficiency x k / (k + k0). */
+static void test_compute_gemm_shape(void)
+{
+    gpu_model g = gpu("H100-SXM5-80GB");
+    CU_ASSERT_TRUE(compute_model_set(&g, "gpu.kernel_us=0", NULL));
+    CU_ASSERT_TRUE(compute_model_set(&g, "gpu.gemm_eff=0.5", NULL));
+    CU_ASSERT_TRUE(compute_model_set(&g, "gpu.gemm_k0=256", NULL));
+    /* k = 512: 2/3 of the long-k rate; 8192 x 8192 x 512 stays compute-bound
+     * (151 MB at 2.68 TB/s = 56 us < 203.5 us) */
+    double m = 8192, n = 8192, k = 512, want = 2 * m * n * k / (989.4e12 * 0.5 * (512.0 / 768)) * 1e12;
+    ASSERT_REL(compute_gemm_ps(&g, COMPUTE_BF16, m, n, k), want, 1e-8); /* ps rounding */
+    /* k0 = 0: the plain roofline */
+    CU_ASSERT_TRUE(compute_model_set(&g, "gpu.gemm_k0=0", NULL));
+    CU_ASSERT_EQUAL(compute_gemm_ps(&g, COMPUTE_BF16, m, n, k),
+                    compute_kernel_ps(&g, KC_GEMM, COMPUTE_BF16, 2 * m * n * k, 2 * (m * k + k * n + m * n)));
+    /* a thin product is memory-bound whatever k0 says: 8192 x 8192 x 16 */
+    CU_ASSERT_EQUAL(compute_gemm_ps(&g, COMPUTE_BF16, m, n, 16),
+                    compute_kernel_ps(&g, KC_GEMM, COMPUTE_BF16, 0, 2 * (m * 16 + 16 * n + m * n)));
+    GError *err = NULL;
+    CU_ASSERT_FALSE(compute_model_set(&g, "gpu.gemm_k0=-1", &err));
+    CU_ASSERT(g_error_matches(err, COMPUTE_ERROR, COMPUTE_ERROR_SET));
+    g_clear_error(&err);
+    /* the default: the value measured on the H200 (calibrate/data/h200-2026-11-29) */
+    gpu_model h = gpu("H200");
+    CU_ASSERT_EQUAL(h.gemm_k0, 182);
+}
+
 static void test_compute_gpu_lookup_and_errors(void)
 {
     CU_ASSERT_STRING_EQUAL(compute_gpu_find("Tesla V100-SXM2-32GB", 70, NULL)->name, "V100-SXM2");
@@ -578,6 +605,7 @@ int main(void)
 {
     static const test_case cases[] = {
         {"/compute/gemm-closed-form", test_compute_gemm_closed_form},
+        {"/compute/gemm-shape", test_compute_gemm_shape},
         {"/compute/gpu-lookup-and-errors", test_compute_gpu_lookup_and_errors},
         {"/workload/flops-match-closed-forms", test_workload_flops_match_closed_forms},
         {"/workload/dp-tp-counts", test_workload_dp_tp_counts},

@@ -61,6 +61,8 @@ typedef struct {
     fab_node_id *nic_of_rank;
     /* calibration (the file's "calibration" params, from `conveyor calibrate fit`) */
     double launch_us;    /* measured kernel launch cost, us; 0 if not calibrated */
+    double calib_gemm_Fps, calib_gemm_k0; /* measured bf16 GEMM shape model (compute.h); 0 if not */
+    double calib_hbm_copy_Bps;            /* measured device-to-device copy rate; 0 if not */
     char *calibration;   /* what was applied, one line; NULL if none */
     /* effective named parameters after --set (key -> value string) */
     GHashTable *params;

@@ -351,13 +351,14 @@ topo *topo_load(const char *name_or_path, const topo_opts *opts, GError **err)
     topo_src src;
     GError *e = NULL;
     topo *t = NULL;
-    double launch_us = 0;
+    topo_calib_vals cv = {0};
     char *calib = NULL;
-    if (topo_parse(path, opts ? opts->sets : NULL, &g, &src, &e) &&
-        topo_calib_apply(&g, &src, &launch_us, &calib, &e))
+    if (topo_parse(path, opts ? opts->sets : NULL, &g, &src, &e) && topo_calib_apply(&g, &src, &cv, &calib, &e))
         t = build(&g, &src, opts, &e);
     if (t) {
-        t->launch_us = launch_us;
+        t->launch_us = cv.launch_us;
+        t->calib_gemm_Fps = cv.gemm_Fps, t->calib_gemm_k0 = cv.gemm_k0;
+        t->calib_hbm_copy_Bps = cv.hbm_copy_Bps;
         t->calibration = calib;
         calib = NULL;
         t->name = g_strdup(g.name);

@@ -60,9 +60,9 @@ static bool set_eff(tgraph *g, fab_link_kind kind, double beta, double raw, doub
     return true;
 }
 
-bool topo_calib_apply(tgraph *g, const topo_src *src, double *launch_us, char **summary, GError **err)
+bool topo_calib_apply(tgraph *g, const topo_src *src, topo_calib_vals *v, char **summary, GError **err)
 {
-    *launch_us = 0;
+    *v = (topo_calib_vals){0};
     *summary = NULL;
     if (!g->calibration)
         return true;
@@ -105,8 +105,18 @@ bool topo_calib_apply(tgraph *g, const topo_src *src, double *launch_us, char **
         }
     }
     if (ok && !isnan(p.launch_s) && p.launch_s > 0) {
-        *launch_us = p.launch_s * 1e6;
-        g_string_append_printf(s, " launch %.2f us", *launch_us);
+        v->launch_us = p.launch_s * 1e6;
+        g_string_append_printf(s, " launch %.2f us", v->launch_us);
+    }
+    const calib_gemm *gm = &p.gemm[CALIB_GEMM_BF16];
+    if (ok && gm->eff_Fps > 0) {
+        v->gemm_Fps = gm->eff_Fps, v->gemm_k0 = gm->k0;
+        g_string_append_printf(s, " GEMM bf16 %.1f TFLOP/s k0 %.0f", gm->eff_Fps / 1e12, gm->k0);
+    }
+    const calib_path *d2d = calib_params_find(&p, "d2d_copy/gpu0/d2d/ce");
+    if (ok && d2d) {
+        v->hbm_copy_Bps = d2d->beta_Bps;
+        g_string_append_printf(s, " HBM copy %.1f GB/s", d2d->beta_Bps / 1e9);
     }
     calib_params_clear(&p);
     g_free(path);

@@ -105,13 +105,22 @@ typedef struct {
     char *calibration;   /* as written in the file (relative to it), NULL: none */
 } tgraph;
 
+/* What a calibration gives beyond link efficiencies; 0 = not measured. */
+typedef struct {
+    double launch_us;    /* kernel launch cost */
+    double gemm_Fps;     /* bf16 GEMM shape model: rate at long reduction ... */
+    double gemm_k0;      /* ... and its per-tile cost in reduction steps */
+    double hbm_copy_Bps; /* device-to-device copy rate (bytes copied per second) */
+} topo_calib_vals;
+
 /* Apply the calibration file named by g->calibration (resolved next to the
  * topology file): link efficiencies from the measured copy rates (NVLink
- * from p2p/gpu0-gpu1/uni/ce, PCIe from h2d/gpu0/h2d/pinned) and the kernel
- * launch cost. *launch_us gets the measured launch cost (0 if none);
- * *summary (caller g_free's) says what was applied. Errors at
- * "$.calibration" with the file's position. No-op without a calibration. */
-bool topo_calib_apply(tgraph *g, const topo_src *src, double *launch_us, char **summary, GError **err);
+ * from p2p/gpu0-gpu1/uni/ce, PCIe from h2d/gpu0/h2d/pinned); *v gets the
+ * kernel launch cost, the bf16 GEMM shape model and the HBM copy rate (0
+ * where not measured); *summary (caller g_free's) says what was applied.
+ * Errors at "$.calibration" with the file's position. No-op without a
+ * calibration. */
+bool topo_calib_apply(tgraph *g, const topo_src *src, topo_calib_vals *v, char **summary, GError **err);
 
 /* Parse the topology at `path` with --set overrides `sets` into *g. */
 bool topo_parse(const char *path, const char *const *sets, tgraph *g, topo_src *src, GError **err);

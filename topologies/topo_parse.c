@@ -403,8 +403,19 @@ bool topo_parse(const char *path, const char *const *sets, tgraph *g, topo_src *
     pctx x = {.c = {.src = src, .err = err}, .g = g};
     const char *name = NULL, *desc = NULL, *s, *calib = NULL;
     const cJSON *node = cJSON_GetObjectItemCaseSensitive(root, "node");
+    /* --set calibration=FILE (relative to the working directory) replaces the
+     * file's "calibration"; the other sets are named parameters */
+    GPtrArray *psets = g_ptr_array_new();
+    const char *calib_set = NULL;
+    for (const char *const *p = sets; p && *p; p++)
+        if (g_str_has_prefix(*p, "calibration="))
+            calib_set = *p + strlen("calibration=");
+        else
+            g_ptr_array_add(psets, (gpointer)*p);
+    g_ptr_array_add(psets, NULL);
     bool ok = tj_object(&x.c, root, "$", keys) &&
-              (g->params = topo_params_load(src, root, sets, err)) != NULL;
+              (g->params = topo_params_load(src, root, (const char *const *)psets->pdata, err)) != NULL;
+    g_ptr_array_free(psets, TRUE);
     x.c.params = g->params;
     ok = ok && tj_str(&x.c, root, "$", "name", false, &name) &&
          tj_str(&x.c, root, "$", "description", true, &desc) &&
@@ -414,7 +425,9 @@ bool topo_parse(const char *path, const char *const *sets, tgraph *g, topo_src *
          parse_array(&x, node, "$.node", "nodes", parse_node) &&
          parse_array(&x, node, "$.node", "links", parse_link) && parse_nics(&x, node) &&
          parse_scaleout(&x, root);
-    if (ok && calib)
+    if (ok && calib_set && *calib_set)
+        g->calibration = g_canonicalize_filename(calib_set, NULL);
+    else if (ok && calib)
         g->calibration = g_strdup(calib);
     if (ok && g->ngpus == 0) {
         topo_src_error(src, err, TOPO_ERROR_SCHEMA, "$.node.nodes", "no node of kind \"gpu\"");

@@ -64,14 +64,22 @@ static void kern(cost *c, const gen *G, compute_kclass k, double flops, double b
     c->bytes += bytes;
 }
 
+static void gemm_kern(cost *c, const gen *G, double m, double n, double k)
+{
+    c->ps += compute_gemm_ps(G->g, G->w->dtype, m, n, k);
+    c->flops += 2 * m * n * k;
+    c->bytes += 2 * (m * k + k * n + m * n);
+}
+
 /* A GEMM of m x k by k x n (bf16 operands): forward one kernel, backward
- * two (data and weight gradients) of the same FLOPs. */
+ * two of the same FLOPs, each with its own reduction length (the shape
+ * term of compute_gemm_ps): data gradient dX(m x k) = dY(m x n) W^T reduces
+ * over n, weight gradient dW(k x n) = X^T dY over the m tokens. */
 static void gemm(cost *f, cost *b, const gen *G, double m, double k, double n)
 {
-    double fl = 2 * m * k * n, by = 2 * (m * k + k * n + m * n);
-    kern(f, G, KC_GEMM, fl, by);
-    kern(b, G, KC_GEMM, fl, by);
-    kern(b, G, KC_GEMM, fl, by);
+    gemm_kern(f, G, m, n, k);
+    gemm_kern(b, G, m, k, n);
+    gemm_kern(b, G, k, n, m);
 }
 
 static void elem(cost *f, cost *b, const gen *G, double bytes)

@@ -47,6 +47,12 @@ check validate-round-trip 0 'median_abs_err=0.00%.*sizes >= 1MiB: median 0.00% p
 rm -f "$rt"
 check calibrate-fit-synthetic 0 'd2d_copy/gpu0/d2d/ce: alpha 5\.0[0-9]* us  beta 20\.0[0-9]* GB/s' -- calibrate fit tests/data/calibration/synthetic.jsonl
 check calibrate-fit-bad 2 'truncated-line\.jsonl:3:[0-9]+: not valid JSON' -- calibrate fit tests/bad_input/calibration/truncated-line.jsonl
+# the measured H200 set (calibrate/data/h200-2026-11-29): GEMM shape model, applied through --set calibration=
+H200P=calibrate/data/h200-2026-11-29/params.json
+check calibrate-fit-gemm 0 'gemm/bf16: best square 823\.4 TFLOP/s; shape model eff 711\.3 TFLOP/s, k0 182' -- calibrate fit calibrate/data/h200-2026-11-29/calibration.jsonl
+check calibrate-fit-gemm-bad 2 'gemm-missing-k\.jsonl:2: gemm record: "k"' -- calibrate fit tests/bad_input/calibration/gemm-missing-k.jsonl
+check topo-show-calibration 0 'GEMM bf16 711\.3 TFLOP/s k0 182 HBM copy 2116\.3 GB/s' -- topo show hgx-h200 --set calibration=$H200P
+check scale-calibration-wrong-gpu 2 'exceeds GPU 0.s PCIe rate' -- scale --model llama3-8b --systems dgx-a100:8 --set calibration=$H200P
 check sweep-replay-base 0 '^5,0.25,4,' -- sweep tests/data/sweep/replay-compute-scale.json -j 2
 check sweep-replay-needs-trace 2 'needs a trace' -- sweep tests/data/sweep/replay-no-trace.json
 . "$(dirname "$0")/determinism.sh"
