@@ -6,18 +6,11 @@
  * private layout in fabric_priv.h.
  */
 #include "fabric_priv.h"
+#include "sim/hash.h"
 
 #include <math.h>
 
 G_DEFINE_QUARK(conveyor-fabric-error-quark, fabric_error)
-
-/* Keys of f->pair are (a << 32 | b); g_int64_hash (a ^ b) gives the links
- * between leaves and spines long collision chains. */
-static guint pair_hash(gconstpointer k)
-{
-    guint64 v = *(const guint64 *)k * 0x9E3779B97F4A7C15ULL;
-    return (guint)(v >> 32);
-}
 
 fabric *fabric_new(void)
 {
@@ -25,7 +18,7 @@ fabric *fabric_new(void)
     f->nodes = g_array_new(FALSE, TRUE, sizeof(fab_node));
     f->links = g_array_new(FALSE, TRUE, sizeof(fab_link));
     f->gpus = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
-    f->pair = g_hash_table_new_full(pair_hash, g_int64_equal, g_free, NULL);
+    f->pair = g_hash_table_new_full(sim_int64_hash, g_int64_equal /* keys (a << 32 | b) */, g_free, NULL);
     f->routes = g_hash_table_new(route_key_hash, route_key_equal);
     f->legs = g_hash_table_new(route_key_hash, route_key_equal);
     f->arena_blocks = g_ptr_array_new_with_free_func(g_free);

@@ -4,6 +4,7 @@
  * references) and adds them to the trace. Schema: et_def.proto as summarised
  * in ../shared/reference/formats.md section 2. */
 #include "traces/chakra.h"
+#include "sim/hash.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -442,8 +443,8 @@ static gboolean load_rank(trace *t, int r, const char *path, GError **err)
         ok = FALSE;
     }
     cctx c = {.t = t, .r = r, .path = path, .nodes = nodes};
-    c.by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
-    c.streams = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    c.by_id = g_hash_table_new(sim_int64_hash, g_int64_equal);
+    c.streams = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, NULL);
     c.opidx = g_new(int, nodes->len + 1);
     c.eff = g_new0(GArray *, nodes->len + 1);
     for (guint i = 0; ok && i < nodes->len; i++) {

@@ -8,6 +8,7 @@
  * ../shared/reference/formats.md section 1; docs/traces-importers.md.
  */
 #include "traces/kineto.h"
+#include "sim/hash.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -427,7 +428,7 @@ static gboolean emit_rank(kctx *k, GError **err)
 {
     g_array_sort(k->gpu, gpu_cmp);
     GArray *ids = g_array_new(FALSE, FALSE, sizeof(int64_t));
-    GHashTable *seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+    GHashTable *seen = g_hash_table_new(sim_int64_hash, g_int64_equal);
     for (guint i = 0; i < k->gpu->len; i++) {
         gpu_ev *g = &g_array_index(k->gpu, gpu_ev, i);
         if (!g_hash_table_contains(seen, &g->stream_raw)) {
@@ -437,7 +438,7 @@ static gboolean emit_rank(kctx *k, GError **err)
     }
     g_array_sort(ids, i64_cmp);
     guint ns = ids->len;
-    GHashTable *map = g_hash_table_new(g_int64_hash, g_int64_equal);
+    GHashTable *map = g_hash_table_new(sim_int64_hash, g_int64_equal);
     for (guint i = 0; i < ns; i++)
         g_hash_table_insert(map, &g_array_index(ids, int64_t, i), GUINT_TO_POINTER(i));
     recent *comp = g_new(recent, ns), *any = g_new(recent, ns);

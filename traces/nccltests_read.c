@@ -11,6 +11,7 @@
  * etc., no redop).  Without a header the first row's width picks one.
  */
 #include "traces/nccltests.h"
+#include "sim/hash.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -504,7 +505,7 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
     if (!check_text(&p, text, len))
         return NULL;
     p.rows = g_array_new(FALSE, TRUE, sizeof(nccltests_row));
-    p.sizes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    p.sizes = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, NULL);
     char *copy = g_strndup(text, len);
     nccltests_log *log = NULL;
     bool ok = true;

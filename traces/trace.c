@@ -2,6 +2,7 @@
  * (dependencies, collective agreement, send/recv matching) and SPMD
  * replication of one rank's trace. */
 #include "trace.h"
+#include "sim/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,7 +277,7 @@ static gboolean check_one_coll(trace *t, GHashTable *seen, int r, guint i, GErro
 
 static gboolean check_colls(trace *t, GError **err)
 {
-    GHashTable *seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    GHashTable *seen = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, g_free);
     gboolean ok = TRUE;
     for (int r = 0; r < t->nranks && ok; r++)
         for (guint i = 0; i < t->ranks[r].ops->len && ok; i++)
