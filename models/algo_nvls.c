@@ -46,6 +46,11 @@ struct nt_chan {
     uint8_t *partial;  /* [node][k] the node's own partial is at its head */
     nt_unit *u;        /* per rank */
     uint32_t window;   /* chunks a GPU may have between its send up and the multicast back */
+    /* routes, looked up once (the hot path sends millions of chunks over them) */
+    fab_node_id *sw;           /* [node] its NVSwitch */
+    const fab_route **r_up;    /* [rank] GPU -> its switch */
+    const fab_route **r_down;  /* [rank] node's switch -> GPU */
+    const fab_route **r_store; /* [node] head -> node's switch */
 };
 
 static int nodes_of(const nt_chan *c) { return c->x->sys->nnodes; }
@@ -77,10 +82,9 @@ static fab_node_id switch_of(const coll_exec *x, fab_node_id gpu)
     return FAB_NONE;
 }
 
-static void send(nt_chan *c, fab_node_id a, fab_node_id b, uint64_t wire, fab_done_fn fn, void *ctx, uint64_t arg)
+static void send_on(nt_chan *c, const fab_route *r, uint64_t wire, fab_done_fn fn, void *ctx, uint64_t arg)
 {
     coll_exec *x = c->x;
-    const fab_route *r = coll_exec_route(x, a, b, (uint32_t)c->head);
     if (!r)
         return;
     sim_time now = sim_engine_now(x->eng);
@@ -89,11 +93,26 @@ static void send(nt_chan *c, fab_node_id a, fab_node_id b, uint64_t wire, fab_do
                           now < x->start ? x->start - now : 0, fn, ctx, arg);
 }
 
+static void send(nt_chan *c, fab_node_id a, fab_node_id b, uint64_t wire, fab_done_fn fn, void *ctx, uint64_t arg)
+{
+    send_on(c, coll_exec_route(c->x, a, b, (uint32_t)c->head), wire, fn, ctx, arg);
+}
+
+/* *slot, or the route a -> b looked up into it (NULL on error: the exec's
+ * error path has it, and the next call tries again) */
+static const fab_route *cached(nt_chan *c, const fab_route **slot, fab_node_id a, fab_node_id b)
+{
+    if (!*slot)
+        *slot = coll_exec_route(c->x, a, b, (uint32_t)c->head);
+    return *slot;
+}
+
 static fab_node_id gpu(const nt_chan *c, int node, int local) { return c->x->sys->gpu[node * ppn_of(c) + local]; }
 static uint64_t nvl_wire(const nt_chan *c, uint32_t k) { return (uint64_t)((double)payload(c, k) * c->scale + 0.5); }
 static uint64_t key(int node, uint32_t k) { return ((uint64_t)(uint32_t)node << 32) | k; }
 static size_t idx(const nt_chan *c, int node, uint32_t k) { return (size_t)node * c->nchunks + k; }
 
+static fab_node_id node_switch(nt_chan *c, int node);
 static void up_try(nt_unit *u);
 static void tree_step(nt_chan *c, int node, uint32_t k);
 
@@ -122,9 +141,9 @@ static void on_store(sim_engine *e, void *ctx, uint64_t arg)
     nt_chan *c = ctx;
     int node = (int)(arg >> 32);
     uint32_t k = (uint32_t)arg;
-    fab_node_id sw = switch_of(c->x, gpu(c, node, 0));
-    for (int l = 0; l < ppn_of(c); l++)
-        send(c, sw, gpu(c, node, l), nvl_wire(c, k), on_down, &c->u[node * ppn_of(c) + l], k);
+    fab_node_id sw = node_switch(c, node);
+    for (int l = 0, r = node * ppn_of(c); l < ppn_of(c); l++, r++)
+        send_on(c, cached(c, &c->r_down[r], sw, gpu(c, node, l)), nvl_wire(c, k), on_down, &c->u[r], k);
 }
 
 /* the global result for chunk k is at node's head: pass it down the tree
@@ -138,7 +157,8 @@ static void on_result(sim_engine *e, void *ctx, uint64_t arg)
     for (int q = 2 * p + 1; q <= 2 * p + 2 && q < nodes_of(c); q++)
         send(c, gpu(c, node, c->head), gpu(c, pos_to_node(c, q), c->head), payload(c, k), on_result, c,
              key(pos_to_node(c, q), k));
-    send(c, gpu(c, node, c->head), switch_of(c->x, gpu(c, node, 0)), nvl_wire(c, k), on_store, c, key(node, k));
+    send_on(c, cached(c, &c->r_store[node], gpu(c, node, c->head), node_switch(c, node)), nvl_wire(c, k), on_store, c,
+            key(node, k));
 }
 
 static void on_kid(sim_engine *e, void *ctx, uint64_t arg)
@@ -182,9 +202,11 @@ static void on_up(sim_engine *e, void *ctx, uint64_t k)
     int node = u->rank / ppn_of(c);
     u->busy = false;
     u->up_done++;
-    if (++c->arrived[idx(c, node, (uint32_t)k)] == ppn_of(c))
-        send(c, switch_of(c->x, gpu(c, node, 0)), gpu(c, node, c->head), nvl_wire(c, (uint32_t)k), on_partial, c,
-             key(node, (uint32_t)k));
+    if (++c->arrived[idx(c, node, (uint32_t)k)] == ppn_of(c)) {
+        int h = node * ppn_of(c) + c->head;
+        send_on(c, cached(c, &c->r_down[h], node_switch(c, node), gpu(c, node, c->head)), nvl_wire(c, (uint32_t)k),
+                on_partial, c, key(node, (uint32_t)k));
+    }
     up_try(u);
     unit_check(u);
 }
@@ -196,7 +218,17 @@ static void up_try(nt_unit *u)
         return;
     uint32_t k = u->k_up++;
     u->busy = true;
-    send(c, c->x->sys->gpu[u->rank], switch_of(c->x, c->x->sys->gpu[u->rank]), nvl_wire(c, k), on_up, u, k);
+    fab_node_id g = c->x->sys->gpu[u->rank];
+    if (!c->r_up[u->rank])
+        c->r_up[u->rank] = coll_exec_route(c->x, g, switch_of(c->x, g), (uint32_t)c->head);
+    send_on(c, c->r_up[u->rank], nvl_wire(c, k), on_up, u, k);
+}
+
+static fab_node_id node_switch(nt_chan *c, int node)
+{
+    if (c->sw[node] == FAB_NONE)
+        c->sw[node] = switch_of(c->x, gpu(c, node, 0));
+    return c->sw[node];
 }
 
 static bool nvls_common(const coll_system *sys, coll_kind kind, const char **why)
@@ -260,6 +292,16 @@ static void nt_start(coll_exec *x)
         c->kids_in = g_new0(uint8_t, cells);
         c->partial = g_new0(uint8_t, cells);
         c->u = g_new0(nt_unit, sys->nranks);
+        c->sw = g_new(fab_node_id, N);
+        for (int i = 0; i < N; i++)
+            c->sw[i] = FAB_NONE;
+        c->r_up = g_new0(const fab_route *, sys->nranks);
+        c->r_down = g_new0(const fab_route *, sys->nranks);
+        c->r_store = g_new0(const fab_route *, N);
+        g_ptr_array_add(x->garbage, c->sw);
+        g_ptr_array_add(x->garbage, c->r_up);
+        g_ptr_array_add(x->garbage, c->r_down);
+        g_ptr_array_add(x->garbage, c->r_store);
         g_ptr_array_add(x->garbage, c->arrived);
         g_ptr_array_add(x->garbage, c->kids_in);
         g_ptr_array_add(x->garbage, c->partial);
