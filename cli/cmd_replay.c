@@ -103,6 +103,9 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
                res->memo_runs, res->memo_hits, res->memo_overlaps);
     else
         printf(" simulated");
+    if (res->p2p_memo_runs)
+        printf("; sends/receives: %" G_GUINT64_FORMAT " reused the time of one of %" G_GUINT64_FORMAT
+               " distinct ones simulated alone", res->p2p_memo_hits, res->p2p_memo_runs);
     if (n)
         printf("; against the %d traced kernel durations: median |error| %.1f%%, worst %.1f%%", n, med, worst);
     printf("\nqueueing delay (all ranks): layer 1 collective queue (waiting for peers) %.3f ms, "
@@ -157,8 +160,9 @@ static void print_json(const trace *t, const replay_result *res, fabric *f)
                fabric_link_stats(f, b[i].l)->bytes);
     printf("],\n\"events\": %" G_GUINT64_FORMAT ", \"isolated_runs\": %" G_GUINT64_FORMAT
            ", \"isolated_events\": %" G_GUINT64_FORMAT ", \"reused\": %" G_GUINT64_FORMAT
-           ", \"reuse_overlaps\": %" G_GUINT64_FORMAT "}\n", res->events, res->memo_runs, res->memo_events,
-           res->memo_hits, res->memo_overlaps);
+           ", \"reuse_overlaps\": %" G_GUINT64_FORMAT ", \"p2p_isolated_runs\": %" G_GUINT64_FORMAT
+           ", \"p2p_reused\": %" G_GUINT64_FORMAT "}\n", res->events, res->memo_runs, res->memo_events,
+           res->memo_hits, res->memo_overlaps, res->p2p_memo_runs, res->p2p_memo_hits);
     g_free(b);
 }
 

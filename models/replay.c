@@ -2,6 +2,7 @@
  * rendezvous per (group, seq) (layer 1) and the fabric (layer 3) on one
  * engine. See replay.h. */
 #include "replay.h"
+#include "sim/hash.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -58,11 +59,26 @@ typedef struct {
     const memo_ent *reuse; /* reused: links held while its window lasts, or NULL */
 } coll_ctx;
 
+/* A distinct send/receive (opts.iso): its isolated duration and what it
+ * did to each hop of its route.  Keyed by the route's link parameters
+ * (rate, efficiency, latency, kind of every hop), the size and the chunk:
+ * the same key over other links of the same kinds takes the same time
+ * alone.  reusable: the isolated run kept to the route's hops (adaptive
+ * routing did not spread it). */
+typedef struct {
+    int64_t dur_ps;
+    guint nhops;
+    bool reusable;
+    float *util;          /* busy share of each hop over dur_ps */
+    fab_link_stats *stat; /* per hop */
+} p2p_memo;
+
 typedef struct {
     rp *p;
     int src, dst;
     uint32_t sidx, ridx;
     const fab_route *rt;
+    const p2p_memo *reuse; /* reused: hops held while its window lasts, or NULL */
 } p2p_ctx;
 
 struct rp {
@@ -81,6 +97,7 @@ struct rp {
     GHashTable **gmap;         /* per group whose canonical is another: its link -> this group's */
     GHashTable *memo;          /* memo_key -> memo_ent */
     GHashTable *views;         /* memo_view's cache */
+    GHashTable *p2p_memo;      /* GBytes (route parameters, size, chunk) -> p2p_memo */
     int32_t *active;           /* per link: simulated collectives holding it */
     int32_t *active_p2p;       /* per link: sends/receives in flight on it */
     double *held_util;         /* per link: busy share of the reused collectives holding it */
@@ -437,10 +454,115 @@ static void on_p2p_done(sim_engine *e, void *ctx, uint64_t arg)
     (void)e;
     (void)arg;
     p2p_ctx *c = ctx;
-    if (c->p->active_p2p)
+    if (c->reuse) {
+        for (guint h = 0; h < c->rt->nhops; h++) {
+            c->p->held_n[c->rt->hop[h]]--;
+            c->p->held_util[c->rt->hop[h]] -= c->reuse->util[h];
+        }
+    } else if (c->p->active_p2p) {
         hold_links(c->p, c->p->active_p2p, c->rt->hop, c->rt->nhops, -1);
+    }
     complete(c->p, c->src, c->sidx);
     complete(c->p, c->dst, c->ridx);
+}
+
+static void p2p_memo_free(gpointer v)
+{
+    p2p_memo *m = v;
+    g_free(m->util);
+    g_free(m->stat);
+    g_free(m);
+}
+
+static void on_iso_p2p_done(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    *(int64_t *)ctx = sim_engine_now(e);
+}
+
+/* The send/receive of `bytes` in `chunk`s from GPU node a to b alone on the
+ * iso fabric (same build, so the same node and link ids as the main one),
+ * looked up by its route's parameters.  NULL after a failure (fail()). */
+static const p2p_memo *p2p_memo_get(rp *p, const fab_route *rt, fab_node_id a, fab_node_id b, uint64_t bytes,
+                                    uint64_t chunk)
+{
+    fabric *fm = p->o->sys->fab, *fi = p->o->iso->fab;
+    GByteArray *k = g_byte_array_sized_new(16 + 32 * rt->nhops);
+    g_byte_array_append(k, (const guint8 *)&bytes, sizeof bytes);
+    g_byte_array_append(k, (const guint8 *)&chunk, sizeof chunk);
+    for (uint32_t h = 0; h < rt->nhops; h++) {
+        const fab_link_desc *d = fabric_link(fm, rt->hop[h]);
+        struct {
+            double bw, eff;
+            int64_t lat;
+            int32_t kind, pad;
+        } hp = {d->bw_Bps, d->eff, d->lat_ps, d->kind, 0};
+        g_byte_array_append(k, (const guint8 *)&hp, sizeof hp);
+    }
+    GBytes *key = g_byte_array_free_to_bytes(k);
+    p2p_memo *m = g_hash_table_lookup(p->p2p_memo, key);
+    if (m) {
+        g_bytes_unref(key);
+        return m;
+    }
+    GError *e = NULL;
+    const fab_route *ri = fabric_route(fi, a, b, 0, &e);
+    if (!ri) {
+        g_bytes_unref(key);
+        fail(p, e);
+        return NULL;
+    }
+    sim_engine *eng = sim_engine_new(1);
+    fabric_attach(fi, eng);
+    int64_t end = -1;
+    fabric_transfer_start(fi, ri, FAB_NONE, bytes, chunk, 8, 0, on_iso_p2p_done, &end, 0);
+    int rc = sim_engine_run(eng);
+    m = g_new0(p2p_memo, 1);
+    m->nhops = ri->nhops;
+    m->dur_ps = end;
+    m->reusable = rc == SIM_OK && end >= 0 && ri->nhops == rt->nhops && !fabric_route_staged(fi, ri);
+    m->util = g_new0(float, ri->nhops ? ri->nhops : 1);
+    m->stat = g_new0(fab_link_stats, ri->nhops ? ri->nhops : 1);
+    uint64_t carried = 0; /* links that carried a chunk: the route's hops only, or it strayed */
+    for (fab_link_id l = 0; m->reusable && l < fabric_link_count(fi); l++)
+        carried += fabric_link_stats(fi, l)->chunks > 0;
+    m->reusable = m->reusable && carried == ri->nhops;
+    for (uint32_t h = 0; m->reusable && h < ri->nhops; h++) {
+        const fab_link_stats *st = fabric_link_stats(fi, ri->hop[h]);
+        m->reusable = st->chunks > 0;
+        m->stat[h] = *st;
+        m->util[h] = end > 0 ? (float)((double)st->busy_ps / (double)end) : 0;
+    }
+    p->out->memo_events += sim_engine_stats(eng)->events;
+    sim_engine_free(eng);
+    p->out->p2p_memo_runs++;
+    g_hash_table_insert(p->p2p_memo, key, m);
+    return m;
+}
+
+/* Reuse m for a transfer over rt now: no simulated collective or transfer
+ * on its hops, and the reused ones' busy shares there fit with its own. */
+static bool p2p_reuse(rp *p, p2p_ctx *c, const p2p_memo *m)
+{
+    const fab_route *rt = c->rt;
+    bool shared = false;
+    for (uint32_t h = 0; h < rt->nhops; h++) {
+        fab_link_id l = rt->hop[h];
+        if (p->active[l] > 0 || p->active_p2p[l] > 0 || p->held_util[l] + m->util[h] > 1.0 + 1e-4)
+            return false;
+        shared |= p->held_n[l] > 0;
+    }
+    if (shared)
+        p->out->memo_overlaps++;
+    for (uint32_t h = 0; h < rt->nhops; h++) {
+        p->held_n[rt->hop[h]]++;
+        p->held_util[rt->hop[h]] += m->util[h];
+        fabric_link_account(p->o->sys->fab, rt->hop[h], &m->stat[h]);
+    }
+    c->reuse = m;
+    p->out->p2p_memo_hits++;
+    sim_engine_after(p->eng, m->dur_ps, on_p2p_done, c, 0);
+    return true;
 }
 
 static void post_p2p(rp *p, int r, uint32_t i)
@@ -483,6 +605,13 @@ static void post_p2p(rp *p, int r, uint32_t i)
     }
     uint64_t chunk = nvl && !net ? 524288 : 131072;
     c->rt = rt;
+    if (p->o->iso && rt->nhops > 0) {
+        const p2p_memo *m = p2p_memo_get(p, rt, p->o->sys->gpu[src], p->o->sys->gpu[dst], o->bytes, chunk);
+        if (!m)
+            return;
+        if (m->reusable && p2p_reuse(p, c, m))
+            return;
+    }
     if (p->active_p2p)
         hold_links(p, p->active_p2p, rt->hop, rt->nhops, +1);
     fabric_transfer_start(p->o->sys->fab, rt, FAB_NONE, o->bytes, chunk, 8, 0, on_p2p_done, c, 0);
@@ -751,6 +880,7 @@ static void build_groups(rp *p)
     p->held_n = g_new0(int32_t, nl ? nl : 1);
     p->memo = g_hash_table_new_full(memo_hash, memo_equal, NULL, memo_free);
     p->views = g_hash_table_new_full(view_hash, view_equal, memo_free, NULL);
+    p->p2p_memo = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, p2p_memo_free);
 }
 
 static void rv_free(gpointer v)
@@ -918,6 +1048,8 @@ static void rp_free(rp *p)
         g_hash_table_destroy(p->memo);
     if (p->views)
         g_hash_table_destroy(p->views);
+    if (p->p2p_memo)
+        g_hash_table_destroy(p->p2p_memo);
     if (p->rvs)
         g_hash_table_destroy(p->rvs);
     if (p->p2p_q)
@@ -946,7 +1078,7 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
     out->colls = g_array_new(FALSE, FALSE, sizeof(replay_coll));
     out->intervals = g_array_new(FALSE, FALSE, sizeof(replay_interval));
     rp p = {.t = t, .o = o, .out = out, .garbage = g_ptr_array_new_with_free_func(g_free)};
-    p.rvs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, rv_free);
+    p.rvs = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, rv_free);
     p.p2p_q = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_queue_free);
     build_states(&p);
     build_groups(&p);
@@ -982,8 +1114,9 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
     }
     if (getenv("CONVEYOR_DEBUG_REUSE"))
         fprintf(stderr, "reuse: runs %" G_GUINT64_FORMAT " events %" G_GUINT64_FORMAT " hits %" G_GUINT64_FORMAT
-                " overlaps %" G_GUINT64_FORMAT " colls %u main events %" G_GUINT64_FORMAT "\n", out->memo_runs,
-                out->memo_events, out->memo_hits, out->memo_overlaps, out->colls->len, out->events);
+                " overlaps %" G_GUINT64_FORMAT " colls %u p2p runs %" G_GUINT64_FORMAT " hits %" G_GUINT64_FORMAT
+                " main events %" G_GUINT64_FORMAT "\n", out->memo_runs, out->memo_events, out->memo_hits,
+                out->memo_overlaps, out->colls->len, out->p2p_memo_runs, out->p2p_memo_hits, out->events);
     sim_engine_free(p.eng);
     rp_free(&p);
     if (!ok)

@@ -75,6 +75,8 @@ typedef struct {
     uint64_t memo_hits;       /* instances that took the isolated duration */
     uint64_t memo_overlaps;   /* transfers or collectives that started on links an instance
                                  reused this way was holding (contention not simulated) */
+    uint64_t p2p_memo_runs;   /* distinct sends/receives (route parameters, size) simulated alone */
+    uint64_t p2p_memo_hits;   /* sends/receives that took the isolated duration */
 } replay_result;
 
 /* Replay t on o->sys (t->nranks must equal o->sys->nranks; t must have

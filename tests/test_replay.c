@@ -380,6 +380,40 @@ static void test_replay_reuse_matches_full_simulation(void)
  * takes its isolated time; the second finds its links held and runs on the
  * fabric, counted as an overlap (it does not see the first's traffic, which
  * the full simulation does: the limit of the shortcut, and why --exact exists). */
+/* Sends and receives that never meet other traffic (a ping-pong between
+ * GPU 0 of two servers, 3 rounds of 32 MiB): each takes the time of one
+ * simulated alone (the two directions have the same route parameters: one
+ * isolated run), and the answer and the link bytes are the full
+ * simulation's. */
+static void test_replay_reuse_p2p_matches_full_simulation(void)
+{
+    twin w;
+    twin_load(&w, (topo_opts){.nodes = 2});
+    trace *t = trace_new(16, "test:ping-pong");
+    for (int j = 0; j < 3; j++)
+        for (int d = 0; d < 2; d++) {
+            int src = d ? 8 : 0, dst = d ? 0 : 8;
+            trace_op s = {.kind = TOP_SEND, .stream = 1, .name = g_strdup("send"), .peer = dst, .tag = j,
+                          .bytes = 32u << 20, .group = -1, .seq = -1, .dur_ps = -1, .ts_ps = -1};
+            trace_op r = {.kind = TOP_RECV, .stream = 1, .name = g_strdup("recv"), .peer = src, .tag = j,
+                          .bytes = 32u << 20, .group = -1, .seq = -1, .dur_ps = -1, .ts_ps = -1};
+            trace_op_add(t, src, &s);
+            trace_op_add(t, dst, &r);
+        }
+    GError *err = NULL;
+    CU_ASSERT_TRUE_FATAL(trace_validate(t, &err));
+    replay_result full, reuse;
+    uint64_t full_bytes;
+    run_both(t, &w, &full, &reuse, &full_bytes, fabric_bytes);
+    CU_ASSERT_EQUAL(reuse.p2p_memo_runs, 1);
+    CU_ASSERT_EQUAL(reuse.p2p_memo_hits, 6);
+    CU_ASSERT_EQUAL(full.p2p_memo_hits, 0);
+    CU_ASSERT_EQUAL(reuse.end_ps, full.end_ps);
+    CU_ASSERT_EQUAL(fabric_bytes(w.sys.fab), full_bytes);
+    CU_ASSERT_TRUE(reuse.events < full.events);
+    twin_free(&w, t, &full, &reuse);
+}
+
 static void test_replay_reuse_refused_on_busy_links(void)
 {
     twin w;
@@ -458,6 +492,7 @@ static void test_replay_reuse_shared_by_shape(void)
 int main(void)
 {
     static const test_case cases[] = {
+        {"/replay/reuse/p2p-matches-full-simulation", test_replay_reuse_p2p_matches_full_simulation},
         {"/replay/closed-form/compute-then-allreduce", test_replay_compute_then_allreduce_closed_form},
         {"/replay/overlap/two-streams", test_replay_overlap_on_two_streams},
         {"/replay/deps/chain-across-streams", test_replay_dependency_chain_across_streams},
