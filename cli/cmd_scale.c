@@ -114,9 +114,10 @@ static int pow2_floor(int n)
 
 /* The layout rule (docs/scaling.md): TP = the largest power of two <= 8,
  * the NVLink domain and N dividing heads, KV heads and FFN; PP = the
- * smallest divisor of the layers (and of N/TP) whose memory estimate fits
- * 90% of HBM (with interleaved:V, pp >= 2 and pp*V dividing the layers);
- * DP = the rest. */
+ * smallest divisor of N/TP, at most the layers, whose memory estimate fits
+ * 90% of HBM (stages uneven when PP does not divide the layers:
+ * workload_stage_layers; with interleaved:V, pp >= 2 and pp*V dividing
+ * the layers); DP = the rest. */
 static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, const gpu_model *g, bool *fits)
 {
     int n = w->gpus, domain = (t->nvswitch || t->nvlink_links > 0) ? t->gpus_per_node * t->nvl_domain_nodes : 1;
@@ -129,7 +130,7 @@ static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, c
     for (int pp = 1; pp <= w->m.layers && pp * tp <= n; pp++) {
         if (c->pp > 0 && pp != c->pp)
             continue;
-        if (w->m.layers % pp || (n / tp) % pp || n % (tp * pp))
+        if ((n / tp) % pp || n % (tp * pp))
             continue;
         if (w->vpp > 1 && (pp < 2 || w->m.layers % (pp * w->vpp)))
             continue;
@@ -144,15 +145,19 @@ static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, c
     w->dp = n / (tp * w->pp) > 0 ? n / (tp * w->pp) : 1;
 }
 
+static long gcd(long a, long b)
+{
+    while (b) {
+        long r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
 static long lcm(long a, long b)
 {
-    long x = a, y = b;
-    while (y) {
-        long r = x % y;
-        x = y;
-        y = r;
-    }
-    return a / x * b;
+    return a / gcd(a, b) * b;
 }
 
 static bool run_point(const wl_opts *o, bool exact, result *R, GError **err)
@@ -218,6 +223,20 @@ static bool run_point(const wl_opts *o, bool exact, result *R, GError **err)
     return ok;
 }
 
+/* The layers of the longest model chunk (a stage, or a chunk of one under
+ * interleaving), and whether every chunk has that many. */
+static int chunk_layers(const workload_spec *w, bool *even)
+{
+    int hi = 0, lo = 1 << 30;
+    for (int s = 0; s < w->pp; s++) {
+        int n = workload_stage_layers(w, s, NULL) / w->vpp;
+        hi = MAX(hi, n);
+        lo = MIN(lo, n);
+    }
+    *even = hi == lo;
+    return hi;
+}
+
 /* Layouts, a common global batch (strong scaling), layer fusion. */
 static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError **err)
 {
@@ -252,10 +271,14 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
     for (int i = 0; i < n; i++) {
         workload_spec *w = &R[i].w;
         w->global_batch = (int)gb;
-        int lps = w->m.layers / w->pp / w->vpp; /* layers per model chunk */
+        /* fuse layers into one op until the trace fits the budget: divisors of
+         * the chunk length when the chunks are equal (every op the same), any
+         * size when uneven (the last group of a chunk takes the rest) */
+        bool even;
+        int lps = chunk_layers(w, &even);
         while (o->layer_fuse <= 0 && workload_op_estimate(w) > OP_BUDGET) {
             int f = w->layer_fuse + 1;
-            while (f <= lps && lps % f)
+            while (even && f <= lps && lps % f)
                 f++;
             if (f > lps)
                 break;

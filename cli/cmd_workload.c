@@ -9,6 +9,15 @@
 #include "traces/native.h"
 #include "wlopts.h"
 
+/* ", 1F1B, uneven stages of 2,3,3,2 layers" (workload_stage_layers) */
+static void print_stages(const workload_spec *w)
+{
+    printf(", 1F1B, uneven stages of ");
+    for (int s = 0; s < w->pp; s++)
+        printf("%s%d", s ? "," : "", workload_stage_layers(w, s, NULL));
+    printf(" layers");
+}
+
 static int run(wl_opts *o, const char *out)
 {
     GError *err = NULL;
@@ -45,6 +54,8 @@ static int run(wl_opts *o, const char *out)
                w.micro_batch);
         if (w.pp > 1 && w.vpp > 1)
             printf(", interleaved 1F1B (%d model chunks of %d layers per pp rank)", w.vpp, w.m.layers / (w.pp * w.vpp));
+        else if (w.pp > 1 && w.m.layers % w.pp)
+            print_stages(&w);
         else if (w.pp > 1)
             printf(", 1F1B");
         printf("\n");

@@ -2,8 +2,8 @@
  * and traces/workload (FLOPs against Megatron's closed form and the 6N
  * rule, DP/TP/PP/ZeRO-3 communication volumes and counts against hand
  * counts, the 1F1B and interleaved-1F1B bubbles, the interleaved schedule's
- * op and send/receive counts, layout and schedule errors, and replays of
- * generated steps). */
+ * op and send/receive counts, uneven pipeline stages, layout and schedule
+ * errors, and replays of generated steps). */
 #include <math.h>
 #include <string.h>
 
@@ -212,9 +212,12 @@ static void test_workload_layout_errors(void)
     CU_ASSERT_PTR_NULL(workload_generate(&w, &g, &err));
     CU_ASSERT_TRUE(g_error_matches(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT));
     g_clear_error(&err);
-    w = spec("llama2-7b", 1, 3, 1, 3, 256); /* 32 layers % 3 */
+    w = spec("llama2-7b", 1, 3, 1, 3, 256); /* 32 layers on 3 stages: uneven, allowed */
+    CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
+    w = spec("llama2-7b", 1, 33, 1, 33, 256); /* a stage without a layer */
     CU_ASSERT_FALSE(workload_spec_check(&w, &err));
     CU_ASSERT_TRUE(g_error_matches(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "pp (33) must be at most the layers (32)") : NULL);
     g_clear_error(&err);
     w = spec("llama2-7b", 2, 1, 2, 2, 256);
     w.gpus = 8; /* 2*1*2 != 8 */
@@ -582,9 +585,9 @@ static void test_workload_interleaved_errors(void)
     expect_layout_error(&w, "needs pp >= 2");
     w = spec("llama2-7b", 1, 4, 1, 8, 256);
     w.vpp = 2;
-    w.layer_fuse = 8; /* 4 layers per chunk */
-    expect_layout_error(&w, "layers per model chunk (4)");
-    w.layer_fuse = 4;
+    w.layer_fuse = 33; /* more than the model has */
+    expect_layout_error(&w, "layer fuse (33) must be in 1..layers (32)");
+    w.layer_fuse = 8; /* 4 layers per chunk: one group of 4 */
     CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
 }
 
@@ -601,11 +604,179 @@ static void test_workload_interleaved_memory(void)
     ASSERT_REL(inter - plain, 2.0 * 2048 * 1 * 4096 * (32 / 4) * 3 / 2, 1e-9);
 }
 
+/* ---- uneven pipeline stages (layers not divisible by pp) ---- */
+
+/* Stage layer counts by hand from the rule (c = ceil(L/p), r = pc - L:
+ * the first ceil(r/2) and last floor(r/2) stages hold c - 1). 126 on 16 is
+ * Llama 3 405B's split (arXiv:2407.21783 sec. 3.3.2: one layer fewer on
+ * the first and the last stage). */
+static void test_workload_stage_layers_rule(void)
+{
+    static const struct {
+        int layers, pp;
+        const char *want;
+    } cases[] = {
+        {126, 16, "7,8,8,8,8,8,8,8,8,8,8,8,8,8,8,7"},
+        {10, 4, "2,3,3,2"},                   /* r 2: Llama's rule */
+        {32, 3, "10,11,11"},                  /* r 1: the first stage alone */
+        {7, 2, "3,4"},
+        {32, 4, "8,8,8,8"},                   /* divisible: unchanged */
+        {126, 20, "6,6,6,6,6,6,6,7,7,7,7,7,7,6,6,6,6,6,6,6"}, /* r 14: spread, the long stages in the middle */
+        {11, 8, "1,1,1,2,2,2,1,1"},
+        {5, 5, "1,1,1,1,1"},
+        {1, 1, "1"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        workload_spec w = {.m = {.layers = cases[i].layers}, .pp = cases[i].pp, .vpp = 1};
+        GString *got = g_string_new(NULL);
+        for (int s = 0; s < w.pp; s++)
+            g_string_append_printf(got, "%s%d", s ? "," : "", workload_stage_layers(&w, s, NULL));
+        CU_ASSERT_STRING_EQUAL(got->str, cases[i].want);
+        g_string_free(got, TRUE);
+    }
+    /* invariants over every L <= 64 and p <= L: the stages tile the layers in order, differ by at
+     * most 1, none is empty, pp dividing L gives L/p each, and no end stage is longer than a middle one */
+    for (int L = 1; L <= 64; L++)
+        for (int p = 1; p <= L; p++) {
+            workload_spec w = {.m = {.layers = L}, .pp = p, .vpp = 1};
+            int next = 0, lo = L, hi = 0, mid = 0;
+            for (int s = 0; s < p; s++) {
+                int first, n = workload_stage_layers(&w, s, &first);
+                CU_ASSERT_EQUAL(first, next);
+                next += n;
+                lo = MIN(lo, n);
+                hi = MAX(hi, n);
+                if (s > 0 && s < p - 1)
+                    mid = MAX(mid, n);
+            }
+            CU_ASSERT_EQUAL(next, L);
+            CU_ASSERT(lo >= 1 && hi - lo <= 1);
+            if (L % p == 0)
+                CU_ASSERT(lo == L / p && hi == L / p);
+            if (p > 2)
+                CU_ASSERT(workload_stage_layers(&w, 0, NULL) <= mid && workload_stage_layers(&w, p - 1, NULL) <= mid);
+        }
+    /* interleaved (pp*V divides L): the rank's L/p layers, first layer of its chunk 0 */
+    workload_spec v = {.m = {.layers = 16}, .pp = 4, .vpp = 2};
+    int first;
+    CU_ASSERT_EQUAL(workload_stage_layers(&v, 3, &first), 4);
+    CU_ASSERT_EQUAL(first, 6);
+}
+
+/* A custom MoE model of 10 layers (the first 3 dense) on pp 4: stages of
+ * 2, 3, 3, 2 layers = layers 0-1, 2-4, 5-7, 8-9, so 0, 2, 3, 2 MoE layers.
+ * Every rank runs each of its layers once per microbatch forward and
+ * backward, at the same cost per layer; the model FLOPs are unchanged; the
+ * gradients each rank reduces over DP are its own layers' (and, on the
+ * ends, the embedding / LM head); the step replays. */
+static void test_workload_uneven_stages_trace(void)
+{
+    workload_spec w = {.m = {.name = "moe", .layers = 10, .hidden = 1024, .heads = 16, .vocab = 1024, .gated = true,
+                             .experts = 4, .topk = 2, .expert_ffn = 1024, .dense_layers = 3},
+                       .tp = 1, .pp = 4, .dp = 2, .gpus = 8, .global_batch = 16, .seq = 256};
+    workload_spec_defaults(&w);
+    gpu_model g = gpu("H100");
+    GError *err = NULL;
+    trace *t = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    int m = 8, layers[4] = {2, 3, 3, 2}, moe[4] = {0, 2, 3, 2}, first[4] = {0, 2, 5, 8};
+    double total = 0;
+    for (int s = 0; s < 4; s++) {
+        int r = 2 * s; /* dp 0 of stage s */
+        CU_ASSERT_EQUAL(count(t, r, TOP_COMPUTE, -1, "attn_fwd", NULL), m * layers[s]);
+        CU_ASSERT_EQUAL(count(t, r, TOP_COMPUTE, -1, "attn_bwd", NULL), m * layers[s]);
+        CU_ASSERT_EQUAL(count(t, r, TOP_COMPUTE, -1, "moe_router_fwd", NULL), m * moe[s]);
+        CU_ASSERT_EQUAL(count(t, r, TOP_COMPUTE, -1, "mlp_fwd", NULL), m * (layers[s] - moe[s]));
+        ASSERT_REL(compute_ps(t, r, "attn_", false), compute_ps(t, 2, "attn_", false) * layers[s] / 3, 1e-12);
+        double dense = s == 0 || s == 3 ? 1024.0 * 1024 : 0, expert = 0, e; /* untied */
+        for (int l = first[s]; l < first[s] + layers[s]; l++) {
+            double all = workload_layer_params(&w.m, workload_layer_is_moe(&w.m, l), &e);
+            dense += all - e;
+            expert += e;
+        }
+        double ar, ear;
+        count(t, r, TOP_COLL, COLL_ALL_REDUCE, "dp_grad", &ar);
+        count(t, r, TOP_COLL, COLL_ALL_REDUCE, "dp_grad_expert", &ear);
+        ASSERT_REL(ar - ear, dense * 2, 1e-3);
+        ASSERT_REL(ear, expert * 2, 1e-3); /* ep 1: the experts reduce over dp like the rest */
+    }
+    for (int r = 0; r < t->nranks; r++)
+        total += rank_flops(t, r);
+    ASSERT_REL(total, workload_step_flops(&w), 1e-9);
+    replay_result res;
+    if (replay_on(t, 8, &res)) {
+        for (int r = 0; r < t->nranks; r++)
+            CU_ASSERT(res.end_ps >= res.ranks[r].compute_ps);
+        replay_result_clear(&res);
+    }
+    trace_free(t);
+}
+
+/* Memory of the busiest stage: stage s holds min(p - s, m) microbatches.
+ * With full recomputation (2 s b h bytes per layer and microbatch) and a
+ * 16-token vocabulary, 10 layers on pp 4 keep 2x4, 3x3, 3x2, 2x1
+ * layer-microbatches: stage 1 (3 layers, 16 bytes per parameter under DDP)
+ * is the busiest. Divisible layers: stage 0, as before. */
+static void test_workload_uneven_stages_memory(void)
+{
+    workload_spec w = pipe_spec(10, 1024, 4, 8, 1);
+    w.recompute = true;
+    double act = 2.0 * 1024 * 1 * 1024, layer = workload_layer_params(&w.m, false, NULL);
+    ASSERT_REL(workload_memory_bytes(&w), 16 * 3 * layer + act * 9, 1e-12);
+    w = pipe_spec(8, 1024, 4, 8, 1);
+    w.recompute = true;
+    ASSERT_REL(workload_memory_bytes(&w), 16 * (2 * layer + 16.0 * 1024) + act * 8, 1e-12);
+    /* no global batch yet (`scale` choosing a layout): a full pipeline, the
+     * same as any batch of at least pp microbatches - never no activations */
+    double full = workload_memory_bytes(&w);
+    w.global_batch = 0;
+    ASSERT_REL(workload_memory_bytes(&w), full, 1e-12);
+}
+
+/* Interleaving keeps needing pp*V to divide the layers; pp at most the
+ * layers. */
+static void test_workload_uneven_stages_errors(void)
+{
+    workload_spec w = pipe_spec(12, 1024, 4, 8, 1);
+    w.layer_fuse = 3;
+    CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
+    w = pipe_spec(10, 1024, 4, 8, 2);
+    expect_layout_error(&w, "layers (10) must be divisible by pp*V = 4*2");
+    w = pipe_spec(10, 1024, 11, 11, 1);
+    expect_layout_error(&w, "pp (11) must be at most the layers (10)");
+}
+
+/* Fused layer groups need not divide a stage: the last group of a stage
+ * takes the rest. 10 layers on pp 4 (stages 2, 3, 3, 2) fused by 2 make
+ * groups 2 | 2+1 | 2+1 | 2: every rank keeps its FLOPs, the 3-layer stages
+ * issue fewer ops, and the pipeline still replays. */
+static void test_workload_uneven_stages_fused(void)
+{
+    workload_spec w = pipe_spec(10, 1024, 4, 8, 1);
+    gpu_model g = gpu("H100");
+    trace *a = workload_generate(&w, &g, NULL);
+    w.layer_fuse = 2;
+    CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
+    trace *b = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    for (int r = 0; r < 4; r++) {
+        ASSERT_REL(rank_flops(b, r), rank_flops(a, r), 1e-9);
+        CU_ASSERT(b->ranks[r].ops->len < a->ranks[r].ops->len);
+    }
+    replay_result res;
+    if (replay_on(b, 4, &res))
+        replay_result_clear(&res);
+    trace_free(a);
+    trace_free(b);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
         {"/compute/gemm-closed-form", test_compute_gemm_closed_form},
         {"/compute/gemm-shape", test_compute_gemm_shape},
+        {"/workload/uneven-stages/fused", test_workload_uneven_stages_fused},
         {"/compute/gpu-lookup-and-errors", test_compute_gpu_lookup_and_errors},
         {"/workload/flops-match-closed-forms", test_workload_flops_match_closed_forms},
         {"/workload/dp-tp-counts", test_workload_dp_tp_counts},
@@ -620,6 +791,10 @@ int main(void)
         {"/workload/interleaved/replays", test_workload_interleaved_replays},
         {"/workload/interleaved/errors", test_workload_interleaved_errors},
         {"/workload/interleaved/memory", test_workload_interleaved_memory},
+        {"/workload/uneven-stages/rule", test_workload_stage_layers_rule},
+        {"/workload/uneven-stages/trace", test_workload_uneven_stages_trace},
+        {"/workload/uneven-stages/memory", test_workload_uneven_stages_memory},
+        {"/workload/uneven-stages/errors", test_workload_uneven_stages_errors},
         {NULL, NULL},
     };
     return test_main("workload", cases);

@@ -154,6 +154,26 @@ static bool interleaved_check(const workload_spec *w, GError **err)
     return true;
 }
 
+/* Uneven stages (docs/workloads.md, "Stage sizes"): with L = pc - r
+ * layers (c = ceil(L/p), 0 <= r < p) the r outermost stages hold c - 1
+ * layers, the first ceil(r/2) and the last floor(r/2); the others c. With
+ * r <= 2 this is Llama 3's rule (arXiv:2407.21783 sec. 3.3.2: 126 layers
+ * on 16 stages, one layer fewer on the first and on the last stage). */
+int workload_stage_layers(const workload_spec *w, int stage, int *first_layer)
+{
+    int L = w->m.layers, p = w->pp;
+    g_assert(p >= 1 && p <= L && stage >= 0 && stage < p);
+    if (w->vpp > 1) { /* interleaved: the check asks for layers % (pp*vpp) == 0 */
+        if (first_layer)
+            *first_layer = stage * (L / (p * w->vpp));
+        return L / p;
+    }
+    int c = (L + p - 1) / p, r = p * c - L, lo = (r + 1) / 2, hi = p - r / 2; /* short: [0, lo) and [hi, p) */
+    if (first_layer)
+        *first_layer = stage * c - MIN(stage, lo) - MAX(0, stage - hi);
+    return stage < lo || stage >= hi ? c - 1 : c;
+}
+
 bool workload_spec_check(const workload_spec *w, GError **err)
 {
     const workload_model *m = &w->m;
@@ -174,8 +194,9 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return LAYOUT("heads (%d) and kv-heads (%d) must be divisible by tp (%d)", m->heads, m->kv_heads, w->tp);
     if (m->ffn % w->tp)
         return LAYOUT("ffn (%d) must be divisible by tp (%d)", m->ffn, w->tp);
-    if (m->layers % w->pp)
-        return LAYOUT("layers (%d) must be divisible by pp (%d)", m->layers, w->pp);
+    if (w->pp > m->layers)
+        return LAYOUT("pp (%d) must be at most the layers (%d): every pipeline stage needs a layer", w->pp,
+                      m->layers);
     if (w->micro_batch < 1 || w->seq < 1 || w->seq > 10000000)
         return VALUE("--micro-batch must be >= 1 and --seq in 1..1e7");
     if (w->seq % (w->cp * (w->sp ? w->tp : 1)))
@@ -195,9 +216,8 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return VALUE("model chunks per pipeline rank (%d) must be in 1..1000", w->vpp);
     if (w->vpp > 1 && !interleaved_check(w, err))
         return false;
-    if (w->layer_fuse < 1 || (m->layers / w->pp / w->vpp) % w->layer_fuse)
-        return LAYOUT("layer fuse (%d) must divide the layers per %s (%d)", w->layer_fuse,
-                      w->vpp > 1 ? "model chunk" : "stage", m->layers / w->pp / w->vpp);
+    if (w->layer_fuse < 1 || w->layer_fuse > m->layers)
+        return LAYOUT("layer fuse (%d) must be in 1..layers (%d)", w->layer_fuse, m->layers);
     if (w->grad_bytes != 2 && w->grad_bytes != 4)
         return VALUE("gradient element size must be 2 or 4 bytes");
     if (w->bucket_bytes < 1024)
@@ -263,40 +283,55 @@ double workload_step_flops(const workload_spec *w)
     return 3 * f;
 }
 
+/* Weights, gradients and Adam state of `layers` layers from `first` (and
+ * the embedding when emb), bytes, sharded as ZeRO says. */
+static double states_bytes(const workload_spec *w, int first, int layers, bool emb)
+{
+    const workload_model *m = &w->m;
+    double p = 0;
+    for (int l = first; l < first + layers; l++)
+        p += workload_layer_params(m, workload_layer_is_moe(m, l), NULL) / w->tp;
+    if (emb)
+        p += (double)m->vocab * m->hidden / w->tp;
+    double dpc = (double)w->dp * w->cp;
+    /* bf16 weights 2 + grads grad_bytes + fp32 master, m, v 12 (Rajbhandari et al. 2020: 16 bytes/param) */
+    return p * (w->zero >= 3 ? 2 / dpc : 2) + p * (w->zero >= 2 ? w->grad_bytes / dpc : w->grad_bytes) +
+           p * (w->zero >= 1 ? 12 / dpc : 12);
+}
+
 double workload_memory_bytes(const workload_spec *w)
 {
     const workload_model *m = &w->m;
-    int lps = m->layers / w->pp;
-    double p = 0;
-    for (int l = 0; l < lps; l++)
-        p += workload_layer_params(m, workload_layer_is_moe(m, l), NULL) / w->tp;
-    p += (double)m->vocab * m->hidden / w->tp; /* first (and last) stage's embedding */
-    double dpc = (double)w->dp * w->cp;
-    /* bf16 weights 2 + grads grad_bytes + fp32 master, m, v 12 (Rajbhandari et al. 2020: 16 bytes/param) */
-    double states = p * (w->zero >= 3 ? 2 / dpc : 2) + p * (w->zero >= 2 ? w->grad_bytes / dpc : w->grad_bytes) +
-                    p * (w->zero >= 1 ? 12 / dpc : 12);
     double s = (double)w->seq / w->cp, b = w->micro_batch, h = m->hidden, a = m->heads;
     double per_layer = w->recompute ? 2 * s * b * h : s * b * h * (34 + 5 * a * s / h) / w->tp;
     if (!w->sp && !w->recompute) /* without SP, the 10sbh of norms and dropout are not split */
         per_layer = s * b * h * (10 + 24.0 / w->tp + 5 * a * s / (h * w->tp));
-    int mb = w->global_batch / (w->micro_batch * w->dp);
+    /* no global batch yet (a layout being chosen): assume a full pipeline */
+    int mb = w->global_batch > 0 ? w->global_batch / (w->micro_batch * w->dp) : G_MAXINT;
     if (w->vpp > 1) {
         /* interleaved: stage 0 holds its warm-up + 1 chunk-microbatches of lps/vpp layers, i.e.
          * p (1 + (p-1)/(p V)) microbatches' worth (Korthikanti et al. 2022) */
-        int v = w->vpp, chunks = 2 * (w->pp - 1) + (v - 1) * w->pp + 1;
+        int lps = m->layers / w->pp, v = w->vpp, chunks = 2 * (w->pp - 1) + (v - 1) * w->pp + 1;
         if (chunks > mb * v)
             chunks = mb * v;
-        return states + per_layer * ((double)lps / v) * chunks;
+        return states_bytes(w, 0, lps, true) + per_layer * ((double)lps / v) * chunks;
     }
-    int inflight = w->pp; /* 1F1B: stage 0 holds pp microbatches */
-    if (mb < inflight)
-        inflight = mb;
-    return states + per_layer * lps * inflight;
+    /* 1F1B: stage s holds min(pp - s, m) microbatches; the busiest stage (stage 0 when the
+     * stages are equal; with uneven stages a longer stage behind it can be busier) */
+    double most = 0;
+    for (int st = 0; st < w->pp; st++) {
+        int first, n = workload_stage_layers(w, st, &first), inflight = MIN(w->pp - st, mb);
+        double bytes = states_bytes(w, first, n, st == 0 || st == w->pp - 1) + per_layer * n * inflight;
+        most = MAX(most, bytes);
+    }
+    return most;
 }
 
 double workload_op_estimate(const workload_spec *w)
 {
     int mb = w->global_batch / (w->micro_batch * w->dp);
     double per_layer = (w->recompute ? 3 : 2) * (w->m.experts ? 12 : 8);
-    return (double)w->gpus * mb * ((double)w->m.layers / w->pp / w->layer_fuse) * per_layer;
+    /* layer groups of a stage: at most layer_fuse layers each */
+    double groups = ceil(ceil((double)w->m.layers / w->pp / w->vpp) / w->layer_fuse) * w->vpp;
+    return (double)w->gpus * mb * groups * per_layer;
 }

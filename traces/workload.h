@@ -59,11 +59,22 @@ const workload_model *workload_preset_find(const char *name, GError **err);
 void workload_spec_defaults(workload_spec *w);
 
 /* Check the parallel layout and shapes (tp*pp*dp*cp == gpus, heads % tp,
- * kv_heads % tp, layers % pp, global_batch % (micro_batch*dp), seq % cp,
- * experts % ep, dp % ep, ...; interleaved: pp >= 2, layers % (pp*vpp),
- * microbatches % pp). false with *err (WORKLOAD_ERROR_LAYOUT or _VALUE)
- * naming the rule. */
+ * kv_heads % tp, pp <= layers, global_batch % (micro_batch*dp), seq % cp,
+ * experts % ep, dp % ep, layer_fuse dividing every stage's layers, ...;
+ * interleaved: pp >= 2, layers % (pp*vpp), microbatches % pp). false with
+ * *err (WORKLOAD_ERROR_LAYOUT or _VALUE) naming the rule. */
 bool workload_spec_check(const workload_spec *w, GError **err);
+
+/* Layers of pipeline stage `stage` (0 <= stage < pp; needs 1 <= pp <=
+ * layers, else it asserts), and the index of its first layer in
+ * *first_layer when not NULL. 1F1B: layers/pp each when pp divides the
+ * layers; otherwise, with c = ceil(layers/pp) and r = pp*c - layers, the
+ * first ceil(r/2) and the last floor(r/2) stages hold c - 1 layers and the
+ * others c (counts differ by at most 1; r <= 2 is Llama 3's rule: one
+ * layer fewer on the first and the last stage). Interleaved (vpp > 1,
+ * pp*vpp dividing the layers): the rank's layers/pp over its vpp chunks,
+ * and the first layer of its chunk 0, stage*layers/(pp*vpp). */
+int workload_stage_layers(const workload_spec *w, int stage, int *first_layer);
 
 /* Parse a pipeline schedule: NULL or "1f1b" gives *vpp = 1, "interleaved:V"
  * (V an integer in 2..1000) gives *vpp = V. false with *err
@@ -90,8 +101,11 @@ double workload_step_flops(const workload_spec *w);
 /* Estimated device memory of the busiest rank, bytes: weights, gradients,
  * Adam state (sharded as ZeRO says) and activations (Korthikanti et al.
  * 2022: s*b*h*(34 + 5*a*s/h) per layer, /tp with SP; with recompute
- * 2*s*b*h per layer), x in-flight microbatches of 1F1B (pp on stage 0;
- * interleaved: warm-up + 1 chunk-microbatches of layers/(pp*vpp) layers). */
+ * 2*s*b*h per layer) of the stage's layers (workload_stage_layers), plus
+ * the embedding on the first and last stage, x in-flight microbatches:
+ * 1F1B, the largest over stages s of min(pp - s, m) microbatches (stage 0
+ * when the stages are equal); interleaved, stage 0's warm-up + 1
+ * chunk-microbatches of layers/(pp*vpp) layers. Needs 1 <= pp <= layers. */
 double workload_memory_bytes(const workload_spec *w);
 
 /* Generate one step. Returns a validated trace owned by the caller, or NULL

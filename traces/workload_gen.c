@@ -33,11 +33,12 @@ typedef struct {
     const workload_spec *w;
     const gpu_model *g;
     trace *t;
-    int mbs, lpc, f, V;    /* microbatches, layers per model chunk, layers per op, chunks per rank */
+    int mbs, f, V;         /* microbatches, layers per op, model chunks per rank */
     double T, act;         /* tokens of a microbatch on one rank (b*s/cp); bytes of T x hidden */
     costs c;
     /* the rank being generated */
     int r, tp_i, cp_i, dp_i, pp_i;
+    int lpc, first;        /* its layers per model chunk, the first layer of its chunk 0 */
     int chunk;             /* the model chunk being generated (0 under plain 1F1B) */
     bool keep_buckets;     /* record the dense buckets (the step's last reduction of this chunk) */
     int g_tp, g_cp, g_ep, g_dpc, g_edp, g_emb; /* trace groups, -1 if of size 1 */
@@ -182,12 +183,16 @@ static void wait_on(gen *G, uint32_t i)
         g_array_append_val(G->wait, i);
 }
 
-/* ---- one layer group (f layers) ---- */
+/* ---- one layer group (f layers; the last of a stage may have fewer) ---- */
 
-static void block_fwd(gen *G, bool moe, const char *tag)
+/* Layer groups of the current model chunk, and the layers of group k. */
+static int group_count(const gen *G) { return (G->lpc + G->f - 1) / G->f; }
+static int group_size(const gen *G, int k) { return MIN(G->f, G->lpc - k * G->f); }
+
+static void block_fwd(gen *G, int k, bool moe, const char *tag)
 {
     const workload_spec *w = G->w;
-    double f = G->f, A = G->act * f;
+    double f = group_size(G, k), A = G->act * f;
     bool sp = w->sp;
     char n[64];
     if (sp)
@@ -218,10 +223,10 @@ static void block_fwd(gen *G, bool moe, const char *tag)
         coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_tokens", NONE);
 }
 
-static void block_bwd(gen *G, bool moe)
+static void block_bwd(gen *G, int k, bool moe)
 {
     const workload_spec *w = G->w;
-    double f = G->f, A = G->act * f;
+    double f = group_size(G, k), A = G->act * f;
     bool sp = w->sp;
     if (!moe) {
         if (sp)
@@ -250,11 +255,11 @@ static void block_bwd(gen *G, bool moe)
 /* ---- gradients ---- */
 
 /* First layer of layer group k of the current model chunk: chunk c of PP
- * rank r is virtual stage c*pp + r (Megatron's interleaved assignment; with
- * one chunk, stage r). */
+ * rank r is virtual stage c*pp + r (Megatron's interleaved assignment,
+ * equal chunks); with one chunk, stage r of workload_stage_layers. */
 static int group_layer(const gen *G, int k)
 {
-    return (G->chunk * G->w->pp + G->pp_i) * G->lpc + k * G->f;
+    return G->first + G->chunk * G->w->pp * G->lpc + k * G->f;
 }
 
 /* The current chunk holds the embedding (first virtual stage) / the LM
@@ -274,7 +279,7 @@ static void group_params(const gen *G, int k, double *dense, double *expert)
 {
     const workload_spec *w = G->w;
     *dense = *expert = 0;
-    for (int l = 0; l < G->f; l++) {
+    for (int l = 0; l < group_size(G, k); l++) {
         int layer = group_layer(G, k) + l;
         double e;
         double all = workload_layer_params(&w->m, workload_layer_is_moe(&w->m, layer), &e);
@@ -371,7 +376,7 @@ static void forward(gen *G, int mb)
 {
     const workload_spec *w = G->w;
     bool first = chunk_first(G), lastst = chunk_last(G);
-    int ng = G->lpc / G->f;
+    int ng = group_count(G);
     if (!first)
         wait_on(G, p2p(G, S_RECV_PREV, false, pp_prev(G), G->act / w->tp, pp_tag(G, mb, G->chunk, false), NONE));
     if (w->zero == 3)
@@ -381,7 +386,7 @@ static void forward(gen *G, int mb)
     for (int k = 0; k < ng; k++) {
         if (w->zero == 3 && k > 0)
             zero3_gather(G, k, k == ng - 1);
-        block_fwd(G, workload_layer_is_moe(&w->m, group_layer(G, k)), "");
+        block_fwd(G, k, workload_layer_is_moe(&w->m, group_layer(G, k)), "");
     }
     if (lastst)
         compute(G, "lm_head_fwd", &G->c.head_f, 1);
@@ -395,7 +400,7 @@ static void backward(gen *G, int mb, bool reduce)
 {
     const workload_spec *w = G->w;
     bool first = chunk_first(G), lastst = chunk_last(G);
-    int ng = G->lpc / G->f;
+    int ng = group_count(G);
     G->keep_buckets = mb == G->mbs - 1;
     if (!lastst)
         wait_on(G, p2p(G, S_RECV_NEXT, false, pp_next(G), G->act / w->tp, pp_tag(G, mb, chunk_after(G), true), NONE));
@@ -409,8 +414,8 @@ static void backward(gen *G, int mb, bool reduce)
         if (w->zero == 3)
             zero3_gather(G, k, k == ng - 1);
         if (w->recompute)
-            block_fwd(G, moe, "recompute_");
-        block_bwd(G, moe);
+            block_fwd(G, k, moe, "recompute_");
+        block_bwd(G, k, moe);
         double d, e;
         group_params(G, k, &d, &e);
         if (w->zero == 3) {
@@ -491,7 +496,7 @@ static void finish(gen *G)
     }
     double dense = 0, expert = 0;
     for (G->chunk = 0; G->chunk < G->V; G->chunk++)
-        for (int k = 0; k < G->lpc / G->f; k++) {
+        for (int k = 0; k < group_count(G); k++) {
             double d, e;
             group_params(G, k, &d, &e);
             dense += d;
@@ -580,7 +585,6 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
         return NULL;
     gen G = {.w = w, .g = g, .f = w->layer_fuse, .V = w->vpp > 1 ? w->vpp : 1,
              .mbs = w->global_batch / (w->micro_batch * w->dp)};
-    G.lpc = w->m.layers / w->pp / G.V;
     G.T = (double)w->micro_batch * w->seq / w->cp;
     G.act = G.T * w->m.hidden * 2;
     costs_init(&G);
@@ -597,6 +601,7 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
         G.cp_i = r / w->tp % w->cp;
         G.dp_i = r / (w->tp * w->cp) % w->dp;
         G.pp_i = r / (w->tp * w->cp * w->dp);
+        G.lpc = workload_stage_layers(w, G.pp_i, &G.first) / G.V;
         G.pend = G.pend_e = G.pend_params = 0;
         G.prev_first = NONE;
         G.chunk = 0;

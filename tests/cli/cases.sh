@@ -63,7 +63,13 @@ check workload-replays 0 'step time: [0-9.]+ ms' -- replay --topo dgx-h100 "$wl"
 rm -f "$wl"
 check workload-bad-layout 2 'tp\*pp\*dp\*cp = 2\*2\*1\*1 = 4 but --gpus is 8' -- workload --model llama2-7b --gpus 8 --tp 2 --pp 2 --dp 1 --topo dgx-h100 -o /dev/null
 check workload-heads-tp 2 'divisible by tp \(3\)' -- workload --model llama2-7b --gpus 3 --tp 3 --topo dgx-h100 -o /dev/null
-check workload-layers-pp 2 'layers \(32\) must be divisible by pp \(3\)' -- workload --model llama2-7b --gpus 3 --pp 3 --topo dgx-h100 -o /dev/null
+check workload-pp-over-layers 2 'pp \(33\) must be at most the layers \(32\)' -- workload --model llama2-7b --gpus 33 --pp 33 --topo dgx-h100 -o /dev/null
+wl=$(mktemp --suffix=.json)
+check workload-uneven-stages 0 '1F1B, uneven stages of 2,3,3,2 layers' -- workload --model custom --layers 10 --hidden 1024 --heads 16 --gpus 4 --pp 4 --seq 256 --topo dgx-h100 -o "$wl"
+check workload-uneven-replays 0 'step time: [0-9.]+ ms' -- replay --topo dgx-h100 --gpus 4 "$wl"
+rm -f "$wl"
+check workload-uneven-fuse 0 'uneven stages of 2,3,3,2 layers' -- workload --model custom --layers 10 --hidden 1024 --heads 16 --gpus 4 --pp 4 --layer-fuse 2 --topo dgx-h100 -o /dev/null
+check workload-fuse-too-big 2 'layer fuse \(11\) must be in 1..layers \(10\)' -- workload --model custom --layers 10 --hidden 1024 --heads 16 --gpus 4 --pp 4 --layer-fuse 11 --topo dgx-h100 -o /dev/null
 check workload-unknown-model 2 "unknown model 'gpt-5'" -- workload --model gpt-5 --gpus 8 --topo dgx-h100 -o /dev/null
 wl=$(mktemp --suffix=.json)
 check workload-interleaved 0 'interleaved 1F1B \(2 model chunks of 4 layers per pp rank\)' -- workload --model llama2-7b --gpus 8 --tp 2 --pp 4 --seq 256 --schedule interleaved:2 --topo dgx-h100 -o "$wl"
@@ -80,6 +86,7 @@ check scale-small 0 'dgx-h100 .* 16 +8 +1 +2 ' -- scale --model llama2-7b --syst
 check scale-csv 0 '^system,gpu,gpus,tp,pp,dp' -- scale --model gpt-1.7b --systems dgx-a100:8 --seq 256 --format csv
 check scale-too-big 2 'exceeds --max-gpus' -- scale --model llama2-7b --systems dgx-h100:4096 --seq 256
 check scale-interleaved 0 'interleaved 1F1B \(2 model chunks per pp rank\)' -- scale --model llama2-7b --systems dgx-h100:8 --tp 2 --pp 4 --seq 256 --schedule interleaved:2
+check scale-uneven-stages 0 'dgx-h100 .* 24 +8 +3 +1 ' -- scale --model llama2-7b --systems dgx-h100:24 --tp 8 --pp 3 --seq 256
 check scale-bad-sizes 2 'bad sizes' -- scale --model llama2-7b --systems dgx-h100:8..x
 check sweep-scale-base 0 '^3,16,400,' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
 check sweep-scale-schedule 0 '^2,interleaved:4,[0-9.]+,' -- sweep tests/data/sweep/scale-schedule.json -j 2
