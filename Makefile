@@ -137,4 +137,4 @@ endif
 
 build/calibrate/%: calibrate/%.cu calibrate/common.cuh
 	@mkdir -p $(dir $@)
-	$(NVCC) $(CAL_FLAGS) -o $@ $< $(if $(filter build/calibrate/nccl,$@),-lnccl)$(if $(filter build/calibrate/gemm,$@),-lcublasLt -lcublas)
+	$(NVCC) $(CAL_FLAGS) -o $@ $< $(if $(filter build/calibrate/nccl,$@),-lnccl)$(if $(filter build/calibrate/gemm build/calibrate/overlap,$@),-lcublasLt -lcublas)

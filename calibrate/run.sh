@@ -68,6 +68,7 @@ step h2d 75 "$bin/h2d" -d -1 -o "$jsonl" $q
 step reduce 60 "$bin/reduce" -d -1 -o "$jsonl" $q
 step flag 30 "$bin/flag" -d -1 -o "$jsonl" $q
 step gemm 240 "$bin/gemm" -d -1 -o "$jsonl" $q
+step overlap 60 "$bin/overlap" -d -1 -o "$jsonl" $q
 if [ "$ngpu" -ge 2 ]; then
     step p2p 240 "$bin/p2p" -d -1 -o "$jsonl" $q
     step nccl 240 "$bin/nccl" -o "$out/nccl-" $q
