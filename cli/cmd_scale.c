@@ -196,7 +196,8 @@ static bool run_point(const wl_opts *o, bool exact, result *R, GError **err)
         sys.exact = exact;
         if (ti)
             topo_coll_system(&iso, ti, 2.5, 1);
-        replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = ti ? &iso : NULL};
+        replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = ti ? &iso : NULL,
+                          .gpu_sms = g.sm_share ? g.spec.sms : 0, .sm_penalty = g.comm_penalty};
         replay_result res;
         ok = replay_run(tr, &ro, &res, err);
         if (ok) {

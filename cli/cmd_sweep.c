@@ -356,7 +356,8 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
         coll_system sys, iso;
         topo_coll_system(&sys, t, 2.5, 1);
         topo_coll_system(&iso, ti, 2.5, 1);
-        replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = &iso};
+        replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = &iso, .gpu_sms = g.sm_share ? g.spec.sms : 0,
+                          .sm_penalty = g.comm_penalty};
         replay_result res;
         if ((ok = replay_run(tr, &ro, &res, err))) {
             double step = res.end_ps * 1e-12, hw = 0, exp = 0;

@@ -66,6 +66,7 @@ static const struct {
 #define DEFAULT_BW_EFF 0.80
 #define DEFAULT_KERNEL_US 1.0
 #define DEFAULT_GEMM_K0 182.0 /* measured, calibrate/data/h200-2026-11-29 (docs/workloads.md) */
+#define DEFAULT_COMM_PENALTY 0.064 /* measured, calibrate/data/h200-2026-11-29/overlap.jsonl (docs/traces.md) */
 
 G_DEFINE_QUARK(conveyor-compute-error-quark, compute_error)
 
@@ -94,7 +95,8 @@ const gpu_spec *compute_gpu_find(const char *model, int sm_cc, GError **err)
 
 void compute_model_init(gpu_model *g, const gpu_spec *spec)
 {
-    *g = (gpu_model){.spec = *spec, .kernel_ps = DEFAULT_KERNEL_US * 1e6, .gemm_k0 = DEFAULT_GEMM_K0};
+    *g = (gpu_model){.spec = *spec, .kernel_ps = DEFAULT_KERNEL_US * 1e6, .gemm_k0 = DEFAULT_GEMM_K0,
+                     .comm_penalty = DEFAULT_COMM_PENALTY, .sm_share = false};
     g->eff_flops[KC_GEMM] = DEFAULT_GEMM_EFF;
     g->eff_flops[KC_ATTN] = DEFAULT_ATTN_EFF;
     g->eff_flops[KC_ELEM] = DEFAULT_ELEM_EFF;
@@ -134,6 +136,16 @@ bool compute_model_set(gpu_model *g, const char *kv, GError **err)
         slot = &g->kernel_ps, scale = 1e6, lo = -1, hi = 1e6;
     else if (!strcmp(key, "gemm_k0"))
         slot = &g->gemm_k0, lo = -1e-300, hi = 1e6; /* >= 0 */
+    else if (!strcmp(key, "comm_penalty"))
+        slot = &g->comm_penalty, lo = -1e-300, hi = 10; /* >= 0 */
+    else if (!strcmp(key, "sm_share")) {
+        if (v != 0 && v != 1) {
+            g_set_error(err, COMPUTE_ERROR, COMPUTE_ERROR_SET, "--set gpu.sm_share: 0 or 1, got %g", v);
+            return false;
+        }
+        g->sm_share = v == 1;
+        return true;
+    }
     else if (!strcmp(key, "peak_tflops"))
         slot = &g->spec.peak_flops[COMPUTE_BF16], scale = T;
     else if (!strcmp(key, "fp8_tflops"))
@@ -142,7 +154,7 @@ bool compute_model_set(gpu_model *g, const char *kv, GError **err)
         slot = &g->spec.hbm_Bps, scale = GB;
     if (!slot) {
         g_set_error(err, COMPUTE_ERROR, COMPUTE_ERROR_SET,
-                    "--set gpu.%s: no such parameter (gemm_eff, gemm_k0, attn_eff, elem_eff, gemm_bw_eff, attn_bw_eff, "
+                    "--set gpu.%s: no such parameter (gemm_eff, gemm_k0, comm_penalty, sm_share, attn_eff, elem_eff, gemm_bw_eff, attn_bw_eff, "
                     "elem_bw_eff, kernel_us, peak_tflops, fp8_tflops, hbm_GBps)", key);
         return false;
     }

@@ -33,6 +33,8 @@ typedef struct {
     double eff_bytes[KC_KINDS];    /* fraction of HBM bandwidth (0, 1] */
     double kernel_ps;              /* fixed cost per kernel (launch + tail), ps */
     double gemm_k0;                /* GEMM shape: efficiency x k / (k + gemm_k0), k the reduction length */
+    double comm_penalty;           /* compute beside a collective: x S / (S - C) x (1 + this) (replay.h) */
+    bool sm_share;                 /* apply that slowdown (off unless gpu.sm_share=1; docs/traces.md) */
 } gpu_model;
 
 /* The shipped GPU kinds (static table, n entries). */
@@ -47,7 +49,7 @@ const gpu_spec *compute_gpu_find(const char *model, int sm_cc, GError **err);
 void compute_model_init(gpu_model *g, const gpu_spec *spec);
 
 /* Apply one "gpu.KEY=VALUE" override: gemm_eff, attn_eff, elem_eff (FLOP
- * efficiencies), gemm_k0, gemm_bw_eff, attn_bw_eff, elem_bw_eff, kernel_us,
+ * efficiencies), gemm_k0, comm_penalty, sm_share (0/1), gemm_bw_eff, attn_bw_eff, elem_bw_eff, kernel_us,
  * peak_tflops (bf16), fp8_tflops, hbm_GBps. Returns false with *err
  * (COMPUTE_ERROR_SET) on an unknown key or a value out of range. */
 bool compute_model_set(gpu_model *g, const char *kv, GError **err);

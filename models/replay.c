@@ -57,6 +57,7 @@ typedef struct {
     uint32_t traced_idx;
     const memo_ent *held; /* simulated: links counted active while it runs, or NULL */
     const memo_ent *reuse; /* reused: links held while its window lasts, or NULL */
+    int nch;               /* channels (thread blocks) it holds on each member's GPU */
 } coll_ctx;
 
 /* A distinct send/receive (opts.iso): its isolated duration and what it
@@ -102,6 +103,7 @@ struct rp {
     int32_t *active_p2p;       /* per link: sends/receives in flight on it */
     double *held_util;         /* per link: busy share of the reused collectives holding it */
     int32_t *held_n;           /* per link: how many */
+    int32_t *ch_active;        /* per rank: channels of its collectives in flight (opts.gpu_sms) */
     replay_result *out;
     GError *err;
     GPtrArray *garbage;
@@ -177,6 +179,8 @@ static void on_coll_done(sim_engine *e, void *ctx, const coll_result *res)
     rendezvous *rv = c->rv;
     if (c->held)
         hold_links(p, p->active, c->held->links, c->held->nlinks, -1);
+    for (int k = 0; c->nch && k < rv->arrived; k++)
+        p->ch_active[rv->who[k]] -= c->nch;
     replay_coll *rc = &g_array_index(p->out->colls, replay_coll, (guint)c->traced_idx);
     rc->sim_ps = sim_engine_now(e) - c->launch_ps;
     for (int k = 0; k < rv->arrived; k++)
@@ -396,6 +400,11 @@ static void launch_coll(rp *p, rendezvous *rv)
     req.root = o->root;
     rc.algo = req.algo;
     rc.proto = req.proto;
+    if (p->ch_active) { /* its thread blocks occupy SMs on every member until it ends */
+        c->nch = req.nchannels > 0 ? req.nchannels : 1;
+        for (int k = 0; k < rv->arrived; k++)
+            p->ch_active[rv->who[k]] += c->nch;
+    }
     if (p->o->iso) {
         const memo_ent *m = memo_get(p, rv->group, &req);
         if (!m)
@@ -631,6 +640,12 @@ static void issue(rp *p, int r, uint32_t i)
     case TOP_COMPUTE: {
         s->start_ps = now;
         double d = (double)(o->dur_ps > 0 ? o->dur_ps : 0) * p->o->compute_scale;
+        if (p->ch_active && p->ch_active[r] > 0) {
+            int S = p->o->gpu_sms, C = MIN(p->ch_active[r], S - 1);
+            double slow = d * ((double)S / (S - C) * (1 + p->o->sm_penalty) - 1);
+            p->out->ranks[r].slowed_ps += (int64_t)(slow + 0.5);
+            d += slow;
+        }
         sim_engine_after(p->eng, (int64_t)(d + 0.5), on_compute_done, p, ((uint64_t)(uint32_t)r << 32) | i);
         break;
     }
@@ -689,6 +704,8 @@ static void build_states(rp *p)
     const trace *t = p->t;
     p->st = g_new0(op_state *, t->nranks);
     p->succ = g_new0(uint32_t *, t->nranks);
+    if (p->o->gpu_sms > 1)
+        p->ch_active = g_new0(int32_t, t->nranks);
     for (int r = 0; r < t->nranks; r++) {
         guint n = t->ranks[r].ops->len;
         op_state *st = p->st[r] = g_new0(op_state, n ? n : 1);
@@ -1044,6 +1061,7 @@ static void rp_free(rp *p)
     g_free(p->active_p2p);
     g_free(p->held_util);
     g_free(p->held_n);
+    g_free(p->ch_active);
     if (p->memo)
         g_hash_table_destroy(p->memo);
     if (p->views)

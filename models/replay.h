@@ -30,6 +30,14 @@ typedef struct {
      * that duration instead of being simulated again on sys (docs/traces.md,
      * "Repeated collectives"). NULL: every collective runs on sys. */
     const coll_system *iso;
+    /* SMs of each GPU, or 0. When set, a compute op that starts while
+     * collectives of its rank are in flight runs slower by the share of
+     * SMs their channels (one thread block each) hold, and by sm_penalty:
+     * d x S / (S - C) x (1 + sm_penalty), C = their channels (docs/traces.md,
+     * "Compute beside communication"). For generated workloads; a traced
+     * compute duration already carries what overlap did to it. */
+    int gpu_sms;
+    double sm_penalty;
 } replay_opts;
 
 typedef struct {
@@ -37,6 +45,7 @@ typedef struct {
     int64_t comm_ps;         /* time with a collective or send/recv in flight (union) */
     int64_t exposed_comm_ps; /* comm time with no compute running */
     int64_t idle_ps;         /* neither */
+    int64_t slowed_ps;       /* compute time added by collectives holding SMs (opts.gpu_sms) */
     int64_t wait_peers_ps;   /* layer 1: collectives waiting for the group's other ranks */
     int64_t wait_stream_ps;  /* layer 2: ops ready but waiting for their stream */
     int64_t end_ps;          /* when its last op finished */

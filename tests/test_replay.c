@@ -76,6 +76,50 @@ static void test_replay_compute_then_allreduce_closed_form(void)
     topo_free(tp);
 }
 
+/* Compute beside a collective (opts.gpu_sms): an op that starts while its
+ * rank's all_reduce is in flight runs S / (S - C) x (1 + penalty) longer,
+ * C the collective's channels; one that starts alone does not. Rank r:
+ * stream 0 the all_reduce, stream 1 a 1 us op then a 1,000 us op (it starts
+ * under the collective), stream 2 a 1,000 us op that waits for the
+ * all_reduce (not slowed). */
+static void test_replay_compute_beside_collective_slows(void)
+{
+    coll_system sys;
+    topo *tp = two_gpus(&sys, 2);
+    GError *err = NULL;
+    trace *t = parse("{\"ops\": ["
+                     "{\"rank\":0,\"id\":\"ar\",\"kind\":\"all_reduce\",\"bytes\":\"256M\",\"stream\":0},"
+                     "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":1,\"stream\":1},"
+                     "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":1000,\"stream\":1},"
+                     "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":1000,\"stream\":2,\"deps\":[\"ar\"]},"
+                     "{\"rank\":1,\"id\":\"ar\",\"kind\":\"all_reduce\",\"bytes\":\"256M\",\"stream\":0},"
+                     "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":1,\"stream\":1},"
+                     "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":1000,\"stream\":1},"
+                     "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":1000,\"stream\":2,\"deps\":[\"ar\"]}]}",
+                     &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    coll_request req;
+    CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, 256u << 20, 0, 0, &req, NULL));
+    CU_ASSERT_TRUE(coll_alone_us(&sys, 256u << 20) > 1); /* the 1 us op ends under it */
+    const int S = 132;
+    const double pen = 0.064, C = req.nchannels;
+    replay_opts o = {.sys = &sys, .compute_scale = 1, .gpu_sms = S, .sm_penalty = pen};
+    replay_result res;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    double want = 1000 * SIM_US * ((double)S / (S - C) * (1 + pen) - 1);
+    /* rank 0's 1 us op started before rank 1 arrived (nothing in flight);
+     * rank 1's started after the launch, so it is slowed too */
+    ASSERT_REL((double)res.ranks[0].slowed_ps, want, 1e-8); /* ps rounding */
+    ASSERT_REL((double)res.ranks[1].slowed_ps, want * 1.001, 1e-8);
+    replay_result_clear(&res);
+    o.gpu_sms = 0; /* off: nothing slowed */
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    CU_ASSERT_EQUAL(res.ranks[0].slowed_ps, 0);
+    replay_result_clear(&res);
+    trace_free(t);
+    topo_free(tp);
+}
+
 static void test_replay_overlap_on_two_streams(void)
 {
     coll_system sys;
@@ -492,6 +536,7 @@ static void test_replay_reuse_shared_by_shape(void)
 int main(void)
 {
     static const test_case cases[] = {
+        {"/replay/compute-beside-collective-slows", test_replay_compute_beside_collective_slows},
         {"/replay/reuse/p2p-matches-full-simulation", test_replay_reuse_p2p_matches_full_simulation},
         {"/replay/closed-form/compute-then-allreduce", test_replay_compute_then_allreduce_closed_form},
         {"/replay/overlap/two-streams", test_replay_overlap_on_two_streams},
