@@ -307,20 +307,20 @@ double workload_memory_bytes(const workload_spec *w)
     if (!w->sp && !w->recompute) /* without SP, the 10sbh of norms and dropout are not split */
         per_layer = s * b * h * (10 + 24.0 / w->tp + 5 * a * s / (h * w->tp));
     /* no global batch yet (a layout being chosen): assume a full pipeline */
-    int mb = w->global_batch > 0 ? w->global_batch / (w->micro_batch * w->dp) : G_MAXINT;
+    int64_t mb = w->global_batch > 0 ? w->global_batch / (w->micro_batch * w->dp) : G_MAXINT;
     if (w->vpp > 1) {
         /* interleaved: stage 0 holds its warm-up + 1 chunk-microbatches of lps/vpp layers, i.e.
          * p (1 + (p-1)/(p V)) microbatches' worth (Korthikanti et al. 2022) */
         int lps = m->layers / w->pp, v = w->vpp, chunks = 2 * (w->pp - 1) + (v - 1) * w->pp + 1;
         if (chunks > mb * v)
-            chunks = mb * v;
+            chunks = (int)(mb * v);
         return states_bytes(w, 0, lps, true) + per_layer * ((double)lps / v) * chunks;
     }
     /* 1F1B: stage s holds min(pp - s, m) microbatches; the busiest stage (stage 0 when the
      * stages are equal; with uneven stages a longer stage behind it can be busier) */
     double most = 0;
     for (int st = 0; st < w->pp; st++) {
-        int first, n = workload_stage_layers(w, st, &first), inflight = MIN(w->pp - st, mb);
+        int first, n = workload_stage_layers(w, st, &first), inflight = (int)MIN(w->pp - st, mb);
         double bytes = states_bytes(w, first, n, st == 0 || st == w->pp - 1) + per_layer * n * inflight;
         most = MAX(most, bytes);
     }
