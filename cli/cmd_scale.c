@@ -162,66 +162,14 @@ static long lcm(long a, long b)
 
 static bool run_point(const wl_opts *o, bool exact, result *R, GError **err)
 {
-    g_auto(GStrv) sets = wl_opts_topo_sets(o);
-    topo_opts to = {.fabric = R->p.fabric ? R->p.fabric : o->fabric, .sets = (const char *const *)sets};
-    topo *probe = topo_load(R->p.system, &to, err);
-    if (!probe)
-        return false;
-    int gpn = probe->gpus_per_node;
-    topo_free(probe);
-    if (R->p.gpus > gpn && R->p.gpus % gpn) {
-        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT, "%s: %d GPUs is not a whole number of %d-GPU servers",
-                    R->p.system, R->p.gpus, gpn);
-        return false;
+    wl_step st;
+    R->ok = wl_step_run(o, R->p.system, R->p.fabric, &R->w, exact, &st, err);
+    if (R->ok) {
+        g_strlcpy(R->gpu, st.gpu, sizeof R->gpu);
+        R->step_s = st.step_s, R->tokens_s = st.tokens_s, R->tflops = st.tflops, R->mfu = st.mfu;
+        R->exposed = st.exposed, R->wall_s = st.wall_s, R->events = st.events;
     }
-    to.nodes = R->p.gpus > gpn ? R->p.gpus / gpn : 1;
-    to.gpus = R->p.gpus < gpn ? R->p.gpus : 0;
-    topo *t = topo_load(R->p.system, &to, err);
-    if (!t)
-        return false;
-    gpu_model g;
-    bool ok = wl_opts_gpu(o, t, &g, err);
-    trace *tr = NULL;
-    if (ok) {
-        g_strlcpy(R->gpu, g.spec.name, sizeof R->gpu);
-        tr = workload_generate(&R->w, &g, err);
-        ok = tr != NULL;
-    }
-    topo *ti = NULL;
-    if (ok && !exact)
-        ok = (ti = topo_load(R->p.system, &to, err)) != NULL;
-    if (ok) {
-        coll_system sys, iso;
-        topo_coll_system(&sys, t, 2.5, 1);
-        sys.exact = exact;
-        if (ti)
-            topo_coll_system(&iso, ti, 2.5, 1);
-        replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = ti ? &iso : NULL,
-                          .gpu_sms = g.sm_share ? g.spec.sms : 0, .sm_penalty = g.comm_penalty};
-        replay_result res;
-        ok = replay_run(tr, &ro, &res, err);
-        if (ok) {
-            double hw = 0, exp = 0;
-            for (int r = 0; r < tr->nranks; r++) {
-                for (guint i = 0; i < tr->ranks[r].ops->len; i++)
-                    hw += g_array_index(tr->ranks[r].ops, trace_op, i).flops;
-                exp += (double)res.ranks[r].exposed_comm_ps;
-            }
-            R->step_s = res.end_ps * 1e-12;
-            R->tokens_s = (double)R->w.global_batch * R->w.seq / R->step_s;
-            R->tflops = hw / R->step_s / R->w.gpus / 1e12;
-            R->mfu = workload_step_flops(&R->w) / R->step_s / R->w.gpus / compute_peak(&g, R->w.dtype);
-            R->exposed = exp / tr->nranks / (double)res.end_ps;
-            R->wall_s = res.wall_s;
-            R->events = res.events + res.memo_events;
-            replay_result_clear(&res);
-        }
-    }
-    trace_free(tr);
-    topo_free(ti);
-    topo_free(t);
-    R->ok = ok;
-    return ok;
+    return R->ok;
 }
 
 /* The layers of the longest model chunk (a stage, or a chunk of one under

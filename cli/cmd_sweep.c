@@ -331,61 +331,21 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     workload_spec w;
     if (!wl_opts_spec(&o, &w, err))
         return false;
-    g_auto(GStrv) sets = wl_opts_topo_sets(&o);
-    topo_opts to = {.fabric = o.fabric, .sets = (const char *const *)sets};
-    topo *probe = topo_load(o.topo, &to, err);
-    if (!probe)
+    wl_step st;
+    if (!workload_spec_check(&w, err) || !wl_step_run(&o, o.topo, NULL, &w, FALSE, &st, err))
         return false;
-    int gpn = probe->gpus_per_node;
-    topo_free(probe);
-    if (w.gpus <= 0 || (w.gpus > gpn && w.gpus % gpn)) {
-        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "gpus: need a whole number of %d-GPU servers", gpn);
-        return false;
-    }
-    to.nodes = w.gpus > gpn ? w.gpus / gpn : 1;
-    to.gpus = w.gpus < gpn ? w.gpus : 0;
-    topo *t = topo_load(o.topo, &to, err);
-    if (!t)
-        return false;
-    gpu_model g;
-    trace *tr = NULL;
-    topo *ti = NULL;
-    bool ok = wl_opts_gpu(&o, t, &g, err) && workload_spec_check(&w, err) && (tr = workload_generate(&w, &g, err)) &&
-              (ti = topo_load(o.topo, &to, err));
-    if (ok) {
-        coll_system sys, iso;
-        topo_coll_system(&sys, t, 2.5, 1);
-        topo_coll_system(&iso, ti, 2.5, 1);
-        replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = &iso, .gpu_sms = g.sm_share ? g.spec.sms : 0,
-                          .sm_penalty = g.comm_penalty};
-        replay_result res;
-        if ((ok = replay_run(tr, &ro, &res, err))) {
-            double step = res.end_ps * 1e-12, hw = 0, exp = 0;
-            for (int r = 0; r < tr->nranks; r++) {
-                for (guint i = 0; i < tr->ranks[r].ops->len; i++)
-                    hw += g_array_index(tr->ranks[r].ops, trace_op, i).flops;
-                exp += (double)res.ranks[r].exposed_comm_ps;
-            }
-            for (size_t i = 0; i < nfig; i++) {
-                switch (fig[i]) {
-                case S_STEP: out[i] = g_strdup_printf("%.6f", step * 1e3); break;
-                case S_TOKENS: out[i] = g_strdup_printf("%.1f", (double)w.global_batch * w.seq / step); break;
-                case S_MFU:
-                    out[i] = g_strdup_printf("%.4f", workload_step_flops(&w) / step / w.gpus / compute_peak(&g, w.dtype));
-                    break;
-                case S_EXPOSED: out[i] = g_strdup_printf("%.4f", exp / tr->nranks / (double)res.end_ps); break;
-                case S_TFLOPS: out[i] = g_strdup_printf("%.2f", hw / step / w.gpus / 1e12); break;
-                case S_DP: out[i] = g_strdup_printf("%d", w.dp); break;
-                default: g_assert_not_reached();
-                }
-            }
-            replay_result_clear(&res);
+    for (size_t i = 0; i < nfig; i++) {
+        switch (fig[i]) {
+        case S_STEP: out[i] = g_strdup_printf("%.6f", st.step_s * 1e3); break;
+        case S_TOKENS: out[i] = g_strdup_printf("%.1f", st.tokens_s); break;
+        case S_MFU: out[i] = g_strdup_printf("%.4f", st.mfu); break;
+        case S_EXPOSED: out[i] = g_strdup_printf("%.4f", st.exposed); break;
+        case S_TFLOPS: out[i] = g_strdup_printf("%.2f", st.tflops); break;
+        case S_DP: out[i] = g_strdup_printf("%d", st.dp); break;
+        default: g_assert_not_reached();
         }
     }
-    trace_free(tr);
-    topo_free(ti);
-    topo_free(t);
-    return ok;
+    return true;
 }
 
 static const sweep_base scale_base = {

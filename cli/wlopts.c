@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "models/replay.h"
 
 GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
 {
@@ -168,4 +169,63 @@ gboolean wl_opts_gpu(const wl_opts *o, const topo *t, gpu_model *g, GError **err
         if (!strncmp(*s, "gpu.", 4) && !compute_model_set(g, *s, err))
             return FALSE;
     return TRUE;
+}
+
+gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, const workload_spec *w, gboolean exact,
+                     wl_step *out, GError **err)
+{
+    memset(out, 0, sizeof *out);
+    g_auto(GStrv) sets = wl_opts_topo_sets(o);
+    topo_opts to = {.fabric = fabric ? fabric : o->fabric, .sets = (const char *const *)sets};
+    topo *probe = topo_load(system, &to, err);
+    if (!probe)
+        return FALSE;
+    int gpn = probe->gpus_per_node;
+    topo_free(probe);
+    if (w->gpus <= 0 || (w->gpus > gpn && w->gpus % gpn)) {
+        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT, "%s: %d GPUs is not a whole number of %d-GPU servers",
+                    system, w->gpus, gpn);
+        return FALSE;
+    }
+    to.nodes = w->gpus > gpn ? w->gpus / gpn : 1;
+    to.gpus = w->gpus < gpn ? w->gpus : 0;
+    topo *t = topo_load(system, &to, err), *ti = NULL;
+    if (!t)
+        return FALSE;
+    gpu_model g;
+    trace *tr = NULL;
+    gboolean ok = wl_opts_gpu(o, t, &g, err) && (tr = workload_generate(w, &g, err)) != NULL &&
+                  (exact || (ti = topo_load(system, &to, err)) != NULL);
+    if (ok) {
+        g_strlcpy(out->gpu, g.spec.name, sizeof out->gpu);
+        coll_system sys, iso;
+        topo_coll_system(&sys, t, 2.5, 1);
+        sys.exact = exact;
+        if (ti)
+            topo_coll_system(&iso, ti, 2.5, 1);
+        replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = ti ? &iso : NULL,
+                          .gpu_sms = g.sm_share ? g.spec.sms : 0, .sm_penalty = g.comm_penalty};
+        replay_result res;
+        if ((ok = replay_run(tr, &ro, &res, err))) {
+            double hw = 0, exp = 0;
+            for (int r = 0; r < tr->nranks; r++) {
+                for (guint i = 0; i < tr->ranks[r].ops->len; i++)
+                    hw += g_array_index(tr->ranks[r].ops, trace_op, i).flops;
+                exp += (double)res.ranks[r].exposed_comm_ps;
+            }
+            out->step_s = res.end_ps * 1e-12;
+            out->tokens_s = (double)w->global_batch * w->seq / out->step_s;
+            out->tflops = hw / out->step_s / w->gpus / 1e12;
+            out->mfu = workload_step_flops(w) / out->step_s / w->gpus / compute_peak(&g, w->dtype);
+            out->exposed = exp / tr->nranks / (double)res.end_ps;
+            out->wall_s = res.wall_s;
+            out->events = res.events + res.memo_events;
+            out->dp = w->dp;
+            replay_result_clear(&res);
+        }
+    }
+    trace_free(tr);
+    topo_free(ti);
+    topo_free(t);
+    return ok;
 }

@@ -32,4 +32,23 @@ char **wl_opts_topo_sets(const wl_opts *o);
 /* The compute model of topology t's GPU with the gpu.* --sets applied. */
 gboolean wl_opts_gpu(const wl_opts *o, const topo *t, gpu_model *g, GError **err);
 
+/* What one replayed training step gives. */
+typedef struct {
+    char gpu[32];          /* the compute model's GPU name */
+    double step_s, tokens_s, tflops, mfu, exposed; /* TFLOP/s per GPU from the trace's FLOPs; MFU from the model's */
+    double wall_s;
+    uint64_t events;       /* engine events of the replay and its isolated runs */
+    int dp;
+} wl_step;
+
+/* Build `system` (fabric override or NULL) with w->gpus GPUs (the first G of
+ * a server, or whole servers), generate w's step with the GPU's compute
+ * model and replay it: repeated collectives and transfers reused on a
+ * second copy of the cluster unless exact (then every rank and collective
+ * is simulated). w must have passed workload_spec_check. false with *err
+ * on a bad topology, a GPU count that is not whole servers, or a replay
+ * failure. Used by `conveyor scale` and the sweep's scale base. */
+gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, const workload_spec *w, gboolean exact,
+                     wl_step *out, GError **err);
+
 #endif
