@@ -1,7 +1,7 @@
 #!/bin/sh
 # Check the Debian packages conveyor needs; install the missing ones as root,
 # otherwise print the exact command and fail.
-PKGS="libglib2.0-dev libcjson-dev libcsv-dev libcunit1-dev pkg-config gnuplot-nox openmpi-bin libopenmpi-dev"
+PKGS="libglib2.0-dev libcjson-dev libcsv-dev libcunit1-dev pkg-config gnuplot-nox openmpi-bin libopenmpi-dev valgrind"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
