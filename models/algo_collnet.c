@@ -169,6 +169,10 @@ static bool cn_supports(const coll_system *sys, coll_kind kind, const char **why
         *why = "NCCL disables CollNet with more than 8 GPUs per node";
         return false;
     }
+    if (sys->ppn > 1 && sys->nvswitch == FAB_NONE) {
+        *why = "NCCL runs CollNet Direct only where an NVSwitch joins the node's GPUs (use CollNet Chain)";
+        return false;
+    }
     return true;
 }
 

@@ -32,6 +32,7 @@ static const coll_algo *algo_impl(coll_algo_id a)
     case ALGO_TREE: return &coll_algo_tree;
     case ALGO_PAT: return &coll_algo_pat;
     case ALGO_COLLNET_DIRECT: return &coll_algo_collnet;
+    case ALGO_COLLNET_CHAIN: return &coll_algo_collnet_chain;
     case ALGO_NVLS: return &coll_algo_nvls;
     case ALGO_NVLS_TREE: return &coll_algo_nvls_tree;
     case ALGO_DIRECT: return &coll_algo_direct;

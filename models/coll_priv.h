@@ -43,6 +43,7 @@ extern const coll_algo coll_algo_nvls_tree;
 extern const coll_algo coll_algo_tree;
 extern const coll_algo coll_algo_pat;
 extern const coll_algo coll_algo_collnet;
+extern const coll_algo coll_algo_collnet_chain;
 extern const coll_algo coll_algo_direct;
 
 /* A unit (one rank on one channel) finished. */

@@ -105,7 +105,8 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
     } else if (a == ALGO_COLLNET_DIRECT) {
         /* NVLink reduce-scatter + all-gather (2 S (ppn-1)/ppn per GPU) and
          * S/ppn per head each way through the SHARP switches */
-        if (p != PROTO_SIMPLE || kind != COLL_ALL_REDUCE || !sys->sharp || sys->nnodes < 2 || sys->ppn > 8)
+        if (p != PROTO_SIMPLE || kind != COLL_ALL_REDUCE || !sys->sharp || sys->nnodes < 2 || sys->ppn > 8 ||
+            (sys->ppn > 1 && sys->nvswitch == FAB_NONE))
             return -1;
         double nvl_alg = sys->ppn > 1 ? intra_bus_GBps(sys) * sys->ppn / (2.0 * (sys->ppn - 1)) : 1e9;
         algbw = fmin(nvl_alg, sys->net_Bps / 1e9);
@@ -113,6 +114,16 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
             algbw *= 0.85; /* NCCL's CollNetDirect factor on SM90+ */
         double intra = coll_hw_lat_us(nvl ? 0 : 1, ALGO_COLLNET_DIRECT, p);
         lat = 2 * ((sys->ppn > 1 ? 1 : 0) * intra + 0.4 * (sys->ppn - 1)) + coll_hw_lat_us(2, ALGO_COLLNET_DIRECT, p);
+    } else if (a == ALGO_COLLNET_CHAIN) {
+        /* a chain inside the node whose heads rotate over the channels (2 S
+         * (ppn-1)/ppn out of each GPU over NVLink, as Direct) and S through
+         * the node's NICs each way; its latency is the chain's */
+        if (p != PROTO_SIMPLE || kind != COLL_ALL_REDUCE || !sys->sharp || sys->nnodes < 2 || sys->ppn > 8)
+            return -1;
+        double nvl_alg = sys->ppn > 1 ? intra_bus_GBps(sys) * sys->ppn / (2.0 * (sys->ppn - 1)) : 1e9;
+        algbw = fmin(nvl_alg, sys->net_Bps / 1e9);
+        double intra = coll_hw_lat_us(nvl ? 0 : 1, ALGO_COLLNET_CHAIN, p);
+        lat = 2 * (sys->ppn - 1) * intra + coll_hw_lat_us(2, ALGO_COLLNET_CHAIN, p);
     } else if (a == ALGO_PAT) {
         /* one GPU per node, Simple only; NCCL: busBw x 0.75, no bus->alg conversion for
          * AllGather/ReduceScatter; lat = baseLat + log2(nNodes) interLat / 3.5 + nRanks x 2.8 */
@@ -164,7 +175,7 @@ bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t 
     double best = -1;
     /* CollNet is off unless asked for (NCCL_COLLNET_ENABLE=1, or named in the algorithm list) */
     const char *cn = g_getenv("NCCL_COLLNET_ENABLE");
-    bool collnet = (algo_mask & (1u << ALGO_COLLNET_DIRECT)) || (cn && !strcmp(cn, "1"));
+    bool collnet = (algo_mask & ((1u << ALGO_COLLNET_DIRECT) | (1u << ALGO_COLLNET_CHAIN))) || (cn && !strcmp(cn, "1"));
     for (int a = 0; a < ALGO_COUNT; a++) {
         if (algo_mask && !(algo_mask & (1u << a)))
             continue;

@@ -264,6 +264,66 @@ static void test_coll_collnet_sharp_reduces_in_network(void)
     topo_free(t);
 }
 
+/* CollNet Chain: each chunk up a chain of the node's GPUs, through the
+ * head's NIC to the switch and back. On 4 DGX A100 (ib-hdr, SHARP) the heads
+ * rotate over the channels, so every GPU sends 2 S (ppn-1)/ppn over NVLink:
+ * algbw -> 12 x 25 GB/s x 0.8 x 8/14 = 137 GB/s, as Direct; with one GPU
+ * per node the chain is just the head and moves what Direct moves. Without
+ * an NVSwitch NCCL runs Chain only. */
+static void test_coll_collnet_chain(void)
+{
+    GError *err = NULL;
+    topo *t = topo_load("dgx-a100", &(topo_opts){.nodes = 4}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    coll_system sys;
+    topo_coll_system(&sys, t, 0, 1);
+    uint64_t S = 1ull << 30;
+    coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = S, .algo = ALGO_COLLNET_CHAIN, .proto = PROTO_SIMPLE,
+                        .nchannels = coll_channels(&sys, ALGO_RING)};
+    coll_result chain, direct;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &chain, NULL));
+    double want = fmin(12 * 25e9 * 0.8 * 8 / 14.0, sys.net_Bps);
+    ASSERT_REL((double)S / chain.time_us / 1e-6, want, 0.05);
+    req.algo = ALGO_COLLNET_DIRECT;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &direct, NULL));
+    ASSERT_REL(chain.time_us, direct.time_us, 0.05);
+    /* small: the chain's 2 (ppn-1) hops of latency make it slower */
+    req.bytes = 64 << 10;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &direct, NULL));
+    req.algo = ALGO_COLLNET_CHAIN;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &chain, NULL));
+    CU_ASSERT(chain.time_us > direct.time_us);
+    topo_free(t);
+    /* one GPU per node: the same traffic as Direct */
+    t = topo_load("dgx-a100", &(topo_opts){.nodes = 4, .gpus = 1}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    topo_coll_system(&sys, t, 0, 1);
+    CU_ASSERT_EQUAL(sys.ppn, 1);
+    req = (coll_request){.kind = COLL_ALL_REDUCE, .bytes = 256u << 20, .algo = ALGO_COLLNET_CHAIN,
+                         .proto = PROTO_SIMPLE, .nchannels = 2};
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &chain, NULL));
+    req.algo = ALGO_COLLNET_DIRECT;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &direct, NULL));
+    ASSERT_REL(chain.time_us, direct.time_us, 0.05);
+    topo_free(t);
+    /* PCIe servers on a SHARP fabric: Direct refused, Chain runs and is tuned */
+    t = topo_load("pcie-gen5-8gpu-2socket", &(topo_opts){.nodes = 2, .fabric = "ib-ndr"}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    topo_coll_system(&sys, t, 0, 1);
+    CU_ASSERT_TRUE(sys.sharp);
+    req = (coll_request){.kind = COLL_ALL_REDUCE, .bytes = 64u << 20, .algo = ALGO_COLLNET_DIRECT,
+                         .proto = PROTO_SIMPLE, .nchannels = 2};
+    CU_ASSERT_FALSE(coll_run(&sys, &req, &direct, &err));
+    CU_ASSERT(err && err->code == COLL_ERROR_UNSUPPORTED);
+    g_clear_error(&err);
+    req.algo = ALGO_COLLNET_CHAIN;
+    CU_ASSERT_TRUE(coll_run(&sys, &req, &chain, NULL));
+    coll_request tuned;
+    CU_ASSERT_TRUE(coll_tune(&sys, COLL_ALL_REDUCE, 2u << 20, 1u << ALGO_COLLNET_CHAIN, 0, &tuned, NULL));
+    CU_ASSERT_EQUAL(tuned.algo, ALGO_COLLNET_CHAIN);
+    topo_free(t);
+}
+
 static void test_coll_algo_spec_parsing(void)
 {
     uint32_t m;
@@ -345,6 +405,7 @@ int main(void)
         {"/coll/tree/four-nodes-network-bound", test_coll_tree_four_nodes_network_bound},
         {"/coll/pat/log-steps-one-gpu-per-node", test_coll_pat_log_steps_one_gpu_per_node},
         {"/coll/collnet/sharp-reduces-in-network", test_coll_collnet_sharp_reduces_in_network},
+        {"/coll/collnet/chain", test_coll_collnet_chain},
         {"/coll/tuner/algo-spec-parsing", test_coll_algo_spec_parsing},
         {0},
     };
