@@ -40,13 +40,55 @@ static const coll_algo *algo_impl(coll_algo_id a)
     }
 }
 
+/* NCCL's search for a communicator of one GPU per server (the
+ * data-parallel group of a rail): the path GPU -> NIC in NCCL's units (PCIe
+ * x16: Gen3 12, Gen4 24, Gen5 48 GB/s, i.e. 24/31.5 of the raw rate; a NIC
+ * its Gb/s / 8), the highest speed of search.cc's inter-node array that
+ * fits it, as many channels of that speed as fit, then ncclTopoDupChannels
+ * (x2 unless the speed < 25, or sm > 80, speed < 50 and > 4 channels),
+ * connectRings' x2 and Hopper's multi-node x2 (speed > 45, < 16 channels):
+ * A100 + HDR 200G -> 24 GB/s, 1 channel, 2 after connectRings; H100 + NDR
+ * 400G -> 48, 1, 2 (dup, 24 each), 4 (nccl-model.md s1). */
+static int net_channels(const coll_system *sys)
+{
+    static const double sp80[] = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12};
+    static const double sp90[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+    const fab_route *r = fabric_route(sys->fab, sys->gpu[0], sys->gpu[1], 0, NULL);
+    double bw = 1e9;
+    for (uint32_t h = 0; r && h < r->nhops; h++) {
+        const fab_link_desc *d = fabric_link(sys->fab, r->hop[h]);
+        if (d->kind == LINK_PCIE)
+            bw = fmin(bw, d->bw_Bps / 1e9 * 24.0 / 31.5);
+        else if (d->kind == LINK_NET)
+            bw = fmin(bw, d->bw_Bps / 1e9);
+    }
+    if (!r || bw >= 1e9)
+        return 2;
+    const double *sp = sys->gpu_sm >= 90 ? sp90 : sp80;
+    size_t ns = sys->gpu_sm >= 90 ? G_N_ELEMENTS(sp90) : G_N_ELEMENTS(sp80), i = 0;
+    while (i + 1 < ns && sp[i] > bw)
+        i++;
+    double speed = sp[i];
+    int nch = (int)(bw / speed);
+    nch = nch < 1 ? 1 : nch;
+    if (!(speed < 25) && !(sys->gpu_sm > 80 && speed < 50 && nch > 4))
+        nch *= 2, speed /= 2;
+    nch *= 2;
+    if (sys->gpu_sm >= 90 && speed > 45 && nch < 16)
+        nch *= 2;
+    return nch < 32 ? nch : 32;
+}
+
 int coll_channels(const coll_system *sys, coll_algo_id algo)
 {
     /* NCCL's search (nccl-model.md s1): NVSwitch A100 24, H100 24, H800 16;
-     * NVLS 16 on Hopper, 24/32 on Blackwell; PCIe rings 2. */
+     * NVLS 16 on Hopper, 24/32 on Blackwell; PCIe rings 2; one GPU per
+     * server: net_channels. */
     const fabric *f = sys->fab;
     if (algo == ALGO_NVLS || algo == ALGO_NVLS_TREE)
         return sys->gpu_sm >= 100 ? (sys->nnodes > 1 ? 32 : 24) : 16;
+    if (sys->ppn == 1 && sys->nnodes > 1 && sys->nranks > 1)
+        return net_channels(sys);
     int links = 0;
     if (sys->nranks > 1) {
         const fab_link_id *out;

@@ -96,7 +96,7 @@ const gpu_spec *compute_gpu_find(const char *model, int sm_cc, GError **err)
 void compute_model_init(gpu_model *g, const gpu_spec *spec)
 {
     *g = (gpu_model){.spec = *spec, .kernel_ps = DEFAULT_KERNEL_US * 1e6, .gemm_k0 = DEFAULT_GEMM_K0,
-                     .comm_penalty = DEFAULT_COMM_PENALTY, .sm_share = false};
+                     .comm_penalty = DEFAULT_COMM_PENALTY, .sm_share = true};
     g->eff_flops[KC_GEMM] = DEFAULT_GEMM_EFF;
     g->eff_flops[KC_ATTN] = DEFAULT_ATTN_EFF;
     g->eff_flops[KC_ELEM] = DEFAULT_ELEM_EFF;

@@ -34,7 +34,7 @@ typedef struct {
     double kernel_ps;              /* fixed cost per kernel (launch + tail), ps */
     double gemm_k0;                /* GEMM shape: efficiency x k / (k + gemm_k0), k the reduction length */
     double comm_penalty;           /* compute beside a collective: x S / (S - C) x (1 + this) (replay.h) */
-    bool sm_share;                 /* apply that slowdown (off unless gpu.sm_share=1; docs/traces.md) */
+    bool sm_share;                 /* apply that slowdown (default; gpu.sm_share=0 turns it off) */
 } gpu_model;
 
 /* The shipped GPU kinds (static table, n entries). */

@@ -36,7 +36,7 @@ mc sweep-small sweep tests/data/sweep/small.json
 mc p2p-pcie p2p --topo pcie-gen3-2gpu
 mc p2p-compare p2p --topo pcie-gen3-2gpu --compare tests/data/nccltests/22-rtx2080ti-2gpu-pcie3-noP2P-p2pBandwidthLatencyTest.txt
 mc scale-pp scale --model llama3-8b --systems dgx-h100:16 --pp 2 --global-batch 16
-mc scale-sm-share scale --model llama3-8b --systems dgx-h100:16 --global-batch 32 --set gpu.sm_share=1
+mc scale-sm-share-off scale --model llama3-8b --systems dgx-h100:16 --global-batch 32 --set gpu.sm_share=0
 mc calibrate-fit calibrate fit calibrate/data/h200-2026-11-29/calibration.jsonl
 mc topo-calibrated topo show hgx-h200 --set calibration=calibrate/data/h200-2026-11-29/params.json
 mc bad-topo topo show tests/bad_input/topo/dangling-link-end.json

@@ -324,6 +324,27 @@ static void test_coll_collnet_chain(void)
     topo_free(t);
 }
 
+/* Channels of a communicator with one GPU per server follow NCCL's search
+ * over the GPU -> NIC path: A100 + HDR (24 GB/s in NCCL's units) 1 channel,
+ * 2 after connectRings; H100 + NDR (48): 1, duplicated to 2, then 4; whole
+ * servers keep the NVLink count (24). */
+static void test_coll_channels_one_gpu_per_server(void)
+{
+    static const struct {
+        const char *name;
+        int gpus, want;
+    } cases[] = {{"dgx-a100", 1, 2}, {"dgx-h100", 1, 4}, {"dgx-a100", 0, 24}, {"dgx-h100", 0, 24}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GError *err = NULL;
+        topo *t = topo_load(cases[i].name, &(topo_opts){.nodes = 4, .gpus = cases[i].gpus}, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        coll_system sys;
+        topo_coll_system(&sys, t, 0, 1);
+        CU_ASSERT_EQUAL(coll_channels(&sys, ALGO_RING), cases[i].want);
+        topo_free(t);
+    }
+}
+
 static void test_coll_algo_spec_parsing(void)
 {
     uint32_t m;
@@ -396,6 +417,7 @@ int main(void)
 {
     static const test_case cases[] = {
         {"/coll/ring/fold-matches-full", test_coll_ring_fold_matches_full},
+        {"/coll/channels/one-gpu-per-server", test_coll_channels_one_gpu_per_server},
         {"/coll/ring/allreduce-alpha-beta", test_coll_ring_allreduce_matches_alpha_beta},
         {"/coll/ring/allgather-half-the-steps", test_coll_allgather_n_minus_1_steps},
         {"/coll/invariants/bytes-and-utilisation", test_coll_bytes_conserved_and_links_at_most_full},

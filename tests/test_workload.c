@@ -65,11 +65,11 @@ static void test_compute_gemm_shape(void)
     /* the default: the value measured on the H200 (calibrate/data/h200-2026-11-29) */
     gpu_model h = gpu("H200");
     CU_ASSERT_EQUAL(h.gemm_k0, 182);
-    /* compute beside collectives: measured penalty, off by default */
+    /* compute beside collectives: measured penalty, on by default */
     CU_ASSERT_EQUAL(h.comm_penalty, 0.064);
-    CU_ASSERT_FALSE(h.sm_share);
-    CU_ASSERT_TRUE(compute_model_set(&h, "gpu.sm_share=1", NULL));
     CU_ASSERT_TRUE(h.sm_share);
+    CU_ASSERT_TRUE(compute_model_set(&h, "gpu.sm_share=0", NULL));
+    CU_ASSERT_FALSE(h.sm_share);
     CU_ASSERT_FALSE(compute_model_set(&h, "gpu.sm_share=2", &err));
     g_clear_error(&err);
     CU_ASSERT_FALSE(compute_model_set(&h, "gpu.comm_penalty=-0.1", &err));

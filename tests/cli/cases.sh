@@ -55,7 +55,7 @@ check calibrate-fit-gemm 0 'gemm/bf16: best square 823\.4 TFLOP/s; shape model e
 check calibrate-fit-gemm-bad 2 'gemm-missing-k\.jsonl:2: gemm record: "k"' -- calibrate fit tests/bad_input/calibration/gemm-missing-k.jsonl
 check topo-show-calibration 0 'GEMM bf16 711\.3 TFLOP/s k0 182 HBM copy 2116\.3 GB/s' -- topo show hgx-h200 --set calibration=$H200P
 check scale-sm-share-bad 2 'gpu.sm_share: 0 or 1' -- scale --model llama3-8b --systems dgx-h100:8 --set gpu.sm_share=2
-check scale-sm-share 0 'dgx-h100' -- scale --model llama3-8b --systems dgx-h100:16 --set gpu.sm_share=1
+check scale-sm-share-off 0 'dgx-h100' -- scale --model llama3-8b --systems dgx-h100:16 --set gpu.sm_share=0
 check scale-calibration-wrong-gpu 2 'exceeds GPU 0.s PCIe rate' -- scale --model llama3-8b --systems dgx-a100:8 --set calibration=$H200P
 check sweep-replay-base 0 '^5,0.25,4,' -- sweep tests/data/sweep/replay-compute-scale.json -j 2
 check sweep-replay-needs-trace 2 'needs a trace' -- sweep tests/data/sweep/replay-no-trace.json
