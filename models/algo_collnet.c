@@ -155,7 +155,7 @@ static void start_chunks(cn_unit *u)
     }
 }
 
-static bool cn_supports(const coll_system *sys, coll_kind kind, const char **why)
+bool coll_collnet_common(const coll_system *sys, coll_kind kind, const char **why)
 {
     if (!sys->sharp || sys->nnodes < 2) {
         *why = "needs several nodes on a fabric whose switches reduce (SHARP: ib-hdr, ib-ndr, ib-xdr)";
@@ -169,6 +169,13 @@ static bool cn_supports(const coll_system *sys, coll_kind kind, const char **why
         *why = "NCCL disables CollNet with more than 8 GPUs per node";
         return false;
     }
+    return true;
+}
+
+static bool cn_supports(const coll_system *sys, coll_kind kind, const char **why)
+{
+    if (!coll_collnet_common(sys, kind, why))
+        return false;
     if (sys->ppn > 1 && sys->nvswitch == FAB_NONE) {
         *why = "NCCL runs CollNet Direct only where an NVSwitch joins the node's GPUs (use CollNet Chain)";
         return false;
@@ -176,13 +183,10 @@ static bool cn_supports(const coll_system *sys, coll_kind kind, const char **why
     return true;
 }
 
-static void cn_start(coll_exec *x)
+fab_node_id *coll_collnet_roots(coll_exec *x)
 {
     const coll_system *sys = x->sys;
-    int nch = x->req->nchannels > 0 ? x->req->nchannels : 1, ppn = sys->ppn, N = sys->nnodes;
-    double intra = coll_hw_lat_us(sys->nvswitch != FAB_NONE ? 0 : 1, ALGO_COLLNET_DIRECT, PROTO_SIMPLE);
-    x->start += sim_time_from_us(2 * ((ppn > 1 ? 1 : 0) * intra + 0.4 * (ppn - 1)) +
-                                 coll_hw_lat_us(2, ALGO_COLLNET_DIRECT, PROTO_SIMPLE));
+    int ppn = sys->ppn, N = sys->nnodes;
     fab_node_id *roots = g_new(fab_node_id, ppn), *rail = g_new(fab_node_id, N);
     g_ptr_array_add(x->garbage, roots);
     for (int l = 0; l < ppn; l++) {
@@ -193,7 +197,18 @@ static void cn_start(coll_exec *x)
             x->err = g_error_new(COLL_ERROR, COLL_ERROR_ROUTE, "CollNet: rail %d's NICs share no switch", l);
     }
     g_free(rail);
-    if (x->err)
+    return x->err ? NULL : roots;
+}
+
+static void cn_start(coll_exec *x)
+{
+    const coll_system *sys = x->sys;
+    int nch = x->req->nchannels > 0 ? x->req->nchannels : 1, ppn = sys->ppn, N = sys->nnodes;
+    double intra = coll_hw_lat_us(sys->nvswitch != FAB_NONE ? 0 : 1, ALGO_COLLNET_DIRECT, PROTO_SIMPLE);
+    x->start += sim_time_from_us(2 * ((ppn > 1 ? 1 : 0) * intra + 0.4 * (ppn - 1)) +
+                                 coll_hw_lat_us(2, ALGO_COLLNET_DIRECT, PROTO_SIMPLE));
+    fab_node_id *roots = coll_collnet_roots(x);
+    if (!roots)
         return;
     for (int ci = 0; ci < nch; ci++) {
         cn_chan *c = g_new0(cn_chan, 1);

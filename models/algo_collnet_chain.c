@@ -146,22 +146,6 @@ static void start_chunks(cc_chan *c)
     }
 }
 
-static bool cc_supports(const coll_system *sys, coll_kind kind, const char **why)
-{
-    if (!sys->sharp || sys->nnodes < 2) {
-        *why = "needs several nodes on a fabric whose switches reduce (SHARP: ib-hdr, ib-ndr, ib-xdr)";
-        return false;
-    }
-    if (kind != COLL_ALL_REDUCE) {
-        *why = "modelled for all_reduce";
-        return false;
-    }
-    if (sys->ppn > 8) {
-        *why = "NCCL disables CollNet with more than 8 GPUs per node";
-        return false;
-    }
-    return true;
-}
 
 /* NCCL's CollNetChain chunk: up to 256 KiB, halved (not below 32 KiB) while
  * the channel has fewer chunks than the chain is deep, so the chain still
@@ -181,16 +165,8 @@ static void cc_start(coll_exec *x)
     int nch = x->req->nchannels > 0 ? x->req->nchannels : 1, ppn = sys->ppn, N = sys->nnodes;
     double intra = coll_hw_lat_us(sys->nvswitch != FAB_NONE ? 0 : 1, ALGO_COLLNET_CHAIN, PROTO_SIMPLE);
     x->start += sim_time_from_us(2 * (ppn - 1) * intra + coll_hw_lat_us(2, ALGO_COLLNET_CHAIN, PROTO_SIMPLE));
-    fab_node_id *rail = g_new(fab_node_id, N), *roots = g_new(fab_node_id, ppn);
-    for (int l = 0; l < ppn; l++) {
-        for (int i = 0; i < N; i++)
-            rail[i] = sys->gpu[i * ppn + l];
-        roots[l] = fabric_sharp_root(x->fab, rail, N, (uint32_t)l);
-        if (roots[l] == FAB_NONE && !x->err)
-            x->err = g_error_new(COLL_ERROR, COLL_ERROR_ROUTE, "CollNet: rail %d's NICs share no switch", l);
-    }
-    g_free(rail);
-    for (int ci = 0; ci < nch && !x->err; ci++) {
+    fab_node_id *roots = coll_collnet_roots(x);
+    for (int ci = 0; roots && ci < nch; ci++) {
         cc_chan *c = g_new0(cc_chan, 1);
         g_ptr_array_add(x->garbage, c);
         *c = (cc_chan){.x = x, .N = N, .ppn = ppn, .head = ci % ppn, .root = roots[ci % ppn]};
@@ -209,13 +185,12 @@ static void cc_start(coll_exec *x)
         }
         start_chunks(c);
     }
-    g_free(roots);
 }
 
 const coll_algo coll_algo_collnet_chain = {
     .name = "collnetchain",
     .summary = "a chain of the node's GPUs up to a head, in-network (SHARP) reduction of the node's partial, "
                "the sum back down the chain; algbw = min(NVLink bw x ppn / (2(ppn-1)), node NIC bw)",
-    .supports = cc_supports,
+    .supports = coll_collnet_common, /* no NVSwitch needed: on PCIe servers NCCL's only CollNet */
     .start = cc_start,
 };

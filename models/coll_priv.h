@@ -46,6 +46,13 @@ extern const coll_algo coll_algo_collnet;
 extern const coll_algo coll_algo_collnet_chain;
 extern const coll_algo coll_algo_direct;
 
+/* CollNet (algo_collnet.c), both algorithms: the checks NCCL applies to
+ * either (SHARP fabric, several nodes, all_reduce, at most 8 GPUs a node),
+ * and each rail's aggregation switch (garbage-owned array of ppn; NULL with
+ * x->err set when a rail's NICs share no switch). */
+bool coll_collnet_common(const coll_system *sys, coll_kind kind, const char **why);
+fab_node_id *coll_collnet_roots(coll_exec *x);
+
 /* A unit (one rank on one channel) finished. */
 void coll_exec_unit_done(coll_exec *x);
 /* Route between two ranks (cached in the fabric); on failure records the
