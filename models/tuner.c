@@ -181,10 +181,10 @@ bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t 
             continue;
         if ((a == ALGO_COLLNET_DIRECT || a == ALGO_COLLNET_CHAIN) && !collnet)
             continue;
+        int nch = coll_channels(sys, (coll_algo_id)a); /* a route lookup for some systems: once per algorithm */
         for (int p = 0; p < PROTO_COUNT; p++) {
             if (proto_mask && !(proto_mask & (1u << p)))
                 continue;
-            int nch = coll_channels(sys, (coll_algo_id)a);
             double t = model_time(sys, kind, (coll_algo_id)a, (coll_proto_id)p, bytes, nch);
             if (t > 0 && (best < 0 || t < best)) {
                 best = t;
