@@ -44,6 +44,18 @@ static double run(const coll_system *sys, coll_kind k, coll_algo_id a, uint64_t 
     return res.time_us;
 }
 
+/* A shipped system built with o, as a collective system with no launch cost. */
+static topo *shipped(const char *name, topo_opts o, coll_system *sys)
+{
+    GError *err = NULL;
+    topo *t = topo_load(name, &o, &err);
+    if (!t)
+        fprintf(stderr, "%s: %s\n", name, err->message);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    topo_coll_system(sys, t, 0, 1);
+    return t;
+}
+
 static void test_coll_ring_allreduce_matches_alpha_beta(void)
 {
     fabric *f;
@@ -110,11 +122,8 @@ static void test_coll_nvls_beats_ring_by_physical_factor(void)
 
 static void test_coll_tuner_h100_ll_small_nvls_large(void)
 {
-    GError *err = NULL;
-    topo *t = topo_load("dgx-h100", &(topo_opts){0}, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     coll_system sys;
-    topo_coll_system(&sys, t, 0, 1);
+    topo *t = shipped("dgx-h100", (topo_opts){0}, &sys);
     CU_ASSERT_TRUE(sys.nvls);
     coll_request req;
     CU_ASSERT_TRUE(coll_tune(&sys, COLL_ALL_REDUCE, 65536, 0, 0, &req, NULL));
@@ -143,11 +152,8 @@ static void test_coll_tuner_h100_ll_small_nvls_large(void)
 
 static void test_coll_nvlstree_two_nodes_physical_limit(void)
 {
-    GError *err = NULL;
-    topo *t = topo_load("dgx-h100", &(topo_opts){.nodes = 2}, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     coll_system sys;
-    topo_coll_system(&sys, t, 0, 1);
+    topo *t = shipped("dgx-h100", (topo_opts){.nodes = 2}, &sys);
     coll_request req;
     CU_ASSERT_TRUE(coll_tune(&sys, COLL_ALL_REDUCE, 1ull << 30, 0, 0, &req, NULL));
     CU_ASSERT_EQUAL(req.algo, ALGO_NVLS_TREE);
@@ -169,11 +175,8 @@ static void test_coll_nvlstree_two_nodes_physical_limit(void)
 
 static void test_coll_tree_four_nodes_network_bound(void)
 {
-    GError *err = NULL;
-    topo *t = topo_load("dgx-a100", &(topo_opts){.nodes = 4}, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     coll_system sys;
-    topo_coll_system(&sys, t, 0, 1);
+    topo *t = shipped("dgx-a100", (topo_opts){.nodes = 4}, &sys);
     uint64_t S = 1ull << 30;
     coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = S, .algo = ALGO_TREE, .proto = PROTO_SIMPLE,
                         .nchannels = coll_channels(&sys, ALGO_TREE)};
@@ -194,10 +197,8 @@ static void test_coll_tree_four_nodes_network_bound(void)
 static void test_coll_pat_log_steps_one_gpu_per_node(void)
 {
     GError *err = NULL;
-    topo *t = topo_load("dgx-h100", &(topo_opts){.nodes = 8, .gpus = 1}, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     coll_system sys;
-    topo_coll_system(&sys, t, 0, 1);
+    topo *t = shipped("dgx-h100", (topo_opts){.nodes = 8, .gpus = 1}, &sys);
     CU_ASSERT_EQUAL(sys.ppn, 1);
     coll_request req = {.kind = COLL_ALL_GATHER, .bytes = 64 << 10, .algo = ALGO_PAT, .proto = PROTO_SIMPLE,
                         .nchannels = 1};
@@ -228,10 +229,8 @@ static void test_coll_pat_log_steps_one_gpu_per_node(void)
 static void test_coll_collnet_sharp_reduces_in_network(void)
 {
     GError *err = NULL;
-    topo *t = topo_load("dgx-a100", &(topo_opts){.nodes = 4}, &err); /* ib-hdr: SHARPv2 */
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     coll_system sys;
-    topo_coll_system(&sys, t, 0, 1);
+    topo *t = shipped("dgx-a100", (topo_opts){.nodes = 4}, &sys); /* ib-hdr: SHARPv2 */
     CU_ASSERT_TRUE(sys.sharp);
     uint64_t S = 1ull << 30;
     coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = S, .algo = ALGO_COLLNET_DIRECT, .proto = PROTO_SIMPLE,
@@ -254,8 +253,7 @@ static void test_coll_collnet_sharp_reduces_in_network(void)
     CU_ASSERT_EQUAL(tuned.algo, ALGO_COLLNET_DIRECT);
     topo_free(t);
     /* no SHARP on RoCE */
-    t = topo_load("hgx-h200", &(topo_opts){.nodes = 2}, &err);
-    topo_coll_system(&sys, t, 0, 1);
+    t = shipped("hgx-h200", (topo_opts){.nodes = 2}, &sys);
     CU_ASSERT_FALSE(sys.sharp);
     req.algo = ALGO_COLLNET_DIRECT;
     CU_ASSERT_FALSE(coll_run(&sys, &req, &res, &err));
@@ -273,10 +271,8 @@ static void test_coll_collnet_sharp_reduces_in_network(void)
 static void test_coll_collnet_chain(void)
 {
     GError *err = NULL;
-    topo *t = topo_load("dgx-a100", &(topo_opts){.nodes = 4}, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     coll_system sys;
-    topo_coll_system(&sys, t, 0, 1);
+    topo *t = shipped("dgx-a100", (topo_opts){.nodes = 4}, &sys);
     uint64_t S = 1ull << 30;
     coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = S, .algo = ALGO_COLLNET_CHAIN, .proto = PROTO_SIMPLE,
                         .nchannels = coll_channels(&sys, ALGO_RING)};
@@ -295,9 +291,7 @@ static void test_coll_collnet_chain(void)
     CU_ASSERT(chain.time_us > direct.time_us);
     topo_free(t);
     /* one GPU per node: the same traffic as Direct */
-    t = topo_load("dgx-a100", &(topo_opts){.nodes = 4, .gpus = 1}, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    topo_coll_system(&sys, t, 0, 1);
+    t = shipped("dgx-a100", (topo_opts){.nodes = 4, .gpus = 1}, &sys);
     CU_ASSERT_EQUAL(sys.ppn, 1);
     req = (coll_request){.kind = COLL_ALL_REDUCE, .bytes = 256u << 20, .algo = ALGO_COLLNET_CHAIN,
                          .proto = PROTO_SIMPLE, .nchannels = 2};
@@ -307,9 +301,7 @@ static void test_coll_collnet_chain(void)
     ASSERT_REL(chain.time_us, direct.time_us, 0.05);
     topo_free(t);
     /* PCIe servers on a SHARP fabric: Direct refused, Chain runs and is tuned */
-    t = topo_load("pcie-gen5-8gpu-2socket", &(topo_opts){.nodes = 2, .fabric = "ib-ndr"}, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    topo_coll_system(&sys, t, 0, 1);
+    t = shipped("pcie-gen5-8gpu-2socket", (topo_opts){.nodes = 2, .fabric = "ib-ndr"}, &sys);
     CU_ASSERT_TRUE(sys.sharp);
     req = (coll_request){.kind = COLL_ALL_REDUCE, .bytes = 64u << 20, .algo = ALGO_COLLNET_DIRECT,
                          .proto = PROTO_SIMPLE, .nchannels = 2};
@@ -335,11 +327,8 @@ static void test_coll_channels_one_gpu_per_server(void)
         int gpus, want;
     } cases[] = {{"dgx-a100", 1, 2}, {"dgx-h100", 1, 4}, {"dgx-a100", 0, 24}, {"dgx-h100", 0, 24}};
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-        GError *err = NULL;
-        topo *t = topo_load(cases[i].name, &(topo_opts){.nodes = 4, .gpus = cases[i].gpus}, &err);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
         coll_system sys;
-        topo_coll_system(&sys, t, 0, 1);
+        topo *t = shipped(cases[i].name, (topo_opts){.nodes = 4, .gpus = cases[i].gpus}, &sys);
         CU_ASSERT_EQUAL(coll_channels(&sys, ALGO_RING), cases[i].want);
         topo_free(t);
     }

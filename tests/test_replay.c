@@ -420,10 +420,6 @@ static void test_replay_reuse_matches_full_simulation(void)
     twin_free(&w, t, &full, &reuse);
 }
 
-/* Two all_reduces over the same ranks at once on two streams: the first
- * takes its isolated time; the second finds its links held and runs on the
- * fabric, counted as an overlap (it does not see the first's traffic, which
- * the full simulation does: the limit of the shortcut, and why --exact exists). */
 /* Sends and receives that never meet other traffic (a ping-pong between
  * GPU 0 of two servers, 3 rounds of 32 MiB): each takes the time of one
  * simulated alone (the two directions have the same route parameters: one
@@ -458,6 +454,10 @@ static void test_replay_reuse_p2p_matches_full_simulation(void)
     twin_free(&w, t, &full, &reuse);
 }
 
+/* Two all_reduces over the same ranks at once on two streams: the first
+ * takes its isolated time; the second finds its links held and runs on the
+ * fabric, counted as an overlap (it does not see the first's traffic, which
+ * the full simulation does: the limit of the shortcut, and why --exact exists). */
 static void test_replay_reuse_refused_on_busy_links(void)
 {
     twin w;
