@@ -163,6 +163,13 @@ static int ring_rank(const coll_system *sys, int c, int i)
     return node * sys->ppn + local;
 }
 
+/* the server a directed link's traffic queues on (host memory: one for both
+ * directions, as in fabric_run.c) */
+static fab_link_id link_server(const fabric *f, fab_link_id l)
+{
+    return fabric_link(f, l)->kind == LINK_MEM ? (l & ~1u) : l;
+}
+
 static double per_channel_cap(const coll_exec *x, int nch)
 {
     /* NCCL's ceilings (tuning.cc): LL128 per channel; LL shared by the channels */
@@ -220,6 +227,50 @@ static int fold_nodes(const coll_system *sys, int nch)
     return k;
 }
 
+/* Channels share links. The thread blocks of a collective's channels start
+ * together, do the same work and meet their links at flit granularity
+ * (NVLink and PCIe arbitrate among requesters packet by packet), so while
+ * they all copy, each moves at its share of every link on its route: the
+ * link's rate over the number of this collective's channel routes that
+ * cross it, and all of them stall together for their per-step latency. A
+ * link that serves whole chunks FIFO would instead hand the link to the
+ * other channels while one waits, hiding a latency the real channels pay
+ * (docs/collectives.md, "Channels share links"). Each sender's pacer is
+ * capped at that share, below the protocol's own per-channel ceiling.
+ * Staged routes (through host memory) are not: their host-path rate was
+ * measured with staged copies that already include such stalls. */
+static void share_links(coll_exec *x, GPtrArray *units, int m)
+{
+    const fabric *f = x->fab;
+    GHashTable *users = g_hash_table_new(g_direct_hash, g_direct_equal); /* link + 1 -> routes */
+    for (guint c = 0; c < units->len; c++)
+        for (int i = 0; i < m; i++) {
+            const fab_route *r = ((ring_unit *)units->pdata[c])[i].route;
+            for (uint32_t h = 0; r && h < r->nhops; h++) {
+                gpointer k = GUINT_TO_POINTER(link_server(f, r->hop[h]) + 1);
+                g_hash_table_insert(users, k, GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(users, k)) + 1));
+            }
+        }
+    for (guint c = 0; c < units->len; c++)
+        for (int i = 0; i < m; i++) {
+            ring_unit *w = &((ring_unit *)units->pdata[c])[i];
+            if (!w->route || fabric_route_staged(f, w->route))
+                continue;
+            double share = 0;
+            for (uint32_t h = 0; h < w->route->nhops; h++) {
+                fab_link_id l = w->route->hop[h];
+                const fab_link_desc *d = fabric_link(f, l);
+                guint n = GPOINTER_TO_UINT(g_hash_table_lookup(users, GUINT_TO_POINTER(link_server(f, l) + 1)));
+                double b = d->bw_Bps * d->eff / n;
+                if (share == 0 || b < share)
+                    share = b;
+            }
+            if (share > 0 && (w->block.Bps <= 0 || share < w->block.Bps))
+                w->block.Bps = share;
+        }
+    g_hash_table_unref(users);
+}
+
 static void ring_start(coll_exec *x)
 {
     const coll_system *sys = x->sys;
@@ -230,6 +281,7 @@ static void ring_start(coll_exec *x)
                          : (req->bytes + (uint64_t)n - 1) / (uint64_t)n; /* one rank's 1/n */
     double cap = per_channel_cap(x, nch);
     int m = chain ? n : fold_nodes(sys, nch) * sys->ppn; /* ranks simulated */
+    GPtrArray *units = g_ptr_array_new();
     for (int c = 0; c < nch; c++) {
         ring_chan *ch = g_new0(ring_chan, 1);
         g_ptr_array_add(x->garbage, ch);
@@ -262,16 +314,22 @@ static void ring_start(coll_exec *x)
             int nr = chain ? (start + i + 1) % n : ring_rank(sys, c, (i + 1) % m);
             if (w->n_send) {
                 w->route = coll_exec_route(x, sys->gpu[r], sys->gpu[nr], (uint32_t)c);
-                if (!w->route)
+                if (!w->route) {
+                    g_ptr_array_unref(units);
                     return;
+                }
                 w->step_lat = coll_exec_step_lat_ps(x, w->route, ALGO_RING);
                 w->max_inflight = coll_route_crosses_net(x->fab, w->route) ? 8 : 1;
             }
             x->units_left++;
         }
-        for (int i = 0; i < m; i++)
-            try_send(&u[i]);
+        g_ptr_array_add(units, u);
     }
+    share_links(x, units, m);
+    for (guint c = 0; c < units->len; c++)
+        for (int i = 0; i < m; i++)
+            try_send(&((ring_unit *)units->pdata[c])[i]);
+    g_ptr_array_unref(units);
 }
 
 const coll_algo coll_algo_ring = {

@@ -175,7 +175,7 @@ bool coll_nodes_alike(const coll_system *sys)
 
 uint64_t coll_exec_fabric_chunk(uint64_t wire)
 {
-    uint64_t c = (wire + 3) / 4;
+    uint64_t c = (wire + 15) / 16;
     return c < 16384 ? 16384 : c;
 }
 

@@ -70,8 +70,11 @@ bool coll_route_crosses_net(const fabric *f, const fab_route *r);
 /* Are the nodes alike (the same GPU local indices in the same server
  * pattern, consecutive nodes on different servers)? Folding needs it. */
 bool coll_nodes_alike(const coll_system *sys);
-/* Fabric chunk size for a message of `wire` bytes: pipelines across hops
- * without an event per small packet. */
+/* Fabric chunk size for a message of `wire` bytes: a sixteenth of it, at
+ * least 16 KiB. Links forward packets cut-through; pieces store-and-forward,
+ * so a message pays about one piece per extra hop (and through a pacer):
+ * small pieces keep that near the cut-through time without an event per
+ * packet (docs/collectives.md, "Channels share links"). */
 uint64_t coll_exec_fabric_chunk(uint64_t wire);
 /* Split `total` bytes into `parts` shares aligned to `grain`; share i. */
 uint64_t coll_share(uint64_t total, int parts, int i, uint64_t grain);

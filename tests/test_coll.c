@@ -67,10 +67,33 @@ static void test_coll_ring_allreduce_matches_alpha_beta(void)
     double alpha = 3.4, slice_us = (double)S / N / 2 / BW * 1e6;
     double steps = 2 * (N - 1), base = 8.4;
     double ideal = base + steps * 2 * (alpha + slice_us);
-    /* chunking effect: each slice is store-and-forwarded over 2 hops in quarters */
-    double fill = steps * 2 * slice_us / 4;
+    /* chunking effect: each slice is cut into sixteenths that are
+     * store-and-forwarded through the channel's pacer and over 2 hops */
+    double fill = steps * 2 * 2 * slice_us / 16;
     CU_ASSERT(t >= ideal * 0.999);
     CU_ASSERT(t <= (ideal + fill) * 1.001);
+    fabric_free(f);
+}
+
+/* Channels share links: 8 channels on one 100 GB/s link each move at
+ * 12.5 GB/s and stall together for the per-step latency, so the ring takes
+ * the one-channel closed form at 1/8 of the bandwidth, not the link's rate
+ * with the latency hidden behind other channels' chunks. */
+static void test_coll_ring_channels_share_links(void)
+{
+    fabric *f;
+    fab_node_id g[N];
+    coll_system sys = star(&f, g);
+    uint64_t S = 8 << 20; /* per channel and rank 256 KiB: one chunk, two 128 KiB slices */
+    double t = run(&sys, COLL_ALL_REDUCE, ALGO_RING, S, 8);
+    double slice_us = (double)S / N / 8 / 2 / (BW / 8) * 1e6;
+    double steps = 2 * (N - 1), ideal = 8.4 + steps * 2 * (3.4 + slice_us);
+    double hidden = 8.4 + steps * 2 * slice_us + 3.4; /* latency behind other channels' chunks */
+    CU_ASSERT(t >= ideal * 0.999);
+    /* fill: a 16 KiB piece (the smallest) through the pacer, then the 2nd hop */
+    double piece_us = 16384 / (BW / 8) * 1e6 + 16384 / BW * 1e6;
+    CU_ASSERT(t <= (ideal + steps * 2 * piece_us) * 1.001);
+    CU_ASSERT(t > hidden * 1.2);
     fabric_free(f);
 }
 
@@ -116,7 +139,10 @@ static void test_coll_nvls_beats_ring_by_physical_factor(void)
     double nvls = run(&sys, COLL_ALL_REDUCE, ALGO_NVLS, S, 8);
     /* ring moves 2(n-1)/n S each way at link rate; NVLS S(1+1/n) at 0.85 of it */
     double factor = (2.0 * (N - 1) / N) / ((1.0 + 1.0 / N) / 0.85);
-    ASSERT_REL(ring / nvls, factor, 0.05);
+    /* the ring's 8 channels share each link (1/8 of it each) and all pay
+     * the per-step latency (3.4 us) between their 1 MiB slices */
+    double slice_us = 1048576 / (BW / 8) * 1e6;
+    ASSERT_REL(ring / nvls, factor * (slice_us + 3.4) / slice_us, 0.05);
     fabric_free(f);
 }
 
@@ -146,7 +172,13 @@ static void test_coll_tuner_h100_ll_small_nvls_large(void)
     req.nchannels = coll_channels(&sys, ALGO_RING);
     CU_ASSERT_TRUE(coll_run(&sys, &req, &res, NULL));
     busbw = (1ull << 30) / res.time_us / 1e3 * 2 * 7 / 8;
-    ASSERT_REL(busbw, 370, 0.05);
+    /* 24 channels share the 370.8 GB/s of NVLink (15.45 GB/s each) and pay
+     * 3.4 us between 1 MiB slices: 5% below the link; the maintainers'
+     * ~370 is 7% above what this gives (docs/collectives.md, "Channels
+     * share links", says why this stays open) */
+    double slice_us = 1048576 / (370.8e9 / 24) * 1e6;
+    ASSERT_REL(busbw, 370.8 * slice_us / (slice_us + 3.4), 0.05);
+    ASSERT_REL(busbw, 370, 0.10);
     topo_free(t);
 }
 
@@ -408,6 +440,7 @@ int main(void)
         {"/coll/ring/fold-matches-full", test_coll_ring_fold_matches_full},
         {"/coll/channels/one-gpu-per-server", test_coll_channels_one_gpu_per_server},
         {"/coll/ring/allreduce-alpha-beta", test_coll_ring_allreduce_matches_alpha_beta},
+        {"/coll/ring/channels-share-links", test_coll_ring_channels_share_links},
         {"/coll/ring/allgather-half-the-steps", test_coll_allgather_n_minus_1_steps},
         {"/coll/invariants/bytes-and-utilisation", test_coll_bytes_conserved_and_links_at_most_full},
         {"/coll/nvls/beats-ring-by-physical-factor", test_coll_nvls_beats_ring_by_physical_factor},
