@@ -163,13 +163,6 @@ static int ring_rank(const coll_system *sys, int c, int i)
     return node * sys->ppn + local;
 }
 
-/* the server a directed link's traffic queues on (host memory: one for both
- * directions, as in fabric_run.c) */
-static fab_link_id link_server(const fabric *f, fab_link_id l)
-{
-    return fabric_link(f, l)->kind == LINK_MEM ? (l & ~1u) : l;
-}
-
 static double per_channel_cap(const coll_exec *x, int nch)
 {
     /* NCCL's ceilings (tuning.cc): LL128 per channel; LL shared by the channels */
@@ -227,48 +220,22 @@ static int fold_nodes(const coll_system *sys, int nch)
     return k;
 }
 
-/* Channels share links. The thread blocks of a collective's channels start
- * together, do the same work and meet their links at flit granularity
- * (NVLink and PCIe arbitrate among requesters packet by packet), so while
- * they all copy, each moves at its share of every link on its route: the
- * link's rate over the number of this collective's channel routes that
- * cross it, and all of them stall together for their per-step latency. A
- * link that serves whole chunks FIFO would instead hand the link to the
- * other channels while one waits, hiding a latency the real channels pay
- * (docs/collectives.md, "Channels share links"). Each sender's pacer is
- * capped at that share, below the protocol's own per-channel ceiling.
- * Staged routes (through host memory) are not: their host-path rate was
- * measured with staged copies that already include such stalls. */
+/* Channels share links (coll_pace_at_link_shares): the thread blocks of a
+ * collective's channels start together, do the same work and meet their
+ * links packet by packet, so while they copy each moves at its share of the
+ * link, and they all stall together for their per-step latency. */
 static void share_links(coll_exec *x, GPtrArray *units, int m)
 {
-    const fabric *f = x->fab;
-    GHashTable *users = g_hash_table_new(g_direct_hash, g_direct_equal); /* link + 1 -> routes */
-    for (guint c = 0; c < units->len; c++)
-        for (int i = 0; i < m; i++) {
-            const fab_route *r = ((ring_unit *)units->pdata[c])[i].route;
-            for (uint32_t h = 0; r && h < r->nhops; h++) {
-                gpointer k = GUINT_TO_POINTER(link_server(f, r->hop[h]) + 1);
-                g_hash_table_insert(users, k, GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(users, k)) + 1));
-            }
-        }
+    coll_block_routes *b = g_new0(coll_block_routes, units->len * (guint)m);
+    size_t n = 0;
     for (guint c = 0; c < units->len; c++)
         for (int i = 0; i < m; i++) {
             ring_unit *w = &((ring_unit *)units->pdata[c])[i];
-            if (!w->route || fabric_route_staged(f, w->route))
-                continue;
-            double share = 0;
-            for (uint32_t h = 0; h < w->route->nhops; h++) {
-                fab_link_id l = w->route->hop[h];
-                const fab_link_desc *d = fabric_link(f, l);
-                guint n = GPOINTER_TO_UINT(g_hash_table_lookup(users, GUINT_TO_POINTER(link_server(f, l) + 1)));
-                double b = d->bw_Bps * d->eff / n;
-                if (share == 0 || b < share)
-                    share = b;
-            }
-            if (share > 0 && (w->block.Bps <= 0 || share < w->block.Bps))
-                w->block.Bps = share;
+            if (w->route)
+                b[n++] = (coll_block_routes){.block = &w->block, .route = {w->route}, .nroutes = 1};
         }
-    g_hash_table_unref(users);
+    coll_pace_at_link_shares(x, b, n);
+    g_free(b);
 }
 
 static void ring_start(coll_exec *x)

@@ -173,6 +173,61 @@ bool coll_nodes_alike(const coll_system *sys)
     return true;
 }
 
+/* the server a directed link's traffic queues on (host memory: one for both
+ * directions, as in fabric_run.c) */
+static fab_link_id link_server(const fabric *f, fab_link_id l)
+{
+    return fabric_link(f, l)->kind == LINK_MEM ? (l & ~1u) : l;
+}
+
+static guint count_of(GHashTable *t, fab_link_id l)
+{
+    return GPOINTER_TO_UINT(g_hash_table_lookup(t, GUINT_TO_POINTER(l + 1)));
+}
+
+static void count_add(GHashTable *t, fab_link_id l)
+{
+    g_hash_table_insert(t, GUINT_TO_POINTER(l + 1), GUINT_TO_POINTER(count_of(t, l) + 1));
+}
+
+void coll_pace_at_link_shares(coll_exec *x, const coll_block_routes *b, size_t n)
+{
+    const fabric *f = x->fab;
+    GHashTable *users = g_hash_table_new(g_direct_hash, g_direct_equal); /* link + 1 -> routes */
+    GHashTable *mine = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < n; i++)
+        for (int j = 0; j < b[i].nroutes; j++)
+            for (uint32_t h = 0; b[i].route[j] && h < b[i].route[j]->nhops; h++)
+                count_add(users, link_server(f, b[i].route[j]->hop[h]));
+    for (size_t i = 0; i < n; i++) {
+        g_hash_table_remove_all(mine);
+        bool staged = false;
+        for (int j = 0; j < b[i].nroutes; j++) {
+            const fab_route *r = b[i].route[j];
+            staged |= r && fabric_route_staged(f, r);
+            for (uint32_t h = 0; r && h < r->nhops; h++)
+                count_add(mine, link_server(f, r->hop[h]));
+        }
+        if (staged)
+            continue;
+        double share = 0;
+        GHashTableIter it;
+        gpointer k, v;
+        g_hash_table_iter_init(&it, mine);
+        while (g_hash_table_iter_next(&it, &k, &v)) {
+            fab_link_id l = GPOINTER_TO_UINT(k) - 1;
+            const fab_link_desc *d = fabric_link(f, l);
+            double s = d->bw_Bps * d->eff * GPOINTER_TO_UINT(v) / count_of(users, l);
+            if (share == 0 || s < share)
+                share = s;
+        }
+        if (share > 0 && (b[i].block->Bps <= 0 || share < b[i].block->Bps))
+            b[i].block->Bps = share;
+    }
+    g_hash_table_unref(mine);
+    g_hash_table_unref(users);
+}
+
 uint64_t coll_exec_fabric_chunk(uint64_t wire)
 {
     uint64_t c = (wire + 15) / 16;

@@ -61,6 +61,17 @@ const fab_route *coll_exec_route(coll_exec *x, fab_node_id a, fab_node_id b, uin
 /* Per-step protocol latency for a route, ps: NCCL's hwLat for the route's
  * hardware class minus the wire latency the fabric already simulates. */
 int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id algo);
+/* One thread block (a channel on one rank) and the routes it sends on. */
+typedef struct {
+    fab_pacer *block;
+    const fab_route *route[4];
+    int nroutes;
+} coll_block_routes;
+/* Channels share links (docs/collectives.md): cap each block's pacer at its
+ * share of every link its routes cross, the link's rate times the block's
+ * routes on it over all the given routes on it; never raises a cap. Routes
+ * staged through host memory are counted but not capped. */
+void coll_pace_at_link_shares(coll_exec *x, const coll_block_routes *b, size_t n);
 /* Note a route the collective uses that did not come from coll_exec_route
  * (switch routes): it belongs to the footprint. */
 void coll_exec_note_route(coll_exec *x, const fab_route *r);
