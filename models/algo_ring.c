@@ -35,6 +35,8 @@ typedef struct ring_unit {
     int inflight;          /* sends not yet delivered */
     uint64_t arrived;      /* bit j: send sends_done + j is there, waiting for an earlier one */
     int max_inflight;      /* 1 to a GPU peer (the block copies); NCCL_STEPS across the network (proxy) */
+    double share_Bps;      /* its share of the links to a GPU peer, wire bytes/s; 0: none */
+    sim_time t_min;        /* the send in flight lands no earlier (its copy at share_Bps) */
     bool done;
 } ring_unit;
 
@@ -93,8 +95,12 @@ static void check_done(ring_unit *u)
  * routing) waits for it. */
 static void on_sent(sim_engine *e, void *ctx, uint64_t k)
 {
-    (void)e;
     ring_unit *u = ctx, *v = u->next;
+    if (u->share_Bps > 0 && sim_engine_now(e) < u->t_min) {
+        sim_engine_at(e, u->t_min, on_sent, u, k); /* still copying at its share */
+        u->t_min = 0;
+        return;
+    }
     g_assert(k >= u->sends_done && k - u->sends_done < 64);
     u->arrived |= 1ull << (k - u->sends_done);
     while (u->arrived & 1) {
@@ -137,6 +143,8 @@ static bool send_next(ring_unit *u)
     uint64_t wire = (uint64_t)((double)slice_bytes(u->ch, k) / x->proto->wire_eff + 0.5);
     sim_time now = sim_engine_now(x->eng);
     int64_t delay = u->step_lat + (now < x->start ? x->start - now : 0);
+    if (u->share_Bps > 0)
+        u->t_min = now + delay + sim_time_for_bytes((double)wire, u->share_Bps) + fabric_route_lat_ps(x->fab, u->route);
     fabric_transfer_start_paced(x->fab, u->route, &u->block, wire, coll_exec_fabric_chunk(wire), 0, delay,
                                 on_sent, u, k);
     return true;
@@ -220,21 +228,39 @@ static int fold_nodes(const coll_system *sys, int nch)
     return k;
 }
 
-/* Channels share links (coll_pace_at_link_shares): the thread blocks of a
- * collective's channels start together, do the same work and meet their
- * links packet by packet, so while they copy each moves at its share of the
- * link, and they all stall together for their per-step latency. */
+/* Channels share links. The thread blocks of a collective's channels start
+ * together, do the same work and meet their links packet by packet, so
+ * while they copy, each moves at its share of every link on its route (the
+ * link's rate over the number of this collective's channel routes crossing
+ * it), and they all stall together for their per-step latency. Links that
+ * serve whole fabric chunks first come, first served would instead let one
+ * channel's chunks take the link while the others wait for their flags,
+ * hiding a latency the real channels pay (docs/collectives.md, "Channels
+ * share links"). So a slice a block copies to a GPU peer (the block waits
+ * for it to land) lands no earlier than its bytes at that share after the
+ * per-step latency; its bytes still cross the links' queues, where other
+ * traffic meets them. Sends handed to the network proxy (NCCL_STEPS in
+ * flight) are not held. */
 static void share_links(coll_exec *x, GPtrArray *units, int m)
 {
-    coll_block_routes *b = g_new0(coll_block_routes, units->len * (guint)m);
-    size_t n = 0;
+    size_t cap = units->len * (size_t)m, n = 0;
+    coll_block_routes *b = g_new0(coll_block_routes, cap);
+    ring_unit **who = g_new(ring_unit *, cap);
+    double *share = g_new(double, cap);
     for (guint c = 0; c < units->len; c++)
         for (int i = 0; i < m; i++) {
             ring_unit *w = &((ring_unit *)units->pdata[c])[i];
-            if (w->route)
-                b[n++] = (coll_block_routes){.block = &w->block, .route = {w->route}, .nroutes = 1};
+            if (!w->route)
+                continue;
+            who[n] = w;
+            b[n++] = (coll_block_routes){.route = {w->route}, .nroutes = 1};
         }
-    coll_pace_at_link_shares(x, b, n);
+    coll_link_shares(x, b, n, share);
+    for (size_t i = 0; i < n; i++)
+        if (who[i]->max_inflight == 1)
+            who[i]->share_Bps = share[i];
+    g_free(share);
+    g_free(who);
     g_free(b);
 }
 

@@ -190,7 +190,7 @@ static void count_add(GHashTable *t, fab_link_id l)
     g_hash_table_insert(t, GUINT_TO_POINTER(l + 1), GUINT_TO_POINTER(count_of(t, l) + 1));
 }
 
-void coll_pace_at_link_shares(coll_exec *x, const coll_block_routes *b, size_t n)
+void coll_link_shares(coll_exec *x, const coll_block_routes *b, size_t n, double *share)
 {
     const fabric *f = x->fab;
     GHashTable *users = g_hash_table_new(g_direct_hash, g_direct_equal); /* link + 1 -> routes */
@@ -208,9 +208,9 @@ void coll_pace_at_link_shares(coll_exec *x, const coll_block_routes *b, size_t n
             for (uint32_t h = 0; r && h < r->nhops; h++)
                 count_add(mine, link_server(f, r->hop[h]));
         }
+        share[i] = 0;
         if (staged)
             continue;
-        double share = 0;
         GHashTableIter it;
         gpointer k, v;
         g_hash_table_iter_init(&it, mine);
@@ -218,11 +218,9 @@ void coll_pace_at_link_shares(coll_exec *x, const coll_block_routes *b, size_t n
             fab_link_id l = GPOINTER_TO_UINT(k) - 1;
             const fab_link_desc *d = fabric_link(f, l);
             double s = d->bw_Bps * d->eff * GPOINTER_TO_UINT(v) / count_of(users, l);
-            if (share == 0 || s < share)
-                share = s;
+            if (share[i] == 0 || s < share[i])
+                share[i] = s;
         }
-        if (share > 0 && (b[i].block->Bps <= 0 || share < b[i].block->Bps))
-            b[i].block->Bps = share;
     }
     g_hash_table_unref(mine);
     g_hash_table_unref(users);
@@ -230,7 +228,7 @@ void coll_pace_at_link_shares(coll_exec *x, const coll_block_routes *b, size_t n
 
 uint64_t coll_exec_fabric_chunk(uint64_t wire)
 {
-    uint64_t c = (wire + 15) / 16;
+    uint64_t c = (wire + 3) / 4;
     return c < 16384 ? 16384 : c;
 }
 

@@ -63,15 +63,16 @@ const fab_route *coll_exec_route(coll_exec *x, fab_node_id a, fab_node_id b, uin
 int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id algo);
 /* One thread block (a channel on one rank) and the routes it sends on. */
 typedef struct {
-    fab_pacer *block;
     const fab_route *route[4];
     int nroutes;
 } coll_block_routes;
-/* Channels share links (docs/collectives.md): cap each block's pacer at its
- * share of every link its routes cross, the link's rate times the block's
- * routes on it over all the given routes on it; never raises a cap. Routes
- * staged through host memory are counted but not capped. */
-void coll_pace_at_link_shares(coll_exec *x, const coll_block_routes *b, size_t n);
+/* Channels share links (docs/collectives.md): each block's share of the
+ * links its routes cross, wire bytes/s: the smallest over those links of
+ * the link's rate times the block's routes on it over all the given routes
+ * on it. 0 for a block with a route staged through host memory (its
+ * host-path rate was measured with staged copies and includes their
+ * stalls) or without routes. */
+void coll_link_shares(coll_exec *x, const coll_block_routes *b, size_t n, double *share);
 /* Note a route the collective uses that did not come from coll_exec_route
  * (switch routes): it belongs to the footprint. */
 void coll_exec_note_route(coll_exec *x, const fab_route *r);
@@ -81,11 +82,8 @@ bool coll_route_crosses_net(const fabric *f, const fab_route *r);
 /* Are the nodes alike (the same GPU local indices in the same server
  * pattern, consecutive nodes on different servers)? Folding needs it. */
 bool coll_nodes_alike(const coll_system *sys);
-/* Fabric chunk size for a message of `wire` bytes: a sixteenth of it, at
- * least 16 KiB. Links forward packets cut-through; pieces store-and-forward,
- * so a message pays about one piece per extra hop (and through a pacer):
- * small pieces keep that near the cut-through time without an event per
- * packet (docs/collectives.md, "Channels share links"). */
+/* Fabric chunk size for a message of `wire` bytes: a quarter of it, at
+ * least 16 KiB; pipelines across hops without an event per small packet. */
 uint64_t coll_exec_fabric_chunk(uint64_t wire);
 /* Split `total` bytes into `parts` shares aligned to `grain`; share i. */
 uint64_t coll_share(uint64_t total, int parts, int i, uint64_t grain);

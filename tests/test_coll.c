@@ -67,9 +67,8 @@ static void test_coll_ring_allreduce_matches_alpha_beta(void)
     double alpha = 3.4, slice_us = (double)S / N / 2 / BW * 1e6;
     double steps = 2 * (N - 1), base = 8.4;
     double ideal = base + steps * 2 * (alpha + slice_us);
-    /* chunking effect: each slice is cut into sixteenths that are
-     * store-and-forwarded through the channel's pacer and over 2 hops */
-    double fill = steps * 2 * 2 * slice_us / 16;
+    /* chunking effect: each slice is store-and-forwarded over 2 hops in quarters */
+    double fill = steps * 2 * slice_us / 4;
     CU_ASSERT(t >= ideal * 0.999);
     CU_ASSERT(t <= (ideal + fill) * 1.001);
     fabric_free(f);
@@ -90,9 +89,7 @@ static void test_coll_ring_channels_share_links(void)
     double steps = 2 * (N - 1), ideal = 8.4 + steps * 2 * (3.4 + slice_us);
     double hidden = 8.4 + steps * 2 * slice_us + 3.4; /* latency behind other channels' chunks */
     CU_ASSERT(t >= ideal * 0.999);
-    /* fill: a 16 KiB piece (the smallest) through the pacer, then the 2nd hop */
-    double piece_us = 16384 / (BW / 8) * 1e6 + 16384 / BW * 1e6;
-    CU_ASSERT(t <= (ideal + steps * 2 * piece_us) * 1.001);
+    CU_ASSERT(t <= ideal * 1.01); /* the share sets it, not the pieces' store-and-forward */
     CU_ASSERT(t > hidden * 1.2);
     fabric_free(f);
 }
