@@ -402,7 +402,7 @@ static int run_scale(wl_opts *o, scale_cli *c)
         if (!c->format || !strcmp(c->format, "text")) {
             printf("# scale: %s, %d x %d tokens per step (strong scaling), %s, %s%s", R[0].w.m.name,
                    R[0].w.global_batch, R[0].w.seq, compute_dtype_name(R[0].w.dtype),
-                   R[0].w.zero == 3 ? "ZeRO-3/FSDP" : R[0].w.zero ? "ZeRO" : "DDP",
+                   R[0].w.zero == 3 ? (R[0].w.fsdp ? "FSDP" : "ZeRO-3") : R[0].w.zero ? "ZeRO" : "DDP",
                    R[0].w.recompute ? ", full recompute" : "");
             if (R[0].w.vpp > 1)
                 printf(", interleaved 1F1B (%d model chunks per pp rank)", R[0].w.vpp);

@@ -22,6 +22,8 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"sp", 0, 0, G_OPTION_ARG_NONE, &o->sp, "sequence parallelism (reduce_scatter + all_gather)", NULL},
         {"zero", 0, 0, G_OPTION_ARG_STRING, &o->zero_s, "ZeRO stage 0, 1, 2 or 3 [0 = DDP]", "Z"},
         {"fsdp", 0, 0, G_OPTION_ARG_NONE, &o->fsdp, "PyTorch FSDP (full shard) = ZeRO-3", NULL},
+        {"reuse-distance", 0, 0, G_OPTION_ARG_STRING, &o->reuse,
+         "DeepSpeed ZeRO-3 stage3_max_reuse_distance, parameters (1e9, 500M, ...) [1e9]", "N"},
         {"micro-batch", 0, 0, G_OPTION_ARG_INT, &o->micro_batch, "sequences per microbatch [1]", "b"},
         {"global-batch", 0, 0, G_OPTION_ARG_INT, &o->global_batch, "sequences per step [dp*b, x2pp with pp]", "B"},
         {"seq", 0, 0, G_OPTION_ARG_INT, &o->seq, "sequence length [2048]", "S"},
@@ -59,6 +61,7 @@ void wl_opts_clear(wl_opts *o)
     g_free(o->dtype);
     g_free(o->zero_s);
     g_free(o->bucket);
+    g_free(o->reuse);
     g_free(o->topo);
     g_free(o->fabric);
     g_strfreev(o->sets);
@@ -105,6 +108,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         if (o->zero_s && w->zero != 3)
             return BAD("--fsdp is ZeRO-3; it contradicts --zero %d", w->zero);
         w->zero = 3;
+        w->fsdp = true;
     }
     if (o->bucket) {
         uint64_t b;
@@ -113,6 +117,17 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         w->bucket_bytes = b;
         if (b < 1024)
             return BAD("--bucket must be >= 1K");
+    }
+    if (o->reuse) {
+        char *end;
+        double v = g_ascii_strtod(o->reuse, &end);
+        if (end == o->reuse)
+            return BAD("--reuse-distance '%s': expected a number of parameters", o->reuse);
+        if (*end == 'K' || *end == 'M' || *end == 'G' || *end == 'B')
+            v *= *end == 'K' ? 1e3 : *end == 'M' ? 1e6 : 1e9, end++;
+        if (*end || !(v >= 1) || v > 1e15)
+            return BAD("--reuse-distance '%s': expected 1 to 1e15 parameters (1e9, 500M, 2G)", o->reuse);
+        w->reuse_distance = v;
     }
     w->gpus = o->gpus;
     w->tp = o->tp;

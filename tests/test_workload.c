@@ -213,6 +213,42 @@ static void test_workload_zero3_gathers_twice(void)
     trace_free(t);
 }
 
+/* DeepSpeed ZeRO-3 with recomputation gathers a layer's modules again for
+ * the backward when more than stage3_max_reuse_distance (1e9) parameters
+ * run between their recomputed forward and their backward: GPT-175B
+ * (h 12288, FFN 4h) keeps MLP out (distance 0) and refetches QKV, the
+ * projection and MLP in (distances 18h^2, 16h^2, 8h^2 = 2.7e9, 2.4e9,
+ * 1.2e9): 8h^2 of 12h^2. The 1.7B model's largest distance, 18h^2 = 9.6e7,
+ * keeps everything; FSDP (the unit stays gathered through its backward)
+ * never refetches. */
+static void test_workload_zero3_refetch_after_recompute(void)
+{
+    const workload_model *m175 = workload_preset_find("gpt3-175b", NULL);
+    ASSERT_REL(workload_layer_refetch_frac(m175, false, 1, 1, 1e9), 8.0 / 12, 1e-9);
+    ASSERT_REL(workload_layer_refetch_frac(m175, false, 1, 1, 3e9), 0, 1e-9);
+    CU_ASSERT_EQUAL(workload_layer_refetch_frac(workload_preset_find("gpt-1.7b", NULL), false, 1, 1, 1e9), 0);
+
+    workload_spec w = spec("gpt3-175b", 1, 1, 8, 8, 256); /* 1 microbatch */
+    w.m.layers = 2;
+    w.zero = 3;
+    w.recompute = true;
+    gpu_model g = gpu("A100");
+    trace *t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double ag, again;
+    count(t, 0, TOP_COLL, COLL_ALL_GATHER, "zero3_param_ag", &ag);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_GATHER, "zero3_param_refetch", &again), 2);
+    double N = workload_params(&w.m), L = workload_layer_params(&w.m, false, NULL);
+    ASSERT_REL(ag, 2 * N * 2, 1e-3);           /* forward + backward, bf16 */
+    ASSERT_REL(again, 2 * L * 8.0 / 12 * 2, 2e-3); /* 2 layers, 2/3 of each (norms, biases: kept) */
+    trace_free(t);
+    w.fsdp = true;
+    t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_GATHER, "zero3_param_refetch", NULL), 0);
+    trace_free(t);
+}
+
 static void test_workload_layout_errors(void)
 {
     GError *err = NULL;
@@ -791,6 +827,7 @@ int main(void)
         {"/workload/dp-tp-counts", test_workload_dp_tp_counts},
         {"/workload/pp-1f1b-sends", test_workload_pp_1f1b_sends},
         {"/workload/zero3-gathers-twice", test_workload_zero3_gathers_twice},
+        {"/workload/zero3-refetch-after-recompute", test_workload_zero3_refetch_after_recompute},
         {"/workload/layout-errors", test_workload_layout_errors},
         {"/workload/1f1b-bubble", test_workload_1f1b_bubble},
         {"/workload/replay-llama2-tp8", test_workload_replay_llama2_tp8},

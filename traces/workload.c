@@ -99,6 +99,8 @@ void workload_spec_defaults(workload_spec *w)
         w->bucket_bytes = 25u << 20;
     if (w->layer_fuse <= 0)
         w->layer_fuse = 1;
+    if (w->reuse_distance <= 0)
+        w->reuse_distance = 1e9;
     if (w->vpp <= 0)
         w->vpp = 1;
     if (w->m.kv_heads <= 0)
@@ -244,6 +246,27 @@ double workload_layer_params(const workload_model *m, bool moe, double *expert_o
     if (expert_out)
         *expert_out = expert;
     return attn + norms + mlp + expert;
+}
+
+double workload_layer_refetch_frac(const workload_model *m, bool moe, int tp, int ep, double reuse)
+{
+    double h = m->hidden, kv = (double)m->hidden / m->heads * m->kv_heads, in = m->gated ? 2 : 1;
+    double mod[4] = {h * (h + 2 * kv) / tp, h * h / tp, 0, 0};
+    if (moe) {
+        mod[2] = in * h * ((double)m->experts * m->expert_ffn / ep + (double)m->shared_ffn / tp);
+        mod[3] = h * ((double)m->experts * m->expert_ffn / ep + (double)m->shared_ffn / tp);
+    } else {
+        mod[2] = in * h * m->ffn / tp;
+        mod[3] = h * m->ffn / tp;
+    }
+    double all = 0, again = 0, after = 0;
+    for (int i = 3; i >= 0; i--) {
+        all += mod[i];
+        if (2 * after > reuse)
+            again += mod[i];
+        after += mod[i];
+    }
+    return all > 0 ? again / all : 0;
 }
 
 bool workload_layer_is_moe(const workload_model *m, int layer)

@@ -37,6 +37,8 @@ typedef struct {
     int gpus, tp, pp, dp, cp, ep; /* tp*pp*dp*cp == gpus; ep divides dp */
     bool sp;                      /* sequence parallelism (RS + AG instead of AR) */
     int zero;                     /* 0 DDP, 1/2 ZeRO (distributed optimizer), 3 ZeRO-3 / FSDP */
+    bool fsdp;                    /* ZeRO-3 as PyTorch FSDP (full shard) rather than DeepSpeed */
+    double reuse_distance;        /* DeepSpeed stage3_max_reuse_distance, parameters (1e9) */
     int micro_batch, global_batch, seq;
     compute_dtype dtype;
     bool recompute;               /* full activation recomputation */
@@ -89,6 +91,15 @@ double workload_params(const workload_model *m);
 double workload_layer_params(const workload_model *m, bool moe, double *expert_params);
 /* Whether layer l (0-based) is an MoE layer. */
 bool workload_layer_is_moe(const workload_model *m, int layer);
+/* DeepSpeed ZeRO-3 with activation recomputation: the fraction of a layer's
+ * parameters (as one rank holds them, tp and ep shards) gathered again for
+ * the backward after the recomputed forward. DeepSpeed frees a parameter
+ * after its module ran unless it is used again within `reuse` parameters
+ * (stage3_max_reuse_distance); between a module's recomputed forward and its
+ * backward run the modules after it in the layer, twice (their recomputed
+ * forward and their backward). Modules: QKV, attention projection, MLP in,
+ * MLP out (the last is always kept). */
+double workload_layer_refetch_frac(const workload_model *m, bool moe, int tp, int ep, double reuse);
 /* Forward matmul FLOPs of one layer over `tokens` tokens attending over
  * `ctx` keys: 2*tokens*(weights touched) + 4*tokens*ctx*hidden. */
 double workload_layer_fwd_flops(const workload_model *m, bool moe, double tokens, double ctx);

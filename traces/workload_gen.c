@@ -324,15 +324,28 @@ static double emb_params(const gen *G)
 
 /* ---- passes ---- */
 
-static uint32_t zero3_gather(gen *G, int k, bool last_group)
+/* Gather group k's parameters (bf16) before its forward or backward;
+ * refetch: only what DeepSpeed freed after the recomputed forward. */
+static uint32_t zero3_gather(gen *G, int k, bool last_group, bool refetch)
 {
     double d, e;
     group_params(G, k, &d, &e);
-    if (k == 0)
-        d += emb_params(G);
-    if (last_group && !G->w->m.tied)
-        d += emb_params(G);
-    uint32_t i = coll(G, S_GATHER, COLL_ALL_GATHER, (d + e) * 2, G->g_dpc, "zero3_param_ag", G->prev_first);
+    if (refetch) {
+        const workload_spec *w = G->w;
+        double f = workload_layer_refetch_frac(&w->m, workload_layer_is_moe(&w->m, group_layer(G, k)), w->tp, w->ep,
+                                               w->reuse_distance);
+        if (f <= 0)
+            return NONE;
+        d *= f;
+        e *= f;
+    } else {
+        if (k == 0)
+            d += emb_params(G);
+        if (last_group && !G->w->m.tied)
+            d += emb_params(G);
+    }
+    uint32_t i = coll(G, S_GATHER, COLL_ALL_GATHER, (d + e) * 2, G->g_dpc,
+                      refetch ? "zero3_param_refetch_ag" : "zero3_param_ag", G->prev_first);
     wait_on(G, i);
     G->prev_first = G->t->ranks[G->r].ops->len;
     return i;
@@ -380,12 +393,12 @@ static void forward(gen *G, int mb)
     if (!first)
         wait_on(G, p2p(G, S_RECV_PREV, false, pp_prev(G), G->act / w->tp, pp_tag(G, mb, G->chunk, false), NONE));
     if (w->zero == 3)
-        zero3_gather(G, 0, ng == 1);
+        zero3_gather(G, 0, ng == 1, false);
     if (first)
         compute(G, "embedding_fwd", &G->c.emb_f, 1);
     for (int k = 0; k < ng; k++) {
         if (w->zero == 3 && k > 0)
-            zero3_gather(G, k, k == ng - 1);
+            zero3_gather(G, k, k == ng - 1, false);
         block_fwd(G, k, workload_layer_is_moe(&w->m, group_layer(G, k)), "");
     }
     if (lastst)
@@ -412,9 +425,11 @@ static void backward(gen *G, int mb, bool reduce)
     for (int k = ng - 1; k >= 0; k--) {
         bool moe = workload_layer_is_moe(&w->m, group_layer(G, k));
         if (w->zero == 3)
-            zero3_gather(G, k, k == ng - 1);
+            zero3_gather(G, k, k == ng - 1, false);
         if (w->recompute)
             block_fwd(G, k, moe, "recompute_");
+        if (w->zero == 3 && w->recompute && !w->fsdp) /* DeepSpeed freed them after the recompute */
+            zero3_gather(G, k, k == ng - 1, true);
         block_bwd(G, k, moe);
         double d, e;
         group_params(G, k, &d, &e);

@@ -74,6 +74,8 @@ check workload-uneven-replays 0 'step time: [0-9.]+ ms' -- replay --topo dgx-h10
 rm -f "$wl"
 check workload-uneven-fuse 0 'uneven stages of 2,3,3,2 layers' -- workload --model custom --layers 10 --hidden 1024 --heads 16 --gpus 4 --pp 4 --layer-fuse 2 --topo dgx-h100 -o /dev/null
 check workload-fuse-too-big 2 'layer fuse \(11\) must be in 1..layers \(10\)' -- workload --model custom --layers 10 --hidden 1024 --heads 16 --gpus 4 --pp 4 --layer-fuse 11 --topo dgx-h100 -o /dev/null
+check workload-reuse-distance-bad 2 "reuse-distance 'x': expected a number of parameters" -- workload --model gpt3-175b --gpus 8 --zero 3 --reuse-distance x --topo dgx-h100 -o /dev/null
+check workload-reuse-distance-range 2 'expected 1 to 1e15 parameters' -- workload --model gpt3-175b --gpus 8 --zero 3 --reuse-distance 0 --topo dgx-h100 -o /dev/null
 check workload-unknown-model 2 "unknown model 'gpt-5'" -- workload --model gpt-5 --gpus 8 --topo dgx-h100 -o /dev/null
 wl=$(mktemp --suffix=.json)
 check workload-interleaved 0 'interleaved 1F1B \(2 model chunks of 4 layers per pp rank\)' -- workload --model llama2-7b --gpus 8 --tp 2 --pp 4 --seq 256 --schedule interleaved:2 --topo dgx-h100 -o "$wl"
