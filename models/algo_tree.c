@@ -11,7 +11,10 @@
  * the tree and along every chain. Each hop pays the Tree per-step latency
  * (hwLat) and moves payload / protocol efficiency; a channel's thread block
  * is paced at NCCL's per-channel Tree ceiling (perChMaxTreeBws and the LL /
- * LL128 limits, tuning.cc). Every pipeline stage has NCCL_STEPS slots.
+ * LL128 limits, tuning.cc). A chain send lands no earlier than its bytes at
+ * its share of the links (every channel sends up and down at once:
+ * coll_link_shares, docs/collectives.md "Channels share links"). Every
+ * pipeline stage has NCCL_STEPS slots.
  */
 #include "coll_priv.h"
 
@@ -29,6 +32,8 @@ typedef struct {
     int down_pending;            /* chain delivery outstanding of the current down step */
     int down_net;                /* down sends to child nodes not yet delivered */
     fab_pacer block;             /* the rank's thread block for this channel */
+    double up_share, down_share; /* its chain sends' shares of their links, wire bytes/s (0: none) */
+    sim_time up_min, down_min;   /* the chain send in flight lands no earlier */
     bool done;
 } tree_rank;
 
@@ -72,6 +77,14 @@ static void send(tree_chan *c, int ra, int rb, uint32_t k, fab_done_fn fn, uint6
     uint64_t wire = (uint64_t)((double)payload(c, k) / x->proto->wire_eff + 0.5);
     sim_time now = sim_engine_now(x->eng);
     int64_t delay = coll_exec_step_lat_ps(x, r, ALGO_TREE) + (now < x->start ? x->start - now : 0);
+    if (ra / c->ppn == rb / c->ppn) { /* a chain send: the block copies it */
+        tree_rank *t = &c->rk[ra];
+        bool up = pos_of(c, rb) < pos_of(c, ra);
+        double sh = up ? t->up_share : t->down_share;
+        if (sh > 0)
+            *(up ? &t->up_min : &t->down_min) =
+                now + delay + sim_time_for_bytes((double)wire, sh) + fabric_route_lat_ps(x->fab, r);
+    }
     fabric_transfer_start_paced(x->fab, r, &c->rk[ra].block, wire, coll_exec_fabric_chunk(wire), 0, delay, fn, c,
                                 arg);
 }
@@ -121,10 +134,14 @@ static void up_try(tree_chan *c, int r)
 
 static void on_up_arrived(sim_engine *e, void *ctx, uint64_t arg)
 {
-    (void)e;
     tree_chan *c = ctx;
     int r = (int)(arg >> 32), node = r / c->ppn, p = pos_of(c, r);
     uint32_t k = (uint32_t)arg;
+    if (p > 0 && sim_engine_now(e) < c->rk[r].up_min) {
+        sim_engine_at(e, c->rk[r].up_min, on_up_arrived, c, arg); /* still copying at its share */
+        c->rk[r].up_min = 0;
+        return;
+    }
     c->rk[r].up_inflight--;
     if (p > 0) {
         int to = rank_at(c, node, p - 1);
@@ -151,9 +168,13 @@ static void check_done(tree_chan *c, int r)
 /* the result of chunk k reached chain rank `to` from its predecessor */
 static void on_down_arrived(sim_engine *e, void *ctx, uint64_t arg)
 {
-    (void)e;
     tree_chan *c = ctx;
     int to = (int)(arg >> 32), from = rank_at(c, to / c->ppn, pos_of(c, to) - 1);
+    if (sim_engine_now(e) < c->rk[from].down_min) {
+        sim_engine_at(e, c->rk[from].down_min, on_down_arrived, c, arg); /* still copying at its share */
+        c->rk[from].down_min = 0;
+        return;
+    }
     got_result(c, to, (uint32_t)arg);
     c->rk[from].down_pending = 0;
     c->rk[from].down_next++;
@@ -247,11 +268,52 @@ static uint64_t tree_chunk(const coll_exec *x, int nch, int depth)
     return chunk;
 }
 
+/* Channels share links (docs/collectives.md): every channel's chain sends
+ * up and down at once; each chain send's share of its route's links. */
+static void share_links(coll_exec *x, GPtrArray *chans)
+{
+    const coll_system *sys = x->sys;
+    size_t cap = chans->len * (size_t)sys->nranks * 4, n = 0;
+    coll_block_routes *b = g_new0(coll_block_routes, cap);
+    double **dst = g_new(double *, cap), *share = g_new(double, cap);
+    for (guint i = 0; i < chans->len; i++) {
+        tree_chan *c = chans->pdata[i];
+        for (int r = 0; r < sys->nranks; r++) {
+            int node = r / c->ppn, p = pos_of(c, r), tp = node_to_pos(c, node);
+            int to[4], nt = 0;
+            double *where[4];
+            if (p > 0)
+                to[nt] = rank_at(c, node, p - 1), where[nt++] = &c->rk[r].up_share;
+            else if (tp > 0)
+                to[nt] = rank_at(c, pos_to_node(c, (tp - 1) / 2), 0), where[nt++] = NULL;
+            if (p + 1 < c->ppn)
+                to[nt] = rank_at(c, node, p + 1), where[nt++] = &c->rk[r].down_share;
+            for (int q = 2 * tp + 1; p == 0 && q < 2 * tp + 1 + nkids(c, node); q++)
+                to[nt] = rank_at(c, pos_to_node(c, q), 0), where[nt++] = NULL;
+            for (int j = 0; j < nt; j++) {
+                const fab_route *rt = coll_exec_route(x, sys->gpu[r], sys->gpu[to[j]], (uint32_t)c->head);
+                if (!rt)
+                    continue;
+                dst[n] = where[j];
+                b[n++] = (coll_block_routes){.route = {rt}, .nroutes = 1};
+            }
+        }
+    }
+    coll_link_shares(x, b, n, share);
+    for (size_t i = 0; i < n; i++)
+        if (dst[i])
+            *dst[i] = share[i];
+    g_free(share);
+    g_free(dst);
+    g_free(b);
+}
+
 static void tree_start(coll_exec *x)
 {
     const coll_system *sys = x->sys;
     int nch = x->req->nchannels > 0 ? x->req->nchannels : 1;
     int depth = (int)ceil(log2((double)sys->nnodes + 1)) - 1;
+    GPtrArray *chans = g_ptr_array_new();
     for (int ci = 0; ci < nch; ci++) {
         tree_chan *c = g_new0(tree_chan, 1);
         g_ptr_array_add(x->garbage, c);
@@ -273,9 +335,13 @@ static void tree_start(coll_exec *x)
         g_ptr_array_add(x->garbage, c->kids_in);
         g_ptr_array_add(x->garbage, c->rk);
         x->units_left += sys->nranks;
-        for (int r = 0; r < sys->nranks; r++)
-            up_try(c, r);
+        g_ptr_array_add(chans, c);
     }
+    share_links(x, chans);
+    for (guint i = 0; i < chans->len; i++)
+        for (int r = 0; r < sys->nranks; r++)
+            up_try(chans->pdata[i], r);
+    g_ptr_array_unref(chans);
 }
 
 const coll_algo coll_algo_tree = {

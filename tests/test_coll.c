@@ -223,6 +223,24 @@ static void test_coll_tree_four_nodes_network_bound(void)
     topo_free(t);
 }
 
+/* Tree channels share links too: on one DGX A100's NVLink (240 GB/s), 24
+ * channels each send their chain's chunks up and down at once, so a chain
+ * send moves at 240/48 GB/s and a channel's S/24 takes at least that long,
+ * however idle the link looks between the chunks. */
+static void test_coll_tree_chains_share_links(void)
+{
+    coll_system sys;
+    topo *t = shipped("dgx-a100", (topo_opts){.nodes = 4}, &sys);
+    uint64_t S = 64ull << 20;
+    int nch = coll_channels(&sys, ALGO_TREE);
+    coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = S, .algo = ALGO_TREE, .proto = PROTO_SIMPLE, .nchannels = nch};
+    coll_result res;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    double share = 240e9 / (2.0 * nch);
+    CU_ASSERT(res.time_us >= (double)S / nch / share * 1e6 * 0.99);
+    topo_free(t);
+}
+
 static void test_coll_pat_log_steps_one_gpu_per_node(void)
 {
     GError *err = NULL;
@@ -438,6 +456,7 @@ int main(void)
         {"/coll/channels/one-gpu-per-server", test_coll_channels_one_gpu_per_server},
         {"/coll/ring/allreduce-alpha-beta", test_coll_ring_allreduce_matches_alpha_beta},
         {"/coll/ring/channels-share-links", test_coll_ring_channels_share_links},
+        {"/coll/tree/chains-share-links", test_coll_tree_chains_share_links},
         {"/coll/ring/allgather-half-the-steps", test_coll_allgather_n_minus_1_steps},
         {"/coll/invariants/bytes-and-utilisation", test_coll_bytes_conserved_and_links_at_most_full},
         {"/coll/nvls/beats-ring-by-physical-factor", test_coll_nvls_beats_ring_by_physical_factor},
