@@ -111,6 +111,8 @@ install: $(BUILD)/conveyor
 	install -d $(DESTDIR)$(PREFIX)/share/conveyor/topologies/fabrics
 	install -m 644 topologies/*.json $(DESTDIR)$(PREFIX)/share/conveyor/topologies/
 	install -m 644 topologies/fabrics/*.json $(DESTDIR)$(PREFIX)/share/conveyor/topologies/fabrics/
+	install -d $(DESTDIR)$(PREFIX)/share/conveyor/topologies/accuracy
+	install -m 644 topologies/accuracy/*.json $(DESTDIR)$(PREFIX)/share/conveyor/topologies/accuracy/
 
 clean:
 	rm -rf build

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "simsweep.h"
 #include "sysbuild.h"
+#include "topologies/accuracy.h"
 
 typedef struct {
     char *op, *minb, *maxb, *stepb, *dtype, *redop, *algo, *proto, *format;
@@ -99,12 +100,24 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     char **hosts = g_new0(char *, sys.nranks + 1);
     nccltests_device *dev = g_new0(nccltests_device, sys.nranks);
     fill_devices(dev, sys.nranks, t, gname, hosts);
+    /* error bands from the validation (topologies/accuracy.h) */
+    double *blo = g_new0(double, n), *bhi = g_new0(double, n);
+    acc_regime regime = acc_regime_of(&sys);
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        acc_band b;
+        if (acc_coll_band(regime, rows[i].size_bytes, &b)) {
+            acc_rate_range(1.0, &b, &blo[i], &bhi[i]);
+            any = true;
+        }
+    }
     nccltests_sweep sw = {.coll = kind, .dtype = dt, .redop = coll_is_reducing(kind) ? op : NCCLTESTS_OP_NONE,
                           .root = coll_default_root(kind), .nranks = sys.nranks, .version = "2.19.6",
                           .nccl_code = 23007, .nthreads = 1, .ngpus = sys.gpus_per_thread,
                           .min_bytes = lo, .max_bytes = hi, .step_factor = co->factor,
                           .warmup_iters = co->warmup, .iters = co->iters, .agg_iters = 1, .validation = 1,
-                          .devices = dev, .ndevices = (size_t)sys.nranks, .rows = rows, .nrows = n};
+                          .devices = dev, .ndevices = (size_t)sys.nranks, .rows = rows, .nrows = n,
+                          .band_lo = any ? blo : NULL, .band_hi = any ? bhi : NULL};
     if (!strcmp(fmt, "csv"))
         nccltests_write_csv(stdout, &sw);
     else if (!strcmp(fmt, "json"))
@@ -112,12 +125,22 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     else
         nccltests_write(stdout, &sw);
     if (co->explain) {
-        printf("# explain: %12s  %-13s %-6s %3s  %-28s %5s %10s\n", "size", "algo", "proto", "ch", "busiest link", "util", "events");
-        for (size_t i = 0; i < n; i++)
-            printf("# explain: %12llu  %-13s %-6s %3d  %-28s %4.0f%% %10llu\n", (unsigned long long)rows[i].size_bytes,
+        printf("# explain: %12s  %-13s %-6s %3s  %-28s %5s %10s  %s\n", "size", "algo", "proto", "ch", "busiest link", "util",
+               "events", "busbw, 80% band (validation)");
+        for (size_t i = 0; i < n; i++) {
+            nccltests_row r = rows[i];
+            nccltests_row_compute_bw(&r, kind, sys.nranks);
+            double bw = r.busbw_GBps[NCCLTESTS_OOP];
+            char band[64] = "no band";
+            if (bhi[i] > 0)
+                g_snprintf(band, sizeof band, "%.2f [%.2f-%.2f] %s", bw, bw * blo[i], bw * bhi[i], acc_regime_name(regime));
+            printf("# explain: %12llu  %-13s %-6s %3d  %-28s %4.0f%% %10llu  %s\n", (unsigned long long)rows[i].size_bytes,
                    coll_algo_name(ex[i].algo), coll_proto_name(ex[i].proto), ex[i].nchannels, ex[i].busiest,
-                   100 * ex[i].busiest_util, (unsigned long long)ex[i].events);
+                   100 * ex[i].busiest_util, (unsigned long long)ex[i].events, band);
+        }
     }
+    g_free(blo);
+    g_free(bhi);
     g_strfreev(hosts);
     g_free(dev);
     g_free(gname);

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "models/replay.h"
+#include "topologies/accuracy.h"
 #include "wlopts.h"
 
 #define MAX_POINTS 256
@@ -265,14 +266,18 @@ static void print_results(const result *R, int n, const char *fmt)
 {
     bool csv = fmt && !strcmp(fmt, "csv"), json = fmt && !strcmp(fmt, "json");
     char s[128];
+    /* the error band of the training comparison (topologies/accuracy.h) */
+    acc_band b;
+    bool band = acc_training_band(&b);
     if (csv)
         printf("system,gpu,gpus,tp,pp,dp,global_batch,layer_fuse,step_time_s,tokens_per_s,tflops_per_gpu,mfu,"
-               "speedup,efficiency,exposed_comm_frac,fits_memory\n");
+               "speedup,efficiency,exposed_comm_frac,fits_memory,step_time_lo_s,step_time_hi_s,tflops_lo,tflops_hi\n");
     else if (json)
         printf("[");
     else
-        printf("%-22s %-9s %6s %3s %3s %5s %6s %10s %12s %8s %6s %8s %6s %8s\n", "system", "gpu", "gpus", "tp",
-               "pp", "dp", "batch", "step_ms", "tokens/s", "TFLOP/s", "MFU%", "speedup", "eff%", "exposed%");
+        printf("%-22s %-9s %6s %3s %3s %5s %6s %10s %12s %8s %6s %8s %6s %8s  %s\n", "system", "gpu", "gpus", "tp",
+               "pp", "dp", "batch", "step_ms", "tokens/s", "TFLOP/s", "MFU%", "speedup", "eff%", "exposed%",
+               band ? "step_ms 80%" : "");
     int k = 0;
     for (int i = 0; i < n; i++) {
         const result *r = &R[i];
@@ -280,26 +285,47 @@ static void print_results(const result *R, int n, const char *fmt)
             continue;
         sysname(r, s, sizeof s);
         const workload_spec *w = &r->w;
+        double slo = 0, shi = 0, tlo = 0, thi = 0;
+        if (band) {
+            acc_time_range(r->step_s, &b, &slo, &shi);
+            acc_rate_range(r->tflops, &b, &tlo, &thi);
+        }
+        char blo[4][24] = {"", "", "", ""};
+        if (band) {
+            g_snprintf(blo[0], sizeof blo[0], "%.6g", slo);
+            g_snprintf(blo[1], sizeof blo[1], "%.6g", shi);
+            g_snprintf(blo[2], sizeof blo[2], "%.4g", tlo);
+            g_snprintf(blo[3], sizeof blo[3], "%.4g", thi);
+        }
         if (csv)
-            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.4g,%.4f,%.4f,%.4f,%.4f,%s\n", s, r->gpu, w->gpus, w->tp,
-                   w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s, r->tokens_s, r->tflops, r->mfu,
-                   r->speedup, r->eff, r->exposed, r->fits ? "yes" : "no");
+            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s,%s,%s,%s\n", s, r->gpu, w->gpus,
+                   w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s, r->tokens_s, r->tflops, r->mfu,
+                   r->speedup, r->eff, r->exposed, r->fits ? "yes" : "no", blo[0], blo[1], blo[2], blo[3]);
         else if (json)
             printf("%s\n {\"system\": \"%s\", \"gpu\": \"%s\", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, "
                    "\"global_batch\": %d, \"layer_fuse\": %d, \"step_time_s\": %.6g, \"tokens_per_s\": %.6g, "
                    "\"tflops_per_gpu\": %.4g, \"mfu\": %.4f, \"speedup\": %.4f, \"efficiency\": %.4f, "
-                   "\"exposed_comm_frac\": %.4f, \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "}",
+                   "\"exposed_comm_frac\": %.4f, \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "%s%s%s%s%s%s%s%s%s}",
                    k ? "," : "", s, r->gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s,
                    r->tokens_s, r->tflops, r->mfu, r->speedup, r->eff, r->exposed, r->fits ? "true" : "false",
-                   r->events);
-        else
-            printf("%-22s %-9s %6d %3d %3d %5d %6d %10.2f %12.0f %8.1f %6.1f %8.2f %6.1f %8.1f%s\n", s, r->gpu,
+                   r->events, band ? ", \"step_time_80_s\": [" : "", blo[0], band ? ", " : "", blo[1],
+                   band ? "], \"tflops_80\": [" : "", blo[2], band ? ", " : "", blo[3], band ? "]" : "");
+        else {
+            char sb[48] = "";
+            if (band)
+                g_snprintf(sb, sizeof sb, "  %.0f-%.0f", slo * 1e3, shi * 1e3);
+            printf("%-22s %-9s %6d %3d %3d %5d %6d %10.2f %12.0f %8.1f %6.1f %8.2f %6.1f %8.1f%s%s\n", s, r->gpu,
                    w->gpus, w->tp, w->pp, w->dp, w->global_batch, r->step_s * 1e3, r->tokens_s, r->tflops,
-                   r->mfu * 100, r->speedup, r->eff * 100, r->exposed * 100, r->fits ? "" : "  (exceeds HBM)");
+                   r->mfu * 100, r->speedup, r->eff * 100, r->exposed * 100, sb, r->fits ? "" : "  (exceeds HBM)");
+        }
         k++;
     }
     if (json)
         printf("\n]\n");
+    else if (!csv && band)
+        printf("# step_ms 80%%: where the published step fell for 80%% of %d Megatron-LM rows on A100s (error %+.1f%% to "
+               "%+.1f%%, in-sample; topologies/accuracy/training.json, docs/validation.md)\n",
+               b.n, 100 * b.e10, 100 * b.e90);
 }
 
 /* Speedup vs GPUs per system, with the ideal line, via gnuplot. */

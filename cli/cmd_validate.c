@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "simsweep.h"
 #include "sysbuild.h"
+#include "topologies/accuracy.h"
 #include "traces/validate_stats.h"
 
 /* GPUs per host thread as the run used them (nccl-tests -g), from the
@@ -100,6 +101,8 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
             printf("# validate: %s\n# system: %s (%d ranks: %d node%s x %d GPUs), %s, -g %d\n", path, t->name,
                    sys.nranks, sys.nnodes, sys.nnodes > 1 ? "s" : "", sys.ppn, coll_kind_name(log->coll),
                    sys.gpus_per_thread);
+            printf("# regime: %s (make validate groups the errors by it: topologies/accuracy/)\n",
+                   acc_regime_name(acc_regime_of(&sys)));
             vstats_print(stdout, pts, np, &sum);
             if (max_err > 0 && !(sum.median_large <= max_err))
                 rc = EXIT_INTERNAL;

@@ -89,6 +89,50 @@ done
     echo "<!-- validate_scaling.sh: begin -->"
     echo "<!-- validate_scaling.sh: end -->"
 } >> "$tmp/head.md"
+# Error bands (topologies/accuracy/collectives.json, read by `conveyor collective`
+# and friends, topologies/accuracy.h): the signed busbw errors of every point
+# above, grouped by the regime each validate printed and by size band, as
+# quantiles (linear interpolation between order statistics).
+for out in "$tmp"/*.out; do
+    awk '/^# regime:/ {r = $3} $1 ~ /^[0-9]+$/ && $6 ~ /%$/ {sub(/%/, "", $6); print r, $1, $6 / 100}' "$out"
+done > "$tmp/points"
+mkdir -p topologies/accuracy
+{
+    echo '{'
+    echo '  "source": "make validate (scripts/validate.sh) on tests/data/nccltests, '"$(date -u +%Y-%m-%d)"'",'
+    echo '  "error": "(predicted - measured) / measured busbw, out-of-place, per nccl-tests size",'
+    echo '  "note": "in-sample: the model was developed against these logs; the bands are a floor on the uncertainty",'
+    echo '  "bands": ['
+    for r in nvlink pcie network; do
+        for band in "0 262144" "262144 16777216" "16777216 0"; do
+            set -- $band
+            awk -v r="$r" -v lo="$1" -v hi="$2" '$1 == r && $2 >= lo && (hi == 0 || $2 < hi) {print $3}' "$tmp/points" |
+                sort -g | awk -v r="$r" -v lo="$1" -v hi="$2" '
+                    {a[n++] = $1}
+                    function q(p,  x, i) { x = p * (n - 1); i = int(x); return i + 1 < n ? a[i] + (x - i) * (a[i + 1] - a[i]) : a[i] }
+                    END { if (n >= 5) printf "    {\"regime\": \"%s\", \"min_bytes\": %s, \"max_bytes\": %s, \"n\": %d, \"p10\": %.4f, \"p50\": %.4f, \"p90\": %.4f},\n", r, lo, hi, n, q(0.1), q(0.5), q(0.9) }'
+        done
+    done | sed '$ s/,$//'
+    echo '  ]'
+    echo '}'
+} > topologies/accuracy/collectives.json
+{
+    echo
+    echo "### Error bands"
+    echo
+    echo "What \`conveyor collective --explain\` (and its CSV/JSON) prints next to each busbw: the errors above"
+    echo "grouped by what the collective crosses (the \`# regime\` each validate prints) and by size, written to"
+    echo "topologies/accuracy/collectives.json. For a predicted busbw P the measured one was between"
+    echo "P/(1 + p90) and P/(1 + p10) for 80% of these points. In-sample (the model was developed against"
+    echo "these logs), so a floor on the uncertainty of a system that is not in the table, not a promise."
+    echo
+    echo "| regime | sizes | points | p10 | median | p90 | measured busbw for a prediction P |"
+    echo "|---|---|---|---|---|---|---|"
+    sed -n 's/.*"regime": "\([a-z]*\)", "min_bytes": \([0-9]*\), "max_bytes": \([0-9]*\), "n": \([0-9]*\), "p10": \([-0-9.]*\), "p50": \([-0-9.]*\), "p90": \([-0-9.]*\).*/\1 \2 \3 \4 \5 \6 \7/p' \
+        topologies/accuracy/collectives.json |
+        awk '{ sz = $3 == 0 ? sprintf(">= %d MiB", $2 / 1048576) : ($2 == 0 ? sprintf("< %d KiB", $3 / 1024) : sprintf("%d KiB - %d MiB", $2 / 1024, $3 / 1048576))
+               printf "| %s | %s | %d | %+.1f%% | %+.1f%% | %+.1f%% | %.2f P - %.2f P |\n", $1, sz, $4, 100 * $5, 100 * $6, 100 * $7, 1 / (1 + $7), 1 / (1 + $5) }'
+} >> "$tmp/head.md"
 cat "$tmp/head.md" "$tmp/body.md" > "$OUT"
 rm -rf "$tmp"
 echo "wrote $OUT"

@@ -317,6 +317,27 @@ END {
     printf "\nWall time: %d s for the whole table on this machine (%s CPUs), slowest row %.0f s; limit per row %s.\n",
         total, cpus, slowest, (limit > 0 ? limit " CPU s" : "none (--all)")
 }' "$results" > "$sec"
+# Error band for `conveyor scale` (topologies/accuracy/training.json, read
+# through topologies/accuracy.h): the signed errors of the Megatron A100 rows
+# (data, tensor, pipeline parallel; the fit row and the alternative reading
+# left out, as in the figures above), as quantiles.
+mkdir -p topologies/accuracy
+awk -F'|' '$14 == "row" && $16 == "ok" && $12 != 3 && $3 == "dgx-a100" { print ($17 - $13) / $13 }' "$results" | sort -g |
+    awk -v when="$(date -u +%Y-%m-%d)" '
+        {a[n++] = $1}
+        function q(p,  x, i) { x = p * (n - 1); i = int(x); return i + 1 < n ? a[i] + (x - i) * (a[i + 1] - a[i]) : a[i] }
+        END {
+            print "{"
+            printf "  \"source\": \"make validate (scripts/validate_scaling.sh), Megatron-LM rows on DGX A100, %s\",\n", when
+            print "  \"error\": \"(predicted - published) / published TFLOP/s per GPU\","
+            print "  \"note\": \"in-sample: gemm_eff was fitted on a 1-GPU row of the same study; DeepSpeed ZeRO-3 and V100 rows not included\","
+            print "  \"bands\": ["
+            if (n >= 5) printf "    {\"regime\": \"training\", \"n\": %d, \"p10\": %.4f, \"p50\": %.4f, \"p90\": %.4f}\n", n, q(0.1), q(0.5), q(0.9)
+            print "  ]"
+            print "}"
+        }' > topologies/accuracy/training.json
+sed -n 's/.*"n": \([0-9]*\), "p10": \([-0-9.]*\), "p50": \([-0-9.]*\), "p90": \([-0-9.]*\).*/\1 \2 \3 \4/p' topologies/accuracy/training.json |
+    awk '{ printf "\nError band of `conveyor scale` (topologies/accuracy/training.json): over these %d Megatron rows the error was\nbetween %+.1f%% (p10) and %+.1f%% (p90), median %+.1f%%; so for a predicted TFLOP/s P the published figure was\nbetween %.2f P and %.2f P for 80%% of them (step time: %.2f to %.2f times the prediction). In-sample, and only\nfor dense GPT training on A100s with Megatron-LM; a floor on the uncertainty elsewhere.\n", $1, 100 * $2, 100 * $4, 100 * $3, 1 / (1 + $4), 1 / (1 + $2), 1 + $2, 1 + $4 }' >> "$sec"
 skipped=$tmp/skipped
 grep '^SKIP|' "$rows" > "$skipped"
 if [ -s "$skipped" ]; then

@@ -235,7 +235,7 @@ void nccltests_write(FILE *f, const nccltests_sweep *s)
 void nccltests_write_csv(FILE *f, const nccltests_sweep *s)
 {
     fprintf(f, "size,count,type,redop,root,oop_time_us,oop_algbw_GBps,oop_busbw_GBps,"
-               "ip_time_us,ip_algbw_GBps,ip_busbw_GBps\n");
+               "ip_time_us,ip_algbw_GBps,ip_busbw_GBps%s\n", s->band_lo ? ",busbw_lo_GBps,busbw_hi_GBps" : "");
     for (size_t i = 0; i < s->nrows; i++) {
         nccltests_row r = s->rows[i];
         nccltests_row_compute_bw(&r, s->coll, s->nranks);
@@ -243,6 +243,11 @@ void nccltests_write_csv(FILE *f, const nccltests_sweep *s)
                 nccltests_dtype_name(s->dtype), nccltests_redop_name(s->redop), s->root);
         for (int p = 0; p < 2; p++)
             fprintf(f, ",%.6g,%.6g,%.6g", r.time_us[p], r.algbw_GBps[p], r.busbw_GBps[p]);
+        if (s->band_lo && s->band_lo[i] > 0)
+            fprintf(f, ",%.6g,%.6g", r.busbw_GBps[NCCLTESTS_OOP] * s->band_lo[i],
+                    r.busbw_GBps[NCCLTESTS_OOP] * s->band_hi[i]);
+        else if (s->band_lo)
+            fprintf(f, ",,");
         fprintf(f, "\n");
     }
 }
@@ -274,7 +279,12 @@ void nccltests_write_json(FILE *f, const nccltests_sweep *s)
         cJSON_AddStringToObject(o, "type", nccltests_dtype_name(s->dtype));
         cJSON_AddStringToObject(o, "redop", nccltests_redop_name(s->redop));
         cJSON_AddNumberToObject(o, "root", s->root);
-        cJSON_AddItemToObject(o, "out_of_place", json_placement(&r, NCCLTESTS_OOP));
+        cJSON *oop = json_placement(&r, NCCLTESTS_OOP);
+        if (s->band_lo && s->band_lo[i] > 0) {
+            double b[2] = {r.busbw_GBps[NCCLTESTS_OOP] * s->band_lo[i], r.busbw_GBps[NCCLTESTS_OOP] * s->band_hi[i]};
+            cJSON_AddItemToObject(oop, "bus_bw_80", cJSON_CreateDoubleArray(b, 2));
+        }
+        cJSON_AddItemToObject(o, "out_of_place", oop);
         cJSON_AddItemToObject(o, "in_place", json_placement(&r, NCCLTESTS_IP));
         cJSON_AddItemToArray(results, o);
     }

@@ -122,6 +122,12 @@ typedef struct {
     size_t ndevices;
     const nccltests_row *rows; /* size, count, time_us used; bw recomputed */
     size_t nrows;
+    /* Optional error band per row (NULL: none; CSV and JSON only): the
+     * measured busbw's 80% range as multiples of the predicted one
+     * (topologies/accuracy.h). CSV adds busbw_lo_GBps,busbw_hi_GBps (out of
+     * place; empty where a row has none, band_lo[i] <= 0); JSON adds
+     * "bus_bw_80": [lo, hi] to "out_of_place". */
+    const double *band_lo, *band_hi;
 } nccltests_sweep;
 
 /* Prints the sweep as nccl-tests 2.19.x prints it to stdout: preamble, device

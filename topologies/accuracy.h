@@ -1,0 +1,62 @@
+/* topologies/accuracy.h - error bands next to predictions.
+ *
+ * `make validate` compares conveyor with real runs (docs/validation.md) and
+ * writes what it found to topologies/accuracy/: collectives.json (the signed
+ * busbw errors of every compared nccl-tests point, as quantiles per kind of
+ * system and size band) and training.json (the TFLOP/s errors of the
+ * Megatron rows). A prediction P with errors e = (P - M)/M between e10 and
+ * e90 in that data puts the measured value M between P/(1 + e90) and
+ * P/(1 + e10): the 80% band printed next to it. The bands are in-sample (the
+ * model was developed against the same logs), so they are a floor on the
+ * uncertainty, not a promise; docs/validation.md says so next to them.
+ */
+#ifndef TOPOLOGIES_ACCURACY_H
+#define TOPOLOGIES_ACCURACY_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "models/coll.h"
+
+/* What a collective crosses, as the validation groups it. */
+typedef enum {
+    ACC_NVLINK,  /* one NVLink domain (NVSwitch, NVLink mesh, multi-node NVLink) */
+    ACC_PCIE,    /* one server without NVLink (P2P or staged through host memory) */
+    ACC_NETWORK, /* servers joined by NICs */
+    ACC_REGIMES
+} acc_regime;
+
+typedef struct {
+    int n;               /* points behind the band */
+    double e10, e50, e90; /* quantiles of (predicted - measured) / measured */
+} acc_band;
+
+acc_regime acc_regime_of(const coll_system *sys);
+const char *acc_regime_name(acc_regime r);
+/* -1 if unknown */
+int acc_regime_from_name(const char *s);
+
+/* The band for a collective of `bytes` (nccl-tests size) in regime r:
+ * false when topologies/accuracy/collectives.json is missing, unreadable,
+ * or has no band for it (never an error: predictions stand without one). */
+bool acc_coll_band(acc_regime r, uint64_t bytes, acc_band *out);
+/* The band of the training-throughput comparison (Megatron rows). */
+bool acc_training_band(acc_band *out);
+
+/* The range M in [P/(1+e90), P/(1+e10)] of a predicted rate P (bandwidth,
+ * throughput) and, for a predicted time, [P(1+e10), P(1+e90)]. */
+void acc_rate_range(double pred, const acc_band *b, double *lo, double *hi);
+void acc_time_range(double pred, const acc_band *b, double *lo, double *hi);
+
+/* Parse a bands document (the files' format, docs/validation.md) from
+ * text; for tests and the loader. The table is owned by the caller
+ * (g_array_unref); elements are acc_entry. */
+typedef struct {
+    int regime;          /* acc_regime, or -1 for the training entry */
+    uint64_t min_bytes, max_bytes; /* [min, max) */
+    acc_band band;
+} acc_entry;
+GArray *acc_parse(const char *json, const char *what, GError **err);
+
+#endif

@@ -1,0 +1,164 @@
+/* topologies/topo_accuracy.c - the validation's error bands (accuracy.h). */
+#include "topologies/accuracy.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#include "models/fabric.h"
+#include "topologies/topo.h"
+
+static const char *const regime_names[ACC_REGIMES] = {"nvlink", "pcie", "network"};
+
+acc_regime acc_regime_of(const coll_system *sys)
+{
+    if (sys->nnodes > 1 && sys->net_Bps > 0)
+        return ACC_NETWORK;
+    if (sys->nvswitch != FAB_NONE)
+        return ACC_NVLINK;
+    const fab_link_id *out;
+    uint32_t n = 0;
+    if (sys->nranks > 0)
+        fabric_node_links(sys->fab, sys->gpu[0], &out, &n);
+    for (uint32_t i = 0; i < n; i++)
+        if (fabric_link(sys->fab, out[i])->kind == LINK_NVLINK)
+            return ACC_NVLINK;
+    return ACC_PCIE;
+}
+
+const char *acc_regime_name(acc_regime r)
+{
+    return r >= 0 && r < ACC_REGIMES ? regime_names[r] : "?";
+}
+
+int acc_regime_from_name(const char *s)
+{
+    for (int r = 0; r < ACC_REGIMES; r++)
+        if (!strcmp(s, regime_names[r]))
+            return r;
+    return -1;
+}
+
+#define BAD(...) (g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, __VA_ARGS__), false)
+
+static bool num(const cJSON *o, const char *k, double *v, bool need, const char *what, int i, GError **err)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!x)
+        return need ? BAD("%s: bands[%d]: no \"%s\"", what, i, k) : true;
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
+        return BAD("%s: bands[%d].%s: expected a number", what, i, k);
+    *v = x->valuedouble;
+    return true;
+}
+
+GArray *acc_parse(const char *json, const char *what, GError **err)
+{
+    cJSON *doc = cJSON_Parse(json);
+    if (!doc) {
+        g_set_error(err, TOPO_ERROR, TOPO_ERROR_PARSE, "%s: not JSON", what);
+        return NULL;
+    }
+    GArray *t = g_array_new(FALSE, TRUE, sizeof(acc_entry));
+    const cJSON *bands = cJSON_GetObjectItemCaseSensitive(doc, "bands");
+    bool ok = cJSON_IsArray(bands) || BAD("%s: no \"bands\" array", what);
+    int i = 0;
+    for (const cJSON *b = ok ? bands->child : NULL; b && ok; b = b->next, i++) {
+        acc_entry e = {0};
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(b, "regime");
+        double n = 0, lo = 0, hi = 0;
+        if (!cJSON_IsString(r)) {
+            ok = BAD("%s: bands[%d]: no \"regime\"", what, i);
+            break;
+        }
+        e.regime = !strcmp(r->valuestring, "training") ? -1 : acc_regime_from_name(r->valuestring);
+        if (e.regime == -1 && strcmp(r->valuestring, "training")) {
+            ok = BAD("%s: bands[%d].regime: unknown \"%s\"", what, i, r->valuestring);
+            break;
+        }
+        ok = num(b, "n", &n, true, what, i, err) && num(b, "p10", &e.band.e10, true, what, i, err) &&
+             num(b, "p50", &e.band.e50, true, what, i, err) && num(b, "p90", &e.band.e90, true, what, i, err) &&
+             num(b, "min_bytes", &lo, false, what, i, err) && num(b, "max_bytes", &hi, false, what, i, err);
+        if (!ok)
+            break;
+        if (n < 1 || n > 1e9 || lo < 0 || hi < 0 || hi > 1.8e19 || lo > 1.8e19 ||
+            !(e.band.e10 > -1 && e.band.e10 <= e.band.e50 && e.band.e50 <= e.band.e90 && e.band.e90 < 100)) {
+            ok = BAD("%s: bands[%d]: need n >= 1, bytes >= 0 and -1 < p10 <= p50 <= p90", what, i);
+            break;
+        }
+        e.band.n = (int)n;
+        e.min_bytes = (uint64_t)lo;
+        e.max_bytes = hi > 0 ? (uint64_t)hi : UINT64_MAX;
+        g_array_append_val(t, e);
+    }
+    cJSON_Delete(doc);
+    if (!ok) {
+        g_array_unref(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* A bands file under topo_dir()/accuracy, loaded once; NULL when absent
+ * or bad (a warning on stderr for a bad one: predictions stand without). */
+static GArray *table(const char *file)
+{
+    static GHashTable *cache;
+    if (!cache)
+        cache = g_hash_table_new(g_str_hash, g_str_equal);
+    gpointer hit;
+    if (g_hash_table_lookup_extended(cache, file, NULL, &hit))
+        return hit;
+    char *path = g_build_filename(topo_dir(), "accuracy", file, NULL), *text = NULL;
+    GArray *t = NULL;
+    GError *err = NULL;
+    if (g_file_get_contents(path, &text, NULL, NULL)) {
+        t = acc_parse(text, path, &err);
+        if (!t) {
+            g_printerr("conveyor: warning: %s; no error bands\n", err->message);
+            g_error_free(err);
+        }
+    }
+    g_free(text);
+    g_free(path);
+    g_hash_table_insert(cache, (gpointer)file, t);
+    return t;
+}
+
+bool acc_coll_band(acc_regime r, uint64_t bytes, acc_band *out)
+{
+    GArray *t = table("collectives.json");
+    for (guint i = 0; t && i < t->len; i++) {
+        const acc_entry *e = &g_array_index(t, acc_entry, i);
+        if (e->regime == (int)r && bytes >= e->min_bytes && bytes < e->max_bytes) {
+            *out = e->band;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool acc_training_band(acc_band *out)
+{
+    GArray *t = table("training.json");
+    for (guint i = 0; t && i < t->len; i++) {
+        const acc_entry *e = &g_array_index(t, acc_entry, i);
+        if (e->regime == -1) {
+            *out = e->band;
+            return true;
+        }
+    }
+    return false;
+}
+
+void acc_rate_range(double pred, const acc_band *b, double *lo, double *hi)
+{
+    *lo = pred / (1 + b->e90);
+    *hi = pred / (1 + b->e10);
+}
+
+void acc_time_range(double pred, const acc_band *b, double *lo, double *hi)
+{
+    *lo = pred * (1 + b->e10);
+    *hi = pred * (1 + b->e90);
+}
