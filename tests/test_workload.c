@@ -211,6 +211,29 @@ static void test_workload_zero3_refetch_after_recompute(void)
     trace_free(t);
 }
 
+/* Routed experts are split by ep, and their ZeRO states shard over the
+ * expert-data-parallel group (dp / ep), as Megatron's distributed optimizer
+ * does: Mixtral with ZeRO-1 on dp 8 holds E/8 expert parameters at 16 bytes
+ * each with ep 8 (group of 1) and E/4 at 2 + 2 + 12/2 bytes with ep 4, so
+ * the estimate drops by E/2 bytes from ep 4 to ep 8 (the rest is equal). */
+static void test_workload_memory_experts_by_ep(void)
+{
+    workload_spec w = spec("mixtral-8x7b", 1, 1, 8, 8, 512);
+    w.zero = 1;
+    w.ep = 4;
+    double m4 = workload_memory_bytes(&w);
+    w.ep = 8;
+    double m8 = workload_memory_bytes(&w);
+    double E = 0;
+    for (int l = 0; l < w.m.layers; l++) {
+        double e;
+        workload_layer_params(&w.m, workload_layer_is_moe(&w.m, l), &e);
+        E += e;
+    }
+    ASSERT_REL(m4 - m8, E / 2, 1e-9);
+    CU_ASSERT(m8 < E * 16 / 4); /* it counted every expert on every rank: over E x 16 bytes */
+}
+
 static void test_workload_layout_errors(void)
 {
     GError *err = NULL;
@@ -301,6 +324,7 @@ int main(void)
         {"/workload/pp-1f1b-sends", test_workload_pp_1f1b_sends},
         {"/workload/zero3-gathers-twice", test_workload_zero3_gathers_twice},
         {"/workload/zero3-refetch-after-recompute", test_workload_zero3_refetch_after_recompute},
+        {"/workload/memory-experts-by-ep", test_workload_memory_experts_by_ep},
         {"/workload/layout-errors", test_workload_layout_errors},
         {"/workload/1f1b-bubble", test_workload_1f1b_bubble},
         {"/workload/replay-llama2-tp8", test_workload_replay_llama2_tp8},

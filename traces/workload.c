@@ -308,18 +308,31 @@ double workload_step_flops(const workload_spec *w)
 
 /* Weights, gradients and Adam state of `layers` layers from `first` (and
  * the embedding when emb), bytes, sharded as ZeRO says. */
+/* bf16 weights 2 + grads grad_bytes + fp32 master, m, v 12 (Rajbhandari et al. 2020: 16 bytes/param)
+ * of p parameters whose ZeRO states shard over `shards` ranks */
+static double param_state_bytes(const workload_spec *w, double p, double shards)
+{
+    return p * (w->zero >= 3 ? 2 / shards : 2) + p * (w->zero >= 2 ? w->grad_bytes / shards : w->grad_bytes) +
+           p * (w->zero >= 1 ? 12 / shards : 12);
+}
+
+/* A rank's weights and states: dense parameters split by tp, their ZeRO
+ * states over the dp x cp group; routed experts split by ep (as the trace
+ * holds them), their states over the expert-data-parallel group dp x cp / ep. */
 static double states_bytes(const workload_spec *w, int first, int layers, bool emb)
 {
     const workload_model *m = &w->m;
-    double p = 0;
-    for (int l = first; l < first + layers; l++)
-        p += workload_layer_params(m, workload_layer_is_moe(m, l), NULL) / w->tp;
+    double p = 0, pe = 0;
+    for (int l = first; l < first + layers; l++) {
+        double e;
+        double all = workload_layer_params(m, workload_layer_is_moe(m, l), &e);
+        p += (all - e) / w->tp;
+        pe += e / w->ep;
+    }
     if (emb)
         p += (double)m->vocab * m->hidden / w->tp;
     double dpc = (double)w->dp * w->cp;
-    /* bf16 weights 2 + grads grad_bytes + fp32 master, m, v 12 (Rajbhandari et al. 2020: 16 bytes/param) */
-    return p * (w->zero >= 3 ? 2 / dpc : 2) + p * (w->zero >= 2 ? w->grad_bytes / dpc : w->grad_bytes) +
-           p * (w->zero >= 1 ? 12 / dpc : 12);
+    return param_state_bytes(w, p, dpc) + param_state_bytes(w, pe, dpc / w->ep);
 }
 
 double workload_memory_bytes(const workload_spec *w)
