@@ -157,6 +157,10 @@ static void start_chunks(cn_unit *u)
 
 bool coll_collnet_common(const coll_system *sys, coll_kind kind, const char **why)
 {
+    if (sys->uneven) {
+        *why = "servers hold different numbers of the ranks (Ring runs those)";
+        return false;
+    }
     if (!sys->sharp || sys->nnodes < 2) {
         *why = "needs several nodes on a fabric whose switches reduce (SHARP: ib-hdr, ib-ndr, ib-xdr)";
         return false;

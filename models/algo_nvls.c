@@ -250,6 +250,10 @@ static bool nvls_common(const coll_system *sys, coll_kind kind, const char **why
 
 static bool nvls_supports(const coll_system *sys, coll_kind kind, const char **why)
 {
+    if (sys->uneven) {
+        *why = "servers hold different numbers of the ranks (Ring runs those)";
+        return false;
+    }
     if (sys->nnodes > 1) {
         *why = "multi-node NVLS needs CollNet (NVLS+SHARP), not modelled; use NVLSTree or Ring";
         return false;
@@ -259,6 +263,10 @@ static bool nvls_supports(const coll_system *sys, coll_kind kind, const char **w
 
 static bool nt_supports(const coll_system *sys, coll_kind kind, const char **why)
 {
+    if (sys->uneven) {
+        *why = "servers hold different numbers of the ranks (Ring runs those)";
+        return false;
+    }
     if (sys->nnodes < 2) {
         *why = "NVLSTree joins several nodes (one node: NVLS)";
         return false;

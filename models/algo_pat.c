@@ -89,6 +89,10 @@ static void pat_try(pat_unit *u)
 
 static bool pat_supports(const coll_system *sys, coll_kind kind, const char **why)
 {
+    if (sys->uneven) {
+        *why = "servers hold different numbers of the ranks (Ring runs those)";
+        return false;
+    }
     if (kind != COLL_ALL_GATHER && kind != COLL_REDUCE_SCATTER) {
         *why = "PAT runs all_gather and reduce_scatter";
         return false;

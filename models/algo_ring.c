@@ -165,6 +165,8 @@ static bool ring_supports(const coll_system *sys, coll_kind kind, const char **w
  * GPUs (and so different NICs), as NCCL's rings do. */
 static int ring_rank(const coll_system *sys, int c, int i)
 {
+    if (sys->uneven) /* servers hold different numbers of the ranks: rank order */
+        return i;
     int node = i / sys->ppn, local = i % sys->ppn;
     if (sys->nnodes > 1)
         local = (local + c) % sys->ppn;
@@ -218,7 +220,7 @@ static bool hops_cross_spines(const coll_system *sys, int nch)
 static int fold_nodes(const coll_system *sys, int nch)
 {
     int k = FOLD_NODES;
-    if (sys->exact || sys->nnodes <= FOLD_MIN_NODES || sys->nnodes <= k ||
+    if (sys->exact || sys->uneven || sys->nnodes <= FOLD_MIN_NODES || sys->nnodes <= k ||
         sys->nranks != sys->nnodes * sys->ppn)
         return sys->nnodes;
     if (!coll_nodes_alike(sys))
@@ -273,7 +275,8 @@ static void ring_start(coll_exec *x)
     uint64_t block_total = chain ? req->bytes
                          : (req->bytes + (uint64_t)n - 1) / (uint64_t)n; /* one rank's 1/n */
     double cap = per_channel_cap(x, nch);
-    int m = chain ? n : fold_nodes(sys, nch) * sys->ppn; /* ranks simulated */
+    int fold = chain ? sys->nnodes : fold_nodes(sys, nch);
+    int m = fold < sys->nnodes ? fold * sys->ppn : n; /* ranks simulated */
     GPtrArray *units = g_ptr_array_new();
     for (int c = 0; c < nch; c++) {
         ring_chan *ch = g_new0(ring_chan, 1);

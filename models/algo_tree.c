@@ -223,6 +223,10 @@ static void down_try(tree_chan *c, int r)
 
 static bool tree_supports(const coll_system *sys, coll_kind kind, const char **why)
 {
+    if (sys->uneven) {
+        *why = "servers hold different numbers of the ranks (Ring runs those)";
+        return false;
+    }
     if (kind != COLL_ALL_REDUCE) {
         *why = "Tree is an all_reduce algorithm";
         return false;

@@ -55,6 +55,9 @@ typedef struct {
     double net_Bps;         /* a server's NIC bandwidth, all NICs, payload bytes/s (0: one node) */
     bool sharp;             /* the network switches reduce (SHARP): CollNet can run */
     bool exact;             /* simulate every rank (no folded rings, docs/collectives.md) */
+    bool uneven;            /* servers hold different numbers of the ranks (a group cut across
+                             * servers, e.g. 36 ranks on 8-GPU servers): only Ring (in rank
+                             * order) and Direct run; the others assume ppn ranks per node */
 } coll_system;
 
 typedef struct {

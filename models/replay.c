@@ -828,20 +828,32 @@ static void build_groups(rp *p)
     for (guint g = 0; g < ng; g++) {
         const trace_group *tg = g_ptr_array_index(p->t->groups, g);
         fab_node_id *gpu = g_new(fab_node_id, tg->size);
-        int nodes = 0, last = -1;
+        /* nodes: runs of consecutive ranks on one server; uneven when the runs differ */
+        int nodes = 0, last = -1, run = 0, first_run = -1;
+        bool uneven = false;
         for (int k = 0; k < tg->size; k++) {
             gpu[k] = sys->gpu[tg->ranks[k]];
             int node = tg->ranks[k] / sys->ppn;
-            if (node != last)
+            if (node != last) {
+                if (nodes > 0 && first_run < 0)
+                    first_run = run;
+                else if (nodes > 0 && run != first_run)
+                    uneven = true;
                 nodes++;
+                run = 0;
+            }
+            run++;
             last = node;
         }
+        if (first_run >= 0 && run != first_run)
+            uneven = true;
         coll_system *gs = &p->gsys[g];
         *gs = *sys;
         gs->gpu = gpu;
         gs->nranks = tg->size;
         gs->nnodes = nodes;
         gs->ppn = (tg->size + nodes - 1) / nodes;
+        gs->uneven = uneven || gs->ppn * nodes != tg->size;
         gs->nvls = sys->nvls && nodes == 1;
         p->gsys_gpu[g] = (int *)gpu;
     }

@@ -181,6 +181,8 @@ bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t 
             continue;
         if ((a == ALGO_COLLNET_DIRECT || a == ALGO_COLLNET_CHAIN) && !collnet)
             continue;
+        if (sys->uneven && a != ALGO_RING && a != ALGO_DIRECT) /* they assume ppn ranks per server */
+            continue;
         int nch = coll_channels(sys, (coll_algo_id)a); /* a route lookup for some systems: once per algorithm */
         for (int p = 0; p < PROTO_COUNT; p++) {
             if (proto_mask && !(proto_mask & (1u << p)))

@@ -2,6 +2,7 @@
  * NVLS against Ring by the physical factor, the tuner's choices on 8x H100
  * (NCCL: LL below ~1 MB, NVLS above), NCCL_ALGO parsing. */
 #include <math.h>
+#include <string.h>
 
 #include "models/coll.h"
 #include "testutil.h"
@@ -241,6 +242,32 @@ static void test_coll_tree_chains_share_links(void)
     topo_free(t);
 }
 
+/* A group cut across servers (36 ranks of 5 DGX H100: 8, 8, 8, 8 and 4):
+ * Ring runs it in rank order, never past its last rank (it used to read
+ * ranks 36-39 of a 5 x 8 layout and abort), and the algorithms that assume
+ * ppn ranks per server are refused with the reason; the tuner picks Ring. */
+static void test_coll_uneven_group_runs_ring(void)
+{
+    coll_system sys;
+    topo *t = shipped("dgx-h100", (topo_opts){.nodes = 5}, &sys);
+    sys.nranks = 36;
+    sys.nnodes = 5;
+    sys.uneven = true;
+    coll_request req;
+    CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, 64 << 20, 0, 0, &req, NULL));
+    CU_ASSERT_EQUAL(req.algo, ALGO_RING);
+    coll_result res;
+    GError *err = NULL;
+    CU_ASSERT_TRUE(coll_run(&sys, &req, &res, &err));
+    CU_ASSERT(res.time_us > 0);
+    req.algo = ALGO_TREE;
+    CU_ASSERT_FALSE(coll_run(&sys, &req, &res, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "different numbers of the ranks"));
+    g_error_free(err);
+    topo_free(t);
+}
+
 static void test_coll_pat_log_steps_one_gpu_per_node(void)
 {
     GError *err = NULL;
@@ -457,6 +484,7 @@ int main(void)
         {"/coll/ring/allreduce-alpha-beta", test_coll_ring_allreduce_matches_alpha_beta},
         {"/coll/ring/channels-share-links", test_coll_ring_channels_share_links},
         {"/coll/tree/chains-share-links", test_coll_tree_chains_share_links},
+        {"/coll/uneven-group-runs-ring", test_coll_uneven_group_runs_ring},
         {"/coll/ring/allgather-half-the-steps", test_coll_allgather_n_minus_1_steps},
         {"/coll/invariants/bytes-and-utilisation", test_coll_bytes_conserved_and_links_at_most_full},
         {"/coll/nvls/beats-ring-by-physical-factor", test_coll_nvls_beats_ring_by_physical_factor},
