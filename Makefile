@@ -47,7 +47,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BUILD)/conveyor-bench
 
-.PHONY: all test unit clitest bench demo deps install clean validate mpitest fuzz memcheck
+.PHONY: studies all test unit clitest bench demo deps install clean validate mpitest fuzz memcheck
 all: $(BUILD)/conveyor
 
 $(BUILD)/obj/%.o: %.c
@@ -94,6 +94,10 @@ mpitest:
 # 90 CPU seconds each are skipped unless SCALING_ALL=1)
 validate: $(BUILD)/conveyor
 	@sh scripts/validate.sh $(BUILD)/conveyor
+
+# the headline scaling study, docs/studies/8-to-72.md (about 5 minutes here)
+studies: $(BUILD)/conveyor
+	@bash scripts/studies.sh $(BUILD)/conveyor
 
 # libFuzzer targets (fuzz/) against a clang ASan/UBSan build in build/fuzz;
 # each runs FUZZ_SECONDS (FUZZ_JOBS at a time). See docs/reliability.md.

@@ -31,13 +31,16 @@ typedef struct {
     char gpu[32];
     double step_s, tokens_s, tflops, mfu, speedup, eff, exposed, wall_s;
     uint64_t events; /* engine events of the replay and its isolated runs */
+    double hbm;      /* the GPU's memory, bytes (the layout's limit: 90% of it) */
+    int domain;      /* GPUs in one NVLink domain (1 without NVLink) */
+    int tried;       /* --auto: layouts simulated for this point */
     bool fits, ok;
 } result;
 
 typedef struct {
     char *systems, *gpus_s, *format, *plot;
     gint tp, pp, max_gpus;
-    gboolean exact;
+    gboolean exact, autolayout;
 } scale_cli;
 
 static gboolean bad_sizes(const char *s, GError **err)
@@ -123,7 +126,8 @@ static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, c
 {
     int n = w->gpus, domain = (t->nvswitch || t->nvlink_links > 0) ? t->gpus_per_node * t->nvl_domain_nodes : 1;
     int tp = c->tp > 0 ? c->tp : pow2_floor(MIN(MIN(8, domain), n));
-    while (c->tp <= 0 && tp > 1 && (w->m.heads % tp || w->m.kv_heads % tp || w->m.ffn % tp || n % tp))
+    while (c->tp <= 0 && tp > 1 &&
+           (w->m.heads % tp || w->m.kv_heads % tp || w->m.ffn % tp || n % tp || (n / tp) % MAX(w->ep, 1)))
         tp /= 2;
     w->tp = tp;
     *fits = true;
@@ -131,7 +135,7 @@ static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, c
     for (int pp = 1; pp <= w->m.layers && pp * tp <= n; pp++) {
         if (c->pp > 0 && pp != c->pp)
             continue;
-        if ((n / tp) % pp || n % (tp * pp))
+        if ((n / tp) % pp || n % (tp * pp) || (n / (tp * pp)) % MAX(w->ep, 1))
             continue;
         if (w->vpp > 1 && (pp < 2 || w->m.layers % (pp * w->vpp)))
             continue;
@@ -207,9 +211,14 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
         }
         R[i].w.gpus = R[i].p.gpus;
         choose_layout(c, &R[i].w, t, &g, &R[i].fits);
+        R[i].hbm = g.spec.mem_bytes;
+        R[i].domain = (t->nvswitch || t->nvlink_links > 0) ? t->gpus_per_node * t->nvl_domain_nodes : 1;
         topo_free(t);
-        /* microbatches per pipeline: a multiple of pp under the interleaved schedule */
+        /* microbatches per pipeline: a multiple of pp under the interleaved schedule; with
+         * --auto every layout's dp (a divisor of N) must divide the batch too */
         l = lcm(l, R[i].w.vpp > 1 ? (long)R[i].w.dp * R[i].w.pp : R[i].w.dp);
+        if (c->autolayout)
+            l = lcm(l, R[i].w.vpp > 1 ? (long)R[i].w.gpus * R[i].w.gpus : R[i].w.gpus);
         maxpp = MAX(maxpp, R[i].w.pp);
         mindp = MIN(mindp, R[i].w.dp);
     }
@@ -392,6 +401,83 @@ static int plot(const result *R, int n, const char *path)
     return rc;
 }
 
+/* Fuse layers until the trace fits the op budget (plan's rule, for a layout
+ * --auto tries). */
+static void fit_ops(const wl_opts *o, workload_spec *w)
+{
+    bool even;
+    int lps = chunk_layers(w, &even);
+    w->layer_fuse = o->layer_fuse > 0 ? o->layer_fuse : 1;
+    while (o->layer_fuse <= 0 && workload_op_estimate(w) > OP_BUDGET) {
+        int f = w->layer_fuse + 1;
+        while (even && f <= lps && lps % f)
+            f++;
+        if (f > lps)
+            break;
+        w->layer_fuse = f;
+    }
+}
+
+#define AUTO_MAX 32 /* layouts simulated per point at most */
+
+/* --auto: simulate every layout that fits 90% of the GPU's memory (TP a
+ * power of two up to 8 inside the NVLink domain dividing heads, KV heads,
+ * FFN and N; PP a divisor of N/TP up to the layers, from the smallest that
+ * fits to 4 times it; DP the rest, a multiple of EP; the common global batch
+ * divisible by its microbatches) and keep the fastest step. --tp/--pp pin that part. Without a layout that fits, the
+ * rule's layout stays (flagged "exceeds HBM"). */
+static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tty, int idx, int n, GError **err)
+{
+    workload_spec base = R->w;
+    int N = base.gpus;
+    result best = *R;
+    best.ok = false;
+    R->tried = 0;
+    for (int tp = 1; tp <= MIN(8, MIN(N, R->domain)); tp *= 2) {
+        if ((c->tp > 0 && tp != c->tp) || base.m.heads % tp || base.m.kv_heads % tp || base.m.ffn % tp || N % tp)
+            continue;
+        int first = 0; /* the smallest PP that fits; deeper than 4x that is not tried */
+        for (int pp = 1; pp <= base.m.layers && tp * pp <= N && R->tried < AUTO_MAX; pp++) {
+            if ((c->pp > 0 && pp != c->pp) || N % (tp * pp) || (first && pp > 4 * first))
+                continue;
+            workload_spec w = base;
+            w.tp = tp;
+            w.pp = pp;
+            w.dp = N / (tp * pp);
+            if (w.vpp > 1 && (pp < 2 || w.m.layers % (pp * w.vpp)))
+                continue;
+            if (w.dp % w.ep || w.global_batch % (w.micro_batch * w.dp) ||
+                (w.vpp > 1 && (w.global_batch / (w.micro_batch * w.dp)) % pp))
+                continue;
+            if (workload_memory_bytes(&w) > 0.9 * R->hbm)
+                continue;
+            if (!first)
+                first = pp;
+            fit_ops(o, &w);
+            if (!workload_spec_check(&w, NULL))
+                continue;
+            result r = *R;
+            r.w = w;
+            if (tty)
+                fprintf(stderr, "\r[%d/%d] %s, %d GPUs: layout %d (tp %d pp %d dp %d)...        ", idx + 1, n,
+                        R->p.system, N, R->tried + 1, tp, pp, w.dp);
+            R->tried++;
+            if (!run_point(o, c->exact, &r, err))
+                return false;
+            if (!best.ok || r.step_s < best.step_s) {
+                best = r;
+                best.fits = true;
+            }
+        }
+    }
+    if (best.ok) {
+        best.tried = R->tried;
+        *R = best;
+        return true;
+    }
+    return run_point(o, c->exact, R, err);
+}
+
 static int run_scale(wl_opts *o, scale_cli *c)
 {
     GError *err = NULL;
@@ -417,7 +503,7 @@ static int run_scale(wl_opts *o, scale_cli *c)
         if (tty)
             fprintf(stderr, "\r[%d/%d] %s, %d GPUs (tp %d pp %d dp %d)...        ", i + 1, n, pts[i].system,
                     pts[i].gpus, R[i].w.tp, R[i].w.pp, R[i].w.dp);
-        if (!run_point(o, c->exact, &R[i], &err))
+        if (!(c->autolayout ? auto_layout(o, c, &R[i], tty, i, n, &err) : run_point(o, c->exact, &R[i], &err)))
             rc = cli_fail(err);
         err = NULL;
     }
@@ -433,6 +519,10 @@ static int run_scale(wl_opts *o, scale_cli *c)
             if (R[0].w.vpp > 1)
                 printf(", interleaved 1F1B (%d model chunks per pp rank)", R[0].w.vpp);
             printf("\n");
+            if (c->autolayout)
+                for (int i = 0; i < n; i++)
+                    printf("# %s %d GPUs: fastest of %d layout%s that fit (--auto)\n", pts[i].system, pts[i].gpus,
+                           R[i].tried, R[i].tried == 1 ? "" : "s");
             for (int i = 0; i < n; i++)
                 if (R[i].w.layer_fuse > 1)
                     printf("# %s %d GPUs: %d layers per trace op (coarsened to stay under %.0g ops)\n",
@@ -463,6 +553,8 @@ int cmd_scale(int argc, char **argv)
         {"format", 0, 0, G_OPTION_ARG_STRING, &c.format, "text, csv or json [text]", "FMT"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &c.plot, "speedup plot (SVG, gnuplot)", "FILE"},
         {"max-gpus", 0, 0, G_OPTION_ARG_INT, &c.max_gpus, "refuse sizes above this (replay cost) [1024]", "N"},
+        {"auto", 0, 0, G_OPTION_ARG_NONE, &c.autolayout, "per point, simulate every layout that fits memory and keep "
+         "the fastest (--tp/--pp pin that part)", NULL},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &c.exact, "simulate every rank and collective (no folded rings, no reuse "
          "of repeated collectives' isolated runs)", NULL},
         {0},
