@@ -191,6 +191,24 @@ static int chunk_layers(const workload_spec *w, bool *even)
     return hi;
 }
 
+/* Fuse layers into one op until the trace fits the budget: divisors of the
+ * chunk length when the chunks are equal (every op the same), any size when
+ * uneven (the last group of a chunk takes the rest). */
+static void fit_ops(const wl_opts *o, workload_spec *w)
+{
+    bool even;
+    int lps = chunk_layers(w, &even);
+    w->layer_fuse = o->layer_fuse > 0 ? o->layer_fuse : 1;
+    while (o->layer_fuse <= 0 && workload_op_estimate(w) > OP_BUDGET) {
+        int f = w->layer_fuse + 1;
+        while (even && f <= lps && lps % f)
+            f++;
+        if (f > lps)
+            break;
+        w->layer_fuse = f;
+    }
+}
+
 /* Layouts, a common global batch (strong scaling), layer fusion. */
 static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError **err)
 {
@@ -230,19 +248,7 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
     for (int i = 0; i < n; i++) {
         workload_spec *w = &R[i].w;
         w->global_batch = (int)gb;
-        /* fuse layers into one op until the trace fits the budget: divisors of
-         * the chunk length when the chunks are equal (every op the same), any
-         * size when uneven (the last group of a chunk takes the rest) */
-        bool even;
-        int lps = chunk_layers(w, &even);
-        while (o->layer_fuse <= 0 && workload_op_estimate(w) > OP_BUDGET) {
-            int f = w->layer_fuse + 1;
-            while (even && f <= lps && lps % f)
-                f++;
-            if (f > lps)
-                break;
-            w->layer_fuse = f;
-        }
+        fit_ops(o, w);
         if (!workload_spec_check(w, err)) {
             g_prefix_error(err, "%s with %d GPUs (tp %d pp %d dp %d): ", R[i].p.system, w->gpus, w->tp, w->pp, w->dp);
             return false;
@@ -399,23 +405,6 @@ static int plot(const result *R, int n, const char *path)
     g_string_free(d, TRUE);
     g_string_free(cmd, TRUE);
     return rc;
-}
-
-/* Fuse layers until the trace fits the op budget (plan's rule, for a layout
- * --auto tries). */
-static void fit_ops(const wl_opts *o, workload_spec *w)
-{
-    bool even;
-    int lps = chunk_layers(w, &even);
-    w->layer_fuse = o->layer_fuse > 0 ? o->layer_fuse : 1;
-    while (o->layer_fuse <= 0 && workload_op_estimate(w) > OP_BUDGET) {
-        int f = w->layer_fuse + 1;
-        while (even && f <= lps && lps % f)
-            f++;
-        if (f > lps)
-            break;
-        w->layer_fuse = f;
-    }
 }
 
 #define AUTO_MAX 32 /* layouts simulated per point at most */

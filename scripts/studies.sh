@@ -58,9 +58,9 @@ s_nvl=$(at72 "$tmp/dense.csv" gb200-nvl72 9); s_b200=$(at72 "$tmp/dense.csv" hgx
 at8() { awk -F, -v s="$2" -v c="$3" 'NR > 1 && $1 == s && $3 == 8 { print $c }' "$1"; }
 s8_nvl=$(at8 "$tmp/dense.csv" gb200-nvl72 9); s8_b200=$(at8 "$tmp/dense.csv" hgx-b200 9)
 f8_nvl=$(at8 "$tmp/dense.csv" gb200-nvl72 11); f8_b200=$(at8 "$tmp/dense.csv" hgx-b200 11)
-tp72=$(awk -F, 'NR > 1 && $3 == 72 { print $4 }' "$tmp/dense.csv" "$tmp/moe.csv" | sort -u | tr '\n' ' ')
+tp72=$(awk -F, 'FNR > 1 && $3 == 72 { print $4 }' "$tmp/dense.csv" "$tmp/moe.csv" | sort -un | tr '\n' ' ' | sed 's/ $//')
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-dense_tps=$(awk -F, 'NR > 1 { print $4 }' "$tmp/dense.csv" "$tmp/dense_xdr.csv" | sort -u | tr '\n' ' ')
+dense_tps=$(awk -F, 'FNR > 1 { print $4 }' "$tmp/dense.csv" "$tmp/dense_xdr.csv" | sort -u | tr '\n' ' ')
 if [ "$dense_tps" = "1 " ]; then
     why_dp="For the dense model plain data parallelism with ZeRO-1 (TP 1) is fastest at every size and on every system: at this batch (one global batch for all sizes, 2,048 tokens per sequence) the GEMMs of an 8B model are large enough on one GPU that splitting them costs more than it saves."
 else
