@@ -229,6 +229,14 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
         }
         R[i].w.gpus = R[i].p.gpus;
         choose_layout(c, &R[i].w, t, &g, &R[i].fits);
+        if ((c->tp > 0 && R[i].w.tp != c->tp) || (c->pp > 0 && R[i].w.pp != c->pp)) {
+            g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT,
+                        "%s with %d GPUs: no layout with%s%.0d%s%.0d (tp x pp must divide the GPUs, pp at most "
+                        "the layers, and dp a multiple of ep)", R[i].p.system, R[i].p.gpus, c->tp > 0 ? " tp " : "",
+                        c->tp, c->pp > 0 ? " pp " : "", c->pp);
+            topo_free(t);
+            return false;
+        }
         R[i].hbm = g.spec.mem_bytes;
         R[i].domain = (t->nvswitch || t->nvlink_links > 0) ? t->gpus_per_node * t->nvl_domain_nodes : 1;
         topo_free(t);

@@ -22,6 +22,7 @@ check collective-explain-band 0 'explain: .*NVLS .*[0-9.]+ \[[0-9.]+-[0-9.]+\] n
 check collective-csv-band 0 'busbw_lo_GBps,busbw_hi_GBps' -- collective --topo dgx-h100 -b 1M -e 1M --format csv
 check scale-uneven-dp-groups 0 'dgx-h100 +H100-SXM +72 +1 +2 +36' -- scale --model llama3-8b --systems dgx-h100:72 --tp 1 --pp 2 --sp --zero 1 --global-batch 576 --seq 256
 check scale-auto 0 'fastest of [0-9]+ layouts that fit' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --auto
+check scale-pp-not-dividing 2 'dgx-h100 with 72 GPUs: no layout with tp 4 pp 8' -- scale --model llama3-8b --systems dgx-h100:72 --tp 4 --pp 8 --seq 256
 check scale-band 0 'step_ms 80%: where the published step fell' -- scale --model llama2-7b --systems dgx-h100:8 --seq 256
 check collective-csv 0 '^size,count' -- collective --topo dgx-a100 -b 1K -e 1M -f 32 --format csv
 check collective-bad-op 2 "unknown --op 'allmix'" -- collective --topo dgx-h100 --op allmix
