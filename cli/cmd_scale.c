@@ -313,26 +313,25 @@ static void print_results(const result *R, int n, const char *fmt)
             acc_time_range(r->step_s, &b, &slo, &shi);
             acc_rate_range(r->tflops, &b, &tlo, &thi);
         }
-        char blo[4][24] = {"", "", "", ""};
+        /* the band's fields: CSV columns (empty without a band), JSON members */
+        char cband[96] = ",,,", jband[128] = "";
         if (band) {
-            g_snprintf(blo[0], sizeof blo[0], "%.6g", slo);
-            g_snprintf(blo[1], sizeof blo[1], "%.6g", shi);
-            g_snprintf(blo[2], sizeof blo[2], "%.4g", tlo);
-            g_snprintf(blo[3], sizeof blo[3], "%.4g", thi);
+            g_snprintf(cband, sizeof cband, "%.6g,%.6g,%.4g,%.4g", slo, shi, tlo, thi);
+            g_snprintf(jband, sizeof jband, ", \"step_time_80_s\": [%.6g, %.6g], \"tflops_80\": [%.4g, %.4g]", slo, shi,
+                       tlo, thi);
         }
         if (csv)
-            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s,%s,%s,%s\n", s, r->gpu, w->gpus,
-                   w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s, r->tokens_s, r->tflops, r->mfu,
-                   r->speedup, r->eff, r->exposed, r->fits ? "yes" : "no", blo[0], blo[1], blo[2], blo[3]);
+            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s\n", s, r->gpu, w->gpus, w->tp,
+                   w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s, r->tokens_s, r->tflops, r->mfu, r->speedup,
+                   r->eff, r->exposed, r->fits ? "yes" : "no", cband);
         else if (json)
             printf("%s\n {\"system\": \"%s\", \"gpu\": \"%s\", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, "
                    "\"global_batch\": %d, \"layer_fuse\": %d, \"step_time_s\": %.6g, \"tokens_per_s\": %.6g, "
                    "\"tflops_per_gpu\": %.4g, \"mfu\": %.4f, \"speedup\": %.4f, \"efficiency\": %.4f, "
-                   "\"exposed_comm_frac\": %.4f, \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "%s%s%s%s%s%s%s%s%s}",
+                   "\"exposed_comm_frac\": %.4f, \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "%s}",
                    k ? "," : "", s, r->gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s,
                    r->tokens_s, r->tflops, r->mfu, r->speedup, r->eff, r->exposed, r->fits ? "true" : "false",
-                   r->events, band ? ", \"step_time_80_s\": [" : "", blo[0], band ? ", " : "", blo[1],
-                   band ? "], \"tflops_80\": [" : "", blo[2], band ? ", " : "", blo[3], band ? "]" : "");
+                   r->events, jband);
         else {
             char sb[48] = "";
             if (band)

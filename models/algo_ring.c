@@ -37,6 +37,7 @@ typedef struct ring_unit {
     int max_inflight;      /* 1 to a GPU peer (the block copies); NCCL_STEPS across the network (proxy) */
     double share_Bps;      /* its share of the links to a GPU peer, wire bytes/s; 0: none */
     sim_time t_min;        /* the send in flight lands no earlier (its copy at share_Bps) */
+    int64_t wire_lat;      /* the route's wire latency, ps */
     bool done;
 } ring_unit;
 
@@ -144,7 +145,7 @@ static bool send_next(ring_unit *u)
     sim_time now = sim_engine_now(x->eng);
     int64_t delay = u->step_lat + (now < x->start ? x->start - now : 0);
     if (u->share_Bps > 0)
-        u->t_min = now + delay + sim_time_for_bytes((double)wire, u->share_Bps) + fabric_route_lat_ps(x->fab, u->route);
+        u->t_min = now + delay + sim_time_for_bytes((double)wire, u->share_Bps) + u->wire_lat;
     fabric_transfer_start_paced(x->fab, u->route, &u->block, wire, coll_exec_fabric_chunk(wire), 0, delay,
                                 on_sent, u, k);
     return true;
@@ -315,6 +316,7 @@ static void ring_start(coll_exec *x)
                     return;
                 }
                 w->step_lat = coll_exec_step_lat_ps(x, w->route, ALGO_RING);
+                w->wire_lat = fabric_route_lat_ps(x->fab, w->route);
                 w->max_inflight = coll_route_crosses_net(x->fab, w->route) ? 8 : 1;
             }
             x->units_left++;

@@ -64,6 +64,12 @@ static int nkids(const tree_chan *c, int i)
     int p = node_to_pos(c, i);
     return (2 * p + 1 < c->N) + (2 * p + 2 < c->N);
 }
+/* where rank r sends up: its chain predecessor, or (the head) its parent node's head */
+static int up_to(const tree_chan *c, int r)
+{
+    int node = r / c->ppn, p = pos_of(c, r);
+    return p > 0 ? rank_at(c, node, p - 1) : rank_at(c, pos_to_node(c, (node_to_pos(c, node) - 1) / 2), 0);
+}
 static size_t at(const tree_chan *c, int who, uint32_t k) { return (size_t)who * c->nchunks + k; }
 /* callback argument: the rank (or node) concerned and the chunk */
 static uint64_t key(int who, uint32_t k) { return ((uint64_t)(uint32_t)who << 32) | k; }
@@ -128,7 +134,7 @@ static void up_try(tree_chan *c, int r)
     }
     t->up_inflight++;
     t->up_next++;
-    int to = p > 0 ? rank_at(c, node, p - 1) : rank_at(c, pos_to_node(c, (tp - 1) / 2), 0);
+    int to = up_to(c, r);
     send(c, r, to, k, on_up_arrived, key(r, k));
 }
 
@@ -286,10 +292,8 @@ static void share_links(coll_exec *x, GPtrArray *chans)
             int node = r / c->ppn, p = pos_of(c, r), tp = node_to_pos(c, node);
             int to[4], nt = 0;
             double *where[4];
-            if (p > 0)
-                to[nt] = rank_at(c, node, p - 1), where[nt++] = &c->rk[r].up_share;
-            else if (tp > 0)
-                to[nt] = rank_at(c, pos_to_node(c, (tp - 1) / 2), 0), where[nt++] = NULL;
+            if (p > 0 || tp > 0)
+                to[nt] = up_to(c, r), where[nt++] = p > 0 ? &c->rk[r].up_share : NULL;
             if (p + 1 < c->ppn)
                 to[nt] = rank_at(c, node, p + 1), where[nt++] = &c->rk[r].down_share;
             for (int q = 2 * tp + 1; p == 0 && q < 2 * tp + 1 + nkids(c, node); q++)

@@ -40,9 +40,11 @@ table() { # CSV [label for the XDR rows]
             sys, $3, $4, $5, $6, $9 * 1e3, band, $10, $11, $13, 100 * $14, 100 * $15
     }' "$1"
 }
-at72() { # CSV SYSTEM COLUMN: the value at 72 GPUs
-    awk -F, -v s="$2" -v c="$3" 'NR > 1 && $1 == s && $3 == 72 { print $c }' "$1"
+at() { # GPUS CSV SYSTEM COLUMN: the value at that size
+    awk -F, -v n="$1" -v s="$3" -v c="$4" 'NR > 1 && $1 == s && $3 == n { print $c }' "$2"
 }
+at72() { at 72 "$@"; }
+at8() { at 8 "$@"; }
 pct() { awk -v x="$1" 'BEGIN { printf "%.0f%%", 100 * x }'; }
 
 header="| system | GPUs | tp/pp/dp | step ms | step ms 80% | tokens/s | TFLOP/s per GPU | speedup | efficiency | exposed comm |
@@ -55,7 +57,6 @@ m_nvl=$(at72 "$tmp/moe.csv" gb200-nvl72 14); m_b200=$(at72 "$tmp/moe.csv" hgx-b2
 m_h100=$(at72 "$tmp/moe.csv" dgx-h100 14); m_xdr=$(at72 "$tmp/moe_xdr.csv" hgx-b200@ib-xdr 14)
 mx_nvl=$(at72 "$tmp/moe.csv" gb200-nvl72 15); mx_b200=$(at72 "$tmp/moe.csv" hgx-b200 15)
 s_nvl=$(at72 "$tmp/dense.csv" gb200-nvl72 9); s_b200=$(at72 "$tmp/dense.csv" hgx-b200 9)
-at8() { awk -F, -v s="$2" -v c="$3" 'NR > 1 && $1 == s && $3 == 8 { print $c }' "$1"; }
 s8_nvl=$(at8 "$tmp/dense.csv" gb200-nvl72 9); s8_b200=$(at8 "$tmp/dense.csv" hgx-b200 9)
 f8_nvl=$(at8 "$tmp/dense.csv" gb200-nvl72 11); f8_b200=$(at8 "$tmp/dense.csv" hgx-b200 11)
 tp72=$(awk -F, 'FNR > 1 && $3 == 72 { print $4 }' "$tmp/dense.csv" "$tmp/moe.csv" | sort -un | tr '\n' ' ' | sed 's/ $//')
