@@ -6,6 +6,12 @@
  * KiB over PCIe or the network) with NCCL_STEPS slots in flight; they share
  * links with each other, so an alltoall's time is set by the most loaded
  * link (the NIC or the spine when it crosses servers).
+ *
+ * The fabric moves a connection's window as two cut-through pieces of four
+ * chunks each (a piece starts on the next link when its head arrives, see
+ * fabric_transfer_start_cut): the same bytes in flight and no per-hop store
+ * and forward, with a quarter of the events. sys->exact moves every chunk
+ * store-and-forward instead (docs/collectives.md compares the two).
  */
 #include "coll_priv.h"
 
@@ -51,7 +57,11 @@ static void send_pair(coll_exec *x, p2p_rank *dst, int a, int b, uint64_t bytes)
     uint64_t wire = (uint64_t)((double)bytes / x->proto->wire_eff + 0.5);
     int64_t delay = (x->start - sim_engine_now(x->eng)) + coll_exec_step_lat_ps(x, r, ALGO_RING);
     dst->pending++;
-    fabric_transfer_start(x->fab, r, FAB_NONE, wire, chunk, 8, delay, on_pair_done, dst, 0);
+    if (x->sys->exact)
+        fabric_transfer_start(x->fab, r, FAB_NONE, wire, chunk, 8, delay, on_pair_done, dst, 0);
+    else
+        fabric_transfer_start_cut(x->fab, r, wire, wire <= 8 * chunk ? 8 * chunk : 4 * chunk, 2, delay, on_pair_done,
+                                  dst, 0);
 }
 
 static void direct_start(coll_exec *x)

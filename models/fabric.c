@@ -92,6 +92,7 @@ static fab_link_id link_push(fabric *f, fab_node_id a, fab_node_id b, const fab_
     l.ps_per_byte = 1e12 / (d->bw_Bps * d->eff);
     fab_link_id id = f->links->len;
     g_array_append_val(f->links, l);
+    fabric_run_grow(f);
     return id;
 }
 
@@ -125,9 +126,7 @@ fab_link_id fabric_server_add(fabric *f, const char *name, double bw_Bps, int64_
 {
     g_assert(bw_Bps > 0 && lat_ps >= 0);
     fab_link_desc d = {.kind = LINK_SERVER, .bw_Bps = bw_Bps, .eff = 1, .lat_ps = lat_ps, .count = 1};
-    fab_link_id id = link_push(f, FAB_NONE, FAB_NONE, &d, name ? name : "server");
-    fabric_run_grow(f);
-    return id;
+    return link_push(f, FAB_NONE, FAB_NONE, &d, name ? name : "server");
 }
 
 void fabric_node_set_endpoint(fabric *f, fab_node_id n, double tx_Bps, double rx_Bps)

@@ -203,6 +203,15 @@ void fabric_transfer_start_paced(fabric *f, const fab_route *route, fab_pacer *p
                                  uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done,
                                  void *ctx, uint64_t arg);
 
+/* As fabric_transfer_start without a pre server, in cut-through pieces of
+ * `piece_bytes`: a piece stands for back-to-back chunks of one connection,
+ * so link k+1 starts on it when its head arrives (link k's start plus k's
+ * latency) and finishes no earlier than its tail arrives (k's finish plus
+ * the latency). Fewer, larger pieces without store-and-forward's pipeline
+ * fill per hop; the links still serve them FIFO and contend. */
+void fabric_transfer_start_cut(fabric *f, const fab_route *route, uint64_t bytes, uint64_t piece_bytes,
+                               uint32_t window, int64_t delay_ps, fab_done_fn done, void *ctx, uint64_t arg);
+
 /* Statistics of directed link l (for a half-duplex LINK_MEM link, of the
  * server both directions share). */
 const fab_link_stats *fabric_link_stats(const fabric *f, fab_link_id l);

@@ -24,11 +24,17 @@ typedef struct {
     double ps_per_byte;   /* 1e12 / (bw * eff) */
 } fab_link;
 
-/* Run-phase state of one directed link: a FIFO server. */
+/* Run-phase state of one directed link: a FIFO server. The first 64 bytes
+ * are what moving a chunk reads (copies of the link's rate and latency, so
+ * the cold fab_link is not touched per chunk); the statistics follow. */
 typedef struct {
     fab_chunk *head, *tail; /* waiting chunks */
     fab_chunk *cur;         /* in service (its completion event is pending) */
+    sim_time free_at;       /* when the link last finished a chunk */
+    double ps_per_byte;     /* LINK()->ps_per_byte */
+    int64_t lat_ps;         /* LINK()->d.lat_ps */
     uint32_t qlen;
+    fab_link_id server;     /* whose queue this link's chunks join (server_of) */
     bool leaf_up;           /* a leaf -> spine link (adaptive routing may swap it) */
     fab_link_stats st;
 } fab_lrun;
@@ -50,6 +56,7 @@ struct fabric {
     sim_engine *eng;
     fab_lrun *run;      /* one per directed link */
     uint32_t run_cap;
+    uint32_t run_init;  /* run[0 .. run_init) hold their links' copies */
     fab_chunk *free_chunks;
     GPtrArray *chunk_blocks;
     fab_xfer *free_xfers;   /* finished transfer records, for reuse */

@@ -13,6 +13,15 @@
  * times and statistics, without a chunk record per waiting chunk (an
  * alltoall queues most of its chunks at the first link). A chunk carries its
  * route, and the link prefetches what its next completion will read.
+ *
+ * Cut-through pieces (fabric_transfer_start_cut): a piece stands for several
+ * back-to-back chunks of one connection, so it does not wait to be whole
+ * before the next link starts on it. Its head reaches link k+1 when link k
+ * started it plus k's latency; link k+1 starts it then (or when it frees),
+ * and cannot finish it before its tail arrives (link k's finish plus the
+ * latency): start = max(head, free), end = max(start + bytes/rate, tail). A
+ * piece handed over at its tail may start in the past when the link has been
+ * idle since before its head arrived (the link's free time is kept).
  */
 #include "fabric_priv.h"
 
@@ -32,6 +41,7 @@ struct fab_xfer {
     uint64_t arg;
     fab_link_id pre;
     uint32_t window, inflight;
+    bool cut; /* cut-through pieces */
 };
 
 struct fab_chunk {
@@ -39,7 +49,9 @@ struct fab_chunk {
     fab_xfer *x;
     const fab_route *route; /* x->route */
     uint64_t bytes;         /* a batch: of all its chunks */
-    sim_time ready;
+    sim_time ready;  /* cut-through: when its head arrives */
+    sim_time tail;   /* cut-through: when its tail arrives (0 at the first hop) */
+    bool cut;
     int16_t hop;     /* -1: on the pre server; else index into route->hop */
     int16_t alt_hop; /* adaptive routing: hop replaced by `alt`; ALT_NONE; ALT_BATCH */
     fab_link_id alt;
@@ -50,16 +62,32 @@ enum { ALT_NONE = -2, ALT_BATCH = -3 }; /* ALT_BATCH: bytes / x->chunk_bytes chu
 #define CHUNK_BLOCK 4096
 #define XFER_BLOCK 1024
 
+/* The run state of links added since attach: room, and copies of what
+ * moving a chunk reads. */
 void fabric_run_grow(fabric *f)
 {
-    if (!f->run || f->links->len <= f->run_cap)
+    if (!f->run)
         return;
-    uint32_t cap = f->run_cap;
-    while (cap < f->links->len)
-        cap *= 2;
-    f->run = g_renew(fab_lrun, f->run, cap);
-    memset(f->run + f->run_cap, 0, (cap - f->run_cap) * sizeof(fab_lrun));
-    f->run_cap = cap;
+    if (f->links->len > f->run_cap) {
+        uint32_t cap = f->run_cap;
+        while (cap < f->links->len)
+            cap *= 2;
+        f->run = g_renew(fab_lrun, f->run, cap);
+        memset(f->run + f->run_cap, 0, (cap - f->run_cap) * sizeof(fab_lrun));
+        f->run_cap = cap;
+    }
+    for (uint32_t l = f->run_init; l < f->links->len; l++) {
+        const fab_link *lk = LINK(f, l);
+        fab_lrun *r = &f->run[l];
+        r->ps_per_byte = lk->ps_per_byte;
+        r->lat_ps = lk->d.lat_ps;
+        /* host memory (LINK_MEM) is half duplex: DRAM serves reads and writes
+         * from one pool, so both directions share the even link's queue */
+        r->server = lk->d.kind == LINK_MEM ? (l & ~1u) : l;
+        r->leaf_up = lk->d.kind != LINK_SERVER && NODE(f, lk->src)->d.kind == FAB_NET_LEAF &&
+                     NODE(f, lk->dst)->d.kind == FAB_NET_SPINE;
+    }
+    f->run_init = f->links->len;
 }
 
 void fabric_run_free(fabric *f)
@@ -87,11 +115,8 @@ void fabric_attach(fabric *f, sim_engine *e)
     f->eng = e;
     f->run_cap = f->links->len > 16 ? f->links->len : 16;
     f->run = g_new0(fab_lrun, f->run_cap);
-    for (uint32_t l = 0; l < f->links->len; l++) {
-        const fab_link *lk = LINK(f, l);
-        f->run[l].leaf_up = lk->d.kind != LINK_SERVER && NODE(f, lk->src)->d.kind == FAB_NET_LEAF &&
-                            NODE(f, lk->dst)->d.kind == FAB_NET_SPINE;
-    }
+    f->run_init = 0;
+    fabric_run_grow(f);
     f->chunk_blocks = g_ptr_array_new_with_free_func(g_free);
     f->xfer_allocs = g_ptr_array_new_with_free_func(g_free);
     if (f->recording)
@@ -123,11 +148,10 @@ static void chunk_free(fabric *f, fab_chunk *c)
 static void on_link_done(sim_engine *e, void *ctx, uint64_t arg);
 
 /* The server a directed link's chunks queue on: its own, except host memory
- * (LINK_MEM), which is half duplex: DRAM serves reads and writes from one
- * pool, so both directions share the even link's queue. */
+ * (both directions share one queue, fabric_run_grow). */
 static inline fab_link_id server_of(const fabric *f, fab_link_id l)
 {
-    return LINK(f, l)->d.kind == LINK_MEM ? (l & ~1u) : l;
+    return f->run[l].server;
 }
 
 /* A batch's first chunk leaves it: the rest of the batch, or NULL. */
@@ -145,6 +169,7 @@ static fab_chunk *batch_split(fabric *f, fab_chunk *c)
     return rest;
 }
 
+/* Serve c on link l, which has been free since r->free_at. */
 static void start_service(fabric *f, fab_link_id l, fab_chunk *c)
 {
     fab_lrun *r = &f->run[l];
@@ -153,22 +178,28 @@ static void start_service(fabric *f, fab_link_id l, fab_chunk *c)
     __builtin_prefetch(&c->route->hop[c->hop + 1]);
     if (r->head)
         __builtin_prefetch(r->head);
-    fab_link *lk = LINK(f, l);
     sim_time now = sim_engine_now(f->eng);
-    sim_time start = c->ready > now ? c->ready : now;
-    double ps = (double)c->bytes * lk->ps_per_byte;
+    /* store-and-forward chunks are ready no earlier than now; a cut-through
+     * piece may have been ready since before: the link idled from free_at */
+    sim_time from = c->cut ? r->free_at : now;
+    sim_time start = c->ready > from ? c->ready : from;
+    double ps = (double)c->bytes * r->ps_per_byte;
     sim_time ser = (sim_time)ps;
     ser += (double)ser < ps; /* round up: a non-empty chunk takes >= 1 ps */
+    sim_time end = start + ser;
+    if (c->tail > end)
+        end = c->tail;
     r->cur = c;
     r->st.qdelay_ps += start - c->ready > 0 ? start - c->ready : 0;
+    c->ready = start; /* a cut-through piece's head leaves now */
     r->st.busy_ps += ser;
     r->st.bytes += c->bytes;
     r->st.chunks++;
     if (f->recs) {
-        fab_service_rec rec = {.link = l, .start_ps = start, .end_ps = start + ser, .bytes = c->bytes};
+        fab_service_rec rec = {.link = l, .start_ps = start, .end_ps = end, .bytes = c->bytes};
         g_array_append_val(f->recs, rec);
     }
-    sim_engine_at(f->eng, start + ser, on_link_done, f, l);
+    sim_engine_at(f->eng, end, on_link_done, f, l);
 }
 
 /* Queue c (n chunks: a batch, or 1) on link l, or serve its first chunk
@@ -228,6 +259,8 @@ static void inject(fabric *f, fab_xfer *x, sim_time ready)
         c->hop = x->pre != FAB_NONE ? -1 : 0;
         c->alt_hop = ALT_NONE;
         c->ready = ready;
+        c->tail = 0;
+        c->cut = x->cut;
         if (paced) {
             sim_time from = ready > x->pacer->t_ps ? ready : x->pacer->t_ps;
             c->ready = x->pacer->t_ps = from + sim_time_for_bytes((double)c->bytes, x->pacer->Bps);
@@ -329,11 +362,18 @@ static void on_link_done(sim_engine *e, void *ctx, uint64_t arg)
     fab_lrun *r = &f->run[l];
     fab_chunk *c = r->cur;
     r->cur = NULL;
-    sim_time at = sim_engine_now(e) + LINK(f, l)->d.lat_ps;
+    r->free_at = sim_engine_now(e);
+    int64_t lat = r->lat_ps;
+    sim_time at = r->free_at + lat;
     int32_t nhops = (int32_t)c->route->nhops;
     if (c->hop + 1 < nhops) {
         c->hop++;
-        c->ready = at;
+        if (c->cut) { /* its head started here at c->ready */
+            c->ready += lat;
+            c->tail = at;
+        } else {
+            c->ready = at;
+        }
         if (c->hop + 1 == nhops)
             __builtin_prefetch(c->x); /* read when it is delivered */
         link_enqueue(f, next_link(f, c), c, 1);
@@ -356,9 +396,9 @@ static void on_link_done(sim_engine *e, void *ctx, uint64_t arg)
     }
 }
 
-static void xfer_start(fabric *f, const fab_route *route, fab_link_id pre, fab_pacer *pacer, uint64_t bytes,
-                       uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done, void *ctx,
-                       uint64_t arg)
+static void xfer_start(fabric *f, const fab_route *route, fab_link_id pre, fab_pacer *pacer, bool cut,
+                       uint64_t bytes, uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done,
+                       void *ctx, uint64_t arg)
 {
     g_assert(f->eng && route && delay_ps >= 0 && route->nhops < INT16_MAX);
     fab_xfer *x = f->free_xfers;
@@ -374,7 +414,7 @@ static void xfer_start(fabric *f, const fab_route *route, fab_link_id pre, fab_p
         f->xfer_left--;
     }
     *x = (fab_xfer){.fab = f, .route = route, .pre = pre, .bytes = bytes, .chunk_bytes = chunk_bytes ? chunk_bytes : bytes,
-                    .window = window, .done = done, .ctx = ctx, .arg = arg, .pacer = pacer};
+                    .window = window, .done = done, .ctx = ctx, .arg = arg, .pacer = pacer, .cut = cut};
     sim_time at = sim_engine_now(f->eng) + delay_ps;
     if (bytes == 0 || (route->nhops == 0 && pre == FAB_NONE)) {
         f->injected += bytes;
@@ -389,14 +429,20 @@ void fabric_transfer_start(fabric *f, const fab_route *route, fab_link_id pre, u
                            uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done,
                            void *ctx, uint64_t arg)
 {
-    xfer_start(f, route, pre, NULL, bytes, chunk_bytes, window, delay_ps, done, ctx, arg);
+    xfer_start(f, route, pre, NULL, false, bytes, chunk_bytes, window, delay_ps, done, ctx, arg);
+}
+
+void fabric_transfer_start_cut(fabric *f, const fab_route *route, uint64_t bytes, uint64_t piece_bytes,
+                               uint32_t window, int64_t delay_ps, fab_done_fn done, void *ctx, uint64_t arg)
+{
+    xfer_start(f, route, FAB_NONE, NULL, true, bytes, piece_bytes, window, delay_ps, done, ctx, arg);
 }
 
 void fabric_transfer_start_paced(fabric *f, const fab_route *route, fab_pacer *pacer, uint64_t bytes,
                                  uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done,
                                  void *ctx, uint64_t arg)
 {
-    xfer_start(f, route, FAB_NONE, pacer, bytes, chunk_bytes, window, delay_ps, done, ctx, arg);
+    xfer_start(f, route, FAB_NONE, pacer, false, bytes, chunk_bytes, window, delay_ps, done, ctx, arg);
 }
 
 const fab_link_stats *fabric_link_stats(const fabric *f, fab_link_id l)

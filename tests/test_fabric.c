@@ -282,6 +282,79 @@ static void test_fabric_adaptive_routing_avoids_ecmp_collision(void)
     ASSERT_REL(t[1][1], S / spine * 1e12, 0.05);
 }
 
+/* gpu0 -> sw0 -> cpu0 -> cpu1: PCIe 14 GB/s, PCIe 14 GB/s, cross-socket 20 GB/s */
+static const fab_route *three_hops(box *b)
+{
+    const fab_route *r = fabric_route(b->f, b->g[0], b->cpu[1], 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL_FATAL(r->nhops, 3);
+    return r;
+}
+
+static void test_fabric_cut_through_closed_form(void)
+{
+    /* cut-through pieces alone on a path: the path's latency plus the bytes
+     * at the bottleneck, however they are cut (no per-hop store and forward) */
+    double bw = 16e9 * 0.875, lat = (100 + 100 + 200) * 1e3;
+    uint64_t sizes[2][2] = {{4 << 20, 4 << 20}, {64 << 20, 4 << 20}}; /* bytes, piece */
+    for (int i = 0; i < 2; i++) {
+        box b = make_box();
+        const fab_route *r = three_hops(&b);
+        sim_engine *e = sim_engine_new(1);
+        fabric_attach(b.f, e);
+        sim_time t[1] = {0};
+        uint64_t S = sizes[i][0];
+        fabric_transfer_start_cut(b.f, r, S, sizes[i][1], 2, 0, on_done, t, 0);
+        sim_engine_run(e);
+        ASSERT_REL(t[0], (double)S / bw * 1e12 + lat, 1e-6);
+        /* busy time is serialisation at each link's own rate, not occupancy */
+        ASSERT_REL(fabric_link_stats(b.f, r->hop[2])->busy_ps, (double)S / 20e9 * 1e12, 1e-6);
+        for (uint32_t h = 0; h < r->nhops; h++)
+            CU_ASSERT_EQUAL(fabric_link_stats(b.f, r->hop[h])->bytes, S);
+        sim_engine_free(e);
+        fabric_free(b.f);
+    }
+    /* store and forward of the same 4 MiB piece waits for it at every hop */
+    box b = make_box();
+    const fab_route *r = three_hops(&b);
+    sim_engine *e = sim_engine_new(1);
+    fabric_attach(b.f, e);
+    sim_time t[1] = {0};
+    uint64_t S = 4 << 20;
+    fabric_transfer_start(b.f, r, FAB_NONE, S, S, 2, 0, on_done, t, 0);
+    sim_engine_run(e);
+    ASSERT_REL(t[0], ((double)S / bw * 2 + (double)S / 20e9) * 1e12 + lat, 1e-6);
+    sim_engine_free(e);
+    fabric_free(b.f);
+}
+
+static void test_fabric_cut_through_shares_a_link(void)
+{
+    /* two cut-through transfers through sw0 -> cpu0 split it as chunks do */
+    box b = make_box();
+    const fab_route *r0 = fabric_route(b.f, b.g[0], b.cpu[0], 0, NULL);
+    const fab_route *r1 = fabric_route(b.f, b.g[1], b.cpu[0], 0, NULL);
+    sim_engine *e = sim_engine_new(1);
+    fabric_attach(b.f, e);
+    sim_time t[2] = {0, 0};
+    uint64_t S = 32 << 20, piece = 1 << 20;
+    fabric_transfer_start_cut(b.f, r0, S, piece, 2, 0, on_done, t, 0);
+    fabric_transfer_start_cut(b.f, r1, S, piece, 2, 0, on_done, t, 1);
+    sim_engine_run(e);
+    double alone = (double)S / (16e9 * 0.875) * 1e12;
+    ASSERT_REL(t[0], 2 * alone, 0.04);
+    ASSERT_REL(t[1], 2 * alone, 0.02);
+    uint64_t in, out;
+    fabric_totals(b.f, &in, &out);
+    CU_ASSERT_EQUAL(in, 2 * S);
+    CU_ASSERT_EQUAL(out, 2 * S);
+    sim_time end = sim_engine_now(e);
+    for (fab_link_id l = 0; l < fabric_link_count(b.f); l++)
+        CU_ASSERT(fabric_link_stats(b.f, l)->busy_ps <= end);
+    sim_engine_free(e);
+    fabric_free(b.f);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -293,6 +366,8 @@ int main(void)
         {"/fabric/route/adaptive-avoids-ecmp-collision", test_fabric_adaptive_routing_avoids_ecmp_collision},
         {"/fabric/server/caps-rate", test_fabric_private_server_caps_rate},
         {"/fabric/pacing/equals-private-server", test_fabric_paced_equals_private_server},
+        {"/fabric/cut-through/closed-form", test_fabric_cut_through_closed_form},
+        {"/fabric/cut-through/shares-a-link", test_fabric_cut_through_shares_a_link},
         {0},
     };
     return test_main("fabric", cases);
