@@ -92,7 +92,11 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     const char *aspec = co->algo ? co->algo : g_getenv("NCCL_ALGO");
     const char *pspec = co->proto ? co->proto : g_getenv("NCCL_PROTO");
     int rc = EXIT_OK;
-    if (!simsweep_run(&sys, kind, elt, sizes, n, aspec, pspec, rows, ex, &err)) {
+    cli_progress pg;
+    cli_progress_start(&pg, "collective");
+    bool ran = simsweep_run(&sys, kind, elt, sizes, n, aspec, pspec, rows, ex, &pg, &err);
+    cli_progress_end(&pg);
+    if (!ran) {
         rc = cli_fail(err);
         goto out;
     }

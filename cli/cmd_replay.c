@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "commands.h"
 #include "models/replay.h"
 #include "sysbuild.h"
@@ -172,6 +173,14 @@ typedef struct {
     double compute_scale;
 } replay_cli;
 
+
+/* the progress line: share of the trace's ops done, simulated time, events */
+static void replay_progress(void *ctx, double frac, int64_t now_ps, uint64_t events)
+{
+    cli_progress_show(ctx, false, "%.0f%% of the ops, %.3f ms simulated, %.1f M events", frac * 100,
+                      (double)now_ps / 1e9, (double)events / 1e6);
+}
+
 static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
 {
     GError *err = NULL;
@@ -214,7 +223,13 @@ static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
         goto out;
     }
     replay_result res;
-    if (!replay_run(t, &o, &res, &err)) {
+    cli_progress pg;
+    cli_progress_start(&pg, "replay");
+    o.progress = replay_progress;
+    o.progress_ctx = &pg;
+    bool ran = replay_run(t, &o, &res, &err);
+    cli_progress_end(&pg);
+    if (!ran) {
         rc = cli_fail(err);
         goto out;
     }

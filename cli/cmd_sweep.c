@@ -166,7 +166,7 @@ static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, ch
     simsweep_explain *ex = g_new0(simsweep_explain, n);
     const char *aspec = sweep_point_get(p, "algo"), *pspec = sweep_point_get(p, "proto");
     bool ok = simsweep_run(&sys, kind, elt, sizes, n, aspec ? aspec : g_getenv("NCCL_ALGO"),
-                           pspec ? pspec : g_getenv("NCCL_PROTO"), rows, ex, err);
+                           pspec ? pspec : g_getenv("NCCL_PROTO"), rows, ex, NULL, err);
     for (size_t i = 0; ok && i < nfig; i++)
         out[i] = coll_figure(fig[i], rows, ex, n, sys.nranks);
     g_free(sizes);

@@ -5,7 +5,7 @@
 
 bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, const uint64_t *sizes,
                   size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
-                  simsweep_explain *ex, GError **err)
+                  simsweep_explain *ex, cli_progress *pg, GError **err)
 {
     uint32_t amask, pmask;
     if (!coll_tune_parse_mask(algo_spec, kind, true, &amask, err) ||
@@ -20,6 +20,12 @@ bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, cons
             return false;
         }
         req.root = coll_default_root(kind) < 0 ? 0 : coll_default_root(kind);
+        if (pg) {
+            char sz[32];
+            cli_progress_bytes(sz, sizeof sz, sizes[i]);
+            cli_progress_show(pg, true, "size %zu/%zu (%s, %s/%s)", i + 1, n, sz, coll_algo_name(req.algo),
+                              coll_proto_name(req.proto));
+        }
         coll_result res;
         if (!coll_run(sys, &req, &res, err))
             return false;

@@ -107,6 +107,7 @@ struct rp {
     replay_result *out;
     GError *err;
     GPtrArray *garbage;
+    uint64_t ops_done, ops_total; /* for o->progress */
 };
 
 static void issue(rp *p, int r, uint32_t i);
@@ -123,10 +124,18 @@ static void fail(rp *p, GError *e)
     sim_engine_stop(p->eng);
 }
 
+static void on_progress(sim_engine *e, void *ctx)
+{
+    rp *p = ctx;
+    double frac = p->ops_total ? (double)p->ops_done / (double)p->ops_total : 0;
+    p->o->progress(p->o->progress_ctx, frac, sim_engine_now(e), sim_engine_stats(e)->events);
+}
+
 static void complete(rp *p, int r, uint32_t i)
 {
     op_state *s = ST(p, r, i);
     s->done = true;
+    p->ops_done++;
     s->end_ps = sim_engine_now(p->eng);
     if (p->o->record) {
         const trace_op *o = OPR(p, r, i);
@@ -1113,6 +1122,11 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
     build_states(&p);
     build_groups(&p);
     p.eng = sim_engine_new(1);
+    if (o->progress) {
+        for (int r = 0; r < t->nranks; r++)
+            p.ops_total += t->ranks[r].ops->len;
+        sim_engine_set_progress(p.eng, on_progress, &p);
+    }
     fabric_set_recording(sys->fab, o->record);
     fabric_attach(sys->fab, p.eng);
     sim_engine_at(p.eng, 0, on_start, &p, 0);

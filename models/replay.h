@@ -38,6 +38,10 @@ typedef struct {
      * compute duration already carries what overlap did to it. */
     int gpu_sms;
     double sm_penalty;
+    /* Called every SIM_PROGRESS_EVENTS engine events, or NULL: the share of
+     * the trace's ops done, the simulated time (ps) and the events so far. */
+    void (*progress)(void *ctx, double ops_done_frac, int64_t now_ps, uint64_t events);
+    void *progress_ctx;
 } replay_opts;
 
 typedef struct {

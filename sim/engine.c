@@ -27,6 +27,8 @@ struct sim_engine {
     bool stop;
     int error;
     sim_stats stats;
+    sim_progress_fn progress;
+    void *progress_ctx;
 };
 
 sim_engine *sim_engine_new(uint64_t seed)
@@ -56,6 +58,12 @@ size_t sim_engine_pending(const sim_engine *e) { return sim_queue_len(e->q); }
 int sim_engine_error(const sim_engine *e) { return e->error; }
 const sim_stats *sim_engine_stats(const sim_engine *e) { return &e->stats; }
 void sim_engine_stop(sim_engine *e) { e->stop = true; }
+
+void sim_engine_set_progress(sim_engine *e, sim_progress_fn fn, void *ctx)
+{
+    e->progress = fn;
+    e->progress_ctx = ctx;
+}
 
 static uint32_t slot_alloc(sim_engine *e)
 {
@@ -137,6 +145,8 @@ static int run_loop(sim_engine *e, bool bounded, sim_time limit)
         e->now = t;
         e->stats.events++; /* live: handlers may read it */
         s.fn(e, s.ctx, s.arg);
+        if (G_UNLIKELY(e->progress && (e->stats.events & (SIM_PROGRESS_EVENTS - 1)) == 0))
+            e->progress(e, e->progress_ctx);
     }
     if (bounded && !e->stop && limit > e->now)
         e->now = limit;

@@ -69,6 +69,13 @@ int sim_engine_run_until(sim_engine *e, sim_time t);
 /* Ask the running loop to return after the current event. */
 void sim_engine_stop(sim_engine *e);
 
+/* Call fn(e, ctx) from the run loop every SIM_PROGRESS_EVENTS events (for a
+ * progress line on long runs; fn must not schedule or run events). NULL
+ * turns it off. */
+#define SIM_PROGRESS_EVENTS (UINT64_C(1) << 20)
+typedef void (*sim_progress_fn)(sim_engine *e, void *ctx);
+void sim_engine_set_progress(sim_engine *e, sim_progress_fn fn, void *ctx);
+
 size_t sim_engine_pending(const sim_engine *e);
 int sim_engine_error(const sim_engine *e);
 const sim_stats *sim_engine_stats(const sim_engine *e);

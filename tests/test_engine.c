@@ -163,6 +163,33 @@ static void test_rng_exponential_moments_and_tail(void)
     ASSERT_REL((double)tail8 / N, exp(-8.0), 0.2); /* ~671 draws beyond the ziggurat's base layer */
 }
 
+static void tick_chain(sim_engine *e, void *ctx, uint64_t left)
+{
+    (void)ctx;
+    if (left)
+        sim_engine_after(e, 1, tick_chain, NULL, left - 1);
+}
+
+static void count_progress(sim_engine *e, void *ctx)
+{
+    uint64_t *calls = ctx;
+    CU_ASSERT_EQUAL(sim_engine_stats(e)->events % SIM_PROGRESS_EVENTS, 0);
+    (*calls)++;
+}
+
+static void test_engine_progress_every_n_events(void)
+{
+    /* 3.5 x SIM_PROGRESS_EVENTS events: three calls, at multiples of it */
+    sim_engine *e = sim_engine_new(1);
+    uint64_t calls = 0;
+    sim_engine_set_progress(e, count_progress, &calls);
+    sim_engine_at(e, 0, tick_chain, NULL, SIM_PROGRESS_EVENTS * 7 / 2 - 1);
+    CU_ASSERT_EQUAL(sim_engine_run(e), SIM_OK);
+    CU_ASSERT_EQUAL(sim_engine_stats(e)->events, SIM_PROGRESS_EVENTS * 7 / 2);
+    CU_ASSERT_EQUAL(calls, 3);
+    sim_engine_free(e);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -172,6 +199,7 @@ int main(void)
         {"/engine/overflow/reported-not-wrapped", test_engine_overflow_is_reported_not_wrapped},
         {"/engine/schedule/past-is-error", test_engine_past_time_is_an_error},
         {"/engine/cancel/skips-event", test_engine_cancel_skips_event},
+        {"/engine/progress/every-n-events", test_engine_progress_every_n_events},
         {"/time/conversions", test_time_conversions_round_trip},
         {"/rng/exponential/moments-and-tail", test_rng_exponential_moments_and_tail},
         {0},

@@ -107,3 +107,16 @@ check sweep-scale-bad-schedule 2 'point 1 \(schedule=interleaved:3\): layers \(3
 # (delivery is in order), and alltoall over two ranks (Direct, never Ring)
 check ring-tiny-multinode 0 'Avg bus bandwidth' -- collective --topo dgx-h100 --nodes 2 --op all_reduce -b 8 -e 64 -f 2 --algo ring --proto simple
 check alltoall-two-ranks 0 'alltoall_perf' -- collective --topo dgx-h100 --gpus 2 --op alltoall -b 1M -e 1M
+# progress lines go to stderr only (on a terminal, or CONVEYOR_PROGRESS=1): stdout is unchanged
+pg_same() {
+    name=$1; want=$2; shift 3
+    a=$(CONVEYOR_PROGRESS=0 "$C" "$@" 2>/dev/null | cksum); b=$(CONVEYOR_PROGRESS=1 "$C" "$@" 2>/dev/null | cksum)
+    e=$(CONVEYOR_PROGRESS=1 "$C" "$@" 2>&1 >/dev/null | tr '\r' '\n')
+    if [ "$a" = "$b" ] && printf '%s' "$e" | grep -qE -- "$want"; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL $name: stdout changed or no '$want' on stderr: $e" >&2; fi
+}
+pg_same progress-collective '^collective: size 3/3 \(16 MiB, [A-Za-z]+/[A-Za-z0-9]+\), [0-9.]+ s' -- collective --topo dgx-h100 --nodes 2 -b 1M -e 16M -f 4
+pg_same progress-validate '^validate: size 25/25 \(128 MiB, Ring/Simple\)' -- validate --topo dgx-a100 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
+pgt=$(mktemp); "$C" workload --topo dgx-h100 --model llama3-8b --gpus 16 --tp 8 -o "$pgt" > /dev/null 2>&1
+pg_same progress-replay '^replay: [0-9]+% of the ops, [0-9.]+ ms simulated, [0-9.]+ M events' -- replay --topo dgx-h100 --nodes 2 --exact "$pgt"
+rm -f "$pgt"
