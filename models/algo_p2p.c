@@ -7,11 +7,13 @@
  * links with each other, so an alltoall's time is set by the most loaded
  * link (the NIC or the spine when it crosses servers).
  *
- * The fabric moves a connection's window as two cut-through pieces of four
- * chunks each (a piece starts on the next link when its head arrives, see
- * fabric_transfer_start_cut): the same bytes in flight and no per-hop store
- * and forward, with a quarter of the events. sys->exact moves every chunk
- * store-and-forward instead (docs/collectives.md compares the two).
+ * An alltoall's pairs cross the fabric as cut-through pieces (a piece starts
+ * on the next link when its head arrives, fabric_transfer_start_cut): the
+ * message as one piece when it fits NCCL's 8-chunk window, else pieces of 4
+ * chunks, 2 in flight. Thousands of flows share every link, so the coarser
+ * grain averages out, and no chunk is stored whole at every hop. Chunks
+ * store-and-forward instead for sendrecv, staged routes, static-ECMP network
+ * routes and sys->exact (docs/collectives.md, "Cut-through pieces").
  */
 #include "coll_priv.h"
 
@@ -53,11 +55,19 @@ static void send_pair(coll_exec *x, p2p_rank *dst, int a, int b, uint64_t bytes)
     const fab_route *r = coll_exec_route(x, sys->gpu[a], sys->gpu[b], (uint32_t)a);
     if (!r)
         return;
-    uint64_t chunk = route_has(x->fab, r, LINK_NVLINK) && !route_has(x->fab, r, LINK_NET) ? 524288 : 131072;
+    bool net = route_has(x->fab, r, LINK_NET);
+    uint64_t chunk = route_has(x->fab, r, LINK_NVLINK) && !net ? 524288 : 131072;
     uint64_t wire = (uint64_t)((double)bytes / x->proto->wire_eff + 0.5);
     int64_t delay = (x->start - sim_engine_now(x->eng)) + coll_exec_step_lat_ps(x, r, ALGO_RING);
     dst->pending++;
-    if (x->sys->exact)
+    /* in chunks, as with --exact: sendrecv (a few flows: where two collide on
+     * a spine they share it packet by packet, and whole pieces would queue
+     * behind each other; adaptive routing spreads chunks, not one piece),
+     * routes staged through host memory (NCCL's SHM transport reads a slot
+     * while the next is written; a piece is written whole before it is read)
+     * and network routes under static ECMP (collisions, as above) */
+    if (x->sys->exact || x->req->kind != COLL_ALLTOALL || fabric_route_staged(x->fab, r) ||
+        (net && !fabric_adaptive(x->fab)))
         fabric_transfer_start(x->fab, r, FAB_NONE, wire, chunk, 8, delay, on_pair_done, dst, 0);
     else
         fabric_transfer_start_cut(x->fab, r, wire, wire <= 8 * chunk ? 8 * chunk : 4 * chunk, 2, delay, on_pair_done,

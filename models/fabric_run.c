@@ -17,11 +17,14 @@
  * Cut-through pieces (fabric_transfer_start_cut): a piece stands for several
  * back-to-back chunks of one connection, so it does not wait to be whole
  * before the next link starts on it. Its head reaches link k+1 when link k
- * started it plus k's latency; link k+1 starts it then (or when it frees),
- * and cannot finish it before its tail arrives (link k's finish plus the
- * latency): start = max(head, free), end = max(start + bytes/rate, tail). A
- * piece handed over at its tail may start in the past when the link has been
- * idle since before its head arrived (the link's free time is kept).
+ * started it plus k's latency; link k+1 starts it then (or when it frees)
+ * and is free again once it has sent the bytes (start + bytes/rate), but the
+ * piece has left it only when its tail has (link k's finish plus the
+ * latency), and that finish time travels with it to the next link: a slow
+ * link upstream delays the piece, not the other traffic of a faster link.
+ * A piece may start in the past when the link has been idle since before its
+ * head arrived (the link's free time is kept); it frees the link no earlier
+ * than now.
  */
 #include "fabric_priv.h"
 
@@ -186,9 +189,10 @@ static void start_service(fabric *f, fab_link_id l, fab_chunk *c)
     double ps = (double)c->bytes * r->ps_per_byte;
     sim_time ser = (sim_time)ps;
     ser += (double)ser < ps; /* round up: a non-empty chunk takes >= 1 ps */
-    sim_time end = start + ser;
-    if (c->tail > end)
-        end = c->tail;
+    /* the link is free when it has sent the bytes; a piece whose tail comes
+     * later, from a slower link upstream, moves on with that tail time
+     * (on_link_done), and the next link cannot finish it before */
+    sim_time end = start + ser > now ? start + ser : now;
     r->cur = c;
     r->st.qdelay_ps += start - c->ready > 0 ? start - c->ready : 0;
     c->ready = start; /* a cut-through piece's head leaves now */
@@ -363,8 +367,11 @@ static void on_link_done(sim_engine *e, void *ctx, uint64_t arg)
     fab_chunk *c = r->cur;
     r->cur = NULL;
     r->free_at = sim_engine_now(e);
+    /* c has left l: all of it now, or a cut-through piece when its tail,
+     * still coming from a slower link upstream, has passed (c->tail) */
+    sim_time done = c->cut && c->tail > r->free_at ? c->tail : r->free_at;
     int64_t lat = r->lat_ps;
-    sim_time at = r->free_at + lat;
+    sim_time at = done + lat;
     int32_t nhops = (int32_t)c->route->nhops;
     if (c->hop + 1 < nhops) {
         c->hop++;

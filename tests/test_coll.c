@@ -478,9 +478,10 @@ static void test_coll_ring_fold_matches_full(void)
 
 /* alltoall (Direct): every rank sends S/n to each peer at once, so on the
  * idle star each GPU's uplink carries (n-1)/n of S; sendrecv moves S over
- * one link. Cut-through pieces (default) against every chunk stored and
- * forwarded (exact) on two DGX H100s over NDR: the same time within 1% at
- * large sizes, the network-bound floor respected, fewer events. */
+ * one link. Alltoall's cut-through pieces (default) against every chunk
+ * stored and forwarded (exact) on two DGX H100s over NDR (adaptive routing):
+ * the same time within 1.5% at large sizes, the network-bound floor
+ * respected, fewer events; on DGX A100s over HDR (static ECMP) chunks. */
 static void test_coll_alltoall_direct(void)
 {
     fabric *f;
@@ -493,8 +494,10 @@ static void test_coll_alltoall_direct(void)
     /* + NCCL's Simple base latency and one NVLink step (8.4 + 3.4 us): the
      * pieces cut through the switch, so no per-hop fill */
     ASSERT_REL(t, floor_us + 8.4 + 3.4, 1e-5);
+    /* sendrecv moves 512 KiB NVLink chunks stored and forwarded at the switch:
+     * one chunk's time more */
     t = run(&sys, COLL_SENDRECV, ALGO_DIRECT, S, 1);
-    ASSERT_REL(t, (double)S / BW * 1e6 + 8.4 + 3.4, 1e-5);
+    ASSERT_REL(t, (double)(S + (512 << 10)) / BW * 1e6 + 8.4 + 3.4, 1e-5);
     fabric_free(f);
 
     coll_system two;
@@ -514,6 +517,17 @@ static void test_coll_alltoall_direct(void)
         /* half of each GPU's bytes leave the server through its 400G NIC */
         CU_ASSERT(cut.time_us >= (double)sizes[i] / 2 / 50e9 * 1e6);
     }
+    topo_free(tp);
+    tp = shipped("dgx-a100", (topo_opts){.nodes = 2}, &two);
+    coll_request req = {.kind = COLL_ALLTOALL, .bytes = 64u << 20, .algo = ALGO_DIRECT, .proto = PROTO_SIMPLE,
+                        .nchannels = 1};
+    coll_result a, b;
+    GError *err = NULL;
+    two.exact = false;
+    CU_ASSERT_TRUE_FATAL(coll_run(&two, &req, &a, &err));
+    two.exact = true;
+    CU_ASSERT_TRUE_FATAL(coll_run(&two, &req, &b, &err));
+    CU_ASSERT_EQUAL(a.time_us, b.time_us);
     topo_free(tp);
 }
 
