@@ -5,13 +5,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "collplot.h"
 #include "commands.h"
 #include "simsweep.h"
 #include "sysbuild.h"
 #include "topologies/accuracy.h"
 
 typedef struct {
-    char *op, *minb, *maxb, *stepb, *dtype, *redop, *algo, *proto, *format;
+    char *op, *minb, *maxb, *stepb, *dtype, *redop, *algo, *proto, *format, *plot;
     gint factor, root, iters, warmup;
     gboolean explain;
 } coll_opts;
@@ -143,6 +144,12 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
                    100 * ex[i].busiest_util, (unsigned long long)ex[i].events, band);
         }
     }
+    if (co->plot) {
+        char *title = g_strdup_printf("%s on %s: %d GPUs (%d node%s), conveyor", coll_kind_name(kind), t->name,
+                                      sys.nranks, sys.nnodes, sys.nnodes > 1 ? "s" : "");
+        rc = collplot_sweep(co->plot, title, rows, n, ex, any ? blo : NULL, any ? bhi : NULL);
+        g_free(title);
+    }
     g_free(blo);
     g_free(bhi);
     g_strfreev(hosts);
@@ -175,6 +182,7 @@ int cmd_collective(int argc, char **argv)
         {"proto", 0, 0, G_OPTION_ARG_STRING, &co.proto, "force protocols, NCCL_PROTO syntax (LL, LL128, Simple)", "LIST"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &co.format, "text (nccl-tests), csv or json [text]", "FMT"},
         {"explain", 0, 0, G_OPTION_ARG_NONE, &co.explain, "per size: algorithm, protocol, channels, busiest link", NULL},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &co.plot, "busbw against size with the algorithms and the error band (SVG, gnuplot)", "FILE"},
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate an nccl-tests sweep");
@@ -192,7 +200,7 @@ int cmd_collective(int argc, char **argv)
     if (rc == EXIT_OK)
         rc = run_sweep(&co, &so);
     g_free(co.op); g_free(co.minb); g_free(co.maxb); g_free(co.stepb); g_free(co.dtype);
-    g_free(co.redop); g_free(co.algo); g_free(co.proto); g_free(co.format);
+    g_free(co.redop); g_free(co.algo); g_free(co.proto); g_free(co.format); g_free(co.plot);
     sys_opts_clear(&so);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gnuplot.h"
 #include "commands.h"
 #include "models/replay.h"
 #include "topologies/accuracy.h"
@@ -351,29 +352,12 @@ static void print_results(const result *R, int n, const char *fmt)
 }
 
 /* Speedup vs GPUs per system, with the ideal line, via gnuplot. */
-/* Copy src to dst through a temporary file renamed into place. */
-static gboolean copy_file(const char *src, const char *dst, GError **err)
-{
-    g_autofree char *text = NULL;
-    gsize len = 0;
-    return g_file_get_contents(src, &text, &len, err) && g_file_set_contents(dst, text, (gssize)len, err);
-}
-
 static int plot(const result *R, int n, const char *path)
 {
-    g_autofree char *dir = g_dir_make_tmp("conveyor-scale-XXXXXX", NULL);
-    if (!dir) {
-        fprintf(stderr, "conveyor scale: cannot make a temporary directory\n");
-        return EXIT_INTERNAL;
-    }
-    g_autofree char *dat = g_build_filename(dir, "scale.dat", NULL);
-    g_autofree char *gp = g_build_filename(dir, "scale.gp", NULL);
-    g_autofree char *svg = g_build_filename(dir, "scale.svg", NULL); /* copied to path when done */
     GString *d = g_string_new(NULL), *cmd = g_string_new(NULL);
-    g_string_append_printf(cmd, "set terminal svg size 800,500 dynamic background rgb 'white'\nset output '%s'\n"
-                                "set xlabel 'GPUs'\nset ylabel 'speedup vs smallest size'\nset logscale xy 2\n"
+    g_string_append_printf(cmd, "set xlabel 'GPUs'\nset ylabel 'speedup vs smallest size'\nset logscale xy 2\n"
                                 "set key left top\nset grid\nplot x/%d with lines dt 2 lc rgb 'gray' title 'ideal'",
-                           svg, R[0].p.gpus);
+                           R[0].p.gpus);
     int blocks = 0;
     char s[128], prev[128] = "";
     for (int i = 0; i < n; i++) {
@@ -382,33 +366,19 @@ static int plot(const result *R, int n, const char *path)
         sysname(&R[i], s, sizeof s);
         if (strcmp(s, prev)) {
             if (blocks)
-                g_string_append(d, "\n\n");
-            g_auto(GStrv) parts = g_strsplit(s, "'", -1);
-            g_autofree char *title = g_strjoinv("''", parts); /* gnuplot: '' is a quote inside '...' */
-            g_string_append_printf(cmd, ", '%s' index %d using 1:2 with linespoints title '%s'", dat, blocks, title);
+                g_string_append(d, "EOD\n");
+            g_string_append_printf(d, "$s%d << EOD\n", blocks);
+            g_string_append_printf(cmd, ", $s%d using 1:2 with linespoints title ", blocks);
+            cli_gp_quote(cmd, s);
             blocks++;
             g_strlcpy(prev, s, sizeof prev);
         }
         g_string_append_printf(d, "%d %.6g\n", R[i].p.gpus, R[i].speedup);
     }
-    g_string_append(cmd, "\n");
-    int rc = EXIT_OK;
-    GError *err = NULL;
-    gint status = 0;
-    char *argv[] = {"gnuplot", gp, NULL};
-    if (!g_file_set_contents(dat, d->str, -1, &err) || !g_file_set_contents(gp, cmd->str, -1, &err) ||
-        !g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, &status, &err) ||
-        !g_spawn_check_wait_status(status, &err) || !copy_file(svg, path, &err)) {
-        fprintf(stderr, "conveyor scale: --plot: %s\n", err ? err->message : "gnuplot failed");
-        g_clear_error(&err);
-        rc = EXIT_INTERNAL;
-    } else {
-        fprintf(stderr, "plot written to %s\n", path);
-    }
-    remove(dat);
-    remove(gp);
-    remove(svg);
-    rmdir(dir);
+    if (blocks)
+        g_string_append(d, "EOD\n");
+    g_string_append(d, cmd->str);
+    int rc = cli_gnuplot_svg("scale", path, d->str);
     g_string_free(d, TRUE);
     g_string_free(cmd, TRUE);
     return rc;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "collplot.h"
 #include "commands.h"
 #include "simsweep.h"
 #include "sysbuild.h"
@@ -48,11 +49,16 @@ static bool is_p2p_log(const char *path)
 }
 
 static int run_validate(const char *path, const char *op, const char *algo, const char *proto,
-                        double max_err, sys_opts *so)
+                        double max_err, const char *plot_path, sys_opts *so)
 {
     GError *err = NULL;
-    if (is_p2p_log(path))
+    if (is_p2p_log(path)) {
+        if (plot_path) {
+            fprintf(stderr, "conveyor validate: --plot draws nccl-tests logs; %s is a p2pBandwidthLatencyTest log\n", path);
+            return EXIT_BADINPUT;
+        }
         return p2p_compare_only(so, path);
+    }
     int hint = -1;
     if (op) {
         coll_kind k;
@@ -108,6 +114,15 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
             printf("# regime: %s (make validate groups the errors by it: topologies/accuracy/)\n",
                    acc_regime_name(acc_regime_of(&sys)));
             vstats_print(stdout, pts, np, &sum);
+            if (plot_path) {
+                char *base = g_path_get_basename(path);
+                char *title = g_strdup_printf("%s: measured and conveyor on %s (%d GPUs)", base, t->name, sys.nranks);
+                int prc = collplot_validate(plot_path, title, pts, np);
+                if (prc != EXIT_OK)
+                    rc = prc;
+                g_free(title);
+                g_free(base);
+            }
             if (max_err > 0 && !(sum.median_large <= max_err))
                 rc = EXIT_INTERNAL;
             g_free(pts);
@@ -124,7 +139,7 @@ out:
 int cmd_validate(int argc, char **argv)
 {
     sys_opts so = {0};
-    char *op = NULL, *algo = NULL, *proto = NULL;
+    char *op = NULL, *algo = NULL, *proto = NULL, *plot = NULL;
     double max_err = 0;
     GOptionEntry e[] = {
         {"op", 0, 0, G_OPTION_ARG_STRING, &op, "the collective, when the log does not name it", "OP"},
@@ -132,6 +147,7 @@ int cmd_validate(int argc, char **argv)
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo, "force algorithms (NCCL_ALGO syntax)", "LIST"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto, "force protocols (NCCL_PROTO syntax)", "LIST"},
         {"max-error", 0, 0, G_OPTION_ARG_DOUBLE, &max_err, "exit 1 if the median |busbw error| over sizes >= 1 MiB exceeds PCT", "PCT"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "measured and predicted busbw against size (SVG, gnuplot)", "FILE"},
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("MEASURED.log - compare a real nccl-tests run with the simulation");
@@ -148,8 +164,9 @@ int cmd_validate(int argc, char **argv)
     }
     if (rc == EXIT_OK)
         rc = run_validate(argv[1], op, algo ? algo : g_getenv("NCCL_ALGO"), proto ? proto : g_getenv("NCCL_PROTO"),
-                          max_err, &so);
+                          max_err, plot, &so);
     g_free(op);
+    g_free(plot);
     g_free(algo);
     g_free(proto);
     sys_opts_clear(&so);

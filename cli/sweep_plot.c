@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gnuplot.h"
 #include "sweep_run.h"
 
 typedef struct {
@@ -99,18 +100,6 @@ static bool is_number(const char *s, double *v)
     return *s && end != s && !*end;
 }
 
-/* gnuplot single-quoted string: '' stands for ' */
-static void gp_quote(GString *g, const char *s)
-{
-    g_string_append_c(g, '\'');
-    for (; *s; s++) {
-        if (*s == '\'')
-            g_string_append_c(g, '\'');
-        g_string_append_c(g, *s == '\n' ? ' ' : *s);
-    }
-    g_string_append_c(g, '\'');
-}
-
 /* Data row text for a category label: double-quoted, quotes dropped. */
 static char *gp_label(const char *s)
 {
@@ -128,7 +117,7 @@ static int find_str(GPtrArray *a, const char *s)
 }
 
 /* The gnuplot script for columns x, y, series (-1: none); NULL after an error. */
-static char *build_script(GPtrArray *rows, int x, int y, int sc, const char *path, const char *svg)
+static char *build_script(GPtrArray *rows, int x, int y, int sc, const char *path)
 {
     GPtrArray *hdr = rows->pdata[0];
     bool numeric_x = true;
@@ -155,15 +144,12 @@ static char *build_script(GPtrArray *rows, int x, int y, int sc, const char *pat
         if (!numeric_x && find_str(cats, row->pdata[x]) < 0)
             g_ptr_array_add(cats, row->pdata[x]);
     }
-    GString *g = g_string_new("set terminal svg size 800,500 dynamic enhanced font 'sans,12' background '#ffffff'\n");
-    g_string_append(g, "set output ");
-    gp_quote(g, svg);
-    g_string_append(g, "\nset datafile separator ','\nset grid\nset key outside right top noenhanced\nset xlabel ");
-    gp_quote(g, hdr->pdata[x]);
+    GString *g = g_string_new("set datafile separator ','\nset grid\nset key outside right top noenhanced\nset xlabel ");
+    cli_gp_quote(g, hdr->pdata[x]);
     g_string_append(g, " noenhanced\nset ylabel ");
-    gp_quote(g, hdr->pdata[y]);
+    cli_gp_quote(g, hdr->pdata[y]);
     g_string_append(g, " noenhanced\nset title ");
-    gp_quote(g, path);
+    cli_gp_quote(g, path);
     g_string_append(g, " noenhanced\n");
     for (guint s = 0; s < series->len; s++) {
         g_string_append_printf(g, "$d%u << EOD\n", s);
@@ -187,42 +173,10 @@ static char *build_script(GPtrArray *rows, int x, int y, int sc, const char *pat
                                numeric_x ? "" : ":xtic(3)");
         g_autofree char *t = sc >= 0 ? g_strdup_printf("%s=%s", (char *)hdr->pdata[sc], (char *)series->pdata[s])
                                      : g_strdup(hdr->pdata[y]);
-        gp_quote(g, t);
+        cli_gp_quote(g, t);
     }
     g_string_append(g, "\n");
     return g_string_free(g, FALSE);
-}
-
-static int run_gnuplot(const char *script)
-{
-    GError *e = NULL;
-    char *tmp = NULL;
-    int fd = g_file_open_tmp("conveyor-plot-XXXXXX.gp", &tmp, &e);
-    if (fd < 0 || !g_file_set_contents(tmp, script, -1, &e)) {
-        fprintf(stderr, "conveyor sweep: gnuplot script: %s\n", e->message);
-        g_error_free(e);
-        if (fd >= 0)
-            close(fd);
-        g_free(tmp);
-        return EXIT_INTERNAL;
-    }
-    close(fd);
-    char *argv[] = {"gnuplot", tmp, NULL};
-    char *err_text = NULL;
-    int status = 0, rc = EXIT_OK;
-    if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                      &err_text, &status, &e)) {
-        fprintf(stderr, "conveyor sweep: cannot run gnuplot (install gnuplot-nox): %s\n", e->message);
-        g_error_free(e);
-        rc = EXIT_INTERNAL;
-    } else if (!g_spawn_check_wait_status(status, NULL)) {
-        fprintf(stderr, "conveyor sweep: gnuplot failed:\n%s", err_text ? err_text : "");
-        rc = EXIT_INTERNAL;
-    }
-    g_free(err_text);
-    unlink(tmp);
-    g_free(tmp);
-    return rc;
 }
 
 int sweep_plot(const char *cols, const char *csv_path, const char *svg_path)
@@ -243,17 +197,9 @@ int sweep_plot(const char *cols, const char *csv_path, const char *svg_path)
     if (x >= 0 && y >= 0 && (nc == 2 || s >= 0)) {
         if (rows->len < 2)
             fprintf(stderr, "conveyor sweep: %s: no rows to plot\n", csv_path);
-        /* gnuplot writes a temporary file next to the SVG, renamed when done */
-        g_autofree char *tmp = g_strdup_printf("%s.tmp.%d", svg_path, (int)getpid());
-        char *script = rows->len < 2 ? NULL : build_script(rows, x, y, s, csv_path, tmp);
+        char *script = rows->len < 2 ? NULL : build_script(rows, x, y, s, csv_path);
         if (script)
-            rc = run_gnuplot(script);
-        if (script && rc == EXIT_OK && rename(tmp, svg_path) != 0) {
-            fprintf(stderr, "conveyor sweep: %s: %s\n", svg_path, g_strerror(errno));
-            rc = EXIT_INTERNAL;
-        }
-        if (rc != EXIT_OK)
-            remove(tmp);
+            rc = cli_gnuplot_svg("sweep", svg_path, script);
         g_free(script);
     }
     g_ptr_array_unref(rows);

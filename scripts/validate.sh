@@ -41,8 +41,10 @@ echo "|---|---|---|---|---|---|---|---|---|"
 echo "$DATASETS" | while IFS='|' read -r f t note; do
     [ -n "$f" ] || continue
     name=${f%.txt}
+    plot=""
+    command -v gnuplot >/dev/null 2>&1 && plot="--plot docs/validation/$name.svg"
     # shellcheck disable=SC2086
-    if ! "$C" validate --topo $t "$D/$f" > "$tmp/$name.out" 2> "$tmp/$name.err"; then
+    if ! "$C" validate --topo $t $plot "$D/$f" > "$tmp/$name.out" 2> "$tmp/$name.err"; then
         echo "| $name | $note | \`$t\` | failed: $(head -1 "$tmp/$name.err") | | | | | |" >> "$tmp/head.md"
         continue
     fi
@@ -66,21 +68,6 @@ echo "$DATASETS" | while IFS='|' read -r f t note; do
         cat "$tmp/$name.out"
         echo '```'
     } >> "$tmp/body.md"
-    awk '$1 ~ /^[0-9]+$/ && $1 > 0 {print $1, $3, $5}' "$tmp/$name.out" > "$tmp/$name.dat"
-    if command -v gnuplot >/dev/null 2>&1; then
-        gnuplot <<GP 2>/dev/null
-set terminal svg size 720,420 dynamic font "sans,11"
-set output "docs/validation/$name.svg"
-set title "$name"
-set logscale x 2
-set format x "%.0b%B"
-set xlabel "size (bytes)"
-set ylabel "busbw (GB/s)"
-set key top left
-set grid
-plot "$tmp/$name.dat" using 1:2 with linespoints title "measured", "" using 1:3 with linespoints title "conveyor"
-GP
-    fi
 done
 # the training-throughput section (scripts/validate_scaling.sh) goes between
 # these markers, after the collective summary and before the per-dataset logs

@@ -120,3 +120,25 @@ pg_same progress-validate '^validate: size 25/25 \(128 MiB, Ring/Simple\)' -- va
 pgt=$(mktemp); "$C" workload --topo dgx-h100 --model llama3-8b --gpus 16 --tp 8 -o "$pgt" > /dev/null 2>&1
 pg_same progress-replay '^replay: [0-9]+% of the ops, [0-9.]+ ms simulated, [0-9.]+ M events' -- replay --topo dgx-h100 --nodes 2 --exact "$pgt"
 rm -f "$pgt"
+# plots (gnuplot SVG): plot_check NAME PATTERN -- ARGS, where @SVG@ in ARGS is the output file
+plot_check() {
+    name=$1; pat=$2; shift 3
+    svg=$(mktemp -u /tmp/conveyor-plot-XXXXXX.svg)
+    args=""; for a in "$@"; do [ "$a" = "@SVG@" ] && a=$svg; args="$args $a"; done
+    # shellcheck disable=SC2086
+    out=$("$C" $args 2>&1); rc=$?
+    if [ "$rc" = 0 ] && grep -q '<svg' "$svg" 2>/dev/null && grep -qE -- "$pat" "$svg" &&
+       printf '%s' "$out" | grep -q "plot written to $svg"; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL $name: rc=$rc, no '$pat' in $svg: $out" >&2; fi
+    rm -f "$svg"
+}
+if command -v gnuplot >/dev/null 2>&1; then
+plot_check plot-collective 'NVLSTree/Simple' -- collective --topo dgx-h100 --nodes 2 -b 8 -e 1G -f 16 --plot @SVG@
+plot_check plot-validate 'conveyor' -- validate --topo dgx-a100 --plot @SVG@ tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
+plot_check plot-scale 'ideal' -- scale --model llama2-7b --systems dgx-h100:8/16 --seq 256 --plot @SVG@
+pst=$(mktemp); "$C" sweep tests/data/sweep/small.json -o "$pst" > /dev/null 2>&1
+plot_check plot-sweep 'nodes=2' -- sweep --plot nodes,busbw_at_max,nodes "$pst" -o @SVG@
+rm -f "$pst"
+check plot-unwritable 1 'conveyor collective: cannot write /no-such-dir/x.svg: No such file' -- collective --topo dgx-h100 -b 1M -e 1M --plot /no-such-dir/x.svg
+fi
+check plot-validate-p2p-log 2 'draws nccl-tests logs' -- validate --topo pcie-gen3-2gpu --plot /tmp/x.svg tests/data/nccltests/22-rtx2080ti-2gpu-pcie3-noP2P-p2pBandwidthLatencyTest.txt

@@ -1,0 +1,72 @@
+/* cli/gnuplot.c - see gnuplot.h. */
+#include "gnuplot.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+void cli_gp_quote(GString *g, const char *s)
+{
+    g_string_append_c(g, '\'');
+    for (; *s; s++) {
+        if (*s == '\'')
+            g_string_append_c(g, '\'');
+        g_string_append_c(g, *s == '\n' ? ' ' : *s);
+    }
+    g_string_append_c(g, '\'');
+}
+
+int cli_gnuplot_svg(const char *cmd, const char *path, const char *body)
+{
+    /* gnuplot writes a temporary file next to the SVG, renamed when done */
+    g_autofree char *out = g_strdup_printf("%s.tmp.%d", path, (int)getpid());
+    GString *g = g_string_new("set terminal svg size 800,500 dynamic enhanced font 'sans,12' background '#ffffff'\n"
+                              "set output ");
+    cli_gp_quote(g, out);
+    g_string_append_printf(g, "\n%s\nset output\n", body);
+    GError *e = NULL;
+    FILE *probe = fopen(out, "w"); /* a clear message for a path we cannot write */
+    if (!probe) {
+        fprintf(stderr, "conveyor %s: cannot write %s: %s\n", cmd, path, g_strerror(errno));
+        g_string_free(g, TRUE);
+        return EXIT_INTERNAL;
+    }
+    fclose(probe);
+    char *gp = NULL;
+    int fd = g_file_open_tmp("conveyor-plot-XXXXXX.gp", &gp, &e);
+    if (fd >= 0)
+        close(fd);
+    int rc = EXIT_OK;
+    if (fd < 0 || !g_file_set_contents(gp, g->str, -1, &e)) {
+        fprintf(stderr, "conveyor %s: gnuplot script: %s\n", cmd, e->message);
+        rc = EXIT_INTERNAL;
+    } else {
+        char *argv[] = {"gnuplot", gp, NULL};
+        char *err_text = NULL;
+        int status = 0;
+        if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                          &err_text, &status, &e)) {
+            fprintf(stderr, "conveyor %s: cannot run gnuplot (install gnuplot-nox): %s\n", cmd, e->message);
+            rc = EXIT_INTERNAL;
+        } else if (!g_spawn_check_wait_status(status, NULL)) {
+            fprintf(stderr, "conveyor %s: gnuplot failed:\n%s", cmd, err_text ? err_text : "");
+            rc = EXIT_INTERNAL;
+        } else if (rename(out, path) != 0) {
+            fprintf(stderr, "conveyor %s: %s: %s\n", cmd, path, g_strerror(errno));
+            rc = EXIT_INTERNAL;
+        } else {
+            fprintf(stderr, "plot written to %s\n", path);
+        }
+        g_free(err_text);
+    }
+    if (rc != EXIT_OK)
+        remove(out);
+    g_clear_error(&e);
+    if (gp)
+        unlink(gp);
+    g_free(gp);
+    g_string_free(g, TRUE);
+    return rc;
+}
