@@ -387,7 +387,8 @@ static void launch_coll(rp *p, rendezvous *rv)
         p->out->ranks[rv->who[k]].wait_peers_ps += now - s->issue_ps;
         s->start_ps = now;
     }
-    replay_coll rc = {.op = o->coll, .bytes = o->bytes, .group_size = gs->nranks, .start_ps = now,
+    replay_coll rc = {.op = o->coll, .bytes = o->bytes, .group_size = gs->nranks, .group_nodes = gs->nnodes,
+                      .start_ps = now,
                       .traced_ps = o->dur_ps};
     coll_ctx *c = g_new0(coll_ctx, 1);
     g_ptr_array_add(p->garbage, c);

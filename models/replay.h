@@ -59,6 +59,7 @@ typedef struct {
     coll_kind op;
     uint64_t bytes;
     int group_size;
+    int group_nodes;          /* servers its group spans */
     int64_t start_ps, sim_ps; /* launch time and simulated duration */
     int64_t traced_ps;        /* the traced kernel duration (rank of its first member), -1 if none */
     coll_algo_id algo;

@@ -142,3 +142,6 @@ rm -f "$pst"
 check plot-unwritable 1 'conveyor collective: cannot write /no-such-dir/x.svg: No such file' -- collective --topo dgx-h100 -b 1M -e 1M --plot /no-such-dir/x.svg
 fi
 check plot-validate-p2p-log 2 'draws nccl-tests logs' -- validate --topo pcie-gen3-2gpu --plot /tmp/x.svg tests/data/nccltests/22-rtx2080ti-2gpu-pcie3-noP2P-p2pBandwidthLatencyTest.txt
+# replay's error band: text line and JSON field
+check replay-band 0 'step time 80%: [0-9.]+-[0-9.]+ ms \(the exposed communication, 0.206 ms per step' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
+check replay-band-json 0 '"step_time_80_s": \[[0-9.e-]+, [0-9.e-]+\]' -- replay --topo dgx-h100 --gpus 2 --format json docs/examples/two-rank-overlap.json
