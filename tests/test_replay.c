@@ -3,6 +3,7 @@
  * communication on two streams, dependency chains, a send/recv pipeline,
  * and the errors for mismatched, unmatched and deadlocking traces. */
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -47,33 +48,86 @@ static double coll_alone_us(const coll_system *sys, uint64_t bytes)
     return res.time_us;
 }
 
+static trace *spmd_trace(int nranks, ...) G_GNUC_NULL_TERMINATED;
+
+/* The trace of an SPMD program, written once for every rank: each of nranks
+ * ranks runs the ops that follow (to a NULL), in order. An op is its JSON
+ * object less the rank, as a printf format given the rank's peer (the next
+ * rank round a ring), which most leave unused. */
+static trace *spmd_trace(int nranks, ...)
+{
+    GString *json = g_string_new("{\"ops\": [");
+    const char *sep = "";
+    for (int r = 0; r < nranks; r++) {
+        va_list ap;
+        va_start(ap, nranks);
+        for (const char *op; (op = va_arg(ap, const char *)); sep = ",") {
+            g_string_append_printf(json, "%s{\"rank\":%d,", sep, r);
+            g_string_append_printf(json, op, (r + 1) % nranks);
+            g_string_append_c(json, '}');
+        }
+        va_end(ap);
+    }
+    g_string_append(json, "]}");
+    trace *t = parse(json->str, NULL);
+    g_string_free(json, TRUE);
+    return t;
+}
+
+/* A trace replayed on one server's GPUs, compute at its traced speed: what
+ * most tests set up, run (tuning o first), check and tear down. */
+typedef struct {
+    coll_system sys;
+    topo *tp;
+    trace *t;
+    replay_opts o;
+    replay_result res;
+    GError *err;
+} rig;
+
+/* t is taken over; one that failed to load (NULL) fails the test. */
+static void rig_open(rig *g, int gpus, trace *t)
+{
+    *g = (rig){.t = t};
+    g->tp = two_gpus(&g->sys, gpus);
+    g->o = (replay_opts){.sys = &g->sys, .compute_scale = 1};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+}
+
+static void rig_close(rig *g)
+{
+    g_clear_error(&g->err);
+    replay_result_clear(&g->res);
+    trace_free(g->t);
+    topo_free(g->tp);
+}
+
+/* Two ranks, each: forward, backward 1, its all_reduce on stream 1 beside
+ * backward 2, backward 2's all_reduce, then the optimizer. */
+static trace *overlap_example(void)
+{
+    const char *p = "docs/examples/two-rank-overlap.json";
+    return trace_native_load(&p, 1, NULL);
+}
+
 static void test_replay_compute_then_allreduce_closed_form(void)
 {
-    coll_system sys;
-    topo *tp = two_gpus(&sys, 2);
-    GError *err = NULL;
-    trace *t = parse("{\"ops\": ["
-                     "{\"rank\":0,\"id\":\"c\",\"kind\":\"compute\",\"dur_us\":100},"
-                     "{\"rank\":0,\"kind\":\"all_reduce\",\"bytes\":\"64M\",\"stream\":0},"
-                     "{\"rank\":1,\"id\":\"c\",\"kind\":\"compute\",\"dur_us\":100},"
-                     "{\"rank\":1,\"kind\":\"all_reduce\",\"bytes\":\"64M\",\"stream\":0}]}", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    double ar = coll_alone_us(&sys, 64 << 20);
-    replay_opts o = {.sys = &sys, .compute_scale = 1};
-    replay_result res;
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
-    ASSERT_REL(res.end_ps / 1e6, 100 + ar, 1e-6);
-    CU_ASSERT_EQUAL(res.ranks[0].compute_ps, 100 * SIM_US);
-    ASSERT_REL(res.ranks[0].exposed_comm_ps / 1e6, ar, 1e-6);
-    CU_ASSERT_EQUAL(res.colls->len, 1);
+    rig g;
+    rig_open(&g, 2,
+             spmd_trace(2, "\"id\":\"c\",\"kind\":\"compute\",\"dur_us\":100",
+                        "\"kind\":\"all_reduce\",\"bytes\":\"64M\",\"stream\":0", NULL));
+    double ar = coll_alone_us(&g.sys, 64 << 20);
+    CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
+    ASSERT_REL(g.res.end_ps / 1e6, 100 + ar, 1e-6);
+    CU_ASSERT_EQUAL(g.res.ranks[0].compute_ps, 100 * SIM_US);
+    ASSERT_REL(g.res.ranks[0].exposed_comm_ps / 1e6, ar, 1e-6);
+    CU_ASSERT_EQUAL(g.res.colls->len, 1);
     /* compute twice as fast: 50 us less */
-    replay_result_clear(&res);
-    o.compute_scale = 0.5;
-    CU_ASSERT_TRUE(replay_run(t, &o, &res, &err));
-    ASSERT_REL(res.end_ps / 1e6, 50 + ar, 1e-6);
-    replay_result_clear(&res);
-    trace_free(t);
-    topo_free(tp);
+    replay_result_clear(&g.res);
+    g.o.compute_scale = 0.5;
+    CU_ASSERT_TRUE(replay_run(g.t, &g.o, &g.res, &g.err));
+    ASSERT_REL(g.res.end_ps / 1e6, 50 + ar, 1e-6);
+    rig_close(&g);
 }
 
 /* Compute beside a collective (opts.gpu_sms): an op that starts while its
@@ -84,110 +138,79 @@ static void test_replay_compute_then_allreduce_closed_form(void)
  * all_reduce (not slowed). */
 static void test_replay_compute_beside_collective_slows(void)
 {
-    coll_system sys;
-    topo *tp = two_gpus(&sys, 2);
-    GError *err = NULL;
-    trace *t = parse("{\"ops\": ["
-                     "{\"rank\":0,\"id\":\"ar\",\"kind\":\"all_reduce\",\"bytes\":\"256M\",\"stream\":0},"
-                     "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":1,\"stream\":1},"
-                     "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":1000,\"stream\":1},"
-                     "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":1000,\"stream\":2,\"deps\":[\"ar\"]},"
-                     "{\"rank\":1,\"id\":\"ar\",\"kind\":\"all_reduce\",\"bytes\":\"256M\",\"stream\":0},"
-                     "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":1,\"stream\":1},"
-                     "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":1000,\"stream\":1},"
-                     "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":1000,\"stream\":2,\"deps\":[\"ar\"]}]}",
-                     &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    rig g;
+    rig_open(&g, 2,
+             spmd_trace(2, "\"id\":\"ar\",\"kind\":\"all_reduce\",\"bytes\":\"256M\",\"stream\":0",
+                        "\"kind\":\"compute\",\"dur_us\":1,\"stream\":1",
+                        "\"kind\":\"compute\",\"dur_us\":1000,\"stream\":1",
+                        "\"kind\":\"compute\",\"dur_us\":1000,\"stream\":2,\"deps\":[\"ar\"]", NULL));
     coll_request req;
-    CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, 256u << 20, 0, 0, &req, NULL));
-    CU_ASSERT_TRUE(coll_alone_us(&sys, 256u << 20) > 1); /* the 1 us op ends under it */
+    CU_ASSERT_TRUE_FATAL(coll_tune(&g.sys, COLL_ALL_REDUCE, 256u << 20, 0, 0, &req, NULL));
+    CU_ASSERT_TRUE(coll_alone_us(&g.sys, 256u << 20) > 1); /* the 1 us op ends under it */
     const int S = 132;
     const double pen = 0.064, C = req.nchannels;
-    replay_opts o = {.sys = &sys, .compute_scale = 1, .gpu_sms = S, .sm_penalty = pen};
-    replay_result res;
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    g.o.gpu_sms = S;
+    g.o.sm_penalty = pen;
+    CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
     double want = 1000 * SIM_US * ((double)S / (S - C) * (1 + pen) - 1);
     /* rank 0's 1 us op started before rank 1 arrived (nothing in flight);
      * rank 1's started after the launch, so it is slowed too */
-    ASSERT_REL((double)res.ranks[0].slowed_ps, want, 1e-8); /* ps rounding */
-    ASSERT_REL((double)res.ranks[1].slowed_ps, want * 1.001, 1e-8);
-    replay_result_clear(&res);
-    o.gpu_sms = 0; /* off: nothing slowed */
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
-    CU_ASSERT_EQUAL(res.ranks[0].slowed_ps, 0);
-    replay_result_clear(&res);
-    trace_free(t);
-    topo_free(tp);
+    ASSERT_REL((double)g.res.ranks[0].slowed_ps, want, 1e-8); /* ps rounding */
+    ASSERT_REL((double)g.res.ranks[1].slowed_ps, want * 1.001, 1e-8);
+    replay_result_clear(&g.res);
+    g.o.gpu_sms = 0; /* off: nothing slowed */
+    CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
+    CU_ASSERT_EQUAL(g.res.ranks[0].slowed_ps, 0);
+    rig_close(&g);
 }
 
 static void test_replay_overlap_on_two_streams(void)
 {
-    coll_system sys;
-    topo *tp = two_gpus(&sys, 2);
-    GError *err = NULL;
-    const char *p = "docs/examples/two-rank-overlap.json";
-    trace *t = trace_native_load(&p, 1, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    double ar = coll_alone_us(&sys, 64 << 20);
+    rig g;
+    rig_open(&g, 2, overlap_example());
+    double ar = coll_alone_us(&g.sys, 64 << 20);
     CU_ASSERT(ar < 300); /* the first all_reduce hides under bwd2 */
-    replay_opts o = {.sys = &sys, .compute_scale = 1};
-    replay_result res;
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
     /* fwd 500, bwd1 300, bwd2 300 (ar1 overlaps it), ar2 exposed, opt 100 */
-    ASSERT_REL(res.end_ps / 1e6, 500 + 300 + 300 + ar + 100, 1e-6);
-    ASSERT_REL(res.ranks[1].comm_ps / 1e6, 2 * ar, 1e-6);
-    ASSERT_REL(res.ranks[1].exposed_comm_ps / 1e6, ar, 1e-6);
-    CU_ASSERT_EQUAL(res.ranks[1].idle_ps, 0);
-    replay_result_clear(&res);
-    trace_free(t);
-    topo_free(tp);
+    ASSERT_REL(g.res.end_ps / 1e6, 500 + 300 + 300 + ar + 100, 1e-6);
+    ASSERT_REL(g.res.ranks[1].comm_ps / 1e6, 2 * ar, 1e-6);
+    ASSERT_REL(g.res.ranks[1].exposed_comm_ps / 1e6, ar, 1e-6);
+    CU_ASSERT_EQUAL(g.res.ranks[1].idle_ps, 0);
+    rig_close(&g);
 }
 
 static void test_replay_dependency_chain_across_streams(void)
 {
-    coll_system sys;
-    topo *tp = two_gpus(&sys, 1);
-    GError *err = NULL;
-    trace *t = parse("{\"ops\": ["
-                     "{\"rank\":0,\"id\":\"a\",\"kind\":\"compute\",\"dur_us\":10,\"stream\":0},"
-                     "{\"rank\":0,\"id\":\"b\",\"kind\":\"compute\",\"dur_us\":20,\"stream\":1,\"deps\":[\"a\"]},"
-                     "{\"rank\":0,\"id\":\"c\",\"kind\":\"compute\",\"dur_us\":30,\"stream\":2,\"deps\":[\"b\"]},"
-                     "{\"rank\":0,\"id\":\"d\",\"kind\":\"compute\",\"dur_us\":5,\"stream\":3}]}", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    replay_opts o = {.sys = &sys, .compute_scale = 1};
-    replay_result res;
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
-    CU_ASSERT_EQUAL(res.end_ps, 60 * SIM_US); /* a, b, c in turn; d alongside */
-    CU_ASSERT_EQUAL(res.ranks[0].compute_ps, 60 * SIM_US);
-    replay_result_clear(&res);
-    trace_free(t);
-    topo_free(tp);
+    rig g;
+    rig_open(&g, 1,
+             spmd_trace(1, "\"id\":\"a\",\"kind\":\"compute\",\"dur_us\":10,\"stream\":0",
+                        "\"id\":\"b\",\"kind\":\"compute\",\"dur_us\":20,\"stream\":1,\"deps\":[\"a\"]",
+                        "\"id\":\"c\",\"kind\":\"compute\",\"dur_us\":30,\"stream\":2,\"deps\":[\"b\"]",
+                        "\"id\":\"d\",\"kind\":\"compute\",\"dur_us\":5,\"stream\":3", NULL));
+    CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
+    CU_ASSERT_EQUAL(g.res.end_ps, 60 * SIM_US); /* a, b, c in turn; d alongside */
+    CU_ASSERT_EQUAL(g.res.ranks[0].compute_ps, 60 * SIM_US);
+    rig_close(&g);
 }
 
 static void test_replay_send_recv_pipeline(void)
 {
-    coll_system sys;
-    topo *tp = two_gpus(&sys, 3);
-    GError *err = NULL;
-    trace *t = parse("{\"ops\": ["
-                     "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0},"
-                     "{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0},"
-                     "{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":\"8M\",\"stream\":0},"
-                     "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0},"
-                     "{\"rank\":1,\"kind\":\"send\",\"peer\":2,\"bytes\":\"8M\",\"stream\":0},"
-                     "{\"rank\":2,\"kind\":\"recv\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0},"
-                     "{\"rank\":2,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0}]}", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    replay_opts o = {.sys = &sys, .compute_scale = 1};
-    replay_result res;
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    rig g;
+    rig_open(&g, 3, parse("{\"ops\": ["
+                          "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0},"
+                          "{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0},"
+                          "{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":\"8M\",\"stream\":0},"
+                          "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0},"
+                          "{\"rank\":1,\"kind\":\"send\",\"peer\":2,\"bytes\":\"8M\",\"stream\":0},"
+                          "{\"rank\":2,\"kind\":\"recv\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0},"
+                          "{\"rank\":2,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0}]}", NULL));
+    CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
     /* each hop: 8 MiB over GPU->NVSwitch->GPU in 512 KiB chunks, 8 in flight */
-    const fab_route *r = fabric_route(sys.fab, sys.gpu[0], sys.gpu[1], 0, NULL);
-    double bw = fabric_route_bw(sys.fab, r), hop_us = ((8 << 20) + 524288.0) / bw * 1e6 + fabric_route_lat_ps(sys.fab, r) / 1e6;
-    ASSERT_REL(res.end_ps / 1e6, 300 + 2 * hop_us, 0.01);
-    replay_result_clear(&res);
-    trace_free(t);
-    topo_free(tp);
+    fabric *f = g.sys.fab;
+    const fab_route *r = fabric_route(f, g.sys.gpu[0], g.sys.gpu[1], 0, NULL);
+    double bw = fabric_route_bw(f, r), hop_us = ((8 << 20) + 524288.0) / bw * 1e6 + fabric_route_lat_ps(f, r) / 1e6;
+    ASSERT_REL(g.res.end_ps / 1e6, 300 + 2 * hop_us, 0.01);
+    rig_close(&g);
 }
 
 static void expect_error(const char *json, int code, const char *needle)
@@ -236,17 +259,12 @@ static void test_trace_errors_name_ranks_and_ops(void)
 /* The timeline is valid JSON and slices on one track never overlap. */
 static void test_replay_timeline_valid_and_nested(void)
 {
-    coll_system sys;
-    topo *tp = two_gpus(&sys, 2);
-    GError *err = NULL;
-    const char *p = "docs/examples/two-rank-overlap.json";
-    trace *t = trace_native_load(&p, 1, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    replay_opts o = {.sys = &sys, .compute_scale = 1, .record = true};
-    replay_result res;
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    rig g;
+    rig_open(&g, 2, overlap_example());
+    g.o.record = true;
+    CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
     const char *out = "/tmp/conveyor-test-timeline.json";
-    CU_ASSERT_TRUE(timeline_write(out, t, &res, sys.fab, 8, &err));
+    CU_ASSERT_TRUE(timeline_write(out, g.t, &g.res, g.sys.fab, 8, &g.err));
     char *text = NULL;
     CU_ASSERT_TRUE_FATAL(g_file_get_contents(out, &text, NULL, NULL));
     cJSON *root = cJSON_Parse(text);
@@ -272,7 +290,7 @@ static void test_replay_timeline_valid_and_nested(void)
             g_free(ne);
         }
         slices++;
-        gpu_slices += pid < t->nranks;
+        gpu_slices += pid < g.t->nranks;
     }
     CU_ASSERT_EQUAL(gpu_slices, 12); /* every op of the two ranks */
     CU_ASSERT(slices > gpu_slices);  /* and link transfers */
@@ -281,33 +299,21 @@ static void test_replay_timeline_valid_and_nested(void)
     cJSON_Delete(root);
     g_free(text);
     remove(out);
-    replay_result_clear(&res);
-    trace_free(t);
-    topo_free(tp);
+    rig_close(&g);
 }
 
 static void test_replay_deadlock_is_reported_not_hung(void)
 {
-    coll_system sys;
-    topo *tp = two_gpus(&sys, 2);
-    GError *err = NULL;
+    rig g;
     /* both ranks receive before they send, on one stream: matched, but stuck */
-    trace *t = parse("{\"ops\": ["
-                     "{\"rank\":0,\"kind\":\"recv\",\"peer\":1,\"bytes\":8,\"stream\":0},"
-                     "{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":8,\"stream\":0},"
-                     "{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":8,\"stream\":0},"
-                     "{\"rank\":1,\"kind\":\"send\",\"peer\":0,\"bytes\":8,\"stream\":0}]}", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    replay_opts o = {.sys = &sys, .compute_scale = 1};
-    replay_result res;
-    CU_ASSERT_FALSE(replay_run(t, &o, &res, &err));
-    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
-    CU_ASSERT_EQUAL(err->code, TRACE_ERROR_DEADLOCK);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "rank 0 op 0: recv from rank 1"));
-    g_clear_error(&err);
-    replay_result_clear(&res);
-    trace_free(t);
-    topo_free(tp);
+    rig_open(&g, 2,
+             spmd_trace(2, "\"kind\":\"recv\",\"peer\":%d,\"bytes\":8,\"stream\":0",
+                        "\"kind\":\"send\",\"peer\":%d,\"bytes\":8,\"stream\":0", NULL));
+    CU_ASSERT_FALSE(replay_run(g.t, &g.o, &g.res, &g.err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g.err);
+    CU_ASSERT_EQUAL(g.err->code, TRACE_ERROR_DEADLOCK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g.err->message, "rank 0 op 0: recv from rank 1"));
+    rig_close(&g);
 }
 
 /* A data-parallel trace built in code: per step a forward, then per bucket a
