@@ -5,7 +5,9 @@
  * Transfers are chunked at NCCL's P2P chunk size (512 KiB over NVLink, 128
  * KiB over PCIe or the network) with NCCL_STEPS slots in flight; they share
  * links with each other, so an alltoall's time is set by the most loaded
- * link (the NIC or the spine when it crosses servers).
+ * link (the NIC or the spine when it crosses servers). Across servers the
+ * pairs take NCCL's PXN routes (fabric_route_p2p): out through the NIC on
+ * the receiver's rail, via the local GPU on that rail over NVLink.
  *
  * An alltoall's pairs cross the fabric as cut-through pieces (a piece starts
  * on the next link when its head arrives, fabric_transfer_start_cut): the
@@ -52,7 +54,7 @@ static bool route_has(const fabric *f, const fab_route *r, fab_link_kind k)
 static void send_pair(coll_exec *x, p2p_rank *dst, int a, int b, uint64_t bytes)
 {
     const coll_system *sys = x->sys;
-    const fab_route *r = coll_exec_route(x, sys->gpu[a], sys->gpu[b], (uint32_t)a);
+    const fab_route *r = coll_exec_route_p2p(x, sys->gpu[a], sys->gpu[b], (uint32_t)a);
     if (!r)
         return;
     bool net = route_has(x->fab, r, LINK_NET);

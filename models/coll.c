@@ -105,10 +105,25 @@ int coll_channels(const coll_system *sys, coll_algo_id algo)
     return ch < cap ? ch : cap;
 }
 
+static const fab_route *route_or_fail(coll_exec *x, const fab_route *r, GError *e);
+
 const fab_route *coll_exec_route(coll_exec *x, fab_node_id a, fab_node_id b, uint32_t flow)
 {
     GError *e = NULL;
     const fab_route *r = fabric_route(x->fab, a, b, flow, &e);
+    return route_or_fail(x, r, e);
+}
+
+const fab_route *coll_exec_route_p2p(coll_exec *x, fab_node_id a, fab_node_id b, uint32_t flow)
+{
+    GError *e = NULL;
+    const fab_route *r = fabric_route_p2p(x->fab, a, b, flow, &e);
+    return route_or_fail(x, r, e);
+}
+
+/* r, noted for the collective; or NULL with the error e where it belongs */
+static const fab_route *route_or_fail(coll_exec *x, const fab_route *r, GError *e)
+{
     if (!r) {
         /* during coll_launch: the launch fails; later: the caller's sink */
         GError **sink = x->starting ? &x->err : x->async_err;

@@ -58,6 +58,8 @@ void coll_exec_unit_done(coll_exec *x);
 /* Route between two ranks (cached in the fabric); on failure records the
  * error in x and returns NULL. flow spreads channels over ECMP paths. */
 const fab_route *coll_exec_route(coll_exec *x, fab_node_id a, fab_node_id b, uint32_t flow);
+/* The same for a send/receive: fabric_route_p2p (PXN across servers). */
+const fab_route *coll_exec_route_p2p(coll_exec *x, fab_node_id a, fab_node_id b, uint32_t flow);
 /* Per-step protocol latency for a route, ps: NCCL's hwLat for the route's
  * hardware class minus the wire latency the fabric already simulates. */
 int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id algo);

@@ -28,8 +28,10 @@ fabric *fabric_new(void)
     f->rt_tmp = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
     f->sp_touched = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
     f->sp_open = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
+    f->gpu_at = g_hash_table_new(g_direct_hash, g_direct_equal);
     f->p2p = true;
     f->p2p_xsocket = true;
+    f->pxn = true;
     return f;
 }
 
@@ -50,6 +52,7 @@ void fabric_free(fabric *f)
     g_hash_table_destroy(f->pair);
     g_hash_table_destroy(f->routes);
     g_hash_table_destroy(f->legs);
+    g_hash_table_destroy(f->gpu_at);
     g_ptr_array_unref(f->arena_blocks);
     g_free(f->up_idx);
     g_array_free(f->up_links, TRUE);
@@ -159,6 +162,8 @@ void fabric_set_p2p_xsocket(fabric *f, bool enabled)
 }
 
 void fabric_set_adaptive(fabric *f, bool enabled) { f->adaptive = enabled; }
+void fabric_set_pxn(fabric *f, bool enabled) { f->pxn = enabled; }
+bool fabric_pxn(const fabric *f) { return f->pxn; }
 bool fabric_adaptive(const fabric *f) { return f->adaptive; }
 
 uint32_t fabric_node_count(const fabric *f) { return f->nodes->len; }

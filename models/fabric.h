@@ -117,6 +117,12 @@ void fabric_set_p2p_xsocket(fabric *f, bool enabled);
 void fabric_set_adaptive(fabric *f, bool enabled);
 bool fabric_adaptive(const fabric *f);
 
+/* PXN (default on): send/receive between GPUs on different servers leaves
+ * through the NIC of the local GPU on the receiver's rail, reached over
+ * NVLink (fabric_route_p2p). NCCL_PXN_DISABLE=1 is off. */
+void fabric_set_pxn(fabric *f, bool enabled);
+bool fabric_pxn(const fabric *f);
+
 /* Bind a GPU to the NIC it uses for traffic leaving its server (its rail).
  * Without it, the nearest NIC is used. */
 void fabric_gpu_set_nic(fabric *f, fab_node_id gpu, fab_node_id nic);
@@ -161,6 +167,14 @@ fab_node_id fabric_sharp_root(fabric *f, const fab_node_id *gpus, int n, uint32_
  * (up = true), or back down from sw to the GPU. Cached; NULL with *err when
  * the GPU has no NIC or sw is not above its leaf. */
 const fab_route *fabric_route_switch(fabric *f, fab_node_id gpu, fab_node_id sw, bool up, GError **err);
+
+/* The route of a send/receive (NCCL's p2p transport) from GPU src to GPU
+ * dst: with PXN on, across servers and when src and dst sit at different
+ * local indexes, src -> (NVLink) -> the local GPU with dst's index -> its
+ * NIC -> network -> dst, as NCCL's ncclTopoGetNetDev picks it (that GPU
+ * reached over NVLink only, its NIC over PCIe switches only); otherwise
+ * fabric_route(). Cached; errors as fabric_route(). flow < 2^31. */
+const fab_route *fabric_route_p2p(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GError **err);
 
 /* Bottleneck rate of a route, bytes/s (min over hops of bw*eff), and the sum
  * of its latencies. */

@@ -51,6 +51,8 @@ struct fabric {
     GHashTable *pair;   /* (a<<32|b) -> first link a->b, +1 */
     GHashTable *routes; /* set of route_key*, each followed by its fab_route */
     bool p2p, p2p_xsocket;
+    bool pxn;           /* send/receive across servers through the GPU on the destination's rail */
+    GHashTable *gpu_at; /* (server << 12 | local index) -> GPU node + 1, built by pxn_proxy; reset with the legs */
     bool adaptive;      /* leaves pick the least-loaded spine per chunk */
     /* run phase */
     sim_engine *eng;

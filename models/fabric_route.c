@@ -222,6 +222,8 @@ void fabric_route_forget(fabric *f)
 {
     if (g_hash_table_size(f->legs))
         g_hash_table_remove_all(f->legs); /* their storage stays in the arena */
+    if (g_hash_table_size(f->gpu_at))
+        g_hash_table_remove_all(f->gpu_at);
     f->ups_valid = false;
 }
 
@@ -425,6 +427,84 @@ const fab_route *fabric_route(fabric *f, fab_node_id src, fab_node_id dst, uint3
     }
     assemble(f, src, dst, p, f->rt_hops);
     return route_store(f, f->routes, &key, (const fab_link_id *)f->rt_hops->data, f->rt_hops->len);
+}
+
+/* ---- send/receive across servers: PXN -------------------------------- */
+
+#define PXN_FLOW 0x80000000u /* route key flag: the PXN route of (src, dst, flow) */
+
+/* The GPU on `server` with local index `local`, or FAB_NONE. */
+static fab_node_id gpu_at(fabric *f, int server, int local)
+{
+    if (server < 0 || local < 0 || local >= 4096 || server >= (1 << 19))
+        return FAB_NONE;
+    if (!g_hash_table_size(f->gpu_at))
+        for (guint i = 0; i < f->gpus->len; i++) {
+            fab_node_id g = g_array_index(f->gpus, fab_node_id, i);
+            const fab_node *n = NODE(f, g);
+            if (n->d.server >= 0 && n->d.server < (1 << 19) && n->d.local >= 0 && n->d.local < 4096)
+                g_hash_table_insert(f->gpu_at, GUINT_TO_POINTER((guint)n->d.server << 12 | (guint)n->d.local),
+                                    GUINT_TO_POINTER(g + 1));
+        }
+    gpointer v = g_hash_table_lookup(f->gpu_at, GUINT_TO_POINTER((guint)server << 12 | (guint)local));
+    return v ? GPOINTER_TO_UINT(v) - 1 : FAB_NONE;
+}
+
+static bool path_has_node(const fabric *f, const GArray *p, guint from, fab_node_kind k)
+{
+    for (guint i = from; i < p->len; i++)
+        if (NODE(f, LINK(f, g_array_index(p, fab_link_id, i))->dst)->d.kind == k)
+            return true;
+    return false;
+}
+
+/* NCCL's PXN (ncclTopoGetNetDev with NCCL_P2P_PXN_LEVEL=2, the default): a
+ * send to a GPU on another server leaves through the NIC on the receiver's
+ * rail, i.e. of the local GPU with the receiver's local index (the proxy),
+ * when that GPU is reached over NVLink and its NIC through PCIe switches
+ * only; the data crosses to the proxy's memory over NVLink and its NIC sends
+ * it from there. The graph links of that path into the empty p, or false
+ * (no PXN: p is left empty). */
+static bool pxn_path(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GArray *p)
+{
+    const fab_node *a = NODE(f, src), *b = NODE(f, dst);
+    if (!f->pxn || a->d.kind != FAB_GPU || b->d.kind != FAB_GPU || a->d.server == b->d.server ||
+        (a->d.domain >= 0 && a->d.domain == b->d.domain) || a->d.local == b->d.local)
+        return false;
+    fab_node_id proxy = gpu_at(f, a->d.server, b->d.local);
+    if (proxy == FAB_NONE || proxy == src || NODE(f, proxy)->nic == FAB_NONE)
+        return false;
+    /* src -> proxy over NVLink only (NCCL: PATH_NVL) */
+    if (!plain_path(f, src, proxy, flow, false, p) || !has_kind(f, p, 0, LINK_NVLINK) ||
+        has_kind(f, p, 0, LINK_PCIE) || has_kind(f, p, 0, LINK_MEM)) {
+        g_array_set_size(p, 0);
+        return false;
+    }
+    guint mid = p->len;
+    /* proxy -> its NIC through PCIe switches, not a CPU (NCCL: PATH_PXB) */
+    if (!plain_path(f, proxy, dst, flow, false, p) || path_has_node(f, p, mid, FAB_CPU)) {
+        g_array_set_size(p, 0);
+        return false;
+    }
+    return true;
+}
+
+const fab_route *fabric_route_p2p(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GError **err)
+{
+    g_assert(src < f->nodes->len && dst < f->nodes->len && !(flow & PXN_FLOW));
+    route_key key = {.src = src, .dst = dst, .flow = flow | PXN_FLOW};
+    fab_route *r = route_find(f->routes, &key);
+    if (r)
+        return r;
+    GArray *p = f->rt_path; /* fabric_route's scratch: free again before it is called */
+    g_array_set_size(p, 0);
+    if (pxn_path(f, src, dst, flow, p)) {
+        assemble(f, src, dst, p, f->rt_hops);
+        return route_store(f, f->routes, &key, (const fab_link_id *)f->rt_hops->data, f->rt_hops->len);
+    }
+    /* no PXN: the plain route, remembered under this key too */
+    const fab_route *plain = fabric_route(f, src, dst, flow, err);
+    return plain ? route_store(f, f->routes, &key, plain->hop, plain->nhops) : NULL;
 }
 
 fab_route *fabric_route_uncached(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow)

@@ -525,7 +525,7 @@ static const p2p_memo *p2p_memo_get(rp *p, const fab_route *rt, fab_node_id a, f
         return m;
     }
     GError *e = NULL;
-    const fab_route *ri = fabric_route(fi, a, b, 0, &e);
+    const fab_route *ri = fabric_route_p2p(fi, a, b, 0, &e);
     if (!ri) {
         g_bytes_unref(key);
         fail(p, e);
@@ -610,7 +610,8 @@ static void post_p2p(rp *p, int r, uint32_t i)
     int64_t now = sim_engine_now(p->eng);
     ST(p, src, c->sidx)->start_ps = ST(p, dst, c->ridx)->start_ps = now;
     GError *e = NULL;
-    const fab_route *rt = fabric_route(p->o->sys->fab, p->o->sys->gpu[src], p->o->sys->gpu[dst], 0, &e);
+    /* NCCL's p2p transport: PXN across servers (fabric_route_p2p) */
+    const fab_route *rt = fabric_route_p2p(p->o->sys->fab, p->o->sys->gpu[src], p->o->sys->gpu[dst], 0, &e);
     if (!rt) {
         fail(p, e);
         return;

@@ -480,7 +480,7 @@ static void test_coll_ring_fold_matches_full(void)
  * idle star each GPU's uplink carries (n-1)/n of S; sendrecv moves S over
  * one link. Alltoall's cut-through pieces (default) against every chunk
  * stored and forwarded (exact) on two DGX H100s over NDR (adaptive routing):
- * the same time within 1.5% at large sizes, the network-bound floor
+ * the same time within 2.5% at large sizes, the network-bound floor
  * respected, fewer events; on DGX A100s over HDR (static ECMP) chunks. */
 static void test_coll_alltoall_direct(void)
 {
@@ -512,7 +512,7 @@ static void test_coll_alltoall_direct(void)
         CU_ASSERT_TRUE_FATAL(coll_run(&two, &req, &cut, &err));
         two.exact = true;
         CU_ASSERT_TRUE_FATAL(coll_run(&two, &req, &exact, &err));
-        ASSERT_REL(cut.time_us, exact.time_us, 0.015);
+        ASSERT_REL(cut.time_us, exact.time_us, 0.025); /* 64 MiB: 1.7%, the chunks' per-hop fill */
         CU_ASSERT(cut.events * 3 < exact.events);
         /* half of each GPU's bytes leave the server through its 400G NIC */
         CU_ASSERT(cut.time_us >= (double)sizes[i] / 2 / 50e9 * 1e6);
@@ -529,6 +529,24 @@ static void test_coll_alltoall_direct(void)
     CU_ASSERT_TRUE_FATAL(coll_run(&two, &req, &b, &err));
     CU_ASSERT_EQUAL(a.time_us, b.time_us);
     topo_free(tp);
+}
+
+/* PXN: sendrecv's cross-server pairs (rank 8k+7 -> 8k+8: rail 7 -> rail 0)
+ * leave through the receiver's rail via NVLink, so on 16 DGX H100s whose
+ * leaves are 4:1 oversubscribed they never climb to a spine: twice the
+ * bandwidth of the same run with pxn=off, which crosses the spines. */
+static void test_coll_sendrecv_pxn_stays_on_rails(void)
+{
+    double t[2];
+    for (int off = 0; off < 2; off++) {
+        const char *sets[] = {"oversubscription=4", off ? "pxn=off" : "pxn=on", NULL};
+        coll_system sys;
+        topo *tp = shipped("dgx-h100", (topo_opts){.nodes = 16, .sets = sets}, &sys);
+        t[off] = run(&sys, COLL_SENDRECV, ALGO_DIRECT, 256u << 20, 1);
+        topo_free(tp);
+    }
+    CU_ASSERT(t[1] > 1.8 * t[0]);
+    CU_ASSERT(t[1] < 2.2 * t[0]);
 }
 
 int main(void)
@@ -551,6 +569,7 @@ int main(void)
         {"/coll/collnet/chain", test_coll_collnet_chain},
         {"/coll/tuner/algo-spec-parsing", test_coll_algo_spec_parsing},
         {"/coll/alltoall/direct", test_coll_alltoall_direct},
+        {"/coll/sendrecv/pxn-stays-on-rails", test_coll_sendrecv_pxn_stays_on_rails},
         {0},
     };
     return test_main("coll", cases);

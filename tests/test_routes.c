@@ -16,6 +16,7 @@ typedef struct {
     const char *want;        /* node kinds passed, in order, excluding the endpoints */
     bool staged;
     bool has_xsocket;
+    bool p2p;                /* fabric_route_p2p (NCCL's send/receive, PXN) */
 } route_case;
 
 static const char kind_letter[FAB_NODE_KINDS] = {
@@ -38,24 +39,32 @@ static void path_kinds(const fabric *f, const fab_route *r, char *out, size_t n)
 
 static const route_case cases[] = {
     /* PCIe: same switch, root ports, sockets, staging */
-    {"pcie-gen3-2gpu", 1, {"p2p=on"}, 0, 1, "S", false, false},
-    {"pcie-gen3-2gpu", 1, {NULL}, 0, 1, "SCMCS", true, false},
-    {"pcie-gen4-4gpu", 1, {"p2p=on"}, 0, 3, "C", false, false},
-    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 1, "S", false, false},
-    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 2, "SCS", false, false},
-    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 4, "SCCS", false, true},
-    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on", "p2p_xsocket=off"}, 0, 4, "SCMCCS", true, true},
+    {"pcie-gen3-2gpu", 1, {"p2p=on"}, 0, 1, "S", false, false, false},
+    {"pcie-gen3-2gpu", 1, {NULL}, 0, 1, "SCMCS", true, false, false},
+    {"pcie-gen4-4gpu", 1, {"p2p=on"}, 0, 3, "C", false, false, false},
+    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 1, "S", false, false, false},
+    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 2, "SCS", false, false, false},
+    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 4, "SCCS", false, true, false},
+    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on", "p2p_xsocket=off"}, 0, 4, "SCMCCS", true, true, false},
     /* DGX-1: NVLink where wired, PCIe/QPI fallback otherwise (staged: no cross-socket P2P) */
-    {"dgx1-v100", 1, {NULL}, 0, 3, "", false, false},
-    {"dgx1-v100", 1, {NULL}, 0, 5, "SCMCCS", true, true},
+    {"dgx1-v100", 1, {NULL}, 0, 3, "", false, false, false},
+    {"dgx1-v100", 1, {NULL}, 0, 5, "SCMCCS", true, true, false},
     /* NVSwitch */
-    {"dgx-h100", 1, {NULL}, 0, 5, "V", false, false},
-    {"dgx-a100", 1, {NULL}, 2, 7, "V", false, false},
+    {"dgx-h100", 1, {NULL}, 0, 5, "V", false, false, false},
+    {"dgx-a100", 1, {NULL}, 2, 7, "V", false, false, false},
     /* across nodes: same rail stays on its leaf, another rail crosses a spine */
-    {"dgx-h100", 2, {NULL}, 3, 11, "SNLNS", false, false},
-    {"dgx-h100", 2, {NULL}, 3, 12, "SNLPLNS", false, false},
+    {"dgx-h100", 2, {NULL}, 3, 11, "SNLNS", false, false, false},
+    {"dgx-h100", 2, {NULL}, 3, 12, "SNLPLNS", false, false, false},
     /* GB200: two trays of one NVL72 rack share the NVSwitch: no network */
-    {"gb200-nvl72", 2, {NULL}, 0, 5, "V", false, false},
+    {"gb200-nvl72", 2, {NULL}, 0, 5, "V", false, false, false},
+    /* send/receive (PXN): to another rail through the local GPU on that rail
+     * over NVLink and its NIC, no spine; the same rail, or inside a server,
+     * as any route; pxn=off as any route */
+    {"dgx-h100", 2, {NULL}, 3, 12, "VGSNLNS", false, false, true},
+    {"dgx-h100", 2, {"pxn=off"}, 3, 12, "SNLPLNS", false, false, true},
+    {"dgx-h100", 2, {NULL}, 3, 11, "SNLNS", false, false, true},
+    {"dgx-h100", 1, {NULL}, 0, 5, "V", false, false, true},
+    {"gb200-nvl72", 2, {NULL}, 0, 5, "V", false, false, true},
 };
 
 static void test_routes_shipped_systems(void)
@@ -72,7 +81,8 @@ static void test_routes_shipped_systems(void)
         }
         coll_system sys; /* binds GPUs to their rail NICs as the CLI does */
         topo_coll_system(&sys, t, 0, 1);
-        const fab_route *r = fabric_route(t->fab, t->gpu_of_rank[c->src], t->gpu_of_rank[c->dst], 0, &err);
+        const fab_route *r = (c->p2p ? fabric_route_p2p : fabric_route)(t->fab, t->gpu_of_rank[c->src],
+                                                                        t->gpu_of_rank[c->dst], 0, &err);
         CU_ASSERT_PTR_NOT_NULL(r);
         if (r) {
             char kinds[32];

@@ -306,6 +306,7 @@ static topo *build(tgraph *g, topo_src *src, const topo_opts *o, GError **err)
     fabric_set_p2p(t->fab, t->p2p);
     fabric_set_p2p_xsocket(t->fab, param_on(g->params, "p2p_xsocket", true));
     fabric_set_adaptive(t->fab, param_on(g->params, "adaptive_routing", b.fab.adaptive_routing));
+    fabric_set_pxn(t->fab, param_on(g->params, "pxn", true));
     t->gpu_of_rank = g_new(fab_node_id, t->nranks);
     t->nic_of_rank = g_new(fab_node_id, t->nranks);
     for (int r = 0; ok && r < t->nranks; r++) {

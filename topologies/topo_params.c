@@ -61,6 +61,7 @@ static const param_spec param_specs[] = {
     {"nvlink.links", "NVLinks per GPU (1..18)", false, true, 1, 18},
     {"oversubscription", "leaf down:up bandwidth ratio (1..64)", false, false, 1, 64},
     {"adaptive_routing", "leaves spread chunks over spines by load (on|off; default: the fabric's)", true, false, 0, 0},
+    {"pxn", "send/receive across servers through the GPU on the receiver's rail, NCCL's PXN (on|off) [on]", true, false, 0, 0},
 };
 
 static const param_spec *param_find(const char *key)
@@ -143,6 +144,9 @@ GHashTable *topo_params_load(const topo_src *src, const cJSON *root, const char 
      * "default" keeps the fabric file's setting */
     if (cJSON_GetObjectItemCaseSensitive(root, "scaleout") && !g_hash_table_contains(h, "adaptive_routing"))
         g_hash_table_replace(h, g_strdup("adaptive_routing"), g_strdup("default"));
+    /* and NCCL's PXN for send/receive across servers (on unless set) */
+    if (cJSON_GetObjectItemCaseSensitive(root, "scaleout") && !g_hash_table_contains(h, "pxn"))
+        g_hash_table_replace(h, g_strdup("pxn"), g_strdup("on"));
     for (const char *const *s = sets; s && *s; s++) {
         const char *eq = strchr(*s, '=');
         char *key = eq ? g_strndup(*s, (gsize)(eq - *s)) : g_strdup(*s);

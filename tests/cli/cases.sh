@@ -145,3 +145,6 @@ check plot-validate-p2p-log 2 'draws nccl-tests logs' -- validate --topo pcie-ge
 # replay's error band: text line and JSON field
 check replay-band 0 'step time 80%: [0-9.]+-[0-9.]+ ms \(the exposed communication, 0.206 ms per step' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
 check replay-band-json 0 '"step_time_80_s": \[[0-9.e-]+, [0-9.e-]+\]' -- replay --topo dgx-h100 --gpus 2 --format json docs/examples/two-rank-overlap.json
+# NCCL's PXN for send/receive across servers: on by default, --set pxn=off
+check set-pxn-off 0 'alltoall_perf' -- collective --topo dgx-h100 --nodes 2 --op alltoall -b 1M -e 1M --set pxn=off
+check set-pxn-bad 2 'pxn: expected on or off' -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M --set pxn=sometimes
