@@ -57,6 +57,17 @@ static topo *shipped(const char *name, topo_opts o, coll_system *sys)
     return t;
 }
 
+/* req on sys as simulated by default (folded rings, cut-through pieces) and
+ * with sys->exact (every rank, every chunk stored and forwarded). */
+static void run_fast_and_exact(coll_system *sys, const coll_request *req, coll_result *fast, coll_result *exact)
+{
+    GError *err = NULL;
+    sys->exact = false;
+    CU_ASSERT_TRUE_FATAL(coll_run(sys, req, fast, &err));
+    sys->exact = true;
+    CU_ASSERT_TRUE_FATAL(coll_run(sys, req, exact, &err));
+}
+
 static void test_coll_ring_allreduce_matches_alpha_beta(void)
 {
     fabric *f;
@@ -443,10 +454,7 @@ static void test_coll_ring_fold_matches_full(void)
             coll_request req = {.kind = kinds[k], .bytes = sizes[i], .algo = ALGO_RING, .proto = PROTO_SIMPLE,
                                 .nchannels = coll_channels(&sys, ALGO_RING)};
             coll_result fold, full;
-            sys.exact = false;
-            CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &fold, &err));
-            sys.exact = true;
-            CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &full, &err));
+            run_fast_and_exact(&sys, &req, &fold, &full);
             ASSERT_REL(fold.time_us, full.time_us, 5e-3);
             CU_ASSERT_TRUE(fold.events * 4 < full.events);
         }
@@ -454,10 +462,7 @@ static void test_coll_ring_fold_matches_full(void)
     coll_request b = {.kind = COLL_BROADCAST, .bytes = 8u << 20, .algo = ALGO_RING, .proto = PROTO_SIMPLE,
                       .nchannels = coll_channels(&sys, ALGO_RING)};
     coll_result x, y;
-    sys.exact = false;
-    CU_ASSERT_TRUE(coll_run(&sys, &b, &x, &err));
-    sys.exact = true;
-    CU_ASSERT_TRUE(coll_run(&sys, &b, &y, &err));
+    run_fast_and_exact(&sys, &b, &x, &y);
     CU_ASSERT_EQUAL(x.time_us, y.time_us);
     CU_ASSERT_EQUAL(x.events, y.events);
     topo_free(t);
@@ -468,10 +473,7 @@ static void test_coll_ring_fold_matches_full(void)
     topo_coll_system(&sys, t, 2.5, 1);
     coll_request ag = {.kind = COLL_ALL_GATHER, .bytes = 64u << 20, .algo = ALGO_RING, .proto = PROTO_SIMPLE,
                        .nchannels = coll_channels(&sys, ALGO_RING)};
-    sys.exact = false;
-    CU_ASSERT_TRUE(coll_run(&sys, &ag, &x, &err));
-    sys.exact = true;
-    CU_ASSERT_TRUE(coll_run(&sys, &ag, &y, &err));
+    run_fast_and_exact(&sys, &ag, &x, &y);
     CU_ASSERT_EQUAL(x.events, y.events);
     topo_free(t);
 }
@@ -507,11 +509,7 @@ static void test_coll_alltoall_direct(void)
         coll_request req = {.kind = COLL_ALLTOALL, .bytes = sizes[i], .algo = ALGO_DIRECT, .proto = PROTO_SIMPLE,
                             .nchannels = 1};
         coll_result cut, exact;
-        GError *err = NULL;
-        two.exact = false;
-        CU_ASSERT_TRUE_FATAL(coll_run(&two, &req, &cut, &err));
-        two.exact = true;
-        CU_ASSERT_TRUE_FATAL(coll_run(&two, &req, &exact, &err));
+        run_fast_and_exact(&two, &req, &cut, &exact);
         ASSERT_REL(cut.time_us, exact.time_us, 0.025); /* 64 MiB: 1.7%, the chunks' per-hop fill */
         CU_ASSERT(cut.events * 3 < exact.events);
         /* half of each GPU's bytes leave the server through its 400G NIC */
@@ -522,11 +520,7 @@ static void test_coll_alltoall_direct(void)
     coll_request req = {.kind = COLL_ALLTOALL, .bytes = 64u << 20, .algo = ALGO_DIRECT, .proto = PROTO_SIMPLE,
                         .nchannels = 1};
     coll_result a, b;
-    GError *err = NULL;
-    two.exact = false;
-    CU_ASSERT_TRUE_FATAL(coll_run(&two, &req, &a, &err));
-    two.exact = true;
-    CU_ASSERT_TRUE_FATAL(coll_run(&two, &req, &b, &err));
+    run_fast_and_exact(&two, &req, &a, &b);
     CU_ASSERT_EQUAL(a.time_us, b.time_us);
     topo_free(tp);
 }
