@@ -28,7 +28,6 @@ fabric *fabric_new(void)
     f->rt_tmp = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
     f->sp_touched = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
     f->sp_open = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
-    f->gpu_at = g_hash_table_new(g_direct_hash, g_direct_equal);
     f->p2p = true;
     f->p2p_xsocket = true;
     f->pxn = true;
@@ -52,7 +51,7 @@ void fabric_free(fabric *f)
     g_hash_table_destroy(f->pair);
     g_hash_table_destroy(f->routes);
     g_hash_table_destroy(f->legs);
-    g_hash_table_destroy(f->gpu_at);
+    g_free(f->gpu_at);
     g_ptr_array_unref(f->arena_blocks);
     g_free(f->up_idx);
     g_array_free(f->up_links, TRUE);

@@ -52,7 +52,8 @@ struct fabric {
     GHashTable *routes; /* set of route_key*, each followed by its fab_route */
     bool p2p, p2p_xsocket;
     bool pxn;           /* send/receive across servers through the GPU on the destination's rail */
-    GHashTable *gpu_at; /* (server << 12 | local index) -> GPU node + 1, built by pxn_proxy; reset with the legs */
+    fab_node_id *gpu_at; /* [server * gpu_at_locals + local]: GPU node or FAB_NONE (gpu_at()); NULL: not built */
+    int gpu_at_servers, gpu_at_locals;
     bool adaptive;      /* leaves pick the least-loaded spine per chunk */
     /* run phase */
     sim_engine *eng;

@@ -222,8 +222,8 @@ void fabric_route_forget(fabric *f)
 {
     if (g_hash_table_size(f->legs))
         g_hash_table_remove_all(f->legs); /* their storage stays in the arena */
-    if (g_hash_table_size(f->gpu_at))
-        g_hash_table_remove_all(f->gpu_at);
+    g_free(f->gpu_at);
+    f->gpu_at = NULL;
     f->ups_valid = false;
 }
 
@@ -433,21 +433,32 @@ const fab_route *fabric_route(fabric *f, fab_node_id src, fab_node_id dst, uint3
 
 #define PXN_FLOW 0x80000000u /* route key flag: the PXN route of (src, dst, flow) */
 
-/* The GPU on `server` with local index `local`, or FAB_NONE. */
+/* The GPU on `server` with local index `local`, or FAB_NONE (an index of
+ * every server's GPUs, built on first use, dropped with the legs). */
 static fab_node_id gpu_at(fabric *f, int server, int local)
 {
-    if (server < 0 || local < 0 || local >= 4096 || server >= (1 << 19))
-        return FAB_NONE;
-    if (!g_hash_table_size(f->gpu_at))
+    if (!f->gpu_at) {
+        int ns = 0, nl = 0;
+        for (guint i = 0; i < f->gpus->len; i++) {
+            const fab_node *n = NODE(f, g_array_index(f->gpus, fab_node_id, i));
+            ns = n->d.server + 1 > ns ? n->d.server + 1 : ns;
+            nl = n->d.local + 1 > nl ? n->d.local + 1 : nl;
+        }
+        f->gpu_at_servers = ns;
+        f->gpu_at_locals = nl;
+        f->gpu_at = g_new(fab_node_id, (size_t)ns * (size_t)nl + 1);
+        for (size_t i = 0; i < (size_t)ns * (size_t)nl; i++)
+            f->gpu_at[i] = FAB_NONE;
         for (guint i = 0; i < f->gpus->len; i++) {
             fab_node_id g = g_array_index(f->gpus, fab_node_id, i);
             const fab_node *n = NODE(f, g);
-            if (n->d.server >= 0 && n->d.server < (1 << 19) && n->d.local >= 0 && n->d.local < 4096)
-                g_hash_table_insert(f->gpu_at, GUINT_TO_POINTER((guint)n->d.server << 12 | (guint)n->d.local),
-                                    GUINT_TO_POINTER(g + 1));
+            if (n->d.server >= 0 && n->d.local >= 0)
+                f->gpu_at[(size_t)n->d.server * (size_t)nl + (size_t)n->d.local] = g;
         }
-    gpointer v = g_hash_table_lookup(f->gpu_at, GUINT_TO_POINTER((guint)server << 12 | (guint)local));
-    return v ? GPOINTER_TO_UINT(v) - 1 : FAB_NONE;
+    }
+    if (server < 0 || local < 0 || server >= f->gpu_at_servers || local >= f->gpu_at_locals)
+        return FAB_NONE;
+    return f->gpu_at[(size_t)server * (size_t)f->gpu_at_locals + (size_t)local];
 }
 
 static bool path_has_node(const fabric *f, const GArray *p, guint from, fab_node_kind k)
@@ -468,9 +479,6 @@ static bool path_has_node(const fabric *f, const GArray *p, guint from, fab_node
 static bool pxn_path(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GArray *p)
 {
     const fab_node *a = NODE(f, src), *b = NODE(f, dst);
-    if (!f->pxn || a->d.kind != FAB_GPU || b->d.kind != FAB_GPU || a->d.server == b->d.server ||
-        (a->d.domain >= 0 && a->d.domain == b->d.domain) || a->d.local == b->d.local)
-        return false;
     fab_node_id proxy = gpu_at(f, a->d.server, b->d.local);
     if (proxy == FAB_NONE || proxy == src || NODE(f, proxy)->nic == FAB_NONE)
         return false;
@@ -492,6 +500,10 @@ static bool pxn_path(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow,
 const fab_route *fabric_route_p2p(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GError **err)
 {
     g_assert(src < f->nodes->len && dst < f->nodes->len && !(flow & PXN_FLOW));
+    const fab_node *a = NODE(f, src), *b = NODE(f, dst);
+    if (!f->pxn || a->d.kind != FAB_GPU || b->d.kind != FAB_GPU || a->d.server == b->d.server ||
+        (a->d.domain >= 0 && a->d.domain == b->d.domain) || a->d.local == b->d.local)
+        return fabric_route(f, src, dst, flow, err); /* not a PXN case */
     route_key key = {.src = src, .dst = dst, .flow = flow | PXN_FLOW};
     fab_route *r = route_find(f->routes, &key);
     if (r)
@@ -502,7 +514,8 @@ const fab_route *fabric_route_p2p(fabric *f, fab_node_id src, fab_node_id dst, u
         assemble(f, src, dst, p, f->rt_hops);
         return route_store(f, f->routes, &key, (const fab_link_id *)f->rt_hops->data, f->rt_hops->len);
     }
-    /* no PXN: the plain route, remembered under this key too */
+    /* PXN does not apply (no NVLink to that GPU, its NIC behind a CPU):
+     * the plain route, remembered under this key too */
     const fab_route *plain = fabric_route(f, src, dst, flow, err);
     return plain ? route_store(f, f->routes, &key, plain->hop, plain->nhops) : NULL;
 }
