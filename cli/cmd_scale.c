@@ -351,13 +351,13 @@ static void print_results(const result *R, int n, const char *fmt)
                b.n, 100 * b.e10, 100 * b.e90);
 }
 
-/* Speedup vs GPUs per system, with the ideal line, via gnuplot. */
+/* Speedup and scaling efficiency against GPUs per system, each with the
+ * ideal line, side by side, via gnuplot. */
 static int plot(const result *R, int n, const char *path)
 {
-    GString *d = g_string_new(NULL), *cmd = g_string_new(NULL);
-    g_string_append_printf(cmd, "set xlabel 'GPUs'\nset ylabel 'speedup vs smallest size'\nset logscale xy 2\n"
-                                "set key left top\nset grid\nplot x/%d with lines dt 2 lc rgb 'gray' title 'ideal'",
-                           R[0].p.gpus);
+    GString *d = g_string_new(NULL), *sp = g_string_new(NULL), *ef = g_string_new(NULL);
+    g_string_append_printf(sp, "plot x/%d with lines dt 2 lc rgb 'gray' title 'ideal'", R[0].p.gpus);
+    g_string_append(ef, "plot 100 with lines dt 2 lc rgb 'gray' title 'ideal'");
     int blocks = 0;
     char s[128], prev[128] = "";
     for (int i = 0; i < n; i++) {
@@ -368,19 +368,26 @@ static int plot(const result *R, int n, const char *path)
             if (blocks)
                 g_string_append(d, "EOD\n");
             g_string_append_printf(d, "$s%d << EOD\n", blocks);
-            g_string_append_printf(cmd, ", $s%d using 1:2 with linespoints title ", blocks);
-            cli_gp_quote(cmd, s);
+            g_string_append_printf(sp, ", $s%d using 1:2 with linespoints title ", blocks);
+            cli_gp_quote(sp, s);
+            g_string_append_printf(ef, ", $s%d using 1:3 with linespoints title ", blocks);
+            cli_gp_quote(ef, s);
             blocks++;
             g_strlcpy(prev, s, sizeof prev);
         }
-        g_string_append_printf(d, "%d %.6g\n", R[i].p.gpus, R[i].speedup);
+        g_string_append_printf(d, "%d %.6g %.6g\n", R[i].p.gpus, R[i].speedup, 100 * R[i].eff);
     }
     if (blocks)
         g_string_append(d, "EOD\n");
-    g_string_append(d, cmd->str);
-    int rc = cli_gnuplot_svg("scale", path, d->str);
+    g_string_append_printf(d, "set multiplot layout 1,2\nset xlabel 'GPUs'\nset logscale x 2\nset grid\n"
+                              "set key left top noenhanced\nset ylabel 'speedup vs smallest size'\nset logscale y 2\n"
+                              "%s\nunset logscale y\nset ylabel 'scaling efficiency (%%)'\nset yrange [0:110]\n"
+                              "set key left bottom noenhanced\n%s\nunset multiplot\n",
+                           sp->str, ef->str);
+    int rc = cli_gnuplot_svg_sized("scale", path, 1000, 450, d->str);
     g_string_free(d, TRUE);
-    g_string_free(cmd, TRUE);
+    g_string_free(sp, TRUE);
+    g_string_free(ef, TRUE);
     return rc;
 }
 
@@ -517,7 +524,7 @@ int cmd_scale(int argc, char **argv)
         {"tp", 0, 0, G_OPTION_ARG_INT, &c.tp, "tensor-parallel size [rule: NVLink domain, <= 8]", "T"},
         {"pp", 0, 0, G_OPTION_ARG_INT, &c.pp, "pipeline-parallel size [rule: smallest that fits HBM]", "P"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &c.format, "text, csv or json [text]", "FMT"},
-        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &c.plot, "speedup plot (SVG, gnuplot)", "FILE"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &c.plot, "speedup and scaling-efficiency curves per system (SVG, gnuplot)", "FILE"},
         {"max-gpus", 0, 0, G_OPTION_ARG_INT, &c.max_gpus, "refuse sizes above this (replay cost) [1024]", "N"},
         {"auto", 0, 0, G_OPTION_ARG_NONE, &c.autolayout, "per point, simulate every layout that fits memory and keep "
          "the fastest (--tp/--pp pin that part)", NULL},

@@ -20,10 +20,16 @@ void cli_gp_quote(GString *g, const char *s)
 
 int cli_gnuplot_svg(const char *cmd, const char *path, const char *body)
 {
+    return cli_gnuplot_svg_sized(cmd, path, 800, 500, body);
+}
+
+int cli_gnuplot_svg_sized(const char *cmd, const char *path, int width, int height, const char *body)
+{
     /* gnuplot writes a temporary file next to the SVG, renamed when done */
     g_autofree char *out = g_strdup_printf("%s.tmp.%d", path, (int)getpid());
-    GString *g = g_string_new("set terminal svg size 800,500 dynamic enhanced font 'sans,12' background '#ffffff'\n"
-                              "set output ");
+    GString *g = g_string_new(NULL);
+    g_string_printf(g, "set terminal svg size %d,%d dynamic enhanced font 'sans,12' background '#ffffff'\nset output ",
+                    width, height);
     cli_gp_quote(g, out);
     g_string_append_printf(g, "\n%s\nset output\n", body);
     GError *e = NULL;

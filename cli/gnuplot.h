@@ -16,5 +16,7 @@ void cli_gp_quote(GString *g, const char *s);
  * "plot written to PATH" on stderr, or EXIT_INTERNAL with the reason (no
  * gnuplot, gnuplot's own error, the rename). */
 int cli_gnuplot_svg(const char *cmd, const char *path, const char *body);
+/* The same at width x height pixels. */
+int cli_gnuplot_svg_sized(const char *cmd, const char *path, int width, int height, const char *body);
 
 #endif

@@ -94,7 +94,7 @@ $header
 $(table "$tmp/dense.csv")
 $(table "$tmp/dense_xdr.csv" xdr)
 
-![speedup, Llama 3 8B](8-to-72-dense.svg)
+![speedup and scaling efficiency, Llama 3 8B](8-to-72-dense.svg)
 
 ## MoE: Mixtral 8x7B, 8-way expert parallel
 
@@ -104,7 +104,7 @@ $header
 $(table "$tmp/moe.csv")
 $(table "$tmp/moe_xdr.csv" xdr)
 
-![speedup, Mixtral 8x7B](8-to-72-moe.svg)
+![speedup and scaling efficiency, Mixtral 8x7B](8-to-72-moe.svg)
 
 ## Why the curves differ
 
