@@ -381,7 +381,7 @@ static int plot(const result *R, int n, const char *path)
         g_string_append(d, "EOD\n");
     g_string_append_printf(d, "set multiplot layout 1,2\nset xlabel 'GPUs'\nset logscale x 2\nset grid\n"
                               "set key left top noenhanced\nset ylabel 'speedup vs smallest size'\nset logscale y 2\n"
-                              "%s\nunset logscale y\nset ylabel 'scaling efficiency (%%)'\nset yrange [0:110]\n"
+                              "%s\nunset logscale y\nset ylabel 'scaling efficiency (%%)'\nset yrange [*:101]\n"
                               "set key left bottom noenhanced\n%s\nunset multiplot\n",
                            sp->str, ef->str);
     int rc = cli_gnuplot_svg_sized("scale", path, 1000, 450, d->str);
