@@ -188,13 +188,6 @@ bool coll_nodes_alike(const coll_system *sys)
     return true;
 }
 
-/* the server a directed link's traffic queues on (host memory: one for both
- * directions, as in fabric_run.c) */
-static fab_link_id link_server(const fabric *f, fab_link_id l)
-{
-    return fabric_link(f, l)->kind == LINK_MEM ? (l & ~1u) : l;
-}
-
 static guint count_of(GHashTable *t, fab_link_id l)
 {
     return GPOINTER_TO_UINT(g_hash_table_lookup(t, GUINT_TO_POINTER(l + 1)));
@@ -213,7 +206,7 @@ void coll_link_shares(coll_exec *x, const coll_block_routes *b, size_t n, double
     for (size_t i = 0; i < n; i++)
         for (int j = 0; j < b[i].nroutes; j++)
             for (uint32_t h = 0; b[i].route[j] && h < b[i].route[j]->nhops; h++)
-                count_add(users, link_server(f, b[i].route[j]->hop[h]));
+                count_add(users, fabric_link_queue(f, b[i].route[j]->hop[h]));
     for (size_t i = 0; i < n; i++) {
         g_hash_table_remove_all(mine);
         bool staged = false;
@@ -221,7 +214,7 @@ void coll_link_shares(coll_exec *x, const coll_block_routes *b, size_t n, double
             const fab_route *r = b[i].route[j];
             staged |= r && fabric_route_staged(f, r);
             for (uint32_t h = 0; r && h < r->nhops; h++)
-                count_add(mine, link_server(f, r->hop[h]));
+                count_add(mine, fabric_link_queue(f, r->hop[h]));
         }
         share[i] = 0;
         if (staged)

@@ -172,6 +172,7 @@ fab_node_id fabric_link_src(const fabric *f, fab_link_id l) { return LINK(f, l)-
 fab_node_id fabric_link_dst(const fabric *f, fab_link_id l) { return LINK(f, l)->dst; }
 const fab_link_desc *fabric_link(const fabric *f, fab_link_id l) { return &LINK(f, l)->d; }
 const char *fabric_link_name(const fabric *f, fab_link_id l) { return LINK(f, l)->name; }
+fab_link_id fabric_link_queue(const fabric *f, fab_link_id l) { return LINK(f, l)->d.kind == LINK_MEM ? (l & ~1u) : l; }
 const GArray *fabric_gpus(const fabric *f) { return f->gpus; }
 
 void fabric_node_links(const fabric *f, fab_node_id n, const fab_link_id **out, uint32_t *len)

@@ -226,6 +226,11 @@ void fabric_transfer_start_paced(fabric *f, const fab_route *route, fab_pacer *p
 void fabric_transfer_start_cut(fabric *f, const fab_route *route, uint64_t bytes, uint64_t piece_bytes,
                                uint32_t window, int64_t delay_ps, fab_done_fn done, void *ctx, uint64_t arg);
 
+/* The queue directed link l's traffic joins: its own, except host memory
+ * (LINK_MEM), which is half duplex: DRAM serves reads and writes from one
+ * pool, so both directions share the even link's queue. */
+fab_link_id fabric_link_queue(const fabric *f, fab_link_id l);
+
 /* Statistics of directed link l (for a half-duplex LINK_MEM link, of the
  * server both directions share). */
 const fab_link_stats *fabric_link_stats(const fabric *f, fab_link_id l);

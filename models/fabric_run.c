@@ -84,9 +84,7 @@ void fabric_run_grow(fabric *f)
         fab_lrun *r = &f->run[l];
         r->ps_per_byte = lk->ps_per_byte;
         r->lat_ps = lk->d.lat_ps;
-        /* host memory (LINK_MEM) is half duplex: DRAM serves reads and writes
-         * from one pool, so both directions share the even link's queue */
-        r->server = lk->d.kind == LINK_MEM ? (l & ~1u) : l;
+        r->server = fabric_link_queue(f, l);
         r->leaf_up = lk->d.kind != LINK_SERVER && NODE(f, lk->src)->d.kind == FAB_NET_LEAF &&
                      NODE(f, lk->dst)->d.kind == FAB_NET_SPINE;
     }
