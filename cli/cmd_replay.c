@@ -78,16 +78,13 @@ static int coll_errors(const replay_result *res, double *med, double *worst)
 static bool step_band(const replay_result *res, const coll_system *sys, int steps, double *lo_s, double *hi_s,
                       double *exposed_s)
 {
-    coll_system one = *sys;
-    one.nnodes = 1;
-    acc_regime in_node = acc_regime_of(&one), across = acc_regime_of(sys);
     double d = 0, dlo = 0, dhi = 0;
     bool any = false;
     for (guint i = 0; i < res->colls->len; i++) {
         const replay_coll *c = &g_array_index(res->colls, replay_coll, i);
         double t = (double)c->sim_ps, lo = t, hi = t;
         acc_band b;
-        if (t > 0 && acc_coll_band(c->group_nodes > 1 ? across : in_node, c->bytes, &b)) {
+        if (t > 0 && acc_coll_band(acc_regime_span(sys, c->group_nodes), c->bytes, &b)) {
             acc_time_range(t, &b, &lo, &hi);
             any = true;
         }

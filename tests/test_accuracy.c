@@ -8,7 +8,9 @@
 #include "topologies/accuracy.h"
 #include "topologies/topo.h"
 
-static acc_regime regime(const char *name, int nodes)
+/* the regime of `name` on `nodes` servers, of a group spanning `span` of
+ * them (0: all, acc_regime_of) */
+static acc_regime regime_span(const char *name, int nodes, int span)
 {
     GError *e = NULL;
     topo_opts o = {.nodes = nodes};
@@ -16,10 +18,12 @@ static acc_regime regime(const char *name, int nodes)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     coll_system sys;
     topo_coll_system(&sys, t, 0, 1);
-    acc_regime r = acc_regime_of(&sys);
+    acc_regime r = span ? acc_regime_span(&sys, span) : acc_regime_of(&sys);
     topo_free(t);
     return r;
 }
+
+static acc_regime regime(const char *name, int nodes) { return regime_span(name, nodes, 0); }
 
 /* The regimes of the validation's systems: NVSwitch and NVLink-mesh
  * servers and a multi-tray NVLink domain are nvlink, PCIe boxes pcie,
@@ -33,6 +37,9 @@ static void test_accuracy_regimes(void)
     CU_ASSERT_EQUAL(regime("pcie-gen4-8gpu-2socket", 1), ACC_PCIE);
     CU_ASSERT_EQUAL(regime("dgx-a100", 4), ACC_NETWORK);
     CU_ASSERT_EQUAL(regime("aws-p5", 2), ACC_NETWORK);
+    /* a replay's group inside one server of a networked system: the server's */
+    CU_ASSERT_EQUAL(regime_span("dgx-a100", 4, 1), ACC_NVLINK);
+    CU_ASSERT_EQUAL(regime_span("dgx-a100", 4, 2), ACC_NETWORK);
     CU_ASSERT_STRING_EQUAL(acc_regime_name(ACC_PCIE), "pcie");
     CU_ASSERT_EQUAL(acc_regime_from_name("network"), ACC_NETWORK);
     CU_ASSERT_EQUAL(acc_regime_from_name("ethernet"), -1);

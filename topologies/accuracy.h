@@ -33,6 +33,10 @@ typedef struct {
 } acc_band;
 
 acc_regime acc_regime_of(const coll_system *sys);
+/* The regime of a group of sys's GPUs that spans `nnodes` servers (a replay's
+ * tensor- or data-parallel group): the network's across servers, else the
+ * server's (NVLink or PCIe). acc_regime_of(sys) is this with sys->nnodes. */
+acc_regime acc_regime_span(const coll_system *sys, int nnodes);
 const char *acc_regime_name(acc_regime r);
 /* -1 if unknown */
 int acc_regime_from_name(const char *s);

@@ -10,9 +10,11 @@
 
 static const char *const regime_names[ACC_REGIMES] = {"nvlink", "pcie", "network"};
 
-acc_regime acc_regime_of(const coll_system *sys)
+acc_regime acc_regime_of(const coll_system *sys) { return acc_regime_span(sys, sys->nnodes); }
+
+acc_regime acc_regime_span(const coll_system *sys, int nnodes)
 {
-    if (sys->nnodes > 1 && sys->net_Bps > 0)
+    if (nnodes > 1 && sys->net_Bps > 0)
         return ACC_NETWORK;
     if (sys->nvswitch != FAB_NONE)
         return ACC_NVLINK;
