@@ -93,11 +93,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     const char *aspec = co->algo ? co->algo : g_getenv("NCCL_ALGO");
     const char *pspec = co->proto ? co->proto : g_getenv("NCCL_PROTO");
     int rc = EXIT_OK;
-    cli_progress pg;
-    cli_progress_start(&pg, "collective");
-    bool ran = simsweep_run(&sys, kind, elt, sizes, n, aspec, pspec, rows, ex, &pg, &err);
-    cli_progress_end(&pg);
-    if (!ran) {
+    if (!simsweep_run(&sys, kind, elt, sizes, n, aspec, pspec, rows, ex, "collective", &err)) {
         rc = cli_fail(err);
         goto out;
     }

@@ -94,11 +94,7 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
             sizes[n++] = log->rows[i].size_bytes;
     nccltests_row *pred = g_new0(nccltests_row, n);
     size_t elt = nccltests_dtype_bytes(log->dtype);
-    cli_progress pg;
-    cli_progress_start(&pg, "validate");
-    bool ran = simsweep_run(&sys, log->coll, elt, sizes, n, algo, proto, pred, NULL, &pg, &err);
-    cli_progress_end(&pg);
-    if (!ran) {
+    if (!simsweep_run(&sys, log->coll, elt, sizes, n, algo, proto, pred, NULL, "validate", &err)) {
         rc = cli_fail(err);
     } else {
         size_t np = 0;

@@ -21,7 +21,8 @@ int collplot_sweep(const char *path, const char *title, const nccltests_row *row
     axes(g, title);
     bool band = false;
     GString *all = g_string_new("$all << EOD\n"), *bd = g_string_new("$band << EOD\n");
-    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free); /* algorithm/protocol series */
+    guint *series = g_new0(guint, n);                           /* each row's */
     for (size_t i = 0; i < n; i++) {
         if (rows[i].size_bytes == 0)
             continue;
@@ -40,6 +41,7 @@ int collplot_sweep(const char *path, const char *title, const nccltests_row *row
             g_ptr_array_add(names, name);
         else
             g_free(name);
+        series[i] = k;
     }
     g_string_append(all, "EOD\n");
     g_string_append(bd, "EOD\n");
@@ -50,9 +52,7 @@ int collplot_sweep(const char *path, const char *title, const nccltests_row *row
     for (guint k = 0; k < names->len; k++) {
         g_string_append_printf(g, "$a%u << EOD\n", k);
         for (size_t i = 0; i < n; i++) {
-            char name[64];
-            g_snprintf(name, sizeof name, "%s/%s", coll_algo_name(ex[i].algo), coll_proto_name(ex[i].proto));
-            if (rows[i].size_bytes && !strcmp(name, names->pdata[k]))
+            if (rows[i].size_bytes && series[i] == k)
                 g_string_append_printf(g, "%llu %.6g\n", (unsigned long long)rows[i].size_bytes,
                                        rows[i].busbw_GBps[NCCLTESTS_OOP]);
         }
@@ -70,6 +70,7 @@ int collplot_sweep(const char *path, const char *title, const nccltests_row *row
     g_string_append_c(g, '\n');
     int rc = cli_gnuplot_svg("collective", path, g->str);
     g_ptr_array_unref(names);
+    g_free(series);
     g_string_free(all, TRUE);
     g_string_free(bd, TRUE);
     g_string_free(g, TRUE);

@@ -3,9 +3,11 @@
 
 #include <string.h>
 
-bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, const uint64_t *sizes,
-                  size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
-                  simsweep_explain *ex, cli_progress *pg, GError **err)
+#include "progress.h"
+
+static bool run_sizes(const coll_system *sys, coll_kind kind, size_t elt_bytes, const uint64_t *sizes, size_t n,
+                      const char *algo_spec, const char *proto_spec, nccltests_row *rows, simsweep_explain *ex,
+                      cli_progress *pg, GError **err)
 {
     uint32_t amask, pmask;
     if (!coll_tune_parse_mask(algo_spec, kind, true, &amask, err) ||
@@ -43,4 +45,17 @@ bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, cons
         }
     }
     return true;
+}
+
+bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, const uint64_t *sizes,
+                  size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
+                  simsweep_explain *ex, const char *progress, GError **err)
+{
+    cli_progress pgs, *pg = progress ? &pgs : NULL;
+    if (pg)
+        cli_progress_start(pg, progress);
+    bool ok = run_sizes(sys, kind, elt_bytes, sizes, n, algo_spec, proto_spec, rows, ex, pg, err);
+    if (pg)
+        cli_progress_end(pg);
+    return ok;
 }

@@ -5,7 +5,6 @@
 #ifndef CLI_SIMSWEEP_H
 #define CLI_SIMSWEEP_H
 
-#include "progress.h"
 #include "models/coll.h"
 #include "traces/nccltests.h"
 
@@ -21,10 +20,11 @@ typedef struct {
 /* For each size (nccl-tests size column, bytes) fill rows[i] (size, count,
  * times, bandwidths; in-place = out-of-place) and, if ex is not NULL,
  * ex[i]. algo_spec/proto_spec are NCCL_ALGO/NCCL_PROTO-style strings or
- * NULL. pg (or NULL) shows which size runs. Returns false with *err on a bad
- * spec or a failed simulation. */
+ * NULL. progress (a command name, or NULL: none) draws a progress line naming
+ * the size that runs (cli/progress.h). Returns false with *err on a bad spec
+ * or a failed simulation. */
 bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, const uint64_t *sizes,
                   size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
-                  simsweep_explain *ex, cli_progress *pg, GError **err);
+                  simsweep_explain *ex, const char *progress, GError **err);
 
 #endif
