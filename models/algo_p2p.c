@@ -43,12 +43,19 @@ static bool direct_supports(const coll_system *sys, coll_kind kind, const char *
     return true;
 }
 
-static bool route_has(const fabric *f, const fab_route *r, fab_link_kind k)
+/* the kinds of link r crosses, a bit per fab_link_kind */
+static unsigned route_kinds(const fabric *f, const fab_route *r)
 {
+    unsigned m = 0;
     for (uint32_t i = 0; i < r->nhops; i++)
-        if (fabric_link(f, r->hop[i])->kind == k)
-            return true;
-    return false;
+        m |= 1u << fabric_link(f, r->hop[i])->kind;
+    return m;
+}
+
+uint64_t coll_p2p_chunk(const fabric *f, const fab_route *r)
+{
+    unsigned m = route_kinds(f, r);
+    return (m & 1u << LINK_NVLINK) && !(m & 1u << LINK_NET) ? 524288 : 131072;
 }
 
 static void send_pair(coll_exec *x, p2p_rank *dst, int a, int b, uint64_t bytes)
@@ -57,8 +64,9 @@ static void send_pair(coll_exec *x, p2p_rank *dst, int a, int b, uint64_t bytes)
     const fab_route *r = coll_exec_route_p2p(x, sys->gpu[a], sys->gpu[b], (uint32_t)a);
     if (!r)
         return;
-    bool net = route_has(x->fab, r, LINK_NET);
-    uint64_t chunk = route_has(x->fab, r, LINK_NVLINK) && !net ? 524288 : 131072;
+    unsigned kinds = route_kinds(x->fab, r);
+    bool net = kinds & 1u << LINK_NET, staged = kinds & 1u << LINK_MEM;
+    uint64_t chunk = coll_p2p_chunk(x->fab, r);
     uint64_t wire = (uint64_t)((double)bytes / x->proto->wire_eff + 0.5);
     int64_t delay = (x->start - sim_engine_now(x->eng)) + coll_exec_step_lat_ps(x, r, ALGO_RING);
     dst->pending++;
@@ -68,12 +76,11 @@ static void send_pair(coll_exec *x, p2p_rank *dst, int a, int b, uint64_t bytes)
      * routes staged through host memory (NCCL's SHM transport reads a slot
      * while the next is written; a piece is written whole before it is read)
      * and network routes under static ECMP (collisions, as above) */
-    if (x->sys->exact || x->req->kind != COLL_ALLTOALL || fabric_route_staged(x->fab, r) ||
-        (net && !fabric_adaptive(x->fab)))
-        fabric_transfer_start(x->fab, r, FAB_NONE, wire, chunk, 8, delay, on_pair_done, dst, 0);
+    if (x->sys->exact || x->req->kind != COLL_ALLTOALL || staged || (net && !fabric_adaptive(x->fab)))
+        fabric_transfer_start(x->fab, r, FAB_NONE, wire, chunk, COLL_P2P_WINDOW, delay, on_pair_done, dst, 0);
     else
-        fabric_transfer_start_cut(x->fab, r, wire, wire <= 8 * chunk ? 8 * chunk : 4 * chunk, 2, delay, on_pair_done,
-                                  dst, 0);
+        fabric_transfer_start_cut(x->fab, r, wire, wire <= COLL_P2P_WINDOW * chunk ? COLL_P2P_WINDOW * chunk : 4 * chunk,
+                                  2, delay, on_pair_done, dst, 0);
 }
 
 static void direct_start(coll_exec *x)

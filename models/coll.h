@@ -38,6 +38,12 @@ const char *coll_algo_name(coll_algo_id a);
  * "collnetdirect", "collnetchain", "pat"); -1 if unknown. */
 int coll_algo_from_name(const char *s);
 
+/* NCCL's p2p chunk for a send/receive on route r: 512 KiB over NVLink
+ * (NCCL_P2P_NVL_CHUNKSIZE), 128 KiB through PCIe or the network
+ * (P2P_PCI / P2P_NET); NCCL_STEPS (8) of them in flight. */
+#define COLL_P2P_WINDOW 8
+uint64_t coll_p2p_chunk(const fabric *f, const fab_route *r);
+
 /* What the collective runs on: the fabric and who the ranks are. */
 typedef struct {
     fabric *fab;

@@ -534,7 +534,7 @@ static const p2p_memo *p2p_memo_get(rp *p, const fab_route *rt, fab_node_id a, f
     sim_engine *eng = sim_engine_new(1);
     fabric_attach(fi, eng);
     int64_t end = -1;
-    fabric_transfer_start(fi, ri, FAB_NONE, bytes, chunk, 8, 0, on_iso_p2p_done, &end, 0);
+    fabric_transfer_start(fi, ri, FAB_NONE, bytes, chunk, COLL_P2P_WINDOW, 0, on_iso_p2p_done, &end, 0);
     int rc = sim_engine_run(eng);
     m = g_new0(p2p_memo, 1);
     m->nhops = ri->nhops;
@@ -616,14 +616,7 @@ static void post_p2p(rp *p, int r, uint32_t i)
         fail(p, e);
         return;
     }
-    /* NCCL p2p: 512 KiB chunks over NVLink, 128 KiB otherwise; 8 in flight */
-    bool nvl = false, net = false;
-    for (uint32_t h = 0; h < rt->nhops; h++) {
-        fab_link_kind k = fabric_link(p->o->sys->fab, rt->hop[h])->kind;
-        nvl |= k == LINK_NVLINK;
-        net |= k == LINK_NET;
-    }
-    uint64_t chunk = nvl && !net ? 524288 : 131072;
+    uint64_t chunk = coll_p2p_chunk(p->o->sys->fab, rt);
     c->rt = rt;
     if (p->o->iso && rt->nhops > 0) {
         const p2p_memo *m = p2p_memo_get(p, rt, p->o->sys->gpu[src], p->o->sys->gpu[dst], o->bytes, chunk);
@@ -634,7 +627,7 @@ static void post_p2p(rp *p, int r, uint32_t i)
     }
     if (p->active_p2p)
         hold_links(p, p->active_p2p, rt->hop, rt->nhops, +1);
-    fabric_transfer_start(p->o->sys->fab, rt, FAB_NONE, o->bytes, chunk, 8, 0, on_p2p_done, c, 0);
+    fabric_transfer_start(p->o->sys->fab, rt, FAB_NONE, o->bytes, chunk, COLL_P2P_WINDOW, 0, on_p2p_done, c, 0);
 }
 
 /* ---- issue ---- */
