@@ -60,7 +60,7 @@ static const struct {
 };
 
 /* Default efficiencies; docs/workloads.md "Efficiencies" derives each. */
-#define DEFAULT_GEMM_EFF 0.57
+#define DEFAULT_GEMM_EFF 0.60
 #define DEFAULT_ATTN_EFF 0.50
 #define DEFAULT_ELEM_EFF 0.50
 #define DEFAULT_BW_EFF 0.80

@@ -99,7 +99,13 @@ body "$M20" | awk -F, -v seq="$seq20" -v voc="$voc20" '
         sys = $c["system"]; gpus = $c["gpus"]; tp = $c["model_parallel"]; gb = $c["global_batch"]
         src = "Megatron 2020 row " n
         note = ""
-        if (sys ~ /^DGX A100/) s = "dgx-a100"
+        hbm = ""
+        if (sys ~ /^DGX A100/) {
+            # A100-SXM4-40GB: the table (Sep 2020) predates the 80GB A100
+            # (announced Nov 2020); 1,555 GB/s HBM2 (A100 datasheet, 40GB SXM)
+            s = "dgx-a100"; hbm = " --set gpu.hbm_GBps=1555"
+            note = "A100 40GB (1,555 GB/s HBM2): the table (Sep 2020) predates the 80GB A100"
+        }
         else if (sys ~ /V100/ && gpus == 1) {
             s = "dgx1-v100"; note = "DGX-2 V100: one GPU of the shipped dgx1-v100 (no interconnect at 1 GPU)"
         } else {
@@ -109,8 +115,8 @@ body "$M20" | awk -F, -v seq="$seq20" -v voc="$voc20" '
         }
         dp = gpus / tp
         role = (s == "dgx-a100" && gpus == 1) ? "fit" : "row"
-        printf "%s|%s (%dL, h %d)|--model custom --layers %d --hidden %d --heads %d --vocab %d|%s|%d|%d|1|%d|%d|%d|1f1b|0|%s|%s|%s\n",
-            src, $c["case"], $c["layers"], $c["hidden"], $c["layers"], $c["hidden"], $c["heads"], voc,
+        printf "%s|%s (%dL, h %d)|--model custom --layers %d --hidden %d --heads %d --vocab %d%s|%s|%d|%d|1|%d|%d|%d|1f1b|0|%s|%s|%s\n",
+            src, $c["case"], $c["layers"], $c["hidden"], $c["layers"], $c["hidden"], $c["heads"], voc, hbm,
             s, gpus, tp, gb, seq, gb / dp, $c["tflops_per_gpu"], role, note
     }' > "$rows"
 
