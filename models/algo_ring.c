@@ -15,6 +15,8 @@
  */
 #include "coll_priv.h"
 
+#include <math.h>
+
 #define FOLD_NODES 2
 
 typedef enum { PAT_RING, PAT_CHAIN } pattern;
@@ -218,17 +220,114 @@ static bool hops_cross_spines(const coll_system *sys, int nch)
     return false;
 }
 
-static int fold_nodes(const coll_system *sys, int nch)
+/* *collide: the full ring's inter-node hops hash onto spine links (static
+ * ECMP), which the folded ring must be told (fold_collisions). Such rings
+ * are simulated in full up to FOLD_ECMP_MIN_NODES nodes, where that is
+ * affordable and the fluid rates are the coarser answer (docs/collectives.md,
+ * "Folded rings"). */
+#define FOLD_ECMP_MIN_NODES 32
+static int fold_nodes(const coll_system *sys, int nch, bool *collide)
 {
     int k = FOLD_NODES;
+    *collide = false;
     if (sys->exact || sys->uneven || sys->nnodes <= FOLD_MIN_NODES || sys->nnodes <= k ||
         sys->nranks != sys->nnodes * sys->ppn)
         return sys->nnodes;
     if (!coll_nodes_alike(sys))
         return sys->nnodes;
-    if (!fabric_adaptive(sys->fab) && hops_cross_spines(sys, nch))
+    *collide = !fabric_adaptive(sys->fab) && hops_cross_spines(sys, nch);
+    if (*collide && sys->nnodes <= FOLD_ECMP_MIN_NODES) {
+        *collide = false;
         return sys->nnodes;
+    }
     return k;
+}
+
+/* Max-min fair rates, wire bytes/s, of the nch channels of a ring over the
+ * ranks at positions 0..m-1, closed from m-1 back to 0. A pipelined ring
+ * moves at one pace on all its hops, so channel c is one flow that crosses
+ * a link as many times as its hops do; a link carries the sum. Rates rise
+ * together until a link fills, the channels crossing it stop there, the
+ * others go on (progressive filling); `chan_cap` (0: none) caps each. The
+ * steady state of a bandwidth-bound ring. */
+static void ring_fluid_rates(const coll_system *sys, int nch, int m, double chan_cap, double *rate)
+{
+    const fabric *f = sys->fab;
+    GHashTable *index = g_hash_table_new(g_direct_hash, g_direct_equal); /* queue + 1 -> index + 1 */
+    GArray *cap = g_array_new(FALSE, FALSE, sizeof(double));
+    GArray *use = g_array_new(FALSE, TRUE, sizeof(uint32_t)); /* [link][channel] hops */
+    for (int c = 0; c < nch; c++)
+        for (int i = 0; i < m; i++) {
+            int a = ring_rank(sys, c, i), b = ring_rank(sys, c, (i + 1) % m);
+            const fab_route *r = fabric_route(sys->fab, sys->gpu[a], sys->gpu[b], (uint32_t)c, NULL);
+            for (uint32_t h = 0; r && h < r->nhops; h++) {
+                fab_link_id q = fabric_link_queue(f, r->hop[h]);
+                guint li = GPOINTER_TO_UINT(g_hash_table_lookup(index, GUINT_TO_POINTER(q + 1)));
+                if (!li) {
+                    const fab_link_desc *d = fabric_link(f, q);
+                    double bps = d->bw_Bps * d->eff;
+                    g_array_append_val(cap, bps);
+                    g_array_set_size(use, cap->len * (guint)nch);
+                    li = cap->len;
+                    g_hash_table_insert(index, GUINT_TO_POINTER(q + 1), GUINT_TO_POINTER(li));
+                }
+                g_array_index(use, uint32_t, (li - 1) * (guint)nch + (guint)c)++;
+            }
+        }
+    guint nl = cap->len;
+    double *fixed = g_new0(double, nl);
+    bool *done = g_new0(bool, nch);
+    int left = nch;
+    for (int c = 0; c < nch; c++)
+        rate[c] = 0;
+    while (left > 0) {
+        double best = chan_cap > 0 ? chan_cap : INFINITY;
+        guint bl = nl;
+        for (guint l = 0; l < nl; l++) {
+            double n = 0;
+            for (int c = 0; c < nch; c++)
+                if (!done[c])
+                    n += g_array_index(use, uint32_t, l * (guint)nch + (guint)c);
+            if (n > 0 && (g_array_index(cap, double, l) - fixed[l]) / n < best)
+                best = (g_array_index(cap, double, l) - fixed[l]) / n, bl = l;
+        }
+        for (int c = 0; c < nch; c++) {
+            if (done[c] || (bl < nl && !g_array_index(use, uint32_t, bl * (guint)nch + (guint)c)))
+                continue;
+            rate[c] = best, done[c] = true, left--;
+            for (guint l = 0; l < nl; l++)
+                fixed[l] += best * g_array_index(use, uint32_t, l * (guint)nch + (guint)c);
+        }
+    }
+    g_free(done);
+    g_free(fixed);
+    g_array_free(use, TRUE);
+    g_array_free(cap, TRUE);
+    g_hash_table_unref(index);
+}
+
+/* A folded ring's nodes share their hops' leaves, so its inter-node hops
+ * never meet on a spine; the full ring's, hashed onto spine links by static
+ * ECMP, do. Where the full ring's steady rate of a channel (ring_fluid_rates
+ * over all its ranks) is below the folded ring's, the folded channel's
+ * inter-node sends are paced at the full ring's rate. */
+static void fold_collisions(coll_exec *x, GPtrArray *units, int m, double chan_cap)
+{
+    const coll_system *sys = x->sys;
+    int nch = (int)units->len;
+    double *full = g_new(double, nch), *fold = g_new(double, nch);
+    ring_fluid_rates(sys, nch, sys->nranks, chan_cap, full);
+    ring_fluid_rates(sys, nch, m, chan_cap, fold);
+    for (int c = 0; c < nch; c++) {
+        if (!(full[c] < fold[c] * (1 - 1e-9)))
+            continue;
+        ring_unit *u = units->pdata[c];
+        for (int i = 0; i < m; i++)
+            if (u[i].route && u[i].max_inflight > 1 && (u[i].block.Bps <= 0 || full[c] < u[i].block.Bps))
+                u[i].block.Bps = full[c];
+    }
+    g_free(fold);
+    g_free(full);
 }
 
 /* Channels share links. The thread blocks of a collective's channels start
@@ -276,7 +375,8 @@ static void ring_start(coll_exec *x)
     uint64_t block_total = chain ? req->bytes
                          : (req->bytes + (uint64_t)n - 1) / (uint64_t)n; /* one rank's 1/n */
     double cap = per_channel_cap(x, nch);
-    int fold = chain ? sys->nnodes : fold_nodes(sys, nch);
+    bool collide = false;
+    int fold = chain ? sys->nnodes : fold_nodes(sys, nch, &collide);
     int m = fold < sys->nnodes ? fold * sys->ppn : n; /* ranks simulated */
     GPtrArray *units = g_ptr_array_new();
     for (int c = 0; c < nch; c++) {
@@ -323,6 +423,8 @@ static void ring_start(coll_exec *x)
         }
         g_ptr_array_add(units, u);
     }
+    if (collide && (int)units->len == nch) /* (a channel without data: too small to matter) */
+        fold_collisions(x, units, m, cap > 0 ? cap / x->proto->wire_eff : 0);
     share_links(x, units, m);
     for (guint c = 0; c < units->len; c++)
         for (int i = 0; i < m; i++)

@@ -16,10 +16,10 @@
 # or SCALING_ALL=1 in the environment, e.g. `make validate SCALING_ALL=1`:
 # no limit). A row that needs more is listed as skipped, and so, without
 # running, is the same layout on more GPUs (the replay only gets dearer),
-# rather than making `make validate` take an hour: the 175B PTD-P rows take
-# 40-60 s each, the 530B ones 4-6 min, the ZeRO-3 rows from 768 GPUs up
-# 100 s to tens of minutes (dgx-a100's rings are not folded: ib-hdr is
-# static ECMP, docs/collectives.md).
+# rather than making `make validate` take an hour. Here the 175B PTD-P rows
+# take 13-16 s each, the 530B ones 55-70 s, the ZeRO-3 rows 1-46 s (their
+# rings over more than 32 static-ECMP nodes are folded with the full ring's
+# spine collisions, docs/collectives.md; 100 s to tens of minutes before).
 #
 # Where the settings come from (nothing is tuned per row):
 #   - model shape, GPUs, tp/pp/dp, global batch, seq, micro-batch where
