@@ -15,7 +15,12 @@
  * head's load-reduce result and store are the 1/ppn - at NCCL's
  * nvlsEfficiency (0.85 Hopper, 0.74 Blackwell, tuning.cc) and, on two nodes,
  * S/ppn each way over its NIC. NCCL's latency (intraLat + 2 log2(nNodes)
- * interLat, NVLS/NVLSTree hwLat) is paid once.
+ * interLat, NVLS/NVLSTree hwLat) is paid once by the first chunk, and is the
+ * round trip of a chunk's slot: a GPU keeps at most NCCL_STEPS chunks of a
+ * channel between sending one up and its slot's return, which is that
+ * latency after the chunk left and not before its result is back. Chunks
+ * are NCCL's (nvls_chunk), so small operations move at 8 x chunk / latency
+ * per channel (docs/collectives.md, "Chunks and slots").
  * Ideal one-node busbw = link bw x nvlsEff x 2(n-1)/n / (1 + 1/n).
  */
 #include "coll_priv.h"
@@ -23,7 +28,7 @@
 #include <math.h>
 
 #define NT_CHUNK (128 * 1024) /* NCCL_NVLS_CHUNKSIZE */
-#define NT_SLOTS 8             /* NCCL_STEPS: buffer slots of each pipeline stage */
+#define NT_SLOTS 8             /* NCCL_STEPS: chunks of a channel a GPU has in flight */
 
 typedef struct nt_chan nt_chan;
 
@@ -31,7 +36,13 @@ typedef struct {
     nt_chan *ch;
     int rank;
     uint32_t k_up, up_done, down_done;
-    bool busy, done;
+    /* chunk k's slot (k mod NT_SLOTS): when it was sent up, k + 1 once its
+     * result is here, and when the slot comes back (a round trip after it was
+     * sent, and not before the result) */
+    sim_time sent_at[NT_SLOTS];
+    uint32_t ret_k[NT_SLOTS];
+    sim_time ret_at[NT_SLOTS];
+    bool busy, wake, done;
 } nt_unit;
 
 struct nt_chan {
@@ -45,7 +56,9 @@ struct nt_chan {
     uint8_t *kids_in;  /* [node][k] children partials received by the head */
     uint8_t *partial;  /* [node][k] the node's own partial is at its head */
     nt_unit *u;        /* per rank */
-    uint32_t window;   /* chunks a GPU may have between its send up and the multicast back */
+    uint32_t window;   /* chunks a GPU may have between its send up and their slot's return */
+    uint64_t chunk;    /* payload bytes per chunk (NCCL's rule, nvls_chunk) */
+    sim_time rtt;      /* a slot's round trip: NCCL's NVLS/NVLSTree latency */
     /* routes, looked up once (the hot path sends millions of chunks over them) */
     fab_node_id *sw;           /* [node] its NVSwitch */
     const fab_route **r_up;    /* [rank] GPU -> its switch */
@@ -67,8 +80,8 @@ static int nkids(const nt_chan *c, int i)
 
 static uint64_t payload(const nt_chan *c, uint32_t k)
 {
-    uint64_t off = (uint64_t)k * NT_CHUNK;
-    return c->bytes - off < NT_CHUNK ? c->bytes - off : NT_CHUNK;
+    uint64_t off = (uint64_t)k * c->chunk;
+    return c->bytes - off < c->chunk ? c->bytes - off : c->chunk;
 }
 
 static fab_node_id switch_of(const coll_exec *x, fab_node_id gpu)
@@ -124,12 +137,26 @@ static void unit_check(nt_unit *u)
     }
 }
 
-static void on_down(sim_engine *e, void *ctx, uint64_t arg)
+/* the GPU waited for a slot to come back (only while it has chunks to send,
+ * so the unit is not done before this fires) */
+static void on_wake(sim_engine *e, void *ctx, uint64_t arg)
 {
     (void)e;
     (void)arg;
     nt_unit *u = ctx;
+    u->wake = false;
+    up_try(u);
+}
+
+/* the result of chunk k reached this GPU; its slot comes back a round trip
+ * after the chunk was sent */
+static void on_down(sim_engine *e, void *ctx, uint64_t k)
+{
+    nt_unit *u = ctx;
+    sim_time back = u->sent_at[k % NT_SLOTS] + u->ch->rtt;
     u->down_done++;
+    u->ret_k[k % NT_SLOTS] = (uint32_t)k + 1;
+    u->ret_at[k % NT_SLOTS] = back > sim_engine_now(e) ? back : sim_engine_now(e);
     up_try(u);
     unit_check(u);
 }
@@ -214,10 +241,25 @@ static void on_up(sim_engine *e, void *ctx, uint64_t k)
 static void up_try(nt_unit *u)
 {
     nt_chan *c = u->ch;
-    if (u->busy || u->k_up >= c->nchunks || u->k_up - u->down_done >= c->window)
+    if (u->busy || u->k_up >= c->nchunks)
         return;
+    if (u->k_up >= c->window) { /* the slot of chunk k_up - window must be back */
+        uint32_t j = u->k_up - c->window;
+        if (u->ret_k[j % NT_SLOTS] != j + 1)
+            return; /* its result is not here yet: on_down tries again */
+        sim_time back = u->ret_at[j % NT_SLOTS];
+        if (sim_engine_now(c->x->eng) < back) {
+            if (!u->wake) {
+                u->wake = true;
+                sim_engine_at(c->x->eng, back, on_wake, u, 0);
+            }
+            return;
+        }
+    }
     uint32_t k = u->k_up++;
     u->busy = true;
+    sim_time now = sim_engine_now(c->x->eng);
+    u->sent_at[k % NT_SLOTS] = now > c->x->start ? now : c->x->start;
     fab_node_id g = c->x->sys->gpu[u->rank];
     if (!c->r_up[u->rank])
         c->r_up[u->rank] = coll_exec_route(c->x, g, switch_of(c->x, g), (uint32_t)c->head);
@@ -274,6 +316,29 @@ static bool nt_supports(const coll_system *sys, coll_kind kind, const char **why
     return nvls_common(sys, kind, why);
 }
 
+/* NCCL's NVLS / NVLSTree chunk (enqueue.cc calcCollChunking): 128 KiB
+ * (NCCL_NVLS_CHUNKSIZE), smaller while the operation is small against
+ * nChannels x nHeads chunks in flight; each test uses the chunk as already
+ * reduced. */
+static uint64_t nvls_chunk(const coll_exec *x, int nch, int nnodes)
+{
+    uint64_t chunk = NT_CHUNK, ops = (uint64_t)nch * (uint64_t)x->sys->ppn, b = x->req->bytes;
+    if (nnodes == 1) {
+        if (b < 64 * ops * chunk && chunk > 65536)
+            chunk = 65536;
+        if (b < 8 * ops * chunk && chunk > 32768)
+            chunk = 32768;
+        if (b < 2 * ops * chunk && chunk > 16384)
+            chunk = 16384;
+    } else {
+        if (b < 4 * ops * chunk && chunk > 65536)
+            chunk = 65536;
+        if (b < ops * chunk && chunk > 32768)
+            chunk = 32768;
+    }
+    return chunk;
+}
+
 static void nt_start(coll_exec *x)
 {
     const coll_system *sys = x->sys;
@@ -282,6 +347,7 @@ static void nt_start(coll_exec *x)
     double lat = coll_hw_lat_us(0, ALGO_NVLS_TREE, PROTO_SIMPLE) +
                  2 * log2((double)N) * coll_hw_lat_us(2, ALGO_NVLS_TREE, PROTO_SIMPLE);
     x->start += sim_time_from_us(lat);
+    uint64_t chunk = nvls_chunk(x, nch, N);
     for (int ci = 0; ci < nch; ci++) {
         nt_chan *c = g_new0(nt_chan, 1);
         g_ptr_array_add(x->garbage, c);
@@ -289,12 +355,10 @@ static void nt_start(coll_exec *x)
         c->bytes = coll_share(x->req->bytes, nch, ci, 512);
         if (!c->bytes)
             continue;
-        c->nchunks = (uint32_t)((c->bytes + NT_CHUNK - 1) / NT_CHUNK);
-        /* every stage a chunk passes (scatter/reduce, each tree hop up and
-         * down, store/multicast) has its own NCCL_STEPS slots, so a GPU can
-         * have that many chunks in each stage at once */
-        int depth = (int)ceil(log2((double)N + 1)) - 1;
-        c->window = NT_SLOTS * (uint32_t)(2 + 2 * depth);
+        c->chunk = chunk;
+        c->nchunks = (uint32_t)((c->bytes + chunk - 1) / chunk);
+        c->window = NT_SLOTS;
+        c->rtt = sim_time_from_us(lat);
         size_t cells = (size_t)N * c->nchunks;
         c->arrived = g_new0(uint8_t, cells);
         c->kids_in = g_new0(uint8_t, cells);

@@ -191,6 +191,29 @@ static void test_coll_tuner_h100_ll_small_nvls_large(void)
     topo_free(t);
 }
 
+/* NVLS on 2 GB200 trays (8 GPUs, 24 channels, 8 heads): NCCL's chunk is 32 KiB below
+ * 8 x 192 x 64 KiB = 96 MiB, and with NCCL_STEPS chunks in flight per channel, a slot back
+ * NVLS's 25 us after its chunk left, 64 MiB moves at 24 x 8 x 32 KiB / 25 us = 251.7 GB/s
+ * after the latency; at 2 GiB (128 KiB chunks, 1,007 GB/s of window) the links bind */
+static void test_coll_nvls_chunk_window(void)
+{
+    coll_system sys;
+    topo *t = shipped("gb200-nvl72", (topo_opts){.nodes = 2}, &sys);
+    coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = 64ull << 20, .algo = ALGO_NVLS, .proto = PROTO_SIMPLE,
+                        .nchannels = coll_channels(&sys, ALGO_NVLS)};
+    CU_ASSERT_EQUAL(req.nchannels, 24);
+    coll_result res;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    double lat = coll_hw_lat_us(0, ALGO_NVLS, PROTO_SIMPLE);
+    double window = 24 * 8 * 32768.0 / (lat * 1e3); /* GB/s */
+    ASSERT_REL(res.time_us - lat, (double)req.bytes / window / 1e3, 0.03);
+    req.bytes = 2ull << 30;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    double algbw = (double)req.bytes / res.time_us / 1e3;
+    CU_ASSERT(algbw < 24 * 8 * 131072.0 / (lat * 1e3) * 0.6);
+    topo_free(t);
+}
+
 static void test_coll_nvlstree_two_nodes_physical_limit(void)
 {
     coll_system sys;
@@ -200,10 +223,15 @@ static void test_coll_nvlstree_two_nodes_physical_limit(void)
     CU_ASSERT_EQUAL(req.algo, ALGO_NVLS_TREE);
     coll_result res;
     CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
-    /* algbw = min(NVLink 18 x 25 GB/s x 0.824 x nvlsEff / (1 + 1/8), node NICs 8 x 50 GB/s x eff):
-     * the NVLS side, 280 GB/s, binds; busbw = algbw x 2(16-1)/16 */
+    /* algbw <= min(NVLink 18 x 25 GB/s x 0.824 x nvlsEff / (1 + 1/8) = 280 GB/s, node NICs 8 x 50
+     * GB/s x eff), and each of the 16 channels keeps NCCL_STEPS chunks of 128 KiB in flight, a
+     * slot back a round trip (NVLSTree's latency, NVLink 25 + 2 x NET 20.9 us) after its chunk
+     * left: 16 x 8 x 128 KiB / 66.8 us = 251 GB/s binds (docs/collectives.md, "NVLS") */
     double algbw = (double)(1ull << 30) / res.time_us / 1e3;
-    ASSERT_REL(algbw, 18 * 25 * 0.824 * 0.85 / 1.125, 0.05);
+    double rtt_us = coll_hw_lat_us(0, ALGO_NVLS_TREE, PROTO_SIMPLE) + 2 * coll_hw_lat_us(2, ALGO_NVLS_TREE, PROTO_SIMPLE);
+    double window = 16 * 8 * 131072.0 / (rtt_us * 1e3);
+    ASSERT_REL(algbw, window, 0.03);
+    CU_ASSERT(window < 18 * 25 * 0.824 * 0.85 / 1.125);
     CU_ASSERT(sys.net_Bps / 1e9 > algbw);
     /* a ring is bounded by the node's NIC bandwidth instead */
     req.algo = ALGO_RING;
@@ -571,6 +599,7 @@ int main(void)
         {"/coll/invariants/bytes-and-utilisation", test_coll_bytes_conserved_and_links_at_most_full},
         {"/coll/nvls/beats-ring-by-physical-factor", test_coll_nvls_beats_ring_by_physical_factor},
         {"/coll/tuner/h100-ll-small-nvls-large", test_coll_tuner_h100_ll_small_nvls_large},
+        {"/coll/nvls/chunk-window", test_coll_nvls_chunk_window},
         {"/coll/nvlstree/two-nodes-physical-limit", test_coll_nvlstree_two_nodes_physical_limit},
         {"/coll/tree/four-nodes-network-bound", test_coll_tree_four_nodes_network_bound},
         {"/coll/pat/log-steps-one-gpu-per-node", test_coll_pat_log_steps_one_gpu_per_node},
