@@ -355,9 +355,17 @@ static void nt_start(coll_exec *x)
         c->bytes = coll_share(x->req->bytes, nch, ci, 512);
         if (!c->bytes)
             continue;
+        /* the simulated grain: NCCL's chunk; on a long operation (64 or more
+         * chunks per channel) 128 KiB pieces of several chunks whose slots
+         * come back together, the window holding the same bytes (NT_SLOTS
+         * chunks), so the same rate, in fewer events */
         c->chunk = chunk;
-        c->nchunks = (uint32_t)((c->bytes + chunk - 1) / chunk);
         c->window = NT_SLOTS;
+        if (chunk < NT_CHUNK && c->bytes / chunk >= 64) {
+            c->chunk = chunk >= 65536 && c->bytes / chunk >= 512 ? 2 * NT_CHUNK : NT_CHUNK;
+            c->window = (uint32_t)(NT_SLOTS * chunk / c->chunk);
+        }
+        c->nchunks = (uint32_t)((c->bytes + c->chunk - 1) / c->chunk);
         c->rtt = sim_time_from_us(lat);
         size_t cells = (size_t)N * c->nchunks;
         c->arrived = g_new0(uint8_t, cells);
