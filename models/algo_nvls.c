@@ -356,9 +356,10 @@ static void nt_start(coll_exec *x)
         if (!c->bytes)
             continue;
         /* the simulated grain: NCCL's chunk; on a long operation (64 or more
-         * chunks per channel) 128 KiB pieces of several chunks whose slots
-         * come back together, the window holding the same bytes (NT_SLOTS
-         * chunks), so the same rate, in fewer events */
+         * chunks per channel) pieces of several chunks whose slots come back
+         * together, the window holding the same bytes (NT_SLOTS chunks), so
+         * the same rate in fewer events: 128 KiB, or 256 KiB (2 in flight)
+         * of 64 KiB chunks from 512 per channel */
         c->chunk = chunk;
         c->window = NT_SLOTS;
         if (chunk < NT_CHUNK && c->bytes / chunk >= 64) {
