@@ -248,9 +248,9 @@ static int fold_nodes(const coll_system *sys, int nch, bool *collide)
  * moves at one pace on all its hops, so channel c is one flow that crosses
  * a link as many times as its hops do; a link carries the sum. Rates rise
  * together until a link fills, the channels crossing it stop there, the
- * others go on (progressive filling); `chan_cap` (0: none) caps each. The
- * steady state of a bandwidth-bound ring. */
-static void ring_fluid_rates(const coll_system *sys, int nch, int m, double chan_cap, double *rate)
+ * others go on (progressive filling); channel c asks for no more than
+ * demand[c]. The steady state of the ring. */
+static void ring_fluid_rates(const coll_system *sys, int nch, int m, const double *demand, double *rate)
 {
     const fabric *f = sys->fab;
     GHashTable *index = g_hash_table_new(g_direct_hash, g_direct_equal); /* queue + 1 -> index + 1 */
@@ -281,18 +281,23 @@ static void ring_fluid_rates(const coll_system *sys, int nch, int m, double chan
     for (int c = 0; c < nch; c++)
         rate[c] = 0;
     while (left > 0) {
-        double best = chan_cap > 0 ? chan_cap : INFINITY;
+        double best = INFINITY;
         guint bl = nl;
+        int bc = -1; /* or the channel whose demand comes first */
+        for (int c = 0; c < nch; c++)
+            if (!done[c] && demand[c] < best)
+                best = demand[c], bc = c;
         for (guint l = 0; l < nl; l++) {
             double n = 0;
             for (int c = 0; c < nch; c++)
                 if (!done[c])
                     n += g_array_index(use, uint32_t, l * (guint)nch + (guint)c);
             if (n > 0 && (g_array_index(cap, double, l) - fixed[l]) / n < best)
-                best = (g_array_index(cap, double, l) - fixed[l]) / n, bl = l;
+                best = (g_array_index(cap, double, l) - fixed[l]) / n, bl = l, bc = -1;
         }
         for (int c = 0; c < nch; c++) {
-            if (done[c] || (bl < nl && !g_array_index(use, uint32_t, bl * (guint)nch + (guint)c)))
+            if (done[c] || (bc >= 0 && c != bc) ||
+                (bc < 0 && bl < nl && !g_array_index(use, uint32_t, bl * (guint)nch + (guint)c)))
                 continue;
             rate[c] = best, done[c] = true, left--;
             for (guint l = 0; l < nl; l++)
@@ -308,16 +313,31 @@ static void ring_fluid_rates(const coll_system *sys, int nch, int m, double chan
 
 /* A folded ring's nodes share their hops' leaves, so its inter-node hops
  * never meet on a spine; the full ring's, hashed onto spine links by static
- * ECMP, do. Where the full ring's steady rate of a channel (ring_fluid_rates
+ * ECMP, do. A channel asks for no more than its ring's pace: the channel
+ * ceiling, and its held hops to GPU peers, each a slice at its share of the
+ * links plus the per-step latency (a latency-bound ring barely loads the
+ * spines). Where the full ring's steady rate of a channel (ring_fluid_rates
  * over all its ranks) is below the folded ring's, the folded channel's
  * inter-node sends are paced at the full ring's rate. */
 static void fold_collisions(coll_exec *x, GPtrArray *units, int m, double chan_cap)
 {
     const coll_system *sys = x->sys;
     int nch = (int)units->len;
-    double *full = g_new(double, nch), *fold = g_new(double, nch);
-    ring_fluid_rates(sys, nch, sys->nranks, chan_cap, full);
-    ring_fluid_rates(sys, nch, m, chan_cap, fold);
+    double *full = g_new(double, nch), *fold = g_new(double, nch), *demand = g_new(double, nch);
+    for (int c = 0; c < nch; c++) {
+        ring_unit *u = units->pdata[c];
+        demand[c] = chan_cap > 0 ? chan_cap : INFINITY;
+        for (int i = 0; i < m; i++) {
+            if (!u[i].route || u[i].share_Bps <= 0 || u[i].n_send == 0)
+                continue;
+            double wire = (double)slice_bytes(u[i].ch, 0) / x->proto->wire_eff;
+            double t = wire / u[i].share_Bps + (double)(u[i].step_lat + u[i].wire_lat) * 1e-12;
+            if (t > 0 && wire / t < demand[c])
+                demand[c] = wire / t;
+        }
+    }
+    ring_fluid_rates(sys, nch, sys->nranks, demand, full);
+    ring_fluid_rates(sys, nch, m, demand, fold);
     for (int c = 0; c < nch; c++) {
         if (!(full[c] < fold[c] * (1 - 1e-9)))
             continue;
@@ -326,6 +346,7 @@ static void fold_collisions(coll_exec *x, GPtrArray *units, int m, double chan_c
             if (u[i].route && u[i].max_inflight > 1 && (u[i].block.Bps <= 0 || full[c] < u[i].block.Bps))
                 u[i].block.Bps = full[c];
     }
+    g_free(demand);
     g_free(fold);
     g_free(full);
 }
@@ -423,9 +444,9 @@ static void ring_start(coll_exec *x)
         }
         g_ptr_array_add(units, u);
     }
+    share_links(x, units, m);
     if (collide && (int)units->len == nch) /* (a channel without data: too small to matter) */
         fold_collisions(x, units, m, cap > 0 ? cap / x->proto->wire_eff : 0);
-    share_links(x, units, m);
     for (guint c = 0; c < units->len; c++)
         for (int i = 0; i < m; i++)
             try_send(&((ring_unit *)units->pdata[c])[i]);
