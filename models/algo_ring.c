@@ -221,11 +221,8 @@ static bool hops_cross_spines(const coll_system *sys, int nch)
 }
 
 /* *collide: the full ring's inter-node hops hash onto spine links (static
- * ECMP), which the folded ring must be told (fold_collisions). Such rings
- * are simulated in full up to FOLD_ECMP_MIN_NODES nodes, where that is
- * affordable and the fluid rates are the coarser answer (docs/collectives.md,
- * "Folded rings"). */
-#define FOLD_ECMP_MIN_NODES 32
+ * ECMP), which the folded ring must be told (fold_collisions;
+ * docs/collectives.md, "Folded rings"). */
 static int fold_nodes(const coll_system *sys, int nch, bool *collide)
 {
     int k = FOLD_NODES;
@@ -236,10 +233,6 @@ static int fold_nodes(const coll_system *sys, int nch, bool *collide)
     if (!coll_nodes_alike(sys))
         return sys->nnodes;
     *collide = !fabric_adaptive(sys->fab) && hops_cross_spines(sys, nch);
-    if (*collide && sys->nnodes <= FOLD_ECMP_MIN_NODES) {
-        *collide = false;
-        return sys->nnodes;
-    }
     return k;
 }
 

@@ -468,8 +468,7 @@ static void test_coll_algo_spec_parsing(void)
 
 /* A ring over 16 identical nodes simulated on 2 of them (folded) against
  * every rank: the same time within 0.5%, with far fewer events; on a
- * static-ECMP fabric, folded only beyond 32 nodes, with the full ring's
- * spine collisions. */
+ * static-ECMP fabric, with the full ring's spine collisions. */
 static void test_coll_ring_fold_matches_full(void)
 {
     GError *err = NULL;
@@ -497,19 +496,19 @@ static void test_coll_ring_fold_matches_full(void)
     CU_ASSERT_EQUAL(x.events, y.events);
     topo_free(t);
     /* static ECMP (ib-hdr) and hops through spines: collisions grow with the
-     * ring, so up to 32 nodes it is simulated in full */
+     * ring; folded, its inter-node hops are paced at the full ring's fluid
+     * rates: 12 nodes within 1%, and the collisions of 36 (the same
+     * all_gather 20% slower than on 12) kept within 1% at 1 GiB */
     t = topo_load("dgx-a100", &(topo_opts){.nodes = 12}, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     topo_coll_system(&sys, t, 2.5, 1);
     coll_request ag = {.kind = COLL_ALL_GATHER, .bytes = 1u << 30, .algo = ALGO_RING, .proto = PROTO_LL128,
                        .nchannels = coll_channels(&sys, ALGO_RING)};
     run_fast_and_exact(&sys, &ag, &x, &y);
-    CU_ASSERT_EQUAL(x.events, y.events);
+    ASSERT_REL(x.time_us, y.time_us, 1e-2);
+    CU_ASSERT_TRUE(x.events * 4 < y.events);
     double t12 = y.time_us;
     topo_free(t);
-    /* beyond, folded, its inter-node hops paced at the full ring's fluid
-     * rates: the spine collisions (the same all_gather is 20% slower on 36
-     * nodes than on 12) kept within 1% of the full ring at 1 GiB */
     t = topo_load("dgx-a100", &(topo_opts){.nodes = 36}, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     topo_coll_system(&sys, t, 2.5, 1);
