@@ -85,6 +85,14 @@ static bool consumed_on_arrival(const ring_unit *u, uint32_t m)
 static void try_send(ring_unit *u);
 static bool send_next(ring_unit *u);
 
+/* A send a block copies to a GPU peer lands no earlier than this after it
+ * is issued: the per-step latency, its wire bytes at the unit's share of
+ * the links, the route's wire latency ("Channels share links"). */
+static int64_t hold_ps(const ring_unit *u, double wire)
+{
+    return u->step_lat + sim_time_for_bytes(wire, u->share_Bps) + u->wire_lat;
+}
+
 static void check_done(ring_unit *u)
 {
     if (!u->done && u->sends_done == u->n_send && u->recv_done == u->n_recv) {
@@ -145,9 +153,9 @@ static bool send_next(ring_unit *u)
     u->k_send++;
     uint64_t wire = (uint64_t)((double)slice_bytes(u->ch, k) / x->proto->wire_eff + 0.5);
     sim_time now = sim_engine_now(x->eng);
-    int64_t delay = u->step_lat + (now < x->start ? x->start - now : 0);
+    int64_t wait = now < x->start ? x->start - now : 0, delay = u->step_lat + wait;
     if (u->share_Bps > 0)
-        u->t_min = now + delay + sim_time_for_bytes((double)wire, u->share_Bps) + u->wire_lat;
+        u->t_min = now + wait + hold_ps(u, (double)wire);
     fabric_transfer_start_paced(x->fab, u->route, &u->block, wire, coll_exec_fabric_chunk(wire), 0, delay,
                                 on_sent, u, k);
     return true;
@@ -199,31 +207,12 @@ static double per_channel_cap(const coll_exec *x, int nch)
  * "Folded rings", says how this was checked). Returns sys->nnodes when the
  * ring is not folded: small rings, sys->exact, or nodes that are not alike. */
 #define FOLD_MIN_NODES 8
-static int ring_rank(const coll_system *sys, int c, int i);
 
-/* Does any inter-node hop of the full ring cross a spine? Without adaptive
- * routing, such hops hash onto spine links where they can collide (a hop
- * the folded ring, whose nodes share a leaf, never has). */
-static bool hops_cross_spines(const coll_system *sys, int nch)
-{
-    for (int c = 0; c < nch; c++)
-        for (int j = 0; j < sys->nnodes; j++) {
-            int a = ring_rank(sys, c, j * sys->ppn + sys->ppn - 1);
-            int b = ring_rank(sys, c, ((j + 1) % sys->nnodes) * sys->ppn);
-            const fab_route *r = fabric_route(sys->fab, sys->gpu[a], sys->gpu[b], (uint32_t)c, NULL);
-            if (!r)
-                return true;
-            for (uint32_t h = 0; h < r->nhops; h++)
-                if (fabric_node(sys->fab, fabric_link_dst(sys->fab, r->hop[h]))->kind == FAB_NET_SPINE)
-                    return true;
-        }
-    return false;
-}
-
-/* *collide: the full ring's inter-node hops hash onto spine links (static
- * ECMP), which the folded ring must be told (fold_collisions;
- * docs/collectives.md, "Folded rings"). */
-static int fold_nodes(const coll_system *sys, int nch, bool *collide)
+/* *collide: without adaptive routing the full ring's inter-node hops hash
+ * onto spine links (static ECMP), where they may collide; fold_collisions
+ * finds out whether they do and tells the folded ring (docs/collectives.md,
+ * "Folded rings"). */
+static int fold_nodes(const coll_system *sys, bool *collide)
 {
     int k = FOLD_NODES;
     *collide = false;
@@ -232,7 +221,7 @@ static int fold_nodes(const coll_system *sys, int nch, bool *collide)
         return sys->nnodes;
     if (!coll_nodes_alike(sys))
         return sys->nnodes;
-    *collide = !fabric_adaptive(sys->fab) && hops_cross_spines(sys, nch);
+    *collide = !fabric_adaptive(sys->fab);
     return k;
 }
 
@@ -324,7 +313,7 @@ static void fold_collisions(coll_exec *x, GPtrArray *units, int m, double chan_c
             if (!u[i].route || u[i].share_Bps <= 0 || u[i].n_send == 0)
                 continue;
             double wire = (double)slice_bytes(u[i].ch, 0) / x->proto->wire_eff;
-            double t = wire / u[i].share_Bps + (double)(u[i].step_lat + u[i].wire_lat) * 1e-12;
+            double t = (double)hold_ps(&u[i], wire) * 1e-12;
             if (t > 0 && wire / t < demand[c])
                 demand[c] = wire / t;
         }
@@ -390,7 +379,7 @@ static void ring_start(coll_exec *x)
                          : (req->bytes + (uint64_t)n - 1) / (uint64_t)n; /* one rank's 1/n */
     double cap = per_channel_cap(x, nch);
     bool collide = false;
-    int fold = chain ? sys->nnodes : fold_nodes(sys, nch, &collide);
+    int fold = chain ? sys->nnodes : fold_nodes(sys, &collide);
     int m = fold < sys->nnodes ? fold * sys->ppn : n; /* ranks simulated */
     GPtrArray *units = g_ptr_array_new();
     for (int c = 0; c < nch; c++) {

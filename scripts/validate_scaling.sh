@@ -17,7 +17,7 @@
 # no limit). A row that needs more is listed as skipped, and so, without
 # running, is the same layout on more GPUs (the replay only gets dearer),
 # rather than making `make validate` take an hour. Here the 175B PTD-P rows
-# take 13-16 s each, the 530B ones 55-70 s, the ZeRO-3 rows 1-46 s (their
+# take 13-16 s each, the 530B ones 55-70 s, the ZeRO-3 rows 1-47 s (their
 # rings over more than 8 static-ECMP nodes are folded with the full ring's
 # spine collisions, docs/collectives.md; 100 s to tens of minutes before).
 #
