@@ -13,24 +13,62 @@ void p2psim_defaults(p2psim_params *p)
                          .overhead_us = P2PSIM_COPY_OVERHEAD_US, .diag_factor = P2PSIM_DIAG_HBM_FACTOR};
 }
 
-/* One copy. A host-staged copy (P2P off for the pair) runs as one
- * pipelined route through the source socket's host memory: chunks are
- * written to host memory and read back as they arrive. Measured file 22
- * supports this over two serial legs: staged copies reach 5.7 GB/s one way
- * and 6.1 GB/s both ways together, so both directions share one staging
- * limit (serial D2H + H2D legs would let two opposite copies overlap and
- * give about twice the one-way rate). */
+/* One copy. A host-staged copy (P2P off for the pair) goes chunk by chunk
+ * through the source socket's host memory in two serial legs: the chunk is
+ * copied device to host, then host to device, and only then does the next
+ * chunk start (one pinned staging buffer). The test's copies (one, or two
+ * opposite ones) are issued together and staged alike, so they move in
+ * step: all write a chunk to host memory, then all read it back. Measured
+ * file 22 fits this: the two GPUs share their switch's uplink, so two
+ * opposite copies write at the same time and read at the same time, each
+ * leg at half the link: one way 6.1 GB/s (5.7 measured), both ways 6.1
+ * together (6.1). A pipelined route would give the link's 12.2 one way
+ * (docs/validation-p2p.md). */
 typedef struct {
     fabric *f;
     const fab_route *route;
-    fab_route *owned;  /* a staged route built here, or NULL */
+    const fab_route *leg[2]; /* staged: to host memory, from it; else NULL */
     sim_time done;
 } p2p_copy;
+
+/* The staged copies of one test, moving in step. */
+typedef struct {
+    p2p_copy *c;
+    int n, pending, phase;
+    uint64_t left, chunk, cur;
+} p2p_stage;
 
 static void on_copy(sim_engine *e, void *ctx, uint64_t arg)
 {
     (void)arg;
     ((p2p_copy *)ctx)->done = sim_engine_now(e);
+}
+
+/* A leg moves its staging chunk in sixteenths, so the hops overlap as a
+ * DMA stream does (whole chunks would be store-and-forward per hop). */
+static uint64_t piece(uint64_t bytes) { return bytes / 16 > 0 ? bytes / 16 : 1; }
+
+/* Every copy's leg of this phase has landed (or the start): the next one. */
+static void on_leg(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    p2p_stage *s = ctx;
+    if (s->pending > 0 && --s->pending > 0)
+        return;
+    if (s->phase == 0) {
+        if (s->left == 0) {
+            for (int k = 0; k < s->n; k++)
+                s->c[k].done = sim_engine_now(e);
+            return;
+        }
+        s->cur = s->left < s->chunk ? s->left : s->chunk;
+        s->left -= s->cur;
+    }
+    for (int k = 0; k < s->n; k++)
+        fabric_transfer_start(s->c[k].f, s->c[k].leg[s->phase], FAB_NONE, s->cur, piece(s->cur), 0, 0, on_leg, s,
+                              0);
+    s->pending = s->n;
+    s->phase ^= 1;
 }
 
 /* The source socket's host memory (force_staged: the fabric keeps NVLink
@@ -47,8 +85,9 @@ static fab_node_id socket_mem(const fabric *f, fab_node_id a)
     return FAB_NONE;
 }
 
-/* The route of a copy a -> b; with force_staged, a route the fabric keeps
- * direct (NVLink) is rebuilt through the source socket's host memory. */
+/* The route of a copy a -> b, or its two legs through the source socket's
+ * host memory when staged (force_staged: also a route the fabric keeps
+ * direct, NVLink). */
 static gboolean copy_init(p2p_copy *c, fabric *f, fab_node_id a, fab_node_id b, bool force_staged, GError **err)
 {
     *c = (p2p_copy){.f = f};
@@ -56,20 +95,14 @@ static gboolean copy_init(p2p_copy *c, fabric *f, fab_node_id a, fab_node_id b, 
     if (!r)
         return FALSE;
     c->route = r;
-    if (!force_staged || a == b || fabric_route_staged(f, r))
+    if (a == b || (!force_staged && !fabric_route_staged(f, r)))
         return TRUE;
     fab_node_id mem = socket_mem(f, a);
     if (mem == FAB_NONE)
         return TRUE;
-    const fab_route *l0 = fabric_route(f, a, mem, 0, err), *l1 = l0 ? fabric_route(f, mem, b, 0, err) : NULL;
-    if (!l1)
-        return FALSE;
-    c->owned = g_malloc(sizeof *c->owned + (l0->nhops + l1->nhops) * sizeof(fab_link_id));
-    c->owned->nhops = l0->nhops + l1->nhops;
-    memcpy(c->owned->hop, l0->hop, l0->nhops * sizeof(fab_link_id));
-    memcpy(c->owned->hop + l0->nhops, l1->hop, l1->nhops * sizeof(fab_link_id));
-    c->route = c->owned;
-    return TRUE;
+    c->leg[0] = fabric_route(f, a, mem, 0, err);
+    c->leg[1] = c->leg[0] ? fabric_route(f, mem, b, 0, err) : NULL;
+    return c->leg[1] != NULL;
 }
 
 /* Runs `n` (1 or 2) copies src[k] -> dst[k] of `bytes` together; returns
@@ -86,16 +119,18 @@ static int64_t run_copies(fabric *f, const fab_node_id *src, const fab_node_id *
         }
     sim_engine *e = sim_engine_new(1);
     fabric_attach(f, e);
-    for (int k = 0; k < n; k++)
-        fabric_transfer_start(f, c[k].route, FAB_NONE, bytes, chunk, window, 0, on_copy, &c[k], 0);
+    p2p_stage stage = {.c = c, .n = n, .left = bytes, .chunk = chunk};
+    if (c[0].leg[0]) /* opposite copies of one pair: both staged or neither */
+        on_leg(e, &stage, 0);
+    else
+        for (int k = 0; k < n; k++)
+            fabric_transfer_start(f, c[k].route, FAB_NONE, bytes, chunk, window, 0, on_copy, &c[k], 0);
     sim_engine_run(e);
     sim_engine_free(e);
     for (int k = 0; k < n; k++)
         if ((int64_t)c[k].done > end)
             end = (int64_t)c[k].done;
 out:
-    g_free(c[0].owned);
-    g_free(c[1].owned);
     return end;
 }
 
