@@ -12,10 +12,17 @@
  * protocol's per-step latency, then crosses the fabric as wire bytes
  * (payload / protocol efficiency), optionally through a per-channel cap.
  * Ideal time on an idle uniform ring: steps x (latency + slice/bw) per chunk.
+ *
+ * Rings staged through host memory (no P2P: NCCL's SHM transport) move in
+ * passes instead: the sender's block writes a slice into host memory, the
+ * receiver's block reads it back when its program gets there, reading and
+ * writing in one pass where it forwards (docs/collectives.md, "Rings
+ * through host memory").
  */
 #include "coll_priv.h"
 
 #include <math.h>
+#include <string.h>
 
 #define FOLD_NODES 2
 
@@ -40,6 +47,11 @@ typedef struct ring_unit {
     double share_Bps;      /* its share of the links to a GPU peer, wire bytes/s; 0: none */
     sim_time t_min;        /* the send in flight lands no earlier (its copy at share_Bps) */
     int64_t wire_lat;      /* the route's wire latency, ps */
+    /* SHM (every hop of the channel staged through host memory): */
+    const fab_route *wleg, *rleg; /* to host memory; from it to the next rank */
+    fab_pacer rblock;      /* the block's reads (same cap as its writes) */
+    uint32_t pass, n_pass; /* passes finished / in the program */
+    int pass_parts;        /* transfers of the pass in flight */
     bool done;
 } ring_unit;
 
@@ -95,7 +107,7 @@ static int64_t hold_ps(const ring_unit *u, double wire)
 
 static void check_done(ring_unit *u)
 {
-    if (!u->done && u->sends_done == u->n_send && u->recv_done == u->n_recv) {
+    if (!u->done && u->sends_done == u->n_send && u->recv_done == u->n_recv && u->pass == u->n_pass) {
         u->done = true;
         coll_exec_unit_done(u->x);
     }
@@ -133,8 +145,14 @@ static void on_sent(sim_engine *e, void *ctx, uint64_t k)
     check_done(u);
 }
 
+static void shm_try(ring_unit *u);
+
 static void try_send(ring_unit *u)
 {
+    if (u->wleg) {
+        shm_try(u);
+        return;
+    }
     while (u->inflight < u->max_inflight && u->k_send < u->n_send && u->credits > 0)
         if (!send_next(u))
             return;
@@ -158,6 +176,118 @@ static bool send_next(ring_unit *u)
         u->t_min = now + wait + hold_ps(u, (double)wire);
     fabric_transfer_start_paced(x->fab, u->route, &u->block, wire, coll_exec_fabric_chunk(wire), 0, delay,
                                 on_sent, u, k);
+    return true;
+}
+
+/* SHM passes. A block's program, per chunk and slice in NCCL's order: step
+ * 0 writes its own slice to host memory, steps 1..nsteps-1 read the slice
+ * the previous rank wrote and write the result (one pass, both at once),
+ * then a last pass reads the final slice. A pass starts when what it reads
+ * is in host memory and the next rank has a free slot; it ends when both
+ * transfers have landed. Reading a slice frees its slot. */
+static void shm_decode(const ring_unit *u, uint32_t p, int64_t *k, int64_t *m)
+{
+    const ring_chan *c = u->ch;
+    uint32_t ns = (uint32_t)c->nslices, per = (uint32_t)(c->nsteps + 1) * ns;
+    uint32_t loop = p / per, j = p % per / ns, s = p % ns;
+    uint64_t base = (uint64_t)loop * (uint32_t)c->nsteps * ns;
+    if (j < (uint32_t)c->nsteps) {
+        *k = (int64_t)(base + (uint64_t)j * ns + s);
+        *m = j > 0 ? *k - (int64_t)ns : -1;
+    } else {
+        *k = -1;
+        *m = (int64_t)(base + (uint64_t)(j - 1) * ns + s);
+    }
+}
+
+static void on_pass_part(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    ring_unit *u = ctx, *v = u->next;
+    if (u->pass_parts > 1) {
+        u->pass_parts--;
+        return;
+    }
+    if (u->share_Bps > 0 && sim_engine_now(e) < u->t_min) {
+        sim_engine_at(e, u->t_min, on_pass_part, u, 0); /* still moving at its share */
+        u->t_min = 0;
+        return;
+    }
+    u->pass_parts = 0;
+    int64_t k, m;
+    shm_decode(u, u->pass, &k, &m);
+    u->pass++;
+    if (k >= 0) {
+        u->sends_done++;
+        v->recv_done++;
+    }
+    if (m >= 0)
+        u->prev->credits++;
+    shm_try(v);
+    shm_try(u->prev);
+    shm_try(u);
+    check_done(v);
+    check_done(u);
+}
+
+static void shm_try(ring_unit *u)
+{
+    if (u->pass_parts > 0 || u->pass == u->n_pass)
+        return;
+    int64_t k, m;
+    shm_decode(u, u->pass, &k, &m);
+    if ((m >= 0 && (int64_t)u->recv_done <= m) || (k >= 0 && u->credits <= 0))
+        return;
+    coll_exec *x = u->x;
+    sim_time now = sim_engine_now(x->eng);
+    /* the per-step latency is NCCL's per send (a ring step); a read-only pass pays its wire latency */
+    int64_t lat = k >= 0 ? u->step_lat : 0, delay = lat + (now < x->start ? x->start - now : 0);
+    u->pass_parts = (k >= 0) + (m >= 0);
+    uint64_t wk = k < 0 ? 0 : (uint64_t)((double)slice_bytes(u->ch, (uint32_t)k) / x->proto->wire_eff + 0.5);
+    uint64_t wm = m < 0 ? 0 : (uint64_t)((double)slice_bytes(u->ch, (uint32_t)m) / x->proto->wire_eff + 0.5);
+    if (u->share_Bps > 0)
+        u->t_min = now + delay - lat + hold_ps(u, (double)(wk > wm ? wk : wm)) - (u->step_lat - lat);
+    if (k >= 0) {
+        u->credits--;
+        fabric_transfer_start_paced(x->fab, u->wleg, &u->block, wk, coll_exec_fabric_chunk(wk), 0, delay,
+                                    on_pass_part, u, 0);
+    }
+    if (m >= 0)
+        fabric_transfer_start_paced(x->fab, u->prev->rleg, &u->rblock, wm, coll_exec_fabric_chunk(wm), 0, delay,
+                                    on_pass_part, u, 0);
+}
+
+/* The channel's hops all staged through host memory: each unit's route is
+ * cut where it enters host memory into the write and the read leg. */
+static bool shm_legs(coll_exec *x, ring_unit *u, int m)
+{
+    for (int i = 0; i < m; i++)
+        if (!u[i].route || !fabric_route_staged(x->fab, u[i].route))
+            return false;
+    for (int i = 0; i < m; i++) {
+        const fab_route *r = u[i].route;
+        uint32_t cut = 0;
+        while (fabric_link(x->fab, r->hop[cut])->kind != LINK_MEM)
+            cut++;
+        cut++;
+        fab_route *w = g_malloc(sizeof *w + cut * sizeof(fab_link_id));
+        fab_route *rd = g_malloc(sizeof *rd + (r->nhops - cut) * sizeof(fab_link_id));
+        w->nhops = cut;
+        rd->nhops = r->nhops - cut;
+        memcpy(w->hop, r->hop, cut * sizeof(fab_link_id));
+        memcpy(rd->hop, r->hop + cut, rd->nhops * sizeof(fab_link_id));
+        g_ptr_array_add(x->garbage, w);
+        g_ptr_array_add(x->garbage, rd);
+        u[i].wleg = w;
+        u[i].rleg = rd;
+        u[i].rblock.Bps = u[i].block.Bps;
+        u[i].max_inflight = 1; /* the block itself reads and writes host memory */
+        u[i].n_pass = u[i].ch->nchunks * (uint32_t)(u[i].ch->nsteps + 1) * (uint32_t)u[i].ch->nslices;
+    }
+    for (int i = 0; i < m; i++) { /* a pass's legs: its write and the previous rank's read leg */
+        int64_t lw = fabric_route_lat_ps(x->fab, u[i].wleg), lr = fabric_route_lat_ps(x->fab, u[i].prev->rleg);
+        u[i].wire_lat = lw > lr ? lw : lr;
+    }
     return true;
 }
 
@@ -358,7 +488,8 @@ static void share_links(coll_exec *x, GPtrArray *units, int m)
             if (!w->route)
                 continue;
             who[n] = w;
-            b[n++] = (coll_block_routes){.route = {w->route}, .nroutes = 1};
+            b[n++] = w->wleg ? (coll_block_routes){.route = {w->wleg, w->prev->rleg}, .nroutes = 2}
+                             : (coll_block_routes){.route = {w->route}, .nroutes = 1};
         }
     coll_link_shares(x, b, n, share);
     for (size_t i = 0; i < n; i++)
@@ -424,6 +555,8 @@ static void ring_start(coll_exec *x)
             }
             x->units_left++;
         }
+        if (!chain)
+            shm_legs(x, u, m);
         g_ptr_array_add(units, u);
     }
     share_links(x, units, m);

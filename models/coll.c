@@ -209,16 +209,12 @@ void coll_link_shares(coll_exec *x, const coll_block_routes *b, size_t n, double
                 count_add(users, fabric_link_queue(f, b[i].route[j]->hop[h]));
     for (size_t i = 0; i < n; i++) {
         g_hash_table_remove_all(mine);
-        bool staged = false;
         for (int j = 0; j < b[i].nroutes; j++) {
             const fab_route *r = b[i].route[j];
-            staged |= r && fabric_route_staged(f, r);
             for (uint32_t h = 0; r && h < r->nhops; h++)
                 count_add(mine, fabric_link_queue(f, r->hop[h]));
         }
         share[i] = 0;
-        if (staged)
-            continue;
         GHashTableIter it;
         gpointer k, v;
         g_hash_table_iter_init(&it, mine);

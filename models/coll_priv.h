@@ -71,9 +71,7 @@ typedef struct {
 /* Channels share links (docs/collectives.md): each block's share of the
  * links its routes cross, wire bytes/s: the smallest over those links of
  * the link's rate times the block's routes on it over all the given routes
- * on it. 0 for a block with a route staged through host memory (its
- * host-path rate was measured with staged copies and includes their
- * stalls) or without routes. */
+ * on it. 0 for a block without routes. */
 void coll_link_shares(coll_exec *x, const coll_block_routes *b, size_t n, double *share);
 /* Note a route the collective uses that did not come from coll_exec_route
  * (switch routes): it belongs to the footprint. */
