@@ -42,10 +42,9 @@ static const route_case cases[] = {
     {"pcie-gen3-2gpu", 1, {"p2p=on"}, 0, 1, "S", false, false, false},
     {"pcie-gen3-2gpu", 1, {NULL}, 0, 1, "SCMCS", true, false, false},
     {"pcie-gen4-4gpu", 1, {"p2p=on"}, 0, 3, "C", false, false, false},
-    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 1, "S", false, false, false},
-    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 2, "SCS", false, false, false},
-    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 4, "SCCS", false, true, false},
-    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on", "p2p_xsocket=off"}, 0, 4, "SCMCCS", true, true, false},
+    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 1, "C", false, false, false},
+    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on"}, 0, 4, "CC", false, true, false},
+    {"pcie-gen4-8gpu-2socket", 1, {"p2p=on", "p2p_xsocket=off"}, 0, 4, "CMCC", true, true, false},
     /* DGX-1: NVLink where wired, PCIe/QPI fallback otherwise (staged: no cross-socket P2P) */
     {"dgx1-v100", 1, {NULL}, 0, 3, "", false, false, false},
     {"dgx1-v100", 1, {NULL}, 0, 5, "SCMCCS", true, true, false},
