@@ -113,6 +113,16 @@ static void check_done(ring_unit *u)
     }
 }
 
+/* u delivered (or finished a pass): it, its neighbours may go on. */
+static void wake(ring_unit *u)
+{
+    try_send(u->next);
+    try_send(u->prev);
+    try_send(u);
+    check_done(u->next);
+    check_done(u);
+}
+
 /* A connection delivers in order (NCCL's FIFO): a slice that overtook an
  * earlier one (a shorter or empty slice, another spine under adaptive
  * routing) waits for it. */
@@ -138,11 +148,7 @@ static void on_sent(sim_engine *e, void *ctx, uint64_t k)
         if (dep_of(u, m) >= 0)
             u->prev->credits++;
     }
-    try_send(v);
-    try_send(u->prev);
-    try_send(u);
-    check_done(v);
-    check_done(u);
+    wake(u);
 }
 
 static void shm_try(ring_unit *u);
@@ -223,11 +229,7 @@ static void on_pass_part(sim_engine *e, void *ctx, uint64_t arg)
     }
     if (m >= 0)
         u->prev->credits++;
-    shm_try(v);
-    shm_try(u->prev);
-    shm_try(u);
-    check_done(v);
-    check_done(u);
+    wake(u);
 }
 
 static void shm_try(ring_unit *u)
