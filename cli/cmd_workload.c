@@ -48,7 +48,9 @@ static int run(wl_opts *o, const char *out)
         double flops = workload_step_flops(&w), tokens = (double)w.global_batch * w.seq;
         printf("workload %s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d, ep %d%s, %s\n", w.m.name,
                o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, w.ep, w.sp ? ", sp" : "",
-               w.zero == 3 ? (w.fsdp ? "FSDP" : "ZeRO-3") : w.zero ? (w.zero == 1 ? "ZeRO-1" : "ZeRO-2") : "DDP");
+               w.zero == 3 ? (w.fsdp ? "FSDP" : w.zero3_param_sync ? "ZeRO-3 per parameter (DeepSpeed 2021)" : "ZeRO-3")
+               : w.zero ? (w.zero == 1 ? "ZeRO-1" : "ZeRO-2")
+                        : "DDP");
         printf("params %.3f B; step: %d sequences x %d tokens = %.0f tokens, %d microbatches of %d per pipeline",
                workload_params(&w.m) / 1e9, w.global_batch, w.seq, tokens, w.global_batch / (w.micro_batch * w.dp),
                w.micro_batch);

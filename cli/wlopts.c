@@ -22,6 +22,10 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"sp", 0, 0, G_OPTION_ARG_NONE, &o->sp, "sequence parallelism (reduce_scatter + all_gather)", NULL},
         {"zero", 0, 0, G_OPTION_ARG_STRING, &o->zero_s, "ZeRO stage 0, 1, 2 or 3 [0 = DDP]", "Z"},
         {"fsdp", 0, 0, G_OPTION_ARG_NONE, &o->fsdp, "PyTorch FSDP (full shard) = ZeRO-3", NULL},
+        {"zero3-per-param", 0, 0, G_OPTION_ARG_NONE, &o->zero3_per_param,
+         "ZeRO-3 as DeepSpeed of 2021 ran it: each parameter gathered alone after a device sync, a copy per rank, "
+         "per-parameter reduce-scatter",
+         NULL},
         {"reuse-distance", 0, 0, G_OPTION_ARG_STRING, &o->reuse,
          "DeepSpeed ZeRO-3 stage3_max_reuse_distance, parameters (1e9, 500M, ...) [1e9]", "N"},
         {"micro-batch", 0, 0, G_OPTION_ARG_INT, &o->micro_batch, "sequences per microbatch [1]", "b"},
@@ -136,6 +140,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->cp = o->cp;
     w->ep = o->ep;
     w->sp = o->sp;
+    w->zero3_param_sync = o->zero3_per_param;
     w->micro_batch = o->micro_batch;
     w->global_batch = o->global_batch;
     w->seq = o->seq;

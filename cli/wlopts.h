@@ -15,7 +15,7 @@ typedef struct {
     char **sets;                 /* --set: gpu.* for the compute model, the rest for the topology */
     gint gpus, tp, pp, dp, cp, ep, micro_batch, global_batch, seq, layer_fuse;
     gint layers, hidden, heads, kv_heads, ffn, vocab, experts, topk;
-    gboolean sp, fsdp, recompute, grad_fp32, gated;
+    gboolean sp, fsdp, zero3_per_param, recompute, grad_fp32, gated;
 } wl_opts;
 
 /* Model, parallelism and training options (with_layout: --gpus/--tp/--pp/--dp). */

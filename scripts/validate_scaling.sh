@@ -17,9 +17,10 @@
 # no limit). A row that needs more is listed as skipped, and so, without
 # running, is the same layout on more GPUs (the replay only gets dearer),
 # rather than making `make validate` take an hour. Here the 175B PTD-P rows
-# take 13-16 s each, the 530B ones 55-70 s, the ZeRO-3 rows 1-47 s (their
+# take 13-16 s each, the 530B ones 55-60 s, the ZeRO-3 rows 7-57 s (their
 # rings over more than 8 static-ECMP nodes are folded with the full ring's
-# spine collisions, docs/collectives.md; 100 s to tens of minutes before).
+# spine collisions, docs/collectives.md; 100 s to tens of minutes before;
+# per-parameter gathers since 2026-11-30: the 2,240-GPU row holds 9.5 GB).
 #
 # Where the settings come from (nothing is tuned per row):
 #   - model shape, GPUs, tp/pp/dp, global batch, seq, micro-batch where
@@ -164,7 +165,8 @@ body "$T2" | awk -F, -v hdr="$t2hdr" -v lps="$T2_LPS" '
         args = sprintf("--model custom --layers %d --hidden %d --heads %d --vocab 51200", L, h, a)
         note = $c["batch_note"] == "*" ? "640 GPUs and batch 2560: the paper says ZeRO-3 530B did not fit 560 GPUs at micro-batch 4" : ""
         if ($c["scheme"] ~ /ZeRO-3/ && mp == 1) {
-            printf "%s %s|%s|%s|dgx-a100|%d|1|1|%d|2048|%d|1f1b|3|%s|row|%s\n",
+            # DeepSpeed of April 2021: per-parameter gathers after a device sync (docs/workloads.md)
+            printf "%s %s|%s|%s --zero3-per-param|dgx-a100|%d|1|1|%d|2048|%d|1f1b|3|%s|row|%s\n",
                 src, $c["scheme"], model, args, gpus, gb, b, $c["tflops_per_gpu"], note
         } else if ($c["scheme"] == "PTD-P" && mp % 8 == 0 && (L in S)) {
             pp = mp / 8; v = L / (pp * S[L])

@@ -211,6 +211,91 @@ static void test_workload_zero3_refetch_after_recompute(void)
     trace_free(t);
 }
 
+/* ZeRO-3 as DeepSpeed of 2021 ran it (--zero3-per-param): a GPT layer's 12
+ * tensors (norm, QKV, projection, norm, MLP in, MLP out, each with its
+ * bias), gathered one by one; the refetch after the recomputed forward
+ * takes the tensors of the modules it refetches and the norm before each
+ * (all but MLP out at reuse 1e9); each gather waits for a host op building
+ * the list of one view per rank (dp x 2.3 us), which waits for the last
+ * compute op (torch.cuda.synchronize()), and is followed by dp copies;
+ * gradients reduce-scatter per tensor. The bytes are the layer mode's. */
+static void test_workload_zero3_per_param(void)
+{
+    const workload_model *m = workload_preset_find("gpt3-175b", NULL);
+    double t[16], sum = 0;
+    int n = workload_layer_tensors(m, 1, 1e9, false, t, 16);
+    CU_ASSERT_EQUAL_FATAL(n, 12);
+    for (int i = 0; i < n; i++)
+        sum += t[i];
+    ASSERT_REL(sum, workload_layer_params(m, false, NULL), 1e-12);
+    CU_ASSERT_EQUAL(workload_layer_tensors(m, 1, 1e9, true, t, 16), 10);
+    CU_ASSERT_EQUAL(workload_layer_tensors(m, 1, 3e9, true, t, 16), 0);
+    const workload_model *ll = workload_preset_find("llama2-7b", NULL);
+    n = workload_layer_tensors(ll, 1, 1e9, false, t, 16);
+    CU_ASSERT_EQUAL_FATAL(n, 7); /* no biases; gate and up */
+    sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += t[i];
+    ASSERT_REL(sum, workload_layer_params(ll, false, NULL), 1e-12);
+
+    workload_spec w = spec("gpt3-175b", 1, 1, 8, 8, 256); /* 1 microbatch */
+    w.m.layers = 2;
+    w.zero = 3;
+    w.recompute = true;
+    w.zero3_param_sync = true;
+    gpu_model g = gpu("A100");
+    trace *tr = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tr);
+    double ag, rs;
+    /* forward and backward: the (tied) embedding and 12 tensors per layer */
+    CU_ASSERT_EQUAL(count(tr, 0, TOP_COLL, COLL_ALL_GATHER, "zero3_param_ag", &ag), 2 * (1 + 2 * 12));
+    CU_ASSERT_EQUAL(count(tr, 0, TOP_COLL, COLL_ALL_GATHER, "zero3_param_refetch", NULL), 2 * 10);
+    CU_ASSERT_EQUAL(count(tr, 0, TOP_COLL, COLL_REDUCE_SCATTER, "zero3_grad_rs", &rs), 2 * 12 + 1);
+    double N = workload_params(&w.m);
+    ASSERT_REL(ag, 2 * N * 2, 1e-3);
+    ASSERT_REL(rs, N * 2, 1e-3);
+    const GArray *ops = tr->ranks[0].ops;
+    int checked = 0;
+    for (guint i = 0; i < ops->len; i++) {
+        const trace_op *o = &g_array_index(ops, trace_op, i);
+        if (o->kind != TOP_COLL || o->coll != COLL_ALL_GATHER)
+            continue;
+        CU_ASSERT_FATAL(o->deps && o->deps->len == 1);
+        uint32_t hi = g_array_index(o->deps, uint32_t, 0);
+        const trace_op *h = &g_array_index(ops, trace_op, hi);
+        CU_ASSERT_STRING_EQUAL(h->name, "zero3_rank_list_host");
+        CU_ASSERT_EQUAL(h->dur_ps, (int64_t)(8 * 2.3e6));
+        /* the host op follows the device sync: the last compute op before it */
+        bool after_compute = false;
+        for (guint k = 0; h->deps && k < h->deps->len; k++) {
+            const trace_op *d = &g_array_index(ops, trace_op, g_array_index(h->deps, uint32_t, k));
+            after_compute |= d->stream == 0;
+        }
+        bool main_before = false; /* the first layer's gathers come before any compute */
+        for (uint32_t k = 0; k < hi; k++)
+            main_before |= g_array_index(ops, trace_op, k).stream == 0;
+        CU_ASSERT(after_compute == main_before);
+        const trace_op *c = &g_array_index(ops, trace_op, i + 1);
+        CU_ASSERT_STRING_EQUAL(c->name, "zero3_ag_rank_copies");
+        checked++;
+    }
+    CU_ASSERT_EQUAL(checked, 2 * (1 + 2 * 12) + 2 * 10);
+    trace_free(tr);
+    w.zero3_param_sync = false; /* the layer mode gathers the same bytes */
+    tr = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tr);
+    double ag2;
+    count(tr, 0, TOP_COLL, COLL_ALL_GATHER, "zero3_param_ag", &ag2);
+    ASSERT_REL(ag2, ag, 1e-3);
+    trace_free(tr);
+    w.fsdp = true;
+    w.zero3_param_sync = true;
+    GError *err = NULL;
+    CU_ASSERT_PTR_NULL(workload_generate(&w, &g, &err));
+    CU_ASSERT_PTR_NOT_NULL(err);
+    g_clear_error(&err);
+}
+
 /* Routed experts are split by ep, and their ZeRO states shard over the
  * expert-data-parallel group (dp / ep), as Megatron's distributed optimizer
  * does: Mixtral with ZeRO-1 on dp 8 holds E/8 expert parameters at 16 bytes
@@ -324,6 +409,7 @@ int main(void)
         {"/workload/pp-1f1b-sends", test_workload_pp_1f1b_sends},
         {"/workload/zero3-gathers-twice", test_workload_zero3_gathers_twice},
         {"/workload/zero3-refetch-after-recompute", test_workload_zero3_refetch_after_recompute},
+        {"/workload/zero3-per-param", test_workload_zero3_per_param},
         {"/workload/memory-experts-by-ep", test_workload_memory_experts_by_ep},
         {"/workload/layout-errors", test_workload_layout_errors},
         {"/workload/1f1b-bubble", test_workload_1f1b_bubble},

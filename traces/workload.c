@@ -214,6 +214,8 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return VALUE("--zero must be 0, 1, 2 or 3");
     if (w->zero == 3 && w->pp > 1)
         return LAYOUT("ZeRO-3/FSDP with pp > 1 is not supported (DeepSpeed and FSDP do not combine them)");
+    if (w->zero3_param_sync && (w->zero != 3 || w->fsdp || m->experts))
+        return VALUE("per-parameter ZeRO-3 fetching (DeepSpeed of 2021) needs --zero 3, not FSDP, and a dense model");
     if (w->vpp < 1 || w->vpp > 1000)
         return VALUE("model chunks per pipeline rank (%d) must be in 1..1000", w->vpp);
     if (w->vpp > 1 && !interleaved_check(w, err))
@@ -267,6 +269,54 @@ double workload_layer_refetch_frac(const workload_model *m, bool moe, int tp, in
         after += mod[i];
     }
     return all > 0 ? again / all : 0;
+}
+
+int workload_layer_tensors(const workload_model *m, int tp, double reuse, bool refetch, double *numel, int max)
+{
+    double h = m->hidden, kv = (double)m->hidden / m->heads * m->kv_heads, f = m->ffn;
+    bool bias = !m->gated;
+    /* the four matrices (as workload_layer_refetch_frac) and what comes after each */
+    double mod[4] = {h * (h + 2 * kv) / tp, h * h / tp, (m->gated ? 2 : 1) * h * f / tp, h * f / tp};
+    double after[4] = {mod[1] + mod[2] + mod[3], mod[2] + mod[3], mod[3], 0};
+    struct {
+        double n;
+        int mod; /* the matrix whose fate it shares (a norm: the one after it) */
+    } t[16];
+    int n = 0;
+#define T(numel_, mod_) (t[n].n = (numel_), t[n].mod = (mod_), n++)
+    T(h, 0);
+    if (bias)
+        T(h, 0);
+    T(mod[0], 0);
+    if (bias)
+        T((h + 2 * kv) / tp, 0);
+    T(mod[1], 1);
+    if (bias)
+        T(h, 1);
+    T(h, 2);
+    if (bias)
+        T(h, 2);
+    if (m->gated) {
+        T(h * f / tp, 2);
+        T(h * f / tp, 2);
+    } else {
+        T(mod[2], 2);
+        T(f / tp, 2);
+    }
+    T(mod[3], 3);
+    if (bias)
+        T(h, 3);
+#undef T
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        /* a module is gathered again when what runs after it, twice, is beyond reach */
+        if (refetch && !(2 * after[t[i].mod] > reuse))
+            continue;
+        if (k < max)
+            numel[k] = t[i].n;
+        k++;
+    }
+    return k;
 }
 
 bool workload_layer_is_moe(const workload_model *m, int layer)

@@ -39,6 +39,10 @@ typedef struct {
     int zero;                     /* 0 DDP, 1/2 ZeRO (distributed optimizer), 3 ZeRO-3 / FSDP */
     bool fsdp;                    /* ZeRO-3 as PyTorch FSDP (full shard) rather than DeepSpeed */
     double reuse_distance;        /* DeepSpeed stage3_max_reuse_distance, parameters (1e9) */
+    bool zero3_param_sync;        /* ZeRO-3 as DeepSpeed of 2021 ran it: each parameter gathered
+                                   * alone after torch.cuda.synchronize(), list all_gather (a copy
+                                   * per rank), gradients reduce-scattered per parameter (docs/
+                                   * workloads.md, "ZeRO-3 as DeepSpeed ran it in 2021") */
     int micro_batch, global_batch, seq;
     compute_dtype dtype;
     bool recompute;               /* full activation recomputation */
@@ -100,6 +104,14 @@ bool workload_layer_is_moe(const workload_model *m, int layer);
  * forward and their backward). Modules: QKV, attention projection, MLP in,
  * MLP out (the last is always kept). */
 double workload_layer_refetch_frac(const workload_model *m, bool moe, int tp, int ep, double reuse);
+/* The weight tensors of one dense layer as one rank holds them (tp shards),
+ * in the order the layer uses them: norm, QKV, projection, norm, MLP in
+ * (gate and up with a SwiGLU MLP), MLP out, each weight followed by its
+ * bias where the model has biases (GPT). With refetch, only the tensors
+ * DeepSpeed gathers again after the recomputed forward (the modules
+ * workload_layer_refetch_frac counts, and the norm before each). Writes at
+ * most max element counts to numel; returns how many tensors there are. */
+int workload_layer_tensors(const workload_model *m, int tp, double reuse, bool refetch, double *numel, int max);
 /* Forward matmul FLOPs of one layer over `tokens` tokens attending over
  * `ctx` keys: 2*tokens*(weights touched) + 4*tokens*ctx*hidden. */
 double workload_layer_fwd_flops(const workload_model *m, bool moe, double tokens, double ctx);

@@ -47,6 +47,7 @@ typedef struct {
     GArray *buckets;       /* params of each dense bucket (ZeRO-1/2 gather them back) */
     double pend, pend_e, pend_params;
     uint32_t last, prev_first;
+    uint32_t sync_prev, rs_last; /* ZeRO-3 per parameter: the last gather's copies, reduce-scatter */
 } gen;
 
 static int rank_of(const workload_spec *w, int tp_i, int cp_i, int dp_i, int pp_i)
@@ -324,10 +325,109 @@ static double emb_params(const gen *G)
 
 /* ---- passes ---- */
 
+/* ZeRO-3 as DeepSpeed of 2021 ran it (zero3_param_sync; deepspeed/runtime/
+ * zero/partition_parameters.py, _allgather_param and _reduce_scatter_gradient
+ * of v0.3.13-0.4): a parameter is gathered on its own, right after
+ * torch.cuda.synchronize(), so the gather starts when everything issued
+ * before it on this GPU is done (compute, the previous gather, the last
+ * reduce-scatter), into torch.distributed.all_gather's list of one tensor
+ * per rank, which PyTorch's ProcessGroupNCCL fills from a flat buffer with
+ * one copy kernel per rank. */
+static int64_t rank_copies_ps(const gen *G, double bytes)
+{
+    double part = bytes / G->w->dp; /* one rank's partition */
+    return (int64_t)G->w->dp * compute_kernel_ps(G->g, KC_ELEM, COMPUTE_BF16, 0, 2 * part);
+}
+
+/* DeepSpeed builds those lists in Python, one narrow() view per rank; a
+ * PyTorch eager call on a tensor costs about 2.3 us on the host (PyTorch's
+ * operator micro-benchmark, split on CUDA tensors: 2.26 us per call once
+ * pytorch#32194 of January 2020 had cut the __torch_function__ overhead). */
+#define TORCH_EAGER_CALL_PS 2.3e6
+
+static uint32_t rank_list_host(gen *G, int stream, uint32_t dep)
+{
+    trace_op o = {.kind = TOP_COMPUTE, .stream = stream, .name = g_strdup("zero3_rank_list_host"),
+                  .dur_ps = (int64_t)(G->w->dp * TORCH_EAGER_CALL_PS), .seq = -1};
+    return add(G, &o, dep);
+}
+
+static void sync_gather(gen *G, double numel, const char *name)
+{
+    if (G->g_dpc < 0)
+        return;
+    uint32_t h = rank_list_host(G, S_GATHER, G->last);
+    if (G->sync_prev != NONE)
+        trace_op_dep(G->t, G->r, h, G->sync_prev);
+    if (G->rs_last != NONE)
+        trace_op_dep(G->t, G->r, h, G->rs_last);
+    uint32_t i = coll(G, S_GATHER, COLL_ALL_GATHER, numel * 2, G->g_dpc, name, h);
+    trace_op o = {.kind = TOP_COMPUTE, .stream = S_GATHER, .name = g_strdup("zero3_ag_rank_copies"),
+                  .dur_ps = rank_copies_ps(G, numel * 2), .mem_bytes = 2 * numel * 2, .seq = -1};
+    G->sync_prev = add(G, &o, i);
+    wait_on(G, G->sync_prev);
+}
+
+/* The tensors of layer group k (and the embedding, which group 0 and, untied,
+ * the last group use), each gathered alone; refetch: after the recomputed
+ * forward, the ones DeepSpeed freed. */
+static void zero3_gather_params(gen *G, int k, bool last_group, bool refetch)
+{
+    const workload_spec *w = G->w;
+    double t[16];
+    const char *name = refetch ? "zero3_param_refetch_ag" : "zero3_param_ag";
+    if (!refetch && k == 0)
+        sync_gather(G, emb_params(G), name);
+    for (int l = 0; l < group_size(G, k); l++) {
+        int n = workload_layer_tensors(&w->m, w->tp, w->reuse_distance, refetch, t, 16);
+        for (int i = 0; i < n && i < 16; i++)
+            sync_gather(G, t[i], name);
+    }
+    if (!refetch && last_group && !w->m.tied)
+        sync_gather(G, emb_params(G), name);
+}
+
+/* Gradients of layer group k reduce-scattered per tensor: PyTorch flattens
+ * the list input with one copy per rank on the compute stream, then the
+ * reduce-scatter runs on the communication stream. */
+static void zero3_rs_params(gen *G, int k, bool last_group)
+{
+    const workload_spec *w = G->w;
+    double t[16];
+    GArray *all = g_array_new(FALSE, FALSE, sizeof(double));
+    if (last_group && !w->m.tied)
+        g_array_append_val(all, (double){emb_params(G)});
+    for (int l = 0; l < group_size(G, k); l++) {
+        int n = workload_layer_tensors(&w->m, w->tp, w->reuse_distance, false, t, 16);
+        for (int i = n - 1; i >= 0; i--) /* backward runs the layer from its end */
+            if (i < 16)
+                g_array_append_val(all, t[i]);
+    }
+    if (k == 0)
+        g_array_append_val(all, (double){emb_params(G)});
+    for (guint i = 0; i < all->len; i++) {
+        double numel = g_array_index(all, double, i), bytes = numel * w->grad_bytes;
+        rank_list_host(G, S_MAIN, NONE);
+        trace_op o = {.kind = TOP_COMPUTE, .stream = S_MAIN, .name = g_strdup("zero3_rs_rank_copies"),
+                      .dur_ps = rank_copies_ps(G, bytes), .mem_bytes = 2 * bytes, .seq = -1};
+        add(G, &o, NONE);
+        uint32_t r = coll(G, S_DP, COLL_REDUCE_SCATTER, bytes, G->g_dpc, "zero3_grad_rs", G->last);
+        if (r != NONE) {
+            g_array_append_val(G->dp_ops, r);
+            G->rs_last = r;
+        }
+    }
+    g_array_free(all, TRUE);
+}
+
 /* Gather group k's parameters (bf16) before its forward or backward;
  * refetch: only what DeepSpeed freed after the recomputed forward. */
 static uint32_t zero3_gather(gen *G, int k, bool last_group, bool refetch)
 {
+    if (G->w->zero3_param_sync) {
+        zero3_gather_params(G, k, last_group, refetch);
+        return NONE;
+    }
     double d, e;
     group_params(G, k, &d, &e);
     if (refetch) {
@@ -433,7 +533,9 @@ static void backward(gen *G, int mb, bool reduce)
         block_bwd(G, k, moe);
         double d, e;
         group_params(G, k, &d, &e);
-        if (w->zero == 3) {
+        if (w->zero == 3 && w->zero3_param_sync) {
+            zero3_rs_params(G, k, k == ng - 1);
+        } else if (w->zero == 3) {
             if (k == 0)
                 d += emb_params(G);
             if (k == ng - 1 && !w->m.tied)
@@ -619,6 +721,7 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
         G.lpc = workload_stage_layers(w, G.pp_i, &G.first) / G.V;
         G.pend = G.pend_e = G.pend_params = 0;
         G.prev_first = NONE;
+        G.last = G.sync_prev = G.rs_last = NONE;
         G.chunk = 0;
         g_array_set_size(G.wait, 0);
         g_array_set_size(G.dp_ops, 0);
