@@ -200,13 +200,15 @@ static void fit_ops(const wl_opts *o, workload_spec *w)
     bool even;
     int lps = chunk_layers(w, &even);
     w->layer_fuse = o->layer_fuse > 0 ? o->layer_fuse : 1;
-    while (o->layer_fuse <= 0 && workload_op_estimate(w) > OP_BUDGET) {
+    workload_spec fusable = *w; /* per-parameter ZeRO-3 gathers are never fused: not counted here */
+    fusable.zero3_param_sync = false;
+    while (o->layer_fuse <= 0 && workload_op_estimate(&fusable) > OP_BUDGET) {
         int f = w->layer_fuse + 1;
         while (even && f <= lps && lps % f)
             f++;
         if (f > lps)
             break;
-        w->layer_fuse = f;
+        w->layer_fuse = fusable.layer_fuse = f;
     }
 }
 

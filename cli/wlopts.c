@@ -2,9 +2,27 @@
 #include "wlopts.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "models/replay.h"
+
+gboolean wl_opts_fits_memory(const workload_spec *w, GError **err)
+{
+    double ops = workload_op_estimate(w), need = ops * WL_BYTES_PER_OP;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double have = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+    if (have > 0 && need > 0.75 * have) {
+        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE,
+                    "the trace of this step would hold about %.0f M ops (%.1f GB to build and replay), more than "
+                    "3/4 of this machine's %.1f GB: fewer GPUs, or %s",
+                    ops / 1e6, need / 1e9, have / 1e9,
+                    w->zero3_param_sync ? "ZeRO-3 without --zero3-per-param (its gathers are per tensor, never fused)"
+                                        : "a coarser --layer-fuse");
+        return FALSE;
+    }
+    return TRUE;
+}
 
 GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
 {
@@ -214,7 +232,8 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
         return FALSE;
     gpu_model g;
     trace *tr = NULL;
-    gboolean ok = wl_opts_gpu(o, t, &g, err) && (tr = workload_generate(w, &g, err)) != NULL &&
+    gboolean ok = wl_opts_gpu(o, t, &g, err) && wl_opts_fits_memory(w, err) &&
+                  (tr = workload_generate(w, &g, err)) != NULL &&
                   (exact || (ti = topo_load(system, &to, err)) != NULL);
     if (ok) {
         g_strlcpy(out->gpu, g.spec.name, sizeof out->gpu);

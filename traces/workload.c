@@ -419,5 +419,12 @@ double workload_op_estimate(const workload_spec *w)
     double per_layer = (w->recompute ? 3 : 2) * (w->m.experts ? 12 : 8);
     /* layer groups of a stage: at most layer_fuse layers each */
     double groups = ceil(ceil((double)w->m.layers / w->pp / w->vpp) / w->layer_fuse) * w->vpp;
-    return (double)w->gpus * mb * groups * per_layer;
+    double ops = (double)w->gpus * mb * groups * per_layer;
+    if (w->zero3_param_sync) { /* per tensor, not fused: host op, collective, copies */
+        double t[16];
+        int n = workload_layer_tensors(&w->m, w->tp, w->reuse_distance, false, t, 16);
+        int again = w->recompute ? workload_layer_tensors(&w->m, w->tp, w->reuse_distance, true, t, 16) : 0;
+        ops += (double)w->gpus * mb * ceil((double)w->m.layers / w->pp) * 3 * (3 * n + again);
+    }
+    return ops;
 }

@@ -135,7 +135,8 @@ double workload_memory_bytes(const workload_spec *w);
  * with *err (bad spec). g times the compute ops. */
 trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **err);
 
-/* Rough operation count of the trace, to warn before building huge ones. */
+/* Rough operation count of the trace, to warn before building huge ones
+ * (a generated op and its replay state take about 300 bytes). */
 double workload_op_estimate(const workload_spec *w);
 
 #define WORKLOAD_ERROR (workload_error_quark())

@@ -83,6 +83,7 @@ check workload-fuse-too-big 2 'layer fuse \(11\) must be in 1..layers \(10\)' --
 check workload-reuse-distance-bad 2 "reuse-distance 'x': expected a number of parameters" -- workload --model gpt3-175b --gpus 8 --zero 3 --reuse-distance x --topo dgx-h100 -o /dev/null
 check workload-zero3-per-param-needs-zero3 2 "per-parameter ZeRO-3 fetching \(DeepSpeed of 2021\) needs --zero 3" -- workload --model gpt3-175b --gpus 8 --zero3-per-param --topo dgx-h100 -o /dev/null
 check workload-zero3-per-param 0 "wrote .*: 8 ranks" -- workload --model gpt-1.7b --gpus 8 --zero 3 --zero3-per-param --seq 256 --topo dgx-a100 -o "$wl"
+check workload-trace-over-memory 2 "would hold about [0-9]+ M ops .* more than 3/4 of this machine" -- workload --model gpt3-175b --recompute --zero 3 --zero3-per-param --gpus 65536 --topo dgx-a100 -o /dev/null
 check workload-reuse-distance-range 2 'expected 1 to 1e15 parameters' -- workload --model gpt3-175b --gpus 8 --zero 3 --reuse-distance 0 --topo dgx-h100 -o /dev/null
 check workload-unknown-model 2 "unknown model 'gpt-5'" -- workload --model gpt-5 --gpus 8 --topo dgx-h100 -o /dev/null
 wl=$(mktemp --suffix=.json)
