@@ -217,7 +217,8 @@ static void test_workload_zero3_refetch_after_recompute(void)
  * takes the tensors of the modules it refetches and the norm before each
  * (all but MLP out at reuse 1e9); each gather waits for a host op building
  * the list of one view per rank (dp x 2.3 us), which waits for the last
- * compute op (torch.cuda.synchronize()), and is followed by dp copies;
+ * compute op (torch.cuda.synchronize()), and is followed by dp copies, each
+ * at least a host kernel launch (2.5 us);
  * gradients reduce-scatter per tensor. The bytes are the layer mode's. */
 static void test_workload_zero3_per_param(void)
 {
@@ -277,6 +278,10 @@ static void test_workload_zero3_per_param(void)
         CU_ASSERT(after_compute == main_before);
         const trace_op *c = &g_array_index(ops, trace_op, i + 1);
         CU_ASSERT_STRING_EQUAL(c->name, "zero3_ag_rank_copies");
+        /* one copy per rank, each at least a host kernel launch (2.5 us): these are all small */
+        CU_ASSERT(c->dur_ps >= (int64_t)(8 * 2.5e6));
+        if ((double)o->bytes / 8 < 1e6)
+            CU_ASSERT_EQUAL(c->dur_ps, (int64_t)(8 * 2.5e6));
         checked++;
     }
     CU_ASSERT_EQUAL(checked, 2 * (1 + 2 * 12) + 2 * 10);

@@ -333,10 +333,16 @@ static double emb_params(const gen *G)
  * reduce-scatter), into torch.distributed.all_gather's list of one tensor
  * per rank, which PyTorch's ProcessGroupNCCL fills from a flat buffer with
  * one copy kernel per rank. */
+/* The copies are launched one by one from a host loop, so each takes at
+ * least a kernel launch on the host: 2.5 us, the replay's collective launch
+ * cost (cli/sysbuild.c; 5.07 us measured on an H200 VM, docs/calibration.md). */
+#define HOST_LAUNCH_PS 2.5e6
+
 static int64_t rank_copies_ps(const gen *G, double bytes)
 {
     double part = bytes / G->w->dp; /* one rank's partition */
-    return (int64_t)G->w->dp * compute_kernel_ps(G->g, KC_ELEM, COMPUTE_BF16, 0, 2 * part);
+    int64_t k = compute_kernel_ps(G->g, KC_ELEM, COMPUTE_BF16, 0, 2 * part);
+    return (int64_t)G->w->dp * (k > (int64_t)HOST_LAUNCH_PS ? k : (int64_t)HOST_LAUNCH_PS);
 }
 
 /* DeepSpeed builds those lists in Python, one narrow() view per rank; a
