@@ -248,7 +248,7 @@ static void shm_try(ring_unit *u)
     uint64_t wk = k < 0 ? 0 : (uint64_t)((double)slice_bytes(u->ch, (uint32_t)k) / x->proto->wire_eff + 0.5);
     uint64_t wm = m < 0 ? 0 : (uint64_t)((double)slice_bytes(u->ch, (uint32_t)m) / x->proto->wire_eff + 0.5);
     if (u->share_Bps > 0)
-        u->t_min = now + delay - lat + hold_ps(u, (double)(wk > wm ? wk : wm)) - (u->step_lat - lat);
+        u->t_min = now + delay - u->step_lat + hold_ps(u, (double)(wk > wm ? wk : wm)); /* hold_ps counts step_lat */
     if (k >= 0) {
         u->credits--;
         fabric_transfer_start_paced(x->fab, u->wleg, &u->block, wk, coll_exec_fabric_chunk(wk), 0, delay,
