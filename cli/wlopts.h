@@ -51,11 +51,13 @@ typedef struct {
 gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, const workload_spec *w, gboolean exact,
                      wl_step *out, GError **err);
 
-/* Bytes a generated op and its replay state take (measured: 6.1 GB for 21 M
- * ops, the 1,536-GPU per-parameter ZeRO-3 step). */
-#define WL_BYTES_PER_OP 300.0
+/* Peak bytes per generated op: replayed (scale; measured 6.1 GB for the 21.3 M
+ * ops of the 1,536-GPU per-parameter ZeRO-3 step), or written as a native
+ * JSON trace (workload -o; measured 2.69 GB for 1.77 M ops). */
+#define WL_BYTES_PER_OP_REPLAY 300.0
+#define WL_BYTES_PER_OP_JSON 1600.0
 /* false with *err when the step's trace would not fit in 3/4 of this
- * machine's memory (workload_op_estimate x WL_BYTES_PER_OP). */
-gboolean wl_opts_fits_memory(const workload_spec *w, GError **err);
+ * machine's memory (workload_op_estimate x bytes_per_op). */
+gboolean wl_opts_fits_memory(const workload_spec *w, double bytes_per_op, GError **err);
 
 #endif
