@@ -22,7 +22,6 @@
 #include "coll_priv.h"
 
 #include <math.h>
-#include <string.h>
 
 #define FOLD_NODES 2
 
@@ -259,38 +258,37 @@ static void shm_try(ring_unit *u)
                                     on_pass_part, u, 0);
 }
 
-/* The channel's hops all staged through host memory: each unit's route is
- * cut where it enters host memory into the write and the read leg. */
-static bool shm_legs(coll_exec *x, ring_unit *u, int m)
+/* A unit whose route is staged through host memory gets its two legs: to
+ * the memory of its GPU's socket, and from it to the next rank. */
+static bool shm_unit_legs(coll_exec *x, ring_unit *w, fab_node_id src, fab_node_id dst)
 {
+    fab_node_id mem = fabric_socket_mem(x->fab, src);
+    if (mem == FAB_NONE)
+        return true;
+    w->wleg = coll_exec_route(x, src, mem, 0);
+    w->rleg = w->wleg ? coll_exec_route(x, mem, dst, 0) : NULL;
+    return w->rleg != NULL;
+}
+
+/* SHM passes when every hop of the channel is staged; otherwise the staged
+ * hops stay one transfer each through host memory. */
+static void shm_channel(ring_unit *u, int m)
+{
+    bool all = true;
     for (int i = 0; i < m; i++)
-        if (!u[i].route || !fabric_route_staged(x->fab, u[i].route))
-            return false;
+        all &= u[i].wleg != NULL;
     for (int i = 0; i < m; i++) {
-        const fab_route *r = u[i].route;
-        uint32_t cut = 0;
-        while (fabric_link(x->fab, r->hop[cut])->kind != LINK_MEM)
-            cut++;
-        cut++;
-        fab_route *w = g_malloc(sizeof *w + cut * sizeof(fab_link_id));
-        fab_route *rd = g_malloc(sizeof *rd + (r->nhops - cut) * sizeof(fab_link_id));
-        w->nhops = cut;
-        rd->nhops = r->nhops - cut;
-        memcpy(w->hop, r->hop, cut * sizeof(fab_link_id));
-        memcpy(rd->hop, r->hop + cut, rd->nhops * sizeof(fab_link_id));
-        g_ptr_array_add(x->garbage, w);
-        g_ptr_array_add(x->garbage, rd);
-        u[i].wleg = w;
-        u[i].rleg = rd;
+        if (!all) {
+            u[i].wleg = u[i].rleg = NULL;
+            continue;
+        }
         u[i].rblock.Bps = u[i].block.Bps;
-        u[i].max_inflight = 1; /* the block itself reads and writes host memory */
         u[i].n_pass = u[i].ch->nchunks * (uint32_t)(u[i].ch->nsteps + 1) * (uint32_t)u[i].ch->nslices;
     }
-    for (int i = 0; i < m; i++) { /* a pass's legs: its write and the previous rank's read leg */
-        int64_t lw = fabric_route_lat_ps(x->fab, u[i].wleg), lr = fabric_route_lat_ps(x->fab, u[i].prev->rleg);
+    for (int i = 0; all && i < m; i++) { /* a pass's legs: its write and the previous rank's read leg */
+        int64_t lw = fabric_route_lat_ps(u[i].x->fab, u[i].wleg), lr = fabric_route_lat_ps(u[i].x->fab, u[i].prev->rleg);
         u[i].wire_lat = lw > lr ? lw : lr;
     }
-    return true;
 }
 
 static bool ring_supports(const coll_system *sys, coll_kind kind, const char **why)
@@ -551,14 +549,18 @@ static void ring_start(coll_exec *x)
                     g_ptr_array_unref(units);
                     return;
                 }
+                if (!chain && fabric_route_staged(x->fab, w->route) &&
+                    !shm_unit_legs(x, w, sys->gpu[r], sys->gpu[nr])) {
+                    g_ptr_array_unref(units);
+                    return;
+                }
                 w->step_lat = coll_exec_step_lat_ps(x, w->route, ALGO_RING);
                 w->wire_lat = fabric_route_lat_ps(x->fab, w->route);
                 w->max_inflight = coll_route_crosses_net(x->fab, w->route) ? 8 : 1;
             }
             x->units_left++;
         }
-        if (!chain)
-            shm_legs(x, u, m);
+        shm_channel(u, m);
         g_ptr_array_add(units, u);
     }
     share_links(x, units, m);

@@ -557,6 +557,17 @@ int64_t fabric_route_lat_ps(const fabric *f, const fab_route *r)
     return s;
 }
 
+fab_node_id fabric_socket_mem(const fabric *f, fab_node_id n)
+{
+    const fab_node_desc *g = &NODE(f, n)->d;
+    for (fab_node_id i = 0; i < f->nodes->len; i++) {
+        const fab_node_desc *d = &NODE(f, i)->d;
+        if (d->kind == FAB_HOSTMEM && d->server == g->server && d->socket == g->socket)
+            return i;
+    }
+    return FAB_NONE;
+}
+
 bool fabric_route_staged(const fabric *f, const fab_route *r)
 {
     for (uint32_t i = 0; i < r->nhops; i++)

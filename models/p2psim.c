@@ -71,23 +71,11 @@ static void on_leg(sim_engine *e, void *ctx, uint64_t arg)
     s->phase ^= 1;
 }
 
-/* The source socket's host memory (force_staged: the fabric keeps NVLink
- * pairs direct even with P2P off, as NCCL does, but the sample's
- * P2P=Disabled copies go through the host for every pair). */
-static fab_node_id socket_mem(const fabric *f, fab_node_id a)
-{
-    const fab_node_desc *g = fabric_node(f, a);
-    for (fab_node_id i = 0; i < fabric_node_count(f); i++) {
-        const fab_node_desc *d = fabric_node(f, i);
-        if (d->kind == FAB_HOSTMEM && d->server == g->server && d->socket == g->socket)
-            return i;
-    }
-    return FAB_NONE;
-}
-
 /* The route of a copy a -> b, or its two legs through the source socket's
  * host memory when staged (force_staged: also a route the fabric keeps
- * direct, NVLink). */
+ * direct, NVLink: the fabric keeps NVLink pairs direct with P2P off, as NCCL
+ * does, but the sample's P2P=Disabled copies go through the host for every
+ * pair). */
 static gboolean copy_init(p2p_copy *c, fabric *f, fab_node_id a, fab_node_id b, bool force_staged, GError **err)
 {
     *c = (p2p_copy){.f = f};
@@ -97,7 +85,7 @@ static gboolean copy_init(p2p_copy *c, fabric *f, fab_node_id a, fab_node_id b, 
     c->route = r;
     if (a == b || (!force_staged && !fabric_route_staged(f, r)))
         return TRUE;
-    fab_node_id mem = socket_mem(f, a);
+    fab_node_id mem = fabric_socket_mem(f, a);
     if (mem == FAB_NONE)
         return TRUE;
     c->leg[0] = fabric_route(f, a, mem, 0, err);
