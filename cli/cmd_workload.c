@@ -38,7 +38,7 @@ static int run(wl_opts *o, const char *out)
     topo_free(tp);
     if (!ok)
         return cli_fail(err);
-    if (!wl_opts_fits_memory(&w, WL_BYTES_PER_OP_JSON, &err))
+    if (!wl_opts_fits_memory(&w, WL_BYTES_PER_OP_JSON, "write", &err))
         return cli_fail(err);
     trace *t = workload_generate(&w, &g, &err);
     if (!t)

@@ -7,7 +7,7 @@
 #include "cli.h"
 #include "models/replay.h"
 
-gboolean wl_opts_fits_memory(const workload_spec *w, double bytes_per_op, GError **err)
+gboolean wl_opts_fits_memory(const workload_spec *w, double bytes_per_op, const char *use, GError **err)
 {
     double ops = workload_op_estimate(w), need = ops * bytes_per_op;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -16,7 +16,7 @@ gboolean wl_opts_fits_memory(const workload_spec *w, double bytes_per_op, GError
         g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE,
                     "the trace of this step would hold about %.0f M ops (%.1f GB to build and %s), more than "
                     "3/4 of this machine's %.1f GB: fewer GPUs, or %s",
-                    ops / 1e6, need / 1e9, bytes_per_op > WL_BYTES_PER_OP_REPLAY ? "write" : "replay", have / 1e9,
+                    ops / 1e6, need / 1e9, use, have / 1e9,
                     w->zero3_param_sync ? "ZeRO-3 without --zero3-per-param (its gathers are per tensor, never fused)"
                                         : "a coarser --layer-fuse");
         return FALSE;
@@ -232,7 +232,7 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
         return FALSE;
     gpu_model g;
     trace *tr = NULL;
-    gboolean ok = wl_opts_gpu(o, t, &g, err) && wl_opts_fits_memory(w, WL_BYTES_PER_OP_REPLAY, err) &&
+    gboolean ok = wl_opts_gpu(o, t, &g, err) && wl_opts_fits_memory(w, WL_BYTES_PER_OP_REPLAY, "replay", err) &&
                   (tr = workload_generate(w, &g, err)) != NULL &&
                   (exact || (ti = topo_load(system, &to, err)) != NULL);
     if (ok) {

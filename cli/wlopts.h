@@ -57,7 +57,8 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
 #define WL_BYTES_PER_OP_REPLAY 300.0
 #define WL_BYTES_PER_OP_JSON 1600.0
 /* false with *err when the step's trace would not fit in 3/4 of this
- * machine's memory (workload_op_estimate x bytes_per_op). */
-gboolean wl_opts_fits_memory(const workload_spec *w, double bytes_per_op, GError **err);
+ * machine's memory (workload_op_estimate x bytes_per_op); `use` says what
+ * the trace is for ("replay", "write"). */
+gboolean wl_opts_fits_memory(const workload_spec *w, double bytes_per_op, const char *use, GError **err);
 
 #endif

@@ -250,37 +250,49 @@ double workload_layer_params(const workload_model *m, bool moe, double *expert_o
     return attn + norms + mlp + expert;
 }
 
-double workload_layer_refetch_frac(const workload_model *m, bool moe, int tp, int ep, double reuse)
+/* The four modules DeepSpeed frees and fetches (QKV, projection, MLP in, MLP
+ * out; weights one rank holds), and whether module i is gathered again
+ * after the recomputed forward: the modules after it run twice (their
+ * recomputed forward and their backward) before its backward, and it is
+ * kept only when that is within `reuse` parameters. */
+static void layer_modules(const workload_model *m, bool moe, int tp, int ep, double mod[4])
 {
     double h = m->hidden, kv = (double)m->hidden / m->heads * m->kv_heads, in = m->gated ? 2 : 1;
-    double mod[4] = {h * (h + 2 * kv) / tp, h * h / tp, 0, 0};
-    if (moe) {
-        mod[2] = in * h * ((double)m->experts * m->expert_ffn / ep + (double)m->shared_ffn / tp);
-        mod[3] = h * ((double)m->experts * m->expert_ffn / ep + (double)m->shared_ffn / tp);
-    } else {
-        mod[2] = in * h * m->ffn / tp;
-        mod[3] = h * m->ffn / tp;
-    }
-    double all = 0, again = 0, after = 0;
-    for (int i = 3; i >= 0; i--) {
+    double ffn = moe ? (double)m->experts * m->expert_ffn / ep + (double)m->shared_ffn / tp : (double)m->ffn / tp;
+    mod[0] = h * (h + 2 * kv) / tp;
+    mod[1] = h * h / tp;
+    mod[2] = in * h * ffn;
+    mod[3] = h * ffn;
+}
+
+static bool refetched(const double mod[4], int i, double reuse)
+{
+    double after = 0;
+    for (int j = i + 1; j < 4; j++)
+        after += mod[j];
+    return 2 * after > reuse;
+}
+
+double workload_layer_refetch_frac(const workload_model *m, bool moe, int tp, int ep, double reuse)
+{
+    double mod[4], all = 0, again = 0;
+    layer_modules(m, moe, tp, ep, mod);
+    for (int i = 0; i < 4; i++) {
         all += mod[i];
-        if (2 * after > reuse)
+        if (refetched(mod, i, reuse))
             again += mod[i];
-        after += mod[i];
     }
     return all > 0 ? again / all : 0;
 }
 
 int workload_layer_tensors(const workload_model *m, int tp, double reuse, bool refetch, double *numel, int max)
 {
-    double h = m->hidden, kv = (double)m->hidden / m->heads * m->kv_heads, f = m->ffn;
+    double h = m->hidden, kv = (double)m->hidden / m->heads * m->kv_heads, f = m->ffn, mod[4];
     bool bias = !m->gated;
-    /* the four matrices (as workload_layer_refetch_frac) and what comes after each */
-    double mod[4] = {h * (h + 2 * kv) / tp, h * h / tp, (m->gated ? 2 : 1) * h * f / tp, h * f / tp};
-    double after[4] = {mod[1] + mod[2] + mod[3], mod[2] + mod[3], mod[3], 0};
+    layer_modules(m, false, tp, 1, mod);
     struct {
         double n;
-        int mod; /* the matrix whose fate it shares (a norm: the one after it) */
+        int mod; /* the module whose fate it shares (a norm: the one after it) */
     } t[16];
     int n = 0;
 #define T(numel_, mod_) (t[n].n = (numel_), t[n].mod = (mod_), n++)
@@ -309,8 +321,7 @@ int workload_layer_tensors(const workload_model *m, int tp, double reuse, bool r
 #undef T
     int k = 0;
     for (int i = 0; i < n; i++) {
-        /* a module is gathered again when what runs after it, twice, is beyond reach */
-        if (refetch && !(2 * after[t[i].mod] > reuse))
+        if (refetch && !refetched(mod, t[i].mod, reuse))
             continue;
         if (k < max)
             numel[k] = t[i].n;

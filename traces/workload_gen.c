@@ -393,37 +393,38 @@ static void zero3_gather_params(gen *G, int k, bool last_group, bool refetch)
         sync_gather(G, emb_params(G), name);
 }
 
-/* Gradients of layer group k reduce-scattered per tensor: PyTorch flattens
- * the list input with one copy per rank on the compute stream, then the
+/* One tensor's gradient reduce-scattered: PyTorch flattens the Python list
+ * input with one copy per rank on the compute stream, then the
  * reduce-scatter runs on the communication stream. */
+static void rs_tensor(gen *G, double numel)
+{
+    double bytes = numel * G->w->grad_bytes;
+    rank_list_host(G, S_MAIN, NONE);
+    trace_op o = {.kind = TOP_COMPUTE, .stream = S_MAIN, .name = g_strdup("zero3_rs_rank_copies"),
+                  .dur_ps = rank_copies_ps(G, bytes), .mem_bytes = 2 * bytes, .seq = -1};
+    add(G, &o, NONE);
+    uint32_t r = coll(G, S_DP, COLL_REDUCE_SCATTER, bytes, G->g_dpc, "zero3_grad_rs", G->last);
+    if (r != NONE) {
+        g_array_append_val(G->dp_ops, r);
+        G->rs_last = r;
+    }
+}
+
+/* Gradients of layer group k per tensor, in the order backward makes them
+ * (the layers from their end; the untied LM head first, the embedding last). */
 static void zero3_rs_params(gen *G, int k, bool last_group)
 {
     const workload_spec *w = G->w;
     double t[16];
-    GArray *all = g_array_new(FALSE, FALSE, sizeof(double));
     if (last_group && !w->m.tied)
-        g_array_append_val(all, (double){emb_params(G)});
+        rs_tensor(G, emb_params(G));
     for (int l = 0; l < group_size(G, k); l++) {
         int n = workload_layer_tensors(&w->m, w->tp, w->reuse_distance, false, t, 16);
-        for (int i = n - 1; i >= 0; i--) /* backward runs the layer from its end */
-            if (i < 16)
-                g_array_append_val(all, t[i]);
+        for (int i = (n < 16 ? n : 16) - 1; i >= 0; i--)
+            rs_tensor(G, t[i]);
     }
     if (k == 0)
-        g_array_append_val(all, (double){emb_params(G)});
-    for (guint i = 0; i < all->len; i++) {
-        double numel = g_array_index(all, double, i), bytes = numel * w->grad_bytes;
-        rank_list_host(G, S_MAIN, NONE);
-        trace_op o = {.kind = TOP_COMPUTE, .stream = S_MAIN, .name = g_strdup("zero3_rs_rank_copies"),
-                      .dur_ps = rank_copies_ps(G, bytes), .mem_bytes = 2 * bytes, .seq = -1};
-        add(G, &o, NONE);
-        uint32_t r = coll(G, S_DP, COLL_REDUCE_SCATTER, bytes, G->g_dpc, "zero3_grad_rs", G->last);
-        if (r != NONE) {
-            g_array_append_val(G->dp_ops, r);
-            G->rs_last = r;
-        }
-    }
-    g_array_free(all, TRUE);
+        rs_tensor(G, emb_params(G));
 }
 
 /* Gather group k's parameters (bf16) before its forward or backward;
