@@ -41,6 +41,9 @@ topo *sys_opts_load(const sys_opts *o, GError **err)
         g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "--launch-us must be in 0..1e6");
         return NULL;
     }
+    coll_nccl_env env; /* NCCL's channel knobs: a bad value is an input error here, before any work */
+    if (!coll_nccl_env_read(&env, err))
+        return NULL;
     topo_opts to = {.nodes = o->nodes, .gpus = o->gpus, .fabric = o->fabric, .sets = (const char *const *)o->sets};
     return topo_load(o->topo, &to, err);
 }
@@ -57,4 +60,7 @@ void sys_from_topo(coll_system *s, const topo *t, const sys_opts *o)
     double launch = o->launch_us >= 0 ? o->launch_us : t->launch_us > 0 ? t->launch_us : DEFAULT_LAUNCH_US;
     topo_coll_system(s, t, launch, o->gpus_per_thread);
     s->exact = o->exact;
+    /* NCCL_MAX_NCHANNELS etc.: checked by sys_opts_load, which every caller ran */
+    if (!coll_nccl_env_read(&s->nccl, NULL))
+        s->nccl = (coll_nccl_env){0};
 }

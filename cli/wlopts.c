@@ -240,12 +240,15 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
         coll_system sys, iso;
         topo_coll_system(&sys, t, 2.5, 1);
         sys.exact = exact;
-        if (ti)
+        ok = coll_nccl_env_read(&sys.nccl, err); /* NCCL_MAX_NCHANNELS etc. */
+        if (ti) {
             topo_coll_system(&iso, ti, 2.5, 1);
+            iso.nccl = sys.nccl;
+        }
         replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = ti ? &iso : NULL,
                           .gpu_sms = g.sm_share ? g.spec.sms : 0, .sm_penalty = g.comm_penalty};
         replay_result res;
-        if ((ok = replay_run(tr, &ro, &res, err))) {
+        if (ok && (ok = replay_run(tr, &ro, &res, err))) {
             double hw = 0, exp = 0;
             for (int r = 0; r < tr->nranks; r++) {
                 for (guint i = 0; i < tr->ranks[r].ops->len; i++)

@@ -492,9 +492,13 @@ static void share_links(coll_exec *x, GPtrArray *units, int m)
                              : (coll_block_routes){.route = {w->route}, .nroutes = 1};
         }
     coll_link_shares(x, b, n, share);
+    /* a Simple block copies no faster than one thread block can
+     * (coll_block_simple_GBps): binds only when few channels share the
+     * links (NCCL_MAX_NCHANNELS); held, not paced, so the slice streams */
+    double blk = x->req->proto == PROTO_SIMPLE ? coll_block_simple_GBps(x->sys->gpu_sm) * 1e9 : 0;
     for (size_t i = 0; i < n; i++)
         if (who[i]->max_inflight == 1)
-            who[i]->share_Bps = share[i];
+            who[i]->share_Bps = blk > 0 && blk < share[i] ? blk : share[i];
     g_free(share);
     g_free(who);
     g_free(b);

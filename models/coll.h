@@ -44,6 +44,13 @@ int coll_algo_from_name(const char *s);
 #define COLL_P2P_WINDOW 8
 uint64_t coll_p2p_chunk(const fabric *f, const fab_route *r);
 
+/* NCCL's channel knobs from the environment (0: not set; nccl_env.c). */
+typedef struct {
+    int min_nch, max_nch;   /* NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS (or the older NCCL_*_NRINGS) */
+    int min_ctas, max_ctas; /* NCCL_MIN_CTAS / NCCL_MAX_CTAS */
+    bool nvls_off;          /* NCCL_NVLS_ENABLE=0 */
+} coll_nccl_env;
+
 /* What the collective runs on: the fabric and who the ranks are. */
 typedef struct {
     fabric *fab;
@@ -64,6 +71,7 @@ typedef struct {
     bool uneven;            /* servers hold different numbers of the ranks (a group cut across
                              * servers, e.g. 36 ranks on 8-GPU servers): only Ring (in rank
                              * order) and Direct run; the others assume ppn ranks per node */
+    coll_nccl_env nccl;     /* NCCL_MIN/MAX_NCHANNELS, NCCL_MIN/MAX_CTAS, NCCL_NVLS_ENABLE (nccl_env.c) */
 } coll_system;
 
 typedef struct {
@@ -123,8 +131,15 @@ bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t 
  * spec does not mention this collective). */
 bool coll_tune_parse_mask(const char *spec, coll_kind kind, bool algos, uint32_t *mask, GError **err);
 
-/* Channels NCCL would use for `algo` on this system (see docs/collectives.md). */
+/* Channels NCCL's search gives `algo` on this system (the tuner's count;
+ * see docs/collectives.md). */
 int coll_channels(const coll_system *sys, coll_algo_id algo);
+/* The channels `algo` runs on: coll_channels within sys->nccl's limits, as
+ * NCCL applies NCCL_MIN/MAX_NCHANNELS and NCCL_MIN/MAX_CTAS (nccl_env.c). */
+int coll_run_channels(const coll_system *sys, coll_algo_id algo);
+/* Read NCCL_MIN/MAX_NCHANNELS (NCCL_MIN/MAX_NRINGS), NCCL_MIN/MAX_CTAS and
+ * NCCL_NVLS_ENABLE; false with *err (a bad value) otherwise. */
+bool coll_nccl_env_read(coll_nccl_env *e, GError **err);
 
 #define COLL_ERROR (coll_error_quark())
 GQuark coll_error_quark(void);

@@ -87,5 +87,7 @@ bool coll_nodes_alike(const coll_system *sys);
 uint64_t coll_exec_fabric_chunk(uint64_t wire);
 /* Split `total` bytes into `parts` shares aligned to `grain`; share i. */
 uint64_t coll_share(uint64_t total, int parts, int i, uint64_t grain);
+/* n channels for `algo` within sys->nccl's limits (coll_run_channels). */
+int coll_channels_limit(const coll_system *sys, coll_algo_id algo, int n);
 
 #endif

@@ -88,6 +88,13 @@ double coll_tree_perch_GBps(int sm, int nnodes, coll_proto_id p)
     return p == PROTO_SIMPLE ? simple[a][n] : p == PROTO_LL128 ? ll128[a][n] : 0;
 }
 
+double coll_block_simple_GBps(int sm)
+{
+    /* perChMaxTreeBws, one-node column: NCCL's per-channel ceiling for Simple */
+    static const double v[4] = {26.5, 24.0, 38.7, 70.0};
+    return v[arch_index(sm)];
+}
+
 double coll_tree_correction(coll_proto_id p, uint64_t bytes)
 {
     static const double f[PROTO_COUNT][24] = {

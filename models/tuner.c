@@ -183,7 +183,12 @@ bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t 
             continue;
         if (sys->uneven && a != ALGO_RING && a != ALGO_DIRECT) /* they assume ppn ranks per server */
             continue;
+        if (sys->nccl.nvls_off && (a == ALGO_NVLS || a == ALGO_NVLS_TREE)) /* NCCL_NVLS_ENABLE=0 */
+            continue;
+        /* the search graph's channels set NCCL's modelled bandwidth; the knobs
+         * (NCCL_MAX_NCHANNELS, ...) only change the blocks that run */
         int nch = coll_channels(sys, (coll_algo_id)a); /* a route lookup for some systems: once per algorithm */
+        int run = coll_channels_limit(sys, (coll_algo_id)a, nch);
         for (int p = 0; p < PROTO_COUNT; p++) {
             if (proto_mask && !(proto_mask & (1u << p)))
                 continue;
@@ -192,7 +197,7 @@ bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t 
                 best = t;
                 req->algo = (coll_algo_id)a;
                 req->proto = (coll_proto_id)p;
-                req->nchannels = small_channels((coll_algo_id)a, (coll_proto_id)p, nch, sys->nranks, bytes);
+                req->nchannels = small_channels((coll_algo_id)a, (coll_proto_id)p, run, sys->nranks, bytes);
             }
         }
     }

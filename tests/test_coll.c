@@ -75,12 +75,15 @@ static void test_coll_ring_allreduce_matches_alpha_beta(void)
     coll_system sys = star(&f, g);
     uint64_t S = 4 << 20; /* one chunk per step: S/N = 1 MiB <= 2 MiB */
     double t = run(&sys, COLL_ALL_REDUCE, ALGO_RING, S, 1);
-    /* per step: 2 slices, each alpha (NVLink Simple ring step, 3.4 us) + slice/beta */
-    double alpha = 3.4, slice_us = (double)S / N / 2 / BW * 1e6;
+    /* per step: 2 slices, each alpha (NVLink Simple ring step, 3.4 us) +
+     * slice/beta, beta the link or one thread block's copy rate (one channel
+     * on a 100 GB/s link: the block's 38.7 GB/s binds) */
+    double beta = fmin(BW, coll_block_simple_GBps(sys.gpu_sm) * 1e9);
+    double alpha = 3.4, slice_us = (double)S / N / 2 / beta * 1e6;
     double steps = 2 * (N - 1), base = 8.4;
     double ideal = base + steps * 2 * (alpha + slice_us);
     /* chunking effect: each slice is store-and-forwarded over 2 hops in quarters */
-    double fill = steps * 2 * slice_us / 4;
+    double fill = steps * 2 * ((double)S / N / 2 / BW * 1e6) / 4;
     CU_ASSERT(t >= ideal * 0.999);
     CU_ASSERT(t <= (ideal + fill) * 1.001);
     fabric_free(f);
@@ -472,6 +475,118 @@ static void test_coll_channels_one_gpu_per_server(void)
     }
 }
 
+/* NCCL's channel knobs (nccl_env.c, connect.cc's rule): max first, then min
+ * copies channels up to it, at most 64; NVLS keeps its own count, clamped
+ * by the CTA limits only; point-to-point channels are not touched. */
+static void test_coll_channel_knobs(void)
+{
+    coll_system a100, h100;
+    topo *ta = shipped("dgx-a100", (topo_opts){0}, &a100), *th = shipped("dgx-h100", (topo_opts){0}, &h100);
+    static const struct {
+        coll_nccl_env e;
+        int ring, nvls;
+    } cases[] = {
+        {{0}, 24, 16},
+        {{.max_nch = 8}, 8, 16},
+        {{.min_nch = 32}, 32, 16},
+        {{.max_nch = 4, .min_nch = 8}, 8, 16}, /* max, then min */
+        {{.min_nch = 64, .max_ctas = 2}, 64, 2},
+        {{.max_ctas = 6}, 6, 6},
+        {{.min_ctas = 20}, 24, 20},
+        {{.max_nch = 12, .max_ctas = 3}, 3, 3},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        a100.nccl = h100.nccl = cases[i].e;
+        CU_ASSERT_EQUAL(coll_run_channels(&a100, ALGO_RING), cases[i].ring);
+        CU_ASSERT_EQUAL(coll_run_channels(&a100, ALGO_TREE), cases[i].ring);
+        CU_ASSERT_EQUAL(coll_run_channels(&h100, ALGO_NVLS), cases[i].nvls);
+        CU_ASSERT_EQUAL(coll_run_channels(&a100, ALGO_DIRECT), coll_channels(&a100, ALGO_DIRECT));
+        /* the tuner runs what the knobs leave (large sizes: no small-size drop) */
+        coll_request req;
+        CU_ASSERT_TRUE_FATAL(coll_tune(&a100, COLL_ALL_REDUCE, 1u << 30, 1u << ALGO_RING, 0, &req, NULL));
+        CU_ASSERT_EQUAL(req.nchannels, cases[i].ring);
+    }
+    /* NCCL_NVLS_ENABLE=0: H100's large all_reduce goes to the ring */
+    h100.nccl = (coll_nccl_env){0};
+    coll_request req;
+    CU_ASSERT_TRUE_FATAL(coll_tune(&h100, COLL_ALL_REDUCE, 1u << 30, 0, 0, &req, NULL));
+    CU_ASSERT_EQUAL(req.algo, ALGO_NVLS);
+    h100.nccl.nvls_off = true;
+    CU_ASSERT_TRUE_FATAL(coll_tune(&h100, COLL_ALL_REDUCE, 1u << 30, 0, 0, &req, NULL));
+    CU_ASSERT_EQUAL(req.algo, ALGO_RING);
+    CU_ASSERT_FALSE(coll_tune(&h100, COLL_ALL_REDUCE, 1u << 30, 1u << ALGO_NVLS, 0, &req, NULL));
+    topo_free(ta);
+    topo_free(th);
+}
+
+/* The environment read as NCCL names it; bad values are errors. */
+static void test_coll_channel_knobs_from_env(void)
+{
+    static const char *const vars[] = {"NCCL_MIN_NRINGS",   "NCCL_MAX_NRINGS", "NCCL_MIN_NCHANNELS",
+                                       "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS",   "NCCL_MAX_CTAS",
+                                       "NCCL_NVLS_ENABLE"};
+    for (size_t i = 0; i < G_N_ELEMENTS(vars); i++)
+        g_unsetenv(vars[i]);
+    coll_nccl_env e;
+    GError *err = NULL;
+    CU_ASSERT_TRUE(coll_nccl_env_read(&e, &err));
+    CU_ASSERT_TRUE(!e.min_nch && !e.max_nch && !e.min_ctas && !e.max_ctas && !e.nvls_off);
+    g_setenv("NCCL_MAX_NRINGS", "6", TRUE); /* the old name, when the new one is unset */
+    g_setenv("NCCL_MIN_NCHANNELS", " 100", TRUE); /* NCCL: at most MAXCHANNELS */
+    g_setenv("NCCL_MAX_CTAS", "0", TRUE);         /* <= 0: not set */
+    g_setenv("NCCL_NVLS_ENABLE", "0", TRUE);
+    CU_ASSERT_TRUE(coll_nccl_env_read(&e, &err));
+    CU_ASSERT_EQUAL(e.max_nch, 6);
+    CU_ASSERT_EQUAL(e.min_nch, 64);
+    CU_ASSERT_EQUAL(e.max_ctas, 0);
+    CU_ASSERT_TRUE(e.nvls_off);
+    g_setenv("NCCL_MAX_NCHANNELS", "4", TRUE);
+    CU_ASSERT_TRUE(coll_nccl_env_read(&e, &err));
+    CU_ASSERT_EQUAL(e.max_nch, 4);
+    static const char *const bad[][2] = {{"NCCL_MAX_NCHANNELS", "abc"}, {"NCCL_MIN_CTAS", "-3"},
+                                         {"NCCL_MAX_CTAS", "12x"},      {"NCCL_NVLS_ENABLE", "yes"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *old = g_strdup(g_getenv(bad[i][0]));
+        g_setenv(bad[i][0], bad[i][1], TRUE);
+        CU_ASSERT_FALSE(coll_nccl_env_read(&e, &err));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err->message, bad[i][0]));
+        g_clear_error(&err);
+        if (old)
+            g_setenv(bad[i][0], old, TRUE);
+        else
+            g_unsetenv(bad[i][0]);
+        g_free(old);
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(vars); i++)
+        g_unsetenv(vars[i]);
+}
+
+/* One Simple ring channel on DGX A100 moves at one thread block's rate
+ * (24 GB/s, NCCL's Simple per-channel ceiling), not the GPU's 240 GB/s of
+ * NVLink: 1 GiB all_reduce busbw = 24 GB/s x slice / (slice + the step
+ * latency at 24 GB/s) within 2%; two channels twice that; 24 channels are
+ * link-bound as before (the cap does not bind). */
+static void test_coll_ring_one_block_rate(void)
+{
+    coll_system sys;
+    topo *t = shipped("dgx-a100", (topo_opts){0}, &sys);
+    const uint64_t S = 1u << 30;
+    const double blk = coll_block_simple_GBps(sys.gpu_sm) * 1e9, lat = coll_hw_lat_us(0, ALGO_RING, PROTO_SIMPLE);
+    const double slice = 1 << 20; /* Simple: 2 steps of 512 KiB */
+    double bus[3];
+    const int nch[3] = {1, 2, 24};
+    for (int i = 0; i < 3; i++) {
+        double us = run(&sys, COLL_ALL_REDUCE, ALGO_RING, S, nch[i]);
+        bus[i] = (double)S / (us * 1e-6) * 2 * 7 / 8 / 1e9;
+    }
+    double want1 = blk / 1e9 * slice / (slice + lat * 1e-6 * blk);
+    ASSERT_REL(bus[0], want1, 0.02);
+    ASSERT_REL(bus[1], 2 * want1, 0.02);
+    CU_ASSERT(bus[2] > 200 && bus[2] < 240); /* the links bind, not the blocks */
+    topo_free(t);
+}
+
 static void test_coll_algo_spec_parsing(void)
 {
     uint32_t m;
@@ -638,6 +753,9 @@ int main(void)
         {"/coll/collnet/sharp-reduces-in-network", test_coll_collnet_sharp_reduces_in_network},
         {"/coll/collnet/chain", test_coll_collnet_chain},
         {"/coll/tuner/algo-spec-parsing", test_coll_algo_spec_parsing},
+        {"/coll/channels/nccl-knobs", test_coll_channel_knobs},
+        {"/coll/channels/nccl-knobs-from-env", test_coll_channel_knobs_from_env},
+        {"/coll/ring/one-block-rate", test_coll_ring_one_block_rate},
         {"/coll/alltoall/direct", test_coll_alltoall_direct},
         {"/coll/sendrecv/pxn-stays-on-rails", test_coll_sendrecv_pxn_stays_on_rails},
         {0},

@@ -158,6 +158,15 @@ static void test_replay_compute_beside_collective_slows(void)
     ASSERT_REL((double)g.res.ranks[0].slowed_ps, want, 1e-8); /* ps rounding */
     ASSERT_REL((double)g.res.ranks[1].slowed_ps, want * 1.001, 1e-8);
     replay_result_clear(&g.res);
+    /* NCCL_MAX_CTAS=2: the collective holds 2 SMs, and compute beside it
+     * slows by S / (S - 2) instead */
+    g.sys.nccl.max_ctas = 2;
+    CU_ASSERT_TRUE_FATAL(coll_tune(&g.sys, COLL_ALL_REDUCE, 256u << 20, 0, 0, &req, NULL));
+    CU_ASSERT_EQUAL(req.nchannels, 2);
+    CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
+    ASSERT_REL((double)g.res.ranks[0].slowed_ps, 1000 * SIM_US * ((double)S / (S - 2) * (1 + pen) - 1), 1e-8);
+    replay_result_clear(&g.res);
+    g.sys.nccl.max_ctas = 0;
     g.o.gpu_sms = 0; /* off: nothing slowed */
     CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
     CU_ASSERT_EQUAL(g.res.ranks[0].slowed_ps, 0);

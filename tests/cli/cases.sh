@@ -24,6 +24,17 @@ check scale-uneven-dp-groups 0 'dgx-h100 +H100-SXM +72 +1 +2 +36' -- scale --mod
 check scale-auto 0 'fastest of [0-9]+ layouts that fit' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --auto
 check scale-pp-not-dividing 2 'dgx-h100 with 72 GPUs: no layout with tp 4 pp 8' -- scale --model llama3-8b --systems dgx-h100:72 --tp 4 --pp 8 --seq 256
 check scale-band 0 'step_ms 80%: where the published step fell' -- scale --model llama2-7b --systems dgx-h100:8 --seq 256
+# NCCL's channel knobs from the environment (docs/collectives.md, "Channel knobs")
+export NCCL_MAX_NCHANNELS=2
+check collective-max-nchannels 0 'explain: +1073741824 +Ring +Simple +2 ' -- collective --topo dgx-a100 -b 1G -e 1G --explain
+unset NCCL_MAX_NCHANNELS
+export NCCL_NVLS_ENABLE=0
+check collective-nvls-disabled 0 'explain: +1073741824 +Ring ' -- collective --topo dgx-h100 -b 1G -e 1G --explain
+unset NCCL_NVLS_ENABLE
+export NCCL_MAX_CTAS=abc
+check collective-bad-max-ctas 2 "environment NCCL_MAX_CTAS='abc'" -- collective --topo dgx-h100 -b 1M -e 1M
+check scale-bad-max-ctas 2 "environment NCCL_MAX_CTAS='abc'" -- scale --model llama3-8b --systems dgx-h100:8 --seq 256
+unset NCCL_MAX_CTAS
 check collective-csv 0 '^size,count' -- collective --topo dgx-a100 -b 1K -e 1M -f 32 --format csv
 check collective-bad-op 2 "unknown --op 'allmix'" -- collective --topo dgx-h100 --op allmix
 check collective-bad-size 2 'bad size' -- collective --topo dgx-h100 -b 12Q

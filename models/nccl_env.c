@@ -1,0 +1,91 @@
+/* models/nccl_env.c - NCCL's channel knobs, read from the environment the
+ * way NCCL reads them, and the channels a collective then runs on.
+ *
+ * NCCL 2.30 (src/graph/connect.cc, ncclTopoPostset): after its search and
+ * duplication the communicator keeps min(NCCL_MAX_NCHANNELS, nChannels,
+ * maxCTAs) channels, then copies channels up to max(NCCL_MIN_NCHANNELS,
+ * minCTAs), at most MAXCHANNELS (64, src/include/device.h). maxCTAs/minCTAs
+ * are ncclConfig_t fields that NCCL_MAX_CTAS / NCCL_MIN_CTAS override;
+ * NCCL_MAX_NRINGS / NCCL_MIN_NRINGS are the older names of the NCCL_*_NCHANNELS
+ * pair. NVLS keeps its own count (16 Hopper, 24/32 Blackwell), clamped to
+ * [minCTAs, maxCTAs] only (src/transport/nvls.cc). NCCL_NVLS_ENABLE=0 turns
+ * NVLS and NVLSTree off. The tuner's bandwidths stay those of NCCL's search
+ * graph (tuning.cc uses graph->nChannels), so the knobs change how many
+ * thread blocks move the data, not which algorithm NCCL picks; below a size
+ * NCCL still drops channels (tuner.c). docs/collectives.md, "Channel knobs".
+ */
+#include "coll_priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCCL_MAXCHANNELS 64
+
+/* *out = the value of env variable `name` (0 when unset or empty); false
+ * with *err when it is not an integer in 1..NCCL_MAXCHANNELS (NCCL ignores
+ * values <= 0; so does this, an explicit "0" meaning "unset"). */
+static bool env_channels(const char *name, int *out, GError **err)
+{
+    const char *v = g_getenv(name);
+    *out = 0;
+    if (!v || !*v)
+        return true;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (errno || end == v || *end || n < 0 || n > 1024) {
+        g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
+                    "environment %s='%s': expected a channel count (an integer, at most %d used)", name, v,
+                    NCCL_MAXCHANNELS);
+        return false;
+    }
+    *out = n > NCCL_MAXCHANNELS ? NCCL_MAXCHANNELS : (int)n;
+    return true;
+}
+
+bool coll_nccl_env_read(coll_nccl_env *e, GError **err)
+{
+    *e = (coll_nccl_env){0};
+    int rings_min, rings_max;
+    if (!env_channels("NCCL_MIN_NRINGS", &rings_min, err) || !env_channels("NCCL_MAX_NRINGS", &rings_max, err) ||
+        !env_channels("NCCL_MIN_NCHANNELS", &e->min_nch, err) ||
+        !env_channels("NCCL_MAX_NCHANNELS", &e->max_nch, err) || !env_channels("NCCL_MIN_CTAS", &e->min_ctas, err) ||
+        !env_channels("NCCL_MAX_CTAS", &e->max_ctas, err))
+        return false;
+    if (!e->min_nch) /* the newer name wins, as in NCCL's ncclMinNchannels() */
+        e->min_nch = rings_min;
+    if (!e->max_nch)
+        e->max_nch = rings_max;
+    const char *nv = g_getenv("NCCL_NVLS_ENABLE");
+    if (nv && *nv) {
+        if (strcmp(nv, "0") && strcmp(nv, "1") && strcmp(nv, "2")) {
+            g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
+                        "environment NCCL_NVLS_ENABLE='%s': expected 0, 1 or 2", nv);
+            return false;
+        }
+        e->nvls_off = !strcmp(nv, "0");
+    }
+    return true;
+}
+
+int coll_run_channels(const coll_system *sys, coll_algo_id algo)
+{
+    return coll_channels_limit(sys, algo, coll_channels(sys, algo));
+}
+
+int coll_channels_limit(const coll_system *sys, coll_algo_id algo, int n)
+{
+    const coll_nccl_env *e = &sys->nccl;
+    int max_ctas = e->max_ctas > 0 ? e->max_ctas : NCCL_MAXCHANNELS, min_ctas = e->min_ctas > 0 ? e->min_ctas : 1;
+    if (algo == ALGO_DIRECT) /* point-to-point channels: NCCL's own (not modelled by these knobs) */
+        return n;
+    if (algo == ALGO_NVLS || algo == ALGO_NVLS_TREE)
+        return MAX(min_ctas, MIN(max_ctas, n));
+    int hi = e->max_nch > 0 ? MIN(e->max_nch, max_ctas) : max_ctas;
+    n = MIN(n, hi);
+    int lo = MIN(MAX(e->min_nch, min_ctas), NCCL_MAXCHANNELS);
+    return MAX(n, lo); /* max first, then min: NCCL copies the kept channels up to it */
+}
