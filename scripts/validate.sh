@@ -69,6 +69,17 @@ echo "$DATASETS" | while IFS='|' read -r f t note; do
         echo '```'
     } >> "$tmp/body.md"
 done
+# the one nccl-tests log of shared/measured not in the table, and why
+{
+    echo
+    echo "Not in the table: \`27-l40s-2node-1gpu-each-tcp-socket-allreduce\` (2 servers x 1 L40S, all_reduce over"
+    echo "NCCL's socket transport, \`NCCL_IB_DISABLE=1\`). It levels off at 8.1 GB/s busbw (65 Gb/s), where those"
+    echo "hosts (Red Hat's nvd-srv-29/30) carry single-port 400GbE ConnectX-7 cards (MCX715105AS-WEAT, in the same"
+    echo "author's mfttool notes, schmaustech): the limit is the hosts' TCP path, NCCL's proxy thread doing every"
+    echo "socket's send and receive itself (net_socket.cc: on NICs other than AWS's and GCP's, 0 helper threads"
+    echo "and 1 socket per connection by default) through host memory (sockets take no GPUDirect). conveyor has no"
+    echo "model of a CPU's TCP throughput and nothing here measures it, so it has no system that describes this run."
+} >> "$tmp/head.md"
 # the training-throughput section (scripts/validate_scaling.sh) goes between
 # these markers, after the collective summary and before the per-dataset logs
 {
