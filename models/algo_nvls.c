@@ -84,7 +84,7 @@ static uint64_t payload(const nt_chan *c, uint32_t k)
     return c->bytes - off < c->chunk ? c->bytes - off : c->chunk;
 }
 
-static fab_node_id switch_of(const coll_exec *x, fab_node_id gpu)
+fab_node_id coll_nvls_switch_of(const coll_exec *x, fab_node_id gpu)
 {
     const fab_link_id *out;
     uint32_t n;
@@ -262,16 +262,18 @@ static void up_try(nt_unit *u)
     u->sent_at[k % NT_SLOTS] = now > c->x->start ? now : c->x->start;
     fab_node_id g = c->x->sys->gpu[u->rank];
     if (!c->r_up[u->rank])
-        c->r_up[u->rank] = coll_exec_route(c->x, g, switch_of(c->x, g), (uint32_t)c->head);
+        c->r_up[u->rank] = coll_exec_route(c->x, g, coll_nvls_switch_of(c->x, g), (uint32_t)c->head);
     send_on(c, c->r_up[u->rank], nvl_wire(c, k), on_up, u, k);
 }
 
 static fab_node_id node_switch(nt_chan *c, int node)
 {
     if (c->sw[node] == FAB_NONE)
-        c->sw[node] = switch_of(c->x, gpu(c, node, 0));
+        c->sw[node] = coll_nvls_switch_of(c->x, gpu(c, node, 0));
     return c->sw[node];
 }
+
+double coll_nvls_eff(int sm) { return sm >= 100 ? 0.74 : 0.85; }
 
 static bool nvls_common(const coll_system *sys, coll_kind kind, const char **why)
 {
@@ -279,8 +281,8 @@ static bool nvls_common(const coll_system *sys, coll_kind kind, const char **why
         *why = "no NVLS-capable NVSwitch joins the ranks of a node";
         return false;
     }
-    if (kind != COLL_ALL_REDUCE) {
-        *why = "modelled for all_reduce";
+    if (kind != COLL_ALL_REDUCE && (sys->nnodes > 1 || (kind != COLL_ALL_GATHER && kind != COLL_REDUCE_SCATTER))) {
+        *why = "modelled for all_reduce, and for all_gather/reduce_scatter inside one node";
         return false;
     }
     if (sys->nnodes > 255 || sys->ppn > 255) {
@@ -320,7 +322,7 @@ static bool nt_supports(const coll_system *sys, coll_kind kind, const char **why
  * (NCCL_NVLS_CHUNKSIZE), smaller while the operation is small against
  * nChannels x nHeads chunks in flight; each test uses the chunk as already
  * reduced. */
-static uint64_t nvls_chunk(const coll_exec *x, int nch, int nnodes)
+uint64_t coll_nvls_chunk(const coll_exec *x, int nch, int nnodes)
 {
     uint64_t chunk = NT_CHUNK, ops = (uint64_t)nch * (uint64_t)x->sys->ppn, b = x->req->bytes;
     if (nnodes == 1) {
@@ -343,11 +345,15 @@ static void nt_start(coll_exec *x)
 {
     const coll_system *sys = x->sys;
     int nch = x->req->nchannels > 0 ? x->req->nchannels : 1, N = sys->nnodes;
-    double eff = sys->gpu_sm >= 100 ? 0.74 : 0.85;
+    if (x->req->kind != COLL_ALL_REDUCE) { /* all_gather, reduce_scatter (one node) */
+        coll_nvls_rsag_start(x);
+        return;
+    }
+    double eff = coll_nvls_eff(sys->gpu_sm);
     double lat = coll_hw_lat_us(0, ALGO_NVLS_TREE, PROTO_SIMPLE) +
                  2 * log2((double)N) * coll_hw_lat_us(2, ALGO_NVLS_TREE, PROTO_SIMPLE);
     x->start += sim_time_from_us(lat);
-    uint64_t chunk = nvls_chunk(x, nch, N);
+    uint64_t chunk = coll_nvls_chunk(x, nch, N);
     for (int ci = 0; ci < nch; ci++) {
         nt_chan *c = g_new0(nt_chan, 1);
         g_ptr_array_add(x->garbage, c);
@@ -398,8 +404,9 @@ static void nt_start(coll_exec *x)
 
 const coll_algo coll_algo_nvls = {
     .name = "nvls",
-    .summary = "each rank sends S up once, the switch reduces, the head stores S/n and the switch multicasts "
-               "S down; busbw = bw x nvlsEff x 2(n-1)/n / (1+1/n)",
+    .summary = "all_reduce: each rank sends S up once, the switch reduces, the head stores S/n and the switch "
+               "multicasts S down; busbw = bw x nvlsEff x 2(n-1)/n / (1+1/n); all_gather/reduce_scatter: S "
+               "down/up per GPU, busbw = bw x nvlsEff x (n-1)/n",
     .supports = nvls_supports,
     .start = nt_start,
 };

@@ -87,6 +87,13 @@ bool coll_nodes_alike(const coll_system *sys);
 uint64_t coll_exec_fabric_chunk(uint64_t wire);
 /* Split `total` bytes into `parts` shares aligned to `grain`; share i. */
 uint64_t coll_share(uint64_t total, int parts, int i, uint64_t grain);
+/* NVLS (algo_nvls.c), shared with algo_nvls_rsag.c: NCCL's chunk for the
+ * operation (calcCollChunking), nvlsEfficiency, a GPU's NVSwitch; and the
+ * all_gather/reduce_scatter planner. */
+uint64_t coll_nvls_chunk(const coll_exec *x, int nch, int nnodes);
+double coll_nvls_eff(int sm);
+fab_node_id coll_nvls_switch_of(const coll_exec *x, fab_node_id gpu);
+void coll_nvls_rsag_start(coll_exec *x);
 /* n channels for `algo` within sys->nccl's limits (coll_run_channels). */
 int coll_channels_limit(const coll_system *sys, coll_algo_id algo, int n);
 

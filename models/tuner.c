@@ -73,10 +73,13 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
         if (kind == COLL_ALL_REDUCE && sys->nnodes > 1 && p == PROTO_SIMPLE && bytes / ((uint64_t)nch * n) >= 64)
             lat *= sys->gpu_sm < 80 ? 1.9 : 1.4;
     } else if (a == ALGO_NVLS) {
-        if (p != PROTO_SIMPLE || kind != COLL_ALL_REDUCE || !sys->nvls || sys->nnodes > 1)
+        bool rsag = kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER;
+        if (p != PROTO_SIMPLE || (kind != COLL_ALL_REDUCE && !rsag) || !sys->nvls || sys->nnodes > 1)
             return -1;
         double eff = sys->gpu_sm >= 100 ? 0.74 : 0.85;
-        algbw = bus * eff / (1.0 + 1.0 / n) * (nch - 1) / nch;
+        /* all_reduce: S(1+1/n) each way per GPU; all_gather/reduce_scatter: S
+         * down (up) per GPU, NCCL's bwIntra x nvlsEff x (ppn-1)/ppn as busBw */
+        algbw = bus * eff / (rsag ? 1.0 : 1.0 + 1.0 / n) * (nch - 1) / nch;
         lat = coll_hw_lat_us(0, ALGO_NVLS, p);
     } else if (a == ALGO_TREE) {
         if (kind != COLL_ALL_REDUCE || sys->nnodes < 2 || (p == PROTO_LL128 && !nvl))

@@ -183,6 +183,55 @@ static void test_coll_nvls_beats_ring_by_physical_factor(void)
     fabric_free(f);
 }
 
+/* NVLS all_gather / reduce_scatter on one NVLS switch (algo_nvls_rsag.c):
+ * an all_gather's downlinks and a reduce_scatter's uplinks carry S per GPU
+ * at nvlsEff (0.85 on Hopper), so S / (BW x 0.85) plus NCCL's NVLS latency
+ * (25 us, once) within 3%; every transfer delivered: (n + 1) S / 0.85 wire
+ * bytes for both. */
+static void test_coll_nvls_allgather_reducescatter(void)
+{
+    fabric *f;
+    fab_node_id g[N];
+    coll_system sys = star(&f, g);
+    const uint64_t S = 1ull << 30;
+    const coll_kind kinds[2] = {COLL_ALL_GATHER, COLL_REDUCE_SCATTER};
+    for (int i = 0; i < 2; i++) {
+        coll_request req = {.kind = kinds[i], .bytes = S, .algo = ALGO_NVLS, .proto = PROTO_SIMPLE, .nchannels = 8};
+        coll_result res;
+        GError *err = NULL;
+        CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, &err));
+        double want = (double)S / (BW * 0.85) * 1e6 + 25;
+        ASSERT_REL(res.time_us, want, 0.03);
+        ASSERT_REL((double)res.wire_bytes, (N + 1) * (double)S / 0.85, 1e-3);
+        CU_ASSERT(res.busiest_util <= 1.0 + 1e-9);
+    }
+    fabric_free(f);
+    /* NCCL's tuner: on 8 H100s the ring is faster at every size (NVLS's 25 us
+     * against the ring's 7 short steps); across 72 GB200s of one NVLink
+     * domain NVLS wins the small and middle sizes (the ring's 71 steps) */
+    coll_system h, b;
+    topo *th = shipped("dgx-h100", (topo_opts){0}, &h), *tb = shipped("gb200-nvl72", (topo_opts){.nodes = 18}, &b);
+    coll_request req;
+    CU_ASSERT_EQUAL(b.nranks, 72);
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_TRUE(coll_tune(&h, kinds[i], 1u << 20, 0, 0, &req, NULL));
+        CU_ASSERT_EQUAL(req.algo, ALGO_RING);
+        CU_ASSERT_TRUE(coll_tune(&b, kinds[i], 1u << 20, 0, 0, &req, NULL));
+        CU_ASSERT_EQUAL(req.algo, ALGO_NVLS);
+        CU_ASSERT_TRUE(coll_tune(&b, kinds[i], 2ull << 30, 0, 0, &req, NULL));
+        CU_ASSERT_EQUAL(req.algo, ALGO_RING);
+    }
+    /* NVLSTree does not run them (NCCL: NVLS across nodes needs CollNet) */
+    coll_system h2;
+    topo *t2 = shipped("dgx-h100", (topo_opts){.nodes = 2}, &h2);
+    CU_ASSERT_TRUE(coll_tune(&h2, COLL_ALL_GATHER, 1u << 20, 0, 0, &req, NULL));
+    CU_ASSERT_NOT_EQUAL(req.algo, ALGO_NVLS);
+    CU_ASSERT_FALSE(coll_tune(&h2, COLL_ALL_GATHER, 1u << 20, 1u << ALGO_NVLS_TREE, 0, &req, NULL));
+    topo_free(th);
+    topo_free(tb);
+    topo_free(t2);
+}
+
 static void test_coll_tuner_h100_ll_small_nvls_large(void)
 {
     coll_system sys;
@@ -196,7 +245,7 @@ static void test_coll_tuner_h100_ll_small_nvls_large(void)
     CU_ASSERT_EQUAL(req.algo, ALGO_NVLS);
     CU_ASSERT_EQUAL(req.proto, PROTO_SIMPLE);
     CU_ASSERT_EQUAL(req.nchannels, 16);
-    /* all_gather never uses NVLS here (modelled for all_reduce): Ring */
+    /* all_gather: NVLS's latency and rate lose to the ring here (NCCL's model) */
     CU_ASSERT_TRUE(coll_tune(&sys, COLL_ALL_GATHER, 256 << 20, 0, 0, &req, NULL));
     CU_ASSERT_EQUAL(req.algo, ALGO_RING);
     /* the maintainers' figures: NVLS ~480 busbw, Ring ~370 at large sizes */
@@ -747,6 +796,7 @@ int main(void)
         {"/coll/nvls/beats-ring-by-physical-factor", test_coll_nvls_beats_ring_by_physical_factor},
         {"/coll/tuner/h100-ll-small-nvls-large", test_coll_tuner_h100_ll_small_nvls_large},
         {"/coll/nvls/chunk-window", test_coll_nvls_chunk_window},
+        {"/coll/nvls/allgather-reducescatter", test_coll_nvls_allgather_reducescatter},
         {"/coll/nvlstree/two-nodes-physical-limit", test_coll_nvlstree_two_nodes_physical_limit},
         {"/coll/tree/four-nodes-network-bound", test_coll_tree_four_nodes_network_bound},
         {"/coll/pat/log-steps-one-gpu-per-node", test_coll_pat_log_steps_one_gpu_per_node},
