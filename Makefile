@@ -79,6 +79,7 @@ unit: $(TEST_BIN) $(BUILD)/conveyor
 
 clitest: $(BUILD)/conveyor
 	@sh tests/cli/run.sh $(BUILD)/conveyor
+	@sh tests/readme/check.sh $(BUILD)/conveyor
 
 bench: deps $(BENCH_BIN) $(BUILD)/conveyor
 	@$(BENCH_BIN) $(BUILD)/bench.json
