@@ -303,11 +303,19 @@ static bool launch(const coll_system *sys, const coll_request *req, sim_engine *
     if (!check_supported(sys, req, err))
         return false;
     coll_exec *x = g_new0(coll_exec, 1);
-    *x = (coll_exec){.sys = sys, .req_copy = *req, .proto = coll_proto_get(req->proto), .fab = sys->fab,
+    *x = (coll_exec){.sys = sys, .req_copy = *req, .proto_own = *coll_proto_get(req->proto), .fab = sys->fab,
                      .eng = eng, .garbage = g_ptr_array_new_with_free_func(g_free), .done = done,
                      .done_ctx = ctx, .launched = sim_engine_now(eng), .events0 = sim_engine_stats(eng)->events,
                      .async_err = async_err};
     x->req = &x->req_copy;
+    x->proto = &x->proto_own;
+    if (req->proto == PROTO_SIMPLE && sys->nccl.buffsize > 0) {
+        /* NCCL_BUFFSIZE: Simple's buffer of NCCL_STEPS steps; a ring chunk is
+         * 4 steps (ALLREDUCE_CHUNKSTEPS), a pipelined chain's 1 */
+        x->proto_own.step_bytes = sys->nccl.buffsize / 8;
+        x->proto_own.chunk_bytes = 4 * x->proto_own.step_bytes;
+        x->proto_own.chunk_bytes_pipe = x->proto_own.step_bytes;
+    }
     x->seen = seen ? g_hash_table_ref(seen) : NULL;
     x->start = x->launched + setup_ps(sys, req);
     x->starting = true;

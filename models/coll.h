@@ -49,6 +49,7 @@ typedef struct {
     int min_nch, max_nch;   /* NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS (or the older NCCL_*_NRINGS) */
     int min_ctas, max_ctas; /* NCCL_MIN_CTAS / NCCL_MAX_CTAS */
     bool nvls_off;          /* NCCL_NVLS_ENABLE=0 */
+    uint64_t buffsize;      /* NCCL_BUFFSIZE: Simple's buffer per connection, bytes (0: 4 MiB) */
 } coll_nccl_env;
 
 /* What the collective runs on: the fabric and who the ranks are. */
@@ -137,8 +138,8 @@ int coll_channels(const coll_system *sys, coll_algo_id algo);
 /* The channels `algo` runs on: coll_channels within sys->nccl's limits, as
  * NCCL applies NCCL_MIN/MAX_NCHANNELS and NCCL_MIN/MAX_CTAS (nccl_env.c). */
 int coll_run_channels(const coll_system *sys, coll_algo_id algo);
-/* Read NCCL_MIN/MAX_NCHANNELS (NCCL_MIN/MAX_NRINGS), NCCL_MIN/MAX_CTAS and
- * NCCL_NVLS_ENABLE; false with *err (a bad value) otherwise. */
+/* Read NCCL_MIN/MAX_NCHANNELS (NCCL_MIN/MAX_NRINGS), NCCL_MIN/MAX_CTAS,
+ * NCCL_NVLS_ENABLE and NCCL_BUFFSIZE; false with *err (a bad value) otherwise. */
 bool coll_nccl_env_read(coll_nccl_env *e, GError **err);
 
 #define COLL_ERROR (coll_error_quark())

@@ -10,7 +10,8 @@ typedef struct {
     const coll_system *sys;
     const coll_request *req; /* points at req_copy */
     coll_request req_copy;
-    const coll_proto *proto;
+    const coll_proto *proto; /* points at proto_own */
+    coll_proto proto_own;    /* the protocol's constants, Simple's steps at NCCL_BUFFSIZE */
     sim_engine *eng;
     fabric *fab;
     int units_left;     /* state machines that have not finished */

@@ -9,7 +9,9 @@
  * NCCL_MAX_NRINGS / NCCL_MIN_NRINGS are the older names of the NCCL_*_NCHANNELS
  * pair. NVLS keeps its own count (16 Hopper, 24/32 Blackwell), clamped to
  * [minCTAs, maxCTAs] only (src/transport/nvls.cc). NCCL_NVLS_ENABLE=0 turns
- * NVLS and NVLSTree off. The tuner's bandwidths stay those of NCCL's search
+ * NVLS and NVLSTree off. NCCL_BUFFSIZE is the Simple protocol's buffer per
+ * connection (default 4 MiB): NCCL_STEPS steps, so it sets Simple's step,
+ * slice and chunk (coll.c). The tuner's bandwidths stay those of NCCL's search
  * graph (tuning.cc uses graph->nChannels), so the knobs change how many
  * thread blocks move the data, not which algorithm NCCL picks; below a size
  * NCCL still drops channels (tuner.c). docs/collectives.md, "Channel knobs".
@@ -59,6 +61,21 @@ bool coll_nccl_env_read(coll_nccl_env *e, GError **err)
         e->min_nch = rings_min;
     if (!e->max_nch)
         e->max_nch = rings_max;
+    const char *bs = g_getenv("NCCL_BUFFSIZE");
+    if (bs && *bs) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(bs, &end, 10);
+        while (*end == ' ' || *end == '\t')
+            end++;
+        if (errno || end == bs || *end || bs[0] == '-' || v < 65536 || v > (1ull << 30) || v % 4096) {
+            g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
+                        "environment NCCL_BUFFSIZE='%s': expected bytes, a multiple of 4096 from 65536 to 1073741824",
+                        bs);
+            return false;
+        }
+        e->buffsize = v;
+    }
     const char *nv = g_getenv("NCCL_NVLS_ENABLE");
     if (nv && *nv) {
         if (strcmp(nv, "0") && strcmp(nv, "1") && strcmp(nv, "2")) {

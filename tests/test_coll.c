@@ -571,9 +571,9 @@ static void test_coll_channel_knobs(void)
 /* The environment read as NCCL names it; bad values are errors. */
 static void test_coll_channel_knobs_from_env(void)
 {
-    static const char *const vars[] = {"NCCL_MIN_NRINGS",   "NCCL_MAX_NRINGS", "NCCL_MIN_NCHANNELS",
-                                       "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS",   "NCCL_MAX_CTAS",
-                                       "NCCL_NVLS_ENABLE"};
+    static const char *const vars[] = {"NCCL_MIN_NRINGS", "NCCL_MAX_NRINGS",  "NCCL_MIN_NCHANNELS",
+                                       "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS",
+                                       "NCCL_NVLS_ENABLE", "NCCL_BUFFSIZE"};
     for (size_t i = 0; i < G_N_ELEMENTS(vars); i++)
         g_unsetenv(vars[i]);
     coll_nccl_env e;
@@ -590,10 +590,15 @@ static void test_coll_channel_knobs_from_env(void)
     CU_ASSERT_EQUAL(e.max_ctas, 0);
     CU_ASSERT_TRUE(e.nvls_off);
     g_setenv("NCCL_MAX_NCHANNELS", "4", TRUE);
+    g_setenv("NCCL_BUFFSIZE", "8388608", TRUE);
     CU_ASSERT_TRUE(coll_nccl_env_read(&e, &err));
     CU_ASSERT_EQUAL(e.max_nch, 4);
+    CU_ASSERT_EQUAL(e.buffsize, 8u << 20);
+    g_unsetenv("NCCL_BUFFSIZE");
     static const char *const bad[][2] = {{"NCCL_MAX_NCHANNELS", "abc"}, {"NCCL_MIN_CTAS", "-3"},
-                                         {"NCCL_MAX_CTAS", "12x"},      {"NCCL_NVLS_ENABLE", "yes"}};
+                                         {"NCCL_MAX_CTAS", "12x"},      {"NCCL_NVLS_ENABLE", "yes"},
+                                         {"NCCL_BUFFSIZE", "4M"},       {"NCCL_BUFFSIZE", "1000"},
+                                         {"NCCL_BUFFSIZE", "-4194304"}};
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         char *old = g_strdup(g_getenv(bad[i][0]));
         g_setenv(bad[i][0], bad[i][1], TRUE);
@@ -615,7 +620,8 @@ static void test_coll_channel_knobs_from_env(void)
  * (24 GB/s, NCCL's Simple per-channel ceiling), not the GPU's 240 GB/s of
  * NVLink: 1 GiB all_reduce busbw = 24 GB/s x slice / (slice + the step
  * latency at 24 GB/s) within 2%; two channels twice that; 24 channels are
- * link-bound as before (the cap does not bind). */
+ * link-bound as before (the cap does not bind); NCCL_BUFFSIZE sets the
+ * slice. */
 static void test_coll_ring_one_block_rate(void)
 {
     coll_system sys;
@@ -633,6 +639,12 @@ static void test_coll_ring_one_block_rate(void)
     ASSERT_REL(bus[0], want1, 0.02);
     ASSERT_REL(bus[1], 2 * want1, 0.02);
     CU_ASSERT(bus[2] > 200 && bus[2] < 240); /* the links bind, not the blocks */
+    /* NCCL_BUFFSIZE=16 MiB: 2 MiB steps, 4 MiB slices, a quarter of the step
+     * latencies */
+    sys.nccl.buffsize = 16u << 20;
+    double us = run(&sys, COLL_ALL_REDUCE, ALGO_RING, S, 1);
+    double big = 4.0 * slice;
+    ASSERT_REL((double)S / (us * 1e-6) * 2 * 7 / 8 / 1e9, blk / 1e9 * big / (big + lat * 1e-6 * blk), 0.02);
     topo_free(t);
 }
 

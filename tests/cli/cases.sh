@@ -35,6 +35,9 @@ export NCCL_MAX_CTAS=abc
 check collective-bad-max-ctas 2 "environment NCCL_MAX_CTAS='abc'" -- collective --topo dgx-h100 -b 1M -e 1M
 check scale-bad-max-ctas 2 "environment NCCL_MAX_CTAS='abc'" -- scale --model llama3-8b --systems dgx-h100:8 --seq 256
 unset NCCL_MAX_CTAS
+export NCCL_BUFFSIZE=4M
+check collective-bad-buffsize 2 "environment NCCL_BUFFSIZE='4M'" -- collective --topo dgx-a100 -b 1M -e 1M
+unset NCCL_BUFFSIZE
 check collective-csv 0 '^size,count' -- collective --topo dgx-a100 -b 1K -e 1M -f 32 --format csv
 check collective-bad-op 2 "unknown --op 'allmix'" -- collective --topo dgx-h100 --op allmix
 check collective-bad-size 2 'bad size' -- collective --topo dgx-h100 -b 12Q
