@@ -24,9 +24,9 @@
 
 #define NCCL_MAXCHANNELS 64
 
-/* *out = the value of env variable `name` (0 when unset or empty); false
- * with *err when it is not an integer in 1..NCCL_MAXCHANNELS (NCCL ignores
- * values <= 0; so does this, an explicit "0" meaning "unset"). */
+/* *out = the value of env variable `name`: 0 when unset, empty or "0" (NCCL
+ * ignores values <= 0), at most NCCL_MAXCHANNELS (NCCL clamps to it); false
+ * with *err when it is not an integer in 0..1024. */
 static bool env_channels(const char *name, int *out, GError **err)
 {
     const char *v = g_getenv(name);

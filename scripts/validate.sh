@@ -7,15 +7,19 @@
 # (conveyor scale against published Megatron-LM runs; its rows over 90 CPU s
 # are skipped unless it is run with --all).
 set -u
+# NCCL's own switches would change what is simulated; the docs are NCCL's defaults
+# (a dataset's own settings are given with it below)
+unset NCCL_ALGO NCCL_PROTO NCCL_COLLNET_ENABLE NCCL_NVLS_ENABLE NCCL_MIN_NCHANNELS NCCL_MAX_NCHANNELS \
+      NCCL_MIN_NRINGS NCCL_MAX_NRINGS NCCL_MIN_CTAS NCCL_MAX_CTAS NCCL_BUFFSIZE
 C=${1:-build/conveyor}
 D=tests/data/nccltests
 OUT=docs/validation.md
 mkdir -p docs/validation
 tmp=$(mktemp -d)
-# file | topology and options | note
+# file | topology and options | note | NCCL environment of the measured run (its #! command line)
 DATASETS="
 01-gb200-nvl72-2x4gpu-mnnvl-allreduce.txt|gb200-nvl72 --nodes 2|2 GB200 trays over multi-node NVLink
-09-dell-h200-2node-16gpu-spectrumx-roce-allreduce.txt|hgx-h200 --nodes 2|2x HGX H200, 8x 400G RoCE
+09-dell-h200-2node-16gpu-spectrumx-roce-allreduce.txt|hgx-h200 --nodes 2|2x HGX H200, 8x 400G RoCE|NCCL_MIN_NCHANNELS=32
 14-rtx4090-4gpu-pcie-p2p-patched-driver-allreduce.txt|pcie-gen4-4gpu --set p2p=on|4x RTX 4090, P2P by patched driver
 15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt|dgx-a100|8x A100 NVSwitch
 17-rtx4090-8gpu-pcie-noP2P-stock-driver-allreduce.txt|pcie-gen4-8gpu-2socket|8x RTX 4090, no P2P
@@ -38,13 +42,13 @@ echo "| dataset | system | topology | points | median all | p90 all | max all | 
 echo "|---|---|---|---|---|---|---|---|---|"
 } > "$tmp/head.md"
 : > "$tmp/body.md"
-echo "$DATASETS" | while IFS='|' read -r f t note; do
+echo "$DATASETS" | while IFS='|' read -r f t note ev; do
     [ -n "$f" ] || continue
     name=${f%.txt}
     plot=""
     command -v gnuplot >/dev/null 2>&1 && plot="--plot docs/validation/$name.svg"
     # shellcheck disable=SC2086
-    if ! "$C" validate --topo $t $plot "$D/$f" > "$tmp/$name.out" 2> "$tmp/$name.err"; then
+    if ! env $ev "$C" validate --topo $t $plot "$D/$f" > "$tmp/$name.out" 2> "$tmp/$name.err"; then
         echo "| $name | $note | \`$t\` | failed: $(head -1 "$tmp/$name.err") | | | | | |" >> "$tmp/head.md"
         continue
     fi
@@ -60,7 +64,7 @@ echo "$DATASETS" | while IFS='|' read -r f t note; do
         echo
         echo "## $name"
         echo
-        echo "$note. Command: \`conveyor validate --topo $t tests/data/nccltests/$f\`"
+        echo "$note. Command: \`${ev:+$ev }conveyor validate --topo $t tests/data/nccltests/$f\`"
         echo
         echo '![measured vs predicted busbw](validation/'"$name"'.svg)'
         echo
