@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "collplot.h"
 #include "commands.h"
+#include "nccl_log.h"
 #include "simsweep.h"
 #include "sysbuild.h"
 #include "topologies/accuracy.h"
@@ -112,13 +113,25 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
             any = true;
         }
     }
+    /* NCCL_DEBUG=INFO: the lines NCCL would add (ENV at setup, TUNING per size) */
+    char *prefix = g_strdup_printf("%s:%d:%d [%d]", dev[0].host ? dev[0].host : "localhost", dev[0].pid, dev[0].pid,
+                                   dev[0].device);
+    char *setup_log = nccl_log_env(prefix);
+    char **row_log = NULL;
+    if (nccl_log_on("TUNING")) {
+        row_log = g_new0(char *, n + 1);
+        for (size_t i = 0; i < n; i++)
+            row_log[i] = nccl_log_tuning(prefix, kind, rows[i].count * (uint64_t)elt, ex[i].algo, ex[i].proto,
+                                         ex[i].nchannels);
+    }
     nccltests_sweep sw = {.coll = kind, .dtype = dt, .redop = coll_is_reducing(kind) ? op : NCCLTESTS_OP_NONE,
                           .root = coll_default_root(kind), .nranks = sys.nranks, .version = "2.19.6",
                           .nccl_code = 23007, .nthreads = 1, .ngpus = sys.gpus_per_thread,
                           .min_bytes = lo, .max_bytes = hi, .step_factor = co->factor,
                           .warmup_iters = co->warmup, .iters = co->iters, .agg_iters = 1, .validation = 1,
                           .devices = dev, .ndevices = (size_t)sys.nranks, .rows = rows, .nrows = n,
-                          .band_lo = any ? blo : NULL, .band_hi = any ? bhi : NULL};
+                          .band_lo = any ? blo : NULL, .band_hi = any ? bhi : NULL, .setup_log = setup_log,
+                          .row_log = (const char *const *)row_log};
     if (!strcmp(fmt, "csv"))
         nccltests_write_csv(stdout, &sw);
     else if (!strcmp(fmt, "json"))
@@ -148,6 +161,12 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     }
     g_free(blo);
     g_free(bhi);
+    g_free(prefix);
+    g_free(setup_log);
+    if (row_log)
+        for (size_t i = 0; i < n; i++)
+            g_free(row_log[i]);
+    g_free(row_log);
     g_strfreev(hosts);
     g_free(dev);
     g_free(gname);

@@ -208,9 +208,13 @@ void nccltests_write(FILE *f, const nccltests_sweep *s)
     double bw_sum = 0;
     size_t bw_n = 0;
     write_preamble(f, s);
+    if (s->setup_log)
+        fputs(s->setup_log, f);
     write_table_header(f);
     snprintf(root, sizeof root, "%6i", s->root);
     for (size_t i = 0; i < s->nrows; i++) {
+        if (s->row_log && s->row_log[i])
+            fputs(s->row_log[i], f);
         nccltests_row r = s->rows[i];
         nccltests_row_compute_bw(&r, s->coll, s->nranks);
         fprintf(f, "%12" G_GUINT64_FORMAT "  %12" G_GUINT64_FORMAT "  %8s  %6s  %6s", r.size_bytes,

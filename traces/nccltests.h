@@ -128,6 +128,12 @@ typedef struct {
      * place; empty where a row has none, band_lo[i] <= 0); JSON adds
      * "bus_bw_80": [lo, hi] to "out_of_place". */
     const double *band_lo, *band_hi;
+    /* Optional lines printed as they are (text only; NULL: none): after the
+     * device block (NCCL's INFO lines of communicator setup), and before row
+     * i (NCCL's INFO lines of that size's calls), as NCCL_DEBUG=INFO
+     * interleaves them with nccl-tests' output. */
+    const char *setup_log;
+    const char *const *row_log;
 } nccltests_sweep;
 
 /* Prints the sweep as nccl-tests 2.19.x prints it to stdout: preamble, device

@@ -35,6 +35,15 @@ export NCCL_MAX_CTAS=abc
 check collective-bad-max-ctas 2 "environment NCCL_MAX_CTAS='abc'" -- collective --topo dgx-h100 -b 1M -e 1M
 check scale-bad-max-ctas 2 "environment NCCL_MAX_CTAS='abc'" -- scale --model llama3-8b --systems dgx-h100:8 --seq 256
 unset NCCL_MAX_CTAS
+# NCCL_DEBUG=INFO: NCCL's ENV and TUNING lines in NCCL's format, skipped by validate
+export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ENV,TUNING NCCL_MAX_NCHANNELS=16
+check collective-nccl-debug-tuning 0 'node0:10000:10000 \[0\] NCCL INFO AllReduce: 1073741824 Bytes -> Algo NVLS proto SIMPLE channel\{Lo\.\.Hi\}=\{0\.\.15\}' -- collective --topo dgx-h100 -b 1G -e 1G
+check collective-nccl-debug-env 0 'NCCL INFO NCCL_MAX_NCHANNELS set by environment to 16\.' -- collective --topo dgx-h100 -b 1G -e 1G
+unset NCCL_MAX_NCHANNELS
+rt=$(mktemp); "$C" collective --topo dgx-a100 -b 1K -e 256M -f 4 > "$rt"
+unset NCCL_DEBUG NCCL_DEBUG_SUBSYS
+check validate-skips-nccl-info 0 'median_abs_err=0.00%.*sizes >= 1MiB: median 0.00% p90 0.00%' -- validate --topo dgx-a100 "$rt"
+rm -f "$rt"
 export NCCL_BUFFSIZE=4M
 check collective-bad-buffsize 2 "environment NCCL_BUFFSIZE='4M'" -- collective --topo dgx-a100 -b 1M -e 1M
 unset NCCL_BUFFSIZE

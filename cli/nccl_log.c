@@ -1,0 +1,68 @@
+/* cli/nccl_log.c - NCCL_DEBUG=INFO lines for simulated runs (see nccl_log.h).
+ * Formats: NCCL's src/debug.c prefix "<host>:<pid>:<tid> [<dev>] NCCL INFO ",
+ * ncclLoadParam's "%s set by environment to %lld.", tuning.cc's "NCCL_ALGO
+ * set by environment to %s", enqueue.cc's TUNING line with
+ * ncclFuncToString / ncclAlgoToString / ncclProtoToString names
+ * (shared/reference/formats.md s4). */
+#include "nccl_log.h"
+
+#include <glib.h>
+#include <string.h>
+
+bool nccl_log_on(const char *sub)
+{
+    const char *lvl = g_getenv("NCCL_DEBUG");
+    if (!lvl || (g_ascii_strcasecmp(lvl, "INFO") && g_ascii_strcasecmp(lvl, "TRACE")))
+        return false;
+    const char *s = g_getenv("NCCL_DEBUG_SUBSYS");
+    if (!s || !*s)
+        s = "INIT,BOOTSTRAP,ENV";
+    bool neg = s[0] == '^', found = false;
+    g_auto(GStrv) parts = g_strsplit(s + neg, ",", -1);
+    for (int i = 0; parts[i]; i++) {
+        char *p = g_strstrip(parts[i]);
+        if (!g_ascii_strcasecmp(p, "ALL") || !g_ascii_strcasecmp(p, sub))
+            found = true;
+    }
+    return neg ? !found : found;
+}
+
+char *nccl_log_env(const char *prefix)
+{
+    /* integer parameters (NCCL_PARAM) end with a period, string ones do not */
+    static const struct {
+        const char *name;
+        bool integer;
+    } vars[] = {{"NCCL_ALGO", false},          {"NCCL_PROTO", false},         {"NCCL_MIN_NRINGS", true},
+                {"NCCL_MAX_NRINGS", true},     {"NCCL_MIN_NCHANNELS", true},  {"NCCL_MAX_NCHANNELS", true},
+                {"NCCL_MIN_CTAS", true},       {"NCCL_MAX_CTAS", true},       {"NCCL_NVLS_ENABLE", true},
+                {"NCCL_COLLNET_ENABLE", true}, {"NCCL_BUFFSIZE", true}};
+    if (!nccl_log_on("ENV"))
+        return NULL;
+    GString *out = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(vars); i++) {
+        const char *v = g_getenv(vars[i].name);
+        if (v && *v)
+            g_string_append_printf(out, "%s NCCL INFO %s set by environment to %s%s\n", prefix, vars[i].name, v,
+                                   vars[i].integer ? "." : "");
+    }
+    return out->len ? g_string_free(out, FALSE) : (g_string_free(out, TRUE), NULL);
+}
+
+char *nccl_log_tuning(const char *prefix, coll_kind kind, uint64_t bytes, coll_algo_id algo, coll_proto_id proto,
+                      int nch)
+{
+    static const char *const algo_s[ALGO_COUNT] = {
+        [ALGO_TREE] = "TREE", [ALGO_RING] = "RING", [ALGO_COLLNET_DIRECT] = "COLLNET_DIRECT",
+        [ALGO_COLLNET_CHAIN] = "COLLNET_CHAIN", [ALGO_NVLS] = "NVLS", [ALGO_NVLS_TREE] = "NVLS_TREE",
+        [ALGO_PAT] = "PAT"};
+    static const char *const proto_s[PROTO_COUNT] = {[PROTO_LL] = "LL", [PROTO_LL128] = "LL128",
+                                                     [PROTO_SIMPLE] = "SIMPLE"};
+    const char *func = kind == COLL_ALL_REDUCE ? "AllReduce" : kind == COLL_ALL_GATHER ? "AllGather"
+                     : kind == COLL_REDUCE_SCATTER ? "ReduceScatter" : kind == COLL_BROADCAST ? "Broadcast"
+                     : kind == COLL_REDUCE ? "Reduce" : NULL;
+    if (!func || algo < 0 || algo >= ALGO_COUNT || !algo_s[algo] || proto < 0 || proto >= PROTO_COUNT)
+        return NULL;
+    return g_strdup_printf("%s NCCL INFO %s: %" G_GUINT64_FORMAT " Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%d}\n",
+                           prefix, func, bytes, algo_s[algo], proto_s[proto], nch > 0 ? nch - 1 : 0);
+}

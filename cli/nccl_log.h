@@ -1,0 +1,23 @@
+/* cli/nccl_log.h - what NCCL_DEBUG=INFO would add to a simulated nccl-tests
+ * run: the ENV lines of the NCCL variables conveyor honours and one TUNING
+ * line per size (src/enqueue.cc's format), with NCCL's log prefix. */
+#ifndef CLI_NCCL_LOG_H
+#define CLI_NCCL_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "models/coll.h"
+
+/* NCCL_DEBUG is INFO or TRACE and NCCL_DEBUG_SUBSYS (NCCL's default
+ * INIT,BOOTSTRAP,ENV; ALL; a leading ^ negates) takes subsystem `sub`. */
+bool nccl_log_on(const char *sub);
+/* "NAME set by environment to VALUE" lines (newline-terminated, each after
+ * `prefix`) for the NCCL variables set; NULL when none or ENV is off. */
+char *nccl_log_env(const char *prefix);
+/* The TUNING line of one call: "<func>: <bytes> Bytes -> Algo <A> proto <P>
+ * channel{Lo..Hi}={0..nch-1}"; NULL for point-to-point collectives. */
+char *nccl_log_tuning(const char *prefix, coll_kind kind, uint64_t bytes, coll_algo_id algo, coll_proto_id proto,
+                      int nch);
+
+#endif
