@@ -48,6 +48,52 @@ static bool is_p2p_log(const char *path)
            g_strstr_len(text, (gssize)len, "Bandwidth Matrix (GB/s)");
 }
 
+/* lower-case letters and digits of s: NCCL's algorithm names across
+ * versions ("RING", "Ring"; "NVLS_TREE", "NVLSTree") compare equal */
+static void name_key(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; *s && k + 1 < n; s++)
+        if (g_ascii_isalnum(*s))
+            out[k++] = g_ascii_tolower(*s);
+    out[k] = '\0';
+}
+
+/* The log's NCCL_DEBUG TUNING lines (what NCCL chose per size, rank 0's
+ * first call of that size) against conveyor's tuner: a line per size and
+ * "# tuner: sizes=N algo_proto_match=M channels_match=K". */
+static void print_tuner(const nccltests_log *log, const nccltests_row *pred, const simsweep_explain *ex, size_t n,
+                        size_t elt)
+{
+    size_t sizes = 0, same = 0, same_ch = 0;
+    printf("# tuner: NCCL's choice in the log (NCCL_DEBUG_SUBSYS=TUNING) against conveyor's\n");
+    printf("# tuner: %12s  %-24s  %s\n", "size(B)", "NCCL algo/proto/ch", "conveyor algo/proto/ch");
+    for (size_t i = 0; i < n; i++) {
+        uint64_t bytes = pred[i].count * (uint64_t)elt; /* NCCL's count x type size */
+        const nccltests_tuning *t = NULL;
+        for (size_t j = 0; j < log->ntuning && !t; j++)
+            if (log->tuning[j].bytes == bytes)
+                t = &log->tuning[j];
+        if (!t || pred[i].size_bytes == 0)
+            continue;
+        char a1[32], a2[32], p1[16], p2[16], theirs[64], ours[64];
+        name_key(t->algo, a1, sizeof a1);
+        name_key(coll_algo_name(ex[i].algo), a2, sizeof a2);
+        name_key(t->proto, p1, sizeof p1);
+        name_key(coll_proto_name(ex[i].proto), p2, sizeof p2);
+        bool match = !strcmp(a1, a2) && !strcmp(p1, p2);
+        sizes++;
+        same += match;
+        same_ch += match && t->nchannels == ex[i].nchannels;
+        g_snprintf(theirs, sizeof theirs, "%s/%s/%d", t->algo, t->proto, t->nchannels);
+        g_snprintf(ours, sizeof ours, "%s/%s/%d", coll_algo_name(ex[i].algo), coll_proto_name(ex[i].proto),
+                   ex[i].nchannels);
+        printf("# tuner: %12llu  %-24s  %s%s\n", (unsigned long long)pred[i].size_bytes, theirs, ours,
+               match ? "" : "  (differs)");
+    }
+    printf("# tuner: sizes=%zu algo_proto_match=%zu channels_match=%zu\n", sizes, same, same_ch);
+}
+
 static int run_validate(const char *path, const char *op, const char *algo, const char *proto,
                         double max_err, const char *plot_path, sys_opts *so)
 {
@@ -93,8 +139,9 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
         if (i == 0 || log->rows[i].size_bytes != log->rows[i - 1].size_bytes)
             sizes[n++] = log->rows[i].size_bytes;
     nccltests_row *pred = g_new0(nccltests_row, n);
+    simsweep_explain *ex = g_new0(simsweep_explain, n);
     size_t elt = nccltests_dtype_bytes(log->dtype);
-    if (!simsweep_run(&sys, log->coll, elt, sizes, n, algo, proto, pred, NULL, "validate", &err)) {
+    if (!simsweep_run(&sys, log->coll, elt, sizes, n, algo, proto, pred, ex, "validate", &err)) {
         rc = cli_fail(err);
     } else {
         size_t np = 0;
@@ -109,6 +156,8 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
                    sys.gpus_per_thread);
             printf("# regime: %s (make validate groups the errors by it: topologies/accuracy/)\n",
                    acc_regime_name(acc_regime_of(&sys)));
+            if (log->ntuning) /* before the table: its summary stays the last line */
+                print_tuner(log, pred, ex, n, elt);
             vstats_print(stdout, pts, np, &sum);
             if (plot_path) {
                 char *base = g_path_get_basename(path);
@@ -125,6 +174,7 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
         }
     }
     g_free(pred);
+    g_free(ex);
     g_free(sizes);
 out:
     topo_free(t);

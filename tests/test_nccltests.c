@@ -305,6 +305,45 @@ static void test_reader_tolerates_noise_and_slurm(void)
 }
 
 
+/* NCCL_DEBUG_SUBSYS=TUNING lines are kept (what NCCL chose), in file order,
+ * whatever the prefix (slurm, timestamps) and name case; other INFO lines and
+ * malformed TUNING lines are skipped. */
+static void test_reader_keeps_tuning_lines(void)
+{
+    const char *text =
+        "0: host1:123:123 [0] NCCL INFO AllGather: 1048576 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..23}\n"
+        "0: # Collective test starting: all_gather_perf\n"
+        "0: #  Rank  0 Group  0 Pid    1 on h device  0 [0000:18:00] X\n"
+        "0: #  Rank  1 Group  0 Pid    1 on h device  1 [0000:19:00] X\n"
+        "[2026-11-30 10:00:00] host1:123:123 [0] NCCL INFO AllGather: 16 Bytes -> Algo NVLSTree proto Simple channel{Lo..Hi}={2..5}\n"
+        "host1:123:123 [0] NCCL INFO AllGather: 32 Bytes -> Algo RING proto LL channel{Lo..Hi}={3..1}\n"
+        "host1:123:123 [0] NCCL INFO AllGather: 32 Bytes -> Algo\n"
+        "0:           32             4     float    none      -1    10.52    0.00    0.00      0    10.01    0.00    0.00      0\n";
+    GError *err = NULL;
+    nccltests_log *log = nccltests_parse("tuning", text, strlen(text), -1, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(log->nrows, 1);
+    CU_ASSERT_EQUAL_FATAL(log->ntuning, 2);
+    CU_ASSERT_STRING_EQUAL(log->tuning[0].func, "AllGather");
+    CU_ASSERT_EQUAL(log->tuning[0].bytes, 1048576);
+    CU_ASSERT_STRING_EQUAL(log->tuning[0].algo, "RING");
+    CU_ASSERT_STRING_EQUAL(log->tuning[0].proto, "LL128");
+    CU_ASSERT_EQUAL(log->tuning[0].nchannels, 24);
+    CU_ASSERT_STRING_EQUAL(log->tuning[1].algo, "NVLSTree");
+    CU_ASSERT_EQUAL(log->tuning[1].nchannels, 4);
+    nccltests_log_free(log);
+    /* none in a log without them */
+    text = "# Collective test starting: all_reduce_perf\n"
+           "#  Rank  0 Group  0 Pid    1 on h device  0 [0000:18:00] X\n"
+           "#  Rank  1 Group  0 Pid    1 on h device  1 [0000:19:00] X\n"
+           "          32             8     float     sum      -1    10.52    0.00    0.00      0    10.01    0.00    0.00      0\n";
+    log = nccltests_parse("plain", text, strlen(text), -1, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(log->ntuning, 0);
+    CU_ASSERT_PTR_NULL(log->tuning);
+    nccltests_log_free(log);
+}
+
 /* Every prefix of a real log either parses or fails with an error; never
  * both, never neither (and ASan/UBSan see no fault). */
 static void test_reader_every_prefix_parses_or_fails(void)
@@ -468,6 +507,7 @@ int main(void)
         {"test_reader_old_format_details", test_reader_old_format_details},
         {"test_reader_derives_nranks_from_ratio", test_reader_derives_nranks_from_ratio},
         {"test_reader_tolerates_noise_and_slurm", test_reader_tolerates_noise_and_slurm},
+        {"test_reader_keeps_tuning_lines", test_reader_keeps_tuning_lines},
         {"test_reader_bad_inputs", test_reader_bad_inputs},
         {"test_reader_every_prefix_parses_or_fails", test_reader_every_prefix_parses_or_fails},
         {"test_percentile_nearest_rank_by_hand", test_percentile_nearest_rank_by_hand},

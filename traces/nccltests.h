@@ -172,6 +172,14 @@ typedef enum {
     NCCLTESTS_ERROR_NO_NRANKS      /* cannot tell the number of ranks */
 } nccltests_error_code;
 
+/* One NCCL_DEBUG_SUBSYS=TUNING line of the log (src/enqueue.cc): what NCCL
+ * chose for a call. */
+typedef struct {
+    uint64_t bytes;           /* as NCCL counts them: count x type size (per rank for AllGather/ReduceScatter) */
+    char func[24], algo[24], proto[12];
+    int nchannels;            /* channelHi - channelLo + 1 */
+} nccltests_tuning;
+
 typedef struct {
     char *path;               /* as given */
     coll_kind coll;
@@ -186,6 +194,8 @@ typedef struct {
     double avg_busbw_GBps;    /* "# Avg bus bandwidth" value, NAN if absent */
     nccltests_row *rows;      /* nrows rows in file order */
     size_t nrows;
+    nccltests_tuning *tuning; /* NCCL INFO TUNING lines, in file order (NULL: none) */
+    size_t ntuning;
 } nccltests_log;
 
 /* Reads an nccl-tests log.  coll_hint is the caller's --op (or -1): used when

@@ -44,6 +44,7 @@ typedef struct {
     nccltests_redop redop;
     int root;
     double avg_busbw;
+    GArray *tuning;      /* of nccltests_tuning */
 } parser;
 
 static void fail(parser *p, int code, int col, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
@@ -363,7 +364,23 @@ static bool one_line(parser *p, char *line)
     const char *s = line + slurm_prefix(line);
     while (*s == ' ' || *s == '\t')
         s++;
-    if (!*s || strstr(s, "NCCL INFO") || strstr(s, "NCCL WARN"))
+    const char *info = strstr(s, "NCCL INFO");
+    if (info) { /* NCCL's log: keep its TUNING lines (what NCCL chose), skip the rest */
+        nccltests_tuning t = {0};
+        unsigned long long bytes;
+        int lo, hi;
+        info += 9;
+        while (*info == ' ')
+            info++;
+        if (sscanf(info, "%23[A-Za-z]: %llu Bytes -> Algo %23s proto %11s channel{Lo..Hi}={%d..%d}", t.func,
+                   &bytes, t.algo, t.proto, &lo, &hi) == 6 && hi >= lo && lo >= 0) {
+            t.bytes = bytes;
+            t.nchannels = hi - lo + 1;
+            g_array_append_val(p->tuning, t);
+        }
+        return true;
+    }
+    if (!*s || strstr(s, "NCCL WARN"))
         return true;
     if (s[0] == '#' && s[1] == '!') {
         bang_line(p, s);
@@ -494,6 +511,11 @@ static nccltests_log *finish(parser *p, int hint)
     log->nrows = p->rows->len;
     log->rows = (nccltests_row *)(void *)g_array_free(p->rows, FALSE);
     p->rows = NULL;
+    log->ntuning = p->tuning->len;
+    log->tuning = log->ntuning ? (nccltests_tuning *)(void *)g_array_free(p->tuning, FALSE) : NULL;
+    if (!log->ntuning)
+        g_array_free(p->tuning, TRUE);
+    p->tuning = NULL;
     return log;
 }
 
@@ -505,6 +527,7 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
     if (!check_text(&p, text, len))
         return NULL;
     p.rows = g_array_new(FALSE, TRUE, sizeof(nccltests_row));
+    p.tuning = g_array_new(FALSE, TRUE, sizeof(nccltests_tuning));
     p.sizes = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, NULL);
     char *copy = g_strndup(text, len);
     nccltests_log *log = NULL;
@@ -522,6 +545,8 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
         log = finish(&p, coll_hint);
     if (p.rows)
         g_array_free(p.rows, TRUE);
+    if (p.tuning)
+        g_array_free(p.tuning, TRUE);
     g_hash_table_destroy(p.sizes);
     g_free(copy);
     return log;
@@ -556,5 +581,6 @@ void nccltests_log_free(nccltests_log *log)
     g_free(log->coll_source);
     g_free(log->nranks_source);
     g_free(log->rows);
+    g_free(log->tuning);
     g_free(log);
 }

@@ -44,6 +44,9 @@ rt=$(mktemp); "$C" collective --topo dgx-a100 -b 1K -e 256M -f 4 > "$rt"
 unset NCCL_DEBUG NCCL_DEBUG_SUBSYS
 check validate-skips-nccl-info 0 'median_abs_err=0.00%.*sizes >= 1MiB: median 0.00% p90 0.00%' -- validate --topo dgx-a100 "$rt"
 rm -f "$rt"
+# a log with NCCL's TUNING lines: validate compares NCCL's choice with its tuner's (one line edited)
+check validate-tuner-lines 0 'tuner: +33554432 +Ring/Simple/24 +NVLS/Simple/16  \(differs\)' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-tuning.txt
+check validate-tuner-summary 0 'tuner: sizes=5 algo_proto_match=4 channels_match=4' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-tuning.txt
 export NCCL_BUFFSIZE=4M
 check collective-bad-buffsize 2 "environment NCCL_BUFFSIZE='4M'" -- collective --topo dgx-a100 -b 1M -e 1M
 unset NCCL_BUFFSIZE
