@@ -36,13 +36,8 @@ typedef struct {
     nt_chan *ch;
     int rank;
     uint32_t k_up, up_done, down_done;
-    /* chunk k's slot (k mod NT_SLOTS): when it was sent up, k + 1 once its
-     * result is here, and when the slot comes back (a round trip after it was
-     * sent, and not before the result) */
-    sim_time sent_at[NT_SLOTS];
-    uint32_t ret_k[NT_SLOTS];
-    sim_time ret_at[NT_SLOTS];
-    bool busy, wake, done;
+    coll_slots slots; /* its NT_SLOTS chunks in flight (coll.c) */
+    bool busy, done;
 } nt_unit;
 
 struct nt_chan {
@@ -95,15 +90,10 @@ fab_node_id coll_nvls_switch_of(const coll_exec *x, fab_node_id gpu)
     return FAB_NONE;
 }
 
+/* one hop (GPU <-> switch): nothing to pipeline across hops, one piece */
 static void send_on(nt_chan *c, const fab_route *r, uint64_t wire, fab_done_fn fn, void *ctx, uint64_t arg)
 {
-    coll_exec *x = c->x;
-    if (!r)
-        return;
-    sim_time now = sim_engine_now(x->eng);
-    /* one hop (GPU <-> switch): nothing to pipeline across hops, one piece */
-    fabric_transfer_start(x->fab, r, FAB_NONE, wire, r->nhops > 1 ? coll_exec_fabric_chunk(wire) : wire, 0,
-                          now < x->start ? x->start - now : 0, fn, ctx, arg);
+    coll_exec_send_hop(c->x, r, wire, fn, ctx, arg);
 }
 
 static void send(nt_chan *c, fab_node_id a, fab_node_id b, uint64_t wire, fab_done_fn fn, void *ctx, uint64_t arg)
@@ -144,7 +134,7 @@ static void on_wake(sim_engine *e, void *ctx, uint64_t arg)
     (void)e;
     (void)arg;
     nt_unit *u = ctx;
-    u->wake = false;
+    u->slots.wake = false;
     up_try(u);
 }
 
@@ -152,11 +142,10 @@ static void on_wake(sim_engine *e, void *ctx, uint64_t arg)
  * after the chunk was sent */
 static void on_down(sim_engine *e, void *ctx, uint64_t k)
 {
+    (void)e;
     nt_unit *u = ctx;
-    sim_time back = u->sent_at[k % NT_SLOTS] + u->ch->rtt;
     u->down_done++;
-    u->ret_k[k % NT_SLOTS] = (uint32_t)k + 1;
-    u->ret_at[k % NT_SLOTS] = back > sim_engine_now(e) ? back : sim_engine_now(e);
+    coll_slots_landed(&u->slots, u->ch->x, (uint32_t)k, u->ch->rtt);
     up_try(u);
     unit_check(u);
 }
@@ -241,25 +230,12 @@ static void on_up(sim_engine *e, void *ctx, uint64_t k)
 static void up_try(nt_unit *u)
 {
     nt_chan *c = u->ch;
-    if (u->busy || u->k_up >= c->nchunks)
+    /* the slot of chunk k_up - window must be back (on_down retries) */
+    if (u->busy || u->k_up >= c->nchunks || !coll_slots_free(&u->slots, c->x, u->k_up, c->window, on_wake, u))
         return;
-    if (u->k_up >= c->window) { /* the slot of chunk k_up - window must be back */
-        uint32_t j = u->k_up - c->window;
-        if (u->ret_k[j % NT_SLOTS] != j + 1)
-            return; /* its result is not here yet: on_down tries again */
-        sim_time back = u->ret_at[j % NT_SLOTS];
-        if (sim_engine_now(c->x->eng) < back) {
-            if (!u->wake) {
-                u->wake = true;
-                sim_engine_at(c->x->eng, back, on_wake, u, 0);
-            }
-            return;
-        }
-    }
     uint32_t k = u->k_up++;
     u->busy = true;
-    sim_time now = sim_engine_now(c->x->eng);
-    u->sent_at[k % NT_SLOTS] = now > c->x->start ? now : c->x->start;
+    coll_slots_sent(&u->slots, c->x, k);
     fab_node_id g = c->x->sys->gpu[u->rank];
     if (!c->r_up[u->rank])
         c->r_up[u->rank] = coll_exec_route(c->x, g, coll_nvls_switch_of(c->x, g), (uint32_t)c->head);

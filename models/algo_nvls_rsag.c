@@ -29,8 +29,6 @@
  */
 #include "coll_priv.h"
 
-#define RS_SLOTS 8 /* NCCL_STEPS */
-
 typedef struct rs_chan rs_chan;
 
 typedef struct {
@@ -38,10 +36,8 @@ typedef struct {
     int rank;
     uint32_t k_up, done;   /* steps sent; steps whose slot came back for good */
     uint32_t *landed;      /* [k] all_gather: ranks this owner's chunk k reached */
-    sim_time sent_at[RS_SLOTS];
-    sim_time ret_at[RS_SLOTS];
-    uint32_t ret_k[RS_SLOTS]; /* k + 1 once step k's data has landed */
-    bool busy, wake, finished;
+    coll_slots slots;      /* its NCCL_STEPS steps in flight (coll.c) */
+    bool busy, finished;
     const fab_route *up;   /* GPU -> switch */
     const fab_route *down; /* switch -> GPU */
 } rs_unit;
@@ -68,16 +64,6 @@ static uint64_t payload(const rs_chan *c, uint32_t k)
 
 static uint64_t wire(const rs_chan *c, uint64_t bytes) { return (uint64_t)((double)bytes * c->scale + 0.5); }
 
-static void send_on(rs_chan *c, const fab_route *r, uint64_t w, fab_done_fn fn, void *ctx, uint64_t arg)
-{
-    coll_exec *x = c->x;
-    if (!r)
-        return;
-    sim_time now = sim_engine_now(x->eng);
-    fabric_transfer_start(x->fab, r, FAB_NONE, w, r->nhops > 1 ? coll_exec_fabric_chunk(w) : w, 0,
-                          now < x->start ? x->start - now : 0, fn, ctx, arg);
-}
-
 static void try_up(rs_unit *u);
 
 static void unit_check(rs_unit *u)
@@ -93,7 +79,7 @@ static void on_wake(sim_engine *e, void *ctx, uint64_t arg)
     (void)e;
     (void)arg;
     rs_unit *u = ctx;
-    u->wake = false;
+    u->slots.wake = false;
     try_up(u);
 }
 
@@ -101,9 +87,7 @@ static void on_wake(sim_engine *e, void *ctx, uint64_t arg)
  * after it was sent, and not before now */
 static void step_landed(rs_unit *u, uint32_t k)
 {
-    sim_time now = sim_engine_now(u->ch->x->eng), back = u->sent_at[k % RS_SLOTS] + u->ch->rtt;
-    u->ret_k[k % RS_SLOTS] = k + 1;
-    u->ret_at[k % RS_SLOTS] = back > now ? back : now;
+    coll_slots_landed(&u->slots, u->ch->x, k, u->ch->rtt);
     u->done++;
     try_up(u);
     unit_check(u);
@@ -126,7 +110,7 @@ static void on_ag_up(sim_engine *e, void *ctx, uint64_t k)
     rs_chan *c = u->ch;
     u->busy = false;
     for (int r = 0; r < c->x->sys->nranks; r++)
-        send_on(c, c->u[r].down, wire(c, payload(c, (uint32_t)k)), on_ag_down, u, k);
+        coll_exec_send_hop(c->x, c->u[r].down, wire(c, payload(c, (uint32_t)k)), on_ag_down, u, k);
     try_up(u);
 }
 
@@ -152,34 +136,21 @@ static void on_rs_up(sim_engine *e, void *ctx, uint64_t k)
     u->busy = false;
     if (++c->arrived[k] == (uint32_t)n) /* every rank's parts are in: the switch reduces each owner's */
         for (int r = 0; r < n; r++)
-            send_on(c, c->u[r].down, wire(c, payload(c, (uint32_t)k)), on_rs_down, &c->u[r], k);
+            coll_exec_send_hop(c->x, c->u[r].down, wire(c, payload(c, (uint32_t)k)), on_rs_down, &c->u[r], k);
     try_up(u);
 }
 
 static void try_up(rs_unit *u)
 {
     rs_chan *c = u->ch;
-    if (u->busy || u->k_up >= c->nchunks)
+    /* the slot of step k_up - 8 must be back (step_landed retries) */
+    if (u->busy || u->k_up >= c->nchunks || !coll_slots_free(&u->slots, c->x, u->k_up, COLL_SLOTS, on_wake, u))
         return;
-    if (u->k_up >= RS_SLOTS) { /* the slot of step k_up - 8 must be back */
-        uint32_t j = u->k_up - RS_SLOTS;
-        if (u->ret_k[j % RS_SLOTS] != j + 1)
-            return; /* not landed yet: step_landed tries again */
-        sim_time back = u->ret_at[j % RS_SLOTS];
-        if (sim_engine_now(c->x->eng) < back) {
-            if (!u->wake) {
-                u->wake = true;
-                sim_engine_at(c->x->eng, back, on_wake, u, 0);
-            }
-            return;
-        }
-    }
     uint32_t k = u->k_up++;
     u->busy = true;
-    sim_time now = sim_engine_now(c->x->eng);
-    u->sent_at[k % RS_SLOTS] = now > c->x->start ? now : c->x->start;
+    coll_slots_sent(&u->slots, c->x, k);
     uint64_t p = payload(c, k) * (c->gather ? 1u : (uint64_t)c->x->sys->nranks);
-    send_on(c, u->up, wire(c, p), c->gather ? on_ag_up : on_rs_up, u, k);
+    coll_exec_send_hop(c->x, u->up, wire(c, p), c->gather ? on_ag_up : on_rs_up, u, k);
 }
 
 void coll_nvls_rsag_start(coll_exec *x)

@@ -236,6 +236,45 @@ uint64_t coll_exec_fabric_chunk(uint64_t wire)
     return c < 16384 ? 16384 : c;
 }
 
+bool coll_slots_free(coll_slots *s, coll_exec *x, uint32_t k, uint32_t window, sim_handler wake, void *ctx)
+{
+    if (k < window)
+        return true;
+    uint32_t j = k - window;
+    if (s->ret_k[j % COLL_SLOTS] != j + 1)
+        return false; /* its data has not landed yet */
+    sim_time back = s->ret_at[j % COLL_SLOTS];
+    if (sim_engine_now(x->eng) >= back)
+        return true;
+    if (!s->wake) {
+        s->wake = true;
+        sim_engine_at(x->eng, back, wake, ctx, 0);
+    }
+    return false;
+}
+
+void coll_slots_sent(coll_slots *s, coll_exec *x, uint32_t k)
+{
+    sim_time now = sim_engine_now(x->eng);
+    s->sent_at[k % COLL_SLOTS] = now > x->start ? now : x->start;
+}
+
+void coll_slots_landed(coll_slots *s, coll_exec *x, uint32_t k, sim_time rtt)
+{
+    sim_time now = sim_engine_now(x->eng), back = s->sent_at[k % COLL_SLOTS] + rtt;
+    s->ret_k[k % COLL_SLOTS] = k + 1;
+    s->ret_at[k % COLL_SLOTS] = back > now ? back : now;
+}
+
+void coll_exec_send_hop(coll_exec *x, const fab_route *r, uint64_t wire, fab_done_fn fn, void *ctx, uint64_t arg)
+{
+    if (!r)
+        return;
+    sim_time now = sim_engine_now(x->eng);
+    fabric_transfer_start(x->fab, r, FAB_NONE, wire, r->nhops > 1 ? coll_exec_fabric_chunk(wire) : wire, 0,
+                          now < x->start ? x->start - now : 0, fn, ctx, arg);
+}
+
 uint64_t coll_share(uint64_t total, int parts, int i, uint64_t grain)
 {
     uint64_t units = (total + grain - 1) / grain;

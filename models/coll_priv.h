@@ -88,6 +88,27 @@ bool coll_nodes_alike(const coll_system *sys);
 uint64_t coll_exec_fabric_chunk(uint64_t wire);
 /* Split `total` bytes into `parts` shares aligned to `grain`; share i. */
 uint64_t coll_share(uint64_t total, int parts, int i, uint64_t grain);
+/* A sender's NCCL_STEPS chunk slots (NVLS, algo_nvls*.c): chunk k may go
+ * once chunk k - window's slot is back, which is a round trip after that
+ * chunk was sent and not before its data landed. */
+#define COLL_SLOTS 8
+typedef struct {
+    sim_time sent_at[COLL_SLOTS], ret_at[COLL_SLOTS];
+    uint32_t ret_k[COLL_SLOTS]; /* k + 1 once chunk k has landed */
+    bool wake;                  /* a wake-up is scheduled */
+} coll_slots;
+/* May chunk k go now (window in flight)? If not and its slot has a return
+ * time, schedules wake(ctx) then (once); if its data has not landed, the
+ * caller retries when it does. */
+bool coll_slots_free(coll_slots *s, coll_exec *x, uint32_t k, uint32_t window, sim_handler wake, void *ctx);
+/* chunk k leaves now (or at the collective's start) */
+void coll_slots_sent(coll_slots *s, coll_exec *x, uint32_t k);
+/* chunk k's data landed: its slot is back rtt after it was sent, not before now */
+void coll_slots_landed(coll_slots *s, coll_exec *x, uint32_t k, sim_time rtt);
+/* wire bytes over r from now (not before the collective's start): one piece
+ * over a single hop, else pipelined in coll_exec_fabric_chunk pieces */
+void coll_exec_send_hop(coll_exec *x, const fab_route *r, uint64_t wire, fab_done_fn fn, void *ctx, uint64_t arg);
+
 /* NVLS (algo_nvls.c), shared with algo_nvls_rsag.c: NCCL's chunk for the
  * operation (calcCollChunking), nvlsEfficiency, a GPU's NVSwitch; and the
  * all_gather/reduce_scatter planner. */
