@@ -201,6 +201,7 @@ int cmd_collective(int argc, char **argv)
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate an nccl-tests sweep");
+    g_option_context_set_description(ctx, SYS_ENV_HELP);
     g_option_context_add_main_entries(ctx, e, NULL);
     g_option_context_add_group(ctx, sys_opts_group(&so));
     int rc = cli_parse(ctx, "collective", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;

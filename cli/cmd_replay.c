@@ -306,6 +306,7 @@ int cmd_replay(int argc, char **argv)
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("TRACE... - replay a training job's trace on a simulated cluster");
+    g_option_context_set_description(ctx, SYS_ENV_HELP);
     g_option_context_add_main_entries(ctx, e, NULL);
     g_option_context_add_group(ctx, sys_opts_group(&so));
     int rc = cli_parse(ctx, "replay", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;

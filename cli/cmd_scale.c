@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "gnuplot.h"
 #include "commands.h"
+#include "sysbuild.h"
 #include "models/replay.h"
 #include "topologies/accuracy.h"
 #include "wlopts.h"
@@ -535,6 +536,7 @@ int cmd_scale(int argc, char **argv)
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- scaling study across sizes and systems");
+    g_option_context_set_description(ctx, SYS_ENV_HELP);
     g_option_context_set_main_group(ctx, wl_opts_group(&o, FALSE));
     g_option_context_add_main_entries(ctx, e, NULL);
     int rc = cli_parse(ctx, "scale", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;

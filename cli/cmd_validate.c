@@ -197,6 +197,7 @@ int cmd_validate(int argc, char **argv)
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("MEASURED.log - compare a real nccl-tests run with the simulation");
+    g_option_context_set_description(ctx, SYS_ENV_HELP);
     g_option_context_add_main_entries(ctx, e, NULL);
     g_option_context_add_group(ctx, sys_opts_group(&so));
     int rc = cli_parse(ctx, "validate", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;

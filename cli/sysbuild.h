@@ -19,6 +19,16 @@ typedef struct {
     gboolean exact;       /* --exact: no folded rings, no reused collectives */
 } sys_opts;
 
+/* The --help epilogue of the simulating commands: NCCL's variables they read. */
+#define SYS_ENV_HELP                                                                                              \
+    "Environment, read as NCCL reads it (docs/collectives.md, \"Channel knobs\" and \"Tuner\"):\n"              \
+    "  NCCL_ALGO, NCCL_PROTO        limit algorithms/protocols (as --algo/--proto)\n"                             \
+    "  NCCL_MAX_NCHANNELS, NCCL_MIN_NCHANNELS, NCCL_MAX_CTAS, NCCL_MIN_CTAS   channels (thread blocks) used\n"    \
+    "  NCCL_NVLS_ENABLE=0           no NVLS/NVLSTree\n"                                                             \
+    "  NCCL_BUFFSIZE                Simple protocol buffer (bytes; sets its step and slice)\n"                     \
+    "  NCCL_COLLNET_ENABLE=1        CollNet (SHARP) where the fabric has it\n"                                     \
+    "  NCCL_DEBUG=INFO              collective: NCCL's ENV lines, and TUNING lines with NCCL_DEBUG_SUBSYS=TUNING"
+
 /* Adds --topo/--nodes/--gpus/--fabric/--set/--launch-us/--exact to a group. */
 GOptionGroup *sys_opts_group(sys_opts *o);
 /* Load the topology (exit-2 class errors in *err). */

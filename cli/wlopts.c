@@ -247,6 +247,9 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
         }
         replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = ti ? &iso : NULL,
                           .gpu_sms = g.sm_share ? g.spec.sms : 0, .sm_penalty = g.comm_penalty};
+        /* NCCL_ALGO / NCCL_PROTO limit the tuner as in NCCL (all_reduce's entry of a per-collective list) */
+        ok = ok && coll_tune_parse_mask(g_getenv("NCCL_ALGO"), COLL_ALL_REDUCE, true, &ro.algo_mask, err) &&
+             coll_tune_parse_mask(g_getenv("NCCL_PROTO"), COLL_ALL_REDUCE, false, &ro.proto_mask, err);
         replay_result res;
         if (ok && (ok = replay_run(tr, &ro, &res, err))) {
             double hw = 0, exp = 0;

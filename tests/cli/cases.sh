@@ -47,6 +47,10 @@ rm -f "$rt"
 # a log with NCCL's TUNING lines: validate compares NCCL's choice with its tuner's (one line edited)
 check validate-tuner-lines 0 'tuner: +33554432 +Ring/Simple/24 +NVLS/Simple/16  \(differs\)' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-tuning.txt
 check validate-tuner-summary 0 'tuner: sizes=5 algo_proto_match=4 channels_match=4' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-tuning.txt
+check collective-help-env 0 'NCCL_MAX_CTAS, NCCL_MIN_CTAS' -- collective --help
+export NCCL_ALGO=warp
+check scale-bad-nccl-algo 2 "unknown algorithm 'warp'" -- scale --model llama3-8b --systems dgx-h100:8 --seq 256
+unset NCCL_ALGO
 export NCCL_BUFFSIZE=4M
 check collective-bad-buffsize 2 "environment NCCL_BUFFSIZE='4M'" -- collective --topo dgx-a100 -b 1M -e 1M
 unset NCCL_BUFFSIZE
