@@ -45,6 +45,10 @@ static int run_child(const bench_case *c, bench_result *r, long *rss_kb)
 
 int main(int argc, char **argv)
 {
+    if (argc > 2 || (argc > 1 && argv[1][0] == '-')) { /* e.g. --help: not a path to write over */
+        fprintf(stderr, "usage: %s [RESULTS.json]  (make bench; default build/bench.json)\n", argv[0]);
+        return 2;
+    }
     const char *json_path = argc > 1 ? argv[1] : "build/bench.json";
     const char *only = getenv("BENCH_ONLY");
     FILE *js = fopen(json_path, "w");

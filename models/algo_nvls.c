@@ -261,6 +261,10 @@ static bool nvls_common(const coll_system *sys, coll_kind kind, const char **why
         *why = "modelled for all_reduce, and for all_gather/reduce_scatter inside one node";
         return false;
     }
+    if (kind != COLL_ALL_REDUCE && sys->ppn > COLL_NVLS_MAX_ARITY) {
+        *why = "NCCL runs NVLS all_gather/reduce_scatter on at most 32 local ranks (NCCL_MAX_NVLS_ARITY)";
+        return false;
+    }
     if (sys->nnodes > 255 || sys->ppn > 255) {
         *why = "modelled up to 255 nodes of up to 255 GPUs";
         return false;

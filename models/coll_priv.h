@@ -109,6 +109,10 @@ void coll_slots_landed(coll_slots *s, coll_exec *x, uint32_t k, sim_time rtt);
  * over a single hop, else pipelined in coll_exec_fabric_chunk pieces */
 void coll_exec_send_hop(coll_exec *x, const fab_route *r, uint64_t wire, fab_done_fn fn, void *ctx, uint64_t arg);
 
+/* NCCL_MAX_NVLS_ARITY (device.h): NCCL runs NVLS for collectives other than
+ * all_reduce only with at most this many local ranks (enqueue.cc). */
+#define COLL_NVLS_MAX_ARITY 32
+
 /* NVLS (algo_nvls.c), shared with algo_nvls_rsag.c: NCCL's chunk for the
  * operation (calcCollChunking), nvlsEfficiency, a GPU's NVSwitch; and the
  * all_gather/reduce_scatter planner. */

@@ -76,6 +76,8 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
         bool rsag = kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER;
         if (p != PROTO_SIMPLE || (kind != COLL_ALL_REDUCE && !rsag) || !sys->nvls || sys->nnodes > 1)
             return -1;
+        if (rsag && sys->ppn > COLL_NVLS_MAX_ARITY) /* enqueue.cc: only all_reduce past 32 local ranks */
+            return -1;
         double eff = sys->gpu_sm >= 100 ? 0.74 : 0.85;
         /* all_reduce: S(1+1/n) each way per GPU; all_gather/reduce_scatter: S
          * down (up) per GPU, NCCL's bwIntra x nvlsEff x (ppn-1)/ppn as busBw */

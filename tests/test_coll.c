@@ -207,12 +207,15 @@ static void test_coll_nvls_allgather_reducescatter(void)
     }
     fabric_free(f);
     /* NCCL's tuner: on 8 H100s the ring is faster at every size (NVLS's 25 us
-     * against the ring's 7 short steps); across 72 GB200s of one NVLink
-     * domain NVLS wins the small and middle sizes (the ring's 71 steps) */
-    coll_system h, b;
-    topo *th = shipped("dgx-h100", (topo_opts){0}, &h), *tb = shipped("gb200-nvl72", (topo_opts){.nodes = 18}, &b);
+     * against the ring's 7 short steps); across 32 GB200s of one NVLink
+     * domain NVLS wins the small and middle sizes (the ring's 31 steps); past
+     * 32 local ranks NCCL runs NVLS for all_reduce only (enqueue.cc) */
+    coll_system h, b, b72;
+    topo *th = shipped("dgx-h100", (topo_opts){0}, &h), *tb = shipped("gb200-nvl72", (topo_opts){.nodes = 8}, &b),
+         *t72 = shipped("gb200-nvl72", (topo_opts){.nodes = 18}, &b72);
     coll_request req;
-    CU_ASSERT_EQUAL(b.nranks, 72);
+    CU_ASSERT_EQUAL(b.nranks, 32);
+    CU_ASSERT_EQUAL(b72.nranks, 72);
     for (int i = 0; i < 2; i++) {
         CU_ASSERT_TRUE(coll_tune(&h, kinds[i], 1u << 20, 0, 0, &req, NULL));
         CU_ASSERT_EQUAL(req.algo, ALGO_RING);
@@ -220,7 +223,12 @@ static void test_coll_nvls_allgather_reducescatter(void)
         CU_ASSERT_EQUAL(req.algo, ALGO_NVLS);
         CU_ASSERT_TRUE(coll_tune(&b, kinds[i], 2ull << 30, 0, 0, &req, NULL));
         CU_ASSERT_EQUAL(req.algo, ALGO_RING);
+        CU_ASSERT_TRUE(coll_tune(&b72, kinds[i], 1u << 20, 0, 0, &req, NULL));
+        CU_ASSERT_NOT_EQUAL(req.algo, ALGO_NVLS);
+        CU_ASSERT_FALSE(coll_tune(&b72, kinds[i], 1u << 20, 1u << ALGO_NVLS, 0, &req, NULL));
     }
+    CU_ASSERT_TRUE(coll_tune(&b72, COLL_ALL_REDUCE, 2ull << 30, 0, 0, &req, NULL));
+    CU_ASSERT_EQUAL(req.algo, ALGO_NVLS);
     /* NVLSTree does not run them (NCCL: NVLS across nodes needs CollNet) */
     coll_system h2;
     topo *t2 = shipped("dgx-h100", (topo_opts){.nodes = 2}, &h2);
@@ -229,6 +237,7 @@ static void test_coll_nvls_allgather_reducescatter(void)
     CU_ASSERT_FALSE(coll_tune(&h2, COLL_ALL_GATHER, 1u << 20, 1u << ALGO_NVLS_TREE, 0, &req, NULL));
     topo_free(th);
     topo_free(tb);
+    topo_free(t72);
     topo_free(t2);
 }
 
