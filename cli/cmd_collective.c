@@ -94,7 +94,8 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     const char *aspec = co->algo ? co->algo : g_getenv("NCCL_ALGO");
     const char *pspec = co->proto ? co->proto : g_getenv("NCCL_PROTO");
     int rc = EXIT_OK;
-    if (!simsweep_run(&sys, kind, elt, sizes, n, aspec, pspec, rows, ex, "collective", &err)) {
+    if (!simsweep_run_op(&sys, kind, elt, nccltests_nvls_reduces(coll_is_reducing(kind) ? op : NCCLTESTS_OP_NONE, dt),
+                         sizes, n, aspec, pspec, rows, ex, "collective", &err)) {
         rc = cli_fail(err);
         goto out;
     }

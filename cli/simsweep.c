@@ -5,14 +5,24 @@
 
 #include "progress.h"
 
-static bool run_sizes(const coll_system *sys, coll_kind kind, size_t elt_bytes, const uint64_t *sizes, size_t n,
-                      const char *algo_spec, const char *proto_spec, nccltests_row *rows, simsweep_explain *ex,
-                      cli_progress *pg, GError **err)
+static bool run_sizes(const coll_system *sys, coll_kind kind, size_t elt_bytes, bool nvls_reduces,
+                      const uint64_t *sizes, size_t n, const char *algo_spec, const char *proto_spec,
+                      nccltests_row *rows, simsweep_explain *ex, cli_progress *pg, GError **err)
 {
     uint32_t amask, pmask;
     if (!coll_tune_parse_mask(algo_spec, kind, true, &amask, err) ||
         !coll_tune_parse_mask(proto_spec, kind, false, &pmask, err))
         return false;
+    if (!nvls_reduces && (kind == COLL_ALL_REDUCE || kind == COLL_REDUCE_SCATTER)) {
+        uint32_t nv = (1u << ALGO_NVLS) | (1u << ALGO_NVLS_TREE);
+        amask = (amask ? amask : (1u << ALGO_COUNT) - 1) & ~nv;
+        if (!(amask & ~(1u << ALGO_DIRECT))) { /* (Direct is always in a mask: point-to-point) */
+            g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
+                        "NCCL cannot run this reduction and type in the NVSwitch (NVLS: sum, and min/max on integer "
+                        "and 16-bit types); choose another --algo");
+            return false;
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         coll_request req = {.kind = kind, .bytes = sizes[i], .root = coll_default_root(kind) < 0 ? 0 : coll_default_root(kind)};
         if (!coll_tune(sys, kind, sizes[i], amask, pmask, &req, NULL)) {
@@ -51,10 +61,17 @@ bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, cons
                   size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
                   simsweep_explain *ex, const char *progress, GError **err)
 {
+    return simsweep_run_op(sys, kind, elt_bytes, true, sizes, n, algo_spec, proto_spec, rows, ex, progress, err);
+}
+
+bool simsweep_run_op(const coll_system *sys, coll_kind kind, size_t elt_bytes, bool nvls_reduces, const uint64_t *sizes,
+                     size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
+                     simsweep_explain *ex, const char *progress, GError **err)
+{
     cli_progress pgs, *pg = progress ? &pgs : NULL;
     if (pg)
         cli_progress_start(pg, progress);
-    bool ok = run_sizes(sys, kind, elt_bytes, sizes, n, algo_spec, proto_spec, rows, ex, pg, err);
+    bool ok = run_sizes(sys, kind, elt_bytes, nvls_reduces, sizes, n, algo_spec, proto_spec, rows, ex, pg, err);
     if (pg)
         cli_progress_end(pg);
     return ok;

@@ -26,5 +26,11 @@ typedef struct {
 bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, const uint64_t *sizes,
                   size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
                   simsweep_explain *ex, const char *progress, GError **err);
+/* As simsweep_run, for a reduction NCCL cannot do in the NVSwitch when
+ * nvls_reduces is false (nccltests_nvls_reduces): NVLS and NVLSTree are then
+ * not candidates for all_reduce/reduce_scatter (NCCL's nvlsSupport). */
+bool simsweep_run_op(const coll_system *sys, coll_kind kind, size_t elt_bytes, bool nvls_reduces, const uint64_t *sizes,
+                     size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
+                     simsweep_explain *ex, const char *progress, GError **err);
 
 #endif

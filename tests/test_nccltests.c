@@ -305,6 +305,22 @@ static void test_reader_tolerates_noise_and_slurm(void)
 }
 
 
+/* ncclNvlsSupported's table (src/include/device.h). */
+static void test_nvls_reduces_table(void)
+{
+    CU_ASSERT_TRUE(nccltests_nvls_reduces(NCCLTESTS_OP_SUM, NCCLTESTS_FLOAT));
+    CU_ASSERT_TRUE(nccltests_nvls_reduces(NCCLTESTS_OP_SUM, NCCLTESTS_DOUBLE));
+    CU_ASSERT_FALSE(nccltests_nvls_reduces(NCCLTESTS_OP_MAX, NCCLTESTS_FLOAT));
+    CU_ASSERT_TRUE(nccltests_nvls_reduces(NCCLTESTS_OP_MAX, NCCLTESTS_BFLOAT16));
+    CU_ASSERT_TRUE(nccltests_nvls_reduces(NCCLTESTS_OP_MIN, NCCLTESTS_INT32));
+    CU_ASSERT_TRUE(nccltests_nvls_reduces(NCCLTESTS_OP_SUM, NCCLTESTS_UINT64));
+    CU_ASSERT_FALSE(nccltests_nvls_reduces(NCCLTESTS_OP_PROD, NCCLTESTS_HALF));
+    CU_ASSERT_FALSE(nccltests_nvls_reduces(NCCLTESTS_OP_AVG, NCCLTESTS_FLOAT));
+    CU_ASSERT_FALSE(nccltests_nvls_reduces(NCCLTESTS_OP_SUM, NCCLTESTS_INT8));
+    CU_ASSERT_FALSE(nccltests_nvls_reduces(NCCLTESTS_OP_SUM, NCCLTESTS_FP8_E4M3));
+    CU_ASSERT_TRUE(nccltests_nvls_reduces(NCCLTESTS_OP_NONE, NCCLTESTS_INT8));
+}
+
 /* NCCL_DEBUG_SUBSYS=TUNING lines are kept (what NCCL chose), in file order,
  * whatever the prefix (slurm, timestamps) and name case; other INFO lines and
  * malformed TUNING lines are skipped. */
@@ -508,6 +524,7 @@ int main(void)
         {"test_reader_derives_nranks_from_ratio", test_reader_derives_nranks_from_ratio},
         {"test_reader_tolerates_noise_and_slurm", test_reader_tolerates_noise_and_slurm},
         {"test_reader_keeps_tuning_lines", test_reader_keeps_tuning_lines},
+        {"test_nvls_reduces_table", test_nvls_reduces_table},
         {"test_reader_bad_inputs", test_reader_bad_inputs},
         {"test_reader_every_prefix_parses_or_fails", test_reader_every_prefix_parses_or_fails},
         {"test_percentile_nearest_rank_by_hand", test_percentile_nearest_rank_by_hand},

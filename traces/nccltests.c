@@ -115,6 +115,26 @@ uint64_t nccltests_size_for_request(coll_kind kind, uint64_t req_bytes, int nran
     return count * elt_bytes;
 }
 
+bool nccltests_nvls_reduces(nccltests_redop op, nccltests_dtype dt)
+{
+    if (op == NCCLTESTS_OP_NONE)
+        return true;
+    switch (dt) {
+    case NCCLTESTS_INT32:
+    case NCCLTESTS_UINT32:
+    case NCCLTESTS_INT64:
+    case NCCLTESTS_UINT64:
+    case NCCLTESTS_HALF:
+    case NCCLTESTS_BFLOAT16:
+        return op == NCCLTESTS_OP_SUM || op == NCCLTESTS_OP_MIN || op == NCCLTESTS_OP_MAX;
+    case NCCLTESTS_FLOAT:
+    case NCCLTESTS_DOUBLE:
+        return op == NCCLTESTS_OP_SUM;
+    default:
+        return false;
+    }
+}
+
 void nccltests_rank_bytes(coll_kind kind, uint64_t size_bytes, int nranks,
                           uint64_t *send_bytes, uint64_t *recv_bytes)
 {

@@ -50,6 +50,12 @@ typedef enum {
     NCCLTESTS_REDOPS
 } nccltests_redop;
 
+/* Whether NCCL can reduce `op` on `dt` in the NVSwitch (NVLS/NVLSTree), as
+ * ncclNvlsSupported (src/include/device.h): sum on 32/64-bit integers, half,
+ * bfloat16, float and double; min/max on the integers, half and bfloat16;
+ * nothing on 8-bit types, prod or avg. NONE (no reduction) is supported. */
+bool nccltests_nvls_reduces(nccltests_redop op, nccltests_dtype dt);
+
 /* "none", "sum", "prod", "max", "min", "avg". */
 const char *nccltests_redop_name(nccltests_redop op);
 /* Returns 0 and sets *out, or -1 (an empty string means none). */

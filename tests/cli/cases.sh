@@ -47,6 +47,9 @@ rm -f "$rt"
 # a log with NCCL's TUNING lines: validate compares NCCL's choice with its tuner's (one line edited)
 check validate-tuner-lines 0 'tuner: +33554432 +Ring/Simple/24 +NVLS/Simple/16  \(differs\)' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-tuning.txt
 check validate-tuner-summary 0 'tuner: sizes=5 algo_proto_match=4 channels_match=4' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-tuning.txt
+# NVLS only for reductions the switch does (ncclNvlsSupported): prod goes to the ring
+check collective-prod-no-nvls 0 'explain: +1073741824 +Ring ' -- collective --topo dgx-h100 -b 1G -e 1G -o prod --explain
+check collective-prod-nvls-refused 2 'cannot run this reduction and type in the NVSwitch' -- collective --topo dgx-h100 -b 1G -e 1G -o prod --algo nvls
 check collective-help-env 0 'NCCL_MAX_CTAS, NCCL_MIN_CTAS' -- collective --help
 export NCCL_ALGO=warp
 check scale-bad-nccl-algo 2 "unknown algorithm 'warp'" -- scale --model llama3-8b --systems dgx-h100:8 --seq 256
