@@ -30,7 +30,8 @@
 
 static const char *const coll_params[] = {
     "topo", "nodes", "gpus", "fabric", "set", "launch_us", "ngpus", "op", "minbytes", "maxbytes",
-    "stepfactor", "stepbytes", "datatype", "algo", "proto", NULL,
+    "stepfactor", "stepbytes", "datatype", "algo", "proto", "max_ctas", "min_ctas", "max_nchannels",
+    "min_nchannels", "buffsize", "nvls", NULL,
 };
 
 enum {
@@ -119,6 +120,42 @@ static char *coll_figure(int f, const nccltests_row *rows, const simsweep_explai
     }
 }
 
+/* NCCL's knobs as point parameters (points run in threads, so not through
+ * the environment): they replace what the environment set (nccl_env.c). */
+static bool point_nccl(const sweep_point *p, coll_nccl_env *e, GError **err)
+{
+    int v = -1;
+    static const char *const keys[4] = {"max_ctas", "min_ctas", "max_nchannels", "min_nchannels"};
+    int *dst[4] = {&e->max_ctas, &e->min_ctas, &e->max_nch, &e->min_nch};
+    for (int i = 0; i < 4; i++) {
+        v = -1;
+        if (!point_int(p, keys[i], 0, 64, &v, err))
+            return false;
+        if (v >= 0)
+            *dst[i] = v;
+    }
+    const char *bs = sweep_point_get(p, "buffsize"), *nv = sweep_point_get(p, "nvls");
+    if (bs) {
+        uint64_t b = 0;
+        GError *e2 = NULL;
+        if (!cli_parse_bytes(bs, &b, &e2) || b < 65536 || b > (1ull << 30) || b % 4096) {
+            g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT,
+                        "buffsize: expected a size, a multiple of 4 KiB from 64K to 1G, got '%s'", bs);
+            g_clear_error(&e2);
+            return false;
+        }
+        e->buffsize = b;
+    }
+    if (nv) {
+        if (strcmp(nv, "on") && strcmp(nv, "off")) {
+            g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "nvls: expected on or off, got '%s'", nv);
+            return false;
+        }
+        e->nvls_off = !strcmp(nv, "off");
+    }
+    return true;
+}
+
 /* One `conveyor collective` run; loads its own topology (thread-safe). */
 static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, char **out, GError **err)
 {
@@ -158,6 +195,10 @@ static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, ch
         return false;
     coll_system sys;
     sys_from_topo(&sys, t, &so);
+    if (!point_nccl(p, &sys.nccl, err)) {
+        topo_free(t);
+        return false;
+    }
     size_t elt = nccltests_dtype_bytes(dt), n = req->len;
     uint64_t *sizes = g_new(uint64_t, n);
     for (size_t i = 0; i < n; i++)
@@ -188,7 +229,7 @@ static const sweep_base coll_base = {
 
 static const char *const replay_params[] = {
     "topo", "nodes", "gpus", "fabric", "set", "launch_us", "ngpus", "trace", "ranks", "compute_scale",
-    "algo", "proto", NULL,
+    "algo", "proto", "max_ctas", "min_ctas", "max_nchannels", "min_nchannels", "buffsize", "nvls", NULL,
 };
 
 enum { R_STEP, R_TOTAL, R_COMPUTE, R_COMM, R_EXPOSED, R_IDLE, R_WAIT_PEERS, R_LINK_UTIL, R_NRANKS };
@@ -265,9 +306,11 @@ static bool replay_run_point(const sweep_point *p, const int *fig, size_t nfig, 
         coll_system sys, iso;
         sys_from_topo(&sys, tp, &so);
         sys_from_topo(&iso, ti, &so);
+        ok = point_nccl(p, &sys.nccl, err);
+        iso.nccl = sys.nccl;
         replay_opts o = {.sys = &sys, .compute_scale = scale, .iso = &iso};
         const char *as = sweep_point_get(p, "algo"), *ps = sweep_point_get(p, "proto");
-        ok = coll_tune_parse_mask(as, COLL_ALL_REDUCE, true, &o.algo_mask, err) &&
+        ok = ok && coll_tune_parse_mask(as, COLL_ALL_REDUCE, true, &o.algo_mask, err) &&
              coll_tune_parse_mask(ps, COLL_ALL_REDUCE, false, &o.proto_mask, err);
         replay_result res;
         if (ok && (ok = replay_run(t, &o, &res, err))) {
