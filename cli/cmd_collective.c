@@ -94,8 +94,9 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     const char *aspec = co->algo ? co->algo : g_getenv("NCCL_ALGO");
     const char *pspec = co->proto ? co->proto : g_getenv("NCCL_PROTO");
     int rc = EXIT_OK;
-    if (!simsweep_run_op(&sys, kind, elt, nccltests_nvls_reduces(coll_is_reducing(kind) ? op : NCCLTESTS_OP_NONE, dt),
-                         sizes, n, aspec, pspec, rows, ex, "collective", &err)) {
+    nccltests_redop redop = coll_is_reducing(kind) ? op : NCCLTESTS_OP_NONE;
+    if (!simsweep_run(&sys, kind, elt, nccltests_nvls_reduces(redop, dt), sizes, n, aspec, pspec, rows, ex,
+                      "collective", &err)) {
         rc = cli_fail(err);
         goto out;
     }
@@ -125,7 +126,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
             row_log[i] = nccl_log_tuning(prefix, kind, rows[i].count * (uint64_t)elt, ex[i].algo, ex[i].proto,
                                          ex[i].nchannels);
     }
-    nccltests_sweep sw = {.coll = kind, .dtype = dt, .redop = coll_is_reducing(kind) ? op : NCCLTESTS_OP_NONE,
+    nccltests_sweep sw = {.coll = kind, .dtype = dt, .redop = redop,
                           .root = coll_default_root(kind), .nranks = sys.nranks, .version = "2.19.6",
                           .nccl_code = 23007, .nthreads = 1, .ngpus = sys.gpus_per_thread,
                           .min_bytes = lo, .max_bytes = hi, .step_factor = co->factor,

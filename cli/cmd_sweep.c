@@ -138,7 +138,7 @@ static bool point_nccl(const sweep_point *p, coll_nccl_env *e, GError **err)
     if (bs) {
         uint64_t b = 0;
         GError *e2 = NULL;
-        if (!cli_parse_bytes(bs, &b, &e2) || b < 65536 || b > (1ull << 30) || b % 4096) {
+        if (!cli_parse_bytes(bs, &b, &e2) || !coll_nccl_buffsize_ok(b)) {
             g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT,
                         "buffsize: expected a size, a multiple of 4 KiB from 64K to 1G, got '%s'", bs);
             g_clear_error(&e2);
@@ -206,7 +206,7 @@ static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, ch
     nccltests_row *rows = g_new0(nccltests_row, n);
     simsweep_explain *ex = g_new0(simsweep_explain, n);
     const char *aspec = sweep_point_get(p, "algo"), *pspec = sweep_point_get(p, "proto");
-    bool ok = simsweep_run(&sys, kind, elt, sizes, n, aspec ? aspec : g_getenv("NCCL_ALGO"),
+    bool ok = simsweep_run(&sys, kind, elt, true, sizes, n, aspec ? aspec : g_getenv("NCCL_ALGO"),
                            pspec ? pspec : g_getenv("NCCL_PROTO"), rows, ex, NULL, err);
     for (size_t i = 0; ok && i < nfig; i++)
         out[i] = coll_figure(fig[i], rows, ex, n, sys.nranks);

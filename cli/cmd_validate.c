@@ -141,8 +141,8 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
     nccltests_row *pred = g_new0(nccltests_row, n);
     simsweep_explain *ex = g_new0(simsweep_explain, n);
     size_t elt = nccltests_dtype_bytes(log->dtype);
-    if (!simsweep_run_op(&sys, log->coll, elt, nccltests_nvls_reduces(log->redop, log->dtype), sizes, n, algo, proto,
-                         pred, ex, "validate", &err)) {
+    if (!simsweep_run(&sys, log->coll, elt, nccltests_nvls_reduces(log->redop, log->dtype), sizes, n, algo, proto,
+                      pred, ex, "validate", &err)) {
         rc = cli_fail(err);
     } else {
         size_t np = 0;

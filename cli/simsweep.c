@@ -57,16 +57,9 @@ static bool run_sizes(const coll_system *sys, coll_kind kind, size_t elt_bytes, 
     return true;
 }
 
-bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, const uint64_t *sizes,
+bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, bool nvls_reduces, const uint64_t *sizes,
                   size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
                   simsweep_explain *ex, const char *progress, GError **err)
-{
-    return simsweep_run_op(sys, kind, elt_bytes, true, sizes, n, algo_spec, proto_spec, rows, ex, progress, err);
-}
-
-bool simsweep_run_op(const coll_system *sys, coll_kind kind, size_t elt_bytes, bool nvls_reduces, const uint64_t *sizes,
-                     size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
-                     simsweep_explain *ex, const char *progress, GError **err)
 {
     cli_progress pgs, *pg = progress ? &pgs : NULL;
     if (pg)

@@ -20,17 +20,14 @@ typedef struct {
 /* For each size (nccl-tests size column, bytes) fill rows[i] (size, count,
  * times, bandwidths; in-place = out-of-place) and, if ex is not NULL,
  * ex[i]. algo_spec/proto_spec are NCCL_ALGO/NCCL_PROTO-style strings or
- * NULL. progress (a command name, or NULL: none) draws a progress line naming
- * the size that runs (cli/progress.h). Returns false with *err on a bad spec
- * or a failed simulation. */
-bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, const uint64_t *sizes,
+ * NULL. nvls_reduces: whether NCCL can do the run's reduction and type in
+ * the NVSwitch (nccltests_nvls_reduces); if not, NVLS and NVLSTree are not
+ * candidates for all_reduce/reduce_scatter (NCCL's nvlsSupport). progress
+ * (a command name, or NULL: none) draws a progress line naming the size that
+ * runs (cli/progress.h). Returns false with *err on a bad spec or a failed
+ * simulation. */
+bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, bool nvls_reduces, const uint64_t *sizes,
                   size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
                   simsweep_explain *ex, const char *progress, GError **err);
-/* As simsweep_run, for a reduction NCCL cannot do in the NVSwitch when
- * nvls_reduces is false (nccltests_nvls_reduces): NVLS and NVLSTree are then
- * not candidates for all_reduce/reduce_scatter (NCCL's nvlsSupport). */
-bool simsweep_run_op(const coll_system *sys, coll_kind kind, size_t elt_bytes, bool nvls_reduces, const uint64_t *sizes,
-                     size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
-                     simsweep_explain *ex, const char *progress, GError **err);
 
 #endif

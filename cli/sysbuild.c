@@ -3,11 +3,6 @@
 
 #include <stdio.h>
 
-/* Host-side cost of launching one GPU's NCCL kernel (cudaLaunchKernel plus
- * NCCL's enqueue), us. An estimate to be replaced by calibration
- * (calibrate/ measures kernel-launch latency); see docs/collectives.md. */
-#define DEFAULT_LAUNCH_US 2.5
-
 GOptionGroup *sys_opts_group(sys_opts *o)
 {
     GOptionEntry e[] = {
@@ -21,7 +16,7 @@ GOptionGroup *sys_opts_group(sys_opts *o)
          "large symmetric clusters, no reuse of repeated collectives in replays (slower; docs/performance.md)", NULL},
         {0},
     };
-    o->launch_us = -1; /* not given: the topology's calibrated value, else DEFAULT_LAUNCH_US */
+    o->launch_us = -1; /* not given: the topology's calibrated value, else COLL_LAUNCH_US */
     GOptionGroup *g = g_option_group_new("system", "System options", "Show system options", NULL, NULL);
     g_option_group_add_entries(g, e);
     return g;
@@ -57,7 +52,7 @@ void sys_opts_clear(sys_opts *o)
 
 void sys_from_topo(coll_system *s, const topo *t, const sys_opts *o)
 {
-    double launch = o->launch_us >= 0 ? o->launch_us : t->launch_us > 0 ? t->launch_us : DEFAULT_LAUNCH_US;
+    double launch = o->launch_us >= 0 ? o->launch_us : t->launch_us > 0 ? t->launch_us : COLL_LAUNCH_US;
     topo_coll_system(s, t, launch, o->gpus_per_thread);
     s->exact = o->exact;
     /* NCCL_MAX_NCHANNELS etc.: checked by sys_opts_load, which every caller ran */

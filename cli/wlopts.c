@@ -238,11 +238,11 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
     if (ok) {
         g_strlcpy(out->gpu, g.spec.name, sizeof out->gpu);
         coll_system sys, iso;
-        topo_coll_system(&sys, t, 2.5, 1);
+        topo_coll_system(&sys, t, COLL_LAUNCH_US, 1);
         sys.exact = exact;
         ok = coll_nccl_env_read(&sys.nccl, err); /* NCCL_MAX_NCHANNELS etc. */
         if (ti) {
-            topo_coll_system(&iso, ti, 2.5, 1);
+            topo_coll_system(&iso, ti, COLL_LAUNCH_US, 1);
             iso.nccl = sys.nccl;
         }
         replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = ti ? &iso : NULL,

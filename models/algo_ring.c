@@ -96,13 +96,21 @@ static bool consumed_on_arrival(const ring_unit *u, uint32_t m)
 static void try_send(ring_unit *u);
 static bool send_next(ring_unit *u);
 
-/* A send a block copies to a GPU peer lands no earlier than this after it
- * is issued: the per-step latency, its wire bytes at the unit's share of
- * the links, the route's wire latency ("Channels share links"). */
-static int64_t hold_ps(const ring_unit *u, double wire)
+/* Slice k's bytes on the wire (payload / protocol efficiency). */
+static uint64_t slice_wire(const ring_unit *u, uint32_t k)
 {
-    return u->step_lat + sim_time_for_bytes(wire, u->share_Bps) + u->wire_lat;
+    return (uint64_t)((double)slice_bytes(u->ch, k) / u->x->proto->wire_eff + 0.5);
 }
+
+/* Its copy at the unit's share of the links, then the route's wire latency. */
+static int64_t copy_ps(const ring_unit *u, double wire)
+{
+    return sim_time_for_bytes(wire, u->share_Bps) + u->wire_lat;
+}
+
+/* A send a block copies to a GPU peer lands no earlier than this after it
+ * is issued: the per-step latency and its copy ("Channels share links"). */
+static int64_t hold_ps(const ring_unit *u, double wire) { return u->step_lat + copy_ps(u, wire); }
 
 static void check_done(ring_unit *u)
 {
@@ -174,11 +182,11 @@ static bool send_next(ring_unit *u)
     u->inflight++;
     u->credits--;
     u->k_send++;
-    uint64_t wire = (uint64_t)((double)slice_bytes(u->ch, k) / x->proto->wire_eff + 0.5);
+    uint64_t wire = slice_wire(u, k);
     sim_time now = sim_engine_now(x->eng);
-    int64_t wait = now < x->start ? x->start - now : 0, delay = u->step_lat + wait;
+    int64_t delay = u->step_lat + (now < x->start ? x->start - now : 0);
     if (u->share_Bps > 0)
-        u->t_min = now + wait + hold_ps(u, (double)wire);
+        u->t_min = now + delay + copy_ps(u, (double)wire);
     fabric_transfer_start_paced(x->fab, u->route, &u->block, wire, coll_exec_fabric_chunk(wire), 0, delay,
                                 on_sent, u, k);
     return true;
@@ -244,10 +252,9 @@ static void shm_try(ring_unit *u)
     /* the per-step latency is NCCL's per send (a ring step); a read-only pass pays its wire latency */
     int64_t lat = k >= 0 ? u->step_lat : 0, delay = lat + (now < x->start ? x->start - now : 0);
     u->pass_parts = (k >= 0) + (m >= 0);
-    uint64_t wk = k < 0 ? 0 : (uint64_t)((double)slice_bytes(u->ch, (uint32_t)k) / x->proto->wire_eff + 0.5);
-    uint64_t wm = m < 0 ? 0 : (uint64_t)((double)slice_bytes(u->ch, (uint32_t)m) / x->proto->wire_eff + 0.5);
+    uint64_t wk = k < 0 ? 0 : slice_wire(u, (uint32_t)k), wm = m < 0 ? 0 : slice_wire(u, (uint32_t)m);
     if (u->share_Bps > 0)
-        u->t_min = now + delay - u->step_lat + hold_ps(u, (double)(wk > wm ? wk : wm)); /* hold_ps counts step_lat */
+        u->t_min = now + delay + copy_ps(u, (double)(wk > wm ? wk : wm));
     if (k >= 0) {
         u->credits--;
         fabric_transfer_start_paced(x->fab, u->wleg, &u->block, wk, coll_exec_fabric_chunk(wk), 0, delay,
@@ -442,7 +449,7 @@ static void fold_collisions(coll_exec *x, GPtrArray *units, int m, double chan_c
         for (int i = 0; i < m; i++) {
             if (!u[i].route || u[i].share_Bps <= 0 || u[i].n_send == 0)
                 continue;
-            double wire = (double)slice_bytes(u[i].ch, 0) / x->proto->wire_eff;
+            double wire = (double)slice_wire(&u[i], 0);
             double t = (double)hold_ps(&u[i], wire) * 1e-12;
             if (t > 0 && wire / t < demand[c])
                 demand[c] = wire / t;

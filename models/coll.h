@@ -52,6 +52,11 @@ typedef struct {
     uint64_t buffsize;      /* NCCL_BUFFSIZE: Simple's buffer per connection, bytes (0: 4 MiB) */
 } coll_nccl_env;
 
+/* Host-side cost of launching one GPU's kernel (cudaLaunchKernel plus
+ * NCCL's enqueue), us, where no calibration gives it: an estimate
+ * (calibrate/ measures it; docs/collectives.md). */
+#define COLL_LAUNCH_US 2.5
+
 /* What the collective runs on: the fabric and who the ranks are. */
 typedef struct {
     fabric *fab;
@@ -64,7 +69,7 @@ typedef struct {
     bool nvls;              /* an NVLS-capable NVSwitch joins the ranks of a node */
     fab_node_id nvswitch;   /* that switch (FAB_NONE if none) */
     int cpu_vendor;         /* 0 Intel, 1 AMD, 2 ARM (NCCL's net overhead) */
-    double launch_us;       /* host cost to launch one GPU's kernel */
+    double launch_us;       /* host cost to launch one GPU's kernel (COLL_LAUNCH_US without calibration) */
     int gpus_per_thread;    /* GPUs launched serially by one host thread (nccl-tests -g) */
     double net_Bps;         /* a server's NIC bandwidth, all NICs, payload bytes/s (0: one node) */
     bool sharp;             /* the network switches reduce (SHARP): CollNet can run */
@@ -141,6 +146,8 @@ int coll_run_channels(const coll_system *sys, coll_algo_id algo);
 /* Read NCCL_MIN/MAX_NCHANNELS (NCCL_MIN/MAX_NRINGS), NCCL_MIN/MAX_CTAS,
  * NCCL_NVLS_ENABLE and NCCL_BUFFSIZE; false with *err (a bad value) otherwise. */
 bool coll_nccl_env_read(coll_nccl_env *e, GError **err);
+/* An NCCL_BUFFSIZE conveyor takes: a multiple of 4 KiB from 64 KiB to 1 GiB. */
+bool coll_nccl_buffsize_ok(uint64_t bytes);
 
 #define COLL_ERROR (coll_error_quark())
 GQuark coll_error_quark(void);

@@ -48,6 +48,8 @@ static bool env_channels(const char *name, int *out, GError **err)
     return true;
 }
 
+bool coll_nccl_buffsize_ok(uint64_t bytes) { return bytes >= 65536 && bytes <= (1ull << 30) && bytes % 4096 == 0; }
+
 bool coll_nccl_env_read(coll_nccl_env *e, GError **err)
 {
     *e = (coll_nccl_env){0};
@@ -68,7 +70,7 @@ bool coll_nccl_env_read(coll_nccl_env *e, GError **err)
         unsigned long long v = strtoull(bs, &end, 10);
         while (*end == ' ' || *end == '\t')
             end++;
-        if (errno || end == bs || *end || bs[0] == '-' || v < 65536 || v > (1ull << 30) || v % 4096) {
+        if (errno || end == bs || *end || bs[0] == '-' || !coll_nccl_buffsize_ok(v)) {
             g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
                         "environment NCCL_BUFFSIZE='%s': expected bytes, a multiple of 4096 from 65536 to 1073741824",
                         bs);

@@ -78,7 +78,7 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
             return -1;
         if (rsag && sys->ppn > COLL_NVLS_MAX_ARITY) /* enqueue.cc: only all_reduce past 32 local ranks */
             return -1;
-        double eff = sys->gpu_sm >= 100 ? 0.74 : 0.85;
+        double eff = coll_nvls_eff(sys->gpu_sm);
         /* all_reduce: S(1+1/n) each way per GPU; all_gather/reduce_scatter: S
          * down (up) per GPU, NCCL's bwIntra x nvlsEff x (ppn-1)/ppn as busBw */
         algbw = bus * eff / (rsag ? 1.0 : 1.0 + 1.0 / n) * (nch - 1) / nch;
@@ -102,7 +102,7 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
             return -1;
         /* NVLS inside: each GPU moves S(1+1/ppn) each way; between nodes
          * each node sends S (2 nodes) or about 2S (a tree of more) */
-        double eff = sys->gpu_sm >= 100 ? 0.74 : 0.85;
+        double eff = coll_nvls_eff(sys->gpu_sm);
         double intra_alg = intra_bus_GBps(sys) * eff / (1.0 + 1.0 / sys->ppn) * (nch - 1) / nch;
         double inter_alg = sys->net_Bps / 1e9 * (sys->nnodes <= 2 ? 1.0 : 0.5);
         algbw = fmin(intra_alg, inter_alg);

@@ -9,6 +9,8 @@
  */
 #include "traces/workload.h"
 
+#include "models/coll.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -334,9 +336,9 @@ static double emb_params(const gen *G)
  * per rank, which PyTorch's ProcessGroupNCCL fills from a flat buffer with
  * one copy kernel per rank. */
 /* The copies are launched one by one from a host loop, so each takes at
- * least a kernel launch on the host: 2.5 us, the replay's collective launch
- * cost (cli/sysbuild.c; 5.07 us measured on an H200 VM, docs/calibration.md). */
-#define HOST_LAUNCH_PS 2.5e6
+ * least a kernel launch on the host: the replay's collective launch cost
+ * (COLL_LAUNCH_US, 2.5 us; 5.07 us measured on an H200 VM, docs/calibration.md). */
+#define HOST_LAUNCH_PS (COLL_LAUNCH_US * 1e6)
 
 static int64_t rank_copies_ps(const gen *G, double bytes)
 {
@@ -382,13 +384,12 @@ static void zero3_gather_params(gen *G, int k, bool last_group, bool refetch)
     const workload_spec *w = G->w;
     double t[16];
     const char *name = refetch ? "zero3_param_refetch_ag" : "zero3_param_ag";
+    int n = workload_layer_tensors(&w->m, w->tp, w->reuse_distance, refetch, t, 16);
     if (!refetch && k == 0)
         sync_gather(G, emb_params(G), name);
-    for (int l = 0; l < group_size(G, k); l++) {
-        int n = workload_layer_tensors(&w->m, w->tp, w->reuse_distance, refetch, t, 16);
+    for (int l = 0; l < group_size(G, k); l++)
         for (int i = 0; i < n && i < 16; i++)
             sync_gather(G, t[i], name);
-    }
     if (!refetch && last_group && !w->m.tied)
         sync_gather(G, emb_params(G), name);
 }
@@ -416,13 +417,12 @@ static void zero3_rs_params(gen *G, int k, bool last_group)
 {
     const workload_spec *w = G->w;
     double t[16];
+    int n = workload_layer_tensors(&w->m, w->tp, w->reuse_distance, false, t, 16);
     if (last_group && !w->m.tied)
         rs_tensor(G, emb_params(G));
-    for (int l = 0; l < group_size(G, k); l++) {
-        int n = workload_layer_tensors(&w->m, w->tp, w->reuse_distance, false, t, 16);
+    for (int l = 0; l < group_size(G, k); l++)
         for (int i = (n < 16 ? n : 16) - 1; i >= 0; i--)
             rs_tensor(G, t[i]);
-    }
     if (k == 0)
         rs_tensor(G, emb_params(G));
 }
