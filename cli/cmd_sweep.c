@@ -206,7 +206,9 @@ static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, ch
     nccltests_row *rows = g_new0(nccltests_row, n);
     simsweep_explain *ex = g_new0(simsweep_explain, n);
     const char *aspec = sweep_point_get(p, "algo"), *pspec = sweep_point_get(p, "proto");
-    bool ok = simsweep_run(&sys, kind, elt, true, sizes, n, aspec ? aspec : g_getenv("NCCL_ALGO"),
+    /* sweeps reduce with sum, as nccl-tests' default; NVLS only where the switch can */
+    bool nvls = nccltests_nvls_reduces(coll_is_reducing(kind) ? NCCLTESTS_OP_SUM : NCCLTESTS_OP_NONE, dt);
+    bool ok = simsweep_run(&sys, kind, elt, nvls, sizes, n, aspec ? aspec : g_getenv("NCCL_ALGO"),
                            pspec ? pspec : g_getenv("NCCL_PROTO"), rows, ex, NULL, err);
     for (size_t i = 0; ok && i < nfig; i++)
         out[i] = coll_figure(fig[i], rows, ex, n, sys.nranks);
