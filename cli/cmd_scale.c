@@ -77,7 +77,9 @@ static gboolean parse_sizes(const char *s, GArray *out, GError **err)
     return out->len > 0 ? TRUE : bad_sizes(s, err);
 }
 
-/* --systems NAME[@FABRIC][:SIZES],... with --gpus for items without sizes. */
+/* --systems NAME[@FABRIC][:SIZES],... with --gpus for items without sizes;
+ * NAME:FABRIC[:SIZES] too (the form the issue and PRODUCT.md write): a
+ * field after a colon that does not start with a digit names the fabric. */
 static int parse_points(const scale_cli *c, point *pts, GError **err)
 {
     g_autoptr(GArray) dflt = g_array_new(FALSE, FALSE, sizeof(int));
@@ -89,16 +91,42 @@ static int parse_points(const scale_cli *c, point *pts, GError **err)
         if (!**it)
             continue;
         g_autofree char *name = g_strdup(*it);
-        char *colon = strchr(name, ':'), *at;
+        char *colon = strchr(name, ':'), *at = NULL, *sz = NULL;
         g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(int));
         if (colon) {
-            *colon = 0;
-            if (!parse_sizes(colon + 1, sizes, err))
+            *colon++ = 0;
+            char *next = strchr(colon, ':');
+            if (!*colon) {
+                g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE,
+                            "'%s': nothing after ':' (expected FABRIC or SIZES)", *it);
                 return -1;
+            }
+            if (!g_ascii_isdigit(*colon)) { /* NAME:FABRIC[:SIZES] */
+                if (next)
+                    *next++ = 0;
+                at = colon;
+                sz = next;
+            } else {
+                sz = colon;
+            }
         }
-        if ((at = strchr(name, '@')))
-            *at++ = 0;
-        GArray *use = colon ? sizes : dflt;
+        if (sz && !parse_sizes(sz, sizes, err))
+            return -1;
+        char *at2 = strchr(name, '@');
+        if (at2) {
+            if (at) {
+                g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE,
+                            "'%s': two fabrics (NAME@FABRIC or NAME:FABRIC, not both)", *it);
+                return -1;
+            }
+            *at2++ = 0;
+            at = at2;
+        }
+        if (at && !*at) {
+            g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, "'%s': empty fabric name", *it);
+            return -1;
+        }
+        GArray *use = sz ? sizes : dflt;
         for (guint k = 0; k < use->len; k++) {
             if (n == MAX_POINTS) {
                 g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, "more than %d points", MAX_POINTS);
@@ -522,7 +550,7 @@ int cmd_scale(int argc, char **argv)
     scale_cli c = {0};
     GOptionEntry e[] = {
         {"systems", 's', 0, G_OPTION_ARG_STRING, &c.systems,
-         "NAME[@FABRIC][:SIZES],... SIZES = A..B (doubling) or A/B/C [dgx-h100]", "LIST"},
+         "NAME[@FABRIC][:SIZES] or NAME:FABRIC[:SIZES],... SIZES = A..B (doubling) or A/B/C [dgx-h100]", "LIST"},
         {"gpus", 0, 0, G_OPTION_ARG_STRING, &c.gpus_s, "sizes for systems without their own [8..64]", "SIZES"},
         {"tp", 0, 0, G_OPTION_ARG_INT, &c.tp, "tensor-parallel size [rule: NVLink domain, <= 8]", "T"},
         {"pp", 0, 0, G_OPTION_ARG_INT, &c.pp, "pipeline-parallel size [rule: smallest that fits HBM]", "P"},
