@@ -8,12 +8,14 @@
 #include "collplot.h"
 #include "commands.h"
 #include "nccl_log.h"
+#include "progress.h"
 #include "simsweep.h"
 #include "sysbuild.h"
 #include "topologies/accuracy.h"
+#include "traces/timeline.h"
 
 typedef struct {
-    char *op, *minb, *maxb, *stepb, *dtype, *redop, *algo, *proto, *format, *plot;
+    char *op, *minb, *maxb, *stepb, *dtype, *redop, *algo, *proto, *format, *plot, *timeline;
     gint factor, root, iters, warmup;
     gboolean explain;
 } coll_opts;
@@ -47,6 +49,30 @@ static void fill_devices(nccltests_device *dev, int n, const topo *t, char *name
                                     .device = local, .pci_bus = (unsigned)(0x18 + 0x10 * local),
                                     .name = name};
     }
+}
+
+/* --timeline: the sweep's last (largest) size again, with the fabric
+ * recording every chunk each link serves, written for Perfetto. The run is
+ * the sweep's own (same choice, deterministic), so its time is the row's. */
+static bool write_timeline(const char *path, const coll_system *sys, coll_kind kind, uint64_t bytes,
+                           const simsweep_explain *ex, GError **err)
+{
+    coll_request req = {.kind = kind, .bytes = bytes, .root = coll_default_root(kind) < 0 ? 0 : coll_default_root(kind),
+                        .algo = ex->algo, .proto = ex->proto, .nchannels = ex->nchannels};
+    coll_result res;
+    fabric_set_recording(sys->fab, true);
+    bool ok = coll_run(sys, &req, &res, err);
+    if (ok) {
+        char sz[32];
+        cli_progress_bytes(sz, sizeof sz, bytes);
+        char *label = g_strdup_printf("%s %s: %s/%s, %d channel%s, %d ranks", coll_kind_name(kind), sz,
+                                      coll_algo_name(req.algo), coll_proto_name(req.proto), req.nchannels,
+                                      req.nchannels == 1 ? "" : "s", sys->nranks);
+        ok = timeline_write_coll(path, label, coll_setup_us(sys, &req), res.time_us, sys->fab, 64, err);
+        g_free(label);
+    }
+    fabric_set_recording(sys->fab, false);
+    return ok;
 }
 
 static int run_sweep(const coll_opts *co, const sys_opts *so)
@@ -161,6 +187,8 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         rc = collplot_sweep(co->plot, title, rows, n, ex, any ? blo : NULL, any ? bhi : NULL);
         g_free(title);
     }
+    if (rc == EXIT_OK && co->timeline && !write_timeline(co->timeline, &sys, kind, sizes[n - 1], &ex[n - 1], &err))
+        rc = cli_fail(err);
     g_free(blo);
     g_free(bhi);
     g_free(prefix);
@@ -200,6 +228,7 @@ int cmd_collective(int argc, char **argv)
         {"format", 0, 0, G_OPTION_ARG_STRING, &co.format, "text (nccl-tests), csv or json [text]", "FMT"},
         {"explain", 0, 0, G_OPTION_ARG_NONE, &co.explain, "per size: algorithm, protocol, channels, busiest link", NULL},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &co.plot, "busbw against size with the algorithms and the error band (SVG, gnuplot)", "FILE"},
+        {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &co.timeline, "Chrome/Perfetto trace of the largest size: its span and the 64 busiest links' chunks", "FILE"},
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate an nccl-tests sweep");
@@ -219,6 +248,7 @@ int cmd_collective(int argc, char **argv)
         rc = run_sweep(&co, &so);
     g_free(co.op); g_free(co.minb); g_free(co.maxb); g_free(co.stepb); g_free(co.dtype);
     g_free(co.redop); g_free(co.algo); g_free(co.proto); g_free(co.format); g_free(co.plot);
+    g_free(co.timeline);
     sys_opts_clear(&so);
     return rc;
 }

@@ -286,12 +286,16 @@ uint64_t coll_share(uint64_t total, int parts, int i, uint64_t grain)
     return begin + len > total ? total - begin : len;
 }
 
-static sim_time setup_ps(const coll_system *sys, const coll_request *req)
+double coll_setup_us(const coll_system *sys, const coll_request *req)
 {
     double us = sys->launch_us * (sys->gpus_per_thread > 0 ? sys->gpus_per_thread : 1);
     int a = req->algo == ALGO_DIRECT ? ALGO_RING : (int)req->algo;
-    us += coll_base_lat_us(a, req->proto);
-    return sim_time_from_us(us);
+    return us + coll_base_lat_us(a, req->proto);
+}
+
+static sim_time setup_ps(const coll_system *sys, const coll_request *req)
+{
+    return sim_time_from_us(coll_setup_us(sys, req));
 }
 
 static void exec_free(coll_exec *x)

@@ -115,6 +115,10 @@ bool coll_launch(const coll_system *sys, const coll_request *req, sim_engine *en
  * request cannot run on this system (e.g. NVLS without an NVLS switch,
  * unreachable ranks). The fabric is re-attached to a fresh engine. */
 bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out, GError **err);
+/* The time before a collective's first transfer: the host launch of each
+ * GPU one thread drives (launch_us x gpus_per_thread) and NCCL's base
+ * latency of the algorithm and protocol, us. */
+double coll_setup_us(const coll_system *sys, const coll_request *req);
 
 /* coll_run, and the collective's footprint: every graph link its routes
  * cross, appended to *links (fab_link_id, sorted, each once). The replay

@@ -4,9 +4,12 @@
 #include <math.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "models/coll.h"
 #include "testutil.h"
 #include "topologies/topo.h"
+#include "traces/timeline.h"
 
 enum { N = 4 };
 #define BW 100e9
@@ -802,6 +805,68 @@ static void test_coll_sendrecv_pxn_stays_on_rails(void)
     CU_ASSERT(t[1] < 2.2 * t[0]);
 }
 
+/* collective --timeline: recording does not change the run; the span is
+ * setup then transfers up to the collective's time; a link track's slices
+ * never overlap, and GPU 0's uplink served the ring's 2(n-1)/n S. */
+static void test_coll_timeline_records_the_run(void)
+{
+    fabric *f;
+    fab_node_id g[N];
+    coll_system sys = star(&f, g);
+    sys.launch_us = 2.5;
+    uint64_t S = 4 << 20;
+    coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = S, .algo = ALGO_RING, .proto = PROTO_SIMPLE, .nchannels = 2};
+    coll_result plain, rec;
+    GError *err = NULL;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &plain, &err));
+    fabric_set_recording(f, true);
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &rec, &err));
+    CU_ASSERT_EQUAL(rec.time_us, plain.time_us);
+    CU_ASSERT_EQUAL(rec.events, plain.events);
+    const char *out = "/tmp/conveyor-test-coll-timeline.json";
+    double setup = coll_setup_us(&sys, &req);
+    CU_ASSERT_DOUBLE_EQUAL(setup, 2.5 + 8.4, 1e-9); /* launch + Ring/Simple base latency */
+    CU_ASSERT_TRUE_FATAL(timeline_write_coll(out, "all_reduce 4 MiB", setup, rec.time_us, f, 8, &err));
+    fabric_set_recording(f, false);
+    char *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(out, &text, NULL, NULL));
+    cJSON *root = cJSON_Parse(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    double span_end = 0, last_end[64] = {0};
+    int overlaps = 0, uplink = -1;
+    uint64_t up_bytes = 0;
+    cJSON *ev = cJSON_GetObjectItem(root, "traceEvents");
+    for (cJSON *e = ev ? ev->child : NULL; e; e = e->next) {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        int pid = cJSON_GetObjectItem(e, "pid")->valueint;
+        cJSON *tid = cJSON_GetObjectItem(e, "tid"), *args = cJSON_GetObjectItem(e, "args");
+        if (!strcmp(ph, "M") && pid == 1 && tid && !strcmp(cJSON_GetObjectItem(args, "name")->valuestring, "gpu0->sw"))
+            uplink = tid->valueint;
+        if (strcmp(ph, "X"))
+            continue;
+        double ts = cJSON_GetObjectItem(e, "ts")->valuedouble, dur = cJSON_GetObjectItem(e, "dur")->valuedouble;
+        if (pid == 0) {
+            if (ts + dur > span_end)
+                span_end = ts + dur;
+            continue;
+        }
+        int t = tid->valueint;
+        CU_ASSERT_FATAL(t >= 0 && t < 64);
+        overlaps += ts < last_end[t] - 1e-6;
+        last_end[t] = ts + dur;
+        if (t == uplink)
+            up_bytes += (uint64_t)cJSON_GetObjectItem(args, "bytes")->valuedouble;
+    }
+    CU_ASSERT_DOUBLE_EQUAL(span_end, rec.time_us, 1e-6);
+    CU_ASSERT(uplink >= 0);
+    CU_ASSERT_EQUAL(overlaps, 0);
+    CU_ASSERT_EQUAL(up_bytes, 2 * (N - 1) * S / N);
+    cJSON_Delete(root);
+    g_free(text);
+    remove(out);
+    fabric_free(f);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -809,6 +874,7 @@ int main(void)
         {"/coll/channels/one-gpu-per-server", test_coll_channels_one_gpu_per_server},
         {"/coll/ring/allreduce-alpha-beta", test_coll_ring_allreduce_matches_alpha_beta},
         {"/coll/ring/channels-share-links", test_coll_ring_channels_share_links},
+        {"/coll/timeline/records-the-run", test_coll_timeline_records_the_run},
         {"/coll/ring/shm-passes", test_coll_ring_shm_passes},
         {"/coll/tree/chains-share-links", test_coll_tree_chains_share_links},
         {"/coll/uneven-group-runs-ring", test_coll_uneven_group_runs_ring},

@@ -35,7 +35,9 @@ static int busy_cmp(const void *a, const void *b)
     return (x->busy < y->busy) - (x->busy > y->busy);
 }
 
-static void write_links(FILE *o, const replay_result *res, fabric *f, int max_links, int pid)
+/* The busiest links as tracks of process pid: their chunks, and utilisation
+ * counters in 100 windows of [0, end_ps]. */
+static void write_links(FILE *o, int64_t end_ps, fabric *f, int max_links, int pid)
 {
     const GArray *recs = fabric_records(f);
     if (!recs || !recs->len)
@@ -57,7 +59,7 @@ static void write_links(FILE *o, const replay_result *res, fabric *f, int max_li
         kept++;
     }
     /* utilisation counters in 100 windows */
-    int64_t win = res->end_ps / 100 + 1;
+    int64_t win = end_ps / 100 + 1;
     double *busy = g_new0(double, (size_t)kept * 100);
     for (guint i = 0; i < recs->len; i++) {
         const fab_service_rec *r = &g_array_index(recs, fab_service_rec, i);
@@ -90,17 +92,43 @@ static void write_links(FILE *o, const replay_result *res, fabric *f, int max_li
     g_free(b);
 }
 
-gboolean timeline_write(const char *path, const trace *t, const replay_result *res, fabric *f, int max_links,
-                        GError **err)
+/* A temporary file next to path (renamed into place by finish). */
+static FILE *open_tmp(const char *path, char **tmp, GError **err)
 {
-    g_autofree char *tmp = g_strdup_printf("%s.tmp.%d", path, (int)getpid());
-    FILE *o = fopen(tmp, "w");
+    *tmp = g_strdup_printf("%s.tmp.%d", path, (int)getpid());
+    FILE *o = fopen(*tmp, "w");
     if (!o) {
         g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: cannot write: %s", path,
                     g_strerror(errno));
-        return FALSE;
+        g_free(*tmp);
+        *tmp = NULL;
+        return NULL;
     }
     fprintf(o, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    return o;
+}
+
+static gboolean finish(FILE *o, char *tmp, const char *path, GError **err)
+{
+    fprintf(o, "\n]}\n");
+    gboolean ok = !ferror(o);
+    ok = (fclose(o) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write failed", path);
+        remove(tmp);
+        ok = FALSE;
+    }
+    g_free(tmp);
+    return ok;
+}
+
+gboolean timeline_write(const char *path, const trace *t, const replay_result *res, fabric *f, int max_links,
+                        GError **err)
+{
+    char *tmp;
+    FILE *o = open_tmp(path, &tmp, err);
+    if (!o)
+        return FALSE;
     fprintf(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"links (busiest)\"}}",
             t->nranks);
     for (int r = 0; r < t->nranks; r++)
@@ -112,14 +140,28 @@ gboolean timeline_write(const char *path, const trace *t, const replay_result *r
         fprintf(o, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f}", iv->rank, iv->stream, iv->start_ps / 1e6,
                 (iv->end_ps - iv->start_ps) / 1e6);
     }
-    write_links(o, res, f, max_links, t->nranks);
-    fprintf(o, "\n]}\n");
-    gboolean ok = !ferror(o);
-    ok = (fclose(o) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write failed", path);
-        remove(tmp);
+    write_links(o, res->end_ps, f, max_links, t->nranks);
+    return finish(o, tmp, path, err);
+}
+
+gboolean timeline_write_coll(const char *path, const char *label, double setup_us, double total_us, fabric *f,
+                             int max_links, GError **err)
+{
+    char *tmp;
+    FILE *o = open_tmp(path, &tmp, err);
+    if (!o)
         return FALSE;
-    }
-    return TRUE;
+    fprintf(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"collective\"}}");
+    fprintf(o, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"links (busiest)\"}}");
+    fprintf(o, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":0,\"tid\":0,\"args\":{\"name\":");
+    json_str(o, label);
+    fprintf(o, "}}");
+    double setup = setup_us < total_us ? setup_us : total_us;
+    fprintf(o, ",\n{\"ph\":\"X\",\"cat\":\"setup\",\"name\":\"launch + NCCL base latency\",\"pid\":0,\"tid\":0,"
+               "\"ts\":0,\"dur\":%.6f}", setup);
+    fprintf(o, ",\n{\"ph\":\"X\",\"cat\":\"collective\",\"name\":");
+    json_str(o, label);
+    fprintf(o, ",\"pid\":0,\"tid\":0,\"ts\":%.6f,\"dur\":%.6f}", setup, total_us - setup);
+    write_links(o, (int64_t)(total_us * 1e6 + 0.5), f, max_links, 1);
+    return finish(o, tmp, path, err);
 }

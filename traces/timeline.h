@@ -1,6 +1,7 @@
 /* traces/timeline.h - a Chrome / Perfetto trace of a replay: one process per
  * GPU with a track per stream, one process for the busiest links with a
- * track of chunk transfers each and utilisation counters. */
+ * track of chunk transfers each and utilisation counters; or of one
+ * collective (`conveyor collective --timeline`): its span, then the links. */
 #ifndef TRACES_TIMELINE_H
 #define TRACES_TIMELINE_H
 
@@ -11,5 +12,12 @@
  * (the busiest). FALSE with *err on I/O failure. */
 gboolean timeline_write(const char *path, const trace *t, const replay_result *res, fabric *f, int max_links,
                         GError **err);
+
+/* Write the timeline of one collective recorded on f (fabric_set_recording
+ * before coll_run): a track with the setup (host launch and NCCL's base
+ * latency, setup_us) and then the transfers until total_us, under `label`;
+ * and the max_links busiest links with their chunks and utilisation. */
+gboolean timeline_write_coll(const char *path, const char *label, double setup_us, double total_us, fabric *f,
+                             int max_links, GError **err);
 
 #endif

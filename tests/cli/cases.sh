@@ -19,6 +19,7 @@ check topo-import-missing 2 'no-such\.xml' -- topo import tests/data/nccl-topo/n
 check collective-h100 0 '# Avg bus bandwidth' -- collective --topo dgx-h100 -b 1M -e 64M -f 4
 check collective-explain 0 'explain: .*NVLS' -- collective --topo dgx-h100 -b 256M -e 256M --explain
 check collective-explain-band 0 'explain: .*NVLS .*[0-9.]+ \[[0-9.]+-[0-9.]+\] nvlink' -- collective --topo dgx-h100 -b 256M -e 256M --explain
+check collective-timeline-bad-path 2 '/nonexistent/t\.json: cannot write' -- collective --topo dgx-h100 -b 1M -e 1M --timeline /nonexistent/t.json
 check collective-csv-band 0 'busbw_lo_GBps,busbw_hi_GBps' -- collective --topo dgx-h100 -b 1M -e 1M --format csv
 check scale-uneven-dp-groups 0 'dgx-h100 +H100-SXM +72 +1 +2 +36' -- scale --model llama3-8b --systems dgx-h100:72 --tp 1 --pp 2 --sp --zero 1 --global-batch 576 --seq 256
 check scale-auto 0 'fastest of [0-9]+ layouts that fit' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --auto

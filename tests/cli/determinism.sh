@@ -14,3 +14,12 @@ else
     fail=$((fail + 1)); echo "FAIL determinism-timeline: the two --timeline files differ (or are empty)" >&2
 fi
 rm -f "$det_a" "$det_b"
+det_a=$(mktemp); det_b=$(mktemp)
+"$C" collective --topo dgx-h100 --nodes 2 -b 64M -e 64M --timeline "$det_a" > /dev/null 2>&1
+"$C" collective --topo dgx-h100 --nodes 2 -b 64M -e 64M --timeline "$det_b" > /dev/null 2>&1
+if [ -s "$det_a" ] && cmp -s "$det_a" "$det_b" && grep -q '"name":"n0.gpu' "$det_a"; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL determinism-collective-timeline: the two files differ (or hold no link track)" >&2
+fi
+rm -f "$det_a" "$det_b"
