@@ -22,6 +22,13 @@ typedef struct {
  * with a message in *err. */
 gboolean cli_parse_bytes(const char *s, uint64_t *out, GError **err);
 
+/* The sizes nccl-tests would run from lo to hi: times factor (>= 2), else
+ * plus step; at most 4096 of them. NULL with *err when lo > hi, neither a
+ * factor nor a step is given, or hi is above CLI_MAX_COLL_BYTES (no GPU holds
+ * a terabyte, and simulating a petabyte's chunks took hours). */
+#define CLI_MAX_COLL_BYTES (1ull << 40)
+GArray *cli_coll_sizes(uint64_t lo, uint64_t hi, int factor, uint64_t step, GError **err);
+
 /* Parse argv with `ctx`; on failure prints "conveyor NAME: message" and
  * returns FALSE (caller exits 2). */
 gboolean cli_parse(GOptionContext *ctx, const char *name, int *argc, char ***argv);

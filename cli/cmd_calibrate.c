@@ -9,6 +9,7 @@
 #include "calibrate/fit.h"
 #include "cli.h"
 #include "commands.h"
+#include "traces/tracefile.h"
 
 static int fit_files(char **files, int n, const char *out_path)
 {
@@ -26,7 +27,7 @@ static int fit_files(char **files, int n, const char *out_path)
     char *json = calib_params_to_json(&p);
     if (out_path) {
         char *text = g_strconcat(json, "\n", NULL);
-        gboolean wrote = g_file_set_contents(out_path, text, -1, &err);
+        gboolean wrote = tracefile_set_contents(out_path, text, -1, &err);
         g_free(text);
         if (!wrote) {
             fprintf(stderr, "conveyor calibrate: %s: %s\n", out_path, err->message);

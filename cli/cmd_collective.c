@@ -20,26 +20,6 @@ typedef struct {
     gboolean explain;
 } coll_opts;
 
-/* Sizes nccl-tests would run: from min to max, times factor (or + step). */
-static GArray *sweep_sizes(uint64_t lo, uint64_t hi, int factor, uint64_t step, GError **err)
-{
-    GArray *a = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    if (lo > hi || (factor < 2 && step == 0)) {
-        g_set_error(err, g_quark_from_static_string("cli"), 1,
-                    "bad sweep: need -b <= -e and a factor -f >= 2 or a step -i > 0");
-        g_array_free(a, TRUE);
-        return NULL;
-    }
-    for (uint64_t s = lo; s <= hi && a->len < 4096;) {
-        g_array_append_val(a, s);
-        uint64_t next = factor >= 2 ? s * (uint64_t)factor : s + step;
-        if (next <= s)
-            next = s + 1;
-        s = next;
-    }
-    return a;
-}
-
 static void fill_devices(nccltests_device *dev, int n, const topo *t, char *name, char **hosts)
 {
     for (int r = 0; r < n; r++) {
@@ -103,7 +83,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         fprintf(stderr, "conveyor collective: --format must be text, csv or json\n");
         return EXIT_BADINPUT;
     }
-    g_autoptr(GArray) req = sweep_sizes(lo, hi, co->factor, co->factor >= 2 ? 0 : step, &err);
+    g_autoptr(GArray) req = cli_coll_sizes(lo, hi, co->factor, co->factor >= 2 ? 0 : step, &err);
     if (!req)
         return cli_fail(err);
     topo *t = sys_opts_load(so, &err);

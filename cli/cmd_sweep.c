@@ -85,11 +85,11 @@ static GArray *coll_sizes(const sweep_point *p, GError **err)
         g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "need minbytes <= maxbytes and stepfactor >= 2 or stepbytes > 0");
         return NULL;
     }
-    GArray *a = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    for (uint64_t s = lo; s <= hi && a->len < 4096;) {
-        g_array_append_val(a, s);
-        uint64_t next = factor >= 2 ? s * (uint64_t)factor : s + step;
-        s = next <= s ? s + 1 : next;
+    GError *e = NULL;
+    GArray *a = cli_coll_sizes(lo, hi, factor, factor >= 2 ? 0 : step, &e);
+    if (!a) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "maxbytes: %s", e->message);
+        g_error_free(e);
     }
     return a;
 }

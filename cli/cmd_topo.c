@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "topologies/topo.h"
+#include "traces/tracefile.h"
 
 static const char *const node_kind_name[FAB_NODE_KINDS] = {
     [FAB_GPU] = "gpu", [FAB_PCIE_SWITCH] = "pcie_switch", [FAB_CPU] = "cpu",
@@ -206,7 +207,7 @@ static int cmd_import(int argc, char **argv)
         goto done;
     }
     if (out) {
-        if (!g_file_set_contents(out, json, -1, &e)) {
+        if (!tracefile_set_contents(out, json, -1, &e)) {
             fprintf(stderr, "conveyor topo import: %s\n", e->message);
             g_error_free(e);
             rc = EXIT_INTERNAL;

@@ -2,10 +2,12 @@
 #include "gnuplot.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "traces/tracefile.h"
 
 void cli_gp_quote(GString *g, const char *s)
 {
@@ -18,6 +20,14 @@ void cli_gp_quote(GString *g, const char *s)
     g_string_append_c(g, '\'');
 }
 
+/* The rendered SVG into a special file (a device or FIFO). */
+static gboolean copy_into(const char *from, const char *path, GError **err)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    return g_file_get_contents(from, &text, &len, err) && tracefile_set_contents(path, text, (gssize)len, err);
+}
+
 int cli_gnuplot_svg(const char *cmd, const char *path, const char *body)
 {
     return cli_gnuplot_svg_sized(cmd, path, 800, 500, body);
@@ -25,8 +35,17 @@ int cli_gnuplot_svg(const char *cmd, const char *path, const char *body)
 
 int cli_gnuplot_svg_sized(const char *cmd, const char *path, int width, int height, const char *body)
 {
-    /* gnuplot writes a temporary file next to the SVG, renamed when done */
-    g_autofree char *out = g_strdup_printf("%s.tmp.%d", path, (int)getpid());
+    /* gnuplot writes a temporary file next to the SVG, renamed when done;
+     * for a device or FIFO (/dev/stdout), one in the temporary directory,
+     * copied into it */
+    bool special = tracefile_is_special(path);
+    g_autofree char *out = special ? g_build_filename(g_get_tmp_dir(), "conveyor-plot-out-XXXXXX.svg", NULL)
+                                   : g_strdup_printf("%s.tmp.%d", path, (int)getpid());
+    if (special) {
+        int ofd = g_mkstemp(out);
+        if (ofd >= 0)
+            close(ofd);
+    }
     GString *g = g_string_new(NULL);
     g_string_printf(g, "set terminal svg size %d,%d dynamic enhanced font 'sans,12' background '#ffffff'\nset output ",
                     width, height);
@@ -59,15 +78,15 @@ int cli_gnuplot_svg_sized(const char *cmd, const char *path, int width, int heig
         } else if (!g_spawn_check_wait_status(status, NULL)) {
             fprintf(stderr, "conveyor %s: gnuplot failed:\n%s", cmd, err_text ? err_text : "");
             rc = EXIT_INTERNAL;
-        } else if (rename(out, path) != 0) {
-            fprintf(stderr, "conveyor %s: %s: %s\n", cmd, path, g_strerror(errno));
+        } else if (special ? !copy_into(out, path, &e) : rename(out, path) != 0) {
+            fprintf(stderr, "conveyor %s: %s: %s\n", cmd, path, special ? e->message : g_strerror(errno));
             rc = EXIT_INTERNAL;
         } else {
             fprintf(stderr, "plot written to %s\n", path);
         }
         g_free(err_text);
     }
-    if (rc != EXIT_OK)
+    if (rc != EXIT_OK || special)
         remove(out);
     g_clear_error(&e);
     if (gp)

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "sweep_run.h"
+#include "traces/tracefile.h"
 
 typedef struct {
     const sweep_run_opts *o;
@@ -43,7 +44,12 @@ static int collector_open(collector *c, const sweep_run_opts *o)
      * the file is renamed to OUT when the sweep ends, so a crash or kill
      * never replaces a good OUT with a half-written one; --resume carries
      * on from OUT.partial (or from OUT, copied first). */
-    if (o->out_path) {
+    if (o->out_path && tracefile_is_special(o->out_path)) { /* /dev/null, a FIFO: written in place */
+        if (o->resume) {
+            fprintf(stderr, "conveyor sweep: %s: --resume needs a regular file\n", o->out_path);
+            return EXIT_BADINPUT;
+        }
+    } else if (o->out_path) {
         c->work = g_strdup_printf("%s.partial", o->out_path);
         if (o->resume && !g_file_test(c->work, G_FILE_TEST_EXISTS) && g_file_test(o->out_path, G_FILE_TEST_EXISTS)) {
             g_autofree char *text = NULL;
@@ -63,9 +69,9 @@ static int collector_open(collector *c, const sweep_run_opts *o)
             return cli_fail(err);
         }
     }
-    c->f = o->out_path ? fopen(c->work, o->resume ? "a" : "w") : stdout;
+    c->f = o->out_path ? fopen(c->work ? c->work : o->out_path, o->resume ? "a" : "w") : stdout;
     if (!c->f) {
-        fprintf(stderr, "conveyor sweep: %s: %s\n", c->work, g_strerror(errno));
+        fprintf(stderr, "conveyor sweep: %s: %s\n", c->work ? c->work : o->out_path, g_strerror(errno));
         g_clear_pointer(&c->work, g_free);
         return EXIT_BADINPUT;
     }
@@ -140,7 +146,7 @@ static int collector_close(collector *c)
         rc = EXIT_BADINPUT;
     }
     if (c->f && c->f != stdout && fclose(c->f) != 0 && rc == EXIT_OK) {
-        fprintf(stderr, "conveyor sweep: %s: %s\n", c->work, g_strerror(errno));
+        fprintf(stderr, "conveyor sweep: %s: %s\n", c->work ? c->work : c->o->out_path, g_strerror(errno));
         rc = EXIT_INTERNAL;
     }
     /* finished, or stopped by a failing point: the rows so far become OUT */

@@ -5,6 +5,27 @@
 
 #include "cli.h"
 
+GArray *cli_coll_sizes(uint64_t lo, uint64_t hi, int factor, uint64_t step, GError **err)
+{
+    if (lo > hi || (factor < 2 && step == 0)) {
+        g_set_error(err, g_quark_from_static_string("cli"), 1,
+                    "bad sweep: need -b <= -e and a factor -f >= 2 or a step -i > 0");
+        return NULL;
+    }
+    if (hi > CLI_MAX_COLL_BYTES) {
+        g_set_error(err, g_quark_from_static_string("cli"), 1,
+                    "largest size %" G_GUINT64_FORMAT " is above 1T (2^40 bytes, more than any GPU holds)", hi);
+        return NULL;
+    }
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    for (uint64_t s = lo; s <= hi && a->len < 4096;) {
+        g_array_append_val(a, s);
+        uint64_t next = factor >= 2 ? s * (uint64_t)factor : s + step;
+        s = next <= s ? s + 1 : next;
+    }
+    return a;
+}
+
 gboolean cli_parse_bytes(const char *s, uint64_t *out, GError **err)
 {
     char *end = NULL;

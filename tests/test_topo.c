@@ -104,6 +104,11 @@ static const struct { const char *file; int code, line, col; } bad[] = {
     /* found by fuzz/fuzz_topo_json: a 0x0f byte as whitespace hung the position scanner */
     {"control-byte-whitespace-hang", TOPO_ERROR_VALUE, 12, 72},
     {"calibration-file-missing", TOPO_ERROR_VALUE, 111, 18}, /* the value of "calibration" (grep -n) */
+    /* found by a CLI mutation fuzzer: rates and efficiencies too small for the
+     * picosecond clock, and an {expr} that overflowed a long */
+    {"tiny-bandwidth", TOPO_ERROR_VALUE, 11, 73},
+    {"tiny-eff", TOPO_ERROR_VALUE, 11, 95},
+    {"repeat-expr-overflow", TOPO_ERROR_SCHEMA, 8, 14},
 };
 
 static void test_topo_bad_inputs_report_code_and_position(void)

@@ -54,8 +54,8 @@ static bool fabric_parse(topo_src *src, const cJSON *root, tfabric *f, GError **
     double gbps;
     const cJSON *srcs = cJSON_GetObjectItemCaseSensitive(root, "sources");
     if (!tj_object(&c, root, "$", keys) || !tj_str(&c, root, "$", "description", true, &s) ||
-        !tj_num(&c, root, "$", "link_gbps", true, 0, 0, true, 1e5, &gbps) ||
-        !tj_num(&c, root, "$", "eff", true, 0, 0, true, 1, &f->eff) ||
+        !tj_rate(&c, root, "$", "link_gbps", true, 0.125, 1e5, &gbps) ||
+        !tj_num(&c, root, "$", "eff", true, 0, TOPO_MIN_EFF, false, 1, &f->eff) ||
         !tj_num(&c, root, "$", "switch_lat_ns", true, 0, 0, false, 1e7, &f->switch_lat_ns) ||
         !tj_num(&c, root, "$", "nic_lat_ns", true, 0, 0, false, 1e7, &f->nic_lat_ns) ||
         !tj_int(&c, root, "$", "leaf_radix", true, 0, 2, 1024, &f->leaf_radix) ||

@@ -55,6 +55,18 @@ bool tj_num(tj_ctx *c, const cJSON *obj, const char *path, const char *key, bool
             double dflt, double lo, bool lo_open, double hi, double *out);
 bool tj_int(tj_ctx *c, const cJSON *obj, const char *path, const char *key, bool required,
             int dflt, int lo, int hi, int *out);
+
+/* The slowest rate and the lowest efficiency a topology may give a link:
+ * 1 MB/s and 1%. Slower, a byte takes over 1e8 ps and a transfer's time
+ * leaves the simulator's 64-bit picosecond clock (the slowest real link, a
+ * 1 GbE port, is 125 MB/s). */
+#define TOPO_MIN_GBPS 1e-3
+#define TOPO_MIN_EFF 0.01
+/* A rate member `key` in units of unit_GBps GB/s (1: GB/s, 0.125: Gb/s):
+ * at least TOPO_MIN_GBPS and at most hi units; when not required, missing
+ * or 0 means none (*out = 0). */
+bool tj_rate(tj_ctx *c, const cJSON *obj, const char *path, const char *key, bool required, double unit_GBps,
+             double hi, double *out);
 /* String member; *out points into the tree (NULL when missing, not required). */
 bool tj_str(tj_ctx *c, const cJSON *obj, const char *path, const char *key, bool required,
             const char **out);

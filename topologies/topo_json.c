@@ -279,6 +279,21 @@ bool tj_num(tj_ctx *c, const cJSON *obj, const char *path, const char *key, bool
     return ok;
 }
 
+bool tj_rate(tj_ctx *c, const cJSON *obj, const char *path, const char *key, bool required, double unit_GBps,
+             double hi, double *out)
+{
+    if (!tj_num(c, obj, path, key, required, 0, -INFINITY, false, hi, out)) /* (the floor below, negatives too) */
+        return false;
+    double lo = TOPO_MIN_GBPS / unit_GBps;
+    if ((!required && *out == 0) || *out >= lo)
+        return true;
+    char *p = tj_path_key(path, key);
+    topo_src_error(c->src, c->err, TOPO_ERROR_VALUE, p, "must be >= %g (%s), got %g", lo,
+                   unit_GBps == 1 ? "1 MB/s" : "1 MB/s in these units", *out);
+    g_free(p);
+    return false;
+}
+
 bool tj_int(tj_ctx *c, const cJSON *obj, const char *path, const char *key, bool required,
             int dflt, int lo, int hi, int *out)
 {

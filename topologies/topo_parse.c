@@ -7,6 +7,7 @@
  * and the JSON path of the offending value.
  */
 #include <math.h>
+#include <errno.h>
 #include <string.h>
 
 #include "topologies/topo_internal.h"
@@ -17,7 +18,8 @@ typedef struct {
 } pctx;
 
 /* ---- "{expr}" templates: expr is i or integers joined by + - * / %,
- * evaluated left to right (no precedence). ------------------------------ */
+ * evaluated left to right (no precedence). A value that leaves the range of
+ * a long (a literal or a step) is malformed, like a division by zero. ---- */
 static bool expr_eval(const char *e, int i, long *out)
 {
     long acc = 0;
@@ -29,15 +31,26 @@ static bool expr_eval(const char *e, int i, long *out)
             e++;
         } else if (g_ascii_isdigit(*e)) {
             char *end;
+            errno = 0;
             v = strtol(e, &end, 10);
+            if (errno == ERANGE)
+                return false;
             e = end;
         } else {
             return false;
         }
         if ((op == '/' || op == '%') && v == 0)
             return false;
-        acc = op == '+' ? acc + v : op == '-' ? acc - v : op == '*' ? acc * v
-              : op == '/' ? acc / v : acc % v;
+        bool over = false;
+        switch (op) {
+        case '+': over = __builtin_add_overflow(acc, v, &acc); break;
+        case '-': over = __builtin_sub_overflow(acc, v, &acc); break;
+        case '*': over = __builtin_mul_overflow(acc, v, &acc); break;
+        default: /* / and %: v > 0 (literals and i are not negative) */
+            acc = op == '/' ? acc / v : acc % v;
+        }
+        if (over)
+            return false;
         if (!*e)
             break;
         if (!strchr("+-*/%", *e))
@@ -125,10 +138,10 @@ static bool parse_node(pctx *x, const cJSON *o, const char *path)
         !enum_of(x, o, path, "kind", node_kinds, &kind) ||
         !tj_int(&x->c, o, path, "repeat", false, 1, 1, 1024, &repeat) ||
         !tj_int(&x->c, o, path, "socket", false, 0, 0, 63, &socket) ||
-        !tj_num(&x->c, o, path, "p2p_GBps", false, 0, 0, false, 1e5, &p2p) ||
+        !tj_rate(&x->c, o, path, "p2p_GBps", false, 1, 1e5, &p2p) ||
         !tj_num(&x->c, o, path, "transit_lat_ns", false, 0, 0, false, 1e9, &tlat) ||
-        !tj_num(&x->c, o, path, "tx_GBps", false, 0, 0, false, 1e5, &tx) ||
-        !tj_num(&x->c, o, path, "rx_GBps", false, 0, 0, false, 1e5, &rx) ||
+        !tj_rate(&x->c, o, path, "tx_GBps", false, 1, 1e5, &tx) ||
+        !tj_rate(&x->c, o, path, "rx_GBps", false, 1, 1e5, &rx) ||
         !tj_bool(&x->c, o, path, "nvls", false, &nvls) ||
         !tj_str(&x->c, o, path, "source", false, &src))
         return false;
@@ -170,7 +183,7 @@ static bool link_rate(pctx *x, const cJSON *o, const char *path, int kind, fab_l
     switch (kind) {
     case LINK_PCIE:
         if (has_GBps)
-            return tj_num(c, o, path, "GBps", true, 0, 0, true, 1e5, &GBps) &&
+            return tj_rate(c, o, path, "GBps", true, 1, 1e5, &GBps) &&
                    (d->bw_Bps = GBps * 1e9, d->count = 1, true);
         if (!tj_int(c, o, path, "gen", true, 0, 1, 6, &gen) ||
             !tj_int(c, o, path, "lanes", true, 0, 1, 32, &n))
@@ -183,7 +196,7 @@ static bool link_rate(pctx *x, const cJSON *o, const char *path, int kind, fab_l
         if (!tj_int(c, o, path, "links", true, 0, 1, 64, &n))
             return false;
         if (cJSON_GetObjectItemCaseSensitive(o, "link_GBps")) {
-            if (!tj_num(c, o, path, "link_GBps", true, 0, 0, true, 1e4, &per))
+            if (!tj_rate(c, o, path, "link_GBps", true, 1, 1e4, &per))
                 return false;
             per *= 1e9;
             d->eff = 0.8;
@@ -198,13 +211,13 @@ static bool link_rate(pctx *x, const cJSON *o, const char *path, int kind, fab_l
         return true;
     }
     case LINK_NET:
-        if (!tj_num(c, o, path, "gbps", true, 0, 0, true, 1e5, &GBps))
+        if (!tj_rate(c, o, path, "gbps", true, 0.125, 1e5, &GBps))
             return false;
         d->bw_Bps = GBps * 1e9 / 8;
         d->count = 1;
         return true;
     default:
-        if (!tj_num(c, o, path, "GBps", true, 0, 0, true, 1e5, &GBps))
+        if (!tj_rate(c, o, path, "GBps", true, 1, 1e5, &GBps))
             return false;
         d->bw_Bps = GBps * 1e9;
         d->count = 1;
@@ -245,7 +258,7 @@ static bool parse_link(pctx *x, const cJSON *o, const char *path)
     d.kind = (fab_link_kind)kind;
     d.eff = link_eff_default[kind];
     if (!link_rate(x, o, path, kind, &d) ||
-        !tj_num(&x->c, o, path, "eff", false, d.eff, 0, true, 1, &d.eff) ||
+        !tj_num(&x->c, o, path, "eff", false, d.eff, TOPO_MIN_EFF, false, 1, &d.eff) ||
         !tj_num(&x->c, o, path, "lat_ns", false, link_lat_ns_default[kind], 0, false, 1e9, &lat))
         return false;
     d.lat_ps = (int64_t)llround(lat * 1e3);
@@ -323,7 +336,7 @@ static bool parse_gpu_cpu(pctx *x, const cJSON *root)
     int vendor = 0;
     if (!tj_object(&x->c, gpu, "$.gpu", gk) || !tj_str(&x->c, gpu, "$.gpu", "model", true, &model) ||
         !tj_int(&x->c, gpu, "$.gpu", "sm", true, 0, 30, 200, &x->g->gpu_sm) ||
-        !tj_num(&x->c, gpu, "$.gpu", "hbm_GBps", true, 0, 0, true, 1e6, &x->g->gpu_hbm_Bps) ||
+        !tj_rate(&x->c, gpu, "$.gpu", "hbm_GBps", true, 1, 1e6, &x->g->gpu_hbm_Bps) ||
         !tj_str(&x->c, gpu, "$.gpu", "source", false, &s) ||
         !tj_object(&x->c, cpu, "$.cpu", ck) || !enum_of(x, cpu, "$.cpu", "vendor", vendors, &vendor) ||
         !tj_str(&x->c, cpu, "$.cpu", "model", false, &s) ||
@@ -347,13 +360,13 @@ static bool parse_nics(pctx *x, const cJSON *node)
         return true;
     fab_link_desc *d = &x->g->nic_pcie;
     if (!tj_object(&x->c, o, p, keys) || !tj_int(&x->c, o, p, "count", true, 0, 0, 64, &x->g->nics) ||
-        !tj_num(&x->c, o, p, "gbps", true, 0, 0, true, 1e5, &gbps) ||
+        !tj_rate(&x->c, o, p, "gbps", true, 0.125, 1e5, &gbps) ||
         !tj_int(&x->c, o, p, "gen", true, 0, 1, 6, &gen) ||
         !tj_int(&x->c, o, p, "lanes", true, 0, 1, 32, &lanes) ||
-        !tj_num(&x->c, o, p, "eff", false, link_eff_default[LINK_PCIE], 0, true, 1, &d->eff) ||
+        !tj_num(&x->c, o, p, "eff", false, link_eff_default[LINK_PCIE], TOPO_MIN_EFF, false, 1, &d->eff) ||
         !tj_num(&x->c, o, p, "lat_ns", false, link_lat_ns_default[LINK_PCIE], 0, false, 1e9, &lat) ||
-        !tj_num(&x->c, o, p, "tx_GBps", false, 0, 0, false, 1e5, &tx) ||
-        !tj_num(&x->c, o, p, "rx_GBps", false, 0, 0, false, 1e5, &rx) ||
+        !tj_rate(&x->c, o, p, "tx_GBps", false, 1, 1e5, &tx) ||
+        !tj_rate(&x->c, o, p, "rx_GBps", false, 1, 1e5, &rx) ||
         !tj_str(&x->c, o, p, "source", false, &s))
         return false;
     x->g->nic_Bps = gbps * 1e9 / 8;

@@ -9,6 +9,8 @@
  */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "topologies/topo_internal.h"
@@ -54,6 +56,21 @@ static const char *attr(const char **names, const char **vals, const char *key)
         if (!strcmp(names[i], key))
             return vals[i];
     return NULL;
+}
+
+/* A whole decimal attribute within [lo, hi]; false when absent, not a
+ * number, or out of range (atoi would wrap or read "12abc" as 12). */
+static bool xint(const char *s, int lo, int hi, int *out)
+{
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return false;
+    *out = (int)v;
+    return true;
 }
 
 /* "16.0 GT/s PCIe" -> 4; 0 when unknown. */
@@ -125,9 +142,10 @@ static bool on_pci(xstate *x, const char **n, const char **v, GError **err)
     const char *cls = attr(n, v, "class"), *sp = attr(n, v, "link_speed");
     const char *w = attr(n, v, "link_width");
     f->gen = pcie_gen_of(sp);
-    f->width = w ? atoi(w) : 0;
+    if (!xint(w, 1, 32, &f->width))
+        f->width = 0;
     g_ptr_array_add(x->stack, f);
-    if (!up || f->gen == 0 || f->width < 1 || f->width > 32) {
+    if (!up || f->gen == 0 || f->width < 1) {
         xerr(x, err, !up ? "<pci> outside a <cpu>%s"
                          : "<pci>: need link_speed like \"16.0 GT/s PCIe\" and link_width 1..32%s", "");
         return false;
@@ -148,8 +166,9 @@ static bool on_gpu(xstate *x, const char **n, const char **v, GError **err)
 {
     xframe *pf = top(x);
     const char *sm = attr(n, v, "sm");
-    if (!pf || !x->stack->len || !pf->gen || !sm || atoi(sm) <= 0) {
-        xerr(x, err, "<gpu> must sit in a <pci> and have sm=\"NN\"%s", "");
+    int smv;
+    if (!pf || !x->stack->len || !pf->gen || !xint(sm, 10, 1000, &smv)) {
+        xerr(x, err, "<gpu> must sit in a <pci> and have sm=\"NN\" (10..1000)%s", "");
         return false;
     }
     /* Two GPUs on one PCI function used to pass, the second silently taking
@@ -158,7 +177,7 @@ static bool on_gpu(xstate *x, const char **n, const char **v, GError **err)
         xerr(x, err, "a second <gpu> on PCI bus %s", x->cur_bus);
         return false;
     }
-    x->sm = atoi(sm);
+    x->sm = smv;
     char *id = g_strdup_printf("gpu%d", x->ngpu++);
     add_node(x, id, "gpu");
     add_pcie(x, id, pf->id, pf->gen, pf->width); /* a device frame's id is its parent's */
@@ -178,17 +197,23 @@ static int nvlink_gen_of(int sm)
 static bool on_nvlink(xstate *x, const char **n, const char **v, GError **err)
 {
     const char *tgt = attr(n, v, "target"), *cnt = attr(n, v, "count"), *tc = attr(n, v, "tclass");
-    if (!x->cur_gpu || !tgt || !cnt || atoi(cnt) < 1) {
-        xerr(x, err, "<nvlink> must sit in a <gpu> and have target and count >= 1%s", "");
+    int count;
+    /* 64: a topology's NVLink bundle (topo_parse.c); an H100 has 18 */
+    if (!x->cur_gpu || !tgt || !xint(cnt, 1, 64, &count)) {
+        xerr(x, err, "<nvlink> must sit in a <gpu> and have target and count 1..64%s", "");
         return false;
     }
     if (tc && !g_ascii_strcasecmp(tc, "0x068000")) {
         if (!x->nvsw)
             cJSON_AddBoolToObject(add_node(x, "nvsw", "nvswitch"), "nvls", x->sm >= 90);
         x->nvsw = true;
-        x->nvsw_links += atoi(cnt); /* one bundle per GPU, added at </gpu> */
+        x->nvsw_links += count; /* one bundle per GPU, added at </gpu> */
+        if (x->nvsw_links > 64) {
+            xerr(x, err, "<gpu> with more than 64 NVLinks to NVSwitches%s", "");
+            return false;
+        }
     } else {
-        g_ptr_array_add(x->peer, g_strdup_printf("%s\t%s\t%d", x->cur_gpu, tgt, atoi(cnt)));
+        g_ptr_array_add(x->peer, g_strdup_printf("%s\t%s\t%d", x->cur_gpu, tgt, count));
     }
     return true;
 }
@@ -210,7 +235,12 @@ static void start_el(GMarkupParseContext *c, const char *el, const char **n, con
         const char *sp = attr(n, v, "speed");
         xframe *f = top(x);
         x->nnet++;
-        x->net_mbps = MAX(x->net_mbps, sp ? g_ascii_strtod(sp, NULL) : 0);
+        double mbps = sp ? g_ascii_strtod(sp, NULL) : 0;
+        if (!isfinite(mbps) || mbps < 0 || mbps > 3.2e6) { /* NCCL prints Mb/s; 3200 Gb/s at most */
+            xerr(x, err, "<net speed=\"%s\">: expected Mb/s in 0..3200000", sp);
+            return;
+        }
+        x->net_mbps = MAX(x->net_mbps, mbps);
         if (f && f->gen && !x->nic_gen) {
             x->nic_gen = f->gen;
             x->nic_width = f->width;

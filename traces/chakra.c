@@ -8,6 +8,8 @@
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "traces/pbwire.h"
@@ -174,7 +176,28 @@ static int type_from_json(const cJSON *v)
     return cJSON_IsString(v) ? -1 : NODE_INVALID;
 }
 
-static void json_node(cnode *n, const cJSON *o)
+/* A dependency: a node id, a whole number 0..2^63 (or its decimal string);
+ * false for anything else (a negative number used to wrap to 2^64 - 1). */
+static bool dep_id(const cJSON *d, uint64_t *v)
+{
+    if (cJSON_IsString(d)) {
+        char *end;
+        errno = 0;
+        guint64 x = g_ascii_strtoull(d->valuestring, &end, 10);
+        if (errno || end == d->valuestring || *end || d->valuestring[0] == '-')
+            return false;
+        *v = x;
+        return true;
+    }
+    if (!cJSON_IsNumber(d) || !(d->valuedouble >= 0) || d->valuedouble >= 0x1p63 ||
+        d->valuedouble != floor(d->valuedouble))
+        return false;
+    *v = (uint64_t)d->valuedouble;
+    return true;
+}
+
+/* Fill n from o; NULL, or what is wrong (g_free it). */
+static char *json_node(cnode *n, const cJSON *o)
 {
     static const char *ival[] = {"int64Val", "int32Val", "uint64Val", "boolVal", "uint32Val", "sint64Val"};
     n->id = (uint64_t)jint(o, "id", 0);
@@ -188,7 +211,13 @@ static void json_node(cnode *n, const cJSON *o)
         const cJSON *d;
         cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(o, dk[k]))
         {
-            uint64_t v = cJSON_IsString(d) ? g_ascii_strtoull(d->valuestring, NULL, 10) : (uint64_t)d->valuedouble;
+            uint64_t v;
+            if (!dep_id(d, &v)) {
+                char *txt = cJSON_PrintUnformatted(d);
+                char *msg = g_strdup_printf("%s: %s is not a node id", dk[k], txt ? txt : "?");
+                cJSON_free(txt);
+                return msg;
+            }
             g_array_append_val(k ? n->ctrl : n->deps, v);
         }
     }
@@ -203,6 +232,7 @@ static void json_node(cnode *n, const cJSON *o)
         if (cJSON_IsString(an))
             attr_set(n, an->valuestring, iv, cJSON_IsString(s) ? s->valuestring : NULL);
     }
+    return NULL;
 }
 
 /* Concatenated objects; the first (GlobalMetadata) is skipped. */
@@ -235,8 +265,18 @@ static gboolean json_read(const char *path, const char *text, gsize len, GArray 
         if (k > 0) {
             cnode n = {.deps = g_array_new(FALSE, FALSE, sizeof(uint64_t)), .ctrl = g_array_new(FALSE, FALSE, sizeof(uint64_t)),
                        .src_index = k - 1, .offset = (size_t)k};
-            json_node(&n, o);
-            g_array_append_val(nodes, n);
+            char *why = json_node(&n, o);
+            g_array_append_val(nodes, n); /* (freed with the others, also on an error) */
+            if (why) {
+                int line, col;
+                gsize off = (gsize)(p - text);
+                tracefile_line_col(text, len, off, &line, &col);
+                g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE, "%s:%d:%d: (object %" G_GINT64_FORMAT "): %s", path, line,
+                            col, k, why);
+                g_free(why);
+                cJSON_Delete(o);
+                return FALSE;
+            }
         }
         cJSON_Delete(o);
         p = end;

@@ -45,6 +45,8 @@ typedef struct {
     GArray *gpu;             /* gpu_ev */
     GArray *steps;           /* int64_t ProfilerStep durations, ps */
     double ts0_us;           /* earliest ts: trace time 0 */
+    double tsmax_us;         /* latest ts + dur */
+    int tsmax_ev;            /* its event */
 } kctx;
 
 /* Largest message (as the native format) and rank number accepted. */
@@ -317,6 +319,10 @@ static gboolean scan_event(kctx *k, const cJSON *e, int i, GError **err)
     }
     if (ts < k->ts0_us)
         k->ts0_us = ts;
+    if (ts + dur > k->tsmax_us) {
+        k->tsmax_us = ts + dur;
+        k->tsmax_ev = i;
+    }
     if (!strcmp(cat, "kernel") || !strcmp(cat, "gpu_memcpy") || !strcmp(cat, "gpu_memset")) {
         gpu_ev g = {e, i, ts, dur, (int64_t)num(a, "stream", num(e, "tid", 0))};
         g_array_append_val(k->gpu, g);
@@ -489,7 +495,7 @@ static cJSON *parse_file(const char *path, GError **err)
 
 static gboolean load_rank(trace *t, int r, const char *path, const cJSON *root, GArray *steps, GError **err)
 {
-    kctx k = {.t = t, .r = r, .path = path, .ts0_us = INFINITY};
+    kctx k = {.t = t, .r = r, .path = path, .ts0_us = INFINITY, .tsmax_us = -INFINITY};
     k.dist = cJSON_GetObjectItemCaseSensitive(root, "distributedInfo");
     k.launch = g_hash_table_new(g_direct_hash, g_direct_equal);
     k.rpc = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -507,6 +513,14 @@ static gboolean load_rank(trace *t, int r, const char *path, const cJSON *root, 
             ok = FALSE;
         }
         ok = ok && scan_event(&k, e, i++, err);
+    }
+    /* times become picoseconds from the first event: a span over 1e12 us
+     * (the native format's limit) overflowed the 64-bit clock (fuzzing) */
+    if (ok && k.tsmax_us - k.ts0_us > 1e12) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
+                    "%s: event %d: ends %.6g us after the first event begins (at most 1e12 us)", path, k.tsmax_ev,
+                    k.tsmax_us - k.ts0_us);
+        ok = FALSE;
     }
     if (ok && k.gpu->len == 0) { /* used to replay as an empty job taking 0 s */
         g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA,

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "traces/tracefile.h"
 
 #define MAX_RANKS 1048576
 
@@ -220,7 +221,7 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *whe
     if (d) {
         if (!cJSON_IsArray(d))
             return bad(err, TRACE_ERROR_SCHEMA, where, "\"deps\": expected an array of op ids");
-        GPtrArray *ids = g_ptr_array_new();
+        GPtrArray *ids = g_ptr_array_new_with_free_func(g_free); /* (free(FALSE) below hands them over) */
         for (const cJSON *e = d->child; e; e = e->next) {
             if (!cJSON_IsString(e)) {
                 g_ptr_array_free(ids, TRUE);
@@ -267,8 +268,10 @@ static gboolean json_file(nload *L, const char *path, const char *text, GError *
         }
         GString *s = g_string_new(NULL);
         for (const cJSON *e = rk->child; e; e = e->next) {
-            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= MAX_RANKS) {
-                ok = bad(err, TRACE_ERROR_VALUE, path, "$.groups[\"%s\"].ranks: expected rank numbers", nm->valuestring);
+            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= MAX_RANKS ||
+                e->valuedouble != floor(e->valuedouble)) {
+                ok = bad(err, TRACE_ERROR_VALUE, path, "$.groups[\"%s\"].ranks: expected rank numbers (whole, 0..%d)",
+                         nm->valuestring, MAX_RANKS - 1);
                 break;
             }
             g_string_append_printf(s, "%s%d", s->len ? " " : "", (int)e->valuedouble);
@@ -621,7 +624,7 @@ gboolean trace_native_write_json(const trace *t, const char *path, GError **err)
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
-    gboolean ok = g_file_set_contents(path, text, -1, err); /* temporary file + rename */
+    gboolean ok = tracefile_set_contents(path, text, -1, err); /* temporary file + rename; a device in place */
     cJSON_free(text);
     return ok;
 }

@@ -372,7 +372,9 @@ static bool one_line(parser *p, char *line)
         info += 9;
         while (*info == ' ')
             info++;
-        if (sscanf(info, "%23[A-Za-z]: %llu Bytes -> Algo %23s proto %11s channel{Lo..Hi}={%d..%d}", t.func,
+        /* (channel numbers of at most 4 digits, NCCL's MAXCHANNELS being 64: a
+         * wider one no longer overflows the count; such a line is skipped) */
+        if (sscanf(info, "%23[A-Za-z]: %llu Bytes -> Algo %23s proto %11s channel{Lo..Hi}={%4d..%4d}", t.func,
                    &bytes, t.algo, t.proto, &lo, &hi) == 6 && hi >= lo && lo >= 0) {
             t.bytes = bytes;
             t.nchannels = hi - lo + 1;

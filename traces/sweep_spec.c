@@ -228,17 +228,20 @@ static bool parse_axis_values(pctx *c, const cJSON *v, const char *path, GPtrArr
     if (!v->child)
         return fail(c, SWEEP_ERROR_VALUE, path, "empty list: give at least one value");
     int i = 0;
+    /* value -> index + 1: a pairwise check took minutes on a 200,000-value list */
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
     for (const cJSON *e = v->child; e; e = e->next, i++) {
         g_autofree char *p = tj_path_idx(path, i);
         char *val = scalar(c, e, p);
         if (!val)
             return false;
-        for (guint j = 0; j < out->len; j++)
-            if (!strcmp(out->pdata[j], val)) {
-                g_free(val);
-                return fail(c, SWEEP_ERROR_VALUE, p, "duplicate value (already at index %u)", j);
-            }
+        guint j = GPOINTER_TO_UINT(g_hash_table_lookup(seen, val));
+        if (j) {
+            g_free(val);
+            return fail(c, SWEEP_ERROR_VALUE, p, "duplicate value (already at index %u)", j - 1);
+        }
         g_ptr_array_add(out, val);
+        g_hash_table_insert(seen, val, GUINT_TO_POINTER(out->len));
     }
     return true;
 }

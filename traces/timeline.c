@@ -3,6 +3,7 @@
  * open. Slices on one track never overlap: a stream runs one op at a time,
  * and a link serves one chunk at a time. */
 #include "timeline.h"
+#include "traces/tracefile.h"
 
 #include <stdio.h>
 #include <errno.h>
@@ -92,11 +93,12 @@ static void write_links(FILE *o, int64_t end_ps, fabric *f, int max_links, int p
     g_free(b);
 }
 
-/* A temporary file next to path (renamed into place by finish). */
+/* A temporary file next to path (renamed into place by finish); a device
+ * or FIFO is written in place (*tmp NULL: renaming over it would replace it). */
 static FILE *open_tmp(const char *path, char **tmp, GError **err)
 {
-    *tmp = g_strdup_printf("%s.tmp.%d", path, (int)getpid());
-    FILE *o = fopen(*tmp, "w");
+    *tmp = tracefile_is_special(path) ? NULL : g_strdup_printf("%s.tmp.%d", path, (int)getpid());
+    FILE *o = fopen(*tmp ? *tmp : path, "w");
     if (!o) {
         g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: cannot write: %s", path,
                     g_strerror(errno));
@@ -113,9 +115,10 @@ static gboolean finish(FILE *o, char *tmp, const char *path, GError **err)
     fprintf(o, "\n]}\n");
     gboolean ok = !ferror(o);
     ok = (fclose(o) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
+    if (!ok || (tmp && rename(tmp, path) != 0)) {
         g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write failed", path);
-        remove(tmp);
+        if (tmp)
+            remove(tmp);
         ok = FALSE;
     }
     g_free(tmp);

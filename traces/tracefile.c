@@ -3,6 +3,9 @@
  * GZlibDecompressor in one GConverter loop so a truncated or corrupt stream
  * is reported with the compressed offset where it broke. */
 #include "traces/tracefile.h"
+#include <stdio.h>
+#include <errno.h>
+#include <sys/stat.h>
 
 #include <gio/gio.h>
 #include <string.h>
@@ -72,4 +75,27 @@ void tracefile_line_col(const char *text, gsize len, gsize off, int *line, int *
     }
     *line = l;
     *col = c;
+}
+
+gboolean tracefile_is_special(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+gboolean tracefile_set_contents(const char *path, const char *data, gssize len, GError **err)
+{
+    if (!tracefile_is_special(path))
+        return g_file_set_contents(path, data, len, err); /* temporary file + rename */
+    size_t n = len < 0 ? strlen(data) : (size_t)len;
+    FILE *o = fopen(path, "w");
+    gboolean ok = o && fwrite(data, 1, n, o) == n;
+    int e = errno;
+    if (o && fclose(o) != 0 && ok) {
+        ok = FALSE;
+        e = errno;
+    }
+    if (!ok)
+        g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e), "%s: cannot write: %s", path, g_strerror(e));
+    return ok;
 }

@@ -18,4 +18,14 @@ char *tracefile_read(const char *path, gsize *len, GError **err);
 /* Line and column (1-based) of byte offset `off` in text[0..len). */
 void tracefile_line_col(const char *text, gsize len, gsize off, int *line, int *col);
 
+/* Outputs. Every file conveyor writes goes to a temporary name and is
+ * renamed into place, so a crash never leaves half a file where a good one
+ * was; but renaming over /dev/null, /dev/stdout or a FIFO replaces the
+ * device with a regular file (as root: `-o /dev/null` broke /dev/null).
+ * tracefile_is_special: path exists and is not a regular file (nor a link
+ * to one); such an output is written in place. */
+gboolean tracefile_is_special(const char *path);
+/* g_file_set_contents, or an in-place write to a special file. */
+gboolean tracefile_set_contents(const char *path, const char *data, gssize len, GError **err);
+
 #endif

@@ -31,7 +31,7 @@ bad_check() {
     f=$1; d=$2; cmd=$(bad_cmd "$d")
     base=$(basename "$f")
     # shellcheck disable=SC2086
-    err=$("$C" $cmd "$f" 2>&1 >/dev/null); rc=$?
+    err=$(timeout 300 "$C" $cmd "$f" 2>&1 >/dev/null); rc=$?
     why=""
     [ "$rc" = 2 ] || why="exit $rc, want 2"
     printf '%s' "$err" | grep -qE 'Sanitizer|runtime error:' && why="$why; sanitizer report"
@@ -76,6 +76,10 @@ ln -s ../nccltests/long-line-100MB.txt "$big/calibration/long-line-100MB.jsonl"
 { printf '{"ranks": 1, "ops": [{"rank": 0, "kind": "compute", "dur_us": -1, "name": "'
   cat "$big/nccltests/long-line-100MB.txt"; printf '"}]}\n'; } > "$big/trace/long-line-100MB.json"
 { printf 'rank,kind,dur_us\n0,compute,'; cat "$big/nccltests/long-line-100MB.txt"; printf '\n'; } > "$big/trace/long-line-100MB.csv"
+# 200,000 sweep values, the last a duplicate: found in a second (a pairwise
+# check took minutes; cmd is under `timeout` so a regression fails, not hangs)
+awk 'BEGIN { printf "{\"base\": \"collective\", \"args\": {\"topo\": \"dgx-a100\"}, \"vary\": {\"launch_us\": [";
+             for (i = 0; i < 200000; i++) printf "%d, ", i; print "0]}}" }' > "$big/sweep/duplicate-in-200000-values.json"
 for f in "$big"/*/*; do
     bad_check "$f" "$(basename "$(dirname "$f")")"
     bad_total=$((bad_total + 1))

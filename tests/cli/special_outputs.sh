@@ -1,0 +1,34 @@
+# tests/cli/special_outputs.sh - sourced by cases.sh (inside run.sh: $C,
+# pass, fail). An output path that is a FIFO (or /dev/null, /dev/stdout) is
+# written in place: the temporary-file-and-rename that guards regular files
+# replaced such a path with a regular file (as root, `-o /dev/null` broke
+# /dev/null). Each writer gets a FIFO with a reader; the FIFO must still be a
+# FIFO afterwards and the reader must have got the output.
+sp_dir=$(mktemp -d)
+sp_check() { # NAME MARKER -- ARGS (ARGS use $sp_dir/fifo)
+    name=$1; marker=$2; shift 3
+    rm -f "$sp_dir/fifo" "$sp_dir/got"
+    mkfifo "$sp_dir/fifo"
+    cat "$sp_dir/fifo" > "$sp_dir/got" &
+    reader=$!
+    timeout 120 "$C" "$@" > /dev/null 2>&1
+    rc=$?
+    # a writer that never opened the FIFO leaves the reader waiting: open it once
+    if kill -0 "$reader" 2>/dev/null; then : > "$sp_dir/fifo" & fi
+    wait "$reader"
+    if [ "$rc" = 0 ] && [ -p "$sp_dir/fifo" ] && grep -q -- "$marker" "$sp_dir/got"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1)); echo "FAIL special-output-$name: exit $rc, FIFO kept: $([ -p "$sp_dir/fifo" ] && echo yes || echo no), output received: $(wc -c < "$sp_dir/got") bytes" >&2
+    fi
+}
+sp_check workload '"ops"' -- workload --model llama2-7b --gpus 8 --tp 8 --seq 256 --topo dgx-h100 -o "$sp_dir/fifo"
+sp_check replay-timeline traceEvents -- replay --topo dgx-a100 --gpus 2 --timeline "$sp_dir/fifo" docs/examples/two-rank-overlap.json
+sp_check collective-timeline traceEvents -- collective --topo dgx-h100 -b 1M -e 1M --timeline "$sp_dir/fifo"
+sp_check topo-import '"nodes"' -- topo import tests/data/nccl-topo/dgx-a100-like.xml -o "$sp_dir/fifo"
+sp_check sweep point -- sweep tests/data/sweep/collective-ctas.json -o "$sp_dir/fifo"
+sp_check calibrate-fit '{' -- calibrate fit calibrate/data/h200-2026-11-29/calibration.jsonl -o "$sp_dir/fifo"
+if command -v gnuplot > /dev/null 2>&1; then
+    sp_check collective-plot '<svg' -- collective --topo dgx-h100 -b 1M -e 4M -f 2 --plot "$sp_dir/fifo"
+fi
+rm -rf "$sp_dir"
