@@ -70,7 +70,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         return EXIT_BADINPUT;
     }
     nccltests_redop op = NCCLTESTS_OP_SUM;
-    if (co->redop && nccltests_redop_from_name(co->redop, &op) != 0) {
+    if (co->redop && (!*co->redop || nccltests_redop_from_name(co->redop, &op) != 0)) { /* ("" is a log's "none") */
         fprintf(stderr, "conveyor collective: unknown -o op '%s'\n", co->redop);
         return EXIT_BADINPUT;
     }
@@ -191,7 +191,7 @@ out:
 int cmd_collective(int argc, char **argv)
 {
     coll_opts co = {.factor = 0, .iters = 20, .warmup = 1};
-    sys_opts so = {0};
+    sys_opts so = {.gpus_per_thread = 1}; /* nccl-tests' -g default (0 given is an error below) */
     GOptionEntry e[] = {
         {"op", 0, 0, G_OPTION_ARG_STRING, &co.op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv", "OP"},
         {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &co.minb, "smallest size (K/M/G suffixes) [32M]", "SIZE"},
@@ -220,8 +220,13 @@ int cmd_collective(int argc, char **argv)
         fprintf(stderr, "conveyor collective: unexpected argument '%s'\n", argv[1]);
         rc = EXIT_BADINPUT;
     }
-    if (rc == EXIT_OK && (so.gpus_per_thread < 0 || so.gpus_per_thread > 1024)) {
+    if (rc == EXIT_OK && (so.gpus_per_thread < 1 || so.gpus_per_thread > 1024)) {
         fprintf(stderr, "conveyor collective: -g must be in 1..1024\n");
+        rc = EXIT_BADINPUT;
+    }
+    /* nccl-tests: -f multiplies (0: use -i's step); -n, -w are counts */
+    if (rc == EXIT_OK && (co.factor < 0 || co.factor == 1 || co.iters < 0 || co.warmup < 0)) {
+        fprintf(stderr, "conveyor collective: -f must be 0 (steps of -i) or >= 2, and -n, -w >= 0\n");
         rc = EXIT_BADINPUT;
     }
     if (rc == EXIT_OK)

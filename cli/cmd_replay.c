@@ -318,6 +318,10 @@ int cmd_replay(int argc, char **argv)
         fprintf(stderr, "conveyor replay: --compute-scale must be in (0, 1e6] and --ranks in 1..1048576\n");
         rc = EXIT_BADINPUT;
     }
+    if (rc == EXIT_OK && (so.gpus_per_thread < 0 || so.gpus_per_thread > 1024)) {
+        fprintf(stderr, "conveyor replay: -g must be in 1..1024\n");
+        rc = EXIT_BADINPUT;
+    }
     if (rc == EXIT_OK && c.format && strcmp(c.format, "text") && strcmp(c.format, "json")) {
         fprintf(stderr, "conveyor replay: --format must be text or json\n");
         rc = EXIT_BADINPUT;

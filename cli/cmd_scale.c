@@ -56,8 +56,9 @@ static gboolean parse_sizes(const char *s, GArray *out, GError **err)
 {
     char *dots = strstr(s, "..");
     if (dots) {
-        long a = strtol(s, NULL, 10), b = strtol(dots + 2, NULL, 10);
-        if (a < 1 || b < a || b > 1048576)
+        char *ea, *eb;
+        long a = strtol(s, &ea, 10), b = strtol(dots + 2, &eb, 10);
+        if (ea != dots || *eb || a < 1 || b < a || b > 1048576) /* ("8x..16", "8..16x" were read as 8..16) */
             return bad_sizes(s, err);
         for (long n = a; n <= b; n *= 2) {
             int v = (int)n;

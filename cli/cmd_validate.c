@@ -29,9 +29,9 @@ static int log_gpus_per_thread(const char *path)
         g_autoptr(GMatchInfo) m = NULL;
         if (g_regex_match(re, text, 0, &m)) {
             g_autofree char *d = g_match_info_fetch(m, 1);
-            int v = atoi(d);
+            gint64 v = g_ascii_strtoll(d, NULL, 10); /* (atoi of 4294967297 was 1) */
             if (v >= 1 && v <= 64)
-                return v;
+                return (int)v;
         }
     }
     return 1;
@@ -206,8 +206,8 @@ int cmd_validate(int argc, char **argv)
         fprintf(stderr, "conveyor validate: expected exactly one measured log (see 'conveyor validate --help')\n");
         rc = EXIT_BADINPUT;
     }
-    if (rc == EXIT_OK && (max_err < 0 || so.gpus_per_thread < 0)) {
-        fprintf(stderr, "conveyor validate: --max-error and -g must be >= 0\n");
+    if (rc == EXIT_OK && (!(max_err >= 0 && max_err <= 1e6) || so.gpus_per_thread < 0 || so.gpus_per_thread > 1024)) {
+        fprintf(stderr, "conveyor validate: --max-error must be a percentage >= 0 and -g in 1..1024\n");
         rc = EXIT_BADINPUT;
     }
     if (rc == EXIT_OK)

@@ -1,7 +1,25 @@
 /* cli/sysbuild.c - shared options and topo -> coll_system. */
 #include "sysbuild.h"
 
+#include <math.h>
 #include <stdio.h>
+
+/* --launch-us, parsed strictly (a double option took "nan" and the -1 that
+ * means "not given" silently) */
+static gboolean launch_us_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    (void)name;
+    sys_opts *o = data;
+    char *end = NULL;
+    double v = value ? g_ascii_strtod(value, &end) : NAN;
+    if (!value || end == value || *end || !isfinite(v) || v < 0 || v > 1e6) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--launch-us: expected microseconds in 0..1e6, got '%s'", value ? value : "");
+        return FALSE;
+    }
+    o->launch_us = v;
+    return TRUE;
+}
 
 GOptionGroup *sys_opts_group(sys_opts *o)
 {
@@ -11,13 +29,13 @@ GOptionGroup *sys_opts_group(sys_opts *o)
         {"gpus", 0, 0, G_OPTION_ARG_INT, &o->gpus, "use the first G GPUs of each server [all]", "G"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric (ib-hdr, ib-ndr, ...)", "F"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "override a topology parameter (repeatable)", "KEY=VALUE"},
-        {"launch-us", 0, 0, G_OPTION_ARG_DOUBLE, &o->launch_us, "host launch cost per GPU kernel, us [the topology's calibration, else 2.5]", "US"},
+        {"launch-us", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)launch_us_arg, "host launch cost per GPU kernel, us [the topology's calibration, else 2.5]", "US"},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &o->exact, "simulate every rank and every collective: no folded rings on "
          "large symmetric clusters, no reuse of repeated collectives in replays (slower; docs/performance.md)", NULL},
         {0},
     };
     o->launch_us = -1; /* not given: the topology's calibrated value, else COLL_LAUNCH_US */
-    GOptionGroup *g = g_option_group_new("system", "System options", "Show system options", NULL, NULL);
+    GOptionGroup *g = g_option_group_new("system", "System options", "Show system options", o, NULL);
     g_option_group_add_entries(g, e);
     return g;
 }

@@ -43,7 +43,7 @@ gboolean cli_parse_bytes(const char *s, uint64_t *out, GError **err)
     case 'T': mult = 1099511627776.0; end++; break;
     case 'P': case 'E': case 'Z':
         g_set_error(err, g_quark_from_static_string("cli"), 1,
-                    "size '%s' is absurd: the largest accepted size is 1P (2^50 bytes)", s);
+                    "size '%s' is absurd: the largest accepted size is 1024T (2^50 bytes)", s);
         return FALSE;
     default: break;
     }
@@ -54,7 +54,7 @@ gboolean cli_parse_bytes(const char *s, uint64_t *out, GError **err)
     v *= mult;
     if (v > 1125899906842624.0) {
         g_set_error(err, g_quark_from_static_string("cli"), 1,
-                    "size '%s' is absurd: the largest accepted size is 1P (2^50 bytes)", s);
+                    "size '%s' is absurd: the largest accepted size is 1024T (2^50 bytes)", s);
         return FALSE;
     }
     *out = (uint64_t)v;

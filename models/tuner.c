@@ -237,6 +237,13 @@ static bool mask_list(const char *list, bool algos, uint32_t *mask, GError **err
     if (negate)
         m = ~m & ((1u << (algos ? ALGO_COUNT : PROTO_COUNT)) - 1);
     if (algos)
+        m &= ~(1u << ALGO_DIRECT); /* (not an NCCL_ALGO name; added back below) */
+    if (!m) { /* an empty mask means "unset": '^LL,LL128,Simple' and ',' used to allow everything */
+        g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "'%s' leaves no %s", list,
+                    algos ? "algorithm" : "protocol");
+        return false;
+    }
+    if (algos)
         m |= 1u << ALGO_DIRECT; /* p2p collectives are not governed by NCCL_ALGO */
     *mask = m;
     return true;

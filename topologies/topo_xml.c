@@ -235,8 +235,9 @@ static void start_el(GMarkupParseContext *c, const char *el, const char **n, con
         const char *sp = attr(n, v, "speed");
         xframe *f = top(x);
         x->nnet++;
-        double mbps = sp ? g_ascii_strtod(sp, NULL) : 0;
-        if (!isfinite(mbps) || mbps < 0 || mbps > 3.2e6) { /* NCCL prints Mb/s; 3200 Gb/s at most */
+        char *end = NULL;
+        double mbps = sp ? g_ascii_strtod(sp, &end) : 0;
+        if (sp && (end == sp || *end || !isfinite(mbps) || mbps < 0 || mbps > 3.2e6)) { /* NCCL prints Mb/s; 3200 Gb/s at most */
             xerr(x, err, "<net speed=\"%s\">: expected Mb/s in 0..3200000", sp);
             return;
         }

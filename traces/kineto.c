@@ -163,7 +163,9 @@ static int default_group(kctx *k)
             return g;
         }
     }
-    int ws = (int)num(k->dist, "world_size", 0);
+    double wsd = num(k->dist, "world_size", 0);
+    /* (an int cast of 2^31 was UB: a size past KINETO_MAX_RANKS counts as absent) */
+    int ws = wsd >= 1 && wsd <= KINETO_MAX_RANKS ? (int)wsd : 0;
     if (ws < 1)
         return trace_group_world(k->t);
     int *rk = g_new(int, ws);
@@ -578,11 +580,10 @@ static void assign_ranks(cJSON **roots, int n, int *rank)
     gboolean ok = TRUE;
     for (int i = 0; i < n; i++) {
         double r = num(cJSON_GetObjectItemCaseSensitive(roots[i], "distributedInfo"), "rank", -1);
-        rank[i] = (int)r;
-        if (r < 0 || r >= n || used[rank[i]])
+        if (!(r >= 0 && r < n) || used[(int)r]) /* (tested before the cast: 2^32 was UB) */
             ok = FALSE;
         else
-            used[rank[i]] = TRUE;
+            used[rank[i] = (int)r] = TRUE;
     }
     for (int i = 0; !ok && i < n; i++)
         rank[i] = i;

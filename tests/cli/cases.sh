@@ -19,6 +19,14 @@ check topo-import-missing 2 'no-such\.xml' -- topo import tests/data/nccl-topo/n
 check collective-h100 0 '# Avg bus bandwidth' -- collective --topo dgx-h100 -b 1M -e 64M -f 4
 check collective-explain 0 'explain: .*NVLS' -- collective --topo dgx-h100 -b 256M -e 256M --explain
 check collective-explain-band 0 'explain: .*NVLS .*[0-9.]+ \[[0-9.]+-[0-9.]+\] nvlink' -- collective --topo dgx-h100 -b 256M -e 256M --explain
+check collective-launch-us-nan 2 "--launch-us: expected microseconds in 0..1e6, got 'nan'" -- collective --topo dgx-h100 --launch-us nan
+check collective-proto-none-left 2 "'\^LL,LL128,Simple' leaves no protocol" -- collective --topo dgx-h100 --proto '^LL,LL128,Simple'
+check collective-g-zero 2 '-g must be in 1..1024' -- collective --topo dgx-h100 -g 0
+check collective-f-one 2 '-f must be 0 \(steps of -i\) or >= 2' -- collective --topo dgx-h100 -f 1
+check collective-empty-redop 2 "unknown -o op ''" -- collective --topo dgx-h100 -o ''
+check scale-sizes-trailing-garbage 2 "bad sizes '8..16x'" -- scale --model llama2-7b --systems dgx-h100:8..16x
+check replay-g-negative 2 '-g must be in 1..1024' -- replay --topo dgx-a100 --gpus 2 -g -1 docs/examples/two-rank-overlap.json
+check validate-max-error-nan 2 '--max-error must be a percentage' -- validate --topo dgx-a100 --max-error nan tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
 check collective-timeline-bad-path 2 '/nonexistent/t\.json: cannot write' -- collective --topo dgx-h100 -b 1M -e 1M --timeline /nonexistent/t.json
 check collective-csv-band 0 'busbw_lo_GBps,busbw_hi_GBps' -- collective --topo dgx-h100 -b 1M -e 1M --format csv
 check scale-uneven-dp-groups 0 'dgx-h100 +H100-SXM +72 +1 +2 +36' -- scale --model llama3-8b --systems dgx-h100:72 --tp 1 --pp 2 --sp --zero 1 --global-batch 576 --seq 256

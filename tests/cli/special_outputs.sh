@@ -13,9 +13,12 @@ sp_check() { # NAME MARKER -- ARGS (ARGS use $sp_dir/fifo)
     reader=$!
     timeout 120 "$C" "$@" > /dev/null 2>&1
     rc=$?
-    # a writer that never opened the FIFO leaves the reader waiting: open it once
-    if kill -0 "$reader" 2>/dev/null; then : > "$sp_dir/fifo" & fi
-    wait "$reader"
+    # a writer that never opened the FIFO leaves the reader waiting: open it
+    # once; if the FIFO was replaced (the bug), nothing can: stop the reader
+    if kill -0 "$reader" 2>/dev/null; then
+        if [ -p "$sp_dir/fifo" ]; then timeout 5 sh -c ': > "$1"' sh "$sp_dir/fifo"; else kill "$reader" 2>/dev/null; fi
+    fi
+    wait "$reader" 2>/dev/null
     if [ "$rc" = 0 ] && [ -p "$sp_dir/fifo" ] && grep -q -- "$marker" "$sp_dir/got"; then
         pass=$((pass + 1))
     else
