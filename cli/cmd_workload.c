@@ -24,9 +24,10 @@ static int run(wl_opts *o, const char *out)
     workload_spec w;
     if (!wl_opts_spec(o, &w, &err) || !workload_spec_check(&w, &err))
         return cli_fail(err);
-    if (!o->topo) {
-        fprintf(stderr, "conveyor workload: --topo is required (it gives the GPU kind; see 'conveyor topo list')\n");
-        return EXIT_BADINPUT;
+    if (!o->topo) { /* the command line has none: scale's default system */
+        o->topo = g_strdup("dgx-h100");
+        fprintf(stderr, "conveyor workload: no --topo: compute timed for dgx-h100's GPU (H100-SXM); "
+                        "--topo SYS for another (see 'conveyor topo list')\n");
     }
     g_auto(GStrv) sets = wl_opts_topo_sets(o);
     topo_opts to = {.fabric = o->fabric, .sets = (const char *const *)sets};

@@ -76,6 +76,7 @@ check collective-absurd-size 2 'absurd' -- collective --topo dgx-h100 -e 1E
 check collective-bad-algo 2 "unknown algorithm 'warp'" -- collective --topo dgx-h100 --algo warp
 check collective-nvls-on-pcie 2 'no enabled algorithm' -- collective --topo pcie-gen4-4gpu --algo nvls -b 1M -e 1M
 check collective-no-topo 2 'topo is required' -- collective -b 1M
+check workload-default-topo 0 'workload llama2-7b on dgx-h100 \(H100-SXM\)' -- workload --model llama2-7b --gpus 8 --tp 8 --pp 1 --seq 256 -o /dev/null
 check collective-collnetchain 0 '# Avg bus bandwidth' -- collective --topo pcie-gen5-8gpu-2socket --nodes 2 --fabric ib-ndr --algo collnetchain -b 1M -e 4M -f 4
 check collective-collnetdirect-pcie 2 'no enabled algorithm' -- collective --topo pcie-gen5-8gpu-2socket --nodes 2 --fabric ib-ndr --algo collnetdirect -b 1M -e 1M
 check collective-alltoall 0 'alltoall_perf' -- collective --topo dgx-h100 --op alltoall -b 1M -e 16M -f 4
