@@ -689,7 +689,7 @@ static bool load_paths(cJSON *arr, const char *path, const char *key, GArray *ou
     if (!arr)
         return true;
     if (!cJSON_IsArray(arr)) {
-        g_set_error(err, CALIB_ERROR, CALIB_ERROR_FIELD, "%s: \"%s\" must be an array", path, key);
+        g_set_error(err, CALIB_ERROR, CALIB_ERROR_FIELD, "%s: $.%s: must be an array", path, key);
         return false;
     }
     int idx = 0;
@@ -698,10 +698,11 @@ static bool load_paths(cJSON *arr, const char *path, const char *key, GArray *ou
         cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "alpha_s"), *b = cJSON_GetObjectItemCaseSensitive(e, "beta_Bps");
         cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "residual_rms_pct");
         cJSON *nr = cJSON_GetObjectItemCaseSensitive(e, "nranks");
+        /* beta at least 1 MB/s, alpha at most 1 s: a slower path's times leave the picosecond clock */
         if (!cJSON_IsString(nm) || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) || !(a->valuedouble >= 0) ||
-            !(b->valuedouble > 0) || !isfinite(a->valuedouble) || !isfinite(b->valuedouble)) {
+            !(a->valuedouble <= 1) || !(b->valuedouble >= 1e6) || !isfinite(b->valuedouble)) {
             g_set_error(err, CALIB_ERROR, CALIB_ERROR_VALUE,
-                        "%s: %s[%d]: need \"name\", \"alpha_s\" >= 0 and \"beta_Bps\" > 0", path, key, idx);
+                        "%s: $.%s[%d]: need \"name\", \"alpha_s\" in 0..1 and \"beta_Bps\" >= 1e6", path, key, idx);
             return false;
         }
         calib_path c = {g_strdup(nm->valuestring), a->valuedouble, b->valuedouble,
@@ -729,7 +730,7 @@ static bool load_gemm(cJSON *obj, const char *path, calib_gemm out[CALIB_GEMM_ND
     if (!obj)
         return true;
     if (!cJSON_IsObject(obj)) {
-        g_set_error(err, CALIB_ERROR, CALIB_ERROR_FIELD, "%s: \"gemm\" must be an object", path);
+        g_set_error(err, CALIB_ERROR, CALIB_ERROR_FIELD, "%s: $.gemm: must be an object", path);
         return false;
     }
     for (cJSON *e = obj->child; e; e = e->next) {
@@ -747,7 +748,7 @@ static bool load_gemm(cJSON *obj, const char *path, calib_gemm out[CALIB_GEMM_ND
                    (!pk && !ef);
         if (bad) {
             g_set_error(err, CALIB_ERROR, CALIB_ERROR_VALUE,
-                        "%s: gemm.%s: need a dtype name (fp32, tf32, fp16, bf16, fp8) holding \"peak_Fps\" > 0 "
+                        "%s: $.gemm.%s: need a dtype name (fp32, tf32, fp16, bf16, fp8) holding \"peak_Fps\" > 0 "
                         "and/or \"eff_Fps\" > 0 with \"k0\" >= 0",
                         path, e->string ? e->string : "?");
             return false;

@@ -329,7 +329,10 @@ static char *resolve(const char *name, GError **err)
     if (strchr(name, '/') || g_str_has_suffix(name, ".json")) {
         if (g_file_test(name, G_FILE_TEST_IS_REGULAR))
             return g_strdup(name);
-        g_set_error(err, TOPO_ERROR, TOPO_ERROR_IO, "%s: no such topology file", name);
+        g_set_error(err, TOPO_ERROR, TOPO_ERROR_IO, "%s: %s", name,
+                    g_file_test(name, G_FILE_TEST_IS_DIR) ? "a directory, not a topology file"
+                    : g_file_test(name, G_FILE_TEST_EXISTS) ? "not a regular file (a topology is a JSON file)"
+                                                            : "no such topology file");
         return NULL;
     }
     char *file = g_strdup_printf("%s.json", name);
