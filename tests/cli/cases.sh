@@ -13,7 +13,7 @@ check topo-dot 0 '^graph "dgx1-v100"' -- topo dot dgx1-v100
 check topo-bad-file 2 'negative-bandwidth\.json:12:73: ' -- topo show tests/bad_input/topo/negative-bandwidth.json
 check topo-set-unknown-key 2 'no such parameter' -- topo show dgx-h100 --set turbo=1
 check topo-set-bad-value 2 'pcie.gen: must be in \[3, 6\]' -- topo show dgx-h100 --set pcie.gen=7
-check topo-directory 2 'tests: a directory, not a topology file' -- topo show tests/
+check topo-directory 2 'tests/: a directory, not a topology file' -- topo show tests/
 check topo-unknown-name 2 "unknown topology 'dgx-z'" -- topo show dgx-z
 check topo-import 0 '"nvlink_gen":[[:space:]]*3' -- topo import tests/data/nccl-topo/dgx-a100-like.xml
 check topo-import-missing 2 'no-such\.xml' -- topo import tests/data/nccl-topo/no-such.xml
