@@ -30,7 +30,7 @@ static int fit_files(char **files, int n, const char *out_path)
         gboolean wrote = tracefile_set_contents(out_path, text, -1, &err);
         g_free(text);
         if (!wrote) {
-            fprintf(stderr, "conveyor calibrate: %s: %s\n", out_path, err->message);
+            fprintf(stderr, "conveyor calibrate: %s\n", err->message); /* (it names the file) */
             g_error_free(err);
             rc = EXIT_INTERNAL;
         } else {

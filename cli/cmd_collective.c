@@ -50,6 +50,10 @@ static bool write_timeline(const char *path, const coll_system *sys, coll_kind k
                                       req.nchannels == 1 ? "" : "s", sys->nranks);
         ok = timeline_write_coll(path, label, coll_setup_us(sys, &req), res.time_us, sys->fab, 64, err);
         g_free(label);
+        if (ok && fabric_records_dropped(sys->fab))
+            fprintf(stderr, "conveyor collective: %s holds the first %u chunks; %" G_GUINT64_FORMAT
+                            " later ones are not in it (choose a smaller -e for the timeline)\n",
+                    path, FABRIC_MAX_RECORDS, fabric_records_dropped(sys->fab));
     }
     fabric_set_recording(sys->fab, false);
     return ok;
@@ -135,7 +139,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     nccltests_sweep sw = {.coll = kind, .dtype = dt, .redop = redop,
                           .root = coll_default_root(kind), .nranks = sys.nranks, .version = "2.19.6",
                           .nccl_code = 23007, .nthreads = 1, .ngpus = sys.gpus_per_thread,
-                          .min_bytes = lo, .max_bytes = hi, .step_factor = co->factor,
+                          .min_bytes = lo, .max_bytes = hi, .step_factor = co->factor, .step_bytes = step,
                           .warmup_iters = co->warmup, .iters = co->iters, .agg_iters = 1, .validation = 1,
                           .devices = dev, .ndevices = (size_t)sys.nranks, .rows = rows, .nrows = n,
                           .band_lo = any ? blo : NULL, .band_hi = any ? bhi : NULL, .setup_log = setup_log,
@@ -224,9 +228,9 @@ int cmd_collective(int argc, char **argv)
         fprintf(stderr, "conveyor collective: -g must be in 1..1024\n");
         rc = EXIT_BADINPUT;
     }
-    /* nccl-tests: -f multiplies (0: use -i's step); -n, -w are counts */
-    if (rc == EXIT_OK && (co.factor < 0 || co.factor == 1 || co.iters < 0 || co.warmup < 0)) {
-        fprintf(stderr, "conveyor collective: -f must be 0 (steps of -i) or >= 2, and -n, -w >= 0\n");
+    /* nccl-tests: -f multiplies when > 1, else sizes step by -i; -n, -w are counts */
+    if (rc == EXIT_OK && (co.factor < 0 || co.iters < 0 || co.warmup < 0)) {
+        fprintf(stderr, "conveyor collective: -f, -n and -w must be >= 0\n");
         rc = EXIT_BADINPUT;
     }
     if (rc == EXIT_OK)

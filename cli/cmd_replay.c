@@ -283,6 +283,10 @@ static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
         print_text(t, tp, &res, sys.fab, &sys);
     if (c->timeline && !timeline_write(c->timeline, t, &res, sys.fab, 64, &err))
         rc = cli_fail(err);
+    else if (c->timeline && fabric_records_dropped(sys.fab))
+        fprintf(stderr, "conveyor replay: %s holds the links' first %u chunks; %" G_GUINT64_FORMAT
+                        " later ones are not in it\n",
+                c->timeline, FABRIC_MAX_RECORDS, fabric_records_dropped(sys.fab));
     replay_result_clear(&res);
 out:
     topo_free(tpi);
@@ -294,7 +298,7 @@ out:
 int cmd_replay(int argc, char **argv)
 {
     replay_cli c = {.compute_scale = 1.0};
-    sys_opts so = {0};
+    sys_opts so = {.gpus_per_thread = 1}; /* -g 0 given is an error below */
     GOptionEntry e[] = {
         {"ranks", 0, 0, G_OPTION_ARG_INT, &c.ranks, "replicate a one-rank trace to N ranks (SPMD)", "N"},
         {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &c.timeline, "write a Chrome/Perfetto trace of the replay", "FILE"},
@@ -318,7 +322,7 @@ int cmd_replay(int argc, char **argv)
         fprintf(stderr, "conveyor replay: --compute-scale must be in (0, 1e6] and --ranks in 1..1048576\n");
         rc = EXIT_BADINPUT;
     }
-    if (rc == EXIT_OK && (so.gpus_per_thread < 0 || so.gpus_per_thread > 1024)) {
+    if (rc == EXIT_OK && (so.gpus_per_thread < 1 || so.gpus_per_thread > 1024)) {
         fprintf(stderr, "conveyor replay: -g must be in 1..1024\n");
         rc = EXIT_BADINPUT;
     }

@@ -156,6 +156,17 @@ static bool point_nccl(const sweep_point *p, coll_nccl_env *e, GError **err)
     return true;
 }
 
+/* launch_us of a point (collective and replay bases), as --launch-us. */
+static bool point_launch_us(const sweep_point *p, sys_opts *so, GError **err)
+{
+    const char *lu = sweep_point_get(p, "launch_us");
+    if (lu && !sys_parse_launch_us(lu, &so->launch_us)) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "launch_us: expected microseconds in 0..1e6, got '%s'", lu);
+        return false;
+    }
+    return true;
+}
+
 /* One `conveyor collective` run; loads its own topology (thread-safe). */
 static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, char **out, GError **err)
 {
@@ -164,15 +175,8 @@ static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, ch
     so.topo = (char *)sweep_point_get(p, "topo");
     so.fabric = (char *)sweep_point_get(p, "fabric");
     so.sets = p->sets[0] ? p->sets : NULL;
-    const char *lu = sweep_point_get(p, "launch_us");
-    if (lu) {
-        char *end = NULL;
-        so.launch_us = g_ascii_strtod(lu, &end);
-        if (end == lu || *end) {
-            g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "launch_us: expected a number, got '%s'", lu);
-            return false;
-        }
-    }
+    if (!point_launch_us(p, &so, err))
+        return false;
     coll_kind kind;
     nccltests_dtype dt;
     const char *op = sweep_point_get(p, "op"), *dts = sweep_point_get(p, "datatype");
@@ -274,6 +278,8 @@ static bool replay_run_point(const sweep_point *p, const int *fig, size_t nfig, 
     so.topo = (char *)sweep_point_get(p, "topo");
     so.fabric = (char *)sweep_point_get(p, "fabric");
     so.sets = p->sets[0] ? p->sets : NULL;
+    if (!point_launch_us(p, &so, err)) /* (it was accepted and then ignored) */
+        return false;
     int ranks = 0;
     double scale = 1.0;
     const char *path = sweep_point_get(p, "trace"), *cs = sweep_point_get(p, "compute_scale");

@@ -79,7 +79,10 @@ int cli_gnuplot_svg_sized(const char *cmd, const char *path, int width, int heig
             fprintf(stderr, "conveyor %s: gnuplot failed:\n%s", cmd, err_text ? err_text : "");
             rc = EXIT_INTERNAL;
         } else if (special ? !copy_into(out, path, &e) : rename(out, path) != 0) {
-            fprintf(stderr, "conveyor %s: %s: %s\n", cmd, path, special ? e->message : g_strerror(errno));
+            if (special) /* (the message names the file) */
+                fprintf(stderr, "conveyor %s: %s\n", cmd, e->message);
+            else
+                fprintf(stderr, "conveyor %s: %s: %s\n", cmd, path, g_strerror(errno));
             rc = EXIT_INTERNAL;
         } else {
             fprintf(stderr, "plot written to %s\n", path);

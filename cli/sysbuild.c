@@ -4,20 +4,27 @@
 #include <math.h>
 #include <stdio.h>
 
+bool sys_parse_launch_us(const char *value, double *out)
+{
+    char *end = NULL;
+    double v = value ? g_ascii_strtod(value, &end) : NAN;
+    if (!value || end == value || *end || !isfinite(v) || v < 0 || v > 1e6)
+        return false;
+    *out = v;
+    return true;
+}
+
 /* --launch-us, parsed strictly (a double option took "nan" and the -1 that
  * means "not given" silently) */
 static gboolean launch_us_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
 {
     (void)name;
     sys_opts *o = data;
-    char *end = NULL;
-    double v = value ? g_ascii_strtod(value, &end) : NAN;
-    if (!value || end == value || *end || !isfinite(v) || v < 0 || v > 1e6) {
+    if (!sys_parse_launch_us(value, &o->launch_us)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--launch-us: expected microseconds in 0..1e6, got '%s'", value ? value : "");
         return FALSE;
     }
-    o->launch_us = v;
     return TRUE;
 }
 

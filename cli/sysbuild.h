@@ -31,6 +31,9 @@ typedef struct {
 
 /* Adds --topo/--nodes/--gpus/--fabric/--set/--launch-us/--exact to a group. */
 GOptionGroup *sys_opts_group(sys_opts *o);
+/* A --launch-us value (also a sweep point's launch_us): microseconds, a
+ * finite number in 0..1e6; false otherwise. */
+bool sys_parse_launch_us(const char *value, double *out);
 /* Load the topology (exit-2 class errors in *err). */
 topo *sys_opts_load(const sys_opts *o, GError **err);
 void sys_opts_clear(sys_opts *o);

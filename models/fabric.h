@@ -257,8 +257,14 @@ typedef struct {
     uint64_t bytes;
 } fab_service_rec;
 void fabric_set_recording(fabric *f, bool on);
-/* The log (fab_service_rec, in service order), or NULL when not recording. */
+/* The log (fab_service_rec, in service order), or NULL when not recording.
+ * It keeps the first FABRIC_MAX_RECORDS chunks (32 B each: 128 MiB, about
+ * 0.4 GB of timeline JSON, about what a browser's Perfetto opens);
+ * fabric_records_dropped counts the chunks served after that (a 1 TB
+ * collective serves hundreds of millions). */
+#define FABRIC_MAX_RECORDS (4u << 20)
 const GArray *fabric_records(const fabric *f);
+uint64_t fabric_records_dropped(const fabric *f);
 
 #define FABRIC_ERROR (fabric_error_quark())
 GQuark fabric_error_quark(void);

@@ -69,6 +69,7 @@ struct fabric {
     uint64_t injected, delivered;
     bool recording;
     GArray *recs;       /* fab_service_rec, while recording */
+    uint64_t recs_dropped; /* chunks served after the log reached FABRIC_MAX_RECORDS */
     /* routing: the flow-independent paths of graph links (GPU <-> its NIC,
      * nearest NIC, paths inside a server or NVLink domain), keyed as routes */
     GHashTable *legs;  /* set of route_key*, each followed by its fab_route */

@@ -122,6 +122,7 @@ void fabric_attach(fabric *f, sim_engine *e)
     f->xfer_allocs = g_ptr_array_new_with_free_func(g_free);
     if (f->recording)
         f->recs = g_array_new(FALSE, FALSE, sizeof(fab_service_rec));
+    f->recs_dropped = 0;
     f->injected = f->delivered = 0;
 }
 
@@ -199,7 +200,10 @@ static void start_service(fabric *f, fab_link_id l, fab_chunk *c)
     r->st.chunks++;
     if (f->recs) {
         fab_service_rec rec = {.link = l, .start_ps = start, .end_ps = end, .bytes = c->bytes};
-        g_array_append_val(f->recs, rec);
+        if (f->recs->len < FABRIC_MAX_RECORDS)
+            g_array_append_val(f->recs, rec);
+        else
+            f->recs_dropped++;
     }
     sim_engine_at(f->eng, end, on_link_done, f, l);
 }
@@ -500,3 +504,4 @@ void fabric_set_recording(fabric *f, bool on)
 }
 
 const GArray *fabric_records(const fabric *f) { return f->recs; }
+uint64_t fabric_records_dropped(const fabric *f) { return f->recs_dropped; }

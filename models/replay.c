@@ -1107,6 +1107,21 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
                     "replicate a one-rank trace)", t->source, t->nranks, sys->nranks);
         return false;
     }
+    /* a rank's trace of a larger job keeps the job's groups (Kineto's
+     * world_size): without --ranks they name ranks the system lacks (an
+     * assertion in the router aborted on the shipped one-rank samples) */
+    for (guint i = 0; t->groups && i < t->groups->len; i++) {
+        const trace_group *g = g_ptr_array_index(t->groups, i);
+        for (int k = 0; k < g->size; k++)
+            if (g->ranks[k] < 0 || g->ranks[k] >= t->nranks) {
+                g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
+                            "%s: group '%s' names rank %d, but the trace has %d rank%s (a rank of a larger job: "
+                            "replicate it with --ranks %d)",
+                            t->source, g->name, g->ranks[k], t->nranks, t->nranks == 1 ? "" : "s",
+                            MAX(g->size, g->ranks[k] + 1));
+                return false;
+            }
+    }
     out->nranks = t->nranks;
     out->ranks = g_new0(replay_rank, t->nranks);
     out->colls = g_array_new(FALSE, FALSE, sizeof(replay_coll));

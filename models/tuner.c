@@ -237,15 +237,23 @@ static bool mask_list(const char *list, bool algos, uint32_t *mask, GError **err
     if (negate)
         m = ~m & ((1u << (algos ? ALGO_COUNT : PROTO_COUNT)) - 1);
     if (algos)
-        m &= ~(1u << ALGO_DIRECT); /* (not an NCCL_ALGO name; added back below) */
-    if (!m) { /* an empty mask means "unset": '^LL,LL128,Simple' and ',' used to allow everything */
+        m &= ~(1u << ALGO_DIRECT); /* (not an NCCL_ALGO name; added back by used_mask) */
+    *mask = m;
+    return true;
+}
+
+/* The list that applies to the collective run: it must leave something (an
+ * empty mask means "unset", so '^LL,LL128,Simple' and ',' used to allow
+ * everything; NCCL fails such a collective). Another collective's list may
+ * leave nothing: NCCL only fails when that collective runs. */
+static bool used_mask(const char *list, bool algos, uint32_t m, uint32_t *mask, GError **err)
+{
+    if (!m) {
         g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "'%s' leaves no %s", list,
                     algos ? "algorithm" : "protocol");
         return false;
     }
-    if (algos)
-        m |= 1u << ALGO_DIRECT; /* p2p collectives are not governed by NCCL_ALGO */
-    *mask = m;
+    *mask = algos ? m | 1u << ALGO_DIRECT : m; /* p2p collectives are not governed by NCCL_ALGO */
     return true;
 }
 
@@ -254,14 +262,27 @@ bool coll_tune_parse_mask(const char *spec, coll_kind kind, bool algos, uint32_t
     *mask = 0;
     if (!spec || !*spec)
         return true;
+    uint32_t m;
     if (!strchr(spec, ':'))
-        return mask_list(spec, algos, mask, err);
+        return mask_list(spec, algos, &m, err) && used_mask(spec, algos, m, mask, err);
+    /* NCCL 2.24+: "coll:list;coll:list", the first list may omit "coll:" and
+     * then applies to every collective not named (NCCL's own example:
+     * NCCL_PROTO="^LL128;allreduce:LL128") */
     g_auto(GStrv) parts = g_strsplit(spec, ";", -1);
+    const char *use = NULL, *dflt = NULL;
+    uint32_t use_m = 0, dflt_m = 0;
     for (int i = 0; parts[i]; i++) {
         char *colon = strchr(parts[i], ':');
         if (!colon) {
-            g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "'%s': expected collective:list", parts[i]);
-            return false;
+            if (i > 0) {
+                g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
+                            "'%s': expected collective:list (only the first list may name no collective)", parts[i]);
+                return false;
+            }
+            if (!mask_list(parts[i], algos, &dflt_m, err))
+                return false;
+            dflt = parts[i];
+            continue;
         }
         *colon = 0;
         coll_kind k;
@@ -269,11 +290,14 @@ bool coll_tune_parse_mask(const char *spec, coll_kind kind, bool algos, uint32_t
             g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "unknown collective '%s'", parts[i]);
             return false;
         }
-        uint32_t m;
         if (!mask_list(colon + 1, algos, &m, err))
             return false;
         if (k == kind)
-            *mask = m;
+            use = colon + 1, use_m = m;
     }
+    if (use)
+        return used_mask(use, algos, use_m, mask, err);
+    if (dflt)
+        return used_mask(dflt, algos, dflt_m, mask, err);
     return true;
 }

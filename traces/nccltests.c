@@ -195,10 +195,15 @@ static void write_preamble(FILE *f, const nccltests_sweep *s)
     fprintf(f, "# nccl-tests version %s nccl-headers=%d nccl-library=%d\n",
             s->version ? s->version : "2.19.6", s->nccl_code, s->nccl_code);
     fprintf(f, "# Collective test starting: %s\n", perf_name(s->coll, prog, sizeof prog));
+    char step[48];
+    if (s->step_factor > 1)
+        g_snprintf(step, sizeof step, "%d(factor)", s->step_factor);
+    else
+        g_snprintf(step, sizeof step, "%" G_GUINT64_FORMAT "(bytes)", s->step_bytes);
     fprintf(f, "# nThread %d nGpus %d minBytes %" G_GUINT64_FORMAT " maxBytes %" G_GUINT64_FORMAT
-            " step: %d(factor) warmup iters: %d iters: %d agg iters: %d validation: %d"
+            " step: %s warmup iters: %d iters: %d agg iters: %d validation: %d"
             " graph: %d unalign: 0\n",
-            s->nthreads, s->ngpus, s->min_bytes, s->max_bytes, s->step_factor,
+            s->nthreads, s->ngpus, s->min_bytes, s->max_bytes, step,
             s->warmup_iters, s->iters, s->agg_iters, s->validation, s->graph);
     fprintf(f, "#\n# Using devices\n");
     for (size_t i = 0; i < s->ndevices; i++) {

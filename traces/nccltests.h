@@ -122,7 +122,8 @@ typedef struct {
     int nccl_code;            /* e.g. 21903, printed as headers and library */
     int nthreads, ngpus;
     uint64_t min_bytes, max_bytes;
-    int step_factor;          /* -f; printed as "step: F(factor)" */
+    int step_factor;          /* -f; printed as "step: F(factor)" when > 1 */
+    uint64_t step_bytes;      /* -i; printed as "step: N(bytes)" otherwise, as nccl-tests does */
     int warmup_iters, iters, agg_iters, validation, graph;
     const nccltests_device *devices; /* ndevices lines in "# Using devices" */
     size_t ndevices;

@@ -43,6 +43,13 @@ static void write_links(FILE *o, int64_t end_ps, fabric *f, int max_links, int p
     const GArray *recs = fabric_records(f);
     if (!recs || !recs->len)
         return;
+    uint64_t dropped = fabric_records_dropped(f);
+    if (dropped) { /* the log's cap: say where the tracks stop */
+        const fab_service_rec *last = &g_array_index(recs, fab_service_rec, recs->len - 1);
+        fprintf(o, ",\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"recording stopped: %u chunks kept, %" G_GUINT64_FORMAT
+                   " later ones not shown\",\"pid\":%d,\"tid\":0,\"ts\":%.6f}",
+                recs->len, dropped, pid, last->start_ps / 1e6);
+    }
     uint32_t nl = fabric_link_count(f);
     busy_link *b = g_new0(busy_link, nl);
     for (uint32_t l = 0; l < nl; l++)

@@ -80,7 +80,11 @@ void tracefile_line_col(const char *text, gsize len, gsize off, int *line, int *
 gboolean tracefile_is_special(const char *path)
 {
     struct stat st;
-    return path && stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+    if (!path || lstat(path, &st) != 0)
+        return FALSE; /* a new file */
+    /* a link (/dev/stdout -> /proc/self/fd/1, even when that is a regular
+     * file): a rename would replace the link itself, so write through it */
+    return S_ISLNK(st.st_mode) || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
 }
 
 gboolean tracefile_set_contents(const char *path, const char *data, gssize len, GError **err)

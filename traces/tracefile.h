@@ -20,10 +20,12 @@ void tracefile_line_col(const char *text, gsize len, gsize off, int *line, int *
 
 /* Outputs. Every file conveyor writes goes to a temporary name and is
  * renamed into place, so a crash never leaves half a file where a good one
- * was; but renaming over /dev/null, /dev/stdout or a FIFO replaces the
- * device with a regular file (as root: `-o /dev/null` broke /dev/null).
- * tracefile_is_special: path exists and is not a regular file (nor a link
- * to one); such an output is written in place. */
+ * was; but renaming over /dev/null, a FIFO or a symbolic link replaces the
+ * device or the link with a regular file (as root: `-o /dev/null` broke
+ * /dev/null, and `--plot /dev/stdout` with stdout sent to a file replaced the
+ * /dev/stdout link). tracefile_is_special: path exists and is a link or not
+ * a regular file (nor a directory); such an output is written in place,
+ * through the link. */
 gboolean tracefile_is_special(const char *path);
 /* g_file_set_contents, or an in-place write to a special file. */
 gboolean tracefile_set_contents(const char *path, const char *data, gssize len, GError **err);

@@ -23,7 +23,12 @@ check collective-explain-band 0 'explain: .*NVLS .*[0-9.]+ \[[0-9.]+-[0-9.]+\] n
 check collective-launch-us-nan 2 "--launch-us: expected microseconds in 0..1e6, got 'nan'" -- collective --topo dgx-h100 --launch-us nan
 check collective-proto-none-left 2 "'\^LL,LL128,Simple' leaves no protocol" -- collective --topo dgx-h100 --proto '^LL,LL128,Simple'
 check collective-g-zero 2 '-g must be in 1..1024' -- collective --topo dgx-h100 -g 0
-check collective-f-one 2 '-f must be 0 \(steps of -i\) or >= 2' -- collective --topo dgx-h100 -f 1
+check collective-f-one-steps-bytes 0 'step: 1048576\(bytes\)' -- collective --topo dgx-h100 -b 1M -e 3M -f 1
+check collective-f-negative 2 '-f, -n and -w must be >= 0' -- collective --topo dgx-h100 -f -1
+check collective-algo-other-collective-empty 0 '# Avg bus bandwidth' -- collective --topo dgx-h100 -b 1M -e 1M --algo 'allreduce:ring;broadcast:^ring,tree,nvls,nvlstree,collnetdirect,collnetchain,pat'
+check collective-proto-default-first 0 'explain: .* Ring +LL +24' -- collective --topo dgx-h100 --op all_gather -b 1M -e 1M --explain --proto '^LL128;allreduce:LL128'
+check replay-group-beyond-ranks 2 "group '0' names rank 1, but the trace has 1 rank \(a rank of a larger job: replicate it with --ranks 2\)" -- replay --topo dgx-h100 --gpus 1 tests/data/traces/kineto_old_style.json
+check replay-g-zero 2 '-g must be in 1..1024' -- replay --topo dgx-a100 --gpus 2 -g 0 docs/examples/two-rank-overlap.json
 check collective-empty-redop 2 "unknown -o op ''" -- collective --topo dgx-h100 -o ''
 check scale-sizes-trailing-garbage 2 "bad sizes '8..16x'" -- scale --model llama2-7b --systems dgx-h100:8..16x
 check replay-g-negative 2 '-g must be in 1..1024' -- replay --topo dgx-a100 --gpus 2 -g -1 docs/examples/two-rank-overlap.json

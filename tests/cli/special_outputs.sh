@@ -34,4 +34,14 @@ sp_check calibrate-fit '{' -- calibrate fit calibrate/data/h200-2026-11-29/calib
 if command -v gnuplot > /dev/null 2>&1; then
     sp_check collective-plot '<svg' -- collective --topo dgx-h100 -b 1M -e 4M -f 2 --plot "$sp_dir/fifo"
 fi
+# a symbolic link (as /dev/stdout -> /proc/self/fd/1): written through,
+# the link kept (a rename replaced the link itself)
+: > "$sp_dir/target"
+ln -s "$sp_dir/target" "$sp_dir/link"
+"$C" workload --model llama2-7b --gpus 8 --tp 8 --seq 256 --topo dgx-h100 -o "$sp_dir/link" > /dev/null 2>&1
+if [ -L "$sp_dir/link" ] && grep -q '"ops"' "$sp_dir/target"; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL special-output-symlink: the link was replaced or its target not written" >&2
+fi
 rm -rf "$sp_dir"
