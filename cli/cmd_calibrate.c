@@ -32,7 +32,7 @@ static int fit_files(char **files, int n, const char *out_path)
         if (!wrote) {
             fprintf(stderr, "conveyor calibrate: %s\n", err->message); /* (it names the file) */
             g_error_free(err);
-            rc = EXIT_INTERNAL;
+            rc = EXIT_BADINPUT; /* (the -o path) */
         } else {
             printf("params: %zu paths, %zu collectives, %zu single-size values -> %s\n", p.npaths,
                    p.ncollectives, p.nscalars, out_path);

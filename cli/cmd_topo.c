@@ -210,7 +210,7 @@ static int cmd_import(int argc, char **argv)
         if (!tracefile_set_contents(out, json, -1, &e)) {
             fprintf(stderr, "conveyor topo import: %s\n", e->message);
             g_error_free(e);
-            rc = EXIT_INTERNAL;
+            rc = EXIT_BADINPUT; /* (the -o path) */
         } else {
             rc = EXIT_OK;
         }

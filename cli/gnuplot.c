@@ -56,7 +56,7 @@ int cli_gnuplot_svg_sized(const char *cmd, const char *path, int width, int heig
     if (!probe) {
         fprintf(stderr, "conveyor %s: cannot write %s: %s\n", cmd, path, g_strerror(errno));
         g_string_free(g, TRUE);
-        return EXIT_INTERNAL;
+        return EXIT_BADINPUT; /* a path we cannot write is bad input, as for -o and --timeline */
     }
     fclose(probe);
     char *gp = NULL;

@@ -89,8 +89,15 @@ gboolean tracefile_is_special(const char *path)
 
 gboolean tracefile_set_contents(const char *path, const char *data, gssize len, GError **err)
 {
-    if (!tracefile_is_special(path))
-        return g_file_set_contents(path, data, len, err); /* temporary file + rename */
+    if (!tracefile_is_special(path)) {
+        GError *e = NULL; /* temporary file + rename; its message names the temporary file */
+        if (g_file_set_contents(path, data, len, &e))
+            return TRUE;
+        g_set_error(err, G_FILE_ERROR, e->code, "%s: cannot write: %s", path,
+                    e->code == G_FILE_ERROR_NOENT ? "no such directory" : e->message);
+        g_error_free(e);
+        return FALSE;
+    }
     size_t n = len < 0 ? strlen(data) : (size_t)len;
     FILE *o = fopen(path, "w");
     gboolean ok = o && fwrite(data, 1, n, o) == n;

@@ -198,7 +198,10 @@ plot_check plot-scale 'scaling efficiency' -- scale --model llama2-7b --systems 
 pst=$(mktemp); "$C" sweep tests/data/sweep/small.json -o "$pst" > /dev/null 2>&1
 plot_check plot-sweep 'nodes=2' -- sweep --plot nodes,busbw_at_max,nodes "$pst" -o @SVG@
 rm -f "$pst"
-check plot-unwritable 1 'conveyor collective: cannot write /no-such-dir/x.svg: No such file' -- collective --topo dgx-h100 -b 1M -e 1M --plot /no-such-dir/x.svg
+check import-unwritable 2 'topo import: /no-such-dir/t.json: cannot write: no such directory' -- topo import tests/data/nccl-topo/dgx-a100-like.xml -o /no-such-dir/t.json
+check calibrate-unwritable 2 'calibrate: /no-such-dir/p.json: cannot write: no such directory' -- calibrate fit calibrate/data/h200-2026-11-29/calibration.jsonl -o /no-such-dir/p.json
+check workload-unwritable 2 '/no-such-dir/w.json: cannot write: no such directory' -- workload --model llama2-7b --gpus 8 --tp 8 --seq 256 -o /no-such-dir/w.json
+check plot-unwritable 2 'conveyor collective: cannot write /no-such-dir/x.svg: No such file' -- collective --topo dgx-h100 -b 1M -e 1M --plot /no-such-dir/x.svg
 fi
 check plot-validate-p2p-log 2 'draws nccl-tests logs' -- validate --topo pcie-gen3-2gpu --plot /tmp/x.svg tests/data/nccltests/22-rtx2080ti-2gpu-pcie3-noP2P-p2pBandwidthLatencyTest.txt
 # replay's error band: text line and JSON field
