@@ -117,10 +117,14 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     /* error bands from the validation (topologies/accuracy.h) */
     double *blo = g_new0(double, n), *bhi = g_new0(double, n);
     acc_regime regime = acc_regime_of(&sys);
+    acc_regime *row_regime = g_new(acc_regime, n);
     bool any = false;
     for (size_t i = 0; i < n; i++) {
         acc_band b;
-        if (acc_coll_band(regime, rows[i].size_bytes, &b)) {
+        /* NVLS keeps NVLink without NCCL's P2P transport (NCCL_P2P_DISABLE) */
+        row_regime[i] = regime == ACC_PCIE && (ex[i].algo == ALGO_NVLS || ex[i].algo == ALGO_NVLS_TREE) ? ACC_NVLINK
+                                                                                                      : regime;
+        if (acc_coll_band(row_regime[i], rows[i].size_bytes, &b)) {
             acc_rate_range(1.0, &b, &blo[i], &bhi[i]);
             any = true;
         }
@@ -159,7 +163,8 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
             double bw = r.busbw_GBps[NCCLTESTS_OOP];
             char band[64] = "no band";
             if (bhi[i] > 0)
-                g_snprintf(band, sizeof band, "%.2f [%.2f-%.2f] %s", bw, bw * blo[i], bw * bhi[i], acc_regime_name(regime));
+                g_snprintf(band, sizeof band, "%.2f [%.2f-%.2f] %s", bw, bw * blo[i], bw * bhi[i],
+                           acc_regime_name(row_regime[i]));
             printf("# explain: %12llu  %-13s %-6s %3d  %-28s %4.0f%% %10llu  %s\n", (unsigned long long)rows[i].size_bytes,
                    coll_algo_name(ex[i].algo), coll_proto_name(ex[i].proto), ex[i].nchannels, ex[i].busiest,
                    100 * ex[i].busiest_util, (unsigned long long)ex[i].events, band);
@@ -175,6 +180,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         rc = cli_fail(err);
     g_free(blo);
     g_free(bhi);
+    g_free(row_regime);
     g_free(prefix);
     g_free(setup_log);
     if (row_log)

@@ -47,6 +47,18 @@ GOptionGroup *sys_opts_group(sys_opts *o)
     return g;
 }
 
+bool sys_check_p2p_env(const coll_nccl_env *e, const topo *t, GError **err)
+{
+    if (e->p2p_set && e->p2p_level < FAB_PATH_NVL && t->nvl_domain_nodes > 1 && t->nodes > 1) {
+        g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE,
+                    "NCCL_P2P_DISABLE / NCCL_P2P_LEVEL below NVL on an NVLink domain across servers (%s, %d nodes) is "
+                    "not modelled: NCCL would move tray-to-tray traffic over the network",
+                    t->name, t->nodes);
+        return false;
+    }
+    return true;
+}
+
 topo *sys_opts_load(const sys_opts *o, GError **err)
 {
     if (!o->topo) {
@@ -65,7 +77,12 @@ topo *sys_opts_load(const sys_opts *o, GError **err)
     if (!coll_nccl_env_read(&env, err))
         return NULL;
     topo_opts to = {.nodes = o->nodes, .gpus = o->gpus, .fabric = o->fabric, .sets = (const char *const *)o->sets};
-    return topo_load(o->topo, &to, err);
+    topo *t = topo_load(o->topo, &to, err);
+    if (t && !sys_check_p2p_env(&env, t, err)) {
+        topo_free(t);
+        return NULL;
+    }
+    return t;
 }
 
 void sys_opts_clear(sys_opts *o)
@@ -83,4 +100,5 @@ void sys_from_topo(coll_system *s, const topo *t, const sys_opts *o)
     /* NCCL_MAX_NCHANNELS etc.: checked by sys_opts_load, which every caller ran */
     if (!coll_nccl_env_read(&s->nccl, NULL))
         s->nccl = (coll_nccl_env){0};
+    coll_nccl_env_apply(&s->nccl, t->fab); /* NCCL_P2P_LEVEL: the routes inside a server */
 }

@@ -27,6 +27,7 @@ typedef struct {
     "  NCCL_NVLS_ENABLE=0           no NVLS/NVLSTree\n"                                                             \
     "  NCCL_BUFFSIZE                Simple protocol buffer (bytes; sets its step and slice)\n"                     \
     "  NCCL_COLLNET_ENABLE=1        CollNet (SHARP) where the fabric has it\n"                                     \
+    "  NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL=NVL|PIX|PXB|PHB|SYS|...   GPU pairs beyond the level go through host memory\n" \
     "  NCCL_DEBUG=INFO              collective: NCCL's ENV lines, and TUNING lines with NCCL_DEBUG_SUBSYS=TUNING"
 
 /* Adds --topo/--nodes/--gpus/--fabric/--set/--launch-us/--exact to a group. */
@@ -34,6 +35,9 @@ GOptionGroup *sys_opts_group(sys_opts *o);
 /* A --launch-us value (also a sweep point's launch_us): microseconds, a
  * finite number in 0..1e6; false otherwise. */
 bool sys_parse_launch_us(const char *value, double *out);
+/* NCCL_P2P_DISABLE / NCCL_P2P_LEVEL below NVL on an NVLink domain that spans
+ * servers (GB200 NVL72 trays) is not modelled: false with *err. */
+bool sys_check_p2p_env(const coll_nccl_env *e, const topo *t, GError **err);
 /* Load the topology (exit-2 class errors in *err). */
 topo *sys_opts_load(const sys_opts *o, GError **err);
 void sys_opts_clear(sys_opts *o);

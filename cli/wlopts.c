@@ -1,5 +1,6 @@
 /* cli/wlopts.c - shared options of `workload` and `scale` (wlopts.h). */
 #include "wlopts.h"
+#include "sysbuild.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -240,10 +241,14 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
         coll_system sys, iso;
         topo_coll_system(&sys, t, COLL_LAUNCH_US, 1);
         sys.exact = exact;
-        ok = coll_nccl_env_read(&sys.nccl, err); /* NCCL_MAX_NCHANNELS etc. */
+        ok = coll_nccl_env_read(&sys.nccl, err) && sys_check_p2p_env(&sys.nccl, t, err); /* NCCL_MAX_NCHANNELS etc. */
+        if (ok)
+            coll_nccl_env_apply(&sys.nccl, t->fab);
         if (ti) {
             topo_coll_system(&iso, ti, COLL_LAUNCH_US, 1);
             iso.nccl = sys.nccl;
+            if (ok)
+                coll_nccl_env_apply(&iso.nccl, ti->fab);
         }
         replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = ti ? &iso : NULL,
                           .gpu_sms = g.sm_share ? g.spec.sms : 0, .sm_penalty = g.comm_penalty};

@@ -50,6 +50,8 @@ typedef struct {
     int min_ctas, max_ctas; /* NCCL_MIN_CTAS / NCCL_MAX_CTAS */
     bool nvls_off;          /* NCCL_NVLS_ENABLE=0 */
     uint64_t buffsize;      /* NCCL_BUFFSIZE: Simple's buffer per connection, bytes (0: 4 MiB) */
+    bool p2p_set;           /* NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL given: */
+    int p2p_level;          /* ... as a FAB_PATH_* type (LOC for NCCL_P2P_DISABLE=1) */
 } coll_nccl_env;
 
 /* Host-side cost of launching one GPU's kernel (cudaLaunchKernel plus
@@ -149,6 +151,9 @@ int coll_channels(const coll_system *sys, coll_algo_id algo);
 int coll_run_channels(const coll_system *sys, coll_algo_id algo);
 /* Read NCCL_MIN/MAX_NCHANNELS (NCCL_MIN/MAX_NRINGS), NCCL_MIN/MAX_CTAS,
  * NCCL_NVLS_ENABLE and NCCL_BUFFSIZE; false with *err (a bad value) otherwise. */
+/* Apply e's fabric knobs (NCCL_P2P_LEVEL / NCCL_P2P_DISABLE) to f; before
+ * any route of f is used (it forgets the cached ones). */
+void coll_nccl_env_apply(const coll_nccl_env *e, fabric *f);
 bool coll_nccl_env_read(coll_nccl_env *e, GError **err);
 /* An NCCL_BUFFSIZE conveyor takes: a multiple of 4 KiB from 64 KiB to 1 GiB. */
 bool coll_nccl_buffsize_ok(uint64_t bytes);

@@ -30,6 +30,7 @@ fabric *fabric_new(void)
     f->sp_open = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
     f->p2p = true;
     f->p2p_xsocket = true;
+    f->p2p_level = -1;
     f->pxn = true;
     return f;
 }
@@ -157,6 +158,12 @@ void fabric_set_p2p(fabric *f, bool enabled)
 void fabric_set_p2p_xsocket(fabric *f, bool enabled)
 {
     f->p2p_xsocket = enabled;
+    fabric_route_forget(f);
+}
+
+void fabric_set_p2p_level(fabric *f, int level)
+{
+    f->p2p_level = level < 0 ? -1 : level;
     fabric_route_forget(f);
 }
 

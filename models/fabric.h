@@ -110,6 +110,18 @@ void fabric_set_p2p(fabric *f, bool enabled);
  * are staged through host memory even with P2P on. Default true. */
 void fabric_set_p2p_xsocket(fabric *f, bool enabled);
 
+/* NCCL's path types (src/graph/topo.h, topoPathTypeStr in topo.cc, 2.30):
+ * a GPU pair uses NCCL's P2P transport when its path type is at most the
+ * P2P level, else SHM through host memory. */
+enum { FAB_PATH_LOC = 0, FAB_PATH_NVL = 1, FAB_PATH_NVB = 2, FAB_PATH_C2C = 3, FAB_PATH_PIX = 4,
+       FAB_PATH_PXB = 5, FAB_PATH_P2C = 6, FAB_PATH_PXN = 7, FAB_PATH_PHB = 8, FAB_PATH_SYS = 9 };
+/* A user's P2P level (NCCL_P2P_LEVEL, or NCCL_P2P_DISABLE=1 = LOC), replacing
+ * the topology's policy (p2p_xsocket) for GPU pairs inside a server: an
+ * NVLink path is NVL; a PCIe path is PIX under one switch, PXB across
+ * switches, PHB through a CPU, SYS across sockets. P2P still needs the
+ * hardware (fabric_set_p2p) on PCIe. -1: the topology's policy (default). */
+void fabric_set_p2p_level(fabric *f, int level);
+
 /* Adaptive routing (default off): a chunk leaving a leaf for a spine takes
  * the uplink, among those whose spine reaches its destination leaf, with
  * the fewest chunks queued or in service, instead of its route's ECMP

@@ -51,6 +51,7 @@ struct fabric {
     GHashTable *pair;   /* (a<<32|b) -> first link a->b, +1 */
     GHashTable *routes; /* set of route_key*, each followed by its fab_route */
     bool p2p, p2p_xsocket;
+    int p2p_level;      /* NCCL_P2P_LEVEL / NCCL_P2P_DISABLE as a FAB_PATH_* type, or -1 (the topology's policy) */
     bool pxn;           /* send/receive across servers through the GPU on the destination's rail */
     fab_node_id *gpu_at; /* [server * gpu_at_locals + local]: GPU node or FAB_NONE (gpu_at()); NULL: not built */
     int gpu_at_servers, gpu_at_locals;

@@ -177,8 +177,31 @@ static bool has_kind(const fabric *f, const GArray *p, guint from, fab_link_kind
     return false;
 }
 
-static bool p2p_allowed(const fabric *f, const fab_node *a, const fab_node *b)
+/* NCCL's type of a PCIe path p between two GPUs (no NVLink on it): PIX
+ * under one switch, PXB across switches, PHB through a CPU, SYS across
+ * sockets (paths.cc computes the same from its topology graph). */
+static int pcie_path_type(const fabric *f, const GArray *p)
 {
+    int cpus = 0, switches = 0;
+    for (guint i = 0; i < p->len; i++) {
+        const fab_link *l = LINK(f, g_array_index(p, fab_link_id, i));
+        if (l->d.kind == LINK_XSOCKET)
+            return FAB_PATH_SYS;
+        fab_node_kind k = NODE(f, l->dst)->d.kind;
+        cpus += k == FAB_CPU;
+        switches += k == FAB_PCIE_SWITCH;
+    }
+    return cpus ? FAB_PATH_PHB : switches <= 1 ? FAB_PATH_PIX : FAB_PATH_PXB;
+}
+
+/* Whether GPUs a and b use P2P over their path p (else SHM, staged). */
+static bool p2p_allowed(const fabric *f, const fab_node *a, const fab_node *b, const GArray *p)
+{
+    bool nvl = has_kind(f, p, 0, LINK_NVLINK);
+    if (f->p2p_level >= 0) /* the user's NCCL_P2P_LEVEL / NCCL_P2P_DISABLE */
+        return nvl ? f->p2p_level >= FAB_PATH_NVL : f->p2p && pcie_path_type(f, p) <= f->p2p_level;
+    if (nvl)
+        return true;
     if (!f->p2p)
         return false;
     return f->p2p_xsocket || a->d.socket == b->d.socket;
@@ -222,6 +245,8 @@ void fabric_route_forget(fabric *f)
 {
     if (g_hash_table_size(f->legs))
         g_hash_table_remove_all(f->legs); /* their storage stays in the arena */
+    if (g_hash_table_size(f->routes)) /* whole routes too: a policy change after one was asked kept it */
+        g_hash_table_remove_all(f->routes);
     g_free(f->gpu_at);
     f->gpu_at = NULL;
     f->ups_valid = false;
@@ -355,7 +380,7 @@ static int local_path(fabric *f, fab_node_id src, fab_node_id dst, GArray *p)
     target t = {.id = dst};
     if (shortest(f, src, &t, a->d.server, b->d.server, p) == FAB_NONE)
         return 0;
-    if (a->d.kind == FAB_GPU && b->d.kind == FAB_GPU && !has_kind(f, p, 0, LINK_NVLINK) && !p2p_allowed(f, a, b)) {
+    if (a->d.kind == FAB_GPU && b->d.kind == FAB_GPU && !p2p_allowed(f, a, b, p)) {
         /* stage through the source socket's host memory */
         g_array_set_size(p, 0);
         target tm = {.kind = FAB_HOSTMEM, .id = FAB_NONE, .server = a->d.server, .socket = a->d.socket};

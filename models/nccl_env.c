@@ -48,6 +48,52 @@ static bool env_channels(const char *name, int *out, GError **err)
     return true;
 }
 
+/* NCCL_P2P_DISABLE=1 (level LOC), else NCCL_P2P_LEVEL: a path type name
+ * (LOC NVL NVB C2C PIX PXB P2C PXN PHB SYS; NCCL 2.30 topoPathTypeStr) or
+ * NCCL's old numbering 0..5 = LOC PIX PXB PHB SYS SYS (levelsOldToNew,
+ * paths.cc ncclGetLevel); *out -1 when neither is set. */
+static bool env_p2p_level(int *out, GError **err)
+{
+    static const char *const names[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS"};
+    static const int old[] = {FAB_PATH_LOC, FAB_PATH_PIX, FAB_PATH_PXB, FAB_PATH_PHB, FAB_PATH_SYS, FAB_PATH_SYS};
+    *out = -1;
+    const char *d = g_getenv("NCCL_P2P_DISABLE"), *l = g_getenv("NCCL_P2P_LEVEL");
+    if (d && *d) {
+        if (strcmp(d, "0") && strcmp(d, "1")) {
+            g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "environment NCCL_P2P_DISABLE='%s': expected 0 or 1", d);
+            return false;
+        }
+        if (!strcmp(d, "1")) {
+            *out = FAB_PATH_LOC; /* NCCL reads NCCL_P2P_LEVEL only when P2P is not disabled */
+            return true;
+        }
+    }
+    if (!l || !*l)
+        return true;
+    for (int i = 0; i < (int)G_N_ELEMENTS(names); i++)
+        if (!g_ascii_strcasecmp(l, names[i])) {
+            *out = i;
+            return true;
+        }
+    char *end;
+    errno = 0;
+    long v = strtol(l, &end, 10);
+    if (errno || end == l || *end || v < 0) {
+        g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
+                    "environment NCCL_P2P_LEVEL='%s': expected LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS "
+                    "or 0..5", l);
+        return false;
+    }
+    *out = old[v > 5 ? 5 : v];
+    return true;
+}
+
+void coll_nccl_env_apply(const coll_nccl_env *e, fabric *f)
+{
+    if (e->p2p_set)
+        fabric_set_p2p_level(f, e->p2p_level);
+}
+
 bool coll_nccl_buffsize_ok(uint64_t bytes) { return bytes >= 65536 && bytes <= (1ull << 30) && bytes % 4096 == 0; }
 
 bool coll_nccl_env_read(coll_nccl_env *e, GError **err)
@@ -78,6 +124,9 @@ bool coll_nccl_env_read(coll_nccl_env *e, GError **err)
         }
         e->buffsize = v;
     }
+    if (!env_p2p_level(&e->p2p_level, err))
+        return false;
+    e->p2p_set = e->p2p_level >= 0;
     const char *nv = g_getenv("NCCL_NVLS_ENABLE");
     if (nv && *nv) {
         if (strcmp(nv, "0") && strcmp(nv, "1") && strcmp(nv, "2")) {

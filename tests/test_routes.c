@@ -123,6 +123,48 @@ static void test_routes_nvlink_pairs_use_nvlink(void)
     topo_free(t);
 }
 
+/* NCCL_P2P_LEVEL (fabric_set_p2p_level): a pair whose NCCL path type is
+ * beyond the level is staged through host memory. 8x RTX 4090 on two
+ * sockets with P2P (one GPU per root port): GPU 0-1 is PHB, GPU 0-4 SYS;
+ * DGX H100: every pair NVL, staged only at LOC (NCCL_P2P_DISABLE=1). */
+static bool staged(topo *t, int a, int b)
+{
+    const fab_route *r = fabric_route(t->fab, t->gpu_of_rank[a], t->gpu_of_rank[b], 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    return fabric_route_staged(t->fab, r);
+}
+
+static void test_routes_p2p_level(void)
+{
+    GError *err = NULL;
+    const char *const on[] = {"p2p=on", NULL};
+    topo *t = topo_load("pcie-gen4-8gpu-2socket", &(topo_opts){.sets = on}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_FALSE(staged(t, 0, 1));
+    CU_ASSERT_FALSE(staged(t, 0, 4)); /* the topology's policy: P2P across sockets (AMD) */
+    const struct {
+        int level;
+        bool s01, s04;
+    } want[] = {{FAB_PATH_SYS, false, false}, {FAB_PATH_PHB, false, true}, {FAB_PATH_PXB, true, true},
+                {FAB_PATH_NVL, true, true},   {FAB_PATH_LOC, true, true}};
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        fabric_set_p2p_level(t->fab, want[i].level);
+        CU_ASSERT_EQUAL(staged(t, 0, 1), want[i].s01);
+        CU_ASSERT_EQUAL(staged(t, 0, 4), want[i].s04);
+    }
+    fabric_set_p2p(t->fab, false); /* no hardware P2P: no level brings it back */
+    fabric_set_p2p_level(t->fab, FAB_PATH_SYS);
+    CU_ASSERT_TRUE(staged(t, 0, 1));
+    topo_free(t);
+    t = topo_load("dgx-h100", &(topo_opts){0}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    fabric_set_p2p_level(t->fab, FAB_PATH_NVL);
+    CU_ASSERT_FALSE(staged(t, 0, 7));
+    fabric_set_p2p_level(t->fab, FAB_PATH_LOC);
+    CU_ASSERT_TRUE(staged(t, 0, 7));
+    topo_free(t);
+}
+
 /* fabric_route (cached legs, spine lists, arena) against fabric_route_uncached
  * (the plain searches, no cache) for random (src, dst, flow) triples over GPUs
  * and NICs, hop by hop; each triple is asked twice (the second time from the
@@ -196,6 +238,7 @@ int main(void)
     static const test_case tc[] = {
         {"/routes/shipped-systems", test_routes_shipped_systems},
         {"/routes/dgx1-nvlink-pairs", test_routes_nvlink_pairs_use_nvlink},
+        {"/routes/p2p-level", test_routes_p2p_level},
         {"/routes/cached-equal-uncached", test_routes_cached_equal_uncached},
         {0},
     };

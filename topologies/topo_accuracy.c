@@ -16,6 +16,8 @@ acc_regime acc_regime_span(const coll_system *sys, int nnodes)
 {
     if (nnodes > 1 && sys->net_Bps > 0)
         return ACC_NETWORK;
+    if (sys->nccl.p2p_set && sys->nccl.p2p_level < FAB_PATH_NVL)
+        return ACC_PCIE; /* NCCL_P2P_DISABLE: GPU pairs through host memory, as the PCIe files without P2P */
     if (sys->nvswitch != FAB_NONE)
         return ACC_NVLINK;
     const fab_link_id *out;

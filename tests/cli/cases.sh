@@ -53,6 +53,14 @@ export NCCL_MAX_CTAS=abc
 check collective-bad-max-ctas 2 "environment NCCL_MAX_CTAS='abc'" -- collective --topo dgx-h100 -b 1M -e 1M
 check scale-bad-max-ctas 2 "environment NCCL_MAX_CTAS='abc'" -- scale --model llama3-8b --systems dgx-h100:8 --seq 256
 unset NCCL_MAX_CTAS
+export NCCL_P2P_LEVEL=bogus
+check collective-bad-p2p-level 2 "environment NCCL_P2P_LEVEL='bogus'" -- collective --topo dgx-h100 -b 1M -e 1M
+unset NCCL_P2P_LEVEL
+export NCCL_P2P_DISABLE=1
+check collective-p2p-disable-shm 0 'explain: .*Ring .*n0\.cpu0->n0\.cpu1 .*pcie' -- collective --topo dgx-h100 -b 1G -e 1G --algo ring --explain
+check collective-p2p-disable-nvls-kept 0 'explain: .*NVLS .*nvlink' -- collective --topo dgx-h100 -b 1G -e 1G --explain
+check collective-p2p-disable-mnnvl 2 'below NVL on an NVLink domain across servers \(gb200-nvl72, 2 nodes\) is not modelled' -- collective --topo gb200-nvl72 --nodes 2 -b 1M -e 1M
+unset NCCL_P2P_DISABLE
 # NCCL_DEBUG=INFO: NCCL's ENV and TUNING lines in NCCL's format, skipped by validate
 export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ENV,TUNING NCCL_MAX_NCHANNELS=16
 check collective-nccl-debug-tuning 0 'node0:10000:10000 \[0\] NCCL INFO AllReduce: 1073741824 Bytes -> Algo NVLS proto SIMPLE channel\{Lo\.\.Hi\}=\{0\.\.15\}' -- collective --topo dgx-h100 -b 1G -e 1G
