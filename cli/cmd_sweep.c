@@ -31,7 +31,7 @@
 static const char *const coll_params[] = {
     "topo", "nodes", "gpus", "fabric", "set", "launch_us", "ngpus", "op", "minbytes", "maxbytes",
     "stepfactor", "stepbytes", "datatype", "algo", "proto", "max_ctas", "min_ctas", "max_nchannels",
-    "min_nchannels", "buffsize", "nvls", NULL,
+    "min_nchannels", "buffsize", "nvls", "p2p_level", NULL,
 };
 
 enum {
@@ -153,6 +153,15 @@ static bool point_nccl(const sweep_point *p, coll_nccl_env *e, GError **err)
         }
         e->nvls_off = !strcmp(nv, "off");
     }
+    const char *pl = sweep_point_get(p, "p2p_level");
+    if (pl) {
+        if (!coll_p2p_level_from_name(pl, &e->p2p_level)) {
+            g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT,
+                        "p2p_level: expected LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB or SYS, got '%s'", pl);
+            return false;
+        }
+        e->p2p_set = true;
+    }
     return true;
 }
 
@@ -199,10 +208,11 @@ static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, ch
         return false;
     coll_system sys;
     sys_from_topo(&sys, t, &so);
-    if (!point_nccl(p, &sys.nccl, err)) {
+    if (!point_nccl(p, &sys.nccl, err) || !sys_check_p2p_env(&sys.nccl, t, err)) {
         topo_free(t);
         return false;
     }
+    coll_nccl_env_apply(&sys.nccl, t->fab); /* a point's p2p_level (the environment's was applied) */
     size_t elt = nccltests_dtype_bytes(dt), n = req->len;
     uint64_t *sizes = g_new(uint64_t, n);
     for (size_t i = 0; i < n; i++)
@@ -235,7 +245,8 @@ static const sweep_base coll_base = {
 
 static const char *const replay_params[] = {
     "topo", "nodes", "gpus", "fabric", "set", "launch_us", "ngpus", "trace", "ranks", "compute_scale",
-    "algo", "proto", "max_ctas", "min_ctas", "max_nchannels", "min_nchannels", "buffsize", "nvls", NULL,
+    "algo", "proto", "max_ctas", "min_ctas", "max_nchannels", "min_nchannels", "buffsize", "nvls", "p2p_level",
+    NULL,
 };
 
 enum { R_STEP, R_TOTAL, R_COMPUTE, R_COMM, R_EXPOSED, R_IDLE, R_WAIT_PEERS, R_LINK_UTIL, R_NRANKS };
@@ -314,8 +325,12 @@ static bool replay_run_point(const sweep_point *p, const int *fig, size_t nfig, 
         coll_system sys, iso;
         sys_from_topo(&sys, tp, &so);
         sys_from_topo(&iso, ti, &so);
-        ok = point_nccl(p, &sys.nccl, err);
+        ok = point_nccl(p, &sys.nccl, err) && sys_check_p2p_env(&sys.nccl, tp, err);
         iso.nccl = sys.nccl;
+        if (ok) {
+            coll_nccl_env_apply(&sys.nccl, tp->fab);
+            coll_nccl_env_apply(&iso.nccl, ti->fab);
+        }
         replay_opts o = {.sys = &sys, .compute_scale = scale, .iso = &iso};
         const char *as = sweep_point_get(p, "algo"), *ps = sweep_point_get(p, "proto");
         ok = ok && coll_tune_parse_mask(as, COLL_ALL_REDUCE, true, &o.algo_mask, err) &&

@@ -48,7 +48,6 @@ char *nccl_log_env(const char *prefix)
     }
     /* paths.cc ncclGetLevel: NCCL_P2P_DISABLE=1 wins; else the level by name
      * (old numbers shown as the name they map to) */
-    static const char *const path_names[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS"};
     coll_nccl_env e;
     if (coll_nccl_env_read(&e, NULL) && e.p2p_set) {
         const char *d = g_getenv("NCCL_P2P_DISABLE");
@@ -56,7 +55,7 @@ char *nccl_log_env(const char *prefix)
             g_string_append_printf(out, "%s NCCL INFO NCCL_P2P_DISABLE set by environment to 1\n", prefix);
         else
             g_string_append_printf(out, "%s NCCL INFO NCCL_P2P_LEVEL set by environment to %s\n", prefix,
-                                   path_names[e.p2p_level]);
+                                   coll_p2p_level_name(e.p2p_level));
     }
     return out->len ? g_string_free(out, FALSE) : (g_string_free(out, TRUE), NULL);
 }

@@ -154,6 +154,10 @@ int coll_run_channels(const coll_system *sys, coll_algo_id algo);
 /* Apply e's fabric knobs (NCCL_P2P_LEVEL / NCCL_P2P_DISABLE) to f; before
  * any route of f is used (it forgets the cached ones). */
 void coll_nccl_env_apply(const coll_nccl_env *e, fabric *f);
+/* A P2P level by NCCL's path name (LOC, NVL, ..., SYS; any case): false if
+ * it is none; and the name of a level. */
+bool coll_p2p_level_from_name(const char *s, int *out);
+const char *coll_p2p_level_name(int level);
 bool coll_nccl_env_read(coll_nccl_env *e, GError **err);
 /* An NCCL_BUFFSIZE conveyor takes: a multiple of 4 KiB from 64 KiB to 1 GiB. */
 bool coll_nccl_buffsize_ok(uint64_t bytes);

@@ -52,9 +52,25 @@ static bool env_channels(const char *name, int *out, GError **err)
  * (LOC NVL NVB C2C PIX PXB P2C PXN PHB SYS; NCCL 2.30 topoPathTypeStr) or
  * NCCL's old numbering 0..5 = LOC PIX PXB PHB SYS SYS (levelsOldToNew,
  * paths.cc ncclGetLevel); *out -1 when neither is set. */
+static const char *const path_names[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS"};
+
+bool coll_p2p_level_from_name(const char *s, int *out)
+{
+    for (int i = 0; i < (int)G_N_ELEMENTS(path_names); i++)
+        if (!g_ascii_strcasecmp(s, path_names[i])) {
+            *out = i;
+            return true;
+        }
+    return false;
+}
+
+const char *coll_p2p_level_name(int level)
+{
+    return level >= 0 && level < (int)G_N_ELEMENTS(path_names) ? path_names[level] : "?";
+}
+
 static bool env_p2p_level(int *out, GError **err)
 {
-    static const char *const names[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS"};
     static const int old[] = {FAB_PATH_LOC, FAB_PATH_PIX, FAB_PATH_PXB, FAB_PATH_PHB, FAB_PATH_SYS, FAB_PATH_SYS};
     *out = -1;
     const char *d = g_getenv("NCCL_P2P_DISABLE"), *l = g_getenv("NCCL_P2P_LEVEL");
@@ -68,13 +84,8 @@ static bool env_p2p_level(int *out, GError **err)
             return true;
         }
     }
-    if (!l || !*l)
+    if (!l || !*l || coll_p2p_level_from_name(l, out))
         return true;
-    for (int i = 0; i < (int)G_N_ELEMENTS(names); i++)
-        if (!g_ascii_strcasecmp(l, names[i])) {
-            *out = i;
-            return true;
-        }
     char *end;
     errno = 0;
     long v = strtol(l, &end, 10);
