@@ -1122,6 +1122,18 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
                 return false;
             }
     }
+    for (int r = 0; r < t->nranks; r++) /* the same for a send/receive's peer */
+        for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+            const trace_op *op = &g_array_index(t->ranks[r].ops, trace_op, i);
+            if ((op->kind == TOP_SEND || op->kind == TOP_RECV) && (op->peer < 0 || op->peer >= t->nranks)) {
+                g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
+                            "%s: rank %d op %u: a %s with rank %d, but the trace has %d rank%s (a rank of a larger "
+                            "job: replicate it with --ranks)",
+                            t->source, r, i, trace_op_kind_name(op->kind), op->peer, t->nranks,
+                            t->nranks == 1 ? "" : "s");
+                return false;
+            }
+        }
     out->nranks = t->nranks;
     out->ranks = g_new0(replay_rank, t->nranks);
     out->colls = g_array_new(FALSE, FALSE, sizeof(replay_coll));

@@ -184,7 +184,7 @@ static bool dep_id(const cJSON *d, uint64_t *v)
         char *end;
         errno = 0;
         guint64 x = g_ascii_strtoull(d->valuestring, &end, 10);
-        if (errno || end == d->valuestring || *end || d->valuestring[0] == '-')
+        if (errno || !g_ascii_isdigit(d->valuestring[0]) || *end) /* (" -1" was read as 2^64 - 1) */
             return false;
         *v = x;
         return true;
