@@ -95,6 +95,10 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         return cli_fail(err);
     coll_system sys;
     sys_from_topo(&sys, t, so);
+    if (!sys_check_p2p_env(&sys.nccl, t, &err)) {
+        topo_free(t);
+        return cli_fail(err);
+    }
     size_t elt = nccltests_dtype_bytes(dt), n = req->len;
     uint64_t *sizes = g_new(uint64_t, n);
     for (size_t i = 0; i < n; i++)
@@ -116,14 +120,11 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     fill_devices(dev, sys.nranks, t, gname, hosts);
     /* error bands from the validation (topologies/accuracy.h) */
     double *blo = g_new0(double, n), *bhi = g_new0(double, n);
-    acc_regime regime = acc_regime_of(&sys);
     acc_regime *row_regime = g_new(acc_regime, n);
     bool any = false;
     for (size_t i = 0; i < n; i++) {
         acc_band b;
-        /* NVLS keeps NVLink without NCCL's P2P transport (NCCL_P2P_DISABLE) */
-        row_regime[i] = regime == ACC_PCIE && (ex[i].algo == ALGO_NVLS || ex[i].algo == ALGO_NVLS_TREE) ? ACC_NVLINK
-                                                                                                      : regime;
+        row_regime[i] = acc_regime_algo(&sys, sys.nnodes, ex[i].algo); /* (NVLS keeps NVLink without P2P) */
         if (acc_coll_band(row_regime[i], rows[i].size_bytes, &b)) {
             acc_rate_range(1.0, &b, &blo[i], &bhi[i]);
             any = true;

@@ -84,7 +84,7 @@ static bool step_band(const replay_result *res, const coll_system *sys, int step
         const replay_coll *c = &g_array_index(res->colls, replay_coll, i);
         double t = (double)c->sim_ps, lo = t, hi = t;
         acc_band b;
-        if (t > 0 && acc_coll_band(acc_regime_span(sys, c->group_nodes), c->bytes, &b)) {
+        if (t > 0 && acc_coll_band(acc_regime_algo(sys, c->group_nodes, c->algo), c->bytes, &b)) {
             acc_time_range(t, &b, &lo, &hi);
             any = true;
         }
@@ -247,6 +247,11 @@ static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
     }
     coll_system sys, iso;
     sys_from_topo(&sys, tp, so);
+    if (!sys_check_p2p_env(&sys.nccl, tp, &err)) {
+        topo_free(tp);
+        trace_free(t);
+        return cli_fail(err);
+    }
     /* repeated collectives run once alone and are reused, unless --exact or
      * a timeline (which needs every chunk on the shared fabric) */
     topo *tpi = NULL;

@@ -127,6 +127,11 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
     int rc = EXIT_OK;
     coll_system sys;
     sys_from_topo(&sys, t, so);
+    if (!sys_check_p2p_env(&sys.nccl, t, &err)) {
+        topo_free(t);
+        nccltests_log_free(log);
+        return cli_fail(err);
+    }
     if (sys.nranks != log->nranks) {
         fprintf(stderr, "conveyor validate: %s: the log has %d ranks (from %s) but --topo %s builds %d; "
                         "use --nodes/--gpus to match\n", path, log->nranks, log->nranks_source, t->name, sys.nranks);

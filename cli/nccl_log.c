@@ -7,6 +7,7 @@
 #include "nccl_log.h"
 
 #include <glib.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool nccl_log_on(const char *sub)
@@ -37,21 +38,23 @@ char *nccl_log_env(const char *prefix)
                 {"NCCL_MAX_NRINGS", true},     {"NCCL_MIN_NCHANNELS", true},  {"NCCL_MAX_NCHANNELS", true},
                 {"NCCL_MIN_CTAS", true},       {"NCCL_MAX_CTAS", true},       {"NCCL_NVLS_ENABLE", true},
                 {"NCCL_COLLNET_ENABLE", true}, {"NCCL_BUFFSIZE", true}};
-    if (!nccl_log_on("ENV"))
+    const char *lvl = g_getenv("NCCL_DEBUG");
+    if (!lvl || (g_ascii_strcasecmp(lvl, "INFO") && g_ascii_strcasecmp(lvl, "TRACE")))
         return NULL;
     GString *out = g_string_new(NULL);
-    for (size_t i = 0; i < G_N_ELEMENTS(vars); i++) {
+    for (size_t i = 0; nccl_log_on("ENV") && i < G_N_ELEMENTS(vars); i++) {
         const char *v = g_getenv(vars[i].name);
         if (v && *v)
             g_string_append_printf(out, "%s NCCL INFO %s set by environment to %s%s\n", prefix, vars[i].name, v,
                                    vars[i].integer ? "." : "");
     }
-    /* paths.cc ncclGetLevel: NCCL_P2P_DISABLE=1 wins; else the level by name
-     * (old numbers shown as the name they map to) */
+    /* paths.cc ncclGetLevel logs under NCCL_ALL (whatever NCCL_DEBUG_SUBSYS
+     * says): NCCL_P2P_DISABLE=1 wins; else the level by name (old numbers
+     * shown as the name they map to) */
     coll_nccl_env e;
     if (coll_nccl_env_read(&e, NULL) && e.p2p_set) {
         const char *d = g_getenv("NCCL_P2P_DISABLE");
-        if (d && !strcmp(d, "1"))
+        if (d && strtol(d, NULL, 0) == 1)
             g_string_append_printf(out, "%s NCCL INFO NCCL_P2P_DISABLE set by environment to 1\n", prefix);
         else
             g_string_append_printf(out, "%s NCCL INFO NCCL_P2P_LEVEL set by environment to %s\n", prefix,

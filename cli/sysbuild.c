@@ -77,12 +77,7 @@ topo *sys_opts_load(const sys_opts *o, GError **err)
     if (!coll_nccl_env_read(&env, err))
         return NULL;
     topo_opts to = {.nodes = o->nodes, .gpus = o->gpus, .fabric = o->fabric, .sets = (const char *const *)o->sets};
-    topo *t = topo_load(o->topo, &to, err);
-    if (t && !sys_check_p2p_env(&env, t, err)) {
-        topo_free(t);
-        return NULL;
-    }
-    return t;
+    return topo_load(o->topo, &to, err);
 }
 
 void sys_opts_clear(sys_opts *o)

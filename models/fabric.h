@@ -115,11 +115,11 @@ void fabric_set_p2p_xsocket(fabric *f, bool enabled);
  * P2P level, else SHM through host memory. */
 enum { FAB_PATH_LOC = 0, FAB_PATH_NVL = 1, FAB_PATH_NVB = 2, FAB_PATH_C2C = 3, FAB_PATH_PIX = 4,
        FAB_PATH_PXB = 5, FAB_PATH_P2C = 6, FAB_PATH_PXN = 7, FAB_PATH_PHB = 8, FAB_PATH_SYS = 9 };
-/* A user's P2P level (NCCL_P2P_LEVEL, or NCCL_P2P_DISABLE=1 = LOC), replacing
- * the topology's policy (p2p_xsocket) for GPU pairs inside a server: an
- * NVLink path is NVL; a PCIe path is PIX under one switch, PXB across
- * switches, PHB through a CPU, SYS across sockets. P2P still needs the
- * hardware (fabric_set_p2p) on PCIe. -1: the topology's policy (default). */
+/* A user's P2P level (NCCL_P2P_LEVEL, or NCCL_P2P_DISABLE=1 = LOC) for GPU
+ * pairs inside a server: an NVLink path is NVL; a PCIe path is PIX under
+ * one switch, PXB across switches, PHB through a CPU, SYS across sockets.
+ * It only restricts: PCIe P2P still needs the hardware (fabric_set_p2p, and
+ * fabric_set_p2p_xsocket across sockets). -1: none (default). */
 void fabric_set_p2p_level(fabric *f, int level);
 
 /* Adaptive routing (default off): a chunk leaving a leaf for a spine takes

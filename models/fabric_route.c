@@ -198,13 +198,14 @@ static int pcie_path_type(const fabric *f, const GArray *p)
 static bool p2p_allowed(const fabric *f, const fab_node *a, const fab_node *b, const GArray *p)
 {
     bool nvl = has_kind(f, p, 0, LINK_NVLINK);
-    if (f->p2p_level >= 0) /* the user's NCCL_P2P_LEVEL / NCCL_P2P_DISABLE */
-        return nvl ? f->p2p_level >= FAB_PATH_NVL : f->p2p && pcie_path_type(f, p) <= f->p2p_level;
     if (nvl)
-        return true;
-    if (!f->p2p)
+        return f->p2p_level < 0 || f->p2p_level >= FAB_PATH_NVL;
+    /* PCIe P2P needs the hardware (the topology's p2p, and p2p_xsocket across
+     * sockets: dgx1-v100 measures none); the user's level can only restrict
+     * it, as NVML's P2P status does after NCCL's level check */
+    if (!f->p2p || (!f->p2p_xsocket && a->d.socket != b->d.socket))
         return false;
-    return f->p2p_xsocket || a->d.socket == b->d.socket;
+    return f->p2p_level < 0 || pcie_path_type(f, p) <= f->p2p_level;
 }
 
 static fab_link_id first_out(const fabric *f, fab_node_id n, fab_node_kind to)

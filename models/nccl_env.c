@@ -48,16 +48,14 @@ static bool env_channels(const char *name, int *out, GError **err)
     return true;
 }
 
-/* NCCL_P2P_DISABLE=1 (level LOC), else NCCL_P2P_LEVEL: a path type name
- * (LOC NVL NVB C2C PIX PXB P2C PXN PHB SYS; NCCL 2.30 topoPathTypeStr) or
- * NCCL's old numbering 0..5 = LOC PIX PXB PHB SYS SYS (levelsOldToNew,
- * paths.cc ncclGetLevel); *out -1 when neither is set. */
+/* NCCL 2.30's path type names (topoPathTypeStr, topo.cc); the old numbers
+ * 0..5 are LOC PIX PXB PHB SYS SYS (levelsOldToNew, paths.cc). */
 static const char *const path_names[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS"};
 
 bool coll_p2p_level_from_name(const char *s, int *out)
 {
     for (int i = 0; i < (int)G_N_ELEMENTS(path_names); i++)
-        if (!g_ascii_strcasecmp(s, path_names[i])) {
+        if (!strcmp(s, path_names[i])) { /* NCCL compares with strcmp: "nvl" is no level */
             *out = i;
             return true;
         }
@@ -69,34 +67,30 @@ const char *coll_p2p_level_name(int level)
     return level >= 0 && level < (int)G_N_ELEMENTS(path_names) ? path_names[level] : "?";
 }
 
+/* As paths.cc ncclGetLevel: NCCL_P2P_DISABLE whose strtol(.., 0) is 1 is
+ * LOC (any other value: not disabled, as NCCL reads it); else
+ * NCCL_P2P_LEVEL by name, or a number in NCCL's old numbering. A name NCCL
+ * does not know, which NCCL ignores silently, is an error here, saying so. */
 static bool env_p2p_level(int *out, GError **err)
 {
     static const int old[] = {FAB_PATH_LOC, FAB_PATH_PIX, FAB_PATH_PXB, FAB_PATH_PHB, FAB_PATH_SYS, FAB_PATH_SYS};
     *out = -1;
     const char *d = g_getenv("NCCL_P2P_DISABLE"), *l = g_getenv("NCCL_P2P_LEVEL");
-    if (d && *d) {
-        if (strcmp(d, "0") && strcmp(d, "1")) {
-            g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "environment NCCL_P2P_DISABLE='%s': expected 0 or 1", d);
-            return false;
-        }
-        if (!strcmp(d, "1")) {
-            *out = FAB_PATH_LOC; /* NCCL reads NCCL_P2P_LEVEL only when P2P is not disabled */
-            return true;
-        }
+    if (d && strtol(d, NULL, 0) == 1) {
+        *out = FAB_PATH_LOC;
+        return true;
     }
     if (!l || !*l || coll_p2p_level_from_name(l, out))
         return true;
-    char *end;
-    errno = 0;
-    long v = strtol(l, &end, 10);
-    if (errno || end == l || *end || v < 0) {
-        g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
-                    "environment NCCL_P2P_LEVEL='%s': expected LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS "
-                    "or 0..5", l);
-        return false;
+    if (l[0] >= '0' && l[0] <= '9') {
+        long v = strtol(l, NULL, 0);
+        *out = old[v > 5 || v < 0 ? 5 : v];
+        return true;
     }
-    *out = old[v > 5 ? 5 : v];
-    return true;
+    g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
+                "environment NCCL_P2P_LEVEL='%s': not a level NCCL knows (NCCL would ignore it): expected LOC, NVL, "
+                "NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS (upper case) or a number", l);
+    return false;
 }
 
 void coll_nccl_env_apply(const coll_nccl_env *e, fabric *f)

@@ -163,6 +163,16 @@ static void test_routes_p2p_level(void)
     fabric_set_p2p_level(t->fab, FAB_PATH_LOC);
     CU_ASSERT_TRUE(staged(t, 0, 7));
     topo_free(t);
+    /* DGX-1: GPUs 0 and 5 share no NVLink and sit on different sockets, where
+     * the machine has no P2P (p2p_xsocket off, measured file 11): SYS does
+     * not bring it back */
+    t = topo_load("dgx1-v100", &(topo_opts){0}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(staged(t, 0, 5));
+    fabric_set_p2p_level(t->fab, FAB_PATH_SYS);
+    CU_ASSERT_TRUE(staged(t, 0, 5));
+    CU_ASSERT_FALSE(staged(t, 0, 1)); /* an NVLink pair */
+    topo_free(t);
 }
 
 /* fabric_route (cached legs, spine lists, arena) against fabric_route_uncached

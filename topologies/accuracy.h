@@ -37,6 +37,10 @@ acc_regime acc_regime_of(const coll_system *sys);
  * tensor- or data-parallel group): the network's across servers, else the
  * server's (NVLink or PCIe). acc_regime_of(sys) is this with sys->nnodes. */
 acc_regime acc_regime_span(const coll_system *sys, int nnodes);
+/* The regime of a collective run with algorithm `algo` over nnodes nodes:
+ * acc_regime_span, except that NVLS and NVLSTree keep NVLink when NCCL's
+ * P2P transport is off (NCCL_P2P_DISABLE), since they do not use it. */
+acc_regime acc_regime_algo(const coll_system *sys, int nnodes, coll_algo_id algo);
 const char *acc_regime_name(acc_regime r);
 /* -1 if unknown */
 int acc_regime_from_name(const char *s);

@@ -12,6 +12,16 @@ static const char *const regime_names[ACC_REGIMES] = {"nvlink", "pcie", "network
 
 acc_regime acc_regime_of(const coll_system *sys) { return acc_regime_span(sys, sys->nnodes); }
 
+acc_regime acc_regime_algo(const coll_system *sys, int nnodes, coll_algo_id algo)
+{
+    if (algo == ALGO_NVLS || algo == ALGO_NVLS_TREE) {
+        coll_system s = *sys;
+        s.nccl.p2p_set = false;
+        return acc_regime_span(&s, nnodes);
+    }
+    return acc_regime_span(sys, nnodes);
+}
+
 acc_regime acc_regime_span(const coll_system *sys, int nnodes)
 {
     if (nnodes > 1 && sys->net_Bps > 0)
