@@ -94,6 +94,38 @@ static void print_tuner(const nccltests_log *log, const nccltests_row *pred, con
     printf("# tuner: sizes=%zu algo_proto_match=%zu channels_match=%zu\n", sizes, same, same_ch);
 }
 
+/* The NCCL variables the run had, from its NCCL INFO "set by environment"
+ * lines (NCCL_DEBUG=INFO logs them), that conveyor reads: set for this
+ * simulation unless conveyor's own environment sets them (that wins). A
+ * "# environment from the log: ..." line, or NULL. */
+static char *apply_log_env(const nccltests_log *log)
+{
+    static const char *const read_here[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NRINGS", "NCCL_MAX_NRINGS",
+                                            "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS",
+                                            "NCCL_MAX_CTAS", "NCCL_NVLS_ENABLE", "NCCL_BUFFSIZE",
+                                            "NCCL_COLLNET_ENABLE", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", NULL};
+    GString *used = g_string_new(NULL), *kept = g_string_new(NULL);
+    for (char **e = log->env; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        g_autofree char *name = g_strndup(*e, (gsize)(eq - *e));
+        if (!g_strv_contains(read_here, name))
+            continue;
+        if (g_getenv(name)) {
+            g_string_append_printf(kept, " %s", name);
+            continue;
+        }
+        g_setenv(name, eq + 1, TRUE);
+        g_string_append_printf(used, " %s", *e);
+    }
+    char *line = NULL;
+    if (used->len || kept->len)
+        line = g_strdup_printf("# environment from the log's NCCL INFO lines:%s%s%s%s\n", used->len ? used->str : " none",
+                               kept->len ? " (set here instead:" : "", kept->str, kept->len ? ")" : "");
+    g_string_free(used, TRUE);
+    g_string_free(kept, TRUE);
+    return line;
+}
+
 static int run_validate(const char *path, const char *op, const char *algo, const char *proto,
                         double max_err, const char *plot_path, sys_opts *so)
 {
@@ -117,6 +149,11 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
     nccltests_log *log = nccltests_read_with(path, hint, &err);
     if (!log)
         return cli_fail(err);
+    g_autofree char *log_env = apply_log_env(log);
+    if (!algo)
+        algo = g_getenv("NCCL_ALGO");
+    if (!proto)
+        proto = g_getenv("NCCL_PROTO");
     if (so->gpus_per_thread == 0)
         so->gpus_per_thread = log_gpus_per_thread(path);
     topo *t = sys_opts_load(so, &err);
@@ -162,6 +199,8 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
                    sys.gpus_per_thread);
             printf("# regime: %s (make validate groups the errors by it: topologies/accuracy/)\n",
                    acc_regime_name(acc_regime_of(&sys)));
+            if (log_env)
+                fputs(log_env, stdout);
             if (log->ntuning) /* before the table: its summary stays the last line */
                 print_tuner(log, pred, ex, n, elt);
             vstats_print(stdout, pts, np, &sum);

@@ -357,6 +357,31 @@ static void test_reader_keeps_tuning_lines(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(log);
     CU_ASSERT_EQUAL(log->ntuning, 0);
     CU_ASSERT_PTR_NULL(log->tuning);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log->env);
+    CU_ASSERT_PTR_NULL(log->env[0]);
+    nccltests_log_free(log);
+}
+
+/* NCCL's ENV lines: "NAME=value" once per name (the first), an integer's
+ * trailing period removed, a string value kept, other INFO lines not. */
+static void test_reader_keeps_env_lines(void)
+{
+    const char *text =
+        "h:1:1 [0] NCCL INFO NCCL_MAX_NCHANNELS set by environment to 8.\n"
+        "h:1:1 [1] NCCL INFO NCCL_MAX_NCHANNELS set by environment to 16.\n"
+        "[2026-11-30 10:00:00] h:1:1 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to NVL\n"
+        "h:1:1 [0] NCCL INFO CUDA_VISIBLE set by environment to 1.\n"
+        "h:1:1 [0] NCCL INFO Channel 00/24 :    0   1   2   3\n"
+        "# Collective test starting: all_reduce_perf\n"
+        "#  Rank  0 Group  0 Pid    1 on h device  0 [0000:18:00] X\n"
+        "#  Rank  1 Group  0 Pid    1 on h device  1 [0000:19:00] X\n"
+        "          32             8     float     sum      -1    10.52    0.00    0.00      0    10.01    0.00    0.00      0\n";
+    GError *err = NULL;
+    nccltests_log *log = nccltests_parse("env", text, strlen(text), -1, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL_FATAL(g_strv_length(log->env), 2);
+    CU_ASSERT_STRING_EQUAL(log->env[0], "NCCL_MAX_NCHANNELS=8");
+    CU_ASSERT_STRING_EQUAL(log->env[1], "NCCL_P2P_LEVEL=NVL");
     nccltests_log_free(log);
 }
 
@@ -524,6 +549,7 @@ int main(void)
         {"test_reader_derives_nranks_from_ratio", test_reader_derives_nranks_from_ratio},
         {"test_reader_tolerates_noise_and_slurm", test_reader_tolerates_noise_and_slurm},
         {"test_reader_keeps_tuning_lines", test_reader_keeps_tuning_lines},
+        {"test_reader_keeps_env_lines", test_reader_keeps_env_lines},
         {"test_nvls_reduces_table", test_nvls_reduces_table},
         {"test_reader_bad_inputs", test_reader_bad_inputs},
         {"test_reader_every_prefix_parses_or_fails", test_reader_every_prefix_parses_or_fails},

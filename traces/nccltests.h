@@ -203,6 +203,9 @@ typedef struct {
     size_t nrows;
     nccltests_tuning *tuning; /* NCCL INFO TUNING lines, in file order (NULL: none) */
     size_t ntuning;
+    char **env;               /* "NAME=value" of each NCCL INFO "NCCL_X set by environment to v" line,
+                               * first occurrence, the trailing period of integer parameters
+                               * removed; NULL-terminated (never NULL) */
 } nccltests_log;
 
 /* Reads an nccl-tests log.  coll_hint is the caller's --op (or -1): used when

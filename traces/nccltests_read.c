@@ -45,6 +45,7 @@ typedef struct {
     int root;
     double avg_busbw;
     GArray *tuning;      /* of nccltests_tuning */
+    GPtrArray *env;      /* "NAME=value" from NCCL's ENV lines */
 } parser;
 
 static void fail(parser *p, int code, int col, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
@@ -356,6 +357,24 @@ static bool is_row(const char *s)
     return memchr(s, ':', n) == NULL;
 }
 
+/* NCCL's "NCCL_X set by environment to v" (param.cc; integers end with a
+ * period, e.g. "32."): kept once per name, as the run had it. */
+static void env_line(parser *p, const char *info)
+{
+    char name[64], value[128];
+    if (sscanf(info, "%63[A-Z0-9_] set by environment to %127s", name, value) != 2 || strncmp(name, "NCCL_", 5))
+        return;
+    size_t n = strlen(value);
+    if (n > 1 && value[n - 1] == '.' && g_ascii_isdigit(value[n - 2]))
+        value[n - 1] = 0;
+    for (guint i = 0; i < p->env->len; i++) {
+        const char *e = p->env->pdata[i];
+        if (!strncmp(e, name, strlen(name)) && e[strlen(name)] == '=')
+            return;
+    }
+    g_ptr_array_add(p->env, g_strdup_printf("%s=%s", name, value));
+}
+
 static bool one_line(parser *p, char *line)
 {
     size_t len = strlen(line);
@@ -380,6 +399,7 @@ static bool one_line(parser *p, char *line)
             t.nchannels = hi - lo + 1;
             g_array_append_val(p->tuning, t);
         }
+        env_line(p, info);
         return true;
     }
     if (!*s || strstr(s, "NCCL WARN"))
@@ -518,6 +538,9 @@ static nccltests_log *finish(parser *p, int hint)
     if (!log->ntuning)
         g_array_free(p->tuning, TRUE);
     p->tuning = NULL;
+    g_ptr_array_add(p->env, NULL);
+    log->env = (char **)g_ptr_array_free(p->env, FALSE);
+    p->env = NULL;
     return log;
 }
 
@@ -530,6 +553,7 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
         return NULL;
     p.rows = g_array_new(FALSE, TRUE, sizeof(nccltests_row));
     p.tuning = g_array_new(FALSE, TRUE, sizeof(nccltests_tuning));
+    p.env = g_ptr_array_new_with_free_func(g_free);
     p.sizes = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, NULL);
     char *copy = g_strndup(text, len);
     nccltests_log *log = NULL;
@@ -549,6 +573,8 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
         g_array_free(p.rows, TRUE);
     if (p.tuning)
         g_array_free(p.tuning, TRUE);
+    if (p.env)
+        g_ptr_array_free(p.env, TRUE);
     g_hash_table_destroy(p.sizes);
     g_free(copy);
     return log;
@@ -583,6 +609,7 @@ void nccltests_log_free(nccltests_log *log)
     g_free(log->coll_source);
     g_free(log->nranks_source);
     g_free(log->rows);
+    g_strfreev(log->env);
     g_free(log->tuning);
     g_free(log);
 }

@@ -17,6 +17,8 @@ check topo-directory 2 'tests/: a directory, not a topology file' -- topo show t
 check topo-unknown-name 2 "unknown topology 'dgx-z'" -- topo show dgx-z
 check topo-import 0 '"nvlink_gen":[[:space:]]*3' -- topo import tests/data/nccl-topo/dgx-a100-like.xml
 check topo-import-missing 2 'no-such\.xml' -- topo import tests/data/nccl-topo/no-such.xml
+check validate-applies-log-env 0 "environment from the log's NCCL INFO lines: NCCL_ALGO=ring NCCL_MAX_NCHANNELS=8" -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-env.txt
+check validate-log-env-round-trip 0 'summary: points=3 median_abs_err=0\.00%' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-env.txt
 check collective-h100 0 '# Avg bus bandwidth' -- collective --topo dgx-h100 -b 1M -e 64M -f 4
 check collective-explain 0 'explain: .*NVLS' -- collective --topo dgx-h100 -b 256M -e 256M --explain
 check collective-explain-band 0 'explain: .*NVLS .*[0-9.]+ \[[0-9.]+-[0-9.]+\] nvlink' -- collective --topo dgx-h100 -b 256M -e 256M --explain
