@@ -150,6 +150,20 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
     if (!log)
         return cli_fail(err);
     g_autofree char *log_env = apply_log_env(log);
+    coll_nccl_env echeck;
+    if (log_env && !coll_nccl_env_read(&echeck, &err)) { /* a value from the log NCCL would not take */
+        int line = 0; /* the line of the variable the message names */
+        for (int i = 0; log->env[i]; i++) {
+            g_autofree char *name = g_strndup(log->env[i], strcspn(log->env[i], "="));
+            if (strstr(err->message, name))
+                line = log->env_line[i];
+        }
+        fprintf(stderr, "conveyor validate: %s:%d: NCCL INFO \"set by environment\" line: %s\n", path, line,
+                err->message);
+        g_error_free(err);
+        nccltests_log_free(log);
+        return EXIT_BADINPUT;
+    }
     if (!algo)
         algo = g_getenv("NCCL_ALGO");
     if (!proto)

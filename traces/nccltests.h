@@ -206,6 +206,7 @@ typedef struct {
     char **env;               /* "NAME=value" of each NCCL INFO "NCCL_X set by environment to v" line,
                                * first occurrence, the trailing period of integer parameters
                                * removed; NULL-terminated (never NULL) */
+    int *env_line;            /* the file line of each env[] entry */
 } nccltests_log;
 
 /* Reads an nccl-tests log.  coll_hint is the caller's --op (or -1): used when

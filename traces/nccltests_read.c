@@ -46,6 +46,7 @@ typedef struct {
     double avg_busbw;
     GArray *tuning;      /* of nccltests_tuning */
     GPtrArray *env;      /* "NAME=value" from NCCL's ENV lines */
+    GArray *env_line;    /* int: their lines */
 } parser;
 
 static void fail(parser *p, int code, int col, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
@@ -373,6 +374,8 @@ static void env_line(parser *p, const char *info)
             return;
     }
     g_ptr_array_add(p->env, g_strdup_printf("%s=%s", name, value));
+    int ln = (int)p->line;
+    g_array_append_val(p->env_line, ln);
 }
 
 static bool one_line(parser *p, char *line)
@@ -541,6 +544,8 @@ static nccltests_log *finish(parser *p, int hint)
     g_ptr_array_add(p->env, NULL);
     log->env = (char **)g_ptr_array_free(p->env, FALSE);
     p->env = NULL;
+    log->env_line = (int *)(void *)g_array_free(p->env_line, FALSE);
+    p->env_line = NULL;
     return log;
 }
 
@@ -554,6 +559,7 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
     p.rows = g_array_new(FALSE, TRUE, sizeof(nccltests_row));
     p.tuning = g_array_new(FALSE, TRUE, sizeof(nccltests_tuning));
     p.env = g_ptr_array_new_with_free_func(g_free);
+    p.env_line = g_array_new(FALSE, FALSE, sizeof(int));
     p.sizes = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, NULL);
     char *copy = g_strndup(text, len);
     nccltests_log *log = NULL;
@@ -575,6 +581,8 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
         g_array_free(p.tuning, TRUE);
     if (p.env)
         g_ptr_array_free(p.env, TRUE);
+    if (p.env_line)
+        g_array_free(p.env_line, TRUE);
     g_hash_table_destroy(p.sizes);
     g_free(copy);
     return log;
@@ -610,6 +618,7 @@ void nccltests_log_free(nccltests_log *log)
     g_free(log->nranks_source);
     g_free(log->rows);
     g_strfreev(log->env);
+    g_free(log->env_line);
     g_free(log->tuning);
     g_free(log);
 }
