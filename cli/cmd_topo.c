@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sysbuild.h"
 #include "commands.h"
 #include "topologies/topo.h"
 #include "traces/tracefile.h"
@@ -171,7 +172,19 @@ static int cmd_show_dot(const char *sub, int argc, char **argv)
         g_free(d);
         rc = EXIT_OK;
     } else {
+        /* NCCL_P2P_DISABLE / NCCL_P2P_LEVEL: the routes NCCL's commands would
+         * take (collective, replay, ...), so the pairs they stage show here */
+        coll_nccl_env env;
+        if (!coll_nccl_env_read(&env, &e) || !sys_check_p2p_env(&env, t, &e)) {
+            rc = cli_fail(e);
+            topo_free(t);
+            goto out;
+        }
+        coll_nccl_env_apply(&env, t->fab);
         print_header(t);
+        if (env.p2p_set)
+            printf("  NCCL P2P level %s (environment): GPU pairs beyond it go through host memory\n",
+                   coll_p2p_level_name(env.p2p_level));
         print_graph(t);
         rc = print_routes(t);
     }

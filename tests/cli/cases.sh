@@ -63,6 +63,7 @@ export NCCL_P2P_DISABLE=1
 check collective-p2p-disable-shm 0 'explain: .*Ring .*n0\.cpu0->n0\.cpu1 .*pcie' -- collective --topo dgx-h100 -b 1G -e 1G --algo ring --explain
 check collective-p2p-disable-nvls-kept 0 'explain: .*NVLS .*nvlink' -- collective --topo dgx-h100 -b 1G -e 1G --explain
 check collective-p2p-disable-mnnvl 2 'below NVL on an NVLink domain across servers \(gb200-nvl72, 2 nodes\) is not modelled' -- collective --topo gb200-nvl72 --nodes 2 -b 1M -e 1M
+check topo-show-p2p-disable 0 'staged +28 pairs' -- topo show dgx-h100
 check p2p-ignores-nccl-p2p-disable 0 'P2P \(Peer-to-Peer\) GPU Bandwidth Latency Test' -- p2p --topo gb200-nvl72 --nodes 2
 unset NCCL_P2P_DISABLE
 export NCCL_P2P_LEVEL=nvl
