@@ -156,20 +156,11 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     else
         nccltests_write(stdout, &sw);
     if (co->explain) {
-        printf("# explain: %12s  %-13s %-6s %3s  %-28s %5s %10s  %s\n", "size", "algo", "proto", "ch", "busiest link", "util",
-               "events", "busbw, 80% band (validation)");
-        for (size_t i = 0; i < n; i++) {
-            nccltests_row r = rows[i];
-            nccltests_row_compute_bw(&r, kind, sys.nranks);
-            double bw = r.busbw_GBps[NCCLTESTS_OOP];
-            char band[64] = "no band";
-            if (bhi[i] > 0)
-                g_snprintf(band, sizeof band, "%.2f [%.2f-%.2f] %s", bw, bw * blo[i], bw * bhi[i],
-                           acc_regime_name(row_regime[i]));
-            printf("# explain: %12llu  %-13s %-6s %3d  %-28s %4.0f%% %10llu  %s\n", (unsigned long long)rows[i].size_bytes,
-                   coll_algo_name(ex[i].algo), coll_proto_name(ex[i].proto), ex[i].nchannels, ex[i].busiest,
-                   100 * ex[i].busiest_util, (unsigned long long)ex[i].events, band);
-        }
+        const char **names = g_new(const char *, n);
+        for (size_t i = 0; i < n; i++)
+            names[i] = acc_regime_name(row_regime[i]);
+        simsweep_print_explain(stdout, rows, ex, n, kind, sys.nranks, blo, bhi, names);
+        g_free(names);
     }
     if (co->plot) {
         char *title = g_strdup_printf("%s on %s: %d GPUs (%d node%s), conveyor", coll_kind_name(kind), t->name,

@@ -127,7 +127,7 @@ static char *apply_log_env(const nccltests_log *log)
 }
 
 static int run_validate(const char *path, const char *op, const char *algo, const char *proto,
-                        double max_err, const char *plot_path, sys_opts *so)
+                        double max_err, const char *plot_path, bool explain, sys_opts *so)
 {
     GError *err = NULL;
     if (is_p2p_log(path)) {
@@ -217,6 +217,8 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
                 fputs(log_env, stdout);
             if (log->ntuning) /* before the table: its summary stays the last line */
                 print_tuner(log, pred, ex, n, elt);
+            if (explain)
+                simsweep_print_explain(stdout, pred, ex, n, log->coll, sys.nranks, NULL, NULL, NULL);
             vstats_print(stdout, pts, np, &sum);
             if (plot_path) {
                 char *base = g_path_get_basename(path);
@@ -246,6 +248,7 @@ int cmd_validate(int argc, char **argv)
     sys_opts so = {0};
     char *op = NULL, *algo = NULL, *proto = NULL, *plot = NULL;
     double max_err = 0;
+    gboolean explain = FALSE;
     GOptionEntry e[] = {
         {"op", 0, 0, G_OPTION_ARG_STRING, &op, "the collective, when the log does not name it", "OP"},
         {"ngpus", 'g', 0, G_OPTION_ARG_INT, &so.gpus_per_thread, "GPUs per host thread [from the log, else 1]", "G"},
@@ -253,6 +256,7 @@ int cmd_validate(int argc, char **argv)
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto, "force protocols (NCCL_PROTO syntax)", "LIST"},
         {"max-error", 0, 0, G_OPTION_ARG_DOUBLE, &max_err, "exit 1 if the median |busbw error| over sizes >= 1 MiB exceeds PCT", "PCT"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "measured and predicted busbw against size (SVG, gnuplot)", "FILE"},
+        {"explain", 0, 0, G_OPTION_ARG_NONE, &explain, "per size: the algorithm, protocol, channels and busiest link simulated", NULL},
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("MEASURED.log - compare a real nccl-tests run with the simulation");
@@ -270,7 +274,7 @@ int cmd_validate(int argc, char **argv)
     }
     if (rc == EXIT_OK)
         rc = run_validate(argv[1], op, algo ? algo : g_getenv("NCCL_ALGO"), proto ? proto : g_getenv("NCCL_PROTO"),
-                          max_err, plot, &so);
+                          max_err, plot, explain, &so);
     g_free(op);
     g_free(plot);
     g_free(algo);

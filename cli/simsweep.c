@@ -69,3 +69,26 @@ bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, bool
         cli_progress_end(pg);
     return ok;
 }
+
+void simsweep_print_explain(FILE *f, const nccltests_row *rows, const simsweep_explain *ex, size_t n,
+                            coll_kind kind, int nranks, const double *blo, const double *bhi,
+                            const char *const *regime)
+{
+    fprintf(f, "# explain: %12s  %-13s %-6s %3s  %-28s %5s %10s  %s\n", "size", "algo", "proto", "ch",
+            "busiest link", "util", "events", blo ? "busbw, 80% band (validation)" : "busbw");
+    for (size_t i = 0; i < n; i++) {
+        nccltests_row r = rows[i];
+        nccltests_row_compute_bw(&r, kind, nranks);
+        double bw = r.busbw_GBps[NCCLTESTS_OOP];
+        char band[64];
+        if (blo && bhi[i] > 0)
+            g_snprintf(band, sizeof band, "%.2f [%.2f-%.2f] %s", bw, bw * blo[i], bw * bhi[i], regime[i]);
+        else if (blo)
+            g_strlcpy(band, "no band", sizeof band);
+        else
+            g_snprintf(band, sizeof band, "%.2f", bw);
+        fprintf(f, "# explain: %12llu  %-13s %-6s %3d  %-28s %4.0f%% %10llu  %s\n",
+                (unsigned long long)rows[i].size_bytes, coll_algo_name(ex[i].algo), coll_proto_name(ex[i].proto),
+                ex[i].nchannels, ex[i].busiest, 100 * ex[i].busiest_util, (unsigned long long)ex[i].events, band);
+    }
+}

@@ -5,6 +5,8 @@
 #ifndef CLI_SIMSWEEP_H
 #define CLI_SIMSWEEP_H
 
+#include <stdio.h>
+
 #include "models/coll.h"
 #include "traces/nccltests.h"
 
@@ -29,5 +31,12 @@ typedef struct {
 bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, bool nvls_reduces, const uint64_t *sizes,
                   size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
                   simsweep_explain *ex, const char *progress, GError **err);
+
+/* The "# explain:" block (per size: algorithm, protocol, channels, busiest
+ * link and its utilisation, events, the predicted busbw and, where blo/bhi
+ * give one (> 0), its validation band in `regime` names; NULL: none). */
+void simsweep_print_explain(FILE *f, const nccltests_row *rows, const simsweep_explain *ex, size_t n,
+                            coll_kind kind, int nranks, const double *blo, const double *bhi,
+                            const char *const *regime);
 
 #endif

@@ -17,6 +17,7 @@ check topo-directory 2 'tests/: a directory, not a topology file' -- topo show t
 check topo-unknown-name 2 "unknown topology 'dgx-z'" -- topo show dgx-z
 check topo-import 0 '"nvlink_gen":[[:space:]]*3' -- topo import tests/data/nccl-topo/dgx-a100-like.xml
 check topo-import-missing 2 'no-such\.xml' -- topo import tests/data/nccl-topo/no-such.xml
+check validate-explain 0 'explain: +134217728 +Ring +Simple +24 +n0\.gpu0->n0\.nvsw +89% +53641 +213\.00$' -- validate --topo dgx-a100 --explain tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
 check validate-applies-log-env 0 "environment from the log's NCCL INFO lines: NCCL_ALGO=ring NCCL_MAX_NCHANNELS=8" -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-env.txt
 check validate-log-env-round-trip 0 'summary: points=3 median_abs_err=0\.00%' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-env.txt
 check collective-h100 0 '# Avg bus bandwidth' -- collective --topo dgx-h100 -b 1M -e 64M -f 4
