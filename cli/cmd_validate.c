@@ -94,36 +94,51 @@ static void print_tuner(const nccltests_log *log, const nccltests_row *pred, con
     printf("# tuner: sizes=%zu algo_proto_match=%zu channels_match=%zu\n", sizes, same, same_ch);
 }
 
-/* The NCCL variables the run had, from its NCCL INFO "set by environment"
- * lines (NCCL_DEBUG=INFO logs them), that conveyor reads: set for this
- * simulation unless conveyor's own environment sets them (that wins). A
- * "# environment from the log: ..." line, or NULL. */
-static char *apply_log_env(const nccltests_log *log)
+static bool read_here(const char *name)
 {
-    static const char *const read_here[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NRINGS", "NCCL_MAX_NRINGS",
-                                            "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS",
-                                            "NCCL_MAX_CTAS", "NCCL_NVLS_ENABLE", "NCCL_BUFFSIZE",
-                                            "NCCL_COLLNET_ENABLE", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", NULL};
+    for (const coll_nccl_var *v = coll_nccl_vars; v->name; v++)
+        if (!strcmp(v->name, name))
+            return true;
+    return false;
+}
+
+/* The NCCL variables the run had, from its NCCL INFO "set by environment"
+ * lines (NCCL_DEBUG=INFO logs them), that conveyor reads (coll_nccl_vars):
+ * set for this simulation unless conveyor's own environment sets them (that
+ * wins). *line: a "# environment from the log: ..." line, or NULL. False,
+ * with *err at the log line, for a value NCCL would not take. */
+static bool apply_log_env(const nccltests_log *log, char **line, GError **err)
+{
     GString *used = g_string_new(NULL), *kept = g_string_new(NULL);
-    for (char **e = log->env; e && *e; e++) {
-        const char *eq = strchr(*e, '=');
-        g_autofree char *name = g_strndup(*e, (gsize)(eq - *e));
-        if (!g_strv_contains(read_here, name))
+    bool ok = true;
+    *line = NULL;
+    for (int i = 0; ok && log->env[i]; i++) {
+        const char *e = log->env[i], *eq = strchr(e, '=');
+        g_autofree char *name = g_strndup(e, (gsize)(eq - e));
+        if (!read_here(name))
             continue;
         if (g_getenv(name)) {
             g_string_append_printf(kept, " %s", name);
             continue;
         }
         g_setenv(name, eq + 1, TRUE);
-        g_string_append_printf(used, " %s", *e);
+        g_string_append_printf(used, " %s", e);
+        coll_nccl_env check;
+        GError *why = NULL;
+        if (!coll_nccl_env_read(&check, &why)) { /* this entry: the others so far were read */
+            g_set_error(err, NCCLTESTS_ERROR, NCCLTESTS_ERROR_BAD_VALUE,
+                        "%s:%d: NCCL INFO \"set by environment\" line: %s", log->path, log->env_line[i], why->message);
+            g_error_free(why);
+            ok = false;
+        }
     }
-    char *line = NULL;
-    if (used->len || kept->len)
-        line = g_strdup_printf("# environment from the log's NCCL INFO lines:%s%s%s%s\n", used->len ? used->str : " none",
-                               kept->len ? " (set here instead:" : "", kept->str, kept->len ? ")" : "");
+    if (ok && (used->len || kept->len))
+        *line = g_strdup_printf("# environment from the log's NCCL INFO lines:%s%s%s%s\n",
+                                used->len ? used->str : " none", kept->len ? " (set here instead:" : "", kept->str,
+                                kept->len ? ")" : "");
     g_string_free(used, TRUE);
     g_string_free(kept, TRUE);
-    return line;
+    return ok;
 }
 
 static int run_validate(const char *path, const char *op, const char *algo, const char *proto,
@@ -149,20 +164,10 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
     nccltests_log *log = nccltests_read_with(path, hint, &err);
     if (!log)
         return cli_fail(err);
-    g_autofree char *log_env = apply_log_env(log);
-    coll_nccl_env echeck;
-    if (log_env && !coll_nccl_env_read(&echeck, &err)) { /* a value from the log NCCL would not take */
-        int line = 0; /* the line of the variable the message names */
-        for (int i = 0; log->env[i]; i++) {
-            g_autofree char *name = g_strndup(log->env[i], strcspn(log->env[i], "="));
-            if (strstr(err->message, name))
-                line = log->env_line[i];
-        }
-        fprintf(stderr, "conveyor validate: %s:%d: NCCL INFO \"set by environment\" line: %s\n", path, line,
-                err->message);
-        g_error_free(err);
+    g_autofree char *log_env = NULL;
+    if (!apply_log_env(log, &log_env, &err)) {
         nccltests_log_free(log);
-        return EXIT_BADINPUT;
+        return cli_fail(err);
     }
     if (!algo)
         algo = g_getenv("NCCL_ALGO");

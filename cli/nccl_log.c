@@ -30,23 +30,16 @@ bool nccl_log_on(const char *sub)
 
 char *nccl_log_env(const char *prefix)
 {
-    /* integer parameters (NCCL_PARAM) end with a period, string ones do not */
-    static const struct {
-        const char *name;
-        bool integer;
-    } vars[] = {{"NCCL_ALGO", false},          {"NCCL_PROTO", false},         {"NCCL_MIN_NRINGS", true},
-                {"NCCL_MAX_NRINGS", true},     {"NCCL_MIN_NCHANNELS", true},  {"NCCL_MAX_NCHANNELS", true},
-                {"NCCL_MIN_CTAS", true},       {"NCCL_MAX_CTAS", true},       {"NCCL_NVLS_ENABLE", true},
-                {"NCCL_COLLNET_ENABLE", true}, {"NCCL_BUFFSIZE", true}};
     const char *lvl = g_getenv("NCCL_DEBUG");
     if (!lvl || (g_ascii_strcasecmp(lvl, "INFO") && g_ascii_strcasecmp(lvl, "TRACE")))
         return NULL;
     GString *out = g_string_new(NULL);
-    for (size_t i = 0; nccl_log_on("ENV") && i < G_N_ELEMENTS(vars); i++) {
-        const char *v = g_getenv(vars[i].name);
-        if (v && *v)
-            g_string_append_printf(out, "%s NCCL INFO %s set by environment to %s%s\n", prefix, vars[i].name, v,
-                                   vars[i].integer ? "." : "");
+    /* integer parameters (NCCL_PARAM) end with a period, string ones do not */
+    for (const coll_nccl_var *var = coll_nccl_vars; nccl_log_on("ENV") && var->name; var++) {
+        const char *v = g_getenv(var->name);
+        if (v && *v && var->kind != COLL_NCCL_VAR_P2P)
+            g_string_append_printf(out, "%s NCCL INFO %s set by environment to %s%s\n", prefix, var->name, v,
+                                   var->kind == COLL_NCCL_VAR_INT ? "." : "");
     }
     /* paths.cc ncclGetLevel logs under NCCL_ALL (whatever NCCL_DEBUG_SUBSYS
      * says): NCCL_P2P_DISABLE=1 wins; else the level by name (old numbers

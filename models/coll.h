@@ -154,6 +154,16 @@ int coll_run_channels(const coll_system *sys, coll_algo_id algo);
 /* Apply e's fabric knobs (NCCL_P2P_LEVEL / NCCL_P2P_DISABLE) to f; before
  * any route of f is used (it forgets the cached ones). */
 void coll_nccl_env_apply(const coll_nccl_env *e, fabric *f);
+/* The NCCL environment variables conveyor reads (NULL-name terminated):
+ * how NCCL logs each under NCCL_DEBUG=INFO (ncclLoadParam: integers end
+ * with a period; the P2P pair is logged by ncclGetLevel, nccl_log.c). */
+typedef enum { COLL_NCCL_VAR_STRING, COLL_NCCL_VAR_INT, COLL_NCCL_VAR_P2P } coll_nccl_var_kind;
+typedef struct {
+    const char *name;
+    coll_nccl_var_kind kind;
+} coll_nccl_var;
+extern const coll_nccl_var coll_nccl_vars[];
+
 /* A P2P level by NCCL's path name (LOC, NVL, ..., SYS; any case): false if
  * it is none; and the name of a level. */
 bool coll_p2p_level_from_name(const char *s, int *out);

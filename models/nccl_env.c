@@ -48,6 +48,16 @@ static bool env_channels(const char *name, int *out, GError **err)
     return true;
 }
 
+const coll_nccl_var coll_nccl_vars[] = {
+    {"NCCL_ALGO", COLL_NCCL_VAR_STRING},         {"NCCL_PROTO", COLL_NCCL_VAR_STRING},
+    {"NCCL_MIN_NRINGS", COLL_NCCL_VAR_INT},      {"NCCL_MAX_NRINGS", COLL_NCCL_VAR_INT},
+    {"NCCL_MIN_NCHANNELS", COLL_NCCL_VAR_INT},   {"NCCL_MAX_NCHANNELS", COLL_NCCL_VAR_INT},
+    {"NCCL_MIN_CTAS", COLL_NCCL_VAR_INT},        {"NCCL_MAX_CTAS", COLL_NCCL_VAR_INT},
+    {"NCCL_NVLS_ENABLE", COLL_NCCL_VAR_INT},     {"NCCL_COLLNET_ENABLE", COLL_NCCL_VAR_INT},
+    {"NCCL_BUFFSIZE", COLL_NCCL_VAR_INT},        {"NCCL_P2P_DISABLE", COLL_NCCL_VAR_P2P},
+    {"NCCL_P2P_LEVEL", COLL_NCCL_VAR_P2P},       {NULL, COLL_NCCL_VAR_STRING},
+};
+
 /* NCCL 2.30's path type names (topoPathTypeStr, topo.cc); the old numbers
  * 0..5 are LOC PIX PXB PHB SYS SYS (levelsOldToNew, paths.cc). */
 static const char *const path_names[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS"};

@@ -12,21 +12,12 @@ static const char *const regime_names[ACC_REGIMES] = {"nvlink", "pcie", "network
 
 acc_regime acc_regime_of(const coll_system *sys) { return acc_regime_span(sys, sys->nnodes); }
 
-acc_regime acc_regime_algo(const coll_system *sys, int nnodes, coll_algo_id algo)
-{
-    if (algo == ALGO_NVLS || algo == ALGO_NVLS_TREE) {
-        coll_system s = *sys;
-        s.nccl.p2p_set = false;
-        return acc_regime_span(&s, nnodes);
-    }
-    return acc_regime_span(sys, nnodes);
-}
-
-acc_regime acc_regime_span(const coll_system *sys, int nnodes)
+/* shm: GPU pairs go through host memory (NCCL_P2P_DISABLE) */
+static acc_regime regime(const coll_system *sys, int nnodes, bool shm)
 {
     if (nnodes > 1 && sys->net_Bps > 0)
         return ACC_NETWORK;
-    if (sys->nccl.p2p_set && sys->nccl.p2p_level < FAB_PATH_NVL)
+    if (shm)
         return ACC_PCIE; /* NCCL_P2P_DISABLE: GPU pairs through host memory, as the PCIe files without P2P */
     if (sys->nvswitch != FAB_NONE)
         return ACC_NVLINK;
@@ -38,6 +29,18 @@ acc_regime acc_regime_span(const coll_system *sys, int nnodes)
         if (fabric_link(sys->fab, out[i])->kind == LINK_NVLINK)
             return ACC_NVLINK;
     return ACC_PCIE;
+}
+
+acc_regime acc_regime_span(const coll_system *sys, int nnodes)
+{
+    return regime(sys, nnodes, sys->nccl.p2p_set && sys->nccl.p2p_level < FAB_PATH_NVL);
+}
+
+acc_regime acc_regime_algo(const coll_system *sys, int nnodes, coll_algo_id algo)
+{
+    /* NVLS and NVLSTree do not use NCCL's P2P transport: NVLink either way */
+    bool nvls = algo == ALGO_NVLS || algo == ALGO_NVLS_TREE;
+    return regime(sys, nnodes, !nvls && sys->nccl.p2p_set && sys->nccl.p2p_level < FAB_PATH_NVL);
 }
 
 const char *acc_regime_name(acc_regime r)
