@@ -120,12 +120,13 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     fill_devices(dev, sys.nranks, t, gname, hosts);
     /* error bands from the validation (topologies/accuracy.h) */
     double *blo = g_new0(double, n), *bhi = g_new0(double, n);
-    acc_regime *row_regime = g_new(acc_regime, n);
+    const char **regime = g_new(const char *, n); /* per row: NVLS keeps NVLink without P2P */
     bool any = false;
     for (size_t i = 0; i < n; i++) {
         acc_band b;
-        row_regime[i] = acc_regime_algo(&sys, sys.nnodes, ex[i].algo); /* (NVLS keeps NVLink without P2P) */
-        if (acc_coll_band(row_regime[i], rows[i].size_bytes, &b)) {
+        acc_regime r = acc_regime_algo(&sys, sys.nnodes, ex[i].algo);
+        regime[i] = acc_regime_name(r);
+        if (acc_coll_band(r, rows[i].size_bytes, &b)) {
             acc_rate_range(1.0, &b, &blo[i], &bhi[i]);
             any = true;
         }
@@ -155,13 +156,8 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         nccltests_write_json(stdout, &sw);
     else
         nccltests_write(stdout, &sw);
-    if (co->explain) {
-        const char **names = g_new(const char *, n);
-        for (size_t i = 0; i < n; i++)
-            names[i] = acc_regime_name(row_regime[i]);
-        simsweep_print_explain(stdout, rows, ex, n, kind, sys.nranks, blo, bhi, names);
-        g_free(names);
-    }
+    if (co->explain)
+        simsweep_print_explain(stdout, rows, ex, n, kind, sys.nranks, blo, bhi, regime);
     if (co->plot) {
         char *title = g_strdup_printf("%s on %s: %d GPUs (%d node%s), conveyor", coll_kind_name(kind), t->name,
                                       sys.nranks, sys.nnodes, sys.nnodes > 1 ? "s" : "");
@@ -172,7 +168,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         rc = cli_fail(err);
     g_free(blo);
     g_free(bhi);
-    g_free(row_regime);
+    g_free(regime);
     g_free(prefix);
     g_free(setup_log);
     if (row_log)
