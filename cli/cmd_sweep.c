@@ -29,7 +29,7 @@
 /* ---- base command: collective ------------------------------------------ */
 
 static const char *const coll_params[] = {
-    "topo", "nodes", "gpus", "fabric", "set", "launch_us", "ngpus", "op", "minbytes", "maxbytes",
+    "topo", "nodes", "gpus", "fabric", "set", "launch_us", "launch_channel_us", "ngpus", "op", "minbytes", "maxbytes",
     "stepfactor", "stepbytes", "datatype", "algo", "proto", "max_ctas", "min_ctas", "max_nchannels",
     "min_nchannels", "buffsize", "nvls", "p2p_level", NULL,
 };
@@ -165,13 +165,18 @@ static bool point_nccl(const sweep_point *p, coll_nccl_env *e, GError **err)
     return true;
 }
 
-/* launch_us of a point (collective and replay bases), as --launch-us. */
+/* launch_us and launch_channel_us of a point (collective and replay bases),
+ * as --launch-us and --launch-channel-us. */
 static bool point_launch_us(const sweep_point *p, sys_opts *so, GError **err)
 {
-    const char *lu = sweep_point_get(p, "launch_us");
-    if (lu && !sys_parse_launch_us(lu, &so->launch_us)) {
-        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "launch_us: expected microseconds in 0..1e6, got '%s'", lu);
-        return false;
+    static const char *const keys[] = {"launch_us", "launch_channel_us"};
+    double *dst[] = {&so->launch_us, &so->launch_ch_us};
+    for (int i = 0; i < 2; i++) {
+        const char *v = sweep_point_get(p, keys[i]);
+        if (v && !sys_parse_launch_us(v, dst[i])) {
+            g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "%s: expected microseconds in 0..1e6, got '%s'", keys[i], v);
+            return false;
+        }
     }
     return true;
 }
@@ -244,7 +249,7 @@ static const sweep_base coll_base = {
 /* ---- base command: replay ---------------------------------------------- */
 
 static const char *const replay_params[] = {
-    "topo", "nodes", "gpus", "fabric", "set", "launch_us", "ngpus", "trace", "ranks", "compute_scale",
+    "topo", "nodes", "gpus", "fabric", "set", "launch_us", "launch_channel_us", "ngpus", "trace", "ranks", "compute_scale",
     "algo", "proto", "max_ctas", "min_ctas", "max_nchannels", "min_nchannels", "buffsize", "nvls", "p2p_level",
     NULL,
 };

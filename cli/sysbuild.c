@@ -28,6 +28,18 @@ static gboolean launch_us_arg(const gchar *name, const gchar *value, gpointer da
     return TRUE;
 }
 
+static gboolean launch_ch_us_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    (void)name;
+    sys_opts *o = data;
+    if (!sys_parse_launch_us(value, &o->launch_ch_us)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--launch-channel-us: expected microseconds in 0..1e6, got '%s'", value ? value : "");
+        return FALSE;
+    }
+    return TRUE;
+}
+
 GOptionGroup *sys_opts_group(sys_opts *o)
 {
     GOptionEntry e[] = {
@@ -37,11 +49,13 @@ GOptionGroup *sys_opts_group(sys_opts *o)
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric (ib-hdr, ib-ndr, ...)", "F"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "override a topology parameter (repeatable)", "KEY=VALUE"},
         {"launch-us", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)launch_us_arg, "host launch cost per GPU kernel, us [the topology's calibration, else 2.5]", "US"},
+        {"launch-channel-us", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)launch_ch_us_arg, "host cost per channel of a GPU's kernel launch, us [0.1]", "US"},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &o->exact, "simulate every rank and every collective: no folded rings on "
          "large symmetric clusters, no reuse of repeated collectives in replays (slower; docs/performance.md)", NULL},
         {0},
     };
     o->launch_us = -1; /* not given: the topology's calibrated value, else COLL_LAUNCH_US */
+    o->launch_ch_us = -1; /* not given: COLL_LAUNCH_CH_US */
     GOptionGroup *g = g_option_group_new("system", "System options", "Show system options", o, NULL);
     g_option_group_add_entries(g, e);
     return g;
@@ -69,8 +83,9 @@ topo *sys_opts_load(const sys_opts *o, GError **err)
         g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "--nodes must be in 1..%d and --gpus in 1..1024", TOPO_MAX_NODES);
         return NULL;
     }
-    if (o->launch_us != -1 && (o->launch_us < 0 || o->launch_us > 1e6)) {
-        g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "--launch-us must be in 0..1e6");
+    if ((o->launch_us != -1 && (o->launch_us < 0 || o->launch_us > 1e6)) ||
+        (o->launch_ch_us != -1 && (o->launch_ch_us < 0 || o->launch_ch_us > 1e6))) {
+        g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "--launch-us and --launch-channel-us must be in 0..1e6");
         return NULL;
     }
     coll_nccl_env env; /* NCCL's channel knobs: a bad value is an input error here, before any work */
@@ -92,6 +107,8 @@ void sys_from_topo(coll_system *s, const topo *t, const sys_opts *o)
     double launch = o->launch_us >= 0 ? o->launch_us : t->launch_us > 0 ? t->launch_us : COLL_LAUNCH_US;
     topo_coll_system(s, t, launch, o->gpus_per_thread);
     s->exact = o->exact;
+    if (o->launch_ch_us >= 0)
+        s->launch_ch_us = o->launch_ch_us;
     /* NCCL_MAX_NCHANNELS etc.: checked by sys_opts_load, which every caller ran */
     if (!coll_nccl_env_read(&s->nccl, NULL))
         s->nccl = (coll_nccl_env){0};

@@ -16,6 +16,7 @@ typedef struct {
     char **sets;    /* --set k=v, repeatable */
     gint gpus_per_thread; /* -g as nccl-tests: GPUs driven by one host thread */
     double launch_us;     /* -1: not given (the topology's calibration, else 2.5 us) */
+    double launch_ch_us;  /* -1: not given (COLL_LAUNCH_CH_US) */
     gboolean exact;       /* --exact: no folded rings, no reused collectives */
 } sys_opts;
 
@@ -30,7 +31,7 @@ typedef struct {
     "  NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL=NVL|PIX|PXB|PHB|SYS|...   GPU pairs beyond the level go through host memory\n" \
     "  NCCL_DEBUG=INFO              collective: NCCL's ENV lines, and TUNING lines with NCCL_DEBUG_SUBSYS=TUNING"
 
-/* Adds --topo/--nodes/--gpus/--fabric/--set/--launch-us/--exact to a group. */
+/* Adds --topo/--nodes/--gpus/--fabric/--set/--launch-us/--launch-channel-us/--exact to a group. */
 GOptionGroup *sys_opts_group(sys_opts *o);
 /* A --launch-us value (also a sweep point's launch_us): microseconds, a
  * finite number in 0..1e6; false otherwise. */

@@ -288,7 +288,8 @@ uint64_t coll_share(uint64_t total, int parts, int i, uint64_t grain)
 
 double coll_setup_us(const coll_system *sys, const coll_request *req)
 {
-    double us = sys->launch_us * (sys->gpus_per_thread > 0 ? sys->gpus_per_thread : 1);
+    int nch = req->nchannels > 0 ? req->nchannels : 1;
+    double us = (sys->launch_us + nch * sys->launch_ch_us) * (sys->gpus_per_thread > 0 ? sys->gpus_per_thread : 1);
     int a = req->algo == ALGO_DIRECT ? ALGO_RING : (int)req->algo;
     return us + coll_base_lat_us(a, req->proto);
 }

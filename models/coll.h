@@ -58,6 +58,10 @@ typedef struct {
  * NCCL's enqueue), us, where no calibration gives it: an estimate
  * (calibrate/ measures it; docs/collectives.md). */
 #define COLL_LAUNCH_US 2.5
+/* Host cost per channel (thread block) of one GPU's launch, us: NCCL's
+ * enqueue prepares each channel's work on the host before the kernel runs
+ * (docs/collectives.md, "Launch"). */
+#define COLL_LAUNCH_CH_US 0.1
 
 /* What the collective runs on: the fabric and who the ranks are. */
 typedef struct {
@@ -72,6 +76,7 @@ typedef struct {
     fab_node_id nvswitch;   /* that switch (FAB_NONE if none) */
     int cpu_vendor;         /* 0 Intel, 1 AMD, 2 ARM (NCCL's net overhead) */
     double launch_us;       /* host cost to launch one GPU's kernel (COLL_LAUNCH_US without calibration) */
+    double launch_ch_us;    /* host cost per channel of that launch (COLL_LAUNCH_CH_US) */
     int gpus_per_thread;    /* GPUs launched serially by one host thread (nccl-tests -g) */
     double net_Bps;         /* a server's NIC bandwidth, all NICs, payload bytes/s (0: one node) */
     bool sharp;             /* the network switches reduce (SHARP): CollNet can run */
@@ -118,8 +123,8 @@ bool coll_launch(const coll_system *sys, const coll_request *req, sim_engine *en
  * unreachable ranks). The fabric is re-attached to a fresh engine. */
 bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out, GError **err);
 /* The time before a collective's first transfer: the host launch of each
- * GPU one thread drives (launch_us x gpus_per_thread) and NCCL's base
- * latency of the algorithm and protocol, us. */
+ * GPU one thread drives ((launch_us + nchannels x launch_ch_us) x
+ * gpus_per_thread) and NCCL's base latency of the algorithm and protocol, us. */
 double coll_setup_us(const coll_system *sys, const coll_request *req);
 
 /* coll_run, and the collective's footprint: every graph link its routes

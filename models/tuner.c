@@ -162,12 +162,12 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
 
 static int small_channels(coll_algo_id a, coll_proto_id p, int nch, int n, uint64_t bytes)
 {
-    if (a != ALGO_RING)
+    if (a != ALGO_RING && a != ALGO_TREE)
         return nch;
     /* enqueue.cc: drop channels while nBytes < nc x nthreads x threshold */
     int nt = p == PROTO_LL128 ? 640 : 512;
     uint64_t thr = p == PROTO_SIMPLE ? 64 : 8;
-    if (p == PROTO_LL)
+    if (p == PROTO_LL && a == ALGO_RING)
         thr *= (uint64_t)n;
     while (nch > 1 && bytes < (uint64_t)nch * nt * thr)
         nch--;

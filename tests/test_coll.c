@@ -867,6 +867,60 @@ static void test_coll_timeline_records_the_run(void)
     fabric_free(f);
 }
 
+
+/* The host launch: one thread prepares each of its GPUs' kernels, each
+ * channel's work included, one after another (docs/collectives.md,
+ * "Launch"). The transfers do not change: only the setup grows, by
+ * g x channels x launch_ch_us. */
+static void test_coll_launch_per_channel(void)
+{
+    coll_system sys;
+    topo *t = shipped("dgx-a100", (topo_opts){0}, &sys);
+    CU_ASSERT_DOUBLE_EQUAL(sys.launch_ch_us, COLL_LAUNCH_CH_US, 1e-12);
+    sys.launch_us = 2.5;
+    sys.launch_ch_us = 0.1;
+    sys.gpus_per_thread = 8;
+    coll_request req = {.kind = COLL_ALL_GATHER, .bytes = 1u << 20, .algo = ALGO_RING, .proto = PROTO_LL, .nchannels = 24};
+    /* 8 x (2.5 + 24 x 0.1) + Ring/LL base latency 6.6 */
+    CU_ASSERT_DOUBLE_EQUAL(coll_setup_us(&sys, &req), 8 * (2.5 + 2.4) + 6.6, 1e-9);
+    coll_result with, without;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &with, NULL));
+    sys.launch_ch_us = 0;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &without, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(with.time_us - without.time_us, 8 * 24 * 0.1, 1e-6);
+    CU_ASSERT_EQUAL(with.events, without.events);
+    /* one GPU per thread (one process per GPU): 24 x 0.1 us once */
+    sys.launch_ch_us = 0.1;
+    sys.gpus_per_thread = 1;
+    CU_ASSERT_DOUBLE_EQUAL(coll_setup_us(&sys, &req), 2.5 + 2.4 + 6.6, 1e-9);
+    topo_free(t);
+}
+
+/* enqueue.cc's small-size channel drop applies to Tree as to Ring
+ * ("Ring/Tree channel tuning": nBytes < nc x nthreads x threshold), with
+ * the threshold x nRanks only for Ring/LL. */
+static void test_coll_tuner_small_tree_channels(void)
+{
+    coll_system sys;
+    topo *t = shipped("dgx-a100", (topo_opts){.nodes = 2}, &sys);
+    coll_request req;
+    uint32_t tree = 1u << ALGO_TREE, ring = 1u << ALGO_RING;
+    CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, 1024, tree, 1u << PROTO_LL, &req, NULL));
+    CU_ASSERT_EQUAL(req.nchannels, 1);
+    CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, 65536, tree, 1u << PROTO_LL, &req, NULL));
+    CU_ASSERT_EQUAL(req.nchannels, 16); /* 65536 / (512 threads x 8 B) */
+    CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, 65536, tree, 1u << PROTO_LL128, &req, NULL));
+    CU_ASSERT_EQUAL(req.nchannels, 12); /* 65536 / (640 x 8) = 12.8 */
+    CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, 65536, tree, 1u << PROTO_SIMPLE, &req, NULL));
+    CU_ASSERT_EQUAL(req.nchannels, 2); /* 65536 / (512 x 64) */
+    CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, 1u << 30, tree, 1u << PROTO_SIMPLE, &req, NULL));
+    CU_ASSERT_EQUAL(req.nchannels, coll_channels(&sys, ALGO_TREE));
+    /* Ring/LL: the threshold is x 16 ranks */
+    CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, 65536, ring, 1u << PROTO_LL, &req, NULL));
+    CU_ASSERT_EQUAL(req.nchannels, 1);
+    topo_free(t);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -895,6 +949,8 @@ int main(void)
         {"/coll/ring/one-block-rate", test_coll_ring_one_block_rate},
         {"/coll/alltoall/direct", test_coll_alltoall_direct},
         {"/coll/sendrecv/pxn-stays-on-rails", test_coll_sendrecv_pxn_stays_on_rails},
+        {"/coll/launch/per-channel", test_coll_launch_per_channel},
+        {"/coll/tuner/small-tree-channels", test_coll_tuner_small_tree_channels},
         {0},
     };
     return test_main("coll", cases);

@@ -59,6 +59,7 @@ void topo_coll_system(coll_system *s, const topo *t, double launch_us, int gpus_
         .hbm_Bps = t->gpu_hbm_Bps,
         .cpu_vendor = (int)t->cpu_vendor,
         .launch_us = launch_us,
+        .launch_ch_us = COLL_LAUNCH_CH_US,
         .gpus_per_thread = gpus_per_thread > 0 ? gpus_per_thread : 1,
     };
     for (int r = 0; t->nic_of_rank && r < t->nranks; r++)

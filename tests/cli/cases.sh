@@ -17,13 +17,16 @@ check topo-directory 2 'tests/: a directory, not a topology file' -- topo show t
 check topo-unknown-name 2 "unknown topology 'dgx-z'" -- topo show dgx-z
 check topo-import 0 '"nvlink_gen":[[:space:]]*3' -- topo import tests/data/nccl-topo/dgx-a100-like.xml
 check topo-import-missing 2 'no-such\.xml' -- topo import tests/data/nccl-topo/no-such.xml
-check validate-explain 0 'explain: +134217728 +Ring +Simple +24 +n0\.gpu0->n0\.nvsw +89% +53641 +213\.00$' -- validate --topo dgx-a100 --explain tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
+check validate-explain 0 'explain: +134217728 +Ring +Simple +24 +n0\.gpu0->n0\.nvsw +87% +53641 +209\.35$' -- validate --topo dgx-a100 --explain tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
 check validate-applies-log-env 0 "environment from the log's NCCL INFO lines: NCCL_ALGO=ring NCCL_MAX_NCHANNELS=8" -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-env.txt
 check validate-log-env-round-trip 0 'summary: points=3 median_abs_err=0\.00%' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-env.txt
 check collective-h100 0 '# Avg bus bandwidth' -- collective --topo dgx-h100 -b 1M -e 64M -f 4
 check collective-explain 0 'explain: .*NVLS' -- collective --topo dgx-h100 -b 256M -e 256M --explain
 check collective-explain-band 0 'explain: .*NVLS .*[0-9.]+ \[[0-9.]+-[0-9.]+\] nvlink' -- collective --topo dgx-h100 -b 256M -e 256M --explain
 check collective-launch-us-nan 2 "--launch-us: expected microseconds in 0..1e6, got 'nan'" -- collective --topo dgx-h100 --launch-us nan
+check collective-launch-channel-us-bad 2 "--launch-channel-us: expected microseconds in 0..1e6, got '-1'" -- collective --topo dgx-h100 --launch-channel-us -1
+# no per-channel host cost: 24 channels x 0.1 us less than the default (350.12 GB/s at 1 GiB)
+check collective-launch-channel-us-zero 0 '350\.28 ' -- collective --topo dgx-h100 -b 1G -e 1G --algo ring --launch-channel-us 0
 check collective-proto-none-left 2 "'\^LL,LL128,Simple' leaves no protocol" -- collective --topo dgx-h100 --proto '^LL,LL128,Simple'
 check collective-g-zero 2 '-g must be in 1..1024' -- collective --topo dgx-h100 -g 0
 check collective-f-one-steps-bytes 0 'step: 1048576\(bytes\)' -- collective --topo dgx-h100 -b 1M -e 3M -f 1
@@ -71,7 +74,7 @@ export NCCL_P2P_LEVEL=nvl
 check collective-p2p-level-lowercase 2 "NCCL_P2P_LEVEL='nvl': not a level NCCL knows \(NCCL would ignore it\)" -- collective --topo dgx-h100 -b 1M -e 1M
 unset NCCL_P2P_LEVEL
 export NCCL_P2P_DISABLE=true
-check collective-p2p-disable-true-is-not-1 0 '350\.28 ' -- collective --topo dgx-h100 -b 1G -e 1G --algo ring
+check collective-p2p-disable-true-is-not-1 0 '350\.12 ' -- collective --topo dgx-h100 -b 1G -e 1G --algo ring
 unset NCCL_P2P_DISABLE
 # NCCL_DEBUG=INFO: NCCL's ENV and TUNING lines in NCCL's format, skipped by validate
 export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ENV,TUNING NCCL_MAX_NCHANNELS=16
@@ -136,8 +139,8 @@ check scale-sm-share-bad 2 'gpu.sm_share: 0 or 1' -- scale --model llama3-8b --s
 check scale-sm-share-off 0 'dgx-h100' -- scale --model llama3-8b --systems dgx-h100:16 --set gpu.sm_share=0
 check scale-calibration-wrong-gpu 2 'exceeds GPU 0.s PCIe rate' -- scale --model llama3-8b --systems dgx-a100:8 --set calibration=$H200P
 check sweep-replay-base 0 '^5,0.25,4,' -- sweep tests/data/sweep/replay-compute-scale.json -j 2
-check sweep-int8-no-nvls 0 '^1,int8,350\.278,Ring' -- sweep tests/data/sweep/collective-datatype-nvls.json -j 2
-check sweep-p2p-level 0 '^2,LOC,20\.393' -- sweep tests/data/sweep/collective-p2p-level.json
+check sweep-int8-no-nvls 0 '^1,int8,350\.121,Ring' -- sweep tests/data/sweep/collective-datatype-nvls.json -j 2
+check sweep-p2p-level 0 '^2,LOC,20\.392' -- sweep tests/data/sweep/collective-p2p-level.json
 check sweep-nccl-knobs 0 '^1,2,44\.523,2,Ring' -- sweep tests/data/sweep/collective-ctas.json -j 2
 check sweep-nccl-bad-nvls 2 "nvls: expected on or off, got 'maybe'" -- sweep tests/data/sweep/collective-bad-nvls.json
 check sweep-replay-needs-trace 2 'needs a trace' -- sweep tests/data/sweep/replay-no-trace.json
@@ -226,7 +229,7 @@ check plot-unwritable 2 'conveyor collective: cannot write /no-such-dir/x.svg: N
 fi
 check plot-validate-p2p-log 2 'draws nccl-tests logs' -- validate --topo pcie-gen3-2gpu --plot /tmp/x.svg tests/data/nccltests/22-rtx2080ti-2gpu-pcie3-noP2P-p2pBandwidthLatencyTest.txt
 # replay's error band: text line and JSON field
-check replay-band 0 'step time 80%: [0-9.]+-[0-9.]+ ms \(the exposed communication, 0.206 ms per step' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
+check replay-band 0 'step time 80%: [0-9.]+-[0-9.]+ ms \(the exposed communication, 0.208 ms per step' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
 check replay-band-json 0 '"step_time_80_s": \[[0-9.e-]+, [0-9.e-]+\]' -- replay --topo dgx-h100 --gpus 2 --format json docs/examples/two-rank-overlap.json
 # NCCL's PXN for send/receive across servers: on by default, --set pxn=off
 check set-pxn-off 0 'alltoall_perf' -- collective --topo dgx-h100 --nodes 2 --op alltoall -b 1M -e 1M --set pxn=off
