@@ -144,7 +144,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     }
     nccltests_sweep sw = {.coll = kind, .dtype = dt, .redop = redop,
                           .root = coll_default_root(kind), .nranks = sys.nranks, .version = "2.19.6",
-                          .nccl_code = 23007, .nthreads = 1, .ngpus = sys.gpus_per_thread,
+                          .nccl_code = COLL_NCCL_CODE, .nthreads = 1, .ngpus = sys.gpus_per_thread,
                           .min_bytes = lo, .max_bytes = hi, .step_factor = co->factor, .step_bytes = step,
                           .warmup_iters = co->warmup, .iters = co->iters, .agg_iters = 1, .validation = 1,
                           .devices = dev, .ndevices = (size_t)sys.nranks, .rows = rows, .nrows = n,

@@ -218,6 +218,14 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
                    sys.gpus_per_thread);
             printf("# regime: %s (make validate groups the errors by it: topologies/accuracy/)\n",
                    acc_regime_name(acc_regime_of(&sys)));
+            if (log->nccl_code && log->nccl_code / 100 != COLL_NCCL_CODE / 100) {
+                char v[32], m[32];
+                nccltests_nccl_version(log->nccl_code, v, sizeof v);
+                nccltests_nccl_version(COLL_NCCL_CODE, m, sizeof m);
+                printf("# NCCL %s in the log (line %d); the tuner follows NCCL %s's cost model, so where that "
+                       "version chose differently the rows compare other algorithms, protocols or channels\n",
+                       v, log->nccl_code_line, m);
+            }
             if (log_env)
                 fputs(log_env, stdout);
             if (log->ntuning) /* before the table: its summary stays the last line */

@@ -144,6 +144,20 @@ void coll_exec_note_route(coll_exec *x, const fab_route *r)
         g_hash_table_add(x->seen, (gpointer)r);
 }
 
+/* NCCL's P2P transport reads from the sending GPU instead of writing to the
+ * receiving one for the Simple protocol between two compute capability 8.0
+ * GPUs joined by NVLink only (ncclTopoCheckP2p, src/graph/paths.cc: "Enable
+ * P2P Read for Ampere/NVLink only"). */
+bool coll_p2p_reads(const coll_system *sys, const fabric *f, const fab_route *r, coll_proto_id p)
+{
+    if (sys->gpu_sm != 80 || p != PROTO_SIMPLE || r->nhops == 0)
+        return false;
+    for (uint32_t i = 0; i < r->nhops; i++)
+        if (fabric_link(f, r->hop[i])->kind != LINK_NVLINK)
+            return false;
+    return true;
+}
+
 int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id algo)
 {
     int hw = 1; /* PCI */
@@ -157,8 +171,15 @@ int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id alg
             hw = 0;
     }
     double us = coll_hw_lat_us(hw, algo, x->req->proto);
-    int64_t lat = (int64_t)(us * 1e6) - fabric_route_lat_ps(x->fab, r);
-    return lat > 0 ? lat : 0;
+    int64_t wire = fabric_route_lat_ps(x->fab, r);
+    int64_t lat = (int64_t)(us * 1e6) - wire;
+    if (lat < 0)
+        lat = 0;
+    /* a read first sends its request across the route: one more wire
+     * latency before the data (which the fabric then carries back) moves */
+    if (coll_p2p_reads(x->sys, x->fab, r, x->req->proto))
+        lat += wire;
+    return lat;
 }
 
 bool coll_route_crosses_net(const fabric *f, const fab_route *r)

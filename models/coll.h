@@ -57,6 +57,9 @@ typedef struct {
 /* Host-side cost of launching one GPU's kernel (cudaLaunchKernel plus
  * NCCL's enqueue), us, where no calibration gives it: an estimate
  * (calibrate/ measures it; docs/collectives.md). */
+/* The NCCL whose constants and choices conveyor follows (2.30.7), as
+ * NCCL_VERSION_CODE: printed in nccl-tests headers, compared with a log's. */
+#define COLL_NCCL_CODE 23007
 #define COLL_LAUNCH_US 2.5
 /* Host cost per channel (thread block) of one GPU's launch, us: NCCL's
  * enqueue prepares each channel's work on the host before the kernel runs
@@ -126,6 +129,10 @@ bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out,
  * GPU one thread drives ((launch_us + nchannels x launch_ch_us) x
  * gpus_per_thread) and NCCL's base latency of the algorithm and protocol, us. */
 double coll_setup_us(const coll_system *sys, const coll_request *req);
+/* True where NCCL's P2P transport reads from the peer instead of writing to
+ * it: the Simple protocol between two sm 8.0 GPUs over NVLink only
+ * (ncclTopoCheckP2p). Each step then waits one more wire latency of r. */
+bool coll_p2p_reads(const coll_system *sys, const fabric *f, const fab_route *r, coll_proto_id p);
 
 /* coll_run, and the collective's footprint: every graph link its routes
  * cross, appended to *links (fab_link_id, sorted, each once). The replay

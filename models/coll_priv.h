@@ -63,6 +63,8 @@ const fab_route *coll_exec_route(coll_exec *x, fab_node_id a, fab_node_id b, uin
 const fab_route *coll_exec_route_p2p(coll_exec *x, fab_node_id a, fab_node_id b, uint32_t flow);
 /* Per-step protocol latency for a route, ps: NCCL's hwLat for the route's
  * hardware class minus the wire latency the fabric already simulates. */
+/* The wait before a step's send: NCCL's hwLat less the route's simulated wire
+ * latency; a P2P read adds the request's trip. */
 int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id algo);
 /* One thread block (a channel on one rank) and the routes it sends on. */
 typedef struct {

@@ -921,6 +921,39 @@ static void test_coll_tuner_small_tree_channels(void)
     topo_free(t);
 }
 
+
+/* NCCL reads from the peer in the Simple protocol between sm 8.0 GPUs over
+ * NVLink (paths.cc): each step first sends the read request across the
+ * route, one wire latency more than a write. */
+static void test_coll_p2p_read_ampere(void)
+{
+    coll_system sys;
+    topo *t = shipped("dgx-a100", (topo_opts){0}, &sys);
+    const fab_route *r = fabric_route(sys.fab, sys.gpu[0], sys.gpu[1], 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_TRUE(coll_p2p_reads(&sys, sys.fab, r, PROTO_SIMPLE));
+    CU_ASSERT_FALSE(coll_p2p_reads(&sys, sys.fab, r, PROTO_LL));
+    CU_ASSERT_FALSE(coll_p2p_reads(&sys, sys.fab, r, PROTO_LL128));
+    int64_t wire = fabric_route_lat_ps(sys.fab, r);
+    CU_ASSERT(wire > 0);
+    /* one channel, one chunk: the 14 steps of an 8-rank ring are in
+     * sequence, each sent as 2 slices (Simple: SLICESTEPS 2 of CHUNKSTEPS
+     * 4), each slice a wire latency longer than on a (writing) sm 8.6 */
+    coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = 8 * 65536, .algo = ALGO_RING, .proto = PROTO_SIMPLE, .nchannels = 1};
+    coll_result rd, wr;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &rd, NULL));
+    sys.gpu_sm = 86;
+    CU_ASSERT_FALSE(coll_p2p_reads(&sys, sys.fab, r, PROTO_SIMPLE));
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &wr, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(rd.time_us - wr.time_us, 2 * 14 * wire / 1e6, 1e-6);
+    topo_free(t);
+    /* Hopper writes; PCIe paths write */
+    topo *th = shipped("dgx-h100", (topo_opts){0}, &sys);
+    r = fabric_route(sys.fab, sys.gpu[0], sys.gpu[1], 0, NULL);
+    CU_ASSERT_FALSE(coll_p2p_reads(&sys, sys.fab, r, PROTO_SIMPLE));
+    topo_free(th);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -951,6 +984,7 @@ int main(void)
         {"/coll/sendrecv/pxn-stays-on-rails", test_coll_sendrecv_pxn_stays_on_rails},
         {"/coll/launch/per-channel", test_coll_launch_per_channel},
         {"/coll/tuner/small-tree-channels", test_coll_tuner_small_tree_channels},
+        {"/coll/ring/p2p-read-ampere", test_coll_p2p_read_ampere},
         {0},
     };
     return test_main("coll", cases);

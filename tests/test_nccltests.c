@@ -385,6 +385,43 @@ static void test_reader_keeps_env_lines(void)
     nccltests_log_free(log);
 }
 
+/* The NCCL a log ran on: nccl-tests' "nccl-library=" header, else NCCL's
+ * "NCCL version" INFO line, else a "#! nccl_version:" provenance header. */
+static void test_reader_nccl_version(void)
+{
+    static const char *const rows =
+        "#  Rank  0 Group  0 Pid    1 on h device  0 [0000:18:00] X\n"
+        "#  Rank  1 Group  0 Pid    1 on h device  1 [0000:19:00] X\n"
+        "          32             8     float     sum      -1    10.52    0.00    0.00      0    10.01    0.00    0.00      0\n";
+    static const struct {
+        const char *head;
+        int code, line;
+    } cases[] = {
+        {"#! nccl_version: 2.19.3 (nccl-headers=21903)\n# nccl-tests version 2.13.8 nccl-headers=21805 nccl-library=21805\n", 21805, 2},
+        {"#! nccl_version: 2.19.3 (from the container tag)\nh:1:1 [0] NCCL INFO NCCL version 2.18.5+cuda12.2\n", 21805, 2},
+        {"#! nccl_version: 2.26.6 (not printed in log)\n", 22606, 1},
+        {"#! nccl_version: not printed\n", 0, 0},
+        {"# nThread 1 nGpus 2 minBytes 32\n", 0, 0},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *text = g_strconcat(cases[i].head, "# Collective test starting: all_reduce_perf\n", rows, NULL);
+        GError *err = NULL;
+        nccltests_log *log = nccltests_parse("version", text, strlen(text), -1, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+        CU_ASSERT_EQUAL(log->nccl_code, cases[i].code);
+        CU_ASSERT_EQUAL(log->nccl_code_line, cases[i].line);
+        nccltests_log_free(log);
+        g_free(text);
+    }
+    char v[32];
+    nccltests_nccl_version(21903, v, sizeof v);
+    CU_ASSERT_STRING_EQUAL(v, "2.19.3");
+    nccltests_nccl_version(23007, v, sizeof v);
+    CU_ASSERT_STRING_EQUAL(v, "2.30.7");
+    nccltests_nccl_version(2708, v, sizeof v); /* before 2.9: major x 1000 + minor x 100 + patch */
+    CU_ASSERT_STRING_EQUAL(v, "2.7.8");
+}
+
 /* Every prefix of a real log either parses or fails with an error; never
  * both, never neither (and ASan/UBSan see no fault). */
 static void test_reader_every_prefix_parses_or_fails(void)
@@ -550,6 +587,7 @@ int main(void)
         {"test_reader_tolerates_noise_and_slurm", test_reader_tolerates_noise_and_slurm},
         {"test_reader_keeps_tuning_lines", test_reader_keeps_tuning_lines},
         {"test_reader_keeps_env_lines", test_reader_keeps_env_lines},
+        {"test_reader_nccl_version", test_reader_nccl_version},
         {"test_nvls_reduces_table", test_nvls_reduces_table},
         {"test_reader_bad_inputs", test_reader_bad_inputs},
         {"test_reader_every_prefix_parses_or_fails", test_reader_every_prefix_parses_or_fails},

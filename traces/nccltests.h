@@ -207,7 +207,15 @@ typedef struct {
                                * first occurrence, the trailing period of integer parameters
                                * removed; NULL-terminated (never NULL) */
     int *env_line;            /* the file line of each env[] entry */
+    int nccl_code;            /* the NCCL the run used, NCCL_VERSION_CODE style (21903 = 2.19.3), from
+                               * "nccl-library=N" or NCCL's "NCCL version X.Y.Z" line, else a
+                               * "#! nccl_version: X.Y.Z" provenance header; 0: not in the log */
+    int nccl_code_line;       /* where it was read */
 } nccltests_log;
+
+/* "2.19.3" for 21903 (NCCL >= 2.9: major x 10000 + minor x 100 + patch;
+ * before: major x 1000 + minor x 100 + patch, e.g. 2708 = 2.7.8). */
+void nccltests_nccl_version(int code, char *buf, size_t len);
 
 /* Reads an nccl-tests log.  coll_hint is the caller's --op (or -1): used when
  * the file names no collective, an error (MIXED) when it names another one.

@@ -44,6 +44,8 @@ typedef struct {
     nccltests_redop redop;
     int root;
     double avg_busbw;
+    int nccl_code, nccl_code_line; /* NCCL's version code and where it was read (0: none) */
+    int bang_code, bang_code_line; /* the same from a "#! nccl_version:" header (the log's own wins) */
     GArray *tuning;      /* of nccltests_tuning */
     GPtrArray *env;      /* "NAME=value" from NCCL's ENV lines */
     GArray *env_line;    /* int: their lines */
@@ -134,6 +136,13 @@ static void bang_line(parser *p, const char *s)
             p->bang_gpus = (int)n;
     } else if (g_str_has_prefix(s, "command:")) {
         p->coll_cmd = coll_in_text(s + strlen("command:"), true);
+    } else if (g_str_has_prefix(s, "nccl_version:")) { /* a provenance header's "2.19.3 (...)" */
+        int maj, min, pat;
+        if (sscanf(s + strlen("nccl_version:"), " %d.%d.%d", &maj, &min, &pat) == 3 && maj > 0 && min >= 0 &&
+            min < 100 && pat >= 0 && pat < 100) {
+            p->bang_code = maj * 10000 + min * 100 + pat;
+            p->bang_code_line = p->line;
+        }
     }
 }
 
@@ -178,6 +187,12 @@ static bool comment_line(parser *p, const char *line, const char *s)
         }
         if (k >= 0)
             p->coll_start = k;
+    } else if ((m = strstr(body, "nccl-library="))) { /* nccl-tests >= 2.13: the NCCL it ran on */
+        int code = atoi(m + strlen("nccl-library="));
+        if (code > 0 && !p->nccl_code) {
+            p->nccl_code = code;
+            p->nccl_code_line = p->line;
+        }
     } else if (g_str_has_prefix(body, "nThread ")) {
         sscanf(body, "nThread %d nGpus %d", &p->nthread, &p->ngpus);
     } else if (g_str_has_prefix(body, "Rank ")) {
@@ -403,6 +418,12 @@ static bool one_line(parser *p, char *line)
             g_array_append_val(p->tuning, t);
         }
         env_line(p, info);
+        int maj, min, pat; /* "NCCL version 2.18.5+cuda12.2" (printed with NCCL_DEBUG=VERSION or INFO) */
+        if (!p->nccl_code && sscanf(info, "NCCL version %d.%d.%d", &maj, &min, &pat) == 3 && maj > 0 &&
+            min >= 0 && min < 100 && pat >= 0 && pat < 100) {
+            p->nccl_code = maj * 10000 + min * 100 + pat;
+            p->nccl_code_line = p->line;
+        }
         return true;
     }
     if (!*s || strstr(s, "NCCL WARN"))
@@ -533,6 +554,8 @@ static nccltests_log *finish(parser *p, int hint)
     log->root = p->root;
     log->old_format = !p->has_root || p->old_error;
     log->avg_busbw_GBps = p->avg_busbw;
+    log->nccl_code = p->nccl_code ? p->nccl_code : p->bang_code;
+    log->nccl_code_line = p->nccl_code ? p->nccl_code_line : p->bang_code_line;
     log->nrows = p->rows->len;
     log->rows = (nccltests_row *)(void *)g_array_free(p->rows, FALSE);
     p->rows = NULL;
@@ -621,4 +644,12 @@ void nccltests_log_free(nccltests_log *log)
     g_free(log->env_line);
     g_free(log->tuning);
     g_free(log);
+}
+
+void nccltests_nccl_version(int code, char *buf, size_t len)
+{
+    if (code >= 20900)
+        g_snprintf(buf, len, "%d.%d.%d", code / 10000, code / 100 % 100, code % 100);
+    else
+        g_snprintf(buf, len, "%d.%d.%d", code / 1000, code / 100 % 10, code % 100);
 }

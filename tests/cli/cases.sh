@@ -17,8 +17,9 @@ check topo-directory 2 'tests/: a directory, not a topology file' -- topo show t
 check topo-unknown-name 2 "unknown topology 'dgx-z'" -- topo show dgx-z
 check topo-import 0 '"nvlink_gen":[[:space:]]*3' -- topo import tests/data/nccl-topo/dgx-a100-like.xml
 check topo-import-missing 2 'no-such\.xml' -- topo import tests/data/nccl-topo/no-such.xml
-check validate-explain 0 'explain: +134217728 +Ring +Simple +24 +n0\.gpu0->n0\.nvsw +87% +53641 +209\.35$' -- validate --topo dgx-a100 --explain tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
+check validate-explain 0 'explain: +134217728 +Ring +Simple +24 +n0\.gpu0->n0\.nvsw +87% +53641 +208\.31$' -- validate --topo dgx-a100 --explain tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
 check validate-applies-log-env 0 "environment from the log's NCCL INFO lines: NCCL_ALGO=ring NCCL_MAX_NCHANNELS=8" -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-env.txt
+check validate-nccl-version 0 '^# NCCL 2\.19\.3 in the log \(line 6\); the tuner follows NCCL 2\.30\.7' -- validate --topo dgx-a100 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
 check validate-log-env-round-trip 0 'summary: points=3 median_abs_err=0\.00%' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-env.txt
 check collective-h100 0 '# Avg bus bandwidth' -- collective --topo dgx-h100 -b 1M -e 64M -f 4
 check collective-explain 0 'explain: .*NVLS' -- collective --topo dgx-h100 -b 256M -e 256M --explain
@@ -141,7 +142,7 @@ check scale-calibration-wrong-gpu 2 'exceeds GPU 0.s PCIe rate' -- scale --model
 check sweep-replay-base 0 '^5,0.25,4,' -- sweep tests/data/sweep/replay-compute-scale.json -j 2
 check sweep-int8-no-nvls 0 '^1,int8,350\.121,Ring' -- sweep tests/data/sweep/collective-datatype-nvls.json -j 2
 check sweep-p2p-level 0 '^2,LOC,20\.392' -- sweep tests/data/sweep/collective-p2p-level.json
-check sweep-nccl-knobs 0 '^1,2,44\.523,2,Ring' -- sweep tests/data/sweep/collective-ctas.json -j 2
+check sweep-nccl-knobs 0 '^1,2,44\.334,2,Ring' -- sweep tests/data/sweep/collective-ctas.json -j 2
 check sweep-nccl-bad-nvls 2 "nvls: expected on or off, got 'maybe'" -- sweep tests/data/sweep/collective-bad-nvls.json
 check sweep-replay-needs-trace 2 'needs a trace' -- sweep tests/data/sweep/replay-no-trace.json
 . "$(dirname "$0")/determinism.sh"
