@@ -14,27 +14,16 @@ bool sys_parse_launch_us(const char *value, double *out)
     return true;
 }
 
-/* --launch-us, parsed strictly (a double option took "nan" and the -1 that
- * means "not given" silently) */
-static gboolean launch_us_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
+/* --launch-us and --launch-channel-us, parsed strictly (a double option took
+ * "nan" and the -1 that means "not given" silently); GLib passes the option's
+ * name as given ("--launch-us"). */
+static gboolean launch_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
 {
-    (void)name;
     sys_opts *o = data;
-    if (!sys_parse_launch_us(value, &o->launch_us)) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--launch-us: expected microseconds in 0..1e6, got '%s'", value ? value : "");
-        return FALSE;
-    }
-    return TRUE;
-}
-
-static gboolean launch_ch_us_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
-{
-    (void)name;
-    sys_opts *o = data;
-    if (!sys_parse_launch_us(value, &o->launch_ch_us)) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--launch-channel-us: expected microseconds in 0..1e6, got '%s'", value ? value : "");
+    bool ch = g_str_has_suffix(name, "channel-us");
+    if (!sys_parse_launch_us(value, ch ? &o->launch_ch_us : &o->launch_us)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: expected microseconds in 0..1e6, got '%s'",
+                    ch ? "--launch-channel-us" : "--launch-us", value ? value : "");
         return FALSE;
     }
     return TRUE;
@@ -48,8 +37,8 @@ GOptionGroup *sys_opts_group(sys_opts *o)
         {"gpus", 0, 0, G_OPTION_ARG_INT, &o->gpus, "use the first G GPUs of each server [all]", "G"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric (ib-hdr, ib-ndr, ...)", "F"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "override a topology parameter (repeatable)", "KEY=VALUE"},
-        {"launch-us", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)launch_us_arg, "host launch cost per GPU kernel, us [the topology's calibration, else 2.5]", "US"},
-        {"launch-channel-us", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)launch_ch_us_arg, "host cost per channel of a GPU's kernel launch, us [0.1]", "US"},
+        {"launch-us", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)launch_arg, "host launch cost per GPU kernel, us [the topology's calibration, else 2.5]", "US"},
+        {"launch-channel-us", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)launch_arg, "host cost per channel of a GPU's kernel launch, us [0.1]", "US"},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &o->exact, "simulate every rank and every collective: no folded rings on "
          "large symmetric clusters, no reuse of repeated collectives in replays (slower; docs/performance.md)", NULL},
         {0},
