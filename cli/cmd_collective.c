@@ -48,7 +48,16 @@ static bool write_timeline(const char *path, const coll_system *sys, coll_kind k
         char *label = g_strdup_printf("%s %s: %s/%s, %d channel%s, %d ranks", coll_kind_name(kind), sz,
                                       coll_algo_name(req.algo), coll_proto_name(req.proto), req.nchannels,
                                       req.nchannels == 1 ? "" : "s", sys->nranks);
-        ok = timeline_write_coll(path, label, coll_setup_us(sys, &req), res.time_us, sys->fab, 64, err);
+        double setup = coll_setup_us(sys, &req);
+        int g = sys->gpus_per_thread > 0 ? sys->gpus_per_thread : 1;
+        double host = g * (sys->launch_us + req.nchannels * sys->launch_ch_us);
+        char *detail = g_strdup_printf("host launch %d GPU%s x (%.2f us + %d channel%s x %.2f us) = %.2f us, "
+                                       "then NCCL's %s/%s base latency %.2f us",
+                                       g, g == 1 ? "" : "s", sys->launch_us, req.nchannels,
+                                       req.nchannels == 1 ? "" : "s", sys->launch_ch_us, host,
+                                       coll_algo_name(req.algo), coll_proto_name(req.proto), setup - host);
+        ok = timeline_write_coll(path, label, setup, detail, res.time_us, sys->fab, 64, err);
+        g_free(detail);
         g_free(label);
         if (ok && fabric_records_dropped(sys->fab))
             fprintf(stderr, "conveyor collective: %s holds the first %u chunks; %" G_GUINT64_FORMAT

@@ -826,7 +826,7 @@ static void test_coll_timeline_records_the_run(void)
     const char *out = "/tmp/conveyor-test-coll-timeline.json";
     double setup = coll_setup_us(&sys, &req);
     CU_ASSERT_DOUBLE_EQUAL(setup, 2.5 + 8.4, 1e-9); /* launch + Ring/Simple base latency */
-    CU_ASSERT_TRUE_FATAL(timeline_write_coll(out, "all_reduce 4 MiB", setup, rec.time_us, f, 8, &err));
+    CU_ASSERT_TRUE_FATAL(timeline_write_coll(out, "all_reduce 4 MiB", setup, NULL, rec.time_us, f, 8, &err));
     fabric_set_recording(f, false);
     char *text = NULL;
     CU_ASSERT_TRUE_FATAL(g_file_get_contents(out, &text, NULL, NULL));

@@ -154,8 +154,8 @@ gboolean timeline_write(const char *path, const trace *t, const replay_result *r
     return finish(o, tmp, path, err);
 }
 
-gboolean timeline_write_coll(const char *path, const char *label, double setup_us, double total_us, fabric *f,
-                             int max_links, GError **err)
+gboolean timeline_write_coll(const char *path, const char *label, double setup_us, const char *setup_detail,
+                             double total_us, fabric *f, int max_links, GError **err)
 {
     char *tmp;
     FILE *o = open_tmp(path, &tmp, err);
@@ -168,7 +168,13 @@ gboolean timeline_write_coll(const char *path, const char *label, double setup_u
     fprintf(o, "}}");
     double setup = setup_us < total_us ? setup_us : total_us;
     fprintf(o, ",\n{\"ph\":\"X\",\"cat\":\"setup\",\"name\":\"launch + NCCL base latency\",\"pid\":0,\"tid\":0,"
-               "\"ts\":0,\"dur\":%.6f}", setup);
+               "\"ts\":0,\"dur\":%.6f", setup);
+    if (setup_detail) {
+        fprintf(o, ",\"args\":{\"detail\":");
+        json_str(o, setup_detail);
+        fprintf(o, "}");
+    }
+    fprintf(o, "}");
     fprintf(o, ",\n{\"ph\":\"X\",\"cat\":\"collective\",\"name\":");
     json_str(o, label);
     fprintf(o, ",\"pid\":0,\"tid\":0,\"ts\":%.6f,\"dur\":%.6f}", setup, total_us - setup);

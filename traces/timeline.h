@@ -15,9 +15,10 @@ gboolean timeline_write(const char *path, const trace *t, const replay_result *r
 
 /* Write the timeline of one collective recorded on f (fabric_set_recording
  * before coll_run): a track with the setup (host launch and NCCL's base
- * latency, setup_us) and then the transfers until total_us, under `label`;
- * and the max_links busiest links with their chunks and utilisation. */
-gboolean timeline_write_coll(const char *path, const char *label, double setup_us, double total_us, fabric *f,
-                             int max_links, GError **err);
+ * latency, setup_us; setup_detail, if not NULL, says how it adds up) and
+ * then the transfers until total_us, under `label`; and the max_links
+ * busiest links with their chunks and utilisation. */
+gboolean timeline_write_coll(const char *path, const char *label, double setup_us, const char *setup_detail,
+                             double total_us, fabric *f, int max_links, GError **err);
 
 #endif

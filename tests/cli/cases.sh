@@ -41,6 +41,8 @@ check collective-empty-redop 2 "unknown -o op ''" -- collective --topo dgx-h100 
 check scale-sizes-trailing-garbage 2 "bad sizes '8..16x'" -- scale --model llama2-7b --systems dgx-h100:8..16x
 check replay-g-negative 2 '-g must be in 1..1024' -- replay --topo dgx-a100 --gpus 2 -g -1 docs/examples/two-rank-overlap.json
 check validate-max-error-nan 2 '--max-error must be a percentage' -- validate --topo dgx-a100 --max-error nan tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
+# the setup slice says how it adds up: 8 GPUs x (2.5 + 16 NVLS channels x 0.1) us, NVLS base latency 0
+check collective-timeline-setup-detail 0 'host launch 8 GPUs x \(2\.50 us \+ 16 channels x 0\.10 us\) = 32\.80 us, then NCCL.s NVLS/Simple base latency 0\.00 us' -- collective --topo dgx-h100 -g 8 -b 64M -e 64M --timeline /dev/stdout
 check collective-timeline-bad-path 2 '/nonexistent/t\.json: cannot write' -- collective --topo dgx-h100 -b 1M -e 1M --timeline /nonexistent/t.json
 check collective-csv-band 0 'busbw_lo_GBps,busbw_hi_GBps' -- collective --topo dgx-h100 -b 1M -e 1M --format csv
 check scale-uneven-dp-groups 0 'dgx-h100 +H100-SXM +72 +1 +2 +36' -- scale --model llama3-8b --systems dgx-h100:72 --tp 1 --pp 2 --sp --zero 1 --global-batch 576 --seq 256
