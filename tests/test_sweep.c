@@ -85,6 +85,25 @@ static void test_ranges_expand_inclusively(void)
     sweep_spec_free(s);
 }
 
+/* Numbers print as written: shortest round trip for listed values (0.1, not
+ * 0.10000000000000001), twelve digits for a range's sums (0.3, not
+ * 0.30000000000000004). */
+static void test_decimal_values_print_as_written(void)
+{
+    GError *err = NULL;
+    sweep_spec *s = sweep_spec_load(DATA "decimals.json", &cat, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    GPtrArray *nic = s->axis_values->pdata[0], *lu = s->axis_values->pdata[1];
+    const char *want_nic[] = {"0.1", "1e-07", "2.5"}, *want_lu[] = {"0", "0.1", "0.2", "0.3"};
+    CU_ASSERT_EQUAL_FATAL(nic->len, 3);
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_STRING_EQUAL(nic->pdata[i], want_nic[i]);
+    CU_ASSERT_EQUAL_FATAL(lu->len, 4);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_STRING_EQUAL(lu->pdata[i], want_lu[i]);
+    sweep_spec_free(s);
+}
+
 /* ---- bad specs: code and line ---------------------------------------------- */
 
 static void test_bad_specs_report_code_and_line(void)
@@ -395,6 +414,7 @@ int main(void)
     static const test_case cases[] = {
         {"/sweep/grid/last-axis-fastest", test_grid_last_axis_varies_fastest},
         {"/sweep/grid/ranges-inclusive", test_ranges_expand_inclusively},
+        {"/sweep/spec/decimal-values-print-as-written", test_decimal_values_print_as_written},
         {"/sweep/spec/bad-code-and-line", test_bad_specs_report_code_and_line},
         {"/sweep/csv/quote-and-split", test_csv_quotes_and_splits_back},
         {"/sweep/csv/writer-order", test_writer_holds_rows_until_earlier_ones_are_out},

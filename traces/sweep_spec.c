@@ -59,6 +59,13 @@ static char *fmt_num(double v)
     if (v == floor(v) && fabs(v) < 1e15)
         return g_strdup_printf("%.0f", v);
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    for (int prec = 1; prec < 17; prec++) { /* (g_ascii_dtostr alone writes 0.1 as 0.10000000000000001) */
+        char fmt[8];
+        g_snprintf(fmt, sizeof fmt, "%%.%dg", prec);
+        g_ascii_formatd(buf, sizeof buf, fmt, v);
+        if (g_ascii_strtod(buf, NULL) == v)
+            return g_strdup(buf);
+    }
     return g_strdup(g_ascii_dtostr(buf, sizeof buf, v));
 }
 
@@ -210,7 +217,8 @@ static bool parse_range(pctx *c, const cJSON *r, const char *path, GPtrArray *ou
             break;
         if (out->len >= MAX_AXIS_VALUES)
             return fail(c, SWEEP_ERROR_VALUE, path, "more than %d values", MAX_AXIS_VALUES);
-        g_ptr_array_add(out, fmt_num(x));
+        char buf[G_ASCII_DTOSTR_BUF_SIZE]; /* a range's decimal values: 0 + 3 x 0.1 is 0.3, not 0.30000000000000004 */
+        g_ptr_array_add(out, fmt_num(g_ascii_strtod(g_ascii_formatd(buf, sizeof buf, "%.12g", x), NULL)));
     }
     return true;
 }
