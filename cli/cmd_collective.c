@@ -17,6 +17,7 @@
 typedef struct {
     char *op, *minb, *maxb, *stepb, *dtype, *redop, *algo, *proto, *format, *plot, *timeline;
     gint factor, root, iters, warmup;
+    gint nthreads, check, agg, blocking, average, graph; /* nccl-tests' -t -c -m -z -a -G */
     gboolean explain;
 } coll_opts;
 
@@ -77,6 +78,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
                         "broadcast, reduce, alltoall, sendrecv)\n", co->op);
         return EXIT_BADINPUT;
     }
+    int root = coll_default_root(kind) >= 0 ? co->root : -1; /* (other collectives print -1, as nccl-tests) */
     nccltests_dtype dt;
     if (nccltests_dtype_from_name(co->dtype ? co->dtype : "float", &dt) != 0) {
         fprintf(stderr, "conveyor collective: unknown -d type '%s'\n", co->dtype);
@@ -108,6 +110,11 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         topo_free(t);
         return cli_fail(err);
     }
+    if (root >= sys.nranks) {
+        fprintf(stderr, "conveyor collective: -r %d: the system has ranks 0..%d\n", root, sys.nranks - 1);
+        topo_free(t);
+        return EXIT_BADINPUT;
+    }
     size_t elt = nccltests_dtype_bytes(dt), n = req->len;
     uint64_t *sizes = g_new(uint64_t, n);
     for (size_t i = 0; i < n; i++)
@@ -118,7 +125,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     const char *pspec = co->proto ? co->proto : g_getenv("NCCL_PROTO");
     int rc = EXIT_OK;
     nccltests_redop redop = coll_is_reducing(kind) ? op : NCCLTESTS_OP_NONE;
-    if (!simsweep_run(&sys, kind, elt, nccltests_nvls_reduces(redop, dt), sizes, n, aspec, pspec, rows, ex,
+    if (!simsweep_run(&sys, kind, root, elt, nccltests_nvls_reduces(redop, dt), sizes, n, aspec, pspec, rows, ex,
                       "collective", &err)) {
         rc = cli_fail(err);
         goto out;
@@ -152,10 +159,10 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
                                          ex[i].nchannels);
     }
     nccltests_sweep sw = {.coll = kind, .dtype = dt, .redop = redop,
-                          .root = coll_default_root(kind), .nranks = sys.nranks, .version = "2.19.6",
-                          .nccl_code = COLL_NCCL_CODE, .nthreads = 1, .ngpus = sys.gpus_per_thread,
+                          .root = root, .nranks = sys.nranks, .version = "2.19.6",
+                          .nccl_code = COLL_NCCL_CODE, .nthreads = co->nthreads, .ngpus = sys.gpus_per_thread,
                           .min_bytes = lo, .max_bytes = hi, .step_factor = co->factor, .step_bytes = step,
-                          .warmup_iters = co->warmup, .iters = co->iters, .agg_iters = 1, .validation = 1,
+                          .warmup_iters = co->warmup, .iters = co->iters, .agg_iters = co->agg, .validation = co->check, .graph = co->graph,
                           .devices = dev, .ndevices = (size_t)sys.nranks, .rows = rows, .nrows = n,
                           .band_lo = any ? blo : NULL, .band_hi = any ? bhi : NULL, .setup_log = setup_log,
                           .row_log = (const char *const *)row_log};
@@ -197,7 +204,7 @@ out:
 
 int cmd_collective(int argc, char **argv)
 {
-    coll_opts co = {.factor = 0, .iters = 20, .warmup = 1};
+    coll_opts co = {.factor = 0, .iters = 20, .warmup = 1, .nthreads = 1, .check = 1, .agg = 1, .average = 1};
     sys_opts so = {.gpus_per_thread = 1}; /* nccl-tests' -g default (0 given is an error below) */
     GOptionEntry e[] = {
         {"op", 0, 0, G_OPTION_ARG_STRING, &co.op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv", "OP"},
@@ -210,6 +217,16 @@ int cmd_collective(int argc, char **argv)
         {"ngpus", 'g', 0, G_OPTION_ARG_INT, &so.gpus_per_thread, "GPUs driven by one host thread, as nccl-tests -g [1]", "G"},
         {"iters", 'n', 0, G_OPTION_ARG_INT, &co.iters, "printed in the header only (the simulation has no noise) [20]", "N"},
         {"warmup_iters", 'w', 0, G_OPTION_ARG_INT, &co.warmup, "printed in the header only [1]", "N"},
+        {"root", 'r', 0, G_OPTION_ARG_INT, &co.root, "root rank of broadcast and reduce, as nccl-tests -r [0]", "R"},
+        {"nthreads", 't', 0, G_OPTION_ARG_INT, &co.nthreads, "host threads per process, as nccl-tests -t: printed; "
+         "each drives -g GPUs, launched in parallel with the other threads' [1]", "T"},
+        {"check", 'c', 0, G_OPTION_ARG_INT, &co.check, "printed in the header (validation: N) [1]", "N"},
+        {"agg_iters", 'm', 0, G_OPTION_ARG_INT, &co.agg, "operations per iteration; 1 is what is simulated [1]", "M"},
+        {"blocking", 'z', 0, G_OPTION_ARG_INT, &co.blocking, "0 or 1, as nccl-tests -z: the host launch is charged "
+         "to every collective either way [0]", "Z"},
+        {"average", 'a', 0, G_OPTION_ARG_INT, &co.average, "0-3 (rank 0, mean, min, max over ranks), as nccl-tests -a: "
+         "the simulated ranks finish together, so all give the same time [1]", "A"},
+        {"cudagraph", 'G', 0, G_OPTION_ARG_INT, &co.graph, "CUDA graph launches; 0 is what is simulated [0]", "N"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &co.algo, "force algorithms, NCCL_ALGO syntax (e.g. ring, ^nvls)", "LIST"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &co.proto, "force protocols, NCCL_PROTO syntax (LL, LL128, Simple)", "LIST"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &co.format, "text (nccl-tests), csv or json [text]", "FMT"},
@@ -231,9 +248,22 @@ int cmd_collective(int argc, char **argv)
         fprintf(stderr, "conveyor collective: -g must be in 1..1024\n");
         rc = EXIT_BADINPUT;
     }
-    /* nccl-tests: -f multiplies when > 1, else sizes step by -i; -n, -w are counts */
-    if (rc == EXIT_OK && (co.factor < 0 || co.iters < 0 || co.warmup < 0)) {
-        fprintf(stderr, "conveyor collective: -f, -n and -w must be >= 0\n");
+    /* nccl-tests: -f multiplies when > 1, else sizes step by -i; -n, -w, -c are counts */
+    if (rc == EXIT_OK && (co.factor < 0 || co.iters < 0 || co.warmup < 0 || co.check < 0)) {
+        fprintf(stderr, "conveyor collective: -f, -n, -w and -c must be >= 0\n");
+        rc = EXIT_BADINPUT;
+    }
+    if (rc == EXIT_OK && (co.nthreads < 1 || co.nthreads > 1024 || co.root < 0 || co.blocking < 0 ||
+                          co.blocking > 1 || co.average < 0 || co.average > 3)) {
+        fprintf(stderr, "conveyor collective: -t must be in 1..1024, -r >= 0, -z 0 or 1, -a 0..3\n");
+        rc = EXIT_BADINPUT;
+    }
+    /* several operations per iteration (one group, one launch for the m) and
+     * CUDA graph launches change the host's share of the time: not modelled */
+    if (rc == EXIT_OK && (co.agg != 1 || co.graph != 0)) {
+        fprintf(stderr, "conveyor collective: %s is not modelled (the simulation launches one operation per "
+                        "iteration from the host); use %s\n", co.agg != 1 ? "-m other than 1" : "-G other than 0",
+                co.agg != 1 ? "-m 1" : "-G 0");
         rc = EXIT_BADINPUT;
     }
     if (rc == EXIT_OK)

@@ -187,6 +187,18 @@ static int cmd_show_dot(const char *sub, int argc, char **argv)
                    coll_p2p_level_name(env.p2p_level));
         print_graph(t);
         rc = print_routes(t);
+        coll_system sys; /* a mesh: the NVLink rings the collectives run on (models/ring_search.h) */
+        topo_coll_system(&sys, t, COLL_LAUNCH_US, 1);
+        if (rc == EXIT_OK && sys.rings.n > 0) {
+            printf("rings (NVLink mesh, NCCL's search): %d at %.1f GB/s each; channel c runs ring c mod %d\n",
+                   sys.rings.n, sys.rings.speed_GBps, sys.rings.n);
+            for (int r = 0; r < sys.rings.n; r++) {
+                printf("  ring %d:", r);
+                for (int i = 0; i < sys.rings.ppn; i++)
+                    printf(" %d", sys.rings.order[r][i]);
+                printf("\n");
+            }
+        }
     }
     topo_free(t);
 out:

@@ -202,8 +202,12 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
     nccltests_row *pred = g_new0(nccltests_row, n);
     simsweep_explain *ex = g_new0(simsweep_explain, n);
     size_t elt = nccltests_dtype_bytes(log->dtype);
-    if (!simsweep_run(&sys, log->coll, elt, nccltests_nvls_reduces(log->redop, log->dtype), sizes, n, algo, proto,
-                      pred, ex, "validate", &err)) {
+    if (coll_default_root(log->coll) >= 0 && log->root >= sys.nranks) {
+        g_set_error(&err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "%s: root %d in the log, but the system has %d ranks",
+                    path, log->root, sys.nranks);
+        rc = cli_fail(err);
+    } else if (!simsweep_run(&sys, log->coll, log->root, elt, nccltests_nvls_reduces(log->redop, log->dtype), sizes,
+                             n, algo, proto, pred, ex, "validate", &err)) {
         rc = cli_fail(err);
     } else {
         size_t np = 0;

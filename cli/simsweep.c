@@ -5,7 +5,7 @@
 
 #include "progress.h"
 
-static bool run_sizes(const coll_system *sys, coll_kind kind, size_t elt_bytes, bool nvls_reduces,
+static bool run_sizes(const coll_system *sys, coll_kind kind, int root, size_t elt_bytes, bool nvls_reduces,
                       const uint64_t *sizes, size_t n, const char *algo_spec, const char *proto_spec,
                       nccltests_row *rows, simsweep_explain *ex, cli_progress *pg, GError **err)
 {
@@ -24,14 +24,14 @@ static bool run_sizes(const coll_system *sys, coll_kind kind, size_t elt_bytes, 
         }
     }
     for (size_t i = 0; i < n; i++) {
-        coll_request req = {.kind = kind, .bytes = sizes[i], .root = coll_default_root(kind) < 0 ? 0 : coll_default_root(kind)};
+        coll_request req = {.kind = kind, .bytes = sizes[i]};
         if (!coll_tune(sys, kind, sizes[i], amask, pmask, &req, NULL)) {
             g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
                         "no enabled algorithm/protocol can run %s on this system (check --algo/--proto)",
                         coll_kind_name(kind));
             return false;
         }
-        req.root = coll_default_root(kind) < 0 ? 0 : coll_default_root(kind);
+        req.root = root > 0 && coll_default_root(kind) >= 0 ? root : 0;
         if (pg) {
             char sz[32];
             cli_progress_bytes(sz, sizeof sz, sizes[i]);
@@ -57,14 +57,14 @@ static bool run_sizes(const coll_system *sys, coll_kind kind, size_t elt_bytes, 
     return true;
 }
 
-bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, bool nvls_reduces, const uint64_t *sizes,
-                  size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
+bool simsweep_run(const coll_system *sys, coll_kind kind, int root, size_t elt_bytes, bool nvls_reduces,
+                  const uint64_t *sizes, size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
                   simsweep_explain *ex, const char *progress, GError **err)
 {
     cli_progress pgs, *pg = progress ? &pgs : NULL;
     if (pg)
         cli_progress_start(pg, progress);
-    bool ok = run_sizes(sys, kind, elt_bytes, nvls_reduces, sizes, n, algo_spec, proto_spec, rows, ex, pg, err);
+    bool ok = run_sizes(sys, kind, root, elt_bytes, nvls_reduces, sizes, n, algo_spec, proto_spec, rows, ex, pg, err);
     if (pg)
         cli_progress_end(pg);
     return ok;

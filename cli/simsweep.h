@@ -21,15 +21,15 @@ typedef struct {
 
 /* For each size (nccl-tests size column, bytes) fill rows[i] (size, count,
  * times, bandwidths; in-place = out-of-place) and, if ex is not NULL,
- * ex[i]. algo_spec/proto_spec are NCCL_ALGO/NCCL_PROTO-style strings or
+ * ex[i]. root: broadcast/reduce's root rank (< 0: rank 0). algo_spec/proto_spec are NCCL_ALGO/NCCL_PROTO-style strings or
  * NULL. nvls_reduces: whether NCCL can do the run's reduction and type in
  * the NVSwitch (nccltests_nvls_reduces); if not, NVLS and NVLSTree are not
  * candidates for all_reduce/reduce_scatter (NCCL's nvlsSupport). progress
  * (a command name, or NULL: none) draws a progress line naming the size that
  * runs (cli/progress.h). Returns false with *err on a bad spec or a failed
  * simulation. */
-bool simsweep_run(const coll_system *sys, coll_kind kind, size_t elt_bytes, bool nvls_reduces, const uint64_t *sizes,
-                  size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
+bool simsweep_run(const coll_system *sys, coll_kind kind, int root, size_t elt_bytes, bool nvls_reduces,
+                  const uint64_t *sizes, size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
                   simsweep_explain *ex, const char *progress, GError **err);
 
 /* The "# explain:" block (per size: algorithm, protocol, channels, busiest

@@ -32,7 +32,7 @@ static gboolean launch_arg(const gchar *name, const gchar *value, gpointer data,
 GOptionGroup *sys_opts_group(sys_opts *o)
 {
     GOptionEntry e[] = {
-        {"topo", 't', 0, G_OPTION_ARG_STRING, &o->topo, "shipped system name or topology file", "T"},
+        {"topo", 0, 0, G_OPTION_ARG_STRING, &o->topo, "shipped system name or topology file", "T"},
         {"nodes", 'N', 0, G_OPTION_ARG_INT, &o->nodes, "servers joined by the scale-out fabric [1]", "N"},
         {"gpus", 0, 0, G_OPTION_ARG_INT, &o->gpus, "use the first G GPUs of each server [all]", "G"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric (ib-hdr, ib-ndr, ...)", "F"},

@@ -316,9 +316,20 @@ static int ring_rank(const coll_system *sys, int c, int i)
     if (sys->uneven) /* servers hold different numbers of the ranks: rank order */
         return i;
     int node = i / sys->ppn, local = i % sys->ppn;
-    if (sys->nnodes > 1)
+    if (sys->nnodes > 1) /* channels enter each server at different GPUs (rails) */
         local = (local + c) % sys->ppn;
+    if (sys->rings.n > 0 && sys->rings.ppn == sys->ppn) /* a mesh: along channel c's NVLink ring */
+        local = sys->rings.order[c % sys->rings.n][local];
     return node * sys->ppn + local;
+}
+
+/* Where rank r sits on channel c's ring (ring_rank's inverse). */
+static int ring_pos(const coll_system *sys, int c, int r)
+{
+    for (int i = 0; i < sys->nranks; i++)
+        if (ring_rank(sys, c, i) == r)
+            return i;
+    return r;
 }
 
 static double per_channel_cap(const coll_exec *x, int nch)
@@ -538,10 +549,11 @@ static void ring_start(coll_exec *x)
         ring_unit *u = g_new0(ring_unit, m);
         g_ptr_array_add(x->garbage, u);
         uint32_t per = ch->nchunks * (uint32_t)(chain ? ch->nslices : ch->nsteps * ch->nslices);
+        /* a chain follows channel c's ring (NCCL's broadcast/reduce run on the rings): from the root
+         * for broadcast, from the root's successor for reduce (it ends at the root) */
+        int start = chain ? (ring_pos(sys, c, req->root) + (req->kind == COLL_REDUCE)) % n : 0;
         for (int i = 0; i < m; i++) {
-            /* chain positions start after the root for reduce, at it for broadcast */
-            int start = req->kind == COLL_REDUCE ? req->root + 1 : req->root;
-            int r = chain ? (start + i) % n : ring_rank(sys, c, i);
+            int r = chain ? ring_rank(sys, c, (start + i) % n) : ring_rank(sys, c, i);
             ring_unit *w = &u[i];
             w->ch = ch;
             w->x = x;
@@ -553,7 +565,7 @@ static void ring_start(coll_exec *x)
             w->block.Bps = cap > 0 ? cap / x->proto->wire_eff : 0;
             w->n_send = chain && i == n - 1 ? 0 : per;
             w->n_recv = chain && i == 0 ? 0 : per;
-            int nr = chain ? (start + i + 1) % n : ring_rank(sys, c, (i + 1) % m);
+            int nr = chain ? ring_rank(sys, c, (start + i + 1) % n) : ring_rank(sys, c, (i + 1) % m);
             if (w->n_send) {
                 w->route = coll_exec_route(x, sys->gpu[r], sys->gpu[nr], (uint32_t)c);
                 if (!w->route) {

@@ -40,6 +40,8 @@ typedef struct {
 typedef struct {
     coll_exec *x;
     int head, tree, N, ppn;
+    const uint8_t *ord; /* a mesh: the chain follows this NVLink ring (ring_search.h); NULL: GPU order */
+    uint8_t inv[COLL_RING_MAX_PPN]; /* local GPU -> its place in ord */
     uint64_t bytes, chunk;
     uint32_t nchunks, window;
     double pace_Bps;   /* per-channel thread block ceiling, wire bytes/s */
@@ -55,8 +57,18 @@ static uint64_t payload(const tree_chan *c, uint32_t k)
     return c->bytes - off < c->chunk ? c->bytes - off : c->chunk;
 }
 
-static int rank_at(const tree_chan *c, int node, int p) { return node * c->ppn + (c->head + p) % c->ppn; }
-static int pos_of(const tree_chan *c, int r) { return (r % c->ppn - c->head + c->ppn) % c->ppn; }
+/* chain position p of a node: from the channel's head along GPU order, or
+ * along its NVLink ring on a mesh */
+static int rank_at(const tree_chan *c, int node, int p)
+{
+    int k = (c->head + p) % c->ppn;
+    return node * c->ppn + (c->ord ? c->ord[k] : k);
+}
+static int pos_of(const tree_chan *c, int r)
+{
+    int k = c->ord ? c->inv[r % c->ppn] : r % c->ppn;
+    return (k - c->head + c->ppn) % c->ppn;
+}
 static int pos_to_node(const tree_chan *c, int p) { return c->tree ? c->N - 1 - p : p; }
 static int node_to_pos(const tree_chan *c, int i) { return c->tree ? c->N - 1 - i : i; }
 static int nkids(const tree_chan *c, int i)
@@ -327,6 +339,11 @@ static void tree_start(coll_exec *x)
         g_ptr_array_add(x->garbage, c);
         *c = (tree_chan){.x = x, .head = ci % sys->ppn, .tree = 2 * ci >= nch, .N = sys->nnodes, .ppn = sys->ppn,
                          .chunk = tree_chunk(x, nch, sys->ppn - 1 + depth + 1), .pace_Bps = tree_pace(x)};
+        if (sys->rings.n > 0 && sys->rings.ppn == sys->ppn) {
+            c->ord = sys->rings.order[ci % sys->rings.n];
+            for (int k = 0; k < sys->ppn; k++)
+                c->inv[c->ord[k]] = (uint8_t)k;
+        }
         c->bytes = coll_share(x->req->bytes, nch, ci, x->proto->grain);
         if (!c->bytes)
             continue;

@@ -20,6 +20,7 @@
 #include "models/fabric.h"
 #include "models/proto.h"
 #include "models/coll_kind.h"
+#include "models/ring_search.h"
 
 typedef enum {
     ALGO_TREE,
@@ -88,6 +89,8 @@ typedef struct {
                              * servers, e.g. 36 ranks on 8-GPU servers): only Ring (in rank
                              * order) and Direct run; the others assume ppn ranks per node */
     coll_nccl_env nccl;     /* NCCL_MIN/MAX_NCHANNELS, NCCL_MIN/MAX_CTAS, NCCL_NVLS_ENABLE (nccl_env.c) */
+    coll_rings rings;       /* NVLink rings inside a server where its GPU pairs differ (a mesh);
+                             * rings.n == 0: rank order (ring_search.h) */
 } coll_system;
 
 typedef struct {

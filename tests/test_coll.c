@@ -954,6 +954,56 @@ static void test_coll_p2p_read_ampere(void)
     topo_free(th);
 }
 
+
+/* NCCL's rings on an NVLink mesh (the DGX-1's hybrid cube mesh): every hop
+ * a direct NVLink, no pair carrying more rings one way than it has links,
+ * one ring per NVLink a GPU has; NVSwitch and PCIe systems keep GPU order.
+ * Rank order sent two of the eight hops through host memory (13.8 GB/s
+ * busbw at 1 GiB); on the rings the links bind. */
+static void test_coll_ring_mesh_search(void)
+{
+    coll_system sys;
+    topo *t = shipped("dgx1-v100", (topo_opts){0}, &sys);
+    CU_ASSERT_EQUAL_FATAL(sys.rings.n, 6);
+    CU_ASSERT_EQUAL(sys.rings.ppn, 8);
+    CU_ASSERT_DOUBLE_EQUAL(sys.rings.speed_GBps, 20.0, 1e-9); /* 25 GB/s x 0.8 */
+    int use[8][8] = {{0}};
+    for (int r = 0; r < sys.rings.n; r++) {
+        int seen = 0;
+        for (int i = 0; i < 8; i++) {
+            int a = sys.rings.order[r][i], b = sys.rings.order[r][(i + 1) % 8];
+            seen |= 1 << a;
+            const fab_route *rt = fabric_route(sys.fab, sys.gpu[a], sys.gpu[b], 0, NULL);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+            CU_ASSERT_EQUAL(rt->nhops, 1);
+            CU_ASSERT_EQUAL(fabric_link(sys.fab, rt->hop[0])->kind, LINK_NVLINK);
+            CU_ASSERT(++use[a][b] <= fabric_link(sys.fab, rt->hop[0])->count);
+        }
+        CU_ASSERT_EQUAL(seen, 0xff); /* a permutation */
+    }
+    coll_request req;
+    CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, 1u << 30, 1u << ALGO_RING, 1u << PROTO_SIMPLE, &req, NULL));
+    CU_ASSERT_EQUAL(req.nchannels, 12); /* 2 x 6 NVLinks */
+    coll_result res;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    double busbw = (1ull << 30) / res.time_us / 1e3 * 2 * 7 / 8;
+    CU_ASSERT(busbw > 100 && busbw <= 120); /* at most 6 rings x 20 GB/s */
+    CU_ASSERT_EQUAL(fabric_link(sys.fab, res.busiest)->kind, LINK_NVLINK);
+    /* a chain from any root follows a ring too */
+    req = (coll_request){.kind = COLL_BROADCAST, .bytes = 1u << 30, .root = 5, .algo = ALGO_RING,
+                         .proto = PROTO_SIMPLE, .nchannels = 12};
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    CU_ASSERT_EQUAL(fabric_link(sys.fab, res.busiest)->kind, LINK_NVLINK);
+    CU_ASSERT((1ull << 30) / res.time_us / 1e3 > 90);
+    topo_free(t);
+    static const char *const alike[] = {"dgx-a100", "dgx-h100", "pcie-gen4-8gpu-2socket", "hgx-b200"};
+    for (size_t i = 0; i < G_N_ELEMENTS(alike); i++) {
+        topo *ta = shipped(alike[i], (topo_opts){0}, &sys);
+        CU_ASSERT_EQUAL(sys.rings.n, 0);
+        topo_free(ta);
+    }
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -985,6 +1035,7 @@ int main(void)
         {"/coll/launch/per-channel", test_coll_launch_per_channel},
         {"/coll/tuner/small-tree-channels", test_coll_tuner_small_tree_channels},
         {"/coll/ring/p2p-read-ampere", test_coll_p2p_read_ampere},
+        {"/coll/ring/mesh-search", test_coll_ring_mesh_search},
         {0},
     };
     return test_main("coll", cases);

@@ -31,7 +31,7 @@ check collective-launch-channel-us-zero 0 '350\.28 ' -- collective --topo dgx-h1
 check collective-proto-none-left 2 "'\^LL,LL128,Simple' leaves no protocol" -- collective --topo dgx-h100 --proto '^LL,LL128,Simple'
 check collective-g-zero 2 '-g must be in 1..1024' -- collective --topo dgx-h100 -g 0
 check collective-f-one-steps-bytes 0 'step: 1048576\(bytes\)' -- collective --topo dgx-h100 -b 1M -e 3M -f 1
-check collective-f-negative 2 '-f, -n and -w must be >= 0' -- collective --topo dgx-h100 -f -1
+check collective-f-negative 2 '-f, -n, -w and -c must be >= 0' -- collective --topo dgx-h100 -f -1
 check collective-algo-other-collective-empty 0 '# Avg bus bandwidth' -- collective --topo dgx-h100 -b 1M -e 1M --algo 'allreduce:ring;broadcast:^ring,tree,nvls,nvlstree,collnetdirect,collnetchain,pat'
 check collective-proto-default-first 0 'explain: .* Ring +LL +24' -- collective --topo dgx-h100 --op all_gather -b 1M -e 1M --explain --proto '^LL128;allreduce:LL128'
 check replay-group-beyond-ranks 2 "group '0' names rank 1, but the trace has 1 rank \(a rank of a larger job: replicate it with --ranks 2\)" -- replay --topo dgx-h100 --gpus 1 tests/data/traces/kineto_old_style.json
@@ -41,6 +41,16 @@ check collective-empty-redop 2 "unknown -o op ''" -- collective --topo dgx-h100 
 check scale-sizes-trailing-garbage 2 "bad sizes '8..16x'" -- scale --model llama2-7b --systems dgx-h100:8..16x
 check replay-g-negative 2 '-g must be in 1..1024' -- replay --topo dgx-a100 --gpus 2 -g -1 docs/examples/two-rank-overlap.json
 check validate-max-error-nan 2 '--max-error must be a percentage' -- validate --topo dgx-a100 --max-error nan tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
+# nccl-tests' own flags: -t threads (header), -r root (simulated and printed), -c (header); -m/-G refused
+check collective-nccltests-header-flags 0 '^# nThread 2 nGpus 4 minBytes 1048576 maxBytes 1048576 .* agg iters: 1 validation: 0 graph: 0' -- collective --topo dgx-h100 -t 2 -g 4 -c 0 -z 1 -a 3 -b 1M -e 1M
+check collective-root 0 '^ +1048576 +262144 +float +none +5 ' -- collective --topo dgx-h100 --op broadcast -r 5 -b 1M -e 1M
+check collective-root-out-of-range 2 '-r 8: the system has ranks 0..7' -- collective --topo dgx-h100 --op reduce -r 8
+check collective-graph-not-modelled 2 '-G other than 0 is not modelled' -- collective --topo dgx-h100 -G 1
+check collective-agg-not-modelled 2 '-m other than 1 is not modelled' -- collective --topo dgx-h100 -m 4
+check collective-bad-blocking 2 '-z 0 or 1' -- collective --topo dgx-h100 -z 2
+# a mesh: NCCL's NVLink rings, not rank order (which went through host memory on the DGX-1)
+check topo-show-mesh-rings 0 '^rings \(NVLink mesh, NCCL.s search\): 6 at 20\.0 GB/s each' -- topo show dgx1-v100
+check collective-dgx1-nvlink-rings 0 'explain: +1073741824 +Ring +Simple +12 +n0\.gpu[0-9]->n0\.gpu[0-9] ' -- collective --topo dgx1-v100 -b 1G -e 1G --explain
 # the setup slice says how it adds up: 8 GPUs x (2.5 + 16 NVLS channels x 0.1) us, NVLS base latency 0
 check collective-timeline-setup-detail 0 'host launch 8 GPUs x \(2\.50 us \+ 16 channels x 0\.10 us\) = 32\.80 us, then NCCL.s NVLS/Simple base latency 0\.00 us' -- collective --topo dgx-h100 -g 8 -b 64M -e 64M --timeline /dev/stdout
 check collective-timeline-bad-path 2 '/nonexistent/t\.json: cannot write' -- collective --topo dgx-h100 -b 1M -e 1M --timeline /nonexistent/t.json
