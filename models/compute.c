@@ -17,35 +17,36 @@
 static const gpu_spec gpus[] = {
     {"V100-SXM2", 70, 80, {125 * T, 0, 15.7 * T}, 900 * GB, 32 * GIB,
      "NVIDIA Tesla V100 datasheet (SXM2): 125 TFLOPS tensor (fp16), 15.7 TFLOPS fp32, 900 GB/s HBM2, 32 GB; "
-     "80 SMs (Volta whitepaper)"},
+     "80 SMs (Volta whitepaper)",
+     0.73 /* fitted: Megatron-LM 2020 table, 1.2B on one DGX-2 V100 (docs/workloads.md) */},
     {"A100-SXM4", 80, 108, {312 * T, 0, 19.5 * T}, 2039 * GB, 80 * GIB,
      "NVIDIA A100 datasheet (SXM 80GB): 312 TFLOPS bf16 dense, 19.5 TFLOPS fp32, 2,039 GB/s HBM2e; "
-     "108 SMs (Ampere whitepaper)"},
+     "108 SMs (Ampere whitepaper)", 0},
     {"H100-SXM", 90, 132, {989.4 * T, 1978.9 * T, 66.9 * T}, 3350 * GB, 80 * GIB,
      "NVIDIA H100 datasheet (SXM5): 989 TFLOPS bf16 and 1,979 TFLOPS fp8 dense (half the sparse figures), "
-     "67 TFLOPS fp32, 3.35 TB/s HBM3, 80 GB; 132 SMs (Hopper whitepaper)"},
+     "67 TFLOPS fp32, 3.35 TB/s HBM3, 80 GB; 132 SMs (Hopper whitepaper)", 0},
     {"H100-PCIe", 90, 114, {756 * T, 1513 * T, 51.2 * T}, 2000 * GB, 80 * GIB,
-     "NVIDIA H100 datasheet (PCIe): 756 TFLOPS bf16 and 1,513 TFLOPS fp8 dense, 51 TFLOPS fp32, 2 TB/s; 114 SMs"},
+     "NVIDIA H100 datasheet (PCIe): 756 TFLOPS bf16 and 1,513 TFLOPS fp8 dense, 51 TFLOPS fp32, 2 TB/s; 114 SMs", 0},
     {"H200", 90, 132, {989.4 * T, 1978.9 * T, 66.9 * T}, 4800 * GB, 141 * GB,
      "NVIDIA H200 datasheet (SXM): 989 TFLOPS bf16 and 1,979 TFLOPS fp8 dense, 67 TFLOPS fp32, 4.8 TB/s "
-     "HBM3e, 141 GB; 132 SMs (same GH100 configuration as H100 SXM)"},
+     "HBM3e, 141 GB; 132 SMs (same GH100 configuration as H100 SXM)", 0},
     {"B200", 100, 148, {2250 * T, 4500 * T, 75 * T}, 8000 * GB, 180 * GB,
      "NVIDIA HGX B200 datasheet, 8 GPUs: 36 PFLOPS bf16 and 72 PFLOPS fp8 with sparsity -> 2.25 / 4.5 "
      "PFLOPS dense per GPU, 600 TFLOPS fp32 -> 75 per GPU, 64 TB/s HBM3e -> 8 TB/s, 1.44 TB -> 180 GB; "
-     "148 SMs (Blackwell technical brief)"},
+     "148 SMs (Blackwell technical brief)", 0},
     {"GB200", 100, 148, {2500 * T, 5000 * T, 80 * T}, 8000 * GB, 186 * GB,
      "NVIDIA GB200 NVL72 datasheet, 72 GPUs: 360 PFLOPS bf16 and 720 PFLOPS fp8 with sparsity -> 2.5 / 5 "
      "PFLOPS dense per GPU, 5,760 TFLOPS fp32 -> 80 per GPU, 576 TB/s HBM3e -> 8 TB/s, 13.4 TB -> 186 GB; "
-     "148 SMs"},
+     "148 SMs", 0},
     {"RTX 4090", 89, 128, {165.2 * T, 330.3 * T, 82.6 * T}, 1008 * GB, 24 * GIB,
      "NVIDIA Ada Lovelace whitepaper, appendix (GeForce RTX 4090): 165.2 TFLOPS bf16/fp16 tensor with fp32 "
-     "accumulate, 330.3 TFLOPS fp8 (fp32 accumulate), 82.6 TFLOPS fp32, 1,008 GB/s GDDR6X, 24 GB, 128 SMs"},
+     "accumulate, 330.3 TFLOPS fp8 (fp32 accumulate), 82.6 TFLOPS fp32, 1,008 GB/s GDDR6X, 24 GB, 128 SMs", 0},
     {"L40S", 89, 142, {362.05 * T, 733 * T, 91.6 * T}, 864 * GB, 48 * GIB,
      "NVIDIA L40S datasheet: 362 TFLOPS bf16 and 733 TFLOPS fp8 dense (half the sparse figures), 91.6 "
-     "TFLOPS fp32, 864 GB/s GDDR6, 48 GB; 142 SMs"},
+     "TFLOPS fp32, 864 GB/s GDDR6, 48 GB; 142 SMs", 0},
     {"RTX 2080 Ti", 75, 68, {53.8 * T, 0, 13.4 * T}, 616 * GB, 11 * GIB,
      "NVIDIA Turing whitepaper, appendix (GeForce RTX 2080 Ti reference): 53.8 TFLOPS fp16 tensor with fp32 "
-     "accumulate, 13.4 TFLOPS fp32, 616 GB/s GDDR6, 11 GB, 68 SMs"},
+     "accumulate, 13.4 TFLOPS fp32, 616 GB/s GDDR6, 11 GB, 68 SMs", 0},
 };
 
 /* Topology model strings -> table names: the first pattern found in the
@@ -97,7 +98,7 @@ void compute_model_init(gpu_model *g, const gpu_spec *spec)
 {
     *g = (gpu_model){.spec = *spec, .kernel_ps = DEFAULT_KERNEL_US * 1e6, .gemm_k0 = DEFAULT_GEMM_K0,
                      .comm_penalty = DEFAULT_COMM_PENALTY, .sm_share = true};
-    g->eff_flops[KC_GEMM] = DEFAULT_GEMM_EFF;
+    g->eff_flops[KC_GEMM] = spec->gemm_eff > 0 ? spec->gemm_eff : DEFAULT_GEMM_EFF;
     g->eff_flops[KC_ATTN] = DEFAULT_ATTN_EFF;
     g->eff_flops[KC_ELEM] = DEFAULT_ELEM_EFF;
     for (int k = 0; k < KC_KINDS; k++)

@@ -25,6 +25,8 @@ typedef struct {
     double hbm_Bps;                    /* device memory bandwidth, bytes/s */
     double mem_bytes;                  /* device memory, bytes */
     const char *source;                /* datasheet / whitepaper the numbers come from */
+    double gemm_eff;                   /* this kind's default GEMM efficiency, fitted on its own one-GPU
+                                        * published run (docs/workloads.md); 0: the shared default */
 } gpu_spec;
 
 typedef struct {

@@ -41,7 +41,7 @@ static char *load_fails(const char *name, const char *const *sets, const char *f
 
 /* GPUs per server by the vendors' system descriptions. */
 static const struct { const char *name; int gpus; } shipped[] = {
-    {"aws-p5", 8}, {"dgx-a100", 8}, {"dgx-h100", 8}, {"dgx1-v100", 8}, {"gb200-nvl72", 4},
+    {"aws-p5", 8}, {"dgx-a100", 8}, {"dgx-h100", 8}, {"dgx1-v100", 8}, {"dgx2-v100", 16}, {"gb200-nvl72", 4},
     {"hgx-b200", 8}, {"hgx-h200", 8}, {"pcie-gen3-2gpu", 2}, {"pcie-gen4-4gpu", 4},
     {"pcie-gen4-8gpu-2socket", 8}, {"pcie-gen5-8gpu-2socket", 8},
 };

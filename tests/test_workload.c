@@ -86,6 +86,10 @@ static void test_compute_gpu_lookup_and_errors(void)
     CU_ASSERT_FALSE(compute_model_set(&g, "gpu.gemm_eff=1.5", &err));
     CU_ASSERT_TRUE(g_error_matches(err, COMPUTE_ERROR, COMPUTE_ERROR_SET));
     g_clear_error(&err);
+    /* a kind's own fitted GEMM efficiency (V100: its one-GPU Megatron row), else the shared 0.60 */
+    CU_ASSERT_DOUBLE_EQUAL(gpu("V100").eff_flops[KC_GEMM], 0.73, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(gpu("A100").eff_flops[KC_GEMM], 0.60, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(gpu("H200").eff_flops[KC_GEMM], 0.60, 1e-12);
 }
 
 
