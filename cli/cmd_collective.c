@@ -79,14 +79,38 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         return EXIT_BADINPUT;
     }
     int root = coll_default_root(kind) >= 0 ? co->root : -1; /* (other collectives print -1, as nccl-tests) */
-    nccltests_dtype dt;
-    if (nccltests_dtype_from_name(co->dtype ? co->dtype : "float", &dt) != 0) {
-        fprintf(stderr, "conveyor collective: unknown -d type '%s'\n", co->dtype);
+    /* -d all / -o all: one table over every type / reduction, in nccl-tests' order (its test_types,
+     * test_ops; fp8 where the GPU reduces it, below; PreMulSum "mulsum" is not modelled) */
+    static const nccltests_dtype all_dt[] = {NCCLTESTS_INT8,  NCCLTESTS_UINT8,   NCCLTESTS_INT32,   NCCLTESTS_UINT32,
+                                             NCCLTESTS_INT64, NCCLTESTS_UINT64,  NCCLTESTS_HALF,    NCCLTESTS_FLOAT,
+                                             NCCLTESTS_DOUBLE, NCCLTESTS_BFLOAT16, NCCLTESTS_FP8_E4M3, NCCLTESTS_FP8_E5M2};
+    static const nccltests_redop all_op[] = {NCCLTESTS_OP_SUM, NCCLTESTS_OP_PROD, NCCLTESTS_OP_MAX, NCCLTESTS_OP_MIN,
+                                             NCCLTESTS_OP_AVG};
+    nccltests_dtype dts[G_N_ELEMENTS(all_dt)];
+    nccltests_redop ops[G_N_ELEMENTS(all_op)];
+    size_t ndt = 1, nop = 1;
+    bool dt_all = co->dtype && !strcmp(co->dtype, "all"), op_all = co->redop && !strcmp(co->redop, "all");
+    if (dt_all) {
+        ndt = G_N_ELEMENTS(all_dt);
+        memcpy(dts, all_dt, sizeof all_dt);
+    } else if (nccltests_dtype_from_name(co->dtype ? co->dtype : "float", &dts[0]) != 0) {
+        fprintf(stderr, "conveyor collective: unknown -d type '%s' (or all)\n", co->dtype);
         return EXIT_BADINPUT;
     }
-    nccltests_redop op = NCCLTESTS_OP_SUM;
-    if (co->redop && (!*co->redop || nccltests_redop_from_name(co->redop, &op) != 0)) { /* ("" is a log's "none") */
-        fprintf(stderr, "conveyor collective: unknown -o op '%s'\n", co->redop);
+    ops[0] = NCCLTESTS_OP_SUM;
+    if (op_all) {
+        nop = G_N_ELEMENTS(all_op);
+        memcpy(ops, all_op, sizeof all_op);
+    } else if (co->redop && (!*co->redop || nccltests_redop_from_name(co->redop, &ops[0]) != 0)) { /* ("" is a log's "none") */
+        fprintf(stderr, "conveyor collective: unknown -o op '%s' (or all)\n", co->redop);
+        return EXIT_BADINPUT;
+    }
+    if (!coll_is_reducing(kind)) { /* nccl-tests runs those once per type, reduction "none" */
+        ops[0] = NCCLTESTS_OP_NONE;
+        nop = 1;
+    }
+    if ((dt_all || op_all) && (co->plot || co->timeline)) {
+        fprintf(stderr, "conveyor collective: --plot and --timeline take one type and one reduction (not -d all / -o all)\n");
         return EXIT_BADINPUT;
     }
     uint64_t lo = 33554432, hi = 33554432, step = 1048576;
@@ -115,21 +139,33 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         topo_free(t);
         return EXIT_BADINPUT;
     }
-    size_t elt = nccltests_dtype_bytes(dt), n = req->len;
+    if (dt_all && sys.gpu_sm < 90) /* fp8 reductions need sm 9.0 (NCCL) */
+        ndt -= 2;
+    size_t nreq = req->len, n = nreq * ndt * nop;
     uint64_t *sizes = g_new(uint64_t, n);
-    for (size_t i = 0; i < n; i++)
-        sizes[i] = nccltests_size_for_request(kind, g_array_index(req, uint64_t, i), sys.nranks, elt);
     nccltests_row *rows = g_new0(nccltests_row, n);
     simsweep_explain *ex = g_new0(simsweep_explain, n);
+    nccltests_dtype *row_dt = g_new(nccltests_dtype, n);
+    nccltests_redop *row_op = g_new(nccltests_redop, n);
     const char *aspec = co->algo ? co->algo : g_getenv("NCCL_ALGO");
     const char *pspec = co->proto ? co->proto : g_getenv("NCCL_PROTO");
     int rc = EXIT_OK;
-    nccltests_redop redop = coll_is_reducing(kind) ? op : NCCLTESTS_OP_NONE;
-    if (!simsweep_run(&sys, kind, root, elt, nccltests_nvls_reduces(redop, dt), sizes, n, aspec, pspec, rows, ex,
-                      "collective", &err)) {
-        rc = cli_fail(err);
-        goto out;
-    }
+    nccltests_dtype dt = dts[0];
+    nccltests_redop redop = ops[0];
+    for (size_t a = 0, off = 0; a < ndt; a++)
+        for (size_t b = 0; b < nop; b++, off += nreq) {
+            size_t elt = nccltests_dtype_bytes(dts[a]);
+            for (size_t i = 0; i < nreq; i++) {
+                sizes[off + i] = nccltests_size_for_request(kind, g_array_index(req, uint64_t, i), sys.nranks, elt);
+                row_dt[off + i] = dts[a];
+                row_op[off + i] = ops[b];
+            }
+            if (!simsweep_run(&sys, kind, root, elt, nccltests_nvls_reduces(ops[b], dts[a]), sizes + off, nreq, aspec,
+                              pspec, rows + off, ex + off, "collective", &err)) {
+                rc = cli_fail(err);
+                goto out;
+            }
+        }
     char *gname = g_strdup_printf("NVIDIA %s", t->gpu_model);
     char **hosts = g_new0(char *, sys.nranks + 1);
     nccltests_device *dev = g_new0(nccltests_device, sys.nranks);
@@ -155,8 +191,8 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     if (nccl_log_on("TUNING")) {
         row_log = g_new0(char *, n + 1);
         for (size_t i = 0; i < n; i++)
-            row_log[i] = nccl_log_tuning(prefix, kind, rows[i].count * (uint64_t)elt, ex[i].algo, ex[i].proto,
-                                         ex[i].nchannels);
+            row_log[i] = nccl_log_tuning(prefix, kind, rows[i].count * (uint64_t)nccltests_dtype_bytes(row_dt[i]),
+                                         ex[i].algo, ex[i].proto, ex[i].nchannels);
     }
     nccltests_sweep sw = {.coll = kind, .dtype = dt, .redop = redop,
                           .root = root, .nranks = sys.nranks, .version = "2.19.6",
@@ -165,7 +201,8 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
                           .warmup_iters = co->warmup, .iters = co->iters, .agg_iters = co->agg, .validation = co->check, .graph = co->graph,
                           .devices = dev, .ndevices = (size_t)sys.nranks, .rows = rows, .nrows = n,
                           .band_lo = any ? blo : NULL, .band_hi = any ? bhi : NULL, .setup_log = setup_log,
-                          .row_log = (const char *const *)row_log};
+                          .row_log = (const char *const *)row_log, .row_dtype = n > nreq ? row_dt : NULL,
+                          .row_redop = n > nreq ? row_op : NULL};
     if (!strcmp(fmt, "csv"))
         nccltests_write_csv(stdout, &sw);
     else if (!strcmp(fmt, "json"))
@@ -198,6 +235,8 @@ out:
     g_free(sizes);
     g_free(rows);
     g_free(ex);
+    g_free(row_dt);
+    g_free(row_op);
     topo_free(t);
     return rc;
 }

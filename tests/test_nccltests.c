@@ -139,6 +139,31 @@ static char *write_to_string(void (*fn)(FILE *, const nccltests_sweep *), const 
     return buf;
 }
 
+/* -d all / -o all: each row names its own type and reduction in the text,
+ * CSV and JSON tables. */
+static void test_writer_per_row_type_and_redop(void)
+{
+    nccltests_sweep s = golden_sweep();
+    s.nrows = 2;
+    static const nccltests_dtype dts[] = {NCCLTESTS_FLOAT, NCCLTESTS_HALF};
+    static const nccltests_redop ops[] = {NCCLTESTS_OP_SUM, NCCLTESTS_OP_MAX};
+    s.row_dtype = dts;
+    s.row_redop = ops;
+    size_t len;
+    char *text = write_to_string(nccltests_write, &s, &len);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "     float     sum"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "      half     max"));
+    char *csv = write_to_string(nccltests_write_csv, &s, &len);
+    CU_ASSERT_PTR_NOT_NULL(strstr(csv, ",float,sum,"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(csv, ",half,max,"));
+    char *json = write_to_string(nccltests_write_json, &s, &len);
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"half\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"max\""));
+    free(text);
+    free(csv);
+    free(json);
+}
+
 static void test_writer_golden_byte_for_byte(void)
 {
     nccltests_sweep s = golden_sweep();
@@ -579,6 +604,7 @@ int main(void)
         {"test_count_conventions_match_real_files", test_count_conventions_match_real_files},
         {"test_row_bw_closed_form", test_row_bw_closed_form},
         {"test_writer_golden_byte_for_byte", test_writer_golden_byte_for_byte},
+        {"test_writer_per_row_type_and_redop", test_writer_per_row_type_and_redop},
         {"test_writer_round_trip", test_writer_round_trip},
         {"test_writer_csv_and_json", test_writer_csv_and_json},
         {"test_reader_real_files", test_reader_real_files},

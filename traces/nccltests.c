@@ -227,6 +227,9 @@ static void write_table_header(FILE *f)
             "(GB/s)", "", "");
 }
 
+static nccltests_dtype row_dt(const nccltests_sweep *s, size_t i) { return s->row_dtype ? s->row_dtype[i] : s->dtype; }
+static nccltests_redop row_op(const nccltests_sweep *s, size_t i) { return s->row_redop ? s->row_redop[i] : s->redop; }
+
 void nccltests_write(FILE *f, const nccltests_sweep *s)
 {
     char prog[64], root[16], tstr[32], astr[32], bstr[32];
@@ -243,7 +246,7 @@ void nccltests_write(FILE *f, const nccltests_sweep *s)
         nccltests_row r = s->rows[i];
         nccltests_row_compute_bw(&r, s->coll, s->nranks);
         fprintf(f, "%12" G_GUINT64_FORMAT "  %12" G_GUINT64_FORMAT "  %8s  %6s  %6s", r.size_bytes,
-                r.count, nccltests_dtype_name(s->dtype), nccltests_redop_name(s->redop), root);
+                r.count, nccltests_dtype_name(row_dt(s, i)), nccltests_redop_name(row_op(s, i)), root);
         for (int p = 0; p < 2; p++) {
             float_str(tstr, sizeof tstr, r.time_us[p], 7);
             float_str(astr, sizeof astr, r.algbw_GBps[p], 6);
@@ -269,7 +272,7 @@ void nccltests_write_csv(FILE *f, const nccltests_sweep *s)
         nccltests_row r = s->rows[i];
         nccltests_row_compute_bw(&r, s->coll, s->nranks);
         fprintf(f, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%s,%d", r.size_bytes, r.count,
-                nccltests_dtype_name(s->dtype), nccltests_redop_name(s->redop), s->root);
+                nccltests_dtype_name(row_dt(s, i)), nccltests_redop_name(row_op(s, i)), s->root);
         for (int p = 0; p < 2; p++)
             fprintf(f, ",%.6g,%.6g,%.6g", r.time_us[p], r.algbw_GBps[p], r.busbw_GBps[p]);
         if (s->band_lo && s->band_lo[i] > 0)
@@ -305,8 +308,8 @@ void nccltests_write_json(FILE *f, const nccltests_sweep *s)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "size", (double)r.size_bytes);
         cJSON_AddNumberToObject(o, "count", (double)r.count);
-        cJSON_AddStringToObject(o, "type", nccltests_dtype_name(s->dtype));
-        cJSON_AddStringToObject(o, "redop", nccltests_redop_name(s->redop));
+        cJSON_AddStringToObject(o, "type", nccltests_dtype_name(row_dt(s, i)));
+        cJSON_AddStringToObject(o, "redop", nccltests_redop_name(row_op(s, i)));
         cJSON_AddNumberToObject(o, "root", s->root);
         cJSON *oop = json_placement(&r, NCCLTESTS_OOP);
         if (s->band_lo && s->band_lo[i] > 0) {

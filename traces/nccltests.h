@@ -129,6 +129,10 @@ typedef struct {
     size_t ndevices;
     const nccltests_row *rows; /* size, count, time_us used; bw recomputed */
     size_t nrows;
+    /* Optional per-row type and reduction (NULL: dtype/redop for every row):
+     * nccl-tests -d all / -o all print one table over every combination. */
+    const nccltests_dtype *row_dtype;
+    const nccltests_redop *row_redop;
     /* Optional error band per row (NULL: none; CSV and JSON only): the
      * measured busbw's 80% range as multiples of the predicted one
      * (topologies/accuracy.h). CSV adds busbw_lo_GBps,busbw_hi_GBps (out of
