@@ -79,6 +79,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         return EXIT_BADINPUT;
     }
     int root = coll_default_root(kind) >= 0 ? co->root : -1; /* (other collectives print -1, as nccl-tests) */
+    bool all_roots = coll_default_root(kind) >= 0 && co->root == -1; /* nccl-tests -r -1: every root in turn */
     /* -d all / -o all: one table over every type / reduction, in nccl-tests' order (its test_types,
      * test_ops; fp8 where the GPU reduces it, below; PreMulSum "mulsum" is not modelled) */
     static const nccltests_dtype all_dt[] = {NCCLTESTS_INT8,  NCCLTESTS_UINT8,   NCCLTESTS_INT32,   NCCLTESTS_UINT32,
@@ -109,8 +110,9 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         ops[0] = NCCLTESTS_OP_NONE;
         nop = 1;
     }
-    if ((dt_all || op_all) && (co->plot || co->timeline)) {
-        fprintf(stderr, "conveyor collective: --plot and --timeline take one type and one reduction (not -d all / -o all)\n");
+    if ((dt_all || op_all || all_roots) && (co->plot || co->timeline)) {
+        fprintf(stderr, "conveyor collective: --plot and --timeline take one type, one reduction and one root "
+                        "(not -d all / -o all / -r -1)\n");
         return EXIT_BADINPUT;
     }
     uint64_t lo = 33554432, hi = 33554432, step = 1048576;
@@ -134,6 +136,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         topo_free(t);
         return cli_fail(err);
     }
+    int nroot = all_roots ? sys.nranks : 1;
     if (root >= sys.nranks) {
         fprintf(stderr, "conveyor collective: -r %d: the system has ranks 0..%d\n", root, sys.nranks - 1);
         topo_free(t);
@@ -141,31 +144,36 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     }
     if (dt_all && sys.gpu_sm < 90) /* fp8 reductions need sm 9.0 (NCCL) */
         ndt -= 2;
-    size_t nreq = req->len, n = nreq * ndt * nop;
+    size_t nreq = req->len, n = nreq * ndt * nop * (size_t)nroot;
     uint64_t *sizes = g_new(uint64_t, n);
     nccltests_row *rows = g_new0(nccltests_row, n);
     simsweep_explain *ex = g_new0(simsweep_explain, n);
     nccltests_dtype *row_dt = g_new(nccltests_dtype, n);
     nccltests_redop *row_op = g_new(nccltests_redop, n);
+    int *row_rt = g_new(int, n);
     const char *aspec = co->algo ? co->algo : g_getenv("NCCL_ALGO");
     const char *pspec = co->proto ? co->proto : g_getenv("NCCL_PROTO");
     int rc = EXIT_OK;
     nccltests_dtype dt = dts[0];
     nccltests_redop redop = ops[0];
-    for (size_t a = 0, off = 0; a < ndt; a++)
-        for (size_t b = 0; b < nop; b++, off += nreq) {
-            size_t elt = nccltests_dtype_bytes(dts[a]);
-            for (size_t i = 0; i < nreq; i++) {
-                sizes[off + i] = nccltests_size_for_request(kind, g_array_index(req, uint64_t, i), sys.nranks, elt);
-                row_dt[off + i] = dts[a];
-                row_op[off + i] = ops[b];
+    size_t off = 0; /* nccl-tests' order: types, then reductions, then roots, then sizes */
+    for (size_t a = 0; a < ndt; a++)
+        for (size_t b = 0; b < nop; b++)
+            for (int r = 0; r < nroot; r++, off += nreq) {
+                size_t elt = nccltests_dtype_bytes(dts[a]);
+                int rt = all_roots ? r : root;
+                for (size_t i = 0; i < nreq; i++) {
+                    sizes[off + i] = nccltests_size_for_request(kind, g_array_index(req, uint64_t, i), sys.nranks, elt);
+                    row_dt[off + i] = dts[a];
+                    row_op[off + i] = ops[b];
+                    row_rt[off + i] = rt;
+                }
+                if (!simsweep_run(&sys, kind, rt, elt, nccltests_nvls_reduces(ops[b], dts[a]), sizes + off, nreq,
+                                  aspec, pspec, rows + off, ex + off, "collective", &err)) {
+                    rc = cli_fail(err);
+                    goto out;
+                }
             }
-            if (!simsweep_run(&sys, kind, root, elt, nccltests_nvls_reduces(ops[b], dts[a]), sizes + off, nreq, aspec,
-                              pspec, rows + off, ex + off, "collective", &err)) {
-                rc = cli_fail(err);
-                goto out;
-            }
-        }
     char *gname = g_strdup_printf("NVIDIA %s", t->gpu_model);
     char **hosts = g_new0(char *, sys.nranks + 1);
     nccltests_device *dev = g_new0(nccltests_device, sys.nranks);
@@ -202,7 +210,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
                           .devices = dev, .ndevices = (size_t)sys.nranks, .rows = rows, .nrows = n,
                           .band_lo = any ? blo : NULL, .band_hi = any ? bhi : NULL, .setup_log = setup_log,
                           .row_log = (const char *const *)row_log, .row_dtype = n > nreq ? row_dt : NULL,
-                          .row_redop = n > nreq ? row_op : NULL};
+                          .row_redop = n > nreq ? row_op : NULL, .row_root = all_roots ? row_rt : NULL};
     if (!strcmp(fmt, "csv"))
         nccltests_write_csv(stdout, &sw);
     else if (!strcmp(fmt, "json"))
@@ -237,6 +245,7 @@ out:
     g_free(ex);
     g_free(row_dt);
     g_free(row_op);
+    g_free(row_rt);
     topo_free(t);
     return rc;
 }
@@ -256,7 +265,7 @@ int cmd_collective(int argc, char **argv)
         {"ngpus", 'g', 0, G_OPTION_ARG_INT, &so.gpus_per_thread, "GPUs driven by one host thread, as nccl-tests -g [1]", "G"},
         {"iters", 'n', 0, G_OPTION_ARG_INT, &co.iters, "printed in the header only (the simulation has no noise) [20]", "N"},
         {"warmup_iters", 'w', 0, G_OPTION_ARG_INT, &co.warmup, "printed in the header only [1]", "N"},
-        {"root", 'r', 0, G_OPTION_ARG_INT, &co.root, "root rank of broadcast and reduce, as nccl-tests -r [0]", "R"},
+        {"root", 'r', 0, G_OPTION_ARG_INT, &co.root, "root rank of broadcast and reduce, as nccl-tests -r (-1: every root in turn) [0]", "R"},
         {"nthreads", 't', 0, G_OPTION_ARG_INT, &co.nthreads, "host threads per process, as nccl-tests -t: printed; "
          "each drives -g GPUs, launched in parallel with the other threads' [1]", "T"},
         {"check", 'c', 0, G_OPTION_ARG_INT, &co.check, "printed in the header (validation: N) [1]", "N"},
@@ -292,9 +301,9 @@ int cmd_collective(int argc, char **argv)
         fprintf(stderr, "conveyor collective: -f, -n, -w and -c must be >= 0\n");
         rc = EXIT_BADINPUT;
     }
-    if (rc == EXIT_OK && (co.nthreads < 1 || co.nthreads > 1024 || co.root < 0 || co.blocking < 0 ||
+    if (rc == EXIT_OK && (co.nthreads < 1 || co.nthreads > 1024 || co.root < -1 || co.blocking < 0 ||
                           co.blocking > 1 || co.average < 0 || co.average > 3)) {
-        fprintf(stderr, "conveyor collective: -t must be in 1..1024, -r >= 0, -z 0 or 1, -a 0..3\n");
+        fprintf(stderr, "conveyor collective: -t must be in 1..1024, -r >= -1 (-1: every root), -z 0 or 1, -a 0..3\n");
         rc = EXIT_BADINPUT;
     }
     /* several operations per iteration (one group, one launch for the m) and

@@ -139,23 +139,25 @@ static char *write_to_string(void (*fn)(FILE *, const nccltests_sweep *), const 
     return buf;
 }
 
-/* -d all / -o all: each row names its own type and reduction in the text,
- * CSV and JSON tables. */
+/* -d all / -o all / -r -1: each row names its own type, reduction and root
+ * in the text, CSV and JSON tables. */
 static void test_writer_per_row_type_and_redop(void)
 {
     nccltests_sweep s = golden_sweep();
     s.nrows = 2;
     static const nccltests_dtype dts[] = {NCCLTESTS_FLOAT, NCCLTESTS_HALF};
     static const nccltests_redop ops[] = {NCCLTESTS_OP_SUM, NCCLTESTS_OP_MAX};
+    static const int roots[] = {0, 3};
     s.row_dtype = dts;
     s.row_redop = ops;
+    s.row_root = roots;
     size_t len;
     char *text = write_to_string(nccltests_write, &s, &len);
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "     float     sum"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "      half     max"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "      half     max       3"));
     char *csv = write_to_string(nccltests_write_csv, &s, &len);
     CU_ASSERT_PTR_NOT_NULL(strstr(csv, ",float,sum,"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(csv, ",half,max,"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(csv, ",half,max,3,"));
     char *json = write_to_string(nccltests_write_json, &s, &len);
     CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"half\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"max\""));

@@ -229,6 +229,7 @@ static void write_table_header(FILE *f)
 
 static nccltests_dtype row_dt(const nccltests_sweep *s, size_t i) { return s->row_dtype ? s->row_dtype[i] : s->dtype; }
 static nccltests_redop row_op(const nccltests_sweep *s, size_t i) { return s->row_redop ? s->row_redop[i] : s->redop; }
+static int row_root(const nccltests_sweep *s, size_t i) { return s->row_root ? s->row_root[i] : s->root; }
 
 void nccltests_write(FILE *f, const nccltests_sweep *s)
 {
@@ -239,8 +240,8 @@ void nccltests_write(FILE *f, const nccltests_sweep *s)
     if (s->setup_log)
         fputs(s->setup_log, f);
     write_table_header(f);
-    snprintf(root, sizeof root, "%6i", s->root);
     for (size_t i = 0; i < s->nrows; i++) {
+        snprintf(root, sizeof root, "%6i", row_root(s, i));
         if (s->row_log && s->row_log[i])
             fputs(s->row_log[i], f);
         nccltests_row r = s->rows[i];
@@ -272,7 +273,7 @@ void nccltests_write_csv(FILE *f, const nccltests_sweep *s)
         nccltests_row r = s->rows[i];
         nccltests_row_compute_bw(&r, s->coll, s->nranks);
         fprintf(f, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%s,%d", r.size_bytes, r.count,
-                nccltests_dtype_name(row_dt(s, i)), nccltests_redop_name(row_op(s, i)), s->root);
+                nccltests_dtype_name(row_dt(s, i)), nccltests_redop_name(row_op(s, i)), row_root(s, i));
         for (int p = 0; p < 2; p++)
             fprintf(f, ",%.6g,%.6g,%.6g", r.time_us[p], r.algbw_GBps[p], r.busbw_GBps[p]);
         if (s->band_lo && s->band_lo[i] > 0)
@@ -310,7 +311,7 @@ void nccltests_write_json(FILE *f, const nccltests_sweep *s)
         cJSON_AddNumberToObject(o, "count", (double)r.count);
         cJSON_AddStringToObject(o, "type", nccltests_dtype_name(row_dt(s, i)));
         cJSON_AddStringToObject(o, "redop", nccltests_redop_name(row_op(s, i)));
-        cJSON_AddNumberToObject(o, "root", s->root);
+        cJSON_AddNumberToObject(o, "root", row_root(s, i));
         cJSON *oop = json_placement(&r, NCCLTESTS_OOP);
         if (s->band_lo && s->band_lo[i] > 0) {
             double b[2] = {r.busbw_GBps[NCCLTESTS_OOP] * s->band_lo[i], r.busbw_GBps[NCCLTESTS_OOP] * s->band_hi[i]};

@@ -133,6 +133,7 @@ typedef struct {
      * nccl-tests -d all / -o all print one table over every combination. */
     const nccltests_dtype *row_dtype;
     const nccltests_redop *row_redop;
+    const int *row_root; /* per-row root (NULL: root): -r -1 runs every root */
     /* Optional error band per row (NULL: none; CSV and JSON only): the
      * measured busbw's 80% range as multiples of the predicted one
      * (topologies/accuracy.h). CSV adds busbw_lo_GBps,busbw_hi_GBps (out of
