@@ -314,9 +314,15 @@ static bool row_identity(parser *p, const token *tok, int *k)
         p->dtype = dt;
         p->redop = op;
         p->root = root;
+    } else if (p->has_root && root != p->root && dt == p->dtype && op == p->redop) { /* nccl-tests -r -1 */
+        fail(p, NCCLTESTS_ERROR_MIXED, tok[*k - 1].col,
+             "expected one root per table (%d), got %d (a -r -1 run: validate the rows of one root at a time)", p->root,
+             root);
+        return false;
     } else if (dt != p->dtype || op != p->redop) {
         fail(p, NCCLTESTS_ERROR_MIXED, tok[dt != p->dtype ? 2 : 3].col,
-             "expected one type/redop per table (%s %s), got %s %s", nccltests_dtype_name(p->dtype),
+             "expected one type/redop per table (%s %s), got %s %s (a -d all / -o all run: validate the rows of "
+             "one type and reduction at a time)", nccltests_dtype_name(p->dtype),
              nccltests_redop_name(p->redop), nccltests_dtype_name(dt), nccltests_redop_name(op));
         return false;
     }
@@ -354,7 +360,8 @@ static bool data_row(parser *p, const char *line, const char *s)
     gpointer first = g_hash_table_lookup(p->sizes, &r.size_bytes);
     if (r.size_bytes > 0 && first) {
         fail(p, NCCLTESTS_ERROR_DUPLICATE_SIZE, tok[0].col,
-             "expected each size once per table, got %" G_GUINT64_FORMAT " again (first on line %d)",
+             "expected each size once per table, got %" G_GUINT64_FORMAT " again (first on line %d; a run over "
+             "several types, reductions or roots repeats its sizes: validate one at a time)",
              r.size_bytes, GPOINTER_TO_INT(first));
         return false;
     }
