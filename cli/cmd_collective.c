@@ -14,6 +14,10 @@
 #include "topologies/accuracy.h"
 #include "traces/timeline.h"
 
+/* Rows one run may print (sizes x types x reductions x roots): each is a
+ * simulation; 65,536 of the smallest take minutes here. */
+#define COLLECTIVE_MAX_ROWS 65536
+
 typedef struct {
     char *op, *minb, *maxb, *stepb, *dtype, *redop, *algo, *proto, *format, *plot, *timeline;
     gint factor, root, iters, warmup;
@@ -137,6 +141,12 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         return cli_fail(err);
     }
     int nroot = all_roots ? sys.nranks : 1;
+    if (sys.nranks % (co->nthreads * sys.gpus_per_thread) != 0) { /* ranks = processes x threads x GPUs */
+        fprintf(stderr, "conveyor collective: -t %d x -g %d does not divide the system's %d ranks\n", co->nthreads,
+                sys.gpus_per_thread, sys.nranks);
+        topo_free(t);
+        return EXIT_BADINPUT;
+    }
     if (root >= sys.nranks) {
         fprintf(stderr, "conveyor collective: -r %d: the system has ranks 0..%d\n", root, sys.nranks - 1);
         topo_free(t);
@@ -145,6 +155,12 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     if (dt_all && sys.gpu_sm < 90) /* fp8 reductions need sm 9.0 (NCCL) */
         ndt -= 2;
     size_t nreq = req->len, n = nreq * ndt * nop * (size_t)nroot;
+    if (n > COLLECTIVE_MAX_ROWS) { /* each row is a simulation: refuse before allocating */
+        fprintf(stderr, "conveyor collective: %zu sizes x %zu types x %zu reductions x %d roots = %zu rows; at most %d "
+                        "(narrow -b/-e, -d, -o or -r)\n", nreq, ndt, nop, nroot, n, COLLECTIVE_MAX_ROWS);
+        topo_free(t);
+        return EXIT_BADINPUT;
+    }
     uint64_t *sizes = g_new(uint64_t, n);
     nccltests_row *rows = g_new0(nccltests_row, n);
     simsweep_explain *ex = g_new0(simsweep_explain, n);
@@ -253,7 +269,7 @@ out:
 int cmd_collective(int argc, char **argv)
 {
     coll_opts co = {.factor = 0, .iters = 20, .warmup = 1, .nthreads = 1, .check = 1, .agg = 1, .average = 1};
-    sys_opts so = {.gpus_per_thread = 1}; /* nccl-tests' -g default (0 given is an error below) */
+    sys_opts so = {.gpus_per_thread = 1, .no_topo_short = TRUE}; /* nccl-tests' -g default (0 given is an error below); -t is threads */
     GOptionEntry e[] = {
         {"op", 0, 0, G_OPTION_ARG_STRING, &co.op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv", "OP"},
         {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &co.minb, "smallest size (K/M/G suffixes) [32M]", "SIZE"},

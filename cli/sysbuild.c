@@ -32,7 +32,7 @@ static gboolean launch_arg(const gchar *name, const gchar *value, gpointer data,
 GOptionGroup *sys_opts_group(sys_opts *o)
 {
     GOptionEntry e[] = {
-        {"topo", 0, 0, G_OPTION_ARG_STRING, &o->topo, "shipped system name or topology file", "T"},
+        {"topo", 't', 0, G_OPTION_ARG_STRING, &o->topo, "shipped system name or topology file", "T"},
         {"nodes", 'N', 0, G_OPTION_ARG_INT, &o->nodes, "servers joined by the scale-out fabric [1]", "N"},
         {"gpus", 0, 0, G_OPTION_ARG_INT, &o->gpus, "use the first G GPUs of each server [all]", "G"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric (ib-hdr, ib-ndr, ...)", "F"},
@@ -43,6 +43,8 @@ GOptionGroup *sys_opts_group(sys_opts *o)
          "large symmetric clusters, no reuse of repeated collectives in replays (slower; docs/performance.md)", NULL},
         {0},
     };
+    if (o->no_topo_short)
+        e[0].short_name = 0;
     o->launch_us = -1; /* not given: the topology's calibrated value, else COLL_LAUNCH_US */
     o->launch_ch_us = -1; /* not given: COLL_LAUNCH_CH_US */
     GOptionGroup *g = g_option_group_new("system", "System options", "Show system options", o, NULL);

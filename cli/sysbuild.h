@@ -18,6 +18,7 @@ typedef struct {
     double launch_us;     /* -1: not given (the topology's calibration, else 2.5 us) */
     double launch_ch_us;  /* -1: not given (COLL_LAUNCH_CH_US) */
     gboolean exact;       /* --exact: no folded rings, no reused collectives */
+    gboolean no_topo_short; /* set before sys_opts_group: no -t for --topo (collective's -t is nccl-tests' threads) */
 } sys_opts;
 
 /* The --help epilogue of the simulating commands: NCCL's variables they read. */

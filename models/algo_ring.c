@@ -318,7 +318,7 @@ static int ring_rank(const coll_system *sys, int c, int i)
     int node = i / sys->ppn, local = i % sys->ppn;
     if (sys->nnodes > 1) /* channels enter each server at different GPUs (rails) */
         local = (local + c) % sys->ppn;
-    if (sys->rings.n > 0 && sys->rings.ppn == sys->ppn) /* a mesh: along channel c's NVLink ring */
+    if (sys->rings.n > 0 && coll_rings_usable(&sys->rings, sys->fab, sys->gpu, sys->ppn)) /* a mesh: along c's NVLink ring */
         local = sys->rings.order[c % sys->rings.n][local];
     return node * sys->ppn + local;
 }

@@ -339,7 +339,7 @@ static void tree_start(coll_exec *x)
         g_ptr_array_add(x->garbage, c);
         *c = (tree_chan){.x = x, .head = ci % sys->ppn, .tree = 2 * ci >= nch, .N = sys->nnodes, .ppn = sys->ppn,
                          .chunk = tree_chunk(x, nch, sys->ppn - 1 + depth + 1), .pace_Bps = tree_pace(x)};
-        if (sys->rings.n > 0 && sys->rings.ppn == sys->ppn) {
+        if (coll_rings_usable(&sys->rings, sys->fab, sys->gpu, sys->ppn)) {
             c->ord = sys->rings.order[ci % sys->rings.n];
             for (int k = 0; k < sys->ppn; k++)
                 c->inv[c->ord[k]] = (uint8_t)k;

@@ -25,6 +25,35 @@ static const uint8_t *cycle_at(const search *s, int i)
     return &g_array_index(s->cycles, uint8_t, (size_t)i * (size_t)s->ppn);
 }
 
+/* Depth first from the path's end to a cycle, the neighbour with the most
+ * links left first; false when none (or the step budget is spent). */
+static bool greedy_dfs(search *s, int len)
+{
+    if (++s->steps > STEP_BUDGET)
+        return false;
+    int u = s->path[len - 1];
+    if (len == s->ppn)
+        return s->res[u][s->path[0]] > 0;
+    int cand[COLL_RING_MAX_PPN], nc = 0;
+    for (int v = 0; v < s->ppn; v++)
+        if (!s->used[v] && s->res[u][v] > 0)
+            cand[nc++] = v;
+    for (int i = 1; i < nc; i++)
+        for (int j = i; j > 0 && s->res[u][cand[j]] > s->res[u][cand[j - 1]]; j--) {
+            int t = cand[j];
+            cand[j] = cand[j - 1];
+            cand[j - 1] = t;
+        }
+    for (int i = 0; i < nc; i++) {
+        s->used[cand[i]] = 1;
+        s->path[len] = cand[i];
+        if (greedy_dfs(s, len + 1))
+            return true;
+        s->used[cand[i]] = 0;
+    }
+    return false;
+}
+
 /* Every directed Hamiltonian cycle over links with capacity, from GPU 0. */
 static void enumerate(search *s, int len)
 {
@@ -81,6 +110,8 @@ static void pack(search *s, int from)
         return;
     int n = (int)(s->cycles->len / (guint)s->ppn);
     for (int i = from; i < n && s->nbest < s->bound; i++) {
+        if (++s->steps > STEP_BUDGET) /* (each candidate counts: a wide mesh has thousands) */
+            return;
         const uint8_t *c = cycle_at(s, i);
         if (!fits(s, c))
             continue;
@@ -90,6 +121,29 @@ static void pack(search *s, int from)
         s->nchosen--;
         take(s, c, -1);
     }
+}
+
+/* One ring after another, each the first cycle found preferring the hop
+ * with the most links left: a fallback where the cycles are too many to
+ * list (a wide mesh's first 4,096 share their long prefixes). */
+static int greedy(search *s, const int cap[COLL_RING_MAX_PPN][COLL_RING_MAX_PPN], uint8_t out[][COLL_RING_MAX_PPN])
+{
+    int n = 0;
+    memcpy(s->res, cap, sizeof s->res);
+    while (n < COLL_RING_MAX_ORDERS && n < s->bound) {
+        memset(s->used, 0, sizeof s->used);
+        s->path[0] = 0;
+        s->used[0] = 1;
+        s->steps = 0;
+        if (!greedy_dfs(s, 1))
+            break;
+        for (int i = 0; i < s->ppn; i++) {
+            s->res[s->path[i]][s->path[(i + 1) % s->ppn]]--;
+            out[n][i] = (uint8_t)s->path[i];
+        }
+        n++;
+    }
+    return n;
 }
 
 /* The direct NVLink from a to b, if any. */
@@ -130,7 +184,7 @@ void coll_ring_search(const fabric *f, const fab_node_id *gpu, int ppn, coll_rin
                     speed = one;
             }
         }
-    if (alike) /* NVSwitch or PCIe (no direct links), or a uniform full mesh: rank order */
+    if (alike && first == 0) /* NVSwitch or PCIe: no direct GPU-GPU NVLinks, rank order */
         return;
     /* at most as many rings as the GPU with the fewest NVLinks out can start */
     s.bound = COLL_RING_MAX_ORDERS;
@@ -141,6 +195,8 @@ void coll_ring_search(const fabric *f, const fab_node_id *gpu, int ppn, coll_rin
         if (k < s.bound)
             s.bound = k;
     }
+    int cap[COLL_RING_MAX_PPN][COLL_RING_MAX_PPN];
+    memcpy(cap, s.res, sizeof cap);
     s.cycles = g_array_new(FALSE, FALSE, 1);
     s.path[0] = 0;
     s.used[0] = 1;
@@ -150,6 +206,27 @@ void coll_ring_search(const fabric *f, const fab_node_id *gpu, int ppn, coll_rin
     for (int r = 0; r < s.nbest; r++)
         memcpy(out->order[r], cycle_at(&s, s.best[r]), (size_t)ppn);
     out->n = s.nbest;
+    if (out->n < s.bound) { /* the listing may have missed cycles: greedy, and keep the better */
+        uint8_t g[COLL_RING_MAX_ORDERS][COLL_RING_MAX_PPN];
+        int ng = greedy(&s, cap, g);
+        if (ng > out->n) {
+            memcpy(out->order, g, sizeof g);
+            out->n = ng;
+        }
+    }
     out->speed_GBps = out->n ? speed : 0;
     g_array_free(s.cycles, TRUE);
+}
+
+bool coll_rings_usable(const coll_rings *r, fabric *f, const fab_node_id *gpu, int ppn)
+{
+    if (r->n <= 0 || r->ppn != ppn)
+        return false;
+    const fab_route *rt = fabric_route(f, gpu[r->order[0][0]], gpu[r->order[0][1]], 0, NULL);
+    if (!rt || rt->nhops == 0)
+        return false;
+    for (uint32_t i = 0; i < rt->nhops; i++)
+        if (fabric_link(f, rt->hop[i])->kind != LINK_NVLINK)
+            return false;
+    return true;
 }

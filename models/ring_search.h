@@ -33,4 +33,10 @@ typedef struct {
 /* Search the rings of the ppn GPUs gpu[0..ppn-1] (one server) on f. */
 void coll_ring_search(const fabric *f, const fab_node_id *gpu, int ppn, coll_rings *out);
 
+/* Whether the rings carry the traffic: their first hop's route is all
+ * NVLink (NCCL_P2P_DISABLE or a low NCCL_P2P_LEVEL sends GPU pairs through
+ * host memory, and NCCL's rings then follow the PCI order). gpu: rank ->
+ * GPU node of the system the rings were searched for. */
+bool coll_rings_usable(const coll_rings *r, fabric *f, const fab_node_id *gpu, int ppn);
+
 #endif

@@ -31,7 +31,7 @@ static double intra_bus_GBps(const coll_system *sys)
 {
     if (sys->ppn < 2)
         return 1e9;
-    if (sys->rings.n > 0) /* a mesh: NCCL's rings x each one's rate (its graph's nChannels x bwIntra) */
+    if (coll_rings_usable(&sys->rings, sys->fab, sys->gpu, sys->ppn)) /* a mesh: NCCL's rings x each one's rate */
         return sys->rings.n * sys->rings.speed_GBps;
     const fab_route *r = fabric_route(sys->fab, sys->gpu[0], sys->gpu[1], 0, NULL);
     return r ? fabric_route_bw(sys->fab, r) / 1e9 : 0;

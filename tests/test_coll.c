@@ -1002,6 +1002,23 @@ static void test_coll_ring_mesh_search(void)
         CU_ASSERT_EQUAL(sys.rings.n, 0);
         topo_free(ta);
     }
+    /* a uniform full mesh (4 GPUs, 2 links per pair) is a mesh too: all 3! = 6 cycles from GPU 0 fit,
+     * one per NVLink a GPU has (rank order alone used one ring: 39.6 GB/s) */
+    topo *tf = shipped("tests/data/topo/full-mesh-4gpu.json", (topo_opts){0}, &sys);
+    CU_ASSERT_EQUAL(sys.rings.n, 6);
+    CU_ASSERT_TRUE(coll_rings_usable(&sys.rings, sys.fab, sys.gpu, sys.ppn));
+    coll_request fr;
+    CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, 1u << 30, 1u << ALGO_RING, 1u << PROTO_SIMPLE, &fr, NULL));
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &fr, &res, NULL));
+    CU_ASSERT((1ull << 30) / res.time_us / 1e3 * 2 * 3 / 4 > 100);
+    topo_free(tf);
+    /* NCCL_P2P_DISABLE: the NVLinks carry nothing, the rings are not used (nor their bandwidth by the tuner) */
+    topo *td = shipped("dgx1-v100", (topo_opts){0}, &sys);
+    coll_nccl_env off = {.p2p_set = true, .p2p_level = FAB_PATH_LOC};
+    coll_nccl_env_apply(&off, sys.fab);
+    CU_ASSERT_EQUAL(sys.rings.n, 6);
+    CU_ASSERT_FALSE(coll_rings_usable(&sys.rings, sys.fab, sys.gpu, sys.ppn));
+    topo_free(td);
 }
 
 int main(void)

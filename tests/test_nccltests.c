@@ -428,6 +428,7 @@ static void test_reader_nccl_version(void)
         {"#! nccl_version: 2.19.3 (from the container tag)\nh:1:1 [0] NCCL INFO NCCL version 2.18.5+cuda12.2\n", 21805, 2},
         {"#! nccl_version: 2.26.6 (not printed in log)\n", 22606, 1},
         {"#! nccl_version: not printed\n", 0, 0},
+        {"h:1:1 [0] NCCL INFO NCCL version 2.8.4+cuda11.2\n", 2804, 1}, /* before 2.9: X*1000 + Y*100 + Z */
         {"# nThread 1 nGpus 2 minBytes 32\n", 0, 0},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {

@@ -101,6 +101,9 @@ static void test_decimal_values_print_as_written(void)
     CU_ASSERT_EQUAL_FATAL(lu->len, 4);
     for (int i = 0; i < 4; i++)
         CU_ASSERT_STRING_EQUAL(lu->pdata[i], want_lu[i]);
+    GPtrArray *mb = s->axis_values->pdata[2];
+    CU_ASSERT_EQUAL_FATAL(mb->len, 3);
+    CU_ASSERT_STRING_EQUAL(mb->pdata[2], "1099511627776"); /* not rounded to 12 digits */
     sweep_spec_free(s);
 }
 

@@ -118,6 +118,12 @@ static int coll_in_text(const char *text, bool perf_only)
     return found;
 }
 
+/* NCCL_VERSION(X, Y, Z): X*10000 + Y*100 + Z from 2.9, X*1000 + Y*100 + Z before */
+static int nccl_code_of(int maj, int min, int pat)
+{
+    return maj > 2 || (maj == 2 && min >= 9) ? maj * 10000 + min * 100 + pat : maj * 1000 + min * 100 + pat;
+}
+
 static void bang_line(parser *p, const char *s)
 {
     s += 2;
@@ -140,7 +146,7 @@ static void bang_line(parser *p, const char *s)
         int maj, min, pat;
         if (sscanf(s + strlen("nccl_version:"), " %d.%d.%d", &maj, &min, &pat) == 3 && maj > 0 && min >= 0 &&
             min < 100 && pat >= 0 && pat < 100) {
-            p->bang_code = maj * 10000 + min * 100 + pat;
+            p->bang_code = nccl_code_of(maj, min, pat);
             p->bang_code_line = p->line;
         }
     }
@@ -428,7 +434,7 @@ static bool one_line(parser *p, char *line)
         int maj, min, pat; /* "NCCL version 2.18.5+cuda12.2" (printed with NCCL_DEBUG=VERSION or INFO) */
         if (!p->nccl_code && sscanf(info, "NCCL version %d.%d.%d", &maj, &min, &pat) == 3 && maj > 0 &&
             min >= 0 && min < 100 && pat >= 0 && pat < 100) {
-            p->nccl_code = maj * 10000 + min * 100 + pat;
+            p->nccl_code = nccl_code_of(maj, min, pat);
             p->nccl_code_line = p->line;
         }
         return true;

@@ -218,7 +218,9 @@ static bool parse_range(pctx *c, const cJSON *r, const char *path, GPtrArray *ou
         if (out->len >= MAX_AXIS_VALUES)
             return fail(c, SWEEP_ERROR_VALUE, path, "more than %d values", MAX_AXIS_VALUES);
         char buf[G_ASCII_DTOSTR_BUF_SIZE]; /* a range's decimal values: 0 + 3 x 0.1 is 0.3, not 0.30000000000000004 */
-        g_ptr_array_add(out, fmt_num(g_ascii_strtod(g_ascii_formatd(buf, sizeof buf, "%.12g", x), NULL)));
+        if (x != floor(x)) /* (whole numbers stay exact: 2^40 is not 1099511627780) */
+            x = g_ascii_strtod(g_ascii_formatd(buf, sizeof buf, "%.12g", x), NULL);
+        g_ptr_array_add(out, fmt_num(x));
     }
     return true;
 }

@@ -57,6 +57,9 @@ check collective-all-types-fp8-on-h100 0 '^ +1048576 +1048576 +f8e4m3 +sum ' -- 
 check collective-all-ops-nvls 0 '^ +2097152 +524288 +int32 +max +-1 +37\.72 ' -- collective --topo dgx-h100 -b 2M -e 2M -d int32 -o all
 check collective-all-ops-allgather-none 0 '^ +1048576 +65536 +half +none ' -- collective --topo dgx-a100 --op all_gather -b 1M -e 1M -o all -d half
 check collective-every-root 0 '^ +67108864 +16777216 +float +none +7 ' -- collective --topo dgx1-v100 --op broadcast -r -1 -b 64M -e 64M
+check collective-threads-gpus-divide 2 '-t 3 x -g 4 does not divide the system.s 8 ranks' -- collective --topo dgx-h100 -t 3 -g 4 -b 1M -e 1M
+check collective-too-many-rows 2 'rows; at most 65536' -- collective --topo dgx-h100 -N 1024 --op reduce -d all -o all -r -1 -b 1 -e 4096 -i 1
+check validate-topo-short-t 0 'summary: points=21' -- validate -t dgx-a100 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
 check collective-all-plot-refused 2 'take one type, one reduction and one root' -- collective --topo dgx-a100 -d all --plot /tmp/conveyor-all.svg
 # the setup slice says how it adds up: 8 GPUs x (2.5 + 16 NVLS channels x 0.1) us, NVLS base latency 0
 check collective-timeline-setup-detail 0 'host launch 8 GPUs x \(2\.50 us \+ 16 channels x 0\.10 us\) = 32\.80 us, then NCCL.s NVLS/Simple base latency 0\.00 us' -- collective --topo dgx-h100 -g 8 -b 64M -e 64M --timeline /dev/stdout
