@@ -194,63 +194,94 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
         rc = EXIT_BADINPUT;
         goto out;
     }
-    size_t n = 0;
+    /* one simulated sweep per (type, reduction, root) group of rows: one for most logs, several for
+     * nccl-tests -d all / -o all / -r -1 */
+    size_t n = 0, np = 0;
     uint64_t *sizes = g_new(uint64_t, log->nrows);
-    for (size_t i = 0; i < log->nrows; i++)
-        if (i == 0 || log->rows[i].size_bytes != log->rows[i - 1].size_bytes)
-            sizes[n++] = log->rows[i].size_bytes;
-    nccltests_row *pred = g_new0(nccltests_row, n);
-    simsweep_explain *ex = g_new0(simsweep_explain, n);
-    size_t elt = nccltests_dtype_bytes(log->dtype);
-    if (coll_default_root(log->coll) >= 0 && log->root >= sys.nranks) {
-        g_set_error(&err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "%s: root %d in the log, but the system has %d ranks",
-                    path, log->root, sys.nranks);
-        rc = cli_fail(err);
-    } else if (!simsweep_run(&sys, log->coll, log->root, elt, nccltests_nvls_reduces(log->redop, log->dtype), sizes,
-                             n, algo, proto, pred, ex, "validate", &err)) {
-        rc = cli_fail(err);
-    } else {
-        size_t np = 0;
-        vstats_point *pts = vstats_pair_rows(log->rows, log->nrows, pred, n, NCCLTESTS_OOP, &np, &err);
-        if (!pts) {
+    nccltests_row *pred = g_new0(nccltests_row, log->nrows);
+    simsweep_explain *ex = g_new0(simsweep_explain, log->nrows);
+    vstats_point *pts = g_new0(vstats_point, log->nrows + 1);
+    GString *groups = g_string_new(NULL);
+    int gi = 0;
+    for (size_t a = 0; rc == EXIT_OK && a < log->nrows;) {
+        const int *g = &log->row_group[3 * a];
+        size_t b = a + 1;
+        while (b < log->nrows && !memcmp(&log->row_group[3 * b], g, 3 * sizeof(int)))
+            b++;
+        nccltests_dtype dt = (nccltests_dtype)g[0];
+        nccltests_redop op = (nccltests_redop)g[1];
+        int root = g[2];
+        size_t n0 = n;
+        for (size_t i = a; i < b; i++)
+            if (i == a || log->rows[i].size_bytes != log->rows[i - 1].size_bytes)
+                sizes[n++] = log->rows[i].size_bytes;
+        if (log->ngroups > 1)
+            g_string_append_printf(groups, "# sweep %d: %s %s, root %d (table rows %zu-%zu)\n", ++gi,
+                                   nccltests_dtype_name(dt), nccltests_redop_name(op), root, np + 1, np + (b - a));
+        if (coll_default_root(log->coll) >= 0 && root >= sys.nranks) {
+            g_set_error(&err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "%s: root %d in the log, but the system has %d ranks",
+                        path, root, sys.nranks);
             rc = cli_fail(err);
-        } else {
-            vstats_summary sum;
-            vstats_compute(pts, np, &sum);
-            printf("# validate: %s\n# system: %s (%d ranks: %d node%s x %d GPUs), %s, -g %d\n", path, t->name,
-                   sys.nranks, sys.nnodes, sys.nnodes > 1 ? "s" : "", sys.ppn, coll_kind_name(log->coll),
-                   sys.gpus_per_thread);
-            printf("# regime: %s (make validate groups the errors by it: topologies/accuracy/)\n",
-                   acc_regime_name(acc_regime_of(&sys)));
-            if (log->nccl_code && log->nccl_code / 100 != COLL_NCCL_CODE / 100) {
-                char v[32], m[32];
-                nccltests_nccl_version(log->nccl_code, v, sizeof v);
-                nccltests_nccl_version(COLL_NCCL_CODE, m, sizeof m);
-                printf("# NCCL %s in the log (line %d); the tuner follows NCCL %s's cost model, so where that "
-                       "version chose differently the rows compare other algorithms, protocols or channels\n",
-                       v, log->nccl_code_line, m);
-            }
-            if (log_env)
-                fputs(log_env, stdout);
-            if (log->ntuning) /* before the table: its summary stays the last line */
-                print_tuner(log, pred, ex, n, elt);
-            if (explain)
-                simsweep_print_explain(stdout, pred, ex, n, log->coll, sys.nranks, NULL, NULL, NULL);
-            vstats_print(stdout, pts, np, &sum);
-            if (plot_path) {
-                char *base = g_path_get_basename(path);
-                char *title = g_strdup_printf("%s: measured and conveyor on %s (%d GPUs)", base, t->name, sys.nranks);
-                int prc = collplot_validate(plot_path, title, pts, np);
-                if (prc != EXIT_OK)
-                    rc = prc;
-                g_free(title);
-                g_free(base);
-            }
-            if (max_err > 0 && !(sum.median_large <= max_err))
-                rc = EXIT_INTERNAL;
-            g_free(pts);
+            break;
         }
+        if (!simsweep_run(&sys, log->coll, root, nccltests_dtype_bytes(dt), nccltests_nvls_reduces(op, dt), sizes + n0,
+                          n - n0, algo, proto, pred + n0, ex + n0, "validate", &err)) {
+            rc = cli_fail(err);
+            break;
+        }
+        size_t gp = 0;
+        vstats_point *p = vstats_pair_rows(log->rows + a, b - a, pred + n0, n - n0, NCCLTESTS_OOP, &gp, &err);
+        if (!p) {
+            rc = cli_fail(err);
+            break;
+        }
+        memcpy(pts + np, p, gp * sizeof *p);
+        np += gp;
+        g_free(p);
+        a = b;
     }
+    if (rc == EXIT_OK) {
+        vstats_summary sum;
+        vstats_compute(pts, np, &sum);
+        printf("# validate: %s\n# system: %s (%d ranks: %d node%s x %d GPUs), %s, -g %d\n", path, t->name,
+               sys.nranks, sys.nnodes, sys.nnodes > 1 ? "s" : "", sys.ppn, coll_kind_name(log->coll),
+               sys.gpus_per_thread);
+        printf("# regime: %s (make validate groups the errors by it: topologies/accuracy/)\n",
+               acc_regime_name(acc_regime_of(&sys)));
+        if (log->nccl_code && log->nccl_code / 100 != COLL_NCCL_CODE / 100) {
+            char v[32], m[32];
+            nccltests_nccl_version(log->nccl_code, v, sizeof v);
+            nccltests_nccl_version(COLL_NCCL_CODE, m, sizeof m);
+            printf("# NCCL %s in the log (line %d); the tuner follows NCCL %s's cost model, so where that "
+                   "version chose differently the rows compare other algorithms, protocols or channels\n",
+                   v, log->nccl_code_line, m);
+        }
+        if (log_env)
+            fputs(log_env, stdout);
+        fputs(groups->str, stdout);
+        if (log->ntuning && log->ngroups == 1) /* before the table: its summary stays the last line */
+            print_tuner(log, pred, ex, n, nccltests_dtype_bytes(log->dtype));
+        if (explain)
+            simsweep_print_explain(stdout, pred, ex, n, log->coll, sys.nranks, NULL, NULL, NULL);
+        vstats_print(stdout, pts, np, &sum);
+        if (plot_path && log->ngroups > 1) {
+            fprintf(stderr, "conveyor validate: --plot draws one sweep; %s holds %d (one per type, reduction "
+                            "or root)\n", path, log->ngroups);
+            rc = EXIT_BADINPUT;
+        } else if (plot_path) {
+            char *base = g_path_get_basename(path);
+            char *title = g_strdup_printf("%s: measured and conveyor on %s (%d GPUs)", base, t->name, sys.nranks);
+            int prc = collplot_validate(plot_path, title, pts, np);
+            if (prc != EXIT_OK)
+                rc = prc;
+            g_free(title);
+            g_free(base);
+        }
+        if (rc == EXIT_OK && max_err > 0 && !(sum.median_large <= max_err))
+            rc = EXIT_INTERNAL;
+    }
+    g_string_free(groups, TRUE);
+    g_free(pts);
     g_free(pred);
     g_free(ex);
     g_free(sizes);

@@ -450,6 +450,25 @@ static void test_reader_nccl_version(void)
     CU_ASSERT_STRING_EQUAL(v, "2.7.8");
 }
 
+/* nccl-tests -d all: one sweep per type, one after another in one table;
+ * each restarts at the first size. A type, reduction or root that changes
+ * elsewhere is malformed (mixed-redop.txt, mixed-roots.txt). */
+static void test_reader_sweeps_per_type(void)
+{
+    GError *err = NULL;
+    nccltests_log *log = nccltests_read(DATA "conveyor-dgx-a100-all-types.txt", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(log->ngroups, 10);
+    CU_ASSERT_EQUAL(log->nrows, 40);
+    CU_ASSERT_EQUAL(log->dtype, NCCLTESTS_INT8); /* the first sweep's */
+    CU_ASSERT_EQUAL(log->row_group[3 * 0], NCCLTESTS_INT8);
+    CU_ASSERT_EQUAL(log->row_group[3 * 4], NCCLTESTS_UINT8);
+    CU_ASSERT_EQUAL(log->row_group[3 * 39], NCCLTESTS_BFLOAT16);
+    CU_ASSERT_EQUAL(log->row_group[3 * 39 + 1], NCCLTESTS_OP_SUM);
+    CU_ASSERT_EQUAL(log->row_group[3 * 39 + 2], -1);
+    nccltests_log_free(log);
+}
+
 /* Every prefix of a real log either parses or fails with an error; never
  * both, never neither (and ASan/UBSan see no fault). */
 static void test_reader_every_prefix_parses_or_fails(void)
@@ -618,6 +637,7 @@ int main(void)
         {"test_reader_keeps_tuning_lines", test_reader_keeps_tuning_lines},
         {"test_reader_keeps_env_lines", test_reader_keeps_env_lines},
         {"test_reader_nccl_version", test_reader_nccl_version},
+        {"test_reader_sweeps_per_type", test_reader_sweeps_per_type},
         {"test_nvls_reduces_table", test_nvls_reduces_table},
         {"test_reader_bad_inputs", test_reader_bad_inputs},
         {"test_reader_every_prefix_parses_or_fails", test_reader_every_prefix_parses_or_fails},

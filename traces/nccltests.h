@@ -216,6 +216,11 @@ typedef struct {
                                * "nccl-library=N" or NCCL's "NCCL version X.Y.Z" line, else a
                                * "#! nccl_version: X.Y.Z" provenance header; 0: not in the log */
     int nccl_code_line;       /* where it was read */
+    /* nccl-tests -d all / -o all / -r -1 print one sweep per (type, reduction, root), one after another in
+     * one table: ngroups of them (1 for most logs; dtype/redop/root above are the first's). row_group
+     * holds {dtype, redop, root} for each row (3 ints per row). */
+    int ngroups;
+    int *row_group;
 } nccltests_log;
 
 /* "2.19.3" for 21903 (NCCL >= 2.9: major x 10000 + minor x 100 + patch;

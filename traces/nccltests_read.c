@@ -40,6 +40,12 @@ typedef struct {
     int coll_start, coll_bang, coll_cmd; /* -1 when not seen */
     int ndev, bang_gpus, nthread, ngpus;
     bool have_first;
+    uint64_t first_size;            /* the table's first size: a new (type, reduction, root) group restarts there */
+    nccltests_dtype cur_dtype;      /* the current group's */
+    nccltests_redop cur_redop;
+    int cur_root;
+    GArray *row_group;              /* per row: {dtype, redop, root} as 3 ints */
+    int ngroups;
     nccltests_dtype dtype;
     nccltests_redop redop;
     int root;
@@ -284,7 +290,7 @@ static bool pick_layout(parser *p, const token *tok, int n)
     return true;
 }
 
-static bool row_identity(parser *p, const token *tok, int *k)
+static bool row_identity(parser *p, const token *tok, int *k, uint64_t size)
 {
     nccltests_dtype dt;
     nccltests_redop op = NCCLTESTS_OP_NONE;
@@ -317,21 +323,35 @@ static bool row_identity(parser *p, const token *tok, int *k)
         return false;
     if (!p->have_first) {
         p->have_first = true;
-        p->dtype = dt;
-        p->redop = op;
-        p->root = root;
-    } else if (p->has_root && root != p->root && dt == p->dtype && op == p->redop) { /* nccl-tests -r -1 */
-        fail(p, NCCLTESTS_ERROR_MIXED, tok[*k - 1].col,
-             "expected one root per table (%d), got %d (a -r -1 run: validate the rows of one root at a time)", p->root,
-             root);
-        return false;
-    } else if (dt != p->dtype || op != p->redop) {
-        fail(p, NCCLTESTS_ERROR_MIXED, tok[dt != p->dtype ? 2 : 3].col,
-             "expected one type/redop per table (%s %s), got %s %s (a -d all / -o all run: validate the rows of "
-             "one type and reduction at a time)", nccltests_dtype_name(p->dtype),
-             nccltests_redop_name(p->redop), nccltests_dtype_name(dt), nccltests_redop_name(op));
-        return false;
+        p->dtype = p->cur_dtype = dt;
+        p->redop = p->cur_redop = op;
+        p->root = p->cur_root = root;
+        p->first_size = size;
+        p->ngroups = 1;
+    } else if (dt != p->cur_dtype || op != p->cur_redop || root != p->cur_root) {
+        /* nccl-tests -d all / -o all / -r -1: each (type, reduction, root) is a sweep of its own, all
+         * in one table, one after another; a change anywhere else is a malformed table */
+        if (size != p->first_size) {
+            if (dt != p->cur_dtype || op != p->cur_redop)
+                fail(p, NCCLTESTS_ERROR_MIXED, tok[dt != p->cur_dtype ? 2 : 3].col,
+                     "expected one type/redop per sweep (%s %s), got %s %s where the sweep does not restart (a -d "
+                     "all / -o all table starts each type and reduction at its first size, %" G_GUINT64_FORMAT ")",
+                     nccltests_dtype_name(p->cur_dtype), nccltests_redop_name(p->cur_redop),
+                     nccltests_dtype_name(dt), nccltests_redop_name(op), p->first_size);
+            else
+                fail(p, NCCLTESTS_ERROR_MIXED, tok[*k - 1].col,
+                     "expected one root per sweep (%d), got %d where the sweep does not restart (a -r -1 table "
+                     "starts each root at its first size, %" G_GUINT64_FORMAT ")", p->cur_root, root, p->first_size);
+            return false;
+        }
+        p->cur_dtype = dt;
+        p->cur_redop = op;
+        p->cur_root = root;
+        p->ngroups++;
+        g_hash_table_remove_all(p->sizes); /* each group's sizes once */
     }
+    int g[3] = {(int)dt, (int)op, root};
+    g_array_append_vals(p->row_group, g, 3);
     return true;
 }
 
@@ -354,7 +374,7 @@ static bool data_row(parser *p, const char *line, const char *s)
         return false;
     }
     if (!parse_u64(p, &tok[0], "size", &r.size_bytes) || !parse_u64(p, &tok[1], "count", &r.count) ||
-        !row_identity(p, tok, &k))
+        !row_identity(p, tok, &k, r.size_bytes))
         return false;
     for (int pl = 0; pl < 2; pl++, k += 4) {
         if (!parse_value(p, &tok[k], "time", &r.time_us[pl]) ||
@@ -582,6 +602,9 @@ static nccltests_log *finish(parser *p, int hint)
     p->env = NULL;
     log->env_line = (int *)(void *)g_array_free(p->env_line, FALSE);
     p->env_line = NULL;
+    log->ngroups = p->ngroups > 0 ? p->ngroups : 1;
+    log->row_group = (int *)(void *)g_array_free(p->row_group, FALSE);
+    p->row_group = NULL;
     return log;
 }
 
@@ -597,6 +620,7 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
     p.env = g_ptr_array_new_with_free_func(g_free);
     p.env_line = g_array_new(FALSE, FALSE, sizeof(int));
     p.sizes = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, NULL);
+    p.row_group = g_array_new(FALSE, FALSE, sizeof(int));
     char *copy = g_strndup(text, len);
     nccltests_log *log = NULL;
     bool ok = true;
@@ -619,6 +643,8 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
         g_ptr_array_free(p.env, TRUE);
     if (p.env_line)
         g_array_free(p.env_line, TRUE);
+    if (p.row_group)
+        g_array_free(p.row_group, TRUE);
     g_hash_table_destroy(p.sizes);
     g_free(copy);
     return log;
@@ -656,6 +682,7 @@ void nccltests_log_free(nccltests_log *log)
     g_strfreev(log->env);
     g_free(log->env_line);
     g_free(log->tuning);
+    g_free(log->row_group);
     g_free(log);
 }
 
