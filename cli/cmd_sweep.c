@@ -31,7 +31,7 @@
 static const char *const coll_params[] = {
     "topo", "nodes", "gpus", "fabric", "set", "launch_us", "launch_channel_us", "ngpus", "op", "minbytes", "maxbytes",
     "stepfactor", "stepbytes", "datatype", "algo", "proto", "max_ctas", "min_ctas", "max_nchannels",
-    "min_nchannels", "buffsize", "nvls", "p2p_level", NULL,
+    "min_nchannels", "buffsize", "nvls", "p2p_level", "root", NULL,
 };
 
 enum {
@@ -218,6 +218,11 @@ static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, ch
         return false;
     }
     coll_nccl_env_apply(&sys.nccl, t->fab); /* a point's p2p_level (the environment's was applied) */
+    int root = 0; /* broadcast/reduce's root, as collective -r */
+    if (!point_int(p, "root", 0, sys.nranks - 1, &root, err)) {
+        topo_free(t);
+        return false;
+    }
     size_t elt = nccltests_dtype_bytes(dt), n = req->len;
     uint64_t *sizes = g_new(uint64_t, n);
     for (size_t i = 0; i < n; i++)
@@ -227,7 +232,7 @@ static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, ch
     const char *aspec = sweep_point_get(p, "algo"), *pspec = sweep_point_get(p, "proto");
     /* sweeps reduce with sum, as nccl-tests' default; NVLS only where the switch can */
     bool nvls = nccltests_nvls_reduces(coll_is_reducing(kind) ? NCCLTESTS_OP_SUM : NCCLTESTS_OP_NONE, dt);
-    bool ok = simsweep_run(&sys, kind, 0, elt, nvls, sizes, n, aspec ? aspec : g_getenv("NCCL_ALGO"),
+    bool ok = simsweep_run(&sys, kind, root, elt, nvls, sizes, n, aspec ? aspec : g_getenv("NCCL_ALGO"),
                            pspec ? pspec : g_getenv("NCCL_PROTO"), rows, ex, NULL, err);
     for (size_t i = 0; ok && i < nfig; i++)
         out[i] = coll_figure(fig[i], rows, ex, n, sys.nranks);
