@@ -456,6 +456,13 @@ bool calib_fit_set_add_nccltests(calib_fit_set *s, const char *path, GError **er
         g_error_free(e);
         return false;
     }
+    if (log->ngroups > 1) { /* -d all / -o all / -r -1: one fit group per type would mix them */
+        g_set_error(err, CALIB_ERROR, CALIB_ERROR_NCCLTESTS,
+                    "%s: %d sweeps (one per type, reduction or root) in one table; calibrate fit takes one per log",
+                    path, log->ngroups);
+        nccltests_log_free(log);
+        return false;
+    }
     char *name = g_strdup_printf("nccl/%s/%dr/%s", coll_kind_name(log->coll), log->nranks,
                                  nccltests_dtype_name(log->dtype));
     group *g = group_get(s, name, "nccl", NULL, nccltests_dtype_name(log->dtype));

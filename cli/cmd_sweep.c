@@ -218,8 +218,8 @@ static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, ch
         return false;
     }
     coll_nccl_env_apply(&sys.nccl, t->fab); /* a point's p2p_level (the environment's was applied) */
-    int root = 0; /* broadcast/reduce's root, as collective -r */
-    if (!point_int(p, "root", 0, sys.nranks - 1, &root, err)) {
+    int root = 0; /* broadcast/reduce's root, as collective -r (which the others ignore) */
+    if (coll_default_root(kind) >= 0 && !point_int(p, "root", 0, sys.nranks - 1, &root, err)) {
         topo_free(t);
         return false;
     }

@@ -194,6 +194,12 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
         rc = EXIT_BADINPUT;
         goto out;
     }
+    if (plot_path && log->ngroups > 1) {
+        fprintf(stderr, "conveyor validate: --plot draws one sweep; %s holds %d (one per type, reduction or root)\n",
+                path, log->ngroups);
+        rc = EXIT_BADINPUT;
+        goto out;
+    }
     /* one simulated sweep per (type, reduction, root) group of rows: one for most logs, several for
      * nccl-tests -d all / -o all / -r -1 */
     size_t n = 0, np = 0;
@@ -261,14 +267,13 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
         fputs(groups->str, stdout);
         if (log->ntuning && log->ngroups == 1) /* before the table: its summary stays the last line */
             print_tuner(log, pred, ex, n, nccltests_dtype_bytes(log->dtype));
+        else if (log->ntuning)
+            printf("# tuner: not compared (%zu TUNING lines over %d sweeps: a line names its size, not its sweep)\n",
+                   log->ntuning, log->ngroups);
         if (explain)
             simsweep_print_explain(stdout, pred, ex, n, log->coll, sys.nranks, NULL, NULL, NULL);
         vstats_print(stdout, pts, np, &sum);
-        if (plot_path && log->ngroups > 1) {
-            fprintf(stderr, "conveyor validate: --plot draws one sweep; %s holds %d (one per type, reduction "
-                            "or root)\n", path, log->ngroups);
-            rc = EXIT_BADINPUT;
-        } else if (plot_path) {
+        if (plot_path) {
             char *base = g_path_get_basename(path);
             char *title = g_strdup_printf("%s: measured and conveyor on %s (%d GPUs)", base, t->name, sys.nranks);
             int prc = collplot_validate(plot_path, title, pts, np);

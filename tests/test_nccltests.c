@@ -511,6 +511,7 @@ static const bad_case bad_cases[] = {
     {"mixed-collectives.txt", NCCLTESTS_ERROR_MIXED, 11},
     {"duplicate-size.txt", NCCLTESTS_ERROR_DUPLICATE_SIZE, 11},
     {"mixed-roots.txt", NCCLTESTS_ERROR_MIXED, 20},
+    {"repeated-sweep.txt", NCCLTESTS_ERROR_MIXED, 29},
     {"no-table.txt", NCCLTESTS_ERROR_NO_TABLE, 4},
     {"empty.txt", NCCLTESTS_ERROR_NO_TABLE, 1},
     {"binary-garbage.bin", NCCLTESTS_ERROR_BINARY, 1},

@@ -40,7 +40,9 @@ typedef struct {
     int coll_start, coll_bang, coll_cmd; /* -1 when not seen */
     int ndev, bang_gpus, nthread, ngpus;
     bool have_first;
-    uint64_t first_size;            /* the table's first size: a new (type, reduction, root) group restarts there */
+    uint64_t prev_size;             /* the previous row's size: a sweep's sizes increase, so a new
+                                     * (type, reduction, root) group starts where they do not */
+    GHashTable *seen_groups;        /* groups met so far ("dt/op/root"): a repeat is an error */
     nccltests_dtype cur_dtype;      /* the current group's */
     nccltests_redop cur_redop;
     int cur_root;
@@ -312,44 +314,56 @@ static bool row_identity(parser *p, const token *tok, int *k, uint64_t size)
     if (ok && p->has_root) {
         char *end;
         w = tok_dup(&tok[*k]);
-        root = (int)strtol(w, &end, 10);
-        ok = end != w && *end == '\0';
+        long lr = strtol(w, &end, 10);
+        ok = end != w && *end == '\0' && lr >= -1 && lr <= 1048576; /* -1: no root; else a rank */
+        root = (int)lr;
         if (!ok)
-            fail(p, NCCLTESTS_ERROR_NOT_NUMBER, tok[*k].col, "root: expected an integer, got \"%s\"", w);
+            fail(p, NCCLTESTS_ERROR_NOT_NUMBER, tok[*k].col, "root: expected -1 or a rank (0..1048576), got \"%s\"", w);
         g_free(w);
         (*k)++;
     }
     if (!ok)
         return false;
+    char gkey[48];
+    g_snprintf(gkey, sizeof gkey, "%d/%d/%d", (int)dt, (int)op, root);
     if (!p->have_first) {
         p->have_first = true;
         p->dtype = p->cur_dtype = dt;
         p->redop = p->cur_redop = op;
         p->root = p->cur_root = root;
-        p->first_size = size;
         p->ngroups = 1;
+        g_hash_table_add(p->seen_groups, g_strdup(gkey));
     } else if (dt != p->cur_dtype || op != p->cur_redop || root != p->cur_root) {
         /* nccl-tests -d all / -o all / -r -1: each (type, reduction, root) is a sweep of its own, all
-         * in one table, one after another; a change anywhere else is a malformed table */
-        if (size != p->first_size) {
+         * in one table, one after another, its sizes increasing (the first can be smaller than the
+         * first sweep's: sizes round down to whole elements); a change where the sizes still
+         * increase is a malformed table */
+        if (size > p->prev_size) {
             if (dt != p->cur_dtype || op != p->cur_redop)
                 fail(p, NCCLTESTS_ERROR_MIXED, tok[dt != p->cur_dtype ? 2 : 3].col,
-                     "expected one type/redop per sweep (%s %s), got %s %s where the sweep does not restart (a -d "
-                     "all / -o all table starts each type and reduction at its first size, %" G_GUINT64_FORMAT ")",
+                     "expected one type/redop per sweep (%s %s), got %s %s where the sizes still increase (a -d "
+                     "all / -o all table starts each type and reduction over at its smallest size)",
                      nccltests_dtype_name(p->cur_dtype), nccltests_redop_name(p->cur_redop),
-                     nccltests_dtype_name(dt), nccltests_redop_name(op), p->first_size);
+                     nccltests_dtype_name(dt), nccltests_redop_name(op));
             else
                 fail(p, NCCLTESTS_ERROR_MIXED, tok[*k - 1].col,
-                     "expected one root per sweep (%d), got %d where the sweep does not restart (a -r -1 table "
-                     "starts each root at its first size, %" G_GUINT64_FORMAT ")", p->cur_root, root, p->first_size);
+                     "expected one root per sweep (%d), got %d where the sizes still increase (a -r -1 table "
+                     "starts each root over at its smallest size)", p->cur_root, root);
             return false;
         }
+        if (g_hash_table_contains(p->seen_groups, gkey)) {
+            fail(p, NCCLTESTS_ERROR_MIXED, tok[2].col, "expected each sweep once per table, got %s %s root %d again",
+                 nccltests_dtype_name(dt), nccltests_redop_name(op), root);
+            return false;
+        }
+        g_hash_table_add(p->seen_groups, g_strdup(gkey));
         p->cur_dtype = dt;
         p->cur_redop = op;
         p->cur_root = root;
         p->ngroups++;
         g_hash_table_remove_all(p->sizes); /* each group's sizes once */
     }
+    p->prev_size = size;
     int g[3] = {(int)dt, (int)op, root};
     g_array_append_vals(p->row_group, g, 3);
     return true;
@@ -621,6 +635,7 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
     p.env_line = g_array_new(FALSE, FALSE, sizeof(int));
     p.sizes = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, NULL);
     p.row_group = g_array_new(FALSE, FALSE, sizeof(int));
+    p.seen_groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     char *copy = g_strndup(text, len);
     nccltests_log *log = NULL;
     bool ok = true;
@@ -645,6 +660,7 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
         g_array_free(p.env_line, TRUE);
     if (p.row_group)
         g_array_free(p.row_group, TRUE);
+    g_hash_table_destroy(p.seen_groups);
     g_hash_table_destroy(p.sizes);
     g_free(copy);
     return log;

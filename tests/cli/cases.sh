@@ -64,6 +64,8 @@ check validate-topo-short-t 0 'summary: points=21' -- validate -t dgx-a100 tests
 check validate-all-types-round-trip 0 '^summary: points=40 median_abs_err=0\.0[01]%' -- validate --topo dgx-a100 tests/data/nccltests/conveyor-dgx-a100-all-types.txt
 check validate-all-types-sweep-names 0 '^# sweep 10: bfloat16 sum, root -1 \(table rows 37-40\)' -- validate --topo dgx-a100 tests/data/nccltests/conveyor-dgx-a100-all-types.txt
 check validate-all-types-plot-refused 2 'draws one sweep' -- validate --topo dgx-a100 --plot /tmp/conveyor-val-all.svg tests/data/nccltests/conveyor-dgx-a100-all-types.txt
+# the wider types' sweeps start below the first one's (sizes round down to whole elements): still new sweeps
+check validate-all-types-small-sizes 0 '^summary: points=' -- validate --topo dgx-a100 tests/data/nccltests/conveyor-dgx-a100-all-types-small.txt
 check collective-all-plot-refused 2 'take one type, one reduction and one root' -- collective --topo dgx-a100 -d all --plot /tmp/conveyor-all.svg
 # the setup slice says how it adds up: 8 GPUs x (2.5 + 16 NVLS channels x 0.1) us, NVLS base latency 0
 check collective-timeline-setup-detail 0 'host launch 8 GPUs x \(2\.50 us \+ 16 channels x 0\.10 us\) = 32\.80 us, then NCCL.s NVLS/Simple base latency 0\.00 us' -- collective --topo dgx-h100 -g 8 -b 64M -e 64M --timeline /dev/stdout
