@@ -7,9 +7,7 @@
 # below; the paragraph on why the curves differ reads its figures from them.
 set -euo pipefail
 # NCCL's own switches would change what is simulated; the studies are NCCL's defaults
-unset NCCL_ALGO NCCL_PROTO NCCL_COLLNET_ENABLE NCCL_NVLS_ENABLE NCCL_MIN_NCHANNELS NCCL_MAX_NCHANNELS \
-      NCCL_MIN_NRINGS NCCL_MAX_NRINGS NCCL_MIN_CTAS NCCL_MAX_CTAS NCCL_BUFFSIZE NCCL_DEBUG \
-      NCCL_P2P_DISABLE NCCL_P2P_LEVEL
+. "$(dirname "$0")/nccl-env-clean.sh"
 C=${1:-build/conveyor}
 OUT=docs/studies
 mkdir -p "$OUT"

@@ -9,9 +9,7 @@
 set -u
 # NCCL's own switches would change what is simulated; the docs are NCCL's defaults
 # (a dataset's own settings are given with it below)
-unset NCCL_ALGO NCCL_PROTO NCCL_COLLNET_ENABLE NCCL_NVLS_ENABLE NCCL_MIN_NCHANNELS NCCL_MAX_NCHANNELS \
-      NCCL_MIN_NRINGS NCCL_MAX_NRINGS NCCL_MIN_CTAS NCCL_MAX_CTAS NCCL_BUFFSIZE NCCL_DEBUG \
-      NCCL_P2P_DISABLE NCCL_P2P_LEVEL
+. "$(dirname "$0")/nccl-env-clean.sh"
 C=${1:-build/conveyor}
 D=tests/data/nccltests
 OUT=docs/validation.md

@@ -4,9 +4,7 @@
 C=${1:-build/conveyor}
 # NCCL's own switches change what conveyor simulates, as they would change
 # NCCL; the tests expect NCCL's defaults
-unset NCCL_ALGO NCCL_PROTO NCCL_COLLNET_ENABLE NCCL_NVLS_ENABLE NCCL_MIN_NCHANNELS NCCL_MAX_NCHANNELS \
-      NCCL_MIN_NRINGS NCCL_MAX_NRINGS NCCL_MIN_CTAS NCCL_MAX_CTAS NCCL_BUFFSIZE NCCL_DEBUG \
-      NCCL_P2P_DISABLE NCCL_P2P_LEVEL
+. "$(dirname "$0")/../../scripts/nccl-env-clean.sh"
 pass=0; fail=0
 # check NAME WANT_RC PATTERN -- ARGS...
 check() {

@@ -5,9 +5,7 @@
 # lines left out; trailing blanks are ignored). Run by `make test`.
 C=${1:-build/conveyor}
 README=${2:-README.md}
-unset NCCL_ALGO NCCL_PROTO NCCL_COLLNET_ENABLE NCCL_NVLS_ENABLE NCCL_MIN_NCHANNELS NCCL_MAX_NCHANNELS \
-      NCCL_MIN_NRINGS NCCL_MAX_NRINGS NCCL_MIN_CTAS NCCL_MAX_CTAS NCCL_BUFFSIZE NCCL_DEBUG \
-      NCCL_P2P_DISABLE NCCL_P2P_LEVEL
+. "$(dirname "$0")/../../scripts/nccl-env-clean.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 awk -v dir="$tmp" '
