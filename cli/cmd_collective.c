@@ -55,7 +55,7 @@ static bool write_timeline(const char *path, const coll_system *sys, coll_kind k
                                       req.nchannels == 1 ? "" : "s", sys->nranks);
         double setup = coll_setup_us(sys, &req);
         int g = sys->gpus_per_thread > 0 ? sys->gpus_per_thread : 1;
-        double host = g * (sys->launch_us + req.nchannels * sys->launch_ch_us);
+        double host = coll_setup_host_us(sys, &req);
         char *detail = g_strdup_printf("host launch %d GPU%s x (%.2f us + %d channel%s x %.2f us) = %.2f us, "
                                        "then NCCL's %s/%s base latency %.2f us",
                                        g, g == 1 ? "" : "s", sys->launch_us, req.nchannels,

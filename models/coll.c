@@ -307,12 +307,16 @@ uint64_t coll_share(uint64_t total, int parts, int i, uint64_t grain)
     return begin + len > total ? total - begin : len;
 }
 
-double coll_setup_us(const coll_system *sys, const coll_request *req)
+double coll_setup_host_us(const coll_system *sys, const coll_request *req)
 {
     int nch = req->nchannels > 0 ? req->nchannels : 1;
-    double us = (sys->launch_us + nch * sys->launch_ch_us) * (sys->gpus_per_thread > 0 ? sys->gpus_per_thread : 1);
+    return (sys->launch_us + nch * sys->launch_ch_us) * (sys->gpus_per_thread > 0 ? sys->gpus_per_thread : 1);
+}
+
+double coll_setup_us(const coll_system *sys, const coll_request *req)
+{
     int a = req->algo == ALGO_DIRECT ? ALGO_RING : (int)req->algo;
-    return us + coll_base_lat_us(a, req->proto);
+    return coll_setup_host_us(sys, req) + coll_base_lat_us(a, req->proto);
 }
 
 static sim_time setup_ps(const coll_system *sys, const coll_request *req)

@@ -132,6 +132,8 @@ bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out,
  * GPU one thread drives ((launch_us + nchannels x launch_ch_us) x
  * gpus_per_thread) and NCCL's base latency of the algorithm and protocol, us. */
 double coll_setup_us(const coll_system *sys, const coll_request *req);
+/* Its host part alone: (launch_us + nchannels x launch_ch_us) x gpus_per_thread, us. */
+double coll_setup_host_us(const coll_system *sys, const coll_request *req);
 /* True where NCCL's P2P transport reads from the peer instead of writing to
  * it: the Simple protocol between two sm 8.0 GPUs over NVLink only
  * (ncclTopoCheckP2p). Each step then waits one more wire latency of r. */
