@@ -164,9 +164,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     uint64_t *sizes = g_new(uint64_t, n);
     nccltests_row *rows = g_new0(nccltests_row, n);
     simsweep_explain *ex = g_new0(simsweep_explain, n);
-    nccltests_dtype *row_dt = g_new(nccltests_dtype, n);
-    nccltests_redop *row_op = g_new(nccltests_redop, n);
-    int *row_rt = g_new(int, n);
+    nccltests_sweep_id *row_id = g_new(nccltests_sweep_id, n);
     const char *aspec = co->algo ? co->algo : g_getenv("NCCL_ALGO");
     const char *pspec = co->proto ? co->proto : g_getenv("NCCL_PROTO");
     int rc = EXIT_OK;
@@ -180,9 +178,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
                 int rt = all_roots ? r : root;
                 for (size_t i = 0; i < nreq; i++) {
                     sizes[off + i] = nccltests_size_for_request(kind, g_array_index(req, uint64_t, i), sys.nranks, elt);
-                    row_dt[off + i] = dts[a];
-                    row_op[off + i] = ops[b];
-                    row_rt[off + i] = rt;
+                    row_id[off + i] = (nccltests_sweep_id){.dtype = dts[a], .redop = ops[b], .root = rt};
                 }
                 if (!simsweep_run(&sys, kind, rt, elt, nccltests_nvls_reduces(ops[b], dts[a]), sizes + off, nreq,
                                   aspec, pspec, rows + off, ex + off, "collective", &err)) {
@@ -215,7 +211,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     if (nccl_log_on("TUNING")) {
         row_log = g_new0(char *, n + 1);
         for (size_t i = 0; i < n; i++)
-            row_log[i] = nccl_log_tuning(prefix, kind, rows[i].count * (uint64_t)nccltests_dtype_bytes(row_dt[i]),
+            row_log[i] = nccl_log_tuning(prefix, kind, rows[i].count * (uint64_t)nccltests_dtype_bytes(row_id[i].dtype),
                                          ex[i].algo, ex[i].proto, ex[i].nchannels);
     }
     nccltests_sweep sw = {.coll = kind, .dtype = dt, .redop = redop,
@@ -225,8 +221,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
                           .warmup_iters = co->warmup, .iters = co->iters, .agg_iters = co->agg, .validation = co->check, .graph = co->graph,
                           .devices = dev, .ndevices = (size_t)sys.nranks, .rows = rows, .nrows = n,
                           .band_lo = any ? blo : NULL, .band_hi = any ? bhi : NULL, .setup_log = setup_log,
-                          .row_log = (const char *const *)row_log, .row_dtype = n > nreq ? row_dt : NULL,
-                          .row_redop = n > nreq ? row_op : NULL, .row_root = all_roots ? row_rt : NULL};
+                          .row_log = (const char *const *)row_log, .row_id = n > nreq ? row_id : NULL};
     if (!strcmp(fmt, "csv"))
         nccltests_write_csv(stdout, &sw);
     else if (!strcmp(fmt, "json"))
@@ -259,9 +254,7 @@ out:
     g_free(sizes);
     g_free(rows);
     g_free(ex);
-    g_free(row_dt);
-    g_free(row_op);
-    g_free(row_rt);
+    g_free(row_id);
     topo_free(t);
     return rc;
 }

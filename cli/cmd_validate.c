@@ -210,13 +210,14 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
     GString *groups = g_string_new(NULL);
     int gi = 0;
     for (size_t a = 0; rc == EXIT_OK && a < log->nrows;) {
-        const int *g = &log->row_group[3 * a];
+        const nccltests_sweep_id *g = &log->row_id[a];
         size_t b = a + 1;
-        while (b < log->nrows && !memcmp(&log->row_group[3 * b], g, 3 * sizeof(int)))
+        while (b < log->nrows && log->row_id[b].dtype == g->dtype && log->row_id[b].redop == g->redop &&
+               log->row_id[b].root == g->root)
             b++;
-        nccltests_dtype dt = (nccltests_dtype)g[0];
-        nccltests_redop op = (nccltests_redop)g[1];
-        int root = g[2];
+        nccltests_dtype dt = g->dtype;
+        nccltests_redop op = g->redop;
+        int root = g->root;
         size_t n0 = n;
         for (size_t i = a; i < b; i++)
             if (i == a || log->rows[i].size_bytes != log->rows[i - 1].size_bytes)

@@ -148,9 +148,10 @@ static void test_writer_per_row_type_and_redop(void)
     static const nccltests_dtype dts[] = {NCCLTESTS_FLOAT, NCCLTESTS_HALF};
     static const nccltests_redop ops[] = {NCCLTESTS_OP_SUM, NCCLTESTS_OP_MAX};
     static const int roots[] = {0, 3};
-    s.row_dtype = dts;
-    s.row_redop = ops;
-    s.row_root = roots;
+    nccltests_sweep_id ids[2];
+    for (int i = 0; i < 2; i++)
+        ids[i] = (nccltests_sweep_id){.dtype = dts[i], .redop = ops[i], .root = roots[i]};
+    s.row_id = ids;
     size_t len;
     char *text = write_to_string(nccltests_write, &s, &len);
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "     float     sum"));
@@ -461,11 +462,11 @@ static void test_reader_sweeps_per_type(void)
     CU_ASSERT_EQUAL(log->ngroups, 10);
     CU_ASSERT_EQUAL(log->nrows, 40);
     CU_ASSERT_EQUAL(log->dtype, NCCLTESTS_INT8); /* the first sweep's */
-    CU_ASSERT_EQUAL(log->row_group[3 * 0], NCCLTESTS_INT8);
-    CU_ASSERT_EQUAL(log->row_group[3 * 4], NCCLTESTS_UINT8);
-    CU_ASSERT_EQUAL(log->row_group[3 * 39], NCCLTESTS_BFLOAT16);
-    CU_ASSERT_EQUAL(log->row_group[3 * 39 + 1], NCCLTESTS_OP_SUM);
-    CU_ASSERT_EQUAL(log->row_group[3 * 39 + 2], -1);
+    CU_ASSERT_EQUAL(log->row_id[0].dtype, NCCLTESTS_INT8);
+    CU_ASSERT_EQUAL(log->row_id[4].dtype, NCCLTESTS_UINT8);
+    CU_ASSERT_EQUAL(log->row_id[39].dtype, NCCLTESTS_BFLOAT16);
+    CU_ASSERT_EQUAL(log->row_id[39].redop, NCCLTESTS_OP_SUM);
+    CU_ASSERT_EQUAL(log->row_id[39].root, -1);
     nccltests_log_free(log);
 }
 

@@ -227,9 +227,9 @@ static void write_table_header(FILE *f)
             "(GB/s)", "", "");
 }
 
-static nccltests_dtype row_dt(const nccltests_sweep *s, size_t i) { return s->row_dtype ? s->row_dtype[i] : s->dtype; }
-static nccltests_redop row_op(const nccltests_sweep *s, size_t i) { return s->row_redop ? s->row_redop[i] : s->redop; }
-static int row_root(const nccltests_sweep *s, size_t i) { return s->row_root ? s->row_root[i] : s->root; }
+static nccltests_dtype row_dt(const nccltests_sweep *s, size_t i) { return s->row_id ? s->row_id[i].dtype : s->dtype; }
+static nccltests_redop row_op(const nccltests_sweep *s, size_t i) { return s->row_id ? s->row_id[i].redop : s->redop; }
+static int row_root(const nccltests_sweep *s, size_t i) { return s->row_id ? s->row_id[i].root : s->root; }
 
 void nccltests_write(FILE *f, const nccltests_sweep *s)
 {

@@ -104,6 +104,14 @@ void nccltests_row_compute_bw(nccltests_row *row, coll_kind kind, int nranks);
 
 /* ---- writer ------------------------------------------------------------- */
 
+/* Which sweep of a table a row belongs to: nccl-tests -d all / -o all / -r -1
+ * print one sweep per (type, reduction, root), one after another. */
+typedef struct {
+    nccltests_dtype dtype;
+    nccltests_redop redop;
+    int root;
+} nccltests_sweep_id;
+
 typedef struct {
     int rank, group, pid;
     const char *host;      /* printed %10s */
@@ -129,11 +137,9 @@ typedef struct {
     size_t ndevices;
     const nccltests_row *rows; /* size, count, time_us used; bw recomputed */
     size_t nrows;
-    /* Optional per-row type and reduction (NULL: dtype/redop for every row):
-     * nccl-tests -d all / -o all print one table over every combination. */
-    const nccltests_dtype *row_dtype;
-    const nccltests_redop *row_redop;
-    const int *row_root; /* per-row root (NULL: root): -r -1 runs every root */
+    /* Optional per-row sweep (NULL: dtype/redop/root for every row): nccl-tests
+     * -d all / -o all / -r -1 print one table over every combination. */
+    const nccltests_sweep_id *row_id;
     /* Optional error band per row (NULL: none; CSV and JSON only): the
      * measured busbw's 80% range as multiples of the predicted one
      * (topologies/accuracy.h). CSV adds busbw_lo_GBps,busbw_hi_GBps (out of
@@ -217,10 +223,10 @@ typedef struct {
                                * "#! nccl_version: X.Y.Z" provenance header; 0: not in the log */
     int nccl_code_line;       /* where it was read */
     /* nccl-tests -d all / -o all / -r -1 print one sweep per (type, reduction, root), one after another in
-     * one table: ngroups of them (1 for most logs; dtype/redop/root above are the first's). row_group
-     * holds {dtype, redop, root} for each row (3 ints per row). */
+     * one table: ngroups of them (1 for most logs; dtype/redop/root above are the first's); row_id[i]
+     * is row i's. */
     int ngroups;
-    int *row_group;
+    nccltests_sweep_id *row_id;
 } nccltests_log;
 
 /* "2.19.3" for 21903 (NCCL >= 2.9: major x 10000 + minor x 100 + patch;

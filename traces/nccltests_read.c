@@ -46,7 +46,7 @@ typedef struct {
     nccltests_dtype cur_dtype;      /* the current group's */
     nccltests_redop cur_redop;
     int cur_root;
-    GArray *row_group;              /* per row: {dtype, redop, root} as 3 ints */
+    GArray *row_id;                 /* of nccltests_sweep_id, one per row */
     int ngroups;
     nccltests_dtype dtype;
     nccltests_redop redop;
@@ -364,8 +364,8 @@ static bool row_identity(parser *p, const token *tok, int *k, uint64_t size)
         g_hash_table_remove_all(p->sizes); /* each group's sizes once */
     }
     p->prev_size = size;
-    int g[3] = {(int)dt, (int)op, root};
-    g_array_append_vals(p->row_group, g, 3);
+    nccltests_sweep_id id = {.dtype = dt, .redop = op, .root = root};
+    g_array_append_val(p->row_id, id);
     return true;
 }
 
@@ -617,8 +617,8 @@ static nccltests_log *finish(parser *p, int hint)
     log->env_line = (int *)(void *)g_array_free(p->env_line, FALSE);
     p->env_line = NULL;
     log->ngroups = p->ngroups > 0 ? p->ngroups : 1;
-    log->row_group = (int *)(void *)g_array_free(p->row_group, FALSE);
-    p->row_group = NULL;
+    log->row_id = (nccltests_sweep_id *)(void *)g_array_free(p->row_id, FALSE);
+    p->row_id = NULL;
     return log;
 }
 
@@ -634,7 +634,7 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
     p.env = g_ptr_array_new_with_free_func(g_free);
     p.env_line = g_array_new(FALSE, FALSE, sizeof(int));
     p.sizes = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, NULL);
-    p.row_group = g_array_new(FALSE, FALSE, sizeof(int));
+    p.row_id = g_array_new(FALSE, FALSE, sizeof(nccltests_sweep_id));
     p.seen_groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     char *copy = g_strndup(text, len);
     nccltests_log *log = NULL;
@@ -658,8 +658,8 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
         g_ptr_array_free(p.env, TRUE);
     if (p.env_line)
         g_array_free(p.env_line, TRUE);
-    if (p.row_group)
-        g_array_free(p.row_group, TRUE);
+    if (p.row_id)
+        g_array_free(p.row_id, TRUE);
     g_hash_table_destroy(p.seen_groups);
     g_hash_table_destroy(p.sizes);
     g_free(copy);
@@ -698,7 +698,7 @@ void nccltests_log_free(nccltests_log *log)
     g_strfreev(log->env);
     g_free(log->env_line);
     g_free(log->tuning);
-    g_free(log->row_group);
+    g_free(log->row_id);
     g_free(log);
 }
 
