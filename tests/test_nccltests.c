@@ -9,6 +9,12 @@
 #include "traces/validate_stats.h"
 
 #define DATA "tests/data/nccltests/"
+/* Two ranks' device lines and one 32 B all_reduce row: the smallest table
+ * the reader takes, for tests of what comes around it. */
+#define TWO_RANK_TABLE                                                                                            \
+    "#  Rank  0 Group  0 Pid    1 on h device  0 [0000:18:00] X\n"                                              \
+    "#  Rank  1 Group  0 Pid    1 on h device  1 [0000:19:00] X\n"                                              \
+    "          32             8     float     sum      -1    10.52    0.00    0.00      0    10.01    0.00    0.00      0\n"
 #define BAD "tests/bad_input/nccltests/"
 
 static void test_coll_names_parse_variants(void)
@@ -378,9 +384,7 @@ static void test_reader_keeps_tuning_lines(void)
     nccltests_log_free(log);
     /* none in a log without them */
     text = "# Collective test starting: all_reduce_perf\n"
-           "#  Rank  0 Group  0 Pid    1 on h device  0 [0000:18:00] X\n"
-           "#  Rank  1 Group  0 Pid    1 on h device  1 [0000:19:00] X\n"
-           "          32             8     float     sum      -1    10.52    0.00    0.00      0    10.01    0.00    0.00      0\n";
+           TWO_RANK_TABLE;
     log = nccltests_parse("plain", text, strlen(text), -1, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(log);
     CU_ASSERT_EQUAL(log->ntuning, 0);
@@ -401,9 +405,7 @@ static void test_reader_keeps_env_lines(void)
         "h:1:1 [0] NCCL INFO CUDA_VISIBLE set by environment to 1.\n"
         "h:1:1 [0] NCCL INFO Channel 00/24 :    0   1   2   3\n"
         "# Collective test starting: all_reduce_perf\n"
-        "#  Rank  0 Group  0 Pid    1 on h device  0 [0000:18:00] X\n"
-        "#  Rank  1 Group  0 Pid    1 on h device  1 [0000:19:00] X\n"
-        "          32             8     float     sum      -1    10.52    0.00    0.00      0    10.01    0.00    0.00      0\n";
+        TWO_RANK_TABLE;
     GError *err = NULL;
     nccltests_log *log = nccltests_parse("env", text, strlen(text), -1, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(log);
@@ -418,9 +420,7 @@ static void test_reader_keeps_env_lines(void)
 static void test_reader_nccl_version(void)
 {
     static const char *const rows =
-        "#  Rank  0 Group  0 Pid    1 on h device  0 [0000:18:00] X\n"
-        "#  Rank  1 Group  0 Pid    1 on h device  1 [0000:19:00] X\n"
-        "          32             8     float     sum      -1    10.52    0.00    0.00      0    10.01    0.00    0.00      0\n";
+        TWO_RANK_TABLE;
     static const struct {
         const char *head;
         int code, line;
