@@ -203,12 +203,16 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
             any = true;
         }
     }
-    /* NCCL_DEBUG=INFO: the lines NCCL would add (ENV at setup, TUNING per size) */
+    /* NCCL_DEBUG=INFO: the lines NCCL would add (ENV and the TUNING table at setup, TUNING per size) */
     char *prefix = g_strdup_printf("%s:%d:%d [%d]", dev[0].host ? dev[0].host : "localhost", dev[0].pid, dev[0].pid,
                                    dev[0].device);
     char *setup_log = nccl_log_env(prefix);
     char **row_log = NULL;
     if (nccl_log_on("TUNING")) {
+        char *table = nccl_log_tuning_table(prefix, &sys), *both = g_strconcat(setup_log ? setup_log : "", table, NULL);
+        g_free(table);
+        g_free(setup_log);
+        setup_log = both;
         row_log = g_new0(char *, n + 1);
         for (size_t i = 0; i < n; i++)
             row_log[i] = nccl_log_tuning(prefix, kind, rows[i].count * (uint64_t)nccltests_dtype_bytes(row_id[i].dtype),

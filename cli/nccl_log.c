@@ -73,3 +73,33 @@ char *nccl_log_tuning(const char *prefix, coll_kind kind, uint64_t bytes, coll_a
     return g_strdup_printf("%s NCCL INFO %s: %" G_GUINT64_FORMAT " Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%d}\n",
                            prefix, func, bytes, algo_s[algo], proto_s[proto], nch > 0 ? nch - 1 : 0);
 }
+
+char *nccl_log_tuning_table(const char *prefix, const coll_system *sys)
+{
+    /* tuning.cc's order and names (ncclAlgoStr, ncclProtoStr, ncclFuncStr) */
+    static const char *const algo_s[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
+    static const coll_algo_id algo_id[] = {ALGO_TREE, ALGO_RING, ALGO_COLLNET_DIRECT, ALGO_COLLNET_CHAIN,
+                                           ALGO_NVLS, ALGO_NVLS_TREE, ALGO_PAT};
+    static const char *const proto_s[] = {"LL", "LL128", "Simple"};
+    static const coll_proto_id proto_id[] = {PROTO_LL, PROTO_LL128, PROTO_SIMPLE};
+    static const char *const func_s[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"};
+    static const coll_kind func_id[] = {COLL_BROADCAST, COLL_REDUCE, COLL_ALL_GATHER, COLL_REDUCE_SCATTER,
+                                        COLL_ALL_REDUCE};
+    GString *out = g_string_new(NULL);
+    g_string_append_printf(out, "%s NCCL INFO Latency/AlgBw |", prefix);
+    for (size_t a = 0; a < G_N_ELEMENTS(algo_s); a++)
+        for (size_t p = 0; p < G_N_ELEMENTS(proto_s); p++)
+            g_string_append_printf(out, " %7s/%6s |", algo_s[a], proto_s[p]);
+    g_string_append_c(out, '\n');
+    for (size_t c = 0; c < G_N_ELEMENTS(func_s); c++) {
+        g_string_append_printf(out, "%s NCCL INFO %13s |", prefix, func_s[c]);
+        for (size_t a = 0; a < G_N_ELEMENTS(algo_id); a++)
+            for (size_t p = 0; p < G_N_ELEMENTS(proto_id); p++) {
+                double lat, bw;
+                coll_tune_table(sys, func_id[c], algo_id[a], proto_id[p], &lat, &bw);
+                g_string_append_printf(out, "%8.1f/%6.1f |", lat, bw);
+            }
+        g_string_append_c(out, '\n');
+    }
+    return g_string_free(out, FALSE);
+}

@@ -19,5 +19,12 @@ char *nccl_log_env(const char *prefix);
  * channel{Lo..Hi}={0..nch-1}"; NULL for point-to-point collectives. */
 char *nccl_log_tuning(const char *prefix, coll_kind kind, uint64_t bytes, coll_algo_id algo, coll_proto_id proto,
                       int nch);
+/* tuning.cc's "Latency/AlgBw" table (printed once per communicator under
+ * NCCL_DEBUG_SUBSYS=TUNING): a header line, then per collective NCCL tunes
+ * (Broadcast, Reduce, AllGather, ReduceScatter, AllReduce) one line of
+ * "latency/algbw" (us / GB/s) per algorithm and protocol, 0.0/0.0 where the
+ * tuner does not consider the pair (coll_tune_table). NCCL's " Max
+ * NThreads" line is not printed: conveyor does not model thread counts. */
+char *nccl_log_tuning_table(const char *prefix, const coll_system *sys);
 
 #endif

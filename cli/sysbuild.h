@@ -30,7 +30,8 @@ typedef struct {
     "  NCCL_BUFFSIZE                Simple protocol buffer (bytes; sets its step and slice)\n"                     \
     "  NCCL_COLLNET_ENABLE=1        CollNet (SHARP) where the fabric has it\n"                                     \
     "  NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL=NVL|PIX|PXB|PHB|SYS|...   GPU pairs beyond the level go through host memory\n" \
-    "  NCCL_DEBUG=INFO              collective: NCCL's ENV lines, and TUNING lines with NCCL_DEBUG_SUBSYS=TUNING"
+    "  NCCL_DEBUG=INFO              collective: NCCL's ENV lines; with NCCL_DEBUG_SUBSYS=TUNING its Latency/AlgBw\n" \
+    "                               table and one TUNING line per size"
 
 /* Adds --topo/--nodes/--gpus/--fabric/--set/--launch-us/--launch-channel-us/--exact to a group. */
 GOptionGroup *sys_opts_group(sys_opts *o);

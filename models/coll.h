@@ -154,6 +154,15 @@ bool coll_run_footprint(const coll_system *sys, const coll_request *req, coll_re
 bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t algo_mask,
                uint32_t proto_mask, coll_request *req, double *model_us);
 
+/* One cell of NCCL's "Latency/AlgBw" table (tuning.cc, printed under
+ * NCCL_DEBUG_SUBSYS=TUNING): the tuner's latency (us) and algbw (GB/s) of
+ * (algo, proto) for `kind` on this system, before the per-call terms
+ * (coll_tune's time for bytes b is about lat + b / algbw). False, with
+ * both 0, where the tuner does not consider it (or it is not one of
+ * NCCL's table algorithms: Direct). */
+bool coll_tune_table(const coll_system *sys, coll_kind kind, coll_algo_id algo, coll_proto_id proto,
+                     double *lat_us, double *algbw_GBps);
+
 /* Parse an NCCL_ALGO / NCCL_PROTO style list for collective `kind`:
  * "ring,tree", "^nvls" (all but), or per-collective "allreduce:tree,ring;
  * allgather:ring". Names unknown to NCCL are errors. Sets *mask (0 if the

@@ -42,9 +42,12 @@ static int nsteps_of(coll_kind k, int n)
     return k == COLL_ALL_REDUCE ? 2 * (n - 1) : (k == COLL_BROADCAST || k == COLL_REDUCE) ? n : n - 1;
 }
 
-/* NCCL's modelled time (us) of (algo, proto) for `bytes`, or -1 if disabled. */
-static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a, coll_proto_id p,
-                         uint64_t bytes, int nch)
+/* NCCL's latency (us, *lat) and algbw (GB/s, returned) of (algo, proto),
+ * or -1 if disabled. `table`: as tuning.cc's table holds them, without the
+ * per-call terms ncclTopoGetAlgoTime adds (Tree's correction factor, the
+ * multi-node Simple ring's latency factor); else for a call of `bytes`. */
+static double model_latbw(const coll_system *sys, coll_kind kind, coll_algo_id a, coll_proto_id p,
+                          uint64_t bytes, int nch, bool table, double *lat_out)
 {
     int n = sys->nranks, nsteps = nsteps_of(kind, n);
     bool nvl = intra_is_nvlink(sys);
@@ -72,7 +75,8 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
             lat += nvl ? intra : intra;
         else
             lat += (nsteps - ninter) * fmax(intra, netovh) + ninter * inter;
-        if (kind == COLL_ALL_REDUCE && sys->nnodes > 1 && p == PROTO_SIMPLE && bytes / ((uint64_t)nch * n) >= 64)
+        if (!table && kind == COLL_ALL_REDUCE && sys->nnodes > 1 && p == PROTO_SIMPLE &&
+            bytes / ((uint64_t)nch * n) >= 64)
             lat *= sys->gpu_sm < 80 ? 1.9 : 1.4;
     } else if (a == ALGO_NVLS) {
         bool rsag = kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER;
@@ -95,7 +99,7 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
             b = fmin(bus / 3.8, coll_ll_max_GBps(sys->gpu_sm, sys->nnodes, sys->cpu_vendor));
         else
             b = fmin(bus * 120.0 / 128.0, nch * perch);
-        algbw = b * 0.5 * coll_tree_correction(p, bytes);
+        algbw = b * 0.5 * (table ? 1.0 : coll_tree_correction(p, bytes));
         int hw = nvl ? 0 : 1;
         lat = coll_base_lat_us(ALGO_TREE, p) + 2 * ((sys->ppn - 1) * coll_hw_lat_us(hw, ALGO_TREE, p) +
                                                    log2((double)sys->nnodes) * coll_hw_lat_us(2, ALGO_TREE, p));
@@ -141,8 +145,8 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
         lat = coll_base_lat_us(ALGO_PAT, p) + log2((double)sys->nnodes) * coll_hw_lat_us(2, ALGO_PAT, p) / 3.5 +
               sys->nranks * 2.8;
     } else if (a == ALGO_DIRECT) {
-        if (kind != COLL_ALLTOALL && kind != COLL_SENDRECV)
-            return -1;
+        if (table || (kind != COLL_ALLTOALL && kind != COLL_SENDRECV))
+            return -1; /* not one of tuning.cc's algorithms */
         if (p == PROTO_LL128)
             return -1;
         double per = bytes / (double)(kind == COLL_ALLTOALL ? n : 1);
@@ -159,7 +163,30 @@ static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a,
     }
     if (algbw <= 0)
         return -1;
-    return lat + (double)bytes / (1000.0 * algbw);
+    *lat_out = lat;
+    return algbw;
+}
+
+/* NCCL's modelled time (us) of (algo, proto) for `bytes`, or -1 if disabled. */
+static double model_time(const coll_system *sys, coll_kind kind, coll_algo_id a, coll_proto_id p,
+                         uint64_t bytes, int nch)
+{
+    double lat = 0, algbw = model_latbw(sys, kind, a, p, bytes, nch, false, &lat);
+    return algbw > 0 ? lat + (double)bytes / (1000.0 * algbw) : -1;
+}
+
+bool coll_tune_table(const coll_system *sys, coll_kind kind, coll_algo_id algo, coll_proto_id proto,
+                     double *lat_us, double *algbw_GBps)
+{
+    *lat_us = *algbw_GBps = 0;
+    if (algo < 0 || algo >= ALGO_DIRECT || proto < 0 || proto >= PROTO_COUNT)
+        return false;
+    double lat = 0, bw = model_latbw(sys, kind, algo, proto, 0, coll_channels(sys, algo), true, &lat);
+    if (bw <= 0)
+        return false;
+    *lat_us = lat;
+    *algbw_GBps = bw;
+    return true;
 }
 
 static int small_channels(coll_algo_id a, coll_proto_id p, int nch, int n, uint64_t bytes)

@@ -922,6 +922,33 @@ static void test_coll_tuner_small_tree_channels(void)
 }
 
 
+/* The "Latency/AlgBw" table (NCCL_DEBUG_SUBSYS=TUNING) holds what the tuner
+ * decides with: a call's modelled time is latency + bytes / algbw where no
+ * per-call term applies (NVLS), the ring's algbw is busBw x n / nsteps for
+ * every collective (all_gather 7 steps, all_reduce 14 on 8 GPUs), NVLS
+ * carries NCCL's 25 us hwLat, and pairs the tuner never considers (Tree on
+ * one node; Direct, not one of NCCL's algorithms) are 0/0. */
+static void test_coll_tuner_table(void)
+{
+    coll_system sys;
+    topo *t = shipped("dgx-h100", (topo_opts){0}, &sys);
+    double lat, bw, lat2, bw2, model;
+    coll_request req;
+    CU_ASSERT_TRUE_FATAL(coll_tune_table(&sys, COLL_ALL_REDUCE, ALGO_NVLS, PROTO_SIMPLE, &lat, &bw));
+    CU_ASSERT_DOUBLE_EQUAL(lat, 25.0, 1e-9);
+    CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, 1ull << 30, 1u << ALGO_NVLS, 0, &req, &model));
+    CU_ASSERT_DOUBLE_EQUAL(model, lat + (double)(1ull << 30) / (1000.0 * bw), 1e-6);
+    CU_ASSERT_TRUE_FATAL(coll_tune_table(&sys, COLL_ALL_REDUCE, ALGO_RING, PROTO_SIMPLE, &lat, &bw));
+    CU_ASSERT_TRUE_FATAL(coll_tune_table(&sys, COLL_ALL_GATHER, ALGO_RING, PROTO_SIMPLE, &lat2, &bw2));
+    CU_ASSERT_DOUBLE_EQUAL(bw2, 2 * bw, 1e-9);
+    CU_ASSERT(lat2 < lat); /* 7 steps against 14 */
+    CU_ASSERT_FALSE(coll_tune_table(&sys, COLL_ALL_REDUCE, ALGO_TREE, PROTO_SIMPLE, &lat, &bw));
+    CU_ASSERT_EQUAL(lat, 0);
+    CU_ASSERT_EQUAL(bw, 0);
+    CU_ASSERT_FALSE(coll_tune_table(&sys, COLL_ALLTOALL, ALGO_DIRECT, PROTO_SIMPLE, &lat, &bw));
+    topo_free(t);
+}
+
 /* NCCL reads from the peer in the Simple protocol between sm 8.0 GPUs over
  * NVLink (paths.cc): each step first sends the read request across the
  * route, one wire latency more than a write. */
@@ -1051,6 +1078,7 @@ int main(void)
         {"/coll/sendrecv/pxn-stays-on-rails", test_coll_sendrecv_pxn_stays_on_rails},
         {"/coll/launch/per-channel", test_coll_launch_per_channel},
         {"/coll/tuner/small-tree-channels", test_coll_tuner_small_tree_channels},
+        {"/coll/tuner/table", test_coll_tuner_table},
         {"/coll/ring/p2p-read-ampere", test_coll_p2p_read_ampere},
         {"/coll/ring/mesh-search", test_coll_ring_mesh_search},
         {0},

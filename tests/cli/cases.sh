@@ -109,6 +109,9 @@ unset NCCL_P2P_DISABLE
 export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ENV,TUNING NCCL_MAX_NCHANNELS=16
 check collective-nccl-debug-tuning 0 'node0:10000:10000 \[0\] NCCL INFO AllReduce: 1073741824 Bytes -> Algo NVLS proto SIMPLE channel\{Lo\.\.Hi\}=\{0\.\.15\}' -- collective --topo dgx-h100 -b 1G -e 1G
 check collective-nccl-debug-env 0 'NCCL INFO NCCL_MAX_NCHANNELS set by environment to 16\.' -- collective --topo dgx-h100 -b 1G -e 1G
+# tuning.cc's table: 21 algorithm/protocol columns; AllReduce's NVLS/Simple cell carries NCCL's 25 us hwLat
+check collective-nccl-debug-table 0 'NCCL INFO Latency/AlgBw \|    Tree/    LL \|(.*\|){19}     PAT/Simple \|$' -- collective --topo dgx-h100 -b 1G -e 1G
+check collective-nccl-debug-table-nvls 0 'NCCL INFO     AllReduce \|( +[0-9.]+/ *[0-9.]+ \|){14}    25\.0/ *[1-9][0-9.]* \|' -- collective --topo dgx-h100 -b 1G -e 1G
 unset NCCL_MAX_NCHANNELS
 rt=$(mktemp); "$C" collective --topo dgx-a100 -b 1K -e 256M -f 4 > "$rt"
 unset NCCL_DEBUG NCCL_DEBUG_SUBSYS
