@@ -37,6 +37,7 @@ typedef struct {
     int rank;
     uint32_t k_up, up_done, down_done;
     coll_slots slots; /* its NT_SLOTS chunks in flight (coll.c) */
+    coll_held held;   /* its block copies each chunk up at its share of the links */
     bool busy, done;
 } nt_unit;
 
@@ -52,7 +53,8 @@ struct nt_chan {
     uint8_t *partial;  /* [node][k] the node's own partial is at its head */
     nt_unit *u;        /* per rank */
     uint32_t window;   /* chunks a GPU may have between its send up and their slot's return */
-    uint64_t chunk;    /* payload bytes per chunk (NCCL's rule, nvls_chunk) */
+    uint64_t chunk;    /* payload bytes per simulated piece: NCCL's chunk, or several (below) */
+    uint64_t nccl_chunk; /* NCCL's chunk (coll_nvls_chunk) */
     sim_time rtt;      /* a slot's round trip: NCCL's NVLS/NVLSTree latency */
     /* routes, looked up once (the hot path sends millions of chunks over them) */
     fab_node_id *sw;           /* [node] its NVSwitch */
@@ -215,6 +217,8 @@ static void on_up(sim_engine *e, void *ctx, uint64_t k)
     (void)e;
     nt_unit *u = ctx;
     nt_chan *c = u->ch;
+    if (coll_held_wait(&u->held, c->x, on_up, u, k))
+        return; /* at the switch, but its block is still copying and flagging */
     int node = u->rank / ppn_of(c);
     u->busy = false;
     u->up_done++;
@@ -227,6 +231,14 @@ static void on_up(sim_engine *e, void *ctx, uint64_t k)
     unit_check(u);
 }
 
+static const fab_route *up_route(nt_chan *c, int rank)
+{
+    fab_node_id g = c->x->sys->gpu[rank];
+    if (!c->r_up[rank])
+        c->r_up[rank] = coll_exec_route(c->x, g, coll_nvls_switch_of(c->x, g), (uint32_t)c->head);
+    return c->r_up[rank];
+}
+
 static void up_try(nt_unit *u)
 {
     nt_chan *c = u->ch;
@@ -236,10 +248,9 @@ static void up_try(nt_unit *u)
     uint32_t k = u->k_up++;
     u->busy = true;
     coll_slots_sent(&u->slots, c->x, k);
-    fab_node_id g = c->x->sys->gpu[u->rank];
-    if (!c->r_up[u->rank])
-        c->r_up[u->rank] = coll_exec_route(c->x, g, coll_nvls_switch_of(c->x, g), (uint32_t)c->head);
-    send_on(c, c->r_up[u->rank], nvl_wire(c, k), on_up, u, k);
+    uint64_t p = payload(c, k);
+    coll_held_issue(&u->held, c->x, nvl_wire(c, k), (uint32_t)((p + c->nccl_chunk - 1) / c->nccl_chunk));
+    send_on(c, up_route(c, u->rank), nvl_wire(c, k), on_up, u, k);
 }
 
 static fab_node_id node_switch(nt_chan *c, int node)
@@ -334,6 +345,7 @@ static void nt_start(coll_exec *x)
                  2 * log2((double)N) * coll_hw_lat_us(2, ALGO_NVLS_TREE, PROTO_SIMPLE);
     x->start += sim_time_from_us(lat);
     uint64_t chunk = coll_nvls_chunk(x, nch, N);
+    GPtrArray *chans = g_ptr_array_new();
     for (int ci = 0; ci < nch; ci++) {
         nt_chan *c = g_new0(nt_chan, 1);
         g_ptr_array_add(x->garbage, c);
@@ -341,14 +353,15 @@ static void nt_start(coll_exec *x)
         c->bytes = coll_share(x->req->bytes, nch, ci, 512);
         if (!c->bytes)
             continue;
+        g_ptr_array_add(chans, c);
         /* the simulated grain: NCCL's chunk; on a long operation (64 or more
          * chunks per channel) pieces of several chunks whose slots come back
          * together, the window holding the same bytes (NT_SLOTS chunks), so
          * the same rate in fewer events: 128 KiB, or 256 KiB (2 in flight)
          * of 64 KiB chunks from 512 per channel */
-        c->chunk = chunk;
+        c->chunk = c->nccl_chunk = chunk;
         c->window = NT_SLOTS;
-        if (chunk < NT_CHUNK && c->bytes / chunk >= 64) {
+        if (!sys->exact && chunk < NT_CHUNK && c->bytes / chunk >= 64) {
             c->chunk = chunk >= 65536 && c->bytes / chunk >= 512 ? 2 * NT_CHUNK : NT_CHUNK;
             c->window = (uint32_t)(NT_SLOTS * chunk / c->chunk);
         }
@@ -377,9 +390,26 @@ static void nt_start(coll_exec *x)
             c->u[r] = (nt_unit){.ch = c, .rank = r};
             x->units_left++;
         }
-        for (int r = 0; r < sys->nranks; r++)
-            up_try(&c->u[r]);
     }
+    /* every channel's block of a GPU copies its chunks up at its share of
+     * the GPU's links, a flag per chunk (coll_held) */
+    size_t n = (size_t)chans->len * (size_t)sys->nranks, i = 0;
+    coll_held **held = g_new(coll_held *, n ? n : 1);
+    const fab_route **up = g_new(const fab_route *, n ? n : 1);
+    for (guint j = 0; j < chans->len; j++) {
+        nt_chan *c = chans->pdata[j];
+        for (int r = 0; r < sys->nranks; r++, i++) {
+            held[i] = &c->u[r].held;
+            up[i] = up_route(c, r);
+        }
+    }
+    coll_held_init(x, held, up, n, coll_nvls_flag_ps());
+    g_free(held);
+    g_free(up);
+    for (guint j = 0; j < chans->len; j++)
+        for (int r = 0; r < sys->nranks; r++)
+            up_try(&((nt_chan *)chans->pdata[j])->u[r]);
+    g_ptr_array_unref(chans);
 }
 
 const coll_algo coll_algo_nvls = {

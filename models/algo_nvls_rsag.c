@@ -37,6 +37,7 @@ typedef struct {
     uint32_t k_up, done;   /* steps sent; steps whose slot came back for good */
     uint32_t *landed;      /* [k] all_gather: ranks this owner's chunk k reached */
     coll_slots slots;      /* its NCCL_STEPS steps in flight (coll.c) */
+    coll_held held;        /* its block copies each step up at its share of the links */
     bool busy, finished;
     const fab_route *up;   /* GPU -> switch */
     const fab_route *down; /* switch -> GPU */
@@ -108,6 +109,8 @@ static void on_ag_up(sim_engine *e, void *ctx, uint64_t k)
     (void)e;
     rs_unit *u = ctx;
     rs_chan *c = u->ch;
+    if (coll_held_wait(&u->held, c->x, on_ag_up, u, k))
+        return; /* at the switch, but its block is still copying and flagging */
     u->busy = false;
     for (int r = 0; r < c->x->sys->nranks; r++)
         coll_exec_send_hop(c->x, c->u[r].down, wire(c, payload(c, (uint32_t)k)), on_ag_down, u, k);
@@ -132,6 +135,8 @@ static void on_rs_up(sim_engine *e, void *ctx, uint64_t k)
     (void)e;
     rs_unit *u = ctx;
     rs_chan *c = u->ch;
+    if (coll_held_wait(&u->held, c->x, on_rs_up, u, k))
+        return;
     int n = c->x->sys->nranks;
     u->busy = false;
     if (++c->arrived[k] == (uint32_t)n) /* every rank's parts are in: the switch reduces each owner's */
@@ -149,7 +154,9 @@ static void try_up(rs_unit *u)
     uint32_t k = u->k_up++;
     u->busy = true;
     coll_slots_sent(&u->slots, c->x, k);
-    uint64_t p = payload(c, k) * (c->gather ? 1u : (uint64_t)c->x->sys->nranks);
+    uint32_t parts = c->gather ? 1u : (uint32_t)c->x->sys->nranks; /* a chunk and its flag per owner */
+    uint64_t p = payload(c, k) * parts;
+    coll_held_issue(&u->held, c->x, wire(c, p), parts);
     coll_exec_send_hop(c->x, u->up, wire(c, p), c->gather ? on_ag_up : on_rs_up, u, k);
 }
 
@@ -162,6 +169,7 @@ void coll_nvls_rsag_start(coll_exec *x)
     uint64_t chunk = coll_nvls_chunk(x, nch, 1);
     fab_node_id sw = coll_nvls_switch_of(x, sys->gpu[0]);
     uint64_t part = (x->req->bytes + (uint64_t)n - 1) / (uint64_t)n; /* one rank's shard */
+    GPtrArray *chans = g_ptr_array_new();
     for (int ci = 0; ci < nch; ci++) {
         rs_chan *c = g_new0(rs_chan, 1);
         g_ptr_array_add(x->garbage, c);
@@ -182,11 +190,29 @@ void coll_nvls_rsag_start(coll_exec *x)
             g_ptr_array_add(x->garbage, u->landed);
             u->up = coll_exec_route(x, sys->gpu[r], sw, (uint32_t)ci);
             u->down = coll_exec_route(x, sw, sys->gpu[r], (uint32_t)ci);
-            if (!u->up || !u->down)
+            if (!u->up || !u->down) {
+                g_ptr_array_unref(chans);
                 return;
+            }
             x->units_left++;
         }
-        for (int r = 0; r < n; r++)
-            try_up(&c->u[r]);
+        g_ptr_array_add(chans, c);
     }
+    /* every channel's block of a GPU copies up at its share of the GPU's
+     * links, a flag per chunk (coll_held, as algo_nvls.c) */
+    size_t m = (size_t)chans->len * (size_t)n, i = 0;
+    coll_held **held = g_new(coll_held *, m ? m : 1);
+    const fab_route **up = g_new(const fab_route *, m ? m : 1);
+    for (guint j = 0; j < chans->len; j++)
+        for (int r = 0; r < n; r++, i++) {
+            held[i] = &((rs_chan *)chans->pdata[j])->u[r].held;
+            up[i] = ((rs_chan *)chans->pdata[j])->u[r].up;
+        }
+    coll_held_init(x, held, up, m, coll_nvls_flag_ps());
+    g_free(held);
+    g_free(up);
+    for (guint j = 0; j < chans->len; j++)
+        for (int r = 0; r < n; r++)
+            try_up(&((rs_chan *)chans->pdata[j])->u[r]);
+    g_ptr_array_unref(chans);
 }

@@ -107,6 +107,32 @@ bool coll_slots_free(coll_slots *s, coll_exec *x, uint32_t k, uint32_t window, s
 void coll_slots_sent(coll_slots *s, coll_exec *x, uint32_t k);
 /* chunk k's data landed: its slot is back rtt after it was sent, not before now */
 void coll_slots_landed(coll_slots *s, coll_exec *x, uint32_t k, sim_time rtt);
+/* A send a thread block copies itself (not handed to a proxy) lands no
+ * earlier than a fixed cost per NCCL chunk (its flag), its wire bytes at
+ * the block's share of the links, and the route's wire latency after it
+ * was issued ("Channels share links"): the fabric's queues serve whole
+ * chunks first come, first served, where the real blocks share each link
+ * packet by packet. Used by NVLS (algo_nvls.c, algo_nvls_rsag.c). */
+typedef struct {
+    double share_Bps; /* the block's share of its route's links, wire bytes/s; 0: not held */
+    int64_t flag_ps;  /* per NCCL chunk */
+    int64_t wire_lat; /* the route's wire latency, ps */
+    sim_time t_min;   /* the send in flight lands no earlier */
+} coll_held;
+/* Shares for n blocks, block i sending over routes[i] (NULL: not held),
+ * with flag_ps per NCCL chunk. */
+void coll_held_init(coll_exec *x, coll_held *const *h, const fab_route *const *routes, size_t n, int64_t flag_ps);
+/* a send of `wire` bytes covering `nchunks` NCCL chunks leaves now (or at
+ * the collective's start) */
+void coll_held_issue(coll_held *h, coll_exec *x, uint64_t wire, uint32_t nchunks);
+/* The send landed now: true if its block is still copying, in which case
+ * fn(ctx, arg) runs again when it is done. */
+bool coll_held_wait(coll_held *h, coll_exec *x, sim_handler fn, void *ctx, uint64_t arg);
+/* NVLS blocks: the fixed cost per chunk, NCCL's NVLink latency of a
+ * flagged store (hwLat NVLink LL, 0.6 us; docs/collectives.md, "NVLS
+ * steps"). */
+int64_t coll_nvls_flag_ps(void);
+
 /* wire bytes over r from now (not before the collective's start): one piece
  * over a single hop, else pipelined in coll_exec_fabric_chunk pieces */
 void coll_exec_send_hop(coll_exec *x, const fab_route *r, uint64_t wire, fab_done_fn fn, void *ctx, uint64_t arg);

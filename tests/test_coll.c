@@ -186,10 +186,38 @@ static void test_coll_nvls_beats_ring_by_physical_factor(void)
     fabric_free(f);
 }
 
+/* NVLS steps: a GPU's block copies each chunk up at its share of the links
+ * (the GPU's NVLinks over the channels) and flags it (NCCL's NVLink LL
+ * latency, 0.6 us), one chunk after another. Where that is slower than both
+ * the links (S(1+1/n) up per GPU) and the slots (8 chunks per 25 us), it sets
+ * the rate: 2 GB200 trays (8 GPUs, 24 channels), 1 GiB in 64 KiB chunks. */
+static void test_coll_nvls_flag_per_chunk(void)
+{
+    coll_system sys;
+    topo *t = shipped("gb200-nvl72", (topo_opts){.nodes = 2}, &sys);
+    const uint64_t S = 1ull << 30, chunk = 65536;
+    const int nch = 24, n = 8;
+    coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = S, .algo = ALGO_NVLS, .proto = PROTO_SIMPLE, .nchannels = nch};
+    coll_result res;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    const fab_route *up = fabric_route(sys.fab, sys.gpu[0], sys.nvswitch, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(up);
+    double share = fabric_route_bw(sys.fab, up) / nch, eff = 0.74; /* Blackwell nvlsEfficiency */
+    double copy = chunk / eff / share * 1e6, wire = fabric_route_lat_ps(sys.fab, up) / 1e6;
+    double per = 0.6 + wire + copy, link = copy * (1.0 + 1.0 / n), slots = 25.0 / 8;
+    CU_ASSERT(per > link && per > slots);
+    double nchunks = (double)S / nch / chunk;
+    ASSERT_REL(res.time_us, 25 + nchunks * per, 0.03);
+    CU_ASSERT(res.time_us > 25 + nchunks * link * 1.04);
+    topo_free(t);
+}
+
 /* NVLS all_gather / reduce_scatter on one NVLS switch (algo_nvls_rsag.c):
  * an all_gather's downlinks and a reduce_scatter's uplinks carry S per GPU
  * at nvlsEff (0.85 on Hopper), so S / (BW x 0.85) plus NCCL's NVLS latency
- * (25 us, once) within 3%; every transfer delivered: (n + 1) S / 0.85 wire
+ * (25 us, once) plus a flag (0.6 us) per chunk a block sends (one a step for
+ * all_gather, one per owner for reduce_scatter: 128 steps of 128 KiB per
+ * channel here) within 3%; every transfer delivered: (n + 1) S / 0.85 wire
  * bytes for both. */
 static void test_coll_nvls_allgather_reducescatter(void)
 {
@@ -203,7 +231,8 @@ static void test_coll_nvls_allgather_reducescatter(void)
         coll_result res;
         GError *err = NULL;
         CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, &err));
-        double want = (double)S / (BW * 0.85) * 1e6 + 25;
+        double steps = (double)S / N / 8 / 131072, flags = kinds[i] == COLL_ALL_GATHER ? 1 : N;
+        double want = (double)S / (BW * 0.85) * 1e6 + 25 + steps * flags * 0.6;
         ASSERT_REL(res.time_us, want, 0.03);
         ASSERT_REL((double)res.wire_bytes, (N + 1) * (double)S / 0.85, 1e-3);
         CU_ASSERT(res.busiest_util <= 1.0 + 1e-9);
@@ -1079,6 +1108,7 @@ int main(void)
         {"/coll/launch/per-channel", test_coll_launch_per_channel},
         {"/coll/tuner/small-tree-channels", test_coll_tuner_small_tree_channels},
         {"/coll/tuner/table", test_coll_tuner_table},
+        {"/coll/nvls/flag-per-chunk", test_coll_nvls_flag_per_chunk},
         {"/coll/ring/p2p-read-ampere", test_coll_p2p_read_ampere},
         {"/coll/ring/mesh-search", test_coll_ring_mesh_search},
         {0},

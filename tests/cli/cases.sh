@@ -54,7 +54,9 @@ check collective-dgx1-nvlink-rings 0 'explain: +1073741824 +Ring +Simple +12 +n0
 # -d all / -o all: one table over nccl-tests' types and reductions (fp8 only from sm 9.0; NVLS only where the switch reduces)
 check collective-all-types 0 '^ +1048576 +524288 +bfloat16 +sum ' -- collective --topo dgx-a100 -b 1M -e 1M -d all
 check collective-all-types-fp8-on-h100 0 '^ +1048576 +1048576 +f8e4m3 +sum ' -- collective --topo dgx-h100 -b 1M -e 1M -d all
-check collective-all-ops-nvls 0 '^ +2097152 +524288 +int32 +max +-1 +37\.72 ' -- collective --topo dgx-h100 -b 2M -e 2M -d int32 -o all
+check collective-all-ops-nvls 0 'explain: +2097152 +NVLS ' -- collective --topo dgx-h100 -b 2M -e 2M -d int32 -o all --explain
+check collective-all-ops-ring 0 'explain: +2097152 +Ring ' -- collective --topo dgx-h100 -b 2M -e 2M -d int32 -o all --explain
+check collective-max-nvls 0 'explain: +2097152 +NVLS ' -- collective --topo dgx-h100 -b 2M -e 2M -d int32 -o max --explain
 check collective-all-ops-allgather-none 0 '^ +1048576 +65536 +half +none ' -- collective --topo dgx-a100 --op all_gather -b 1M -e 1M -o all -d half
 check collective-every-root 0 '^ +67108864 +16777216 +float +none +7 ' -- collective --topo dgx1-v100 --op broadcast -r -1 -b 64M -e 64M
 check collective-threads-gpus-divide 2 '-t 3 x -g 4 does not divide the system.s 8 ranks' -- collective --topo dgx-h100 -t 3 -g 4 -b 1M -e 1M
