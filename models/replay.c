@@ -792,8 +792,10 @@ static GBytes *group_shape(fabric *f, const coll_system *gs, GArray *labels)
                 fab_link_id l = r->hop[h];
                 gpointer v = g_hash_table_lookup(lab, GUINT_TO_POINTER(l + 1));
                 uint32_t label;
-                if (fabric_node(f, fabric_link_src(f, l))->kind == FAB_NET_SPINE ||
-                    fabric_node(f, fabric_link_dst(f, l))->kind == FAB_NET_SPINE) {
+                const fab_link_desc *d = fabric_link(f, l);
+                /* a server (endpoint limit, root-complex transit) has no end nodes (FAB_NONE) */
+                if (d->kind != LINK_SERVER && (fabric_node(f, fabric_link_src(f, l))->kind == FAB_NET_SPINE ||
+                                               fabric_node(f, fabric_link_dst(f, l))->kind == FAB_NET_SPINE)) {
                     /* which spine ECMP picked for this probe is not part of
                      * the shape (adaptive routing spreads over all of them) */
                     label = UINT32_MAX;
@@ -804,7 +806,6 @@ static GBytes *group_shape(fabric *f, const coll_system *gs, GArray *labels)
                     g_array_append_val(labels, l);
                     g_hash_table_insert(lab, GUINT_TO_POINTER(l + 1), GUINT_TO_POINTER(label + 1));
                 }
-                const fab_link_desc *d = fabric_link(f, l);
                 struct {
                     uint32_t label, kind;
                     double bw;

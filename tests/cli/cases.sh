@@ -36,6 +36,8 @@ check collective-algo-other-collective-empty 0 '# Avg bus bandwidth' -- collecti
 check collective-proto-default-first 0 'explain: .* Ring +LL +24' -- collective --topo dgx-h100 --op all_gather -b 1M -e 1M --explain --proto '^LL128;allreduce:LL128'
 check replay-group-beyond-ranks 2 "group '0' names rank 1, but the trace has 1 rank \(a rank of a larger job: replicate it with --ranks 2\)" -- replay --topo dgx-h100 --gpus 1 tests/data/traces/kineto_old_style.json
 check replay-peer-beyond-ranks 2 'rank 0 op 2: a send with rank 1, but the trace has 1 rank' -- replay --topo dgx-a100 --gpus 1 tests/data/traces/jsonized.json
+# a collective group on a topology with endpoint limits (servers, no end nodes, on its routes): group_shape read node FAB_NONE (ASan SEGV; found by fuzzing)
+check replay-endpoint-limits 0 "^step time: [0-9.]+ ms" -- replay --topo tests/data/topo/endpoint-limits.json --gpus 2 docs/examples/two-rank-overlap.json
 check replay-g-zero 2 '-g must be in 1..1024' -- replay --topo dgx-a100 --gpus 2 -g 0 docs/examples/two-rank-overlap.json
 check collective-empty-redop 2 "unknown -o op ''" -- collective --topo dgx-h100 -o ''
 check scale-sizes-trailing-garbage 2 "bad sizes '8..16x'" -- scale --model llama2-7b --systems dgx-h100:8..16x
