@@ -25,6 +25,10 @@ G_DEFINE_QUARK(calib-error-quark, calib_error)
 #define HUBER_K 1.345
 #define OUTLIER_Z 3.0
 #define REL_SCALE_FLOOR 1e-3 /* 0.1%: below this, noise is not told from rounding */
+/* A record's time (size / bandwidth for a rate) is 1 ps .. 1e6 s: outside
+ * it, t^2 in the fit underflows or overflows (a time of 0 failed an assert) */
+#define CALIB_T_MIN_S 1e-12
+#define CALIB_T_MAX_S 1e6
 
 typedef struct {
     double s, t; /* bytes, seconds */
@@ -355,6 +359,12 @@ static bool record_parse(cJSON *o, const char *where, record *r, GError **err)
     r->bw = u->bw;
     r->s = size;
     r->t = u->bw ? size / (med * u->scale) : med * u->scale;
+    if (!(r->t >= CALIB_T_MIN_S && r->t <= CALIB_T_MAX_S)) {
+        g_set_error(err, CALIB_ERROR, CALIB_ERROR_VALUE,
+                    "%s: \"median\" %g %s gives a time of %g s, outside %g..%g s", where, med, unit, r->t,
+                    CALIB_T_MIN_S, CALIB_T_MAX_S);
+        return false;
+    }
     const char *parts[] = {r->bench, path, dir, r->mode, r->dtype};
     r->name[0] = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(parts); i++)
@@ -749,14 +759,16 @@ static bool load_gemm(cJSON *obj, const char *path, calib_gemm out[CALIB_GEMM_ND
         cJSON *k0 = cJSON_GetObjectItemCaseSensitive(e, "k0"), *np = cJSON_GetObjectItemCaseSensitive(e, "points");
         cJSON *rms = cJSON_GetObjectItemCaseSensitive(e, "residual_rms_pct");
         cJSON *mx = cJSON_GetObjectItemCaseSensitive(e, "residual_max_pct");
-        bool bad = d < 0 || !cJSON_IsObject(e) || (pk && (!cJSON_IsNumber(pk) || !(pk->valuedouble > 0))) ||
-                   (ef && (!cJSON_IsNumber(ef) || !(ef->valuedouble > 0) || !cJSON_IsNumber(k0) ||
-                           !(k0->valuedouble >= 0) || !isfinite(k0->valuedouble))) ||
+        /* rates finite (1e400 is inf to cJSON), k0 as --set gpu.gemm_k0 (0..1e6) */
+        bool bad = d < 0 || !cJSON_IsObject(e) ||
+                   (pk && (!cJSON_IsNumber(pk) || !(pk->valuedouble > 0) || !isfinite(pk->valuedouble))) ||
+                   (ef && (!cJSON_IsNumber(ef) || !(ef->valuedouble > 0) || !isfinite(ef->valuedouble) ||
+                           !cJSON_IsNumber(k0) || !(k0->valuedouble >= 0) || !(k0->valuedouble <= 1e6))) ||
                    (!pk && !ef);
         if (bad) {
             g_set_error(err, CALIB_ERROR, CALIB_ERROR_VALUE,
                         "%s: $.gemm.%s: need a dtype name (fp32, tf32, fp16, bf16, fp8) holding \"peak_Fps\" > 0 "
-                        "and/or \"eff_Fps\" > 0 with \"k0\" >= 0",
+                        "and/or \"eff_Fps\" > 0 with \"k0\" in 0..1e6",
                         path, e->string ? e->string : "?");
             return false;
         }
@@ -808,6 +820,11 @@ bool calib_params_load(const char *path, calib_params *out, GError **err)
     }
     ok = ok && load_gemm(cJSON_GetObjectItemCaseSensitive(o, "gemm"), path, out->gemm, err);
     cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "launch_s");
+    /* 0..1 s, as --launch-us (0..1e6 us): 1e300 overflowed the picosecond clock */
+    if (ok && l && (!cJSON_IsNumber(l) || !(l->valuedouble >= 0) || !(l->valuedouble <= 1))) {
+        g_set_error(err, CALIB_ERROR, CALIB_ERROR_VALUE, "%s: $.launch_s: must be seconds in 0..1", path);
+        ok = false;
+    }
     out->launch_s = cJSON_IsNumber(l) && l->valuedouble >= 0 ? l->valuedouble : NAN;
     out->npaths = paths->len, out->paths = (calib_path *)g_array_free(paths, FALSE);
     out->ncollectives = colls->len, out->collectives = (calib_path *)g_array_free(colls, FALSE);

@@ -15,6 +15,8 @@
 #include "gnuplot.h"
 #include "sweep_run.h"
 
+#define MAX_SERIES 256
+
 typedef struct {
     GPtrArray *rows; /* GPtrArray of char* per row */
     GPtrArray *cur;
@@ -58,7 +60,7 @@ static GPtrArray *read_csv(const char *path)
         return NULL;
     }
     struct csv_parser p;
-    csv_init(&p, CSV_STRICT | CSV_APPEND_NULL);
+    csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL); /* FINI: an unclosed quote at the end */
     csv_set_space_func(&p, no_space);
     csv_read r = {.rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref)};
     bool ok = csv_parse(&p, text, len, on_field, on_row, &r) == len;
@@ -70,7 +72,7 @@ static GPtrArray *read_csv(const char *path)
     if (r.cur)
         g_ptr_array_unref(r.cur);
     if (ok && r.rows->len == 0) {
-        fprintf(stderr, "conveyor sweep: %s: empty file (no header)\n", path);
+        fprintf(stderr, "conveyor sweep: %s:1: empty file (no header)\n", path);
         ok = false;
     }
     if (!ok) {
@@ -88,7 +90,7 @@ static int column(GPtrArray *header, const char *name, const char *path)
     GString *g = g_string_new(NULL);
     for (guint i = 0; i < header->len; i++)
         g_string_append_printf(g, "%s%s", i ? ", " : "", (char *)header->pdata[i]);
-    fprintf(stderr, "conveyor sweep: %s: no column '%s' (columns: %s)\n", path, name, g->str);
+    fprintf(stderr, "conveyor sweep: %s:1: no column '%s' (columns: %s)\n", path, name, g->str);
     g_string_free(g, TRUE);
     return -1;
 }
@@ -108,12 +110,16 @@ static char *gp_label(const char *s)
     return l;
 }
 
-static int find_str(GPtrArray *a, const char *s)
+/* Index of s in a (order of first appearance), added if new; idx maps each
+ * string to its index + 1 (a linear search made 10^5 categories take minutes). */
+static int str_index(GPtrArray *a, GHashTable *idx, const char *s)
 {
-    for (guint i = 0; i < a->len; i++)
-        if (!strcmp(a->pdata[i], s))
-            return (int)i;
-    return -1;
+    gpointer v = g_hash_table_lookup(idx, s);
+    if (v)
+        return GPOINTER_TO_INT(v) - 1;
+    g_ptr_array_add(a, (char *)s);
+    g_hash_table_insert(idx, (char *)s, GINT_TO_POINTER((int)a->len));
+    return (int)a->len - 1;
 }
 
 /* The gnuplot script for columns x, y, series (-1: none); NULL after an error. */
@@ -136,13 +142,31 @@ static char *build_script(GPtrArray *rows, int x, int y, int sc, const char *pat
         numeric_x = numeric_x && is_number(row->pdata[x], &v);
     }
     g_autoptr(GPtrArray) series = g_ptr_array_new(), cats = g_ptr_array_new();
+    g_autoptr(GHashTable) series_idx = g_hash_table_new(g_str_hash, g_str_equal);
+    g_autoptr(GHashTable) cats_idx = g_hash_table_new(g_str_hash, g_str_equal);
+    /* each series' rows as a chain (first, next): one pass, not one per series */
+    int *row_cat = g_new(int, rows->len), *next = g_new(int, rows->len);
+    GArray *first = g_array_new(FALSE, FALSE, sizeof(int)), *last = g_array_new(FALSE, FALSE, sizeof(int));
     for (guint r = 1; r < rows->len; r++) {
         GPtrArray *row = rows->pdata[r];
-        const char *s = sc >= 0 ? row->pdata[sc] : "";
-        if (find_str(series, s) < 0)
-            g_ptr_array_add(series, (char *)s);
-        if (!numeric_x && find_str(cats, row->pdata[x]) < 0)
-            g_ptr_array_add(cats, row->pdata[x]);
+        int s = str_index(series, series_idx, sc >= 0 ? row->pdata[sc] : "");
+        if (s == MAX_SERIES) { /* gnuplot took hours over 10^5 series */
+            fprintf(stderr, "conveyor sweep: %s:%u: column '%s' has more than %d values; at most %d series are drawn\n",
+                    path, r + 1, (char *)hdr->pdata[sc], MAX_SERIES, MAX_SERIES);
+            g_free(row_cat), g_free(next);
+            g_array_unref(first), g_array_unref(last);
+            return NULL;
+        }
+        int ri = (int)r;
+        if ((guint)s == first->len) {
+            g_array_append_val(first, ri);
+            g_array_append_val(last, ri);
+        } else {
+            next[g_array_index(last, int, s)] = ri;
+            g_array_index(last, int, s) = ri;
+        }
+        next[r] = 0;
+        row_cat[r] = numeric_x ? 0 : str_index(cats, cats_idx, row->pdata[x]);
     }
     GString *g = g_string_new("set datafile separator ','\nset grid\nset key outside right top noenhanced\nset xlabel ");
     cli_gp_quote(g, hdr->pdata[x]);
@@ -153,18 +177,18 @@ static char *build_script(GPtrArray *rows, int x, int y, int sc, const char *pat
     g_string_append(g, " noenhanced\n");
     for (guint s = 0; s < series->len; s++) {
         g_string_append_printf(g, "$d%u << EOD\n", s);
-        for (guint r = 1; r < rows->len; r++) {
+        for (int r = g_array_index(first, int, s); r; r = next[r]) {
             GPtrArray *row = rows->pdata[r];
-            if (strcmp(sc >= 0 ? row->pdata[sc] : "", series->pdata[s]))
-                continue;
             g_autofree char *lab = gp_label(row->pdata[x]);
             if (numeric_x)
                 g_string_append_printf(g, "%s,%s\n", (char *)row->pdata[x], (char *)row->pdata[y]);
             else
-                g_string_append_printf(g, "%d,%s,\"%s\"\n", find_str(cats, row->pdata[x]), (char *)row->pdata[y], lab);
+                g_string_append_printf(g, "%d,%s,\"%s\"\n", row_cat[r], (char *)row->pdata[y], lab);
         }
         g_string_append(g, "EOD\n");
     }
+    g_free(row_cat), g_free(next);
+    g_array_unref(first), g_array_unref(last);
     if (!numeric_x)
         g_string_append_printf(g, "set xrange [-0.5:%u.5]\n", cats->len ? cats->len - 1 : 0);
     g_string_append(g, "plot ");
@@ -196,7 +220,7 @@ int sweep_plot(const char *cols, const char *csv_path, const char *svg_path)
     int rc = EXIT_BADINPUT;
     if (x >= 0 && y >= 0 && (nc == 2 || s >= 0)) {
         if (rows->len < 2)
-            fprintf(stderr, "conveyor sweep: %s: no rows to plot\n", csv_path);
+            fprintf(stderr, "conveyor sweep: %s:2: no rows to plot (only the header)\n", csv_path);
         char *script = rows->len < 2 ? NULL : build_script(rows, x, y, s, csv_path);
         if (script)
             rc = cli_gnuplot_svg("sweep", svg_path, script);

@@ -191,13 +191,18 @@ gboolean wl_opts_gpu(const wl_opts *o, const topo *t, gpu_model *g, GError **err
     /* the topology's calibration (docs/calibration.md "What a topology takes"):
      * measured rates as fractions of the datasheet; --set gpu.* still wins */
     double ge = t->calib_gemm_Fps / g->spec.peak_flops[COMPUTE_BF16], he = 2 * t->calib_hbm_copy_Bps / g->spec.hbm_Bps;
-    if (ge > 1.02 || he > 1.02) {
+    /* under 1% (a GEMM at 1e-300 FLOP/s): kernel times overflowed the picosecond clock */
+    bool gbad = ge > 1.02 || (ge > 0 && ge < 0.01), hbad = he > 1.02 || (he > 0 && he < 0.01);
+    if (gbad || hbad) {
+        /* t->calibration is "params-path (device): ...": name the params file too */
+        const char *cal = t->calibration ? t->calibration : "", *par = strstr(cal, " (");
         g_set_error(err, COMPUTE_ERROR, COMPUTE_ERROR_SET,
-                    "%s: calibration %s %.1f %s exceeds %s's datasheet %.1f (a calibration of another GPU?)",
-                    t->path ? t->path : t->name, ge > 1.02 ? "GEMM bf16" : "HBM traffic",
-                    ge > 1.02 ? t->calib_gemm_Fps / 1e12 : 2 * t->calib_hbm_copy_Bps / 1e9,
-                    ge > 1.02 ? "TFLOP/s" : "GB/s", g->spec.name,
-                    ge > 1.02 ? g->spec.peak_flops[COMPUTE_BF16] / 1e12 : g->spec.hbm_Bps / 1e9);
+                    "%s: $.calibration: %.*s%scalibration %s %.1f %s %s %s's datasheet %.1f (a calibration of another GPU?)",
+                    t->path ? t->path : t->name, (int)(par ? par - cal : 0), cal, par ? ": " : "",
+                    gbad ? "GEMM bf16" : "HBM traffic",
+                    gbad ? t->calib_gemm_Fps / 1e12 : 2 * t->calib_hbm_copy_Bps / 1e9, gbad ? "TFLOP/s" : "GB/s",
+                    (gbad ? ge : he) > 1.02 ? "exceeds" : "is under 1% of", g->spec.name,
+                    gbad ? g->spec.peak_flops[COMPUTE_BF16] / 1e12 : g->spec.hbm_Bps / 1e9);
         return FALSE;
     }
     if (ge > 0)

@@ -42,11 +42,12 @@ static double gpu0_link_Bps(const tgraph *g, fab_link_kind kind)
     return best;
 }
 
-/* Set the efficiency of every `kind` link to beta / raw; false if > 1. */
+/* Set the efficiency of every `kind` link to beta / raw; false if > 1 or
+ * below a topology file's least (TOPO_MIN_EFF). */
 static bool set_eff(tgraph *g, fab_link_kind kind, double beta, double raw, double *eff)
 {
     *eff = beta / raw;
-    if (!(*eff > 0) || *eff > 1.02)
+    if (!(*eff >= TOPO_MIN_EFF) || *eff > 1.02)
         return false;
     if (*eff > 1)
         *eff = 1;
@@ -87,8 +88,8 @@ bool topo_calib_apply(tgraph *g, const topo_src *src, topo_calib_vals *v, char *
     if (nv && (raw = gpu0_link_Bps(g, LINK_NVLINK)) > 0) {
         if (!set_eff(g, LINK_NVLINK, nv->beta_Bps, raw, &eff)) {
             topo_src_error(src, err, TOPO_ERROR_VALUE, "$.calibration",
-                           "%s: p2p/gpu0-gpu1/uni/ce = %.1f GB/s exceeds GPU 0's NVLink rate %.1f GB/s (wrong file?)",
-                           path, nv->beta_Bps / 1e9, raw / 1e9);
+                           "%s: p2p/gpu0-gpu1/uni/ce = %.1f GB/s %s GPU 0's NVLink rate %.1f GB/s (wrong file?)",
+                           path, nv->beta_Bps / 1e9, eff > 1 ? "exceeds" : "is under 1% of", raw / 1e9);
             ok = false;
         } else {
             g_string_append_printf(s, " NVLink eff %.3f (p2p ce %.1f GB/s)", eff, nv->beta_Bps / 1e9);
@@ -97,8 +98,8 @@ bool topo_calib_apply(tgraph *g, const topo_src *src, topo_calib_vals *v, char *
     if (ok && h2d && (raw = gpu0_link_Bps(g, LINK_PCIE)) > 0) {
         if (!set_eff(g, LINK_PCIE, h2d->beta_Bps, raw, &eff)) {
             topo_src_error(src, err, TOPO_ERROR_VALUE, "$.calibration",
-                           "%s: h2d/gpu0/h2d/pinned = %.1f GB/s exceeds GPU 0's PCIe rate %.1f GB/s (wrong file?)",
-                           path, h2d->beta_Bps / 1e9, raw / 1e9);
+                           "%s: h2d/gpu0/h2d/pinned = %.1f GB/s %s GPU 0's PCIe rate %.1f GB/s (wrong file?)",
+                           path, h2d->beta_Bps / 1e9, eff > 1 ? "exceeds" : "is under 1% of", raw / 1e9);
             ok = false;
         } else {
             g_string_append_printf(s, " PCIe eff %.3f (h2d pinned %.1f GB/s)", eff, h2d->beta_Bps / 1e9);

@@ -173,6 +173,10 @@ void nccltests_write_json(FILE *f, const nccltests_sweep *s);
 
 /* ---- reader ------------------------------------------------------------- */
 
+/* The largest size a result row may have (1T, as `collective -e`): bigger is
+ * NCCLTESTS_ERROR_BAD_VALUE. */
+#define NCCLTESTS_MAX_SIZE (1ull << 40)
+
 #define NCCLTESTS_ERROR (nccltests_error_quark())
 GQuark nccltests_error_quark(void);
 

@@ -387,8 +387,15 @@ static bool data_row(parser *p, const char *line, const char *s)
              "expected %d columns as the header says, got %d", p->ncols, n);
         return false;
     }
-    if (!parse_u64(p, &tok[0], "size", &r.size_bytes) || !parse_u64(p, &tok[1], "count", &r.count) ||
-        !row_identity(p, tok, &k, r.size_bytes))
+    if (!parse_u64(p, &tok[0], "size", &r.size_bytes) || !parse_u64(p, &tok[1], "count", &r.count))
+        return false;
+    /* as collective -e (cli_coll_sizes): a 20 TB row simulated for many minutes */
+    if (r.size_bytes > NCCLTESTS_MAX_SIZE) {
+        fail(p, NCCLTESTS_ERROR_BAD_VALUE, tok[0].col,
+             "size: %" G_GUINT64_FORMAT " is above 1T (2^40 bytes, more than any GPU holds)", r.size_bytes);
+        return false;
+    }
+    if (!row_identity(p, tok, &k, r.size_bytes))
         return false;
     for (int pl = 0; pl < 2; pl++, k += 4) {
         if (!parse_value(p, &tok[k], "time", &r.time_us[pl]) ||

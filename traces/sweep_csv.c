@@ -88,7 +88,7 @@ static int no_space(unsigned char c)
 char **sweep_csv_split(const char *line, size_t len)
 {
     struct csv_parser p;
-    if (csv_init(&p, CSV_STRICT | CSV_APPEND_NULL) != 0)
+    if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) /* FINI: an unclosed quote */
         return NULL;
     csv_set_space_func(&p, no_space);
     split_state st = {.fields = g_ptr_array_new_with_free_func(g_free)};

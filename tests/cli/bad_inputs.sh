@@ -4,7 +4,8 @@
 # with no sanitizer report and a message on stderr that names the file and a
 # position (line:col, a JSON path, record/byte/line/row/event/node/op N).
 
-# bad_cmd DIR: the command line (before the file) for one format directory.
+# bad_cmd DIR: the command line (before the file) for one format directory;
+# one that ends in '=' takes the file joined to its last word.
 bad_cmd() {
     case $1 in
     topo) echo "topo show" ;;
@@ -16,6 +17,8 @@ bad_cmd() {
     chakra) echo "replay --topo dgx-a100 --gpus 1" ;;
     sweep) echo "sweep" ;;
     calibration) echo "calibrate fit" ;;
+    calibration-params) echo "topo show hgx-h200 --set calibration=" ;;
+    sweep-results) echo "sweep --plot x,y,s -o /nonexistent-dir/plot.svg" ;;
     *) echo "" ;;
     esac
 }
@@ -31,7 +34,10 @@ bad_check() {
     f=$1; d=$2; cmd=$(bad_cmd "$d")
     base=$(basename "$f")
     # shellcheck disable=SC2086
-    err=$(timeout 300 "$C" $cmd "$f" 2>&1 >/dev/null); rc=$?
+    case $cmd in
+    *=) err=$(timeout 300 "$C" $cmd"$f" 2>&1 >/dev/null); rc=$? ;;
+    *) err=$(timeout 300 "$C" $cmd "$f" 2>&1 >/dev/null); rc=$? ;;
+    esac
     why=""
     [ "$rc" = 2 ] || why="exit $rc, want 2"
     printf '%s' "$err" | grep -qE 'Sanitizer|runtime error:' && why="$why; sanitizer report"
@@ -80,6 +86,11 @@ ln -s ../nccltests/long-line-100MB.txt "$big/calibration/long-line-100MB.jsonl"
 # check took minutes; cmd is under `timeout` so a regression fails, not hangs)
 awk 'BEGIN { printf "{\"base\": \"collective\", \"args\": {\"topo\": \"dgx-a100\"}, \"vary\": {\"launch_us\": [";
              for (i = 0; i < 200000; i++) printf "%d, ", i; print "0]}}" }' > "$big/sweep/duplicate-in-200000-values.json"
+# 200,000 rows, each X a new category, then a 257th series on the last row:
+# the categories were found by linear search (minutes); the series are capped
+mkdir -p "$big/sweep-results"
+awk 'BEGIN { print "point,x,y,s"; for (i = 0; i < 200000; i++) printf "%d,c%d,%d,%s\n", i, i, i, i < 199744 ? "a" : "s" i }' \
+    > "$big/sweep-results/categories-200000.csv"
 for f in "$big"/*/*; do
     bad_check "$f" "$(basename "$(dirname "$f")")"
     bad_total=$((bad_total + 1))

@@ -174,6 +174,8 @@ check topo-show-calibration 0 'GEMM bf16 711\.3 TFLOP/s k0 182 HBM copy 2116\.3 
 check scale-sm-share-bad 2 'gpu.sm_share: 0 or 1' -- scale --model llama3-8b --systems dgx-h100:8 --set gpu.sm_share=2
 check scale-sm-share-off 0 'dgx-h100' -- scale --model llama3-8b --systems dgx-h100:16 --set gpu.sm_share=0
 check scale-calibration-wrong-gpu 2 'exceeds GPU 0.s PCIe rate' -- scale --model llama3-8b --systems dgx-a100:8 --set calibration=$H200P
+# a GEMM rate under 1% of the datasheet (1e-300 FLOP/s overflowed the kernel times; found by fuzzing)
+check scale-calibration-gemm-too-slow 2 "gemm-eff-1e-300\.params\.json: calibration GEMM bf16 0\.0 TFLOP/s is under 1% of H200" -- scale --model llama3-8b --systems hgx-h200:8 --set calibration=tests/data/calibration/gemm-eff-1e-300.params.json
 check sweep-replay-base 0 '^5,0.25,4,' -- sweep tests/data/sweep/replay-compute-scale.json -j 2
 check sweep-int8-no-nvls 0 '^1,int8,350\.121,Ring' -- sweep tests/data/sweep/collective-datatype-nvls.json -j 2
 # 8 GPUs x 24 channels x 0.1 us = 19.2 us more than without; 1 us per channel: 192 us
