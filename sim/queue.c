@@ -10,8 +10,12 @@
  *           the start of the bucket of rung k-1 it was spawned from;
  *   top     an unsorted array of every entry with time >= top_start.
  *
- * Push appends to top or to one rung bucket (O(1)), or heap-inserts into
- * bottom when the time falls before the current bucket. When bottom runs dry
+ * Push appends to top or to one rung bucket (O(1)), or inserts into
+ * bottom when the time falls before the current bucket: at or near its end
+ * in place, deeper into a large bottom into a binary heap beside it (`aux`,
+ * O(log n); a bottom of many equal times, which is never split, would
+ * otherwise cost a scan and a move of the whole run per push); pops take the
+ * earlier of the two heads. When bottom runs dry
  * the next non-empty bucket of the innermost rung is sorted into bottom,
  * or split into a finer rung if it is large; when all rungs are empty the top
  * is spread into a fresh rung 0 (~BUCKET_MEAN entries per bucket). Each entry
@@ -78,9 +82,12 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 struct sim_queue {
-    /* bottom: entries heap[hpos..hlen) sorted by (time, seq) */
+    /* bottom: entries heap[hpos..hlen) sorted by (time, seq), and aux[0..alen),
+     * a binary min-heap of bottom entries that would land deep in it */
     entry *heap;
     size_t hpos, hlen, hcap;
+    entry *aux;
+    size_t alen, acap;
     /* rungs 0..nr-1, 0 outermost */
     rung r[MAX_RUNGS];
     unsigned nr;
@@ -145,6 +152,7 @@ void sim_queue_free(sim_queue *q)
     }
     g_free(q->top.v);
     g_free(q->heap);
+    g_free(q->aux);
     g_free(q);
 }
 
@@ -171,17 +179,78 @@ static void heap_reserve(sim_queue *q, size_t n)
     }
 }
 
+enum { DEEP = 32 }; /* a bottom insertion this far from the end goes to aux */
+
+static void aux_up(entry *h, size_t i)
+{
+    entry e = h[i];
+    while (i > 0 && before(&e, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = e;
+}
+
+static void aux_down(entry *h, size_t n, size_t i)
+{
+    entry e = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && before(&h[c + 1], &h[c]))
+            c++;
+        if (!before(&h[c], &e))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = e;
+}
+
+/* Remove aux[i] (the heap stays a heap). */
+static void aux_remove(sim_queue *q, size_t i)
+{
+    q->aux[i] = q->aux[--q->alen];
+    if (i < q->alen) {
+        aux_up(q->aux, i);
+        aux_down(q->aux, q->alen, i);
+    }
+}
+
 /* An event due before every rung: insert it into the sorted bottom (it is
- * usually near the end: scan from there). */
+ * usually near the end: scan from there), or into aux if that scan would be
+ * long. */
 static inline void heap_push(sim_queue *q, entry e)
 {
-    heap_reserve(q, q->hlen + 1);
     size_t i = q->hlen;
+    while (i > q->hpos && q->hlen - i < DEEP && before(&e, &q->heap[i - 1]))
+        i--;
+    if (i > q->hpos && before(&e, &q->heap[i - 1])) {
+        if (q->alen == q->acap) {
+            q->acap = q->acap ? 2 * q->acap : 64;
+            q->aux = g_renew(entry, q->aux, q->acap);
+        }
+        q->aux[q->alen++] = e;
+        aux_up(q->aux, q->alen - 1);
+        return;
+    }
+    heap_reserve(q, q->hlen + 1); /* may compact: find the place again */
+    i = q->hlen;
     while (i > q->hpos && before(&e, &q->heap[i - 1]))
         i--;
     memmove(q->heap + i + 1, q->heap + i, (q->hlen - i) * sizeof(entry));
     q->heap[i] = e;
     q->hlen++;
+}
+
+/* The earliest bottom entry (sorted run or aux), or NULL when both are
+ * empty; *from_aux says which. */
+static inline const entry *bottom_head(const sim_queue *q, bool *from_aux)
+{
+    bool h = q->hpos < q->hlen, a = q->alen > 0;
+    *from_aux = a && (!h || before(&q->aux[0], &q->heap[q->hpos]));
+    return *from_aux ? &q->aux[0] : h ? &q->heap[q->hpos] : NULL;
 }
 
 /* Move a bucket (or the top) into the empty bottom and sort it. Buckets are
@@ -395,40 +464,57 @@ uint64_t sim_queue_push(sim_queue *q, sim_time t, uint32_t payload)
     return seq;
 }
 
+/* The earliest entry (refilling the bottom from the rungs or the top when
+ * it and aux are empty), or NULL when the queue is empty. */
+static inline const entry *head(sim_queue *q, bool *from_aux)
+{
+    const entry *e = bottom_head(q, from_aux);
+    if (!e && refill(q))
+        e = bottom_head(q, from_aux);
+    return e;
+}
+
 bool sim_queue_peek(const sim_queue *cq, sim_time *t, uint32_t *payload)
 {
     /* Peek may refill the bottom tier: a logically-const operation on a
      * queue that is never itself defined const (it comes from malloc). */
-    sim_queue *q = (sim_queue *)cq;
-    if (q->hpos == q->hlen && !refill(q))
+    bool aux;
+    const entry *e = head((sim_queue *)cq, &aux);
+    if (!e)
         return false;
     if (t)
-        *t = q->heap[q->hpos].t;
+        *t = e->t;
     if (payload)
-        *payload = E_PAYLOAD(q->heap[q->hpos]);
+        *payload = E_PAYLOAD(*e);
+    return true;
+}
+
+static bool pop_head(sim_queue *q, const entry *e, bool aux, sim_time *t, uint32_t *payload)
+{
+    if (t)
+        *t = e->t;
+    if (payload)
+        *payload = E_PAYLOAD(*e);
+    if (aux)
+        aux_remove(q, 0);
+    else
+        q->hpos++;
+    q->len--;
     return true;
 }
 
 bool sim_queue_pop(sim_queue *q, sim_time *t, uint32_t *payload)
 {
-    if (q->hpos == q->hlen && !refill(q))
-        return false;
-    const entry *e = &q->heap[q->hpos++];
-    if (t)
-        *t = e->t;
-    if (payload)
-        *payload = E_PAYLOAD(*e);
-    q->len--;
-    return true;
+    bool aux;
+    const entry *e = head(q, &aux);
+    return e && pop_head(q, e, aux, t, payload);
 }
 
 bool sim_queue_pop_until(sim_queue *q, sim_time limit, sim_time *t, uint32_t *payload)
 {
-    if (q->hpos == q->hlen && !refill(q))
-        return false;
-    if (q->heap[q->hpos].t > limit)
-        return false;
-    return sim_queue_pop(q, t, payload);
+    bool aux;
+    const entry *e = head(q, &aux);
+    return e && e->t <= limit && pop_head(q, e, aux, t, payload);
 }
 
 size_t sim_queue_len(const sim_queue *q) { return q->len; }
@@ -456,6 +542,15 @@ bool sim_queue_cancel(sim_queue *q, uint64_t seq, uint32_t *payload)
 {
     if (seq >= q->next_seq)
         return false;
+    for (size_t i = 0; i < q->alen; i++) {
+        if (E_SEQ(q->aux[i]) != seq)
+            continue;
+        if (payload)
+            *payload = E_PAYLOAD(q->aux[i]);
+        aux_remove(q, i);
+        q->len--;
+        return true;
+    }
     for (size_t i = q->hpos; i < q->hlen; i++) {
         if (E_SEQ(q->heap[i]) != seq)
             continue;

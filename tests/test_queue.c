@@ -226,6 +226,67 @@ static void test_queue_ladder_tied_buckets_match_reference(void)
     sim_queue_free(q);
 }
 
+/* A bottom of thousands of equal times (never split), then events due
+ * before them pushed while it drains (the side heap, aux), with pops,
+ * pop_until, peeks and cancels: (time, insertion) order, against a
+ * reference. */
+static void test_queue_deep_bottom_inserts_match_reference(void)
+{
+    sim_rng r;
+    sim_rng_seed(&r, 17);
+    enum { MAXN = 12000 };
+    ref *live = g_new(ref, MAXN);
+    uint64_t *seqs = g_new(uint64_t, MAXN);
+    size_t n = 0;
+    uint32_t id = 0;
+    sim_queue *q = sim_queue_new(4);
+    const sim_time T = 1000000;
+    for (int i = 0; i < 5000; i++) {
+        live[n] = (ref){.t = T, .id = id};
+        seqs[n++] = sim_queue_push(q, T, id++);
+    }
+    int bad = 0;
+    sim_time now = 0;
+    while (n > 0) {
+        size_t m = 0;
+        for (size_t i = 1; i < n; i++)
+            if (ref_cmp(&live[i], &live[m]) < 0)
+                m = i;
+        sim_time t, pt;
+        uint32_t p, pp;
+        uint64_t op = sim_rng_below(&r, 8);
+        if (op == 7 && n > 1) { /* cancel a random pending entry */
+            size_t k = sim_rng_below(&r, n);
+            bad += !sim_queue_cancel(q, seqs[k], &p) || p != live[k].id;
+            live[k] = live[--n];
+            seqs[k] = seqs[n];
+            continue;
+        }
+        bad += !sim_queue_peek(q, &pt, &pp) || pt != live[m].t || pp != live[m].id;
+        if (op == 6) /* a limit just before the head: nothing comes out */
+            bad += sim_queue_pop_until(q, live[m].t - 1, &t, &p);
+        if (!(op == 5 ? sim_queue_pop_until(q, live[m].t, &t, &p) : sim_queue_pop(q, &t, &p))) {
+            bad++;
+            break;
+        }
+        bad += (t != live[m].t || p != live[m].id);
+        now = live[m].t;
+        live[m] = live[--n];
+        seqs[m] = seqs[n];
+        for (int j = 0; j < 2 && n < MAXN && id < 11000; j++) { /* before the tied block, or in it */
+            sim_time u = op < 4 && now < T ? now + (sim_time)sim_rng_below(&r, (uint64_t)(T - now)) : T;
+            live[n] = (ref){.t = u, .id = id};
+            seqs[n++] = sim_queue_push(q, u, id++);
+        }
+        bad += sim_queue_len(q) != n;
+    }
+    CU_ASSERT_FALSE(sim_queue_pop(q, NULL, NULL));
+    CU_ASSERT_EQUAL(bad, 0);
+    g_free(live);
+    g_free(seqs);
+    sim_queue_free(q);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -235,6 +296,7 @@ int main(void)
         {"/queue/hold/time-never-decreases", test_queue_time_never_decreases_hold},
         {"/queue/ladder/random-ops-match-reference", test_queue_ladder_random_ops_match_reference},
         {"/queue/ladder/tied-buckets-match-reference", test_queue_ladder_tied_buckets_match_reference},
+        {"/queue/bottom/deep-inserts-match-reference", test_queue_deep_bottom_inserts_match_reference},
         {0},
     };
     return test_main("queue", cases);
