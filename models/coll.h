@@ -83,6 +83,8 @@ typedef struct {
     double launch_ch_us;    /* host cost per channel of that launch (COLL_LAUNCH_CH_US) */
     int gpus_per_thread;    /* GPUs launched serially by one host thread (nccl-tests -g) */
     double net_Bps;         /* a server's NIC bandwidth, all NICs, payload bytes/s (0: one node) */
+    double net_dev_Bps;     /* the line rate of one network device as NCCL sees it (its net
+                             * "speed"), bytes/s; 0: not known (one node) */
     bool sharp;             /* the network switches reduce (SHARP): CollNet can run */
     bool exact;             /* simulate every rank (no folded rings, docs/collectives.md) */
     bool uneven;            /* servers hold different numbers of the ranks (a group cut across

@@ -88,6 +88,13 @@ double coll_tree_perch_GBps(int sm, int nnodes, coll_proto_id p)
     return p == PROTO_SIMPLE ? simple[a][n] : p == PROTO_LL128 ? ll128[a][n] : 0;
 }
 
+double coll_nvls_tree_perch_GBps(int sm, int nnodes)
+{
+    /* perChMaxNVLSTreeBws (tuning.cc; 0 on one node, where NVLSTree does not run) */
+    static const double v[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
+    return v[arch_index(sm)][nodes_index(nnodes)];
+}
+
 double coll_block_simple_GBps(int sm)
 {
     /* perChMaxTreeBws, one-node column: NCCL's per-channel ceiling for Simple */

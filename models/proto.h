@@ -38,6 +38,8 @@ double coll_ring_ll128_perch_GBps(int sm);
 /* Tree per channel: Simple perChMaxTreeBws, LL128 perChMaxTreeLL128Bws; 0
  * (no per-channel ceiling) for LL. */
 double coll_tree_perch_GBps(int sm, int nnodes, coll_proto_id p);
+/* NVLSTree per channel (perChMaxNVLSTreeBws). */
+double coll_nvls_tree_perch_GBps(int sm, int nnodes);
 /* One thread block's Simple copy rate (one channel), GB/s of payload: NCCL's
  * one-node Simple per-channel ceiling (perChMaxTreeBws; the ring's blocks run
  * the same copy loop). Binds only with few channels (NCCL_MAX_NCHANNELS). */

@@ -111,6 +111,14 @@ static double model_latbw(const coll_system *sys, coll_kind kind, coll_algo_id a
         double eff = coll_nvls_eff(sys->gpu_sm);
         double intra_alg = intra_bus_GBps(sys) * eff / (1.0 + 1.0 / sys->ppn) * (nch - 1) / nch;
         double inter_alg = sys->net_Bps / 1e9 * (sys->nnodes <= 2 ? 1.0 : 0.5);
+        /* tuning.cc: per channel min(intra, bwInter x (2 on <= 2 nodes), perChMaxNVLSTreeBw), x
+         * nChannels, x nRanks/nsteps; bwInter is one network device's speed (a channel's head
+         * uses one), which binds where NCCL sees many slower devices (p5: 32 x 100G EFA) */
+        if (sys->net_dev_Bps > 0) {
+            double dev = fmin(sys->net_dev_Bps / 1e9 * (sys->nnodes <= 2 ? 2.0 : 1.0),
+                              coll_nvls_tree_perch_GBps(sys->gpu_sm, sys->nnodes));
+            inter_alg = fmin(inter_alg, nch * dev * n / (double)nsteps);
+        }
         algbw = fmin(intra_alg, inter_alg);
         lat = coll_hw_lat_us(0, ALGO_NVLS_TREE, p) + 2 * log2((double)sys->nnodes) * coll_hw_lat_us(2, ALGO_NVLS_TREE, p);
     } else if (a == ALGO_COLLNET_DIRECT) {

@@ -976,6 +976,21 @@ static void test_coll_tuner_table(void)
     CU_ASSERT_EQUAL(bw, 0);
     CU_ASSERT_FALSE(coll_tune_table(&sys, COLL_ALLTOALL, ALGO_DIRECT, PROTO_SIMPLE, &lat, &bw));
     topo_free(t);
+    /* NVLSTree across 2 nodes: per channel min(NVLS side, 2 x one network
+     * device's speed, perChMaxNVLSTreeBw 57.7), x channels x n/nsteps. On
+     * p5 NCCL sees 100G EFA devices (12.5 GB/s): 16 x 25 x 16/30 = 213.3
+     * GB/s; DGX H100's 400G NICs leave the NVLS side (as on one node) */
+    coll_system p5, h2;
+    topo *tp = shipped("aws-p5", (topo_opts){.nodes = 2}, &p5), *th = shipped("dgx-h100", (topo_opts){.nodes = 2}, &h2);
+    CU_ASSERT_DOUBLE_EQUAL(p5.net_dev_Bps, 12.5e9, 1);
+    CU_ASSERT_EQUAL(coll_channels(&p5, ALGO_NVLS_TREE), 16);
+    CU_ASSERT_TRUE_FATAL(coll_tune_table(&p5, COLL_ALL_REDUCE, ALGO_NVLS_TREE, PROTO_SIMPLE, &lat, &bw));
+    CU_ASSERT_DOUBLE_EQUAL(bw, 16 * 25.0 * 16 / 30, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(lat, 25 + 2 * 20.9, 1e-9);
+    CU_ASSERT_TRUE_FATAL(coll_tune_table(&h2, COLL_ALL_REDUCE, ALGO_NVLS_TREE, PROTO_SIMPLE, &lat, &bw2));
+    CU_ASSERT(bw2 > bw * 1.2);
+    topo_free(tp);
+    topo_free(th);
 }
 
 /* NCCL reads from the peer in the Simple protocol between sm 8.0 GPUs over

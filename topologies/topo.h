@@ -54,6 +54,8 @@ typedef struct {
     int nics_per_node;
     bool sharp;          /* the scale-out switches reduce in-network (SHARP) */
     double nic_Bps;      /* per NIC, bytes/s, one direction (raw) */
+    int nic_devices;     /* network devices NCCL sees per NIC ("net_devices"; 1 unless the NIC
+                          * models several, e.g. four 100G EFA per GPU as one 400G NIC) */
     /* the built graph; owned by the topo */
     fabric *fab;
     /* rank r -> its GPU node, and the NIC node it uses (FAB_NONE if none) */

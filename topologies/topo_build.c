@@ -265,6 +265,7 @@ static void fill_summary(bctx *b, int nodes)
     t->p2p = param_on(g->params, "p2p", true);
     t->nics_per_node = g->nics;
     t->nic_Bps = g->nic_Bps;
+    t->nic_devices = g->nic_devices > 0 ? g->nic_devices : 1;
     t->fabric_name = b->fab.name ? g_strdup(b->fab.name) : NULL;
     t->sharp = b->fab.name && b->fab.sharp;
     guint g0 = gpu_index(g, 0);

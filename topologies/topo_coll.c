@@ -75,6 +75,7 @@ void topo_coll_system(coll_system *s, const topo *t, double launch_us, int gpus_
     s->nvswitch = t->nranks > 0 ? find_nvswitch(t->fab, t->gpu_of_rank[0]) : FAB_NONE;
     s->nvls = t->nvls && s->nvswitch != FAB_NONE && fabric_node(t->fab, s->nvswitch)->nvls;
     s->net_Bps = t->nodes > 1 ? server_net_Bps(t) : 0;
+    s->net_dev_Bps = t->nodes > 1 && t->nic_devices > 0 ? t->nic_Bps / t->nic_devices : 0;
     s->sharp = t->sharp && s->nnodes > 1;
     if (t->nranks >= s->ppn) /* the first server's GPUs (servers are alike) */
         coll_ring_search(t->fab, t->gpu_of_rank, s->ppn, &s->rings);

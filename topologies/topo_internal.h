@@ -106,6 +106,7 @@ typedef struct {
     /* NICs: count, rate, and their PCIe link to the GPU's parent */
     int nics;
     double nic_Bps;
+    int nic_devices;     /* network devices NCCL sees per modelled NIC (each nic_Bps / nic_devices) */
     fab_link_desc nic_pcie;
     double nic_tx_Bps, nic_rx_Bps; /* NIC injection / ejection limits, 0 = none */
     char *nics_path;

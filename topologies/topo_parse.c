@@ -351,7 +351,7 @@ static bool parse_gpu_cpu(pctx *x, const cJSON *root)
 static bool parse_nics(pctx *x, const cJSON *node)
 {
     static const char *const keys[] = {"count", "gbps", "gen", "lanes", "eff", "lat_ns", "tx_GBps",
-                                       "rx_GBps", "source", NULL};
+                                       "rx_GBps", "net_devices", "source", NULL};
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(node, "nics");
     const char *p = "$.node.nics", *s;
     int gen, lanes;
@@ -367,6 +367,7 @@ static bool parse_nics(pctx *x, const cJSON *node)
         !tj_num(&x->c, o, p, "lat_ns", false, link_lat_ns_default[LINK_PCIE], 0, false, 1e9, &lat) ||
         !tj_rate(&x->c, o, p, "tx_GBps", false, 1, 1e5, &tx) ||
         !tj_rate(&x->c, o, p, "rx_GBps", false, 1, 1e5, &rx) ||
+        !tj_int(&x->c, o, p, "net_devices", false, 1, 1, 16, &x->g->nic_devices) ||
         !tj_str(&x->c, o, p, "source", false, &s))
         return false;
     x->g->nic_Bps = gbps * 1e9 / 8;
