@@ -39,8 +39,9 @@ GOptionGroup *sys_opts_group(sys_opts *o)
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "override a topology parameter (repeatable)", "KEY=VALUE"},
         {"launch-us", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)launch_arg, "host launch cost per GPU kernel, us [the topology's calibration, else 2.5]", "US"},
         {"launch-channel-us", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)launch_arg, "host cost per channel of a GPU's kernel launch, us [0.1]", "US"},
-        {"exact", 0, 0, G_OPTION_ARG_NONE, &o->exact, "simulate every rank and every collective: no folded rings on "
-         "large symmetric clusters, no reuse of repeated collectives in replays (slower; docs/performance.md)", NULL},
+        {"exact", 0, 0, G_OPTION_ARG_NONE, &o->exact, "simulate every rank, chunk and collective: no folded rings on "
+         "large symmetric clusters, every NVLS chunk, no reuse of repeated collectives in replays (slower; "
+         "docs/performance.md)", NULL},
         {0},
     };
     if (o->no_topo_short)
