@@ -38,6 +38,77 @@ static int ref_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* A queue with a brute-force reference beside it: the pending entries
+ * (live), their sequence numbers, and the next id. */
+typedef struct {
+    sim_queue *q;
+    ref *live;
+    uint64_t *seqs;
+    size_t n, cap;
+    uint32_t id;
+} refq;
+
+static refq refq_new(size_t cap)
+{
+    return (refq){.q = sim_queue_new(4), .live = g_new(ref, cap), .seqs = g_new(uint64_t, cap), .cap = cap};
+}
+
+static void refq_free(refq *rq)
+{
+    sim_queue_free(rq->q);
+    g_free(rq->live);
+    g_free(rq->seqs);
+}
+
+static void refq_push(refq *rq, sim_time t)
+{
+    rq->live[rq->n] = (ref){.t = t, .id = rq->id};
+    rq->seqs[rq->n++] = sim_queue_push(rq->q, t, rq->id++);
+}
+
+/* index of the reference's earliest entry (n > 0) */
+static size_t refq_min(const refq *rq)
+{
+    size_t m = 0;
+    for (size_t i = 1; i < rq->n; i++)
+        if (ref_cmp(&rq->live[i], &rq->live[m]) < 0)
+            m = i;
+    return m;
+}
+
+static void refq_drop(refq *rq, size_t k)
+{
+    rq->live[k] = rq->live[--rq->n];
+    rq->seqs[k] = rq->seqs[rq->n];
+}
+
+/* Pop (or pop_until limit when until) and compare with the reference's
+ * earliest entry, which is dropped; *now is its time. Returns the
+ * mismatches; -1 if the queue gave nothing. */
+static int refq_pop_check(refq *rq, bool until, sim_time limit, sim_time *now)
+{
+    size_t m = refq_min(rq);
+    sim_time t;
+    uint32_t p;
+    if (!(until ? sim_queue_pop_until(rq->q, limit, &t, &p) : sim_queue_pop(rq->q, &t, &p)))
+        return -1;
+    int bad = t != rq->live[m].t || p != rq->live[m].id;
+    *now = rq->live[m].t;
+    refq_drop(rq, m);
+    return bad;
+}
+
+/* Cancel pending entry k (which must succeed, with its payload), then again
+ * (which must fail). Returns the mismatches. */
+static int refq_cancel_check(refq *rq, size_t k)
+{
+    uint32_t p;
+    int bad = !sim_queue_cancel(rq->q, rq->seqs[k], &p) || p != rq->live[k].id;
+    bad += sim_queue_cancel(rq->q, rq->seqs[k], &p);
+    refq_drop(rq, k);
+    return bad;
+}
+
 static void test_queue_random_matches_reference_sort(void)
 {
     sim_rng r;
@@ -117,67 +188,42 @@ static void test_queue_ladder_random_ops_match_reference(void)
 {
     sim_rng r;
     sim_rng_seed(&r, 11);
-    enum { MAXN = 30000 };
-    ref *live = g_new(ref, MAXN);
-    uint64_t *seqs = g_new(uint64_t, MAXN);
-    size_t n = 0;
-    sim_queue *q = sim_queue_new(4);
+    refq rq = refq_new(30000);
     sim_time now = 0;
-    uint32_t id = 0;
     int bad = 0;
     for (int round = 0; round < 6; round++) {
         /* bulk fill: wide spread, clustered, and all-equal times */
         size_t fill = round % 2 ? 20000 : 5000;
-        for (size_t i = 0; i < fill && n < MAXN; i++) {
-            sim_time t = now + (round == 2 ? 7 : (sim_time)sim_rng_below(&r, round == 4 ? 50 : 1000000));
-            live[n] = (ref){.t = t, .id = id};
-            seqs[n++] = sim_queue_push(q, t, id++);
-        }
-        for (int step = 0; step < 40000 && n > 0; step++) {
+        for (size_t i = 0; i < fill && rq.n < rq.cap; i++)
+            refq_push(&rq, now + (round == 2 ? 7 : (sim_time)sim_rng_below(&r, round == 4 ? 50 : 1000000)));
+        for (int step = 0; step < 40000 && rq.n > 0; step++) {
             uint64_t op = sim_rng_below(&r, 10);
             if (op < 5) { /* pop: must equal the reference minimum */
-                size_t m = 0;
-                for (size_t i = 1; i < n; i++)
-                    if (ref_cmp(&live[i], &live[m]) < 0)
-                        m = i;
-                sim_time t;
-                uint32_t p;
-                if (!sim_queue_pop(q, &t, &p)) {
+                int b = refq_pop_check(&rq, false, 0, &now);
+                if (b < 0) {
                     bad++;
                     break;
                 }
-                bad += (t != live[m].t || p != live[m].id);
-                now = live[m].t;
-                live[m] = live[--n];
-                seqs[m] = seqs[n];
-            } else if (op < 9 && n < MAXN) { /* push at or after now, ties likely */
-                sim_time t = now + (sim_time)(op == 5 ? 0 : sim_rng_below(&r, op == 6 ? 3 : 2000000));
-                live[n] = (ref){.t = t, .id = id};
-                seqs[n++] = sim_queue_push(q, t, id++);
+                bad += b;
+            } else if (op < 9 && rq.n < rq.cap) { /* push at or after now, ties likely */
+                refq_push(&rq, now + (sim_time)(op == 5 ? 0 : sim_rng_below(&r, op == 6 ? 3 : 2000000)));
             } else { /* cancel a random pending entry, then again (must fail) */
-                size_t k = sim_rng_below(&r, n);
-                uint32_t p;
-                bad += !sim_queue_cancel(q, seqs[k], &p) || p != live[k].id;
-                bad += sim_queue_cancel(q, seqs[k], &p);
-                live[k] = live[--n];
-                seqs[k] = seqs[n];
+                bad += refq_cancel_check(&rq, sim_rng_below(&r, rq.n));
             }
-            bad += sim_queue_len(q) != n;
+            bad += sim_queue_len(rq.q) != rq.n;
         }
     }
     /* drain: the rest in reference order */
-    qsort(live, n, sizeof *live, ref_cmp);
-    for (size_t i = 0; i < n; i++) {
+    qsort(rq.live, rq.n, sizeof *rq.live, ref_cmp);
+    for (size_t i = 0; i < rq.n; i++) {
         sim_time t;
         uint32_t p;
-        CU_ASSERT_TRUE(sim_queue_pop(q, &t, &p));
-        bad += (t != live[i].t || p != live[i].id);
+        CU_ASSERT_TRUE(sim_queue_pop(rq.q, &t, &p));
+        bad += (t != rq.live[i].t || p != rq.live[i].id);
     }
-    CU_ASSERT_FALSE(sim_queue_peek(q, NULL, NULL));
+    CU_ASSERT_FALSE(sim_queue_peek(rq.q, NULL, NULL));
     CU_ASSERT_EQUAL(bad, 0);
-    g_free(live);
-    g_free(seqs);
-    sim_queue_free(q);
+    refq_free(&rq);
 }
 
 /* Rung buckets many picoseconds wide that hold hundreds of entries at one
@@ -234,57 +280,37 @@ static void test_queue_deep_bottom_inserts_match_reference(void)
 {
     sim_rng r;
     sim_rng_seed(&r, 17);
-    enum { MAXN = 12000 };
-    ref *live = g_new(ref, MAXN);
-    uint64_t *seqs = g_new(uint64_t, MAXN);
-    size_t n = 0;
-    uint32_t id = 0;
-    sim_queue *q = sim_queue_new(4);
+    refq rq = refq_new(12000);
     const sim_time T = 1000000;
-    for (int i = 0; i < 5000; i++) {
-        live[n] = (ref){.t = T, .id = id};
-        seqs[n++] = sim_queue_push(q, T, id++);
-    }
+    for (int i = 0; i < 5000; i++)
+        refq_push(&rq, T);
     int bad = 0;
     sim_time now = 0;
-    while (n > 0) {
-        size_t m = 0;
-        for (size_t i = 1; i < n; i++)
-            if (ref_cmp(&live[i], &live[m]) < 0)
-                m = i;
-        sim_time t, pt;
-        uint32_t p, pp;
+    while (rq.n > 0) {
         uint64_t op = sim_rng_below(&r, 8);
-        if (op == 7 && n > 1) { /* cancel a random pending entry */
-            size_t k = sim_rng_below(&r, n);
-            bad += !sim_queue_cancel(q, seqs[k], &p) || p != live[k].id;
-            live[k] = live[--n];
-            seqs[k] = seqs[n];
+        if (op == 7 && rq.n > 1) { /* cancel a random pending entry */
+            bad += refq_cancel_check(&rq, sim_rng_below(&r, rq.n));
             continue;
         }
-        bad += !sim_queue_peek(q, &pt, &pp) || pt != live[m].t || pp != live[m].id;
+        const ref *m = &rq.live[refq_min(&rq)];
+        sim_time pt;
+        uint32_t pp;
+        bad += !sim_queue_peek(rq.q, &pt, &pp) || pt != m->t || pp != m->id;
         if (op == 6) /* a limit just before the head: nothing comes out */
-            bad += sim_queue_pop_until(q, live[m].t - 1, &t, &p);
-        if (!(op == 5 ? sim_queue_pop_until(q, live[m].t, &t, &p) : sim_queue_pop(q, &t, &p))) {
+            bad += sim_queue_pop_until(rq.q, m->t - 1, &pt, &pp);
+        int b = refq_pop_check(&rq, op == 5, m->t, &now);
+        if (b < 0) {
             bad++;
             break;
         }
-        bad += (t != live[m].t || p != live[m].id);
-        now = live[m].t;
-        live[m] = live[--n];
-        seqs[m] = seqs[n];
-        for (int j = 0; j < 2 && n < MAXN && id < 11000; j++) { /* before the tied block, or in it */
-            sim_time u = op < 4 && now < T ? now + (sim_time)sim_rng_below(&r, (uint64_t)(T - now)) : T;
-            live[n] = (ref){.t = u, .id = id};
-            seqs[n++] = sim_queue_push(q, u, id++);
-        }
-        bad += sim_queue_len(q) != n;
+        bad += b;
+        for (int j = 0; j < 2 && rq.n < rq.cap && rq.id < 11000; j++) /* before the tied block, or in it */
+            refq_push(&rq, op < 4 && now < T ? now + (sim_time)sim_rng_below(&r, (uint64_t)(T - now)) : T);
+        bad += sim_queue_len(rq.q) != rq.n;
     }
-    CU_ASSERT_FALSE(sim_queue_pop(q, NULL, NULL));
+    CU_ASSERT_FALSE(sim_queue_pop(rq.q, NULL, NULL));
     CU_ASSERT_EQUAL(bad, 0);
-    g_free(live);
-    g_free(seqs);
-    sim_queue_free(q);
+    refq_free(&rq);
 }
 
 int main(void)
