@@ -86,8 +86,11 @@ static void print_header(const topo *t)
                t->nvls ? "yes" : "no", t->nvl_domain_nodes);
     if (t->calibration)
         printf("  calibration: %s\n", t->calibration);
-    printf("  p2p %s; scale-out %s, %d NIC(s) x %.0f Gb/s per server\n", t->p2p ? "on" : "off",
+    printf("  p2p %s; scale-out %s, %d NIC(s) x %.0f Gb/s per server", t->p2p ? "on" : "off",
            t->fabric_name ? t->fabric_name : "none", t->nics_per_node, t->nic_Bps * 8 / 1e9);
+    if (t->nic_devices > 1) /* what NCCL's tuner sees (nics.net_devices) */
+        printf(", each %d network devices of %.0f Gb/s to NCCL", t->nic_devices, t->nic_Bps * 8 / 1e9 / t->nic_devices);
+    printf("\n");
     GList *keys = g_list_sort(g_hash_table_get_keys(t->params), (GCompareFunc)strcmp);
     printf("  params:");
     for (GList *k = keys; k; k = k->next)

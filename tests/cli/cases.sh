@@ -8,6 +8,7 @@ check demo-runs 0 'events/s' -- demo -n 1000
 check topo-list 0 'dgx-h100 +8 ' -- topo list
 check topo-show-dgx-h100 0 'nvlink +28 pairs' -- topo show dgx-h100
 check topo-show-nodes4 0 '4 node\(s\) x 8 GPU\(s\) = 32 ranks' -- topo show dgx-h100 --nodes 4
+check topo-show-net-devices 0 '8 NIC\(s\) x 400 Gb/s per server, each 4 network devices of 100 Gb/s to NCCL' -- topo show aws-p5
 check topo-show-no-p2p-staged 0 'staged +1 pairs' -- topo show pcie-gen3-2gpu
 check topo-dot 0 '^graph "dgx1-v100"' -- topo dot dgx1-v100
 check topo-bad-file 2 'negative-bandwidth\.json:12:73: ' -- topo show tests/bad_input/topo/negative-bandwidth.json
