@@ -94,6 +94,64 @@ static void print_tuner(const nccltests_log *log, const nccltests_row *pred, con
     printf("# tuner: sizes=%zu algo_proto_match=%zu channels_match=%zu\n", sizes, same, same_ch);
 }
 
+/* The log's Latency/AlgBw table (NCCL_DEBUG_SUBSYS=TUNING: NCCL's tuner's
+ * latency and algbw per algorithm and protocol) against conveyor's
+ * (coll_tune_table), for the log's collective: a line per pair either
+ * enables, then "# tuner table: pairs=N both=M lat_within_10%=L
+ * algbw_within_10%=B". */
+static void print_tuner_table(const nccltests_log *log, const coll_system *sys)
+{
+    static const char *const algo_s[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
+    static const coll_algo_id algo_id[] = {ALGO_TREE, ALGO_RING, ALGO_COLLNET_DIRECT, ALGO_COLLNET_CHAIN,
+                                           ALGO_NVLS, ALGO_NVLS_TREE, ALGO_PAT};
+    static const char *const proto_s[] = {"LL", "LL128", "Simple"};
+    static const coll_proto_id proto_id[] = {PROTO_LL, PROTO_LL128, PROTO_SIMPLE};
+    const char *func = log->coll == COLL_ALL_REDUCE ? "AllReduce" : log->coll == COLL_ALL_GATHER ? "AllGather"
+                     : log->coll == COLL_REDUCE_SCATTER ? "ReduceScatter" : log->coll == COLL_BROADCAST ? "Broadcast"
+                     : log->coll == COLL_REDUCE ? "Reduce" : NULL;
+    if (!func)
+        return;
+    int pairs = 0, both = 0, lat_ok = 0, bw_ok = 0;
+    for (size_t i = 0; i < log->nlatbw; i++) {
+        const nccltests_latbw *c = &log->latbw[i];
+        if (strcmp(c->func, func))
+            continue;
+        int a = -1, pr = -1;
+        for (size_t k = 0; k < G_N_ELEMENTS(algo_s); k++)
+            if (!g_ascii_strcasecmp(c->algo, algo_s[k]))
+                a = (int)k;
+        for (size_t k = 0; k < G_N_ELEMENTS(proto_s); k++)
+            if (!g_ascii_strcasecmp(c->proto, proto_s[k]))
+                pr = (int)k;
+        double lat = 0, bw = 0;
+        if (a >= 0 && pr >= 0)
+            coll_tune_table(sys, log->coll, algo_id[a], proto_id[pr], &lat, &bw);
+        if (!(c->algbw_GBps > 0) && !(bw > 0))
+            continue;
+        if (!pairs++) {
+            printf("# tuner table: NCCL's Latency/AlgBw for %s in the log (NCCL_DEBUG_SUBSYS=TUNING) against "
+                   "conveyor's, us/GB/s\n",
+                   func);
+            printf("# tuner table: %-20s %16s %16s\n", "algo/proto", "NCCL", "conveyor");
+        }
+        bool on = c->algbw_GBps > 0 && bw > 0;
+        bool lok = on && fabs(lat - c->lat_us) <= 0.1 * c->lat_us + 0.05;
+        bool bok = on && fabs(bw - c->algbw_GBps) <= 0.1 * c->algbw_GBps;
+        both += on;
+        lat_ok += lok;
+        bw_ok += bok;
+        char name[48], theirs[32], ours[32];
+        g_snprintf(name, sizeof name, "%s/%s", c->algo, c->proto);
+        g_snprintf(theirs, sizeof theirs, "%.1f/%.1f", c->lat_us, c->algbw_GBps);
+        g_snprintf(ours, sizeof ours, "%.1f/%.1f", lat, bw);
+        printf("# tuner table: %-20s %16s %16s%s\n", name, theirs, ours,
+               !on ? "  (enabled on one side)" : lok && bok ? "" : "  (differs)");
+    }
+    if (pairs)
+        printf("# tuner table: pairs=%d both=%d lat_within_10%%=%d algbw_within_10%%=%d\n", pairs, both, lat_ok,
+               bw_ok);
+}
+
 static bool read_here(const char *name)
 {
     for (const coll_nccl_var *v = coll_nccl_vars; v->name; v++)
@@ -266,6 +324,8 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
         if (log_env)
             fputs(log_env, stdout);
         fputs(groups->str, stdout);
+        if (log->nlatbw)
+            print_tuner_table(log, &sys);
         if (log->ntuning && log->ngroups == 1) /* before the table: its summary stays the last line */
             print_tuner(log, pred, ex, n, nccltests_dtype_bytes(log->dtype));
         else if (log->ntuning)

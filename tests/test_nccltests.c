@@ -394,6 +394,52 @@ static void test_reader_keeps_tuning_lines(void)
     nccltests_log_free(log);
 }
 
+/* NCCL's Latency/AlgBw table (tuning.cc): the header names the columns,
+ * the Max NThreads line is skipped, each collective's cells are kept with
+ * their column's algorithm and protocol, other INFO lines between them (other
+ * threads') are passed over; only the first table counts (a second
+ * communicator prints another), and a row whose cells do not read as
+ * latency/bandwidth ends it. */
+static void test_reader_keeps_latbw_table(void)
+{
+    const char *text =
+        "h:1:1 [0] NCCL INFO Latency/AlgBw |    Tree/    LL |    Ring/Simple |    NVLS/Simple |\n"
+        "h:1:1 [0] NCCL INFO  Max NThreads |            512 |            512 |            544 |\n"
+        "h:1:1 [0] NCCL INFO     Broadcast |     0.0/   0.0 |    11.8/ 370.8 |     0.0/   0.0 |\n"
+        "h:1:1 [0] NCCL INFO     AllReduce |    15.2/   5.0 |    56.0/ 211.9 |    25.0/ 262.7 |\n"
+        "h:1:1 [0] NCCL INFO Channel 00/24 : 0 1 2 3\n"
+        "h:1:1 [0] NCCL INFO     AllGather |    99.0/  99.0 |    99.0/  99.0 |    99.0/  99.0 |\n"
+        "h:1:1 [0] NCCL INFO Latency/AlgBw |    Tree/    LL |    Ring/Simple |    NVLS/Simple |\n"
+        "h:1:1 [0] NCCL INFO     AllReduce |     1.0/   1.0 |     1.0/   1.0 |     1.0/   1.0 |\n"
+        "# Collective test starting: all_reduce_perf\n"
+        TWO_RANK_TABLE;
+    GError *err = NULL;
+    nccltests_log *log = nccltests_parse("latbw", text, strlen(text), -1, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL_FATAL(log->nlatbw, 9);
+    CU_ASSERT_STRING_EQUAL(log->latbw[6].func, "AllGather");
+    CU_ASSERT_STRING_EQUAL(log->latbw[1].func, "Broadcast");
+    CU_ASSERT_STRING_EQUAL(log->latbw[1].algo, "Ring");
+    CU_ASSERT_STRING_EQUAL(log->latbw[1].proto, "Simple");
+    CU_ASSERT_DOUBLE_EQUAL(log->latbw[1].algbw_GBps, 370.8, 1e-9);
+    CU_ASSERT_STRING_EQUAL(log->latbw[5].func, "AllReduce");
+    CU_ASSERT_STRING_EQUAL(log->latbw[5].algo, "NVLS");
+    CU_ASSERT_DOUBLE_EQUAL(log->latbw[5].lat_us, 25.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(log->latbw[3].algbw_GBps, 5.0, 1e-9);
+    nccltests_log_free(log);
+    /* a row that is not lat/bw ends the table: the rows after it are not kept */
+    text = "h:1:1 [0] NCCL INFO Latency/AlgBw |    Tree/    LL |    Ring/Simple |\n"
+           "h:1:1 [0] NCCL INFO     Broadcast |     0.0/   0.0 |    11.8/ 370.8 |\n"
+           "h:1:1 [0] NCCL INFO        Reduce |           none |    11.8/ 370.8 |\n"
+           "h:1:1 [0] NCCL INFO     AllReduce |    15.2/   5.0 |    56.0/ 211.9 |\n"
+           "# Collective test starting: all_reduce_perf\n"
+           TWO_RANK_TABLE;
+    log = nccltests_parse("latbw-bad", text, strlen(text), -1, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(log->nlatbw, 2);
+    nccltests_log_free(log);
+}
+
 /* NCCL's ENV lines: "NAME=value" once per name (the first), an integer's
  * trailing period removed, a string value kept, other INFO lines not. */
 static void test_reader_keeps_env_lines(void)
@@ -637,6 +683,7 @@ int main(void)
         {"test_reader_derives_nranks_from_ratio", test_reader_derives_nranks_from_ratio},
         {"test_reader_tolerates_noise_and_slurm", test_reader_tolerates_noise_and_slurm},
         {"test_reader_keeps_tuning_lines", test_reader_keeps_tuning_lines},
+        {"test_reader_keeps_latbw_table", test_reader_keeps_latbw_table},
         {"test_reader_keeps_env_lines", test_reader_keeps_env_lines},
         {"test_reader_nccl_version", test_reader_nccl_version},
         {"test_reader_sweeps_per_type", test_reader_sweeps_per_type},

@@ -202,6 +202,14 @@ typedef struct {
     int nchannels;            /* channelHi - channelLo + 1 */
 } nccltests_tuning;
 
+/* One cell of NCCL's "Latency/AlgBw" table (tuning.cc, printed once per
+ * communicator under NCCL_DEBUG_SUBSYS=TUNING): the tuner's latency (us)
+ * and algorithm bandwidth (GB/s) of (algo, proto) for func. */
+typedef struct {
+    char func[24], algo[24], proto[12];
+    double lat_us, algbw_GBps;
+} nccltests_latbw;
+
 typedef struct {
     char *path;               /* as given */
     coll_kind coll;
@@ -218,6 +226,8 @@ typedef struct {
     size_t nrows;
     nccltests_tuning *tuning; /* NCCL INFO TUNING lines, in file order (NULL: none) */
     size_t ntuning;
+    nccltests_latbw *latbw;   /* the first Latency/AlgBw table's cells (NULL: none) */
+    size_t nlatbw;
     char **env;               /* "NAME=value" of each NCCL INFO "NCCL_X set by environment to v" line,
                                * first occurrence, the trailing period of integer parameters
                                * removed; NULL-terminated (never NULL) */

@@ -55,6 +55,9 @@ typedef struct {
     int nccl_code, nccl_code_line; /* NCCL's version code and where it was read (0: none) */
     int bang_code, bang_code_line; /* the same from a "#! nccl_version:" header (the log's own wins) */
     GArray *tuning;      /* of nccltests_tuning */
+    GArray *latbw;       /* of nccltests_latbw: the first Latency/AlgBw table */
+    struct latbw_col { char algo[24], proto[12]; } *latbw_cols; /* its header's columns */
+    int nlatbw_cols;     /* 0: no header yet; -1: the first table is complete */
     GPtrArray *env;      /* "NAME=value" from NCCL's ENV lines */
     GArray *env_line;    /* int: their lines */
 } parser;
@@ -447,6 +450,65 @@ static void env_line(parser *p, const char *info)
     g_array_append_val(p->env_line, ln);
 }
 
+/* tuning.cc's table: "Latency/AlgBw | Tree/    LL | ..." then " Max NThreads |
+ * ..." and one "<Func> |  lat/  bw | ..." line per collective. Only the
+ * first table is kept (each communicator prints one); a malformed line ends
+ * it (it is NCCL's log, not the results). */
+static void latbw_line(parser *p, const char *info)
+{
+    if (p->nlatbw_cols < 0)
+        return;
+    g_auto(GStrv) cells = g_strsplit(info, "|", -1);
+    int n = (int)g_strv_length(cells);
+    if (n < 2)
+        return;
+    g_strstrip(cells[0]);
+    if (!strcmp(cells[0], "Latency/AlgBw")) {
+        if (p->nlatbw_cols > 0) { /* a second table: keep the first */
+            p->nlatbw_cols = -1;
+            return;
+        }
+        g_free(p->latbw_cols);
+        p->latbw_cols = g_new0(struct latbw_col, n);
+        int c = 0;
+        for (int i = 1; i < n; i++) {
+            char *slash = strchr(cells[i], '/');
+            if (!slash)
+                continue;
+            *slash = '\0';
+            g_strlcpy(p->latbw_cols[c].algo, g_strstrip(cells[i]), sizeof p->latbw_cols[c].algo);
+            g_strlcpy(p->latbw_cols[c].proto, g_strstrip(slash + 1), sizeof p->latbw_cols[c].proto);
+            c++;
+        }
+        p->nlatbw_cols = c;
+        return;
+    }
+    if (p->nlatbw_cols <= 0 || !strcmp(cells[0], "Max NThreads"))
+        return;
+    bool name = *cells[0] != '\0';
+    for (const char *s = cells[0]; *s && name; s++)
+        name = g_ascii_isalpha(*s);
+    if (!name) {
+        p->nlatbw_cols = -1;
+        return;
+    }
+    for (int i = 1, c = 0; i < n && c < p->nlatbw_cols; i++) {
+        nccltests_latbw e = {0};
+        if (!*g_strstrip(cells[i]))
+            continue; /* after the last '|' */
+        if (sscanf(cells[i], "%lf / %lf", &e.lat_us, &e.algbw_GBps) != 2 || !isfinite(e.lat_us) ||
+            !isfinite(e.algbw_GBps)) {
+            p->nlatbw_cols = -1; /* not the table after all */
+            return;
+        }
+        g_strlcpy(e.func, cells[0], sizeof e.func);
+        g_strlcpy(e.algo, p->latbw_cols[c].algo, sizeof e.algo);
+        g_strlcpy(e.proto, p->latbw_cols[c].proto, sizeof e.proto);
+        g_array_append_val(p->latbw, e);
+        c++;
+    }
+}
+
 static bool one_line(parser *p, char *line)
 {
     size_t len = strlen(line);
@@ -471,6 +533,7 @@ static bool one_line(parser *p, char *line)
             t.nchannels = hi - lo + 1;
             g_array_append_val(p->tuning, t);
         }
+        latbw_line(p, info);
         env_line(p, info);
         int maj, min, pat; /* "NCCL version 2.18.5+cuda12.2" (printed with NCCL_DEBUG=VERSION or INFO) */
         if (!p->nccl_code && sscanf(info, "NCCL version %d.%d.%d", &maj, &min, &pat) == 3 && maj > 0 &&
@@ -613,6 +676,11 @@ static nccltests_log *finish(parser *p, int hint)
     log->nrows = p->rows->len;
     log->rows = (nccltests_row *)(void *)g_array_free(p->rows, FALSE);
     p->rows = NULL;
+    log->nlatbw = p->latbw->len;
+    log->latbw = log->nlatbw ? (nccltests_latbw *)(void *)g_array_free(p->latbw, FALSE) : NULL;
+    if (!log->nlatbw)
+        g_array_free(p->latbw, TRUE);
+    p->latbw = NULL;
     log->ntuning = p->tuning->len;
     log->tuning = log->ntuning ? (nccltests_tuning *)(void *)g_array_free(p->tuning, FALSE) : NULL;
     if (!log->ntuning)
@@ -638,6 +706,7 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
         return NULL;
     p.rows = g_array_new(FALSE, TRUE, sizeof(nccltests_row));
     p.tuning = g_array_new(FALSE, TRUE, sizeof(nccltests_tuning));
+    p.latbw = g_array_new(FALSE, TRUE, sizeof(nccltests_latbw));
     p.env = g_ptr_array_new_with_free_func(g_free);
     p.env_line = g_array_new(FALSE, FALSE, sizeof(int));
     p.sizes = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, NULL);
@@ -661,6 +730,9 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
         g_array_free(p.rows, TRUE);
     if (p.tuning)
         g_array_free(p.tuning, TRUE);
+    if (p.latbw)
+        g_array_free(p.latbw, TRUE);
+    g_free(p.latbw_cols);
     if (p.env)
         g_ptr_array_free(p.env, TRUE);
     if (p.env_line)
@@ -705,6 +777,7 @@ void nccltests_log_free(nccltests_log *log)
     g_strfreev(log->env);
     g_free(log->env_line);
     g_free(log->tuning);
+    g_free(log->latbw);
     g_free(log->row_id);
     g_free(log);
 }
