@@ -36,7 +36,7 @@ seeds_for() {
     case $1 in
     topo_json) ls topologies/*.json topologies/fabrics/*.json tests/data/topo/*.json tests/bad_input/topo/* ;;
     topo_xml) ls tests/data/nccl-topo/*.xml ;;
-    nccltests) ls tests/data/nccltests/*.txt tests/bad_input/nccltests/* ;;
+    nccltests) ls tests/data/nccltests/*.txt tests/data/nccl-debug/*.txt tests/bad_input/nccltests/* ;;
     p2pmatrix) ls tests/data/nccltests/*p2p* tests/data/nccltests/*P2P* tests/bad_input/nccltests/p2p* ;;
     native_json) ls fuzz/seeds/native_json/* docs/examples/two-rank-overlap.json tests/bad_input/trace/*.json ;;
     native_csv) ls fuzz/seeds/native_csv/* tests/bad_input/trace/*.csv ;;

@@ -155,7 +155,7 @@ static void bang_line(parser *p, const char *s)
         p->coll_cmd = coll_in_text(s + strlen("command:"), true);
     } else if (g_str_has_prefix(s, "nccl_version:")) { /* a provenance header's "2.19.3 (...)" */
         int maj, min, pat;
-        if (sscanf(s + strlen("nccl_version:"), " %d.%d.%d", &maj, &min, &pat) == 3 && maj > 0 && min >= 0 &&
+        if (sscanf(s + strlen("nccl_version:"), " %d.%d.%d", &maj, &min, &pat) == 3 && maj > 0 && maj < 100 && min >= 0 &&
             min < 100 && pat >= 0 && pat < 100) {
             p->bang_code = nccl_code_of(maj, min, pat);
             p->bang_code_line = p->line;
@@ -205,9 +205,9 @@ static bool comment_line(parser *p, const char *line, const char *s)
         if (k >= 0)
             p->coll_start = k;
     } else if ((m = strstr(body, "nccl-library="))) { /* nccl-tests >= 2.13: the NCCL it ran on */
-        int code = atoi(m + strlen("nccl-library="));
-        if (code > 0 && !p->nccl_code) {
-            p->nccl_code = code;
+        long code = strtol(m + strlen("nccl-library="), NULL, 10); /* 23007; not past 99.99.99 */
+        if (code > 0 && code < 1000000 && !p->nccl_code) {
+            p->nccl_code = (int)code;
             p->nccl_code_line = p->line;
         }
     } else if (g_str_has_prefix(body, "nThread ")) {
@@ -536,7 +536,7 @@ static bool one_line(parser *p, char *line)
         latbw_line(p, info);
         env_line(p, info);
         int maj, min, pat; /* "NCCL version 2.18.5+cuda12.2" (printed with NCCL_DEBUG=VERSION or INFO) */
-        if (!p->nccl_code && sscanf(info, "NCCL version %d.%d.%d", &maj, &min, &pat) == 3 && maj > 0 &&
+        if (!p->nccl_code && sscanf(info, "NCCL version %d.%d.%d", &maj, &min, &pat) == 3 && maj > 0 && maj < 100 &&
             min >= 0 && min < 100 && pat >= 0 && pat < 100) {
             p->nccl_code = nccl_code_of(maj, min, pat);
             p->nccl_code_line = p->line;
