@@ -190,7 +190,8 @@ static void test_coll_nvls_beats_ring_by_physical_factor(void)
  * (the GPU's NVLinks over the channels) and flags it (NCCL's NVLink LL
  * latency, 0.6 us), one chunk after another. Where that is slower than both
  * the links (S(1+1/n) up per GPU) and the slots (8 chunks per 25 us), it sets
- * the rate: 2 GB200 trays (8 GPUs, 24 channels), 1 GiB in 64 KiB chunks. */
+ * the rate: 2 GB200 trays (8 GPUs, 24 channels), 1 GiB in 64 KiB chunks. The
+ * grouped grain agrees with every chunk simulated (--exact). */
 static void test_coll_nvls_flag_per_chunk(void)
 {
     coll_system sys;
@@ -209,6 +210,18 @@ static void test_coll_nvls_flag_per_chunk(void)
     double nchunks = (double)S / nch / chunk;
     ASSERT_REL(res.time_us, 25 + nchunks * per, 0.03);
     CU_ASSERT(res.time_us > 25 + nchunks * link * 1.04);
+    /* the simulated grain (pieces of 2 or 4 chunks holding their chunks'
+     * flags) against every chunk (exact): 256 MiB and 1 GiB within 2% */
+    const uint64_t sizes[2] = {256ull << 20, S};
+    for (int i = 0; i < 2; i++) {
+        coll_request r2 = req;
+        r2.bytes = sizes[i];
+        coll_result fast, exact;
+        run_fast_and_exact(&sys, &r2, &fast, &exact);
+        ASSERT_REL(fast.time_us, exact.time_us, 0.02);
+        CU_ASSERT(fast.events < exact.events);
+    }
+    sys.exact = false;
     topo_free(t);
 }
 
