@@ -581,7 +581,7 @@ int cmd_scale(int argc, char **argv)
         fprintf(stderr, "conveyor scale: --tp, --pp and --max-gpus must be positive\n");
         rc = EXIT_BADINPUT;
     }
-    if (rc == EXIT_OK)
+    if (rc == EXIT_OK && !wl_opts_list_models(&o, stdout))
         rc = run_scale(&o, &c);
     g_free(c.systems);
     g_free(c.gpus_s);

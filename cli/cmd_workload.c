@@ -89,6 +89,11 @@ int cmd_workload(int argc, char **argv)
         fprintf(stderr, "conveyor workload: unexpected argument '%s'\n", argv[1]);
         rc = EXIT_BADINPUT;
     }
+    if (rc == EXIT_OK && wl_opts_list_models(&o, stdout)) {
+        g_free(out);
+        wl_opts_clear(&o);
+        return EXIT_OK;
+    }
     if (rc == EXIT_OK && !out) {
         fprintf(stderr, "conveyor workload: -o FILE is required\n");
         rc = EXIT_BADINPUT;

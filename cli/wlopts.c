@@ -35,7 +35,7 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {0},
     };
     GOptionEntry e[] = {
-        {"model", 'm', 0, G_OPTION_ARG_STRING, &o->model, "preset (llama3-8b, gpt3-175b, ...) or custom", "M"},
+        {"model", 'm', 0, G_OPTION_ARG_STRING, &o->model, "preset (llama3-8b, gpt3-175b, ...; list: print them) or custom", "M"},
         {"cp", 0, 0, G_OPTION_ARG_INT, &o->cp, "context-parallel size [1]", "C"},
         {"ep", 0, 0, G_OPTION_ARG_INT, &o->ep, "expert-parallel size (MoE; divides dp) [1]", "E"},
         {"sp", 0, 0, G_OPTION_ARG_NONE, &o->sp, "sequence parallelism (reduce_scatter + all_gather)", NULL},
@@ -75,6 +75,24 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         g_option_group_add_entries(g, layout);
     g_option_group_add_entries(g, e);
     return g;
+}
+
+gboolean wl_opts_list_models(const wl_opts *o, FILE *out)
+{
+    if (!o->model || strcmp(o->model, "list"))
+        return FALSE;
+    int n;
+    const workload_model *m = workload_presets(&n);
+    fprintf(out, "%-18s %6s %6s %6s %4s %6s %7s %9s %8s  %s\n", "model", "layers", "hidden", "heads", "kv", "ffn",
+            "vocab", "experts", "params_B", "source");
+    for (int i = 0; i < n; i++) {
+        char ex[24] = "-";
+        if (m[i].experts > 0)
+            g_snprintf(ex, sizeof ex, "%d top-%d", m[i].experts, m[i].topk);
+        fprintf(out, "%-18s %6d %6d %6d %4d %6d %7d %9s %8.1f  %s\n", m[i].name, m[i].layers, m[i].hidden, m[i].heads,
+                m[i].kv_heads, m[i].ffn, m[i].vocab, ex, workload_params(&m[i]) / 1e9, m[i].source);
+    }
+    return TRUE;
 }
 
 void wl_opts_clear(wl_opts *o)

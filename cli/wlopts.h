@@ -4,6 +4,7 @@
 #ifndef CLI_WLOPTS_H
 #define CLI_WLOPTS_H
 
+#include <stdio.h>
 #include <glib.h>
 
 #include "models/compute.h"
@@ -21,6 +22,9 @@ typedef struct {
 /* Model, parallelism and training options (with_layout: --gpus/--tp/--pp/--dp). */
 GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout);
 void wl_opts_clear(wl_opts *o);
+/* --model list: print the presets (shape, parameters, source) to out and
+ * return TRUE; FALSE when -m is not "list". */
+gboolean wl_opts_list_models(const wl_opts *o, FILE *out);
 
 /* The spec the options describe (defaults applied, not yet checked).
  * false with *err on an unknown model or a bad value (exit 2). */

@@ -6,6 +6,8 @@ check unknown-command 2 "unknown command 'frobnicate'" -- frobnicate
 check demo-bad-option 2 'Unknown option' -- demo --no-such-option
 check demo-runs 0 'events/s' -- demo -n 1000
 check topo-list 0 'dgx-h100 +8 ' -- topo list
+check workload-model-list 0 '^llama3-405b +126 +16384 +128 +8 +53248 +128256 +- +405\.9 ' -- workload --model list
+check scale-model-list 0 '^mixtral-8x7b +32 +4096 +32 +8 +14336 +32000 +8 top-2 +46\.7 ' -- scale --model list
 check topo-show-dgx-h100 0 'nvlink +28 pairs' -- topo show dgx-h100
 check topo-show-nodes4 0 '4 node\(s\) x 8 GPU\(s\) = 32 ranks' -- topo show dgx-h100 --nodes 4
 check topo-show-net-devices 0 '8 NIC\(s\) x 400 Gb/s per server, each 4 network devices of 100 Gb/s to NCCL' -- topo show aws-p5
