@@ -209,7 +209,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     char *setup_log = nccl_log_env(prefix);
     char **row_log = NULL;
     if (nccl_log_on("TUNING")) {
-        char *table = nccl_log_tuning_table(prefix, &sys), *both = g_strconcat(setup_log ? setup_log : "", table, NULL);
+        char *table = nccl_log_tuning_table(prefix, &sys, aspec, pspec), *both = g_strconcat(setup_log ? setup_log : "", table, NULL);
         g_free(table);
         g_free(setup_log);
         setup_log = both;

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "collplot.h"
 #include "commands.h"
+#include "nccl_log.h"
 #include "simsweep.h"
 #include "sysbuild.h"
 #include "topologies/accuracy.h"
@@ -125,7 +126,8 @@ static void print_tuner_table(const nccltests_log *log, const coll_system *sys)
                 pr = (int)k;
         double lat = 0, bw = 0;
         if (a >= 0 && pr >= 0)
-            coll_tune_table(sys, log->coll, algo_id[a], proto_id[pr], &lat, &bw);
+            nccl_log_table_cell(sys, log->coll, algo_id[a], proto_id[pr], g_getenv("NCCL_ALGO"),
+                                g_getenv("NCCL_PROTO"), &lat, &bw);
         if (!(c->algbw_GBps > 0) && !(bw > 0))
             continue;
         if (!pairs++) {

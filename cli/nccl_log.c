@@ -74,7 +74,24 @@ char *nccl_log_tuning(const char *prefix, coll_kind kind, uint64_t bytes, coll_a
                            prefix, func, bytes, algo_s[algo], proto_s[proto], nch > 0 ? nch - 1 : 0);
 }
 
-char *nccl_log_tuning_table(const char *prefix, const coll_system *sys)
+bool nccl_log_table_cell(const coll_system *sys, coll_kind kind, coll_algo_id algo, coll_proto_id proto,
+                         const char *aspec, const char *pspec, double *lat_us, double *algbw_GBps)
+{
+    bool on = coll_tune_table(sys, kind, algo, proto, lat_us, algbw_GBps);
+    uint32_t am = 0, pm = 0;
+    /* a list NCCL would refuse masks nothing here (collective and validate report it) */
+    if (aspec && !coll_tune_parse_mask(aspec, kind, true, &am, NULL))
+        am = 0;
+    if (pspec && !coll_tune_parse_mask(pspec, kind, false, &pm, NULL))
+        pm = 0;
+    if (on && ((am && !(am & (1u << algo))) || (pm && !(pm & (1u << proto))))) {
+        *algbw_GBps = 0; /* tuning.cc zeroes a disabled pair's bandwidth, keeps its latency */
+        return false;
+    }
+    return on;
+}
+
+char *nccl_log_tuning_table(const char *prefix, const coll_system *sys, const char *aspec, const char *pspec)
 {
     /* tuning.cc's order and names (ncclAlgoStr, ncclProtoStr, ncclFuncStr) */
     static const char *const algo_s[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
@@ -96,7 +113,7 @@ char *nccl_log_tuning_table(const char *prefix, const coll_system *sys)
         for (size_t a = 0; a < G_N_ELEMENTS(algo_id); a++)
             for (size_t p = 0; p < G_N_ELEMENTS(proto_id); p++) {
                 double lat, bw;
-                coll_tune_table(sys, func_id[c], algo_id[a], proto_id[p], &lat, &bw);
+                nccl_log_table_cell(sys, func_id[c], algo_id[a], proto_id[p], aspec, pspec, &lat, &bw);
                 g_string_append_printf(out, "%8.1f/%6.1f |", lat, bw);
             }
         g_string_append_c(out, '\n');

@@ -24,7 +24,13 @@ char *nccl_log_tuning(const char *prefix, coll_kind kind, uint64_t bytes, coll_a
  * (Broadcast, Reduce, AllGather, ReduceScatter, AllReduce) one line of
  * "latency/algbw" (us / GB/s) per algorithm and protocol, 0.0/0.0 where the
  * tuner does not consider the pair (coll_tune_table). NCCL's " Max
- * NThreads" line is not printed: conveyor does not model thread counts. */
-char *nccl_log_tuning_table(const char *prefix, const coll_system *sys);
+ * NThreads" line is not printed: conveyor does not model thread counts.
+ * aspec/pspec: the NCCL_ALGO / NCCL_PROTO lists in force (NULL: none). */
+char *nccl_log_tuning_table(const char *prefix, const coll_system *sys, const char *aspec, const char *pspec);
+/* One cell as NCCL's table holds it: coll_tune_table, with the bandwidth of
+ * a pair NCCL_ALGO / NCCL_PROTO (aspec/pspec, NULL: none) leave out zeroed,
+ * as tuning.cc does. False when the pair is off. */
+bool nccl_log_table_cell(const coll_system *sys, coll_kind kind, coll_algo_id algo, coll_proto_id proto,
+                         const char *aspec, const char *pspec, double *lat_us, double *algbw_GBps);
 
 #endif

@@ -119,6 +119,10 @@ check collective-nccl-debug-env 0 'NCCL INFO NCCL_MAX_NCHANNELS set by environme
 # tuning.cc's table: 21 algorithm/protocol columns; AllReduce's NVLS/Simple cell carries NCCL's 25 us hwLat
 check collective-nccl-debug-table 0 'NCCL INFO Latency/AlgBw \|    Tree/    LL \|(.*\|){19}     PAT/Simple \|$' -- collective --topo dgx-h100 -b 1G -e 1G
 check collective-nccl-debug-table-nvls 0 'NCCL INFO     AllReduce \|( +[0-9.]+/ *[0-9.]+ \|){14}    25\.0/ *[1-9][0-9.]* \|' -- collective --topo dgx-h100 -b 1G -e 1G
+# NCCL_ALGO=ring: NCCL zeroes the other algorithms' bandwidth in its table and keeps their latency
+export NCCL_ALGO=ring
+check collective-nccl-debug-table-masked 0 'NCCL INFO     AllReduce \|( +[0-9.]+/ *[0-9.]+ \|){14}    25\.0/   0\.0 \|' -- collective --topo dgx-h100 -b 1G -e 1G
+unset NCCL_ALGO
 unset NCCL_MAX_NCHANNELS
 rt=$(mktemp); "$C" collective --topo dgx-a100 -b 1K -e 256M -f 4 > "$rt"
 unset NCCL_DEBUG NCCL_DEBUG_SUBSYS
