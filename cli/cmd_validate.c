@@ -102,14 +102,10 @@ static void print_tuner(const nccltests_log *log, const nccltests_row *pred, con
  * algbw_within_10%=B". */
 static void print_tuner_table(const nccltests_log *log, const coll_system *sys)
 {
-    static const char *const algo_s[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
-    static const coll_algo_id algo_id[] = {ALGO_TREE, ALGO_RING, ALGO_COLLNET_DIRECT, ALGO_COLLNET_CHAIN,
-                                           ALGO_NVLS, ALGO_NVLS_TREE, ALGO_PAT};
-    static const char *const proto_s[] = {"LL", "LL128", "Simple"};
-    static const coll_proto_id proto_id[] = {PROTO_LL, PROTO_LL128, PROTO_SIMPLE};
-    const char *func = log->coll == COLL_ALL_REDUCE ? "AllReduce" : log->coll == COLL_ALL_GATHER ? "AllGather"
-                     : log->coll == COLL_REDUCE_SCATTER ? "ReduceScatter" : log->coll == COLL_BROADCAST ? "Broadcast"
-                     : log->coll == COLL_REDUCE ? "Reduce" : NULL;
+    const char *func = NULL;
+    for (int k = 0; k < NCCL_TABLE_NFUNC; k++)
+        if (nccl_table_func[k].kind == log->coll)
+            func = nccl_table_func[k].name;
     if (!func)
         return;
     int pairs = 0, both = 0, lat_ok = 0, bw_ok = 0;
@@ -118,15 +114,15 @@ static void print_tuner_table(const nccltests_log *log, const coll_system *sys)
         if (strcmp(c->func, func))
             continue;
         int a = -1, pr = -1;
-        for (size_t k = 0; k < G_N_ELEMENTS(algo_s); k++)
-            if (!g_ascii_strcasecmp(c->algo, algo_s[k]))
-                a = (int)k;
-        for (size_t k = 0; k < G_N_ELEMENTS(proto_s); k++)
-            if (!g_ascii_strcasecmp(c->proto, proto_s[k]))
-                pr = (int)k;
+        for (int k = 0; k < NCCL_TABLE_NALGO; k++)
+            if (!g_ascii_strcasecmp(c->algo, nccl_table_algo[k].name))
+                a = k;
+        for (int k = 0; k < NCCL_TABLE_NPROTO; k++)
+            if (!g_ascii_strcasecmp(c->proto, nccl_table_proto[k].name))
+                pr = k;
         double lat = 0, bw = 0;
         if (a >= 0 && pr >= 0)
-            nccl_log_table_cell(sys, log->coll, algo_id[a], proto_id[pr], g_getenv("NCCL_ALGO"),
+            nccl_log_table_cell(sys, log->coll, nccl_table_algo[a].id, nccl_table_proto[pr].id, g_getenv("NCCL_ALGO"),
                                 g_getenv("NCCL_PROTO"), &lat, &bw);
         if (!(c->algbw_GBps > 0) && !(bw > 0))
             continue;

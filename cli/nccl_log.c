@@ -74,6 +74,16 @@ char *nccl_log_tuning(const char *prefix, coll_kind kind, uint64_t bytes, coll_a
                            prefix, func, bytes, algo_s[algo], proto_s[proto], nch > 0 ? nch - 1 : 0);
 }
 
+/* tuning.cc's order and names (ncclFuncStr, ncclAlgoStr, ncclProtoStr) */
+const nccl_table_func_t nccl_table_func[NCCL_TABLE_NFUNC] = {
+    {"Broadcast", COLL_BROADCAST}, {"Reduce", COLL_REDUCE}, {"AllGather", COLL_ALL_GATHER},
+    {"ReduceScatter", COLL_REDUCE_SCATTER}, {"AllReduce", COLL_ALL_REDUCE}};
+const nccl_table_algo_t nccl_table_algo[NCCL_TABLE_NALGO] = {
+    {"Tree", ALGO_TREE}, {"Ring", ALGO_RING}, {"CollNetDirect", ALGO_COLLNET_DIRECT},
+    {"CollNetChain", ALGO_COLLNET_CHAIN}, {"NVLS", ALGO_NVLS}, {"NVLSTree", ALGO_NVLS_TREE}, {"PAT", ALGO_PAT}};
+const nccl_table_proto_t nccl_table_proto[NCCL_TABLE_NPROTO] = {
+    {"LL", PROTO_LL}, {"LL128", PROTO_LL128}, {"Simple", PROTO_SIMPLE}};
+
 bool nccl_log_table_cell(const coll_system *sys, coll_kind kind, coll_algo_id algo, coll_proto_id proto,
                          const char *aspec, const char *pspec, double *lat_us, double *algbw_GBps)
 {
@@ -93,27 +103,19 @@ bool nccl_log_table_cell(const coll_system *sys, coll_kind kind, coll_algo_id al
 
 char *nccl_log_tuning_table(const char *prefix, const coll_system *sys, const char *aspec, const char *pspec)
 {
-    /* tuning.cc's order and names (ncclAlgoStr, ncclProtoStr, ncclFuncStr) */
-    static const char *const algo_s[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
-    static const coll_algo_id algo_id[] = {ALGO_TREE, ALGO_RING, ALGO_COLLNET_DIRECT, ALGO_COLLNET_CHAIN,
-                                           ALGO_NVLS, ALGO_NVLS_TREE, ALGO_PAT};
-    static const char *const proto_s[] = {"LL", "LL128", "Simple"};
-    static const coll_proto_id proto_id[] = {PROTO_LL, PROTO_LL128, PROTO_SIMPLE};
-    static const char *const func_s[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"};
-    static const coll_kind func_id[] = {COLL_BROADCAST, COLL_REDUCE, COLL_ALL_GATHER, COLL_REDUCE_SCATTER,
-                                        COLL_ALL_REDUCE};
     GString *out = g_string_new(NULL);
     g_string_append_printf(out, "%s NCCL INFO Latency/AlgBw |", prefix);
-    for (size_t a = 0; a < G_N_ELEMENTS(algo_s); a++)
-        for (size_t p = 0; p < G_N_ELEMENTS(proto_s); p++)
-            g_string_append_printf(out, " %7s/%6s |", algo_s[a], proto_s[p]);
+    for (int a = 0; a < NCCL_TABLE_NALGO; a++)
+        for (int p = 0; p < NCCL_TABLE_NPROTO; p++)
+            g_string_append_printf(out, " %7s/%6s |", nccl_table_algo[a].name, nccl_table_proto[p].name);
     g_string_append_c(out, '\n');
-    for (size_t c = 0; c < G_N_ELEMENTS(func_s); c++) {
-        g_string_append_printf(out, "%s NCCL INFO %13s |", prefix, func_s[c]);
-        for (size_t a = 0; a < G_N_ELEMENTS(algo_id); a++)
-            for (size_t p = 0; p < G_N_ELEMENTS(proto_id); p++) {
+    for (int c = 0; c < NCCL_TABLE_NFUNC; c++) {
+        g_string_append_printf(out, "%s NCCL INFO %13s |", prefix, nccl_table_func[c].name);
+        for (int a = 0; a < NCCL_TABLE_NALGO; a++)
+            for (int p = 0; p < NCCL_TABLE_NPROTO; p++) {
                 double lat, bw;
-                nccl_log_table_cell(sys, func_id[c], algo_id[a], proto_id[p], aspec, pspec, &lat, &bw);
+                nccl_log_table_cell(sys, nccl_table_func[c].kind, nccl_table_algo[a].id, nccl_table_proto[p].id, aspec,
+                                    pspec, &lat, &bw);
                 g_string_append_printf(out, "%8.1f/%6.1f |", lat, bw);
             }
         g_string_append_c(out, '\n');

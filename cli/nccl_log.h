@@ -19,6 +19,25 @@ char *nccl_log_env(const char *prefix);
  * channel{Lo..Hi}={0..nch-1}"; NULL for point-to-point collectives. */
 char *nccl_log_tuning(const char *prefix, coll_kind kind, uint64_t bytes, coll_algo_id algo, coll_proto_id proto,
                       int nch);
+/* tuning.cc's table order: NCCL's names (ncclFuncStr, ncclAlgoStr,
+ * ncclProtoStr) and conveyor's ids. */
+enum { NCCL_TABLE_NFUNC = 5, NCCL_TABLE_NALGO = 7, NCCL_TABLE_NPROTO = 3 };
+typedef struct {
+    const char *name;
+    coll_kind kind;
+} nccl_table_func_t;
+typedef struct {
+    const char *name;
+    coll_algo_id id;
+} nccl_table_algo_t;
+typedef struct {
+    const char *name;
+    coll_proto_id id;
+} nccl_table_proto_t;
+extern const nccl_table_func_t nccl_table_func[NCCL_TABLE_NFUNC];
+extern const nccl_table_algo_t nccl_table_algo[NCCL_TABLE_NALGO];
+extern const nccl_table_proto_t nccl_table_proto[NCCL_TABLE_NPROTO];
+
 /* tuning.cc's "Latency/AlgBw" table (printed once per communicator under
  * NCCL_DEBUG_SUBSYS=TUNING): a header line, then per collective NCCL tunes
  * (Broadcast, Reduce, AllGather, ReduceScatter, AllReduce) one line of
