@@ -20,7 +20,11 @@
  * channel between sending one up and its slot's return, which is that
  * latency after the chunk left and not before its result is back. Chunks
  * are NCCL's (nvls_chunk), so small operations move at 8 x chunk / latency
- * per channel (docs/collectives.md, "Chunks and slots").
+ * per channel (docs/collectives.md, "Chunks and slots"). A GPU's block
+ * sends its chunks up one after another, each held for its copy at the
+ * block's share of the GPU's links plus one flag (NCCL's NVLink LL hwLat,
+ * 0.6 us; coll_held), so a channel moves at most chunk / (flag + copy)
+ * (docs/collectives.md, "NVLS steps").
  * Ideal one-node busbw = link bw x nvlsEff x 2(n-1)/n / (1 + 1/n).
  */
 #include "coll_priv.h"
