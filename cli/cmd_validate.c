@@ -372,7 +372,10 @@ int cmd_validate(int argc, char **argv)
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("MEASURED.log - compare a real nccl-tests run with the simulation");
-    g_option_context_set_description(ctx, SYS_ENV_HELP);
+    g_option_context_set_description(ctx, SYS_ENV_HELP "\n\n"
+                                          "A log with NCCL_DEBUG=INFO lines: the NCCL variables its ENV lines name are set "
+                                          "for the simulation,\nits TUNING lines (the choice per size) and Latency/AlgBw "
+                                          "table are compared with conveyor's tuner\n(docs/formats-nccl-tests.md).");
     g_option_context_add_main_entries(ctx, e, NULL);
     g_option_context_add_group(ctx, sys_opts_group(&so));
     int rc = cli_parse(ctx, "validate", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
