@@ -59,6 +59,7 @@ struct nt_chan {
     uint32_t window;   /* chunks a GPU may have between its send up and their slot's return */
     uint64_t chunk;    /* payload bytes per simulated piece: NCCL's chunk, or several (below) */
     uint64_t nccl_chunk; /* NCCL's chunk (coll_nvls_chunk) */
+    int64_t flag_ps;     /* a block's flag per NCCL chunk sent (coll_nvls_flag_ps) */
     sim_time rtt;      /* a slot's round trip: NCCL's NVLS/NVLSTree latency */
     /* routes, looked up once (the hot path sends millions of chunks over them) */
     fab_node_id *sw;           /* [node] its NVSwitch */
@@ -253,7 +254,7 @@ static void up_try(nt_unit *u)
     u->busy = true;
     coll_slots_sent(&u->slots, c->x, k);
     uint64_t p = payload(c, k);
-    coll_held_issue(&u->held, c->x, nvl_wire(c, k), (uint32_t)((p + c->nccl_chunk - 1) / c->nccl_chunk));
+    coll_held_issue(&u->held, c->x, nvl_wire(c, k), (int64_t)((p + c->nccl_chunk - 1) / c->nccl_chunk) * c->flag_ps);
     send_on(c, up_route(c, u->rank), nvl_wire(c, k), on_up, u, k);
 }
 
@@ -364,6 +365,7 @@ static void nt_start(coll_exec *x)
          * the same rate in fewer events: 128 KiB, or 256 KiB (2 in flight)
          * of 64 KiB chunks from 512 per channel */
         c->chunk = c->nccl_chunk = chunk;
+        c->flag_ps = coll_nvls_flag_ps();
         c->window = NT_SLOTS;
         if (!sys->exact && chunk < NT_CHUNK && c->bytes / chunk >= 64) {
             c->chunk = chunk >= 65536 && c->bytes / chunk >= 512 ? 2 * NT_CHUNK : NT_CHUNK;
@@ -407,7 +409,7 @@ static void nt_start(coll_exec *x)
             up[i] = up_route(c, r);
         }
     }
-    coll_held_init(x, held, up, n, coll_nvls_flag_ps());
+    coll_held_init(x, held, up, n);
     g_free(held);
     g_free(up);
     for (guint j = 0; j < chans->len; j++)

@@ -52,6 +52,7 @@ struct rs_chan {
     uint32_t nchunks;
     double scale;       /* wire bytes per payload byte (1 / nvlsEff) */
     sim_time rtt;
+    int64_t flag_ps;    /* a block's flag per chunk sent (coll_nvls_flag_ps) */
     uint32_t *arrived;  /* [k] reduce_scatter: ranks whose step k is at the switch, then owners served */
     rs_unit *u;         /* per rank */
     fab_node_id sw;
@@ -156,7 +157,7 @@ static void try_up(rs_unit *u)
     coll_slots_sent(&u->slots, c->x, k);
     uint32_t parts = c->gather ? 1u : (uint32_t)c->x->sys->nranks; /* a chunk and its flag per owner */
     uint64_t p = payload(c, k) * parts;
-    coll_held_issue(&u->held, c->x, wire(c, p), parts);
+    coll_held_issue(&u->held, c->x, wire(c, p), (int64_t)parts * c->flag_ps);
     coll_exec_send_hop(c->x, u->up, wire(c, p), c->gather ? on_ag_up : on_rs_up, u, k);
 }
 
@@ -174,7 +175,8 @@ void coll_nvls_rsag_start(coll_exec *x)
         rs_chan *c = g_new0(rs_chan, 1);
         g_ptr_array_add(x->garbage, c);
         *c = (rs_chan){.x = x, .c = ci, .gather = gather, .scale = 1.0 / coll_nvls_eff(sys->gpu_sm), .sw = sw,
-                       .chunk = chunk, .rtt = sim_time_from_us(coll_hw_lat_us(0, ALGO_NVLS, PROTO_SIMPLE))};
+                       .chunk = chunk, .rtt = sim_time_from_us(coll_hw_lat_us(0, ALGO_NVLS, PROTO_SIMPLE)),
+                       .flag_ps = coll_nvls_flag_ps()};
         c->bytes = coll_share(part, nch, ci, 512);
         if (!c->bytes)
             continue;
@@ -208,7 +210,7 @@ void coll_nvls_rsag_start(coll_exec *x)
             held[i] = &((rs_chan *)chans->pdata[j])->u[r].held;
             up[i] = ((rs_chan *)chans->pdata[j])->u[r].up;
         }
-    coll_held_init(x, held, up, m, coll_nvls_flag_ps());
+    coll_held_init(x, held, up, m);
     g_free(held);
     g_free(up);
     for (guint j = 0; j < chans->len; j++)

@@ -43,9 +43,7 @@ typedef struct ring_unit {
     int inflight;          /* sends not yet delivered */
     uint64_t arrived;      /* bit j: send sends_done + j is there, waiting for an earlier one */
     int max_inflight;      /* 1 to a GPU peer (the block copies); NCCL_STEPS across the network (proxy) */
-    double share_Bps;      /* its share of the links to a GPU peer, wire bytes/s; 0: none */
-    sim_time t_min;        /* the send in flight lands no earlier (its copy at share_Bps) */
-    int64_t wire_lat;      /* the route's wire latency, ps */
+    coll_held held;        /* its copy to a GPU peer at its share of the links (share 0: none) */
     /* SHM (every hop of the channel staged through host memory): */
     const fab_route *wleg, *rleg; /* to host memory; from it to the next rank */
     fab_pacer rblock;      /* the block's reads (same cap as its writes) */
@@ -102,15 +100,9 @@ static uint64_t slice_wire(const ring_unit *u, uint32_t k)
     return (uint64_t)((double)slice_bytes(u->ch, k) / u->x->proto->wire_eff + 0.5);
 }
 
-/* Its copy at the unit's share of the links, then the route's wire latency. */
-static int64_t copy_ps(const ring_unit *u, double wire)
-{
-    return sim_time_for_bytes(wire, u->share_Bps) + u->wire_lat;
-}
-
 /* A send a block copies to a GPU peer lands no earlier than this after it
  * is issued: the per-step latency and its copy ("Channels share links"). */
-static int64_t hold_ps(const ring_unit *u, double wire) { return u->step_lat + copy_ps(u, wire); }
+static int64_t hold_ps(const ring_unit *u, double wire) { return u->step_lat + coll_held_copy_ps(&u->held, wire); }
 
 static void check_done(ring_unit *u)
 {
@@ -136,11 +128,9 @@ static void wake(ring_unit *u)
 static void on_sent(sim_engine *e, void *ctx, uint64_t k)
 {
     ring_unit *u = ctx, *v = u->next;
-    if (u->share_Bps > 0 && sim_engine_now(e) < u->t_min) {
-        sim_engine_at(e, u->t_min, on_sent, u, k); /* still copying at its share */
-        u->t_min = 0;
-        return;
-    }
+    (void)e;
+    if (coll_held_wait(&u->held, u->x, on_sent, u, k))
+        return; /* still copying at its share */
     g_assert(k >= u->sends_done && k - u->sends_done < 64);
     u->arrived |= 1ull << (k - u->sends_done);
     while (u->arrived & 1) {
@@ -185,8 +175,7 @@ static bool send_next(ring_unit *u)
     uint64_t wire = slice_wire(u, k);
     sim_time now = sim_engine_now(x->eng);
     int64_t delay = u->step_lat + (now < x->start ? x->start - now : 0);
-    if (u->share_Bps > 0)
-        u->t_min = now + delay + copy_ps(u, (double)wire);
+    coll_held_issue(&u->held, x, wire, u->step_lat);
     fabric_transfer_start_paced(x->fab, u->route, &u->block, wire, coll_exec_fabric_chunk(wire), 0, delay,
                                 on_sent, u, k);
     return true;
@@ -221,11 +210,9 @@ static void on_pass_part(sim_engine *e, void *ctx, uint64_t arg)
         u->pass_parts--;
         return;
     }
-    if (u->share_Bps > 0 && sim_engine_now(e) < u->t_min) {
-        sim_engine_at(e, u->t_min, on_pass_part, u, 0); /* still moving at its share */
-        u->t_min = 0;
-        return;
-    }
+    (void)e;
+    if (coll_held_wait(&u->held, u->x, on_pass_part, u, 0))
+        return; /* still moving at its share */
     u->pass_parts = 0;
     int64_t k, m;
     shm_decode(u, u->pass, &k, &m);
@@ -253,8 +240,7 @@ static void shm_try(ring_unit *u)
     int64_t lat = k >= 0 ? u->step_lat : 0, delay = lat + (now < x->start ? x->start - now : 0);
     u->pass_parts = (k >= 0) + (m >= 0);
     uint64_t wk = k < 0 ? 0 : slice_wire(u, (uint32_t)k), wm = m < 0 ? 0 : slice_wire(u, (uint32_t)m);
-    if (u->share_Bps > 0)
-        u->t_min = now + delay + copy_ps(u, (double)(wk > wm ? wk : wm));
+    coll_held_issue(&u->held, x, wk > wm ? wk : wm, lat);
     if (k >= 0) {
         u->credits--;
         fabric_transfer_start_paced(x->fab, u->wleg, &u->block, wk, coll_exec_fabric_chunk(wk), 0, delay,
@@ -294,7 +280,7 @@ static void shm_channel(ring_unit *u, int m)
     }
     for (int i = 0; all && i < m; i++) { /* a pass's legs: its write and the previous rank's read leg */
         int64_t lw = fabric_route_lat_ps(u[i].x->fab, u[i].wleg), lr = fabric_route_lat_ps(u[i].x->fab, u[i].prev->rleg);
-        u[i].wire_lat = lw > lr ? lw : lr;
+        u[i].held.wire_lat = lw > lr ? lw : lr;
     }
 }
 
@@ -458,7 +444,7 @@ static void fold_collisions(coll_exec *x, GPtrArray *units, int m, double chan_c
         ring_unit *u = units->pdata[c];
         demand[c] = chan_cap > 0 ? chan_cap : INFINITY;
         for (int i = 0; i < m; i++) {
-            if (!u[i].route || u[i].share_Bps <= 0 || u[i].n_send == 0)
+            if (!u[i].route || u[i].held.share_Bps <= 0 || u[i].n_send == 0)
                 continue;
             double wire = (double)slice_wire(&u[i], 0);
             double t = (double)hold_ps(&u[i], wire) * 1e-12;
@@ -516,7 +502,7 @@ static void share_links(coll_exec *x, GPtrArray *units, int m)
     double blk = x->req->proto == PROTO_SIMPLE ? coll_block_simple_GBps(x->sys->gpu_sm) * 1e9 : 0;
     for (size_t i = 0; i < n; i++)
         if (who[i]->max_inflight == 1)
-            who[i]->share_Bps = blk > 0 && blk < share[i] ? blk : share[i];
+            who[i]->held.share_Bps = blk > 0 && blk < share[i] ? blk : share[i];
     g_free(share);
     g_free(who);
     g_free(b);
@@ -578,7 +564,7 @@ static void ring_start(coll_exec *x)
                     return;
                 }
                 w->step_lat = coll_exec_step_lat_ps(x, w->route, ALGO_RING);
-                w->wire_lat = fabric_route_lat_ps(x->fab, w->route);
+                w->held.wire_lat = fabric_route_lat_ps(x->fab, w->route);
                 w->max_inflight = coll_route_crosses_net(x->fab, w->route) ? 8 : 1;
             }
             x->units_left++;

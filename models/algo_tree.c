@@ -32,8 +32,7 @@ typedef struct {
     int down_pending;            /* chain delivery outstanding of the current down step */
     int down_net;                /* down sends to child nodes not yet delivered */
     fab_pacer block;             /* the rank's thread block for this channel */
-    double up_share, down_share; /* its chain sends' shares of their links, wire bytes/s (0: none) */
-    sim_time up_min, down_min;   /* the chain send in flight lands no earlier */
+    coll_held up, down;          /* its chain sends at their shares of their links (share 0: none) */
     bool done;
 } tree_rank;
 
@@ -94,15 +93,9 @@ static void send(tree_chan *c, int ra, int rb, uint32_t k, fab_done_fn fn, uint6
         return;
     uint64_t wire = (uint64_t)((double)payload(c, k) / x->proto->wire_eff + 0.5);
     sim_time now = sim_engine_now(x->eng);
-    int64_t delay = coll_exec_step_lat_ps(x, r, ALGO_TREE) + (now < x->start ? x->start - now : 0);
-    if (ra / c->ppn == rb / c->ppn) { /* a chain send: the block copies it */
-        tree_rank *t = &c->rk[ra];
-        bool up = pos_of(c, rb) < pos_of(c, ra);
-        double sh = up ? t->up_share : t->down_share;
-        if (sh > 0)
-            *(up ? &t->up_min : &t->down_min) =
-                now + delay + sim_time_for_bytes((double)wire, sh) + fabric_route_lat_ps(x->fab, r);
-    }
+    int64_t lat = coll_exec_step_lat_ps(x, r, ALGO_TREE), delay = lat + (now < x->start ? x->start - now : 0);
+    if (ra / c->ppn == rb / c->ppn) /* a chain send: the block copies it */
+        coll_held_issue(pos_of(c, rb) < pos_of(c, ra) ? &c->rk[ra].up : &c->rk[ra].down, x, wire, lat);
     fabric_transfer_start_paced(x->fab, r, &c->rk[ra].block, wire, coll_exec_fabric_chunk(wire), 0, delay, fn, c,
                                 arg);
 }
@@ -155,11 +148,9 @@ static void on_up_arrived(sim_engine *e, void *ctx, uint64_t arg)
     tree_chan *c = ctx;
     int r = (int)(arg >> 32), node = r / c->ppn, p = pos_of(c, r);
     uint32_t k = (uint32_t)arg;
-    if (p > 0 && sim_engine_now(e) < c->rk[r].up_min) {
-        sim_engine_at(e, c->rk[r].up_min, on_up_arrived, c, arg); /* still copying at its share */
-        c->rk[r].up_min = 0;
-        return;
-    }
+    (void)e;
+    if (p > 0 && coll_held_wait(&c->rk[r].up, c->x, on_up_arrived, c, arg))
+        return; /* still copying at its share */
     c->rk[r].up_inflight--;
     if (p > 0) {
         int to = rank_at(c, node, p - 1);
@@ -188,11 +179,9 @@ static void on_down_arrived(sim_engine *e, void *ctx, uint64_t arg)
 {
     tree_chan *c = ctx;
     int to = (int)(arg >> 32), from = rank_at(c, to / c->ppn, pos_of(c, to) - 1);
-    if (sim_engine_now(e) < c->rk[from].down_min) {
-        sim_engine_at(e, c->rk[from].down_min, on_down_arrived, c, arg); /* still copying at its share */
-        c->rk[from].down_min = 0;
-        return;
-    }
+    (void)e;
+    if (coll_held_wait(&c->rk[from].down, c->x, on_down_arrived, c, arg))
+        return; /* still copying at its share */
     got_result(c, to, (uint32_t)arg);
     c->rk[from].down_pending = 0;
     c->rk[from].down_next++;
@@ -297,17 +286,18 @@ static void share_links(coll_exec *x, GPtrArray *chans)
     const coll_system *sys = x->sys;
     size_t cap = chans->len * (size_t)sys->nranks * 4, n = 0;
     coll_block_routes *b = g_new0(coll_block_routes, cap);
-    double **dst = g_new(double *, cap), *share = g_new(double, cap);
+    coll_held **dst = g_new(coll_held *, cap);
+    const fab_route **rts = g_new(const fab_route *, cap);
     for (guint i = 0; i < chans->len; i++) {
         tree_chan *c = chans->pdata[i];
         for (int r = 0; r < sys->nranks; r++) {
             int node = r / c->ppn, p = pos_of(c, r), tp = node_to_pos(c, node);
             int to[4], nt = 0;
-            double *where[4];
+            coll_held *where[4];
             if (p > 0 || tp > 0)
-                to[nt] = up_to(c, r), where[nt++] = p > 0 ? &c->rk[r].up_share : NULL;
+                to[nt] = up_to(c, r), where[nt++] = p > 0 ? &c->rk[r].up : NULL;
             if (p + 1 < c->ppn)
-                to[nt] = rank_at(c, node, p + 1), where[nt++] = &c->rk[r].down_share;
+                to[nt] = rank_at(c, node, p + 1), where[nt++] = &c->rk[r].down;
             for (int q = 2 * tp + 1; p == 0 && q < 2 * tp + 1 + nkids(c, node); q++)
                 to[nt] = rank_at(c, pos_to_node(c, q), 0), where[nt++] = NULL;
             for (int j = 0; j < nt; j++) {
@@ -315,15 +305,18 @@ static void share_links(coll_exec *x, GPtrArray *chans)
                 if (!rt)
                     continue;
                 dst[n] = where[j];
+                rts[n] = rt;
                 b[n++] = (coll_block_routes){.route = {rt}, .nroutes = 1};
             }
         }
     }
+    double *share = g_new(double, n ? n : 1);
     coll_link_shares(x, b, n, share);
     for (size_t i = 0; i < n; i++)
         if (dst[i])
-            *dst[i] = share[i];
+            *dst[i] = (coll_held){.share_Bps = share[i], .wire_lat = fabric_route_lat_ps(x->fab, rts[i])};
     g_free(share);
+    g_free(rts);
     g_free(dst);
     g_free(b);
 }

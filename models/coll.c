@@ -251,7 +251,7 @@ void coll_link_shares(coll_exec *x, const coll_block_routes *b, size_t n, double
     g_hash_table_unref(users);
 }
 
-void coll_held_init(coll_exec *x, coll_held *const *h, const fab_route *const *routes, size_t n, int64_t flag_ps)
+void coll_held_init(coll_exec *x, coll_held *const *h, const fab_route *const *routes, size_t n)
 {
     coll_block_routes *b = g_new0(coll_block_routes, n ? n : 1);
     double *share = g_new0(double, n ? n : 1);
@@ -259,20 +259,22 @@ void coll_held_init(coll_exec *x, coll_held *const *h, const fab_route *const *r
         b[i] = (coll_block_routes){.route = {routes[i]}, .nroutes = routes[i] ? 1 : 0};
     coll_link_shares(x, b, n, share);
     for (size_t i = 0; i < n; i++)
-        *h[i] = (coll_held){.share_Bps = share[i],
-                            .flag_ps = flag_ps,
-                            .wire_lat = routes[i] ? fabric_route_lat_ps(x->fab, routes[i]) : 0};
+        *h[i] = (coll_held){.share_Bps = share[i], .wire_lat = routes[i] ? fabric_route_lat_ps(x->fab, routes[i]) : 0};
     g_free(share);
     g_free(b);
 }
 
-void coll_held_issue(coll_held *h, coll_exec *x, uint64_t wire, uint32_t nchunks)
+int64_t coll_held_copy_ps(const coll_held *h, double wire)
+{
+    return sim_time_for_bytes(wire, h->share_Bps) + h->wire_lat;
+}
+
+void coll_held_issue(coll_held *h, coll_exec *x, uint64_t wire, int64_t lead_ps)
 {
     if (h->share_Bps <= 0)
         return;
     sim_time now = sim_engine_now(x->eng);
-    h->t_min = (now > x->start ? now : x->start) + (sim_time)nchunks * h->flag_ps +
-               sim_time_for_bytes((double)wire, h->share_Bps) + h->wire_lat;
+    h->t_min = now + lead_ps + (now < x->start ? x->start - now : 0) + coll_held_copy_ps(h, (double)wire);
 }
 
 bool coll_held_wait(coll_held *h, coll_exec *x, sim_handler fn, void *ctx, uint64_t arg)

@@ -55,12 +55,12 @@ typedef struct {
     int p2p_level;          /* ... as a FAB_PATH_* type (LOC for NCCL_P2P_DISABLE=1) */
 } coll_nccl_env;
 
-/* Host-side cost of launching one GPU's kernel (cudaLaunchKernel plus
- * NCCL's enqueue), us, where no calibration gives it: an estimate
- * (calibrate/ measures it; docs/collectives.md). */
 /* The NCCL whose constants and choices conveyor follows (2.30.7), as
  * NCCL_VERSION_CODE: printed in nccl-tests headers, compared with a log's. */
 #define COLL_NCCL_CODE 23007
+/* Host-side cost of launching one GPU's kernel (cudaLaunchKernel plus
+ * NCCL's enqueue), us, where no calibration gives it: an estimate
+ * (calibrate/ measures it; docs/collectives.md). */
 #define COLL_LAUNCH_US 2.5
 /* Host cost per channel (thread block) of one GPU's launch, us: NCCL's
  * enqueue prepares each channel's work on the host before the kernel runs

@@ -62,9 +62,8 @@ const fab_route *coll_exec_route(coll_exec *x, fab_node_id a, fab_node_id b, uin
 /* The same for a send/receive: fabric_route_p2p (PXN across servers). */
 const fab_route *coll_exec_route_p2p(coll_exec *x, fab_node_id a, fab_node_id b, uint32_t flow);
 /* Per-step protocol latency for a route, ps: NCCL's hwLat for the route's
- * hardware class minus the wire latency the fabric already simulates. */
-/* The wait before a step's send: NCCL's hwLat less the route's simulated wire
- * latency; a P2P read adds the request's trip. */
+ * hardware class minus the wire latency the fabric already simulates; a P2P
+ * read adds the request's trip. */
 int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id algo);
 /* One thread block (a channel on one rank) and the routes it sends on. */
 typedef struct {
@@ -108,23 +107,25 @@ void coll_slots_sent(coll_slots *s, coll_exec *x, uint32_t k);
 /* chunk k's data landed: its slot is back rtt after it was sent, not before now */
 void coll_slots_landed(coll_slots *s, coll_exec *x, uint32_t k, sim_time rtt);
 /* A send a thread block copies itself (not handed to a proxy) lands no
- * earlier than a fixed cost per NCCL chunk (its flag), its wire bytes at
- * the block's share of the links, and the route's wire latency after it
- * was issued ("Channels share links"): the fabric's queues serve whole
- * chunks first come, first served, where the real blocks share each link
- * packet by packet. Used by NVLS (algo_nvls.c, algo_nvls_rsag.c). */
+ * earlier than a fixed lead (the step latency, or NVLS's flags), its wire
+ * bytes at the block's share of the links, and the route's wire latency
+ * after it was issued ("Channels share links"): the fabric's queues serve
+ * whole chunks first come, first served, where the real blocks share each
+ * link packet by packet. Ring (its sends and SHM passes), Tree (its chain
+ * sends) and NVLS keep one per block and direction. */
 typedef struct {
     double share_Bps; /* the block's share of its route's links, wire bytes/s; 0: not held */
-    int64_t flag_ps;  /* per NCCL chunk */
     int64_t wire_lat; /* the route's wire latency, ps */
     sim_time t_min;   /* the send in flight lands no earlier */
 } coll_held;
-/* Shares for n blocks, block i sending over routes[i] (NULL: not held),
- * with flag_ps per NCCL chunk. */
-void coll_held_init(coll_exec *x, coll_held *const *h, const fab_route *const *routes, size_t n, int64_t flag_ps);
-/* a send of `wire` bytes covering `nchunks` NCCL chunks leaves now (or at
- * the collective's start) */
-void coll_held_issue(coll_held *h, coll_exec *x, uint64_t wire, uint32_t nchunks);
+/* Shares and wire latencies for n blocks, block i sending over routes[i]
+ * (NULL: not held). */
+void coll_held_init(coll_exec *x, coll_held *const *h, const fab_route *const *routes, size_t n);
+/* Its copy of `wire` bytes at the share, then the wire latency, ps. */
+int64_t coll_held_copy_ps(const coll_held *h, double wire);
+/* a send of `wire` bytes leaves now (or at the collective's start) after
+ * lead_ps (no-op when not held) */
+void coll_held_issue(coll_held *h, coll_exec *x, uint64_t wire, int64_t lead_ps);
 /* The send landed now: true if its block is still copying, in which case
  * fn(ctx, arg) runs again when it is done. */
 bool coll_held_wait(coll_held *h, coll_exec *x, sim_handler fn, void *ctx, uint64_t arg);

@@ -235,10 +235,9 @@ static inline void heap_push(sim_queue *q, entry e)
         aux_up(q->aux, q->alen - 1);
         return;
     }
-    heap_reserve(q, q->hlen + 1); /* may compact: find the place again */
-    i = q->hlen;
-    while (i > q->hpos && before(&e, &q->heap[i - 1]))
-        i--;
+    size_t back = q->hlen - i;     /* entries after e's place: compaction keeps it */
+    heap_reserve(q, q->hlen + 1);
+    i = q->hlen - back;
     memmove(q->heap + i + 1, q->heap + i, (q->hlen - i) * sizeof(entry));
     q->heap[i] = e;
     q->hlen++;
