@@ -253,9 +253,9 @@ static void up_try(nt_unit *u)
     uint32_t k = u->k_up++;
     u->busy = true;
     coll_slots_sent(&u->slots, c->x, k);
-    uint64_t p = payload(c, k);
-    coll_held_issue(&u->held, c->x, nvl_wire(c, k), (int64_t)((p + c->nccl_chunk - 1) / c->nccl_chunk) * c->flag_ps);
-    send_on(c, up_route(c, u->rank), nvl_wire(c, k), on_up, u, k);
+    uint64_t p = payload(c, k), w = nvl_wire(c, k);
+    coll_held_issue(&u->held, c->x, w, (int64_t)((p + c->nccl_chunk - 1) / c->nccl_chunk) * c->flag_ps);
+    send_on(c, up_route(c, u->rank), w, on_up, u, k);
 }
 
 static fab_node_id node_switch(nt_chan *c, int node)

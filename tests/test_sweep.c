@@ -63,6 +63,14 @@ static void test_grid_last_axis_varies_fastest(void)
     sweep_spec_free(s);
 }
 
+/* An axis's values are exactly want[0..n) (as printed). */
+static void assert_values(const GPtrArray *v, const char *const *want, guint n)
+{
+    CU_ASSERT_EQUAL_FATAL(v->len, n);
+    for (guint i = 0; i < n; i++)
+        CU_ASSERT_STRING_EQUAL(v->pdata[i], want[i]);
+}
+
 static void test_ranges_expand_inclusively(void)
 {
     GError *err = NULL;
@@ -70,12 +78,8 @@ static void test_ranges_expand_inclusively(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     GPtrArray *os = s->axis_values->pdata[0], *lu = s->axis_values->pdata[1];
     const char *want_os[] = {"1", "3", "9"}, *want_lu[] = {"0.5", "0.75", "1", "1.25", "1.5"};
-    CU_ASSERT_EQUAL_FATAL(os->len, 3);
-    for (int i = 0; i < 3; i++)
-        CU_ASSERT_STRING_EQUAL(os->pdata[i], want_os[i]);
-    CU_ASSERT_EQUAL_FATAL(lu->len, 5);
-    for (int i = 0; i < 5; i++)
-        CU_ASSERT_STRING_EQUAL(lu->pdata[i], want_lu[i]);
+    assert_values(os, want_os, 3);
+    assert_values(lu, want_lu, 5);
     CU_ASSERT_EQUAL(s->npoints, 3 * 5 * 2);
     CU_ASSERT_EQUAL(s->fig->len, 5); /* no "figures": all of the base's */
     sweep_point *p = sweep_spec_point(s, 0);
@@ -95,12 +99,8 @@ static void test_decimal_values_print_as_written(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     GPtrArray *nic = s->axis_values->pdata[0], *lu = s->axis_values->pdata[1];
     const char *want_nic[] = {"0.1", "1e-07", "2.5"}, *want_lu[] = {"0", "0.1", "0.2", "0.3"};
-    CU_ASSERT_EQUAL_FATAL(nic->len, 3);
-    for (int i = 0; i < 3; i++)
-        CU_ASSERT_STRING_EQUAL(nic->pdata[i], want_nic[i]);
-    CU_ASSERT_EQUAL_FATAL(lu->len, 4);
-    for (int i = 0; i < 4; i++)
-        CU_ASSERT_STRING_EQUAL(lu->pdata[i], want_lu[i]);
+    assert_values(nic, want_nic, 3);
+    assert_values(lu, want_lu, 4);
     GPtrArray *mb = s->axis_values->pdata[2];
     CU_ASSERT_EQUAL_FATAL(mb->len, 3);
     CU_ASSERT_STRING_EQUAL(mb->pdata[2], "1099511627776"); /* not rounded to 12 digits */
