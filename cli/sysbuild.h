@@ -29,6 +29,7 @@ typedef struct {
     "  NCCL_NVLS_ENABLE=0           no NVLS/NVLSTree\n"                                                             \
     "  NCCL_BUFFSIZE                Simple protocol buffer (bytes; sets its step and slice)\n"                     \
     "  NCCL_COLLNET_ENABLE=1        CollNet (SHARP) where the fabric has it\n"                                     \
+    "  NCCL_NET_OVERHEAD            ns of proxy work per multi-node ring network step [2000 AMD, 1000 other; x3 Simple]\n" \
     "  NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL=NVL|PIX|PXB|PHB|SYS|...   GPU pairs beyond the level go through host memory\n" \
     "  NCCL_DEBUG=INFO              collective: NCCL's ENV lines; with NCCL_DEBUG_SUBSYS=TUNING its Latency/AlgBw\n" \
     "                               table and one TUNING line per size"

@@ -43,6 +43,8 @@ typedef struct ring_unit {
     int inflight;          /* sends not yet delivered */
     uint64_t arrived;      /* bit j: send sends_done + j is there, waiting for an earlier one */
     int max_inflight;      /* 1 to a GPU peer (the block copies); NCCL_STEPS across the network (proxy) */
+    int64_t proxy_ovh;     /* across the network: the proxy's work per send (NCCL's netOvh), ps */
+    sim_time proxy_free;   /* when the proxy can take the next send */
     coll_held held;        /* its copy to a GPU peer at its share of the links (share 0: none) */
     /* SHM (every hop of the channel staged through host memory): */
     const fab_route *wleg, *rleg; /* to host memory; from it to the next rank */
@@ -175,6 +177,14 @@ static bool send_next(ring_unit *u)
     uint64_t wire = slice_wire(u, k);
     sim_time now = sim_engine_now(x->eng);
     int64_t delay = u->step_lat + (now < x->start ? x->start - now : 0);
+    if (u->proxy_ovh) { /* one send after another through the proxy */
+        sim_time t = now + (now < x->start ? x->start - now : 0);
+        if (u->proxy_free > t) {
+            delay += (int64_t)(u->proxy_free - t);
+            t = u->proxy_free;
+        }
+        u->proxy_free = t + (sim_time)u->proxy_ovh;
+    }
     coll_held_issue(&u->held, x, wire, u->step_lat);
     fabric_transfer_start_paced(x->fab, u->route, &u->block, wire, coll_exec_fabric_chunk(wire), 0, delay,
                                 on_sent, u, k);
@@ -565,7 +575,10 @@ static void ring_start(coll_exec *x)
                 }
                 w->step_lat = coll_exec_step_lat_ps(x, w->route, ALGO_RING);
                 w->held.wire_lat = fabric_route_lat_ps(x->fab, w->route);
-                w->max_inflight = coll_route_crosses_net(x->fab, w->route) ? 8 : 1;
+                bool net = coll_route_crosses_net(x->fab, w->route);
+                w->max_inflight = net ? 8 : 1;
+                if (net && !chain) /* the proxy's serial work per network step */
+                    w->proxy_ovh = (int64_t)(coll_net_ovh_us(sys, x->req->proto) * 1e6);
             }
             x->units_left++;
         }

@@ -350,6 +350,14 @@ double coll_setup_host_us(const coll_system *sys, const coll_request *req)
     return (sys->launch_us + nch * sys->launch_ch_us) * (sys->gpus_per_thread > 0 ? sys->gpus_per_thread : 1);
 }
 
+double coll_net_ovh_us(const coll_system *sys, coll_proto_id p)
+{
+    if (sys->nnodes <= 1)
+        return 0;
+    double ovh = sys->nccl.net_ovh_set ? sys->nccl.net_ovh_us : sys->cpu_vendor == 1 ? 2.0 : 1.0;
+    return ovh * (p == PROTO_SIMPLE ? 3 : 1);
+}
+
 double coll_setup_us(const coll_system *sys, const coll_request *req)
 {
     int a = req->algo == ALGO_DIRECT ? ALGO_RING : (int)req->algo;

@@ -53,6 +53,8 @@ typedef struct {
     uint64_t buffsize;      /* NCCL_BUFFSIZE: Simple's buffer per connection, bytes (0: 4 MiB) */
     bool p2p_set;           /* NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL given: */
     int p2p_level;          /* ... as a FAB_PATH_* type (LOC for NCCL_P2P_DISABLE=1) */
+    bool net_ovh_set;       /* NCCL_NET_OVERHEAD given: */
+    double net_ovh_us;      /* ... the proxy's work per ring network step, us (NCCL reads ns) */
 } coll_nccl_env;
 
 /* The NCCL whose constants and choices conveyor follows (2.30.7), as
@@ -136,6 +138,11 @@ bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out,
 double coll_setup_us(const coll_system *sys, const coll_request *req);
 /* Its host part alone: (launch_us + nchannels x launch_ch_us) x gpus_per_thread, us. */
 double coll_setup_host_us(const coll_system *sys, const coll_request *req);
+/* NCCL's per-step network overhead of a multi-node ring (getNetOverhead,
+ * tuning.cc), us: NCCL_NET_OVERHEAD (ns) if set, else 2 on AMD hosts and 1
+ * otherwise, x3 for Simple; 0 on one node. "Inter-node rings still have to
+ * launch nsteps * net overhead": the proxy's serial work per network step. */
+double coll_net_ovh_us(const coll_system *sys, coll_proto_id p);
 /* True where NCCL's P2P transport reads from the peer instead of writing to
  * it: the Simple protocol between two sm 8.0 GPUs over NVLink only
  * (ncclTopoCheckP2p). Each step then waits one more wire latency of r. */

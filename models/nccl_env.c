@@ -9,8 +9,9 @@
  * NCCL_MAX_NRINGS / NCCL_MIN_NRINGS are the older names of the NCCL_*_NCHANNELS
  * pair. NVLS keeps its own count (16 Hopper, 24/32 Blackwell), clamped to
  * [minCTAs, maxCTAs] only (src/transport/nvls.cc). NCCL_NVLS_ENABLE=0 turns
- * NVLS and NVLSTree off. NCCL_BUFFSIZE is the Simple protocol's buffer per
- * connection (default 4 MiB): NCCL_STEPS steps, so it sets Simple's step,
+ * NVLS and NVLSTree off. NCCL_NET_OVERHEAD (ns; -2 NCCL's default) is the
+ * proxy's work per multi-node ring network step (coll_net_ovh_us).
+ * NCCL_BUFFSIZE is the Simple protocol's buffer per connection (default 4 MiB): NCCL_STEPS steps, so it sets Simple's step,
  * slice and chunk (coll.c). The tuner's bandwidths stay those of NCCL's search
  * graph (tuning.cc uses graph->nChannels), so the knobs change how many
  * thread blocks move the data, not which algorithm NCCL picks; below a size
@@ -55,7 +56,8 @@ const coll_nccl_var coll_nccl_vars[] = {
     {"NCCL_MIN_CTAS", COLL_NCCL_VAR_INT},        {"NCCL_MAX_CTAS", COLL_NCCL_VAR_INT},
     {"NCCL_NVLS_ENABLE", COLL_NCCL_VAR_INT},     {"NCCL_COLLNET_ENABLE", COLL_NCCL_VAR_INT},
     {"NCCL_BUFFSIZE", COLL_NCCL_VAR_INT},        {"NCCL_P2P_DISABLE", COLL_NCCL_VAR_P2P},
-    {"NCCL_P2P_LEVEL", COLL_NCCL_VAR_P2P},       {NULL, COLL_NCCL_VAR_STRING},
+    {"NCCL_P2P_LEVEL", COLL_NCCL_VAR_P2P},       {"NCCL_NET_OVERHEAD", COLL_NCCL_VAR_INT},
+    {NULL, COLL_NCCL_VAR_STRING},
 };
 
 /* NCCL 2.30's path type names (topoPathTypeStr, topo.cc); the old numbers
@@ -142,7 +144,24 @@ bool coll_nccl_env_read(coll_nccl_env *e, GError **err)
     if (!env_p2p_level(&e->p2p_level, err))
         return false;
     e->p2p_set = e->p2p_level >= 0;
-    const char *nv = g_getenv("NCCL_NVLS_ENABLE");
+    const char *no = g_getenv("NCCL_NET_OVERHEAD");
+    if (no && *no) { /* ns, as NCCL's ncclParamNetOverhead (-2: not set) */
+        char *end;
+        errno = 0;
+        long long v = strtoll(no, &end, 10);
+        while (*end == ' ' || *end == '\t')
+            end++;
+        if (errno || end == no || *end || (v < 0 && v != -2) || v > 1000000000LL) {
+            g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
+                        "environment NCCL_NET_OVERHEAD='%s': expected nanoseconds, 0 to 1000000000 (or -2: NCCL's default)", no);
+            return false;
+        }
+        if (v >= 0) {
+            e->net_ovh_set = true;
+            e->net_ovh_us = (double)v * 1e-3;
+        }
+    }
+        const char *nv = g_getenv("NCCL_NVLS_ENABLE");
     if (nv && *nv) {
         if (strcmp(nv, "0") && strcmp(nv, "1") && strcmp(nv, "2")) {
             g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,

@@ -69,7 +69,7 @@ static double model_latbw(const coll_system *sys, coll_kind kind, coll_algo_id a
         int hw = nvl ? 0 : 1;
         double intra = coll_hw_lat_us(hw, ALGO_RING, p), inter = coll_hw_lat_us(2, ALGO_RING, p);
         int ninter = sys->nnodes > 1 ? (kind == COLL_ALL_REDUCE ? 2 : 1) * (sys->nnodes - 1) : 0;
-        double netovh = sys->nnodes > 1 ? (sys->cpu_vendor == 1 ? 2.0 : 1.0) * (p == PROTO_SIMPLE ? 3 : 1) : 0;
+        double netovh = coll_net_ovh_us(sys, p);
         lat = coll_base_lat_us(ALGO_RING, p);
         if (kind == COLL_BROADCAST || kind == COLL_REDUCE)
             lat += nvl ? intra : intra;

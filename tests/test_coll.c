@@ -394,6 +394,36 @@ static void test_coll_tree_four_nodes_network_bound(void)
     topo_free(t);
 }
 
+/* A multi-node ring's network sends go through the proxy one after another,
+ * NCCL's netOvh apart (2 us on AMD hosts, 1 us otherwise, x3 for Simple):
+ * an all_gather's node-boundary rank sends n-1 steps, so a small one over 4
+ * DGX A100s (32 ranks) lasts at least 31 of them; the same ring inside one
+ * node has no network step and no such floor. */
+static void test_coll_ring_net_overhead_per_step(void)
+{
+    coll_system sys, one;
+    topo *t = shipped("dgx-a100", (topo_opts){.nodes = 4}, &sys), *t1 = shipped("dgx-a100", (topo_opts){0}, &one);
+    CU_ASSERT_EQUAL(sys.cpu_vendor, 1);
+    coll_request req = {.kind = COLL_ALL_GATHER, .bytes = 8192, .algo = ALGO_RING, .proto = PROTO_LL, .nchannels = 1};
+    coll_result amd, intel, node;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &amd, NULL));
+    sys.cpu_vendor = 0;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &intel, NULL));
+    req.proto = PROTO_SIMPLE;
+    coll_result simple;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &simple, NULL));
+    req.proto = PROTO_LL;
+    CU_ASSERT_TRUE_FATAL(coll_run(&one, &req, &node, NULL));
+    CU_ASSERT(amd.time_us >= 31 * 2.0);
+    CU_ASSERT(intel.time_us >= 31 * 1.0);
+    CU_ASSERT(simple.time_us >= 31 * 3.0);
+    /* the proxy paces the ring: one more microsecond per step on AMD */
+    ASSERT_REL(amd.time_us - intel.time_us, 31 * 1.0, 0.15);
+    CU_ASSERT(node.time_us < 31 * 1.0);
+    topo_free(t);
+    topo_free(t1);
+}
+
 /* Tree channels share links too: on one DGX A100's NVLink (240 GB/s), 24
  * channels each send their chain's chunks up and down at once, so a chain
  * send moves at 240/48 GB/s and a channel's S/24 takes at least that long,
@@ -1114,6 +1144,7 @@ int main(void)
         {"/coll/ring/channels-share-links", test_coll_ring_channels_share_links},
         {"/coll/timeline/records-the-run", test_coll_timeline_records_the_run},
         {"/coll/ring/shm-passes", test_coll_ring_shm_passes},
+        {"/coll/ring/net-overhead-per-step", test_coll_ring_net_overhead_per_step},
         {"/coll/tree/chains-share-links", test_coll_tree_chains_share_links},
         {"/coll/uneven-group-runs-ring", test_coll_uneven_group_runs_ring},
         {"/coll/ring/allgather-half-the-steps", test_coll_allgather_n_minus_1_steps},

@@ -145,6 +145,15 @@ unset NCCL_ALGO
 export NCCL_BUFFSIZE=4M
 check collective-bad-buffsize 2 "environment NCCL_BUFFSIZE='4M'" -- collective --topo dgx-a100 -b 1M -e 1M
 unset NCCL_BUFFSIZE
+export NCCL_NET_OVERHEAD=abc
+check collective-bad-net-overhead 2 "environment NCCL_NET_OVERHEAD='abc'" -- collective --topo dgx-a100 --nodes 4 -b 8K -e 8K
+export NCCL_NET_OVERHEAD=0
+# no proxy work per step: a 32-rank Ring/LL all_gather of 8 KiB is under 31 x 2 us (the AMD default)
+check collective-net-overhead-zero 0 " 8192 +64 +float +none +-1 +[1-5][0-9]\.[0-9]+ " -- collective --topo dgx-a100 --nodes 4 --op all_gather -b 8K -e 8K --algo ring --proto LL
+export NCCL_NET_OVERHEAD=5000
+# 5 us per network step: the node-boundary rank's 31 sends take at least 155 us
+check collective-net-overhead-5us 0 " 8192 +64 +float +none +-1 +1[5-9][0-9]\.[0-9]+ " -- collective --topo dgx-a100 --nodes 4 --op all_gather -b 8K -e 8K --algo ring --proto LL
+unset NCCL_NET_OVERHEAD
 check collective-csv 0 '^size,count' -- collective --topo dgx-a100 -b 1K -e 1M -f 32 --format csv
 check collective-bad-op 2 "unknown --op 'allmix'" -- collective --topo dgx-h100 --op allmix
 check collective-bad-size 2 'bad size' -- collective --topo dgx-h100 -b 12Q
