@@ -119,28 +119,26 @@ static void on_up_arrived(sim_engine *e, void *ctx, uint64_t arg);
 static void up_try(tree_chan *c, int r)
 {
     tree_rank *t = &c->rk[r];
-    uint32_t k = t->up_next;
-    int node = r / c->ppn, p = pos_of(c, r);
-    if (t->up_inflight >= (p == 0 ? TREE_SLOTS : 1) || k >= c->nchunks)
-        return;
+    int node = r / c->ppn, p = pos_of(c, r), tp = node_to_pos(c, node);
     bool tail = p == c->ppn - 1; /* starts from its own data, within the window */
-    if (tail && k - t->results >= c->window)
-        return;
-    if (!tail && !c->got_up[at(c, r, k)])
-        return;
-    if (p == 0 && c->kids_in[at(c, node, k)] < nkids(c, node))
-        return;
-    int tp = node_to_pos(c, node);
-    if (p == 0 && tp == 0) { /* the root holds the sum */
+    for (;;) { /* a head keeps up to NCCL_STEPS chunks with the proxy */
+        uint32_t k = t->up_next;
+        if (t->up_inflight >= (p == 0 ? TREE_SLOTS : 1) || k >= c->nchunks)
+            return;
+        if (tail && k - t->results >= c->window)
+            return;
+        if (!tail && !c->got_up[at(c, r, k)])
+            return;
+        if (p == 0 && c->kids_in[at(c, node, k)] < nkids(c, node))
+            return;
         t->up_next++;
-        got_result(c, r, k);
-        up_try(c, r);
-        return;
+        if (p == 0 && tp == 0) { /* the root holds the sum */
+            got_result(c, r, k);
+            continue;
+        }
+        t->up_inflight++;
+        send(c, r, up_to(c, r), k, on_up_arrived, key(r, k));
     }
-    t->up_inflight++;
-    t->up_next++;
-    int to = up_to(c, r);
-    send(c, r, to, k, on_up_arrived, key(r, k));
 }
 
 static void on_up_arrived(sim_engine *e, void *ctx, uint64_t arg)

@@ -424,6 +424,27 @@ static void test_coll_ring_net_overhead_per_step(void)
     topo_free(t1);
 }
 
+/* With one GPU per node a Tree head is also its chain's tail: it must keep
+ * up to NCCL_STEPS chunks with the proxy, not one (it did until 2026-11-30:
+ * each chunk waited for the previous one to cross the network). 512 KiB on
+ * one channel between two DGX H100 GPUs, 4 chunks of 128 KiB: the time over
+ * the 8-byte one stays within 3 x the bytes at NCCL's per-channel Tree
+ * ceiling (41.4 GB/s), where one chunk at a time took 2.4 x more. */
+static void test_coll_tree_one_gpu_per_node_pipelines(void)
+{
+    coll_system sys;
+    topo *t = shipped("dgx-h100", (topo_opts){.nodes = 2, .gpus = 1}, &sys);
+    coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = 8, .algo = ALGO_TREE, .proto = PROTO_SIMPLE, .nchannels = 1};
+    coll_result small, big;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &small, NULL));
+    req.bytes = 512 << 10;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &big, NULL));
+    double bytes_us = (double)req.bytes / (coll_tree_perch_GBps(sys.gpu_sm, 2, PROTO_SIMPLE) * 1e9) * 1e6;
+    CU_ASSERT(big.time_us > small.time_us + bytes_us);
+    CU_ASSERT(big.time_us < small.time_us + 3 * bytes_us);
+    topo_free(t);
+}
+
 /* Tree channels share links too: on one DGX A100's NVLink (240 GB/s), 24
  * channels each send their chain's chunks up and down at once, so a chain
  * send moves at 240/48 GB/s and a channel's S/24 takes at least that long,
@@ -1145,6 +1166,7 @@ int main(void)
         {"/coll/timeline/records-the-run", test_coll_timeline_records_the_run},
         {"/coll/ring/shm-passes", test_coll_ring_shm_passes},
         {"/coll/ring/net-overhead-per-step", test_coll_ring_net_overhead_per_step},
+        {"/coll/tree/one-gpu-per-node-pipelines", test_coll_tree_one_gpu_per_node_pipelines},
         {"/coll/tree/chains-share-links", test_coll_tree_chains_share_links},
         {"/coll/uneven-group-runs-ring", test_coll_uneven_group_runs_ring},
         {"/coll/ring/allgather-half-the-steps", test_coll_allgather_n_minus_1_steps},
