@@ -44,6 +44,8 @@ typedef struct ring_unit {
     uint64_t arrived;      /* bit j: send sends_done + j is there, waiting for an earlier one */
     int max_inflight;      /* 1 to a GPU peer (the block copies); NCCL_STEPS across the network (proxy) */
     int64_t proxy_ovh;     /* across the network: the proxy's work per send (NCCL's netOvh), ps */
+    int64_t vis_lat;       /* a write to a GPU peer: the step latency comes after the copy, at the
+                            * receiver (0: before it, in the sender's block) */
     sim_time proxy_free;   /* when the proxy can take the next send */
     coll_held held;        /* its copy to a GPU peer at its share of the links (share 0: none) */
     /* SHM (every hop of the channel staged through host memory): */
@@ -124,12 +126,28 @@ static void wake(ring_unit *u)
     check_done(u);
 }
 
+/* slice m of u's sends is there for u->next to use */
+static void visible(ring_unit *u, uint32_t m)
+{
+    u->next->recv_done++;
+    if (consumed_on_arrival(u->next, m))
+        u->credits++;
+}
+
+static void on_visible(sim_engine *e, void *ctx, uint64_t m)
+{
+    ring_unit *u = ctx;
+    (void)e;
+    visible(u, (uint32_t)m);
+    wake(u);
+}
+
 /* A connection delivers in order (NCCL's FIFO): a slice that overtook an
  * earlier one (a shorter or empty slice, another spine under adaptive
  * routing) waits for it. */
 static void on_sent(sim_engine *e, void *ctx, uint64_t k)
 {
-    ring_unit *u = ctx, *v = u->next;
+    ring_unit *u = ctx;
     (void)e;
     if (coll_held_wait(&u->held, u->x, on_sent, u, k))
         return; /* still copying at its share */
@@ -140,12 +158,13 @@ static void on_sent(sim_engine *e, void *ctx, uint64_t k)
         uint32_t m = u->sends_done;
         u->inflight--;
         u->sends_done++;
-        v->recv_done++;
-        if (consumed_on_arrival(v, m))
-            u->credits++;
         /* our forwarded slice frees the slot it came from */
         if (dep_of(u, m) >= 0)
             u->prev->credits++;
+        if (u->vis_lat)
+            sim_engine_after(u->x->eng, (sim_time)u->vis_lat, on_visible, u, m);
+        else
+            visible(u, m);
     }
     wake(u);
 }
@@ -176,7 +195,7 @@ static bool send_next(ring_unit *u)
     u->k_send++;
     uint64_t wire = slice_wire(u, k);
     sim_time now = sim_engine_now(x->eng);
-    int64_t delay = u->step_lat + (now < x->start ? x->start - now : 0);
+    int64_t lead = u->vis_lat ? 0 : u->step_lat, delay = lead + (now < x->start ? x->start - now : 0);
     if (u->proxy_ovh) { /* one send after another through the proxy */
         sim_time t = now + (now < x->start ? x->start - now : 0);
         if (u->proxy_free > t) {
@@ -185,7 +204,7 @@ static bool send_next(ring_unit *u)
         }
         u->proxy_free = t + (sim_time)u->proxy_ovh;
     }
-    coll_held_issue(&u->held, x, wire, u->step_lat);
+    coll_held_issue(&u->held, x, wire, lead);
     fabric_transfer_start_paced(x->fab, u->route, &u->block, wire, coll_exec_fabric_chunk(wire), 0, delay,
                                 on_sent, u, k);
     return true;
@@ -577,6 +596,9 @@ static void ring_start(coll_exec *x)
                 w->held.wire_lat = fabric_route_lat_ps(x->fab, w->route);
                 bool net = coll_route_crosses_net(x->fab, w->route);
                 w->max_inflight = net ? 8 : 1;
+                if (!chain && coll_route_nvlink(x->fab, w->route) &&
+                    !coll_p2p_reads(sys, x->fab, w->route, x->req->proto))
+                    w->vis_lat = w->step_lat; /* NVLink writes: the step's latency is the receiver's */
                 if (net && !chain) /* the proxy's serial work per network step */
                     w->proxy_ovh = (int64_t)(coll_net_ovh_us(sys, x->req->proto) * 1e6);
             }

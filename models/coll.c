@@ -190,6 +190,16 @@ bool coll_route_crosses_net(const fabric *f, const fab_route *r)
     return false;
 }
 
+bool coll_route_nvlink(const fabric *f, const fab_route *r)
+{
+    if (!r->nhops)
+        return false;
+    for (uint32_t i = 0; i < r->nhops; i++)
+        if (fabric_link(f, r->hop[i])->kind != LINK_NVLINK)
+            return false;
+    return true;
+}
+
 bool coll_nodes_alike(const coll_system *sys)
 {
     if (sys->nranks != sys->nnodes * sys->ppn)

@@ -29,8 +29,8 @@ check collective-explain 0 'explain: .*NVLS' -- collective --topo dgx-h100 -b 25
 check collective-explain-band 0 'explain: .*NVLS .*[0-9.]+ \[[0-9.]+-[0-9.]+\] nvlink' -- collective --topo dgx-h100 -b 256M -e 256M --explain
 check collective-launch-us-nan 2 "--launch-us: expected microseconds in 0..1e6, got 'nan'" -- collective --topo dgx-h100 --launch-us nan
 check collective-launch-channel-us-bad 2 "--launch-channel-us: expected microseconds in 0..1e6, got '-1'" -- collective --topo dgx-h100 --launch-channel-us -1
-# no per-channel host cost: 24 channels x 0.1 us less than the default (350.12 GB/s at 1 GiB)
-check collective-launch-channel-us-zero 0 '350\.28 ' -- collective --topo dgx-h100 -b 1G -e 1G --algo ring --launch-channel-us 0
+# no per-channel host cost: 24 channels x 0.1 us less than the default (368.35 GB/s at 1 GiB)
+check collective-launch-channel-us-zero 0 '368\.52 ' -- collective --topo dgx-h100 -b 1G -e 1G --algo ring --launch-channel-us 0
 check collective-proto-none-left 2 "'\^LL,LL128,Simple' leaves no protocol" -- collective --topo dgx-h100 --proto '^LL,LL128,Simple'
 check collective-g-zero 2 '-g must be in 1..1024' -- collective --topo dgx-h100 -g 0
 check collective-f-one-steps-bytes 0 'step: 1048576\(bytes\)' -- collective --topo dgx-h100 -b 1M -e 3M -f 1
@@ -110,7 +110,7 @@ export NCCL_P2P_LEVEL=nvl
 check collective-p2p-level-lowercase 2 "NCCL_P2P_LEVEL='nvl': not a level NCCL knows \(NCCL would ignore it\)" -- collective --topo dgx-h100 -b 1M -e 1M
 unset NCCL_P2P_LEVEL
 export NCCL_P2P_DISABLE=true
-check collective-p2p-disable-true-is-not-1 0 '350\.12 ' -- collective --topo dgx-h100 -b 1G -e 1G --algo ring
+check collective-p2p-disable-true-is-not-1 0 '368\.35 ' -- collective --topo dgx-h100 -b 1G -e 1G --algo ring
 unset NCCL_P2P_DISABLE
 # NCCL_DEBUG=INFO: NCCL's ENV and TUNING lines in NCCL's format, skipped by validate
 export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ENV,TUNING NCCL_MAX_NCHANNELS=16
@@ -197,7 +197,7 @@ check scale-calibration-wrong-gpu 2 'exceeds GPU 0.s PCIe rate' -- scale --model
 # a GEMM rate under 1% of the datasheet (1e-300 FLOP/s overflowed the kernel times; found by fuzzing)
 check scale-calibration-gemm-too-slow 2 "gemm-eff-1e-300\.params\.json: calibration GEMM bf16 0\.0 TFLOP/s is under 1% of H200" -- scale --model llama3-8b --systems hgx-h200:8 --set calibration=tests/data/calibration/gemm-eff-1e-300.params.json
 check sweep-replay-base 0 '^5,0.25,4,' -- sweep tests/data/sweep/replay-compute-scale.json -j 2
-check sweep-int8-no-nvls 0 '^1,int8,350\.121,Ring' -- sweep tests/data/sweep/collective-datatype-nvls.json -j 2
+check sweep-int8-no-nvls 0 '^1,int8,368\.351,Ring' -- sweep tests/data/sweep/collective-datatype-nvls.json -j 2
 # 8 GPUs x 24 channels x 0.1 us = 19.2 us more than without; 1 us per channel: 192 us
 check sweep-root 0 '^1,5,81\.458,Ring$' -- sweep tests/data/sweep/collective-root.json
 check sweep-root-out-of-range 2 'root: expected an integer in 0\.\.7' -- sweep tests/data/sweep/collective-root-bad.json
@@ -291,7 +291,7 @@ check plot-unwritable 2 'conveyor collective: cannot write /no-such-dir/x.svg: N
 fi
 check plot-validate-p2p-log 2 'draws nccl-tests logs' -- validate --topo pcie-gen3-2gpu --plot /tmp/x.svg tests/data/nccltests/22-rtx2080ti-2gpu-pcie3-noP2P-p2pBandwidthLatencyTest.txt
 # replay's error band: text line and JSON field
-check replay-band 0 'step time 80%: [0-9.]+-[0-9.]+ ms \(the exposed communication, 0.208 ms per step' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
+check replay-band 0 'step time 80%: [0-9.]+-[0-9.]+ ms \(the exposed communication, 0.199 ms per step' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
 check replay-band-json 0 '"step_time_80_s": \[[0-9.e-]+, [0-9.e-]+\]' -- replay --topo dgx-h100 --gpus 2 --format json docs/examples/two-rank-overlap.json
 # NCCL's PXN for send/receive across servers: on by default, --set pxn=off
 check set-pxn-off 0 'alltoall_perf' -- collective --topo dgx-h100 --nodes 2 --op alltoall -b 1M -e 1M --set pxn=off
