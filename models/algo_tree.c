@@ -9,7 +9,8 @@
  * channels uses the mirrored tree, NCCL's double binary tree), adds them and sends to its
  * parent node's head. The root head holds the result, which flows back down
  * the tree and along every chain. Each hop pays the Tree per-step latency
- * (hwLat) and moves payload / protocol efficiency; a channel's thread block
+ * (hwLat; where the block writes over NVLink, after the copy, at the
+ * receiver) and moves payload / protocol efficiency; a channel's thread block
  * is paced at NCCL's per-channel Tree ceiling (perChMaxTreeBws and the LL /
  * LL128 limits, tuning.cc). A chain send lands no earlier than its bytes at
  * its share of the links (every channel sends up and down at once:
@@ -33,6 +34,7 @@ typedef struct {
     int down_net;                /* down sends to child nodes not yet delivered */
     fab_pacer block;             /* the rank's thread block for this channel */
     coll_held up, down;          /* its chain sends at their shares of their links (share 0: none) */
+    int64_t up_vis, down_vis;    /* chain sends it writes over NVLink: the step latency, at the receiver */
     bool done;
 } tree_rank;
 
@@ -93,9 +95,17 @@ static void send(tree_chan *c, int ra, int rb, uint32_t k, fab_done_fn fn, uint6
         return;
     uint64_t wire = (uint64_t)((double)payload(c, k) / x->proto->wire_eff + 0.5);
     sim_time now = sim_engine_now(x->eng);
-    int64_t lat = coll_exec_step_lat_ps(x, r, ALGO_TREE), delay = lat + (now < x->start ? x->start - now : 0);
-    if (ra / c->ppn == rb / c->ppn) /* a chain send: the block copies it */
-        coll_held_issue(pos_of(c, rb) < pos_of(c, ra) ? &c->rk[ra].up : &c->rk[ra].down, x, wire, lat);
+    int64_t lat = coll_exec_step_lat_ps(x, r, ALGO_TREE);
+    if (ra / c->ppn == rb / c->ppn) { /* a chain send: the block copies it */
+        bool up = pos_of(c, rb) < pos_of(c, ra);
+        /* writing over NVLink, the block is free once the chunk has landed; the
+         * step latency is the flag's way to the receiver (Ring, "vis_lat") */
+        int64_t vis = coll_route_nvlink(x->fab, r) && !coll_p2p_reads(x->sys, x->fab, r, x->req->proto) ? lat : 0;
+        *(up ? &c->rk[ra].up_vis : &c->rk[ra].down_vis) = vis;
+        lat -= vis;
+        coll_held_issue(up ? &c->rk[ra].up : &c->rk[ra].down, x, wire, lat);
+    }
+    int64_t delay = lat + (now < x->start ? x->start - now : 0);
     fabric_transfer_start_paced(x->fab, r, &c->rk[ra].block, wire, coll_exec_fabric_chunk(wire), 0, delay, fn, c,
                                 arg);
 }
@@ -141,6 +151,16 @@ static void up_try(tree_chan *c, int r)
     }
 }
 
+/* a chain send up is there for its receiver to use */
+static void on_up_visible(sim_engine *e, void *ctx, uint64_t arg)
+{
+    tree_chan *c = ctx;
+    int to = (int)(arg >> 32);
+    (void)e;
+    c->got_up[at(c, to, (uint32_t)arg)] = 1;
+    up_try(c, to);
+}
+
 static void on_up_arrived(sim_engine *e, void *ctx, uint64_t arg)
 {
     tree_chan *c = ctx;
@@ -152,8 +172,12 @@ static void on_up_arrived(sim_engine *e, void *ctx, uint64_t arg)
     c->rk[r].up_inflight--;
     if (p > 0) {
         int to = rank_at(c, node, p - 1);
-        c->got_up[at(c, to, k)] = 1;
-        up_try(c, to);
+        if (c->rk[r].up_vis) {
+            sim_engine_after(c->x->eng, (sim_time)c->rk[r].up_vis, on_up_visible, c, key(to, k));
+        } else {
+            c->got_up[at(c, to, k)] = 1;
+            up_try(c, to);
+        }
     } else {
         int parent = pos_to_node(c, (node_to_pos(c, node) - 1) / 2);
         c->kids_in[at(c, parent, k)]++;
@@ -172,6 +196,14 @@ static void check_done(tree_chan *c, int r)
     }
 }
 
+/* a chain send down is there for its receiver to use */
+static void on_down_visible(sim_engine *e, void *ctx, uint64_t arg)
+{
+    tree_chan *c = ctx;
+    (void)e;
+    got_result(c, (int)(arg >> 32), (uint32_t)arg);
+}
+
 /* the result of chunk k reached chain rank `to` from its predecessor */
 static void on_down_arrived(sim_engine *e, void *ctx, uint64_t arg)
 {
@@ -180,7 +212,10 @@ static void on_down_arrived(sim_engine *e, void *ctx, uint64_t arg)
     (void)e;
     if (coll_held_wait(&c->rk[from].down, c->x, on_down_arrived, c, arg))
         return; /* still copying at its share */
-    got_result(c, to, (uint32_t)arg);
+    if (c->rk[from].down_vis)
+        sim_engine_after(c->x->eng, (sim_time)c->rk[from].down_vis, on_down_visible, c, arg);
+    else
+        got_result(c, to, (uint32_t)arg);
     c->rk[from].down_pending = 0;
     c->rk[from].down_next++;
     down_try(c, from);

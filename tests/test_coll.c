@@ -479,6 +479,33 @@ static void test_coll_tree_chains_share_links(void)
     topo_free(t);
 }
 
+/* A chain rank that writes its chunk to the next GPU over NVLink is free once
+ * the chunk has landed; the step latency (Tree Simple on NVLink, 4 us) is
+ * the flag's way to the receiver. Where it reads (Simple between sm 8.0
+ * GPUs) it waits for the latency and the request's wire trip before each
+ * copy. On 2x DGX A100 (24 channels) the writing ranks (sm 8.6) are never
+ * slower, and at 256 MiB, where the chains' copies at their share (64 KiB at
+ * 5 GB/s, 13 us) come closest to binding, 10% faster (the network and the
+ * per-channel ceiling set the rest). */
+static void test_coll_tree_chain_writes_hide_latency(void)
+{
+    coll_system sys;
+    topo *t = shipped("dgx-a100", (topo_opts){.nodes = 2}, &sys);
+    int nch = coll_channels(&sys, ALGO_TREE);
+    for (uint64_t S = 1 << 20; S <= (1ull << 30); S *= 4) {
+        coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = S, .algo = ALGO_TREE, .proto = PROTO_SIMPLE, .nchannels = nch};
+        coll_result rd, wr;
+        sys.gpu_sm = 80;
+        CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &rd, NULL));
+        sys.gpu_sm = 86;
+        CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &wr, NULL));
+        CU_ASSERT(wr.time_us < rd.time_us);
+        if (S == 256ull << 20)
+            CU_ASSERT(wr.time_us < 0.9 * rd.time_us);
+    }
+    topo_free(t);
+}
+
 /* A group cut across servers (36 ranks of 5 DGX H100: 8, 8, 8, 8 and 4):
  * Ring runs it in rank order, never past its last rank (it used to read
  * ranks 36-39 of a 5 x 8 layout and abort), and the algorithms that assume
@@ -1187,6 +1214,7 @@ int main(void)
         {"/coll/ring/shm-passes", test_coll_ring_shm_passes},
         {"/coll/ring/net-overhead-per-step", test_coll_ring_net_overhead_per_step},
         {"/coll/tree/one-gpu-per-node-pipelines", test_coll_tree_one_gpu_per_node_pipelines},
+        {"/coll/tree/chain-writes-hide-latency", test_coll_tree_chain_writes_hide_latency},
         {"/coll/tree/chains-share-links", test_coll_tree_chains_share_links},
         {"/coll/uneven-group-runs-ring", test_coll_uneven_group_runs_ring},
         {"/coll/ring/allgather-half-the-steps", test_coll_allgather_n_minus_1_steps},
