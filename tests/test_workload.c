@@ -220,7 +220,8 @@ static void test_workload_zero3_refetch_after_recompute(void)
  * bias), gathered one by one; the refetch after the recomputed forward
  * takes the tensors of the modules it refetches and the norm before each
  * (all but MLP out at reuse 1e9); each gather waits for a host op building
- * the list of one view per rank (dp x 2.3 us), which waits for the last
+ * the list of one view per rank (dp x 2.3 us; a reduce-scatter's list takes
+ * two calls per rank, view and narrow), which waits for the last
  * compute op (torch.cuda.synchronize()), and is followed by dp copies, each
  * at least a host kernel launch (2.5 us);
  * gradients reduce-scatter per tensor. The bytes are the layer mode's. */
@@ -260,6 +261,17 @@ static void test_workload_zero3_per_param(void)
     ASSERT_REL(ag, 2 * N * 2, 1e-3);
     ASSERT_REL(rs, N * 2, 1e-3);
     const GArray *ops = tr->ranks[0].ops;
+    /* a reduce-scatter's list: param.grad.view(-1).narrow(...) per rank, two
+     * eager calls (8 x 2 x 2.3 us), on the compute stream */
+    int rs_lists = 0;
+    for (guint i = 0; i + 2 < ops->len; i++) {
+        const trace_op *o = &g_array_index(ops, trace_op, i);
+        if (o->kind == TOP_COMPUTE && o->name && !strcmp(o->name, "zero3_rank_list_host") && o->stream == 0) {
+            CU_ASSERT_EQUAL(o->dur_ps, (int64_t)(8 * 2 * 2.3e6));
+            rs_lists++;
+        }
+    }
+    CU_ASSERT_EQUAL(rs_lists, 2 * 12 + 1);
     int checked = 0;
     for (guint i = 0; i < ops->len; i++) {
         const trace_op *o = &g_array_index(ops, trace_op, i);

@@ -353,10 +353,12 @@ static int64_t rank_copies_ps(const gen *G, double bytes)
  * pytorch#32194 of January 2020 had cut the __torch_function__ overhead). */
 #define TORCH_EAGER_CALL_PS 2.3e6
 
-static uint32_t rank_list_host(gen *G, int stream, uint32_t dep)
+/* calls: eager tensor calls per rank (_allgather_param: flat_tensor.narrow;
+ * _reduce_scatter_gradient: param.grad.view(-1).narrow, two) */
+static uint32_t rank_list_host(gen *G, int stream, uint32_t dep, int calls)
 {
     trace_op o = {.kind = TOP_COMPUTE, .stream = stream, .name = g_strdup("zero3_rank_list_host"),
-                  .dur_ps = (int64_t)(G->w->dp * TORCH_EAGER_CALL_PS), .seq = -1};
+                  .dur_ps = (int64_t)(G->w->dp * calls * TORCH_EAGER_CALL_PS), .seq = -1};
     return add(G, &o, dep);
 }
 
@@ -364,7 +366,7 @@ static void sync_gather(gen *G, double numel, const char *name)
 {
     if (G->g_dpc < 0)
         return;
-    uint32_t h = rank_list_host(G, S_GATHER, G->last);
+    uint32_t h = rank_list_host(G, S_GATHER, G->last, 1);
     if (G->sync_prev != NONE)
         trace_op_dep(G->t, G->r, h, G->sync_prev);
     if (G->rs_last != NONE)
@@ -394,13 +396,14 @@ static void zero3_gather_params(gen *G, int k, bool last_group, bool refetch)
         sync_gather(G, emb_params(G), name);
 }
 
-/* One tensor's gradient reduce-scattered: PyTorch flattens the Python list
- * input with one copy per rank on the compute stream, then the
+/* One tensor's gradient reduce-scattered: DeepSpeed builds the Python list
+ * input with param.grad.view(-1).narrow(...) per rank (two eager calls),
+ * PyTorch flattens it with one copy per rank on the compute stream, then the
  * reduce-scatter runs on the communication stream. */
 static void rs_tensor(gen *G, double numel)
 {
     double bytes = numel * G->w->grad_bytes;
-    rank_list_host(G, S_MAIN, NONE);
+    rank_list_host(G, S_MAIN, NONE, 2);
     trace_op o = {.kind = TOP_COMPUTE, .stream = S_MAIN, .name = g_strdup("zero3_rs_rank_copies"),
                   .dur_ps = rank_copies_ps(G, bytes), .mem_bytes = 2 * bytes, .seq = -1};
     add(G, &o, NONE);
