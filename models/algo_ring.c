@@ -12,6 +12,10 @@
  * protocol's per-step latency, then crosses the fabric as wire bytes
  * (payload / protocol efficiency), optionally through a per-channel cap.
  * Ideal time on an idle uniform ring: steps x (latency + slice/bw) per chunk.
+ * Where the block writes to its peer over NVLink (not A100's Simple reads)
+ * the latency comes after the copy instead, as the receiver's (vis_lat): the
+ * block copies its next slice meanwhile. Across the network the proxy takes
+ * the sends one after another, netOvh apart (proxy_ovh).
  *
  * Rings staged through host memory (no P2P: NCCL's SHM transport) move in
  * passes instead: the sender's block writes a slice into host memory, the
