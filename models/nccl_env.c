@@ -25,21 +25,34 @@
 
 #define NCCL_MAXCHANNELS 64
 
+/* Env variable `name` as an integer: *set false when unset or empty; false
+ * when it is not a decimal integer (surrounding spaces and tabs after it
+ * allowed), the caller then reports it with its own expectation. */
+static bool env_int(const char *name, const char **v, long long *out, bool *set)
+{
+    *v = g_getenv(name);
+    *set = *v && **v;
+    *out = 0;
+    if (!*set)
+        return true;
+    char *end;
+    errno = 0;
+    *out = strtoll(*v, &end, 10);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    return !errno && end != *v && !*end;
+}
+
 /* *out = the value of env variable `name`: 0 when unset, empty or "0" (NCCL
  * ignores values <= 0), at most NCCL_MAXCHANNELS (NCCL clamps to it); false
  * with *err when it is not an integer in 0..1024. */
 static bool env_channels(const char *name, int *out, GError **err)
 {
-    const char *v = g_getenv(name);
+    const char *v;
+    long long n;
+    bool set;
     *out = 0;
-    if (!v || !*v)
-        return true;
-    char *end;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    while (*end == ' ' || *end == '\t')
-        end++;
-    if (errno || end == v || *end || n < 0 || n > 1024) {
+    if (!env_int(name, &v, &n, &set) || n < 0 || n > 1024) {
         g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
                     "environment %s='%s': expected a channel count (an integer, at most %d used)", name, v,
                     NCCL_MAXCHANNELS);
@@ -126,42 +139,28 @@ bool coll_nccl_env_read(coll_nccl_env *e, GError **err)
         e->min_nch = rings_min;
     if (!e->max_nch)
         e->max_nch = rings_max;
-    const char *bs = g_getenv("NCCL_BUFFSIZE");
-    if (bs && *bs) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(bs, &end, 10);
-        while (*end == ' ' || *end == '\t')
-            end++;
-        if (errno || end == bs || *end || bs[0] == '-' || !coll_nccl_buffsize_ok(v)) {
-            g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
-                        "environment NCCL_BUFFSIZE='%s': expected bytes, a multiple of 4096 from 65536 to 1073741824",
-                        bs);
-            return false;
-        }
-        e->buffsize = v;
+    const char *v;
+    long long n;
+    bool set;
+    if (!env_int("NCCL_BUFFSIZE", &v, &n, &set) || (set && (n < 0 || !coll_nccl_buffsize_ok((uint64_t)n)))) {
+        g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
+                    "environment NCCL_BUFFSIZE='%s': expected bytes, a multiple of 4096 from 65536 to 1073741824", v);
+        return false;
     }
+    e->buffsize = (uint64_t)n;
     if (!env_p2p_level(&e->p2p_level, err))
         return false;
     e->p2p_set = e->p2p_level >= 0;
-    const char *no = g_getenv("NCCL_NET_OVERHEAD");
-    if (no && *no) { /* ns, as NCCL's ncclParamNetOverhead (-2: not set) */
-        char *end;
-        errno = 0;
-        long long v = strtoll(no, &end, 10);
-        while (*end == ' ' || *end == '\t')
-            end++;
-        if (errno || end == no || *end || (v < 0 && v != -2) || v > 1000000000LL) {
-            g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
-                        "environment NCCL_NET_OVERHEAD='%s': expected nanoseconds, 0 to 1000000000 (or -2: NCCL's default)", no);
-            return false;
-        }
-        if (v >= 0) {
-            e->net_ovh_set = true;
-            e->net_ovh_us = (double)v * 1e-3;
-        }
+    /* ns, as NCCL's ncclParamNetOverhead (-2: its default, not set) */
+    if (!env_int("NCCL_NET_OVERHEAD", &v, &n, &set) || (n < 0 && n != -2) || n > 1000000000LL) {
+        g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
+                    "environment NCCL_NET_OVERHEAD='%s': expected nanoseconds, 0 to 1000000000 (or -2: NCCL's default)",
+                    v);
+        return false;
     }
-        const char *nv = g_getenv("NCCL_NVLS_ENABLE");
+    e->net_ovh_set = set && n >= 0;
+    e->net_ovh_us = (double)n * 1e-3;
+    const char *nv = g_getenv("NCCL_NVLS_ENABLE");
     if (nv && *nv) {
         if (strcmp(nv, "0") && strcmp(nv, "1") && strcmp(nv, "2")) {
             g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
