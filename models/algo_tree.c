@@ -34,7 +34,8 @@ typedef struct {
     int down_net;                /* down sends to child nodes not yet delivered */
     fab_pacer block;             /* the rank's thread block for this channel */
     coll_held up, down;          /* its chain sends at their shares of their links (share 0: none) */
-    int64_t up_vis, down_vis;    /* chain sends it writes over NVLink: the step latency, at the receiver */
+    int64_t lat[3];              /* per-step latency before a send up, down the chain, to the child nodes */
+    int64_t vis[2];              /* chain sends up, down it writes over NVLink: the latency at the receiver */
     bool done;
 } tree_rank;
 
@@ -87,24 +88,23 @@ static size_t at(const tree_chan *c, int who, uint32_t k) { return (size_t)who *
 /* callback argument: the rank (or node) concerned and the chunk */
 static uint64_t key(int who, uint32_t k) { return ((uint64_t)(uint32_t)who << 32) | k; }
 
-static void send(tree_chan *c, int ra, int rb, uint32_t k, fab_done_fn fn, uint64_t arg)
+/* where a rank sends: up (its chain predecessor or parent node's head), down
+ * its chain, to a child node's head */
+enum { UP, DOWN, KIDS };
+
+static void send(tree_chan *c, int ra, int rb, int dir, uint32_t k, fab_done_fn fn, uint64_t arg)
 {
     coll_exec *x = c->x;
     const fab_route *r = coll_exec_route(x, x->sys->gpu[ra], x->sys->gpu[rb], (uint32_t)c->head);
     if (!r)
         return;
+    tree_rank *t = &c->rk[ra];
     uint64_t wire = (uint64_t)((double)payload(c, k) / x->proto->wire_eff + 0.5);
     sim_time now = sim_engine_now(x->eng);
-    int64_t lat = coll_exec_step_lat_ps(x, r, ALGO_TREE);
-    if (ra / c->ppn == rb / c->ppn) { /* a chain send: the block copies it */
-        bool up = pos_of(c, rb) < pos_of(c, ra);
-        /* writing over NVLink, the block is free once the chunk has landed; the
-         * step latency is the flag's way to the receiver (Ring, "vis_lat") */
-        int64_t vis = coll_route_nvlink(x->fab, r) && !coll_p2p_reads(x->sys, x->fab, r, x->req->proto) ? lat : 0;
-        *(up ? &c->rk[ra].up_vis : &c->rk[ra].down_vis) = vis;
-        lat -= vis;
-        coll_held_issue(up ? &c->rk[ra].up : &c->rk[ra].down, x, wire, lat);
-    }
+    /* written over NVLink, the step latency is the receiver's (vis) */
+    int64_t lat = t->lat[dir] - (dir == KIDS ? 0 : t->vis[dir]);
+    if (ra / c->ppn == rb / c->ppn) /* a chain send: the block copies it */
+        coll_held_issue(dir == UP ? &t->up : &t->down, x, wire, lat);
     int64_t delay = lat + (now < x->start ? x->start - now : 0);
     fabric_transfer_start_paced(x->fab, r, &c->rk[ra].block, wire, coll_exec_fabric_chunk(wire), 0, delay, fn, c,
                                 arg);
@@ -147,7 +147,7 @@ static void up_try(tree_chan *c, int r)
             continue;
         }
         t->up_inflight++;
-        send(c, r, up_to(c, r), k, on_up_arrived, key(r, k));
+        send(c, r, up_to(c, r), UP, k, on_up_arrived, key(r, k));
     }
 }
 
@@ -172,8 +172,8 @@ static void on_up_arrived(sim_engine *e, void *ctx, uint64_t arg)
     c->rk[r].up_inflight--;
     if (p > 0) {
         int to = rank_at(c, node, p - 1);
-        if (c->rk[r].up_vis) {
-            sim_engine_after(c->x->eng, (sim_time)c->rk[r].up_vis, on_up_visible, c, key(to, k));
+        if (c->rk[r].vis[UP]) {
+            sim_engine_after(c->x->eng, (sim_time)c->rk[r].vis[UP], on_up_visible, c, key(to, k));
         } else {
             c->got_up[at(c, to, k)] = 1;
             up_try(c, to);
@@ -212,8 +212,8 @@ static void on_down_arrived(sim_engine *e, void *ctx, uint64_t arg)
     (void)e;
     if (coll_held_wait(&c->rk[from].down, c->x, on_down_arrived, c, arg))
         return; /* still copying at its share */
-    if (c->rk[from].down_vis)
-        sim_engine_after(c->x->eng, (sim_time)c->rk[from].down_vis, on_down_visible, c, arg);
+    if (c->rk[from].vis[DOWN])
+        sim_engine_after(c->x->eng, (sim_time)c->rk[from].vis[DOWN], on_down_visible, c, arg);
     else
         got_result(c, to, (uint32_t)arg);
     c->rk[from].down_pending = 0;
@@ -249,11 +249,11 @@ static void down_try(tree_chan *c, int r)
         for (int q = q0; q < q0 + nk; q++) {
             int kid = rank_at(c, pos_to_node(c, q), 0);
             t->down_net++;
-            send(c, r, kid, k, on_down_net_arrived, key(kid, k));
+            send(c, r, kid, KIDS, k, on_down_net_arrived, key(kid, k));
         }
         if (p + 1 < c->ppn) {
             t->down_pending = 1;
-            send(c, r, rank_at(c, node, p + 1), k, on_down_arrived, key(rank_at(c, node, p + 1), k));
+            send(c, r, rank_at(c, node, p + 1), DOWN, k, on_down_arrived, key(rank_at(c, node, p + 1), k));
             return;
         }
         t->down_next++;
@@ -313,7 +313,9 @@ static uint64_t tree_chunk(const coll_exec *x, int nch, int depth)
 }
 
 /* Channels share links (docs/collectives.md): every channel's chain sends
- * up and down at once; each chain send's share of its route's links. */
+ * up and down at once; each chain send's share of its route's links. Each
+ * rank's per-step latencies (and what of them an NVLink write leaves to
+ * the receiver) are its routes', set here once. */
 static void share_links(coll_exec *x, GPtrArray *chans)
 {
     const coll_system *sys = x->sys;
@@ -325,18 +327,22 @@ static void share_links(coll_exec *x, GPtrArray *chans)
         tree_chan *c = chans->pdata[i];
         for (int r = 0; r < sys->nranks; r++) {
             int node = r / c->ppn, p = pos_of(c, r), tp = node_to_pos(c, node);
-            int to[4], nt = 0;
+            int to[4], dir[4], nt = 0;
             coll_held *where[4];
+            tree_rank *t = &c->rk[r];
             if (p > 0 || tp > 0)
-                to[nt] = up_to(c, r), where[nt++] = p > 0 ? &c->rk[r].up : NULL;
+                to[nt] = up_to(c, r), dir[nt] = UP, where[nt++] = p > 0 ? &t->up : NULL;
             if (p + 1 < c->ppn)
-                to[nt] = rank_at(c, node, p + 1), where[nt++] = &c->rk[r].down;
+                to[nt] = rank_at(c, node, p + 1), dir[nt] = DOWN, where[nt++] = &t->down;
             for (int q = 2 * tp + 1; p == 0 && q < 2 * tp + 1 + nkids(c, node); q++)
-                to[nt] = rank_at(c, pos_to_node(c, q), 0), where[nt++] = NULL;
+                to[nt] = rank_at(c, pos_to_node(c, q), 0), dir[nt] = KIDS, where[nt++] = NULL;
             for (int j = 0; j < nt; j++) {
                 const fab_route *rt = coll_exec_route(x, sys->gpu[r], sys->gpu[to[j]], (uint32_t)c->head);
                 if (!rt)
                     continue;
+                t->lat[dir[j]] = coll_exec_step_lat_ps(x, rt, ALGO_TREE);
+                if (dir[j] != KIDS && where[j] && coll_nvlink_write(x, rt))
+                    t->vis[dir[j]] = t->lat[dir[j]];
                 dst[n] = where[j];
                 rts[n] = rt;
                 b[n++] = (coll_block_routes){.route = {rt}, .nroutes = 1};

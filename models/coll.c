@@ -190,7 +190,9 @@ bool coll_route_crosses_net(const fabric *f, const fab_route *r)
     return false;
 }
 
-bool coll_route_nvlink(const fabric *f, const fab_route *r)
+/* r reaches its peer GPU over NVLink only (NVLink and NVSwitch hops; no
+ * PCIe, host memory or network) */
+static bool route_nvlink(const fabric *f, const fab_route *r)
 {
     if (!r->nhops)
         return false;
@@ -198,6 +200,11 @@ bool coll_route_nvlink(const fabric *f, const fab_route *r)
         if (fabric_link(f, r->hop[i])->kind != LINK_NVLINK)
             return false;
     return true;
+}
+
+bool coll_nvlink_write(const coll_exec *x, const fab_route *r)
+{
+    return route_nvlink(x->fab, r) && !coll_p2p_reads(x->sys, x->fab, r, x->req->proto);
 }
 
 bool coll_nodes_alike(const coll_system *sys)

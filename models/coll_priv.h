@@ -81,9 +81,11 @@ void coll_exec_note_route(coll_exec *x, const fab_route *r);
 /* True when a route leaves the server through a NIC: the GPU hands such
  * sends to NCCL's network proxy instead of copying them itself. */
 bool coll_route_crosses_net(const fabric *f, const fab_route *r);
-/* True when a route reaches its peer GPU over NVLink only (NVLink and
- * NVSwitch hops; no PCIe, host memory or network). */
-bool coll_route_nvlink(const fabric *f, const fab_route *r);
+/* True when a block's send over r is a write to its peer over NVLink (every
+ * NVLink route but A100's Simple reads): the block is free once the data has
+ * landed, and the step latency is the receiver's (docs/collectives.md,
+ * "Channels share links"). Ring and Tree chains. */
+bool coll_nvlink_write(const coll_exec *x, const fab_route *r);
 /* Are the nodes alike (the same GPU local indices in the same server
  * pattern, consecutive nodes on different servers)? Folding needs it. */
 bool coll_nodes_alike(const coll_system *sys);
