@@ -199,15 +199,13 @@ static bool send_next(ring_unit *u)
     u->k_send++;
     uint64_t wire = slice_wire(u, k);
     sim_time now = sim_engine_now(x->eng);
-    int64_t lead = u->vis_lat ? 0 : u->step_lat, delay = lead + (now < x->start ? x->start - now : 0);
+    sim_time t = now < x->start ? x->start : now; /* when it may leave */
     if (u->proxy_ovh) { /* one send after another through the proxy */
-        sim_time t = now + (now < x->start ? x->start - now : 0);
-        if (u->proxy_free > t) {
-            delay += (int64_t)(u->proxy_free - t);
+        if (u->proxy_free > t)
             t = u->proxy_free;
-        }
         u->proxy_free = t + (sim_time)u->proxy_ovh;
     }
+    int64_t lead = u->vis_lat ? 0 : u->step_lat, delay = lead + (int64_t)(t - now);
     coll_held_issue(&u->held, x, wire, lead);
     fabric_transfer_start_paced(x->fab, u->route, &u->block, wire, coll_exec_fabric_chunk(wire), 0, delay,
                                 on_sent, u, k);
