@@ -56,6 +56,7 @@ static const param_spec param_specs[] = {
     {"p2p", "GPU peer-to-peer (on|off)", true, false, 0, 0},
     {"p2p_xsocket", "P2P across sockets (on|off)", true, false, 0, 0},
     {"pcie.gen", "PCIe generation of the GPU/NIC links (3..6)", false, true, 3, 6},
+    {"xsocket.GBps", "rate of the link between the sockets, GB/s per direction (0.001..1000)", false, false, 1e-3, 1000},
     {"nic.gbps", "NIC line rate, Gb/s (0.008 <= x <= 3200: at least 1 MB/s)", false, false, 8e-3, 3200},
     {"nics_per_node", "NICs per server (1..64)", false, true, 1, 64},
     {"nvlink.links", "NVLinks per GPU (1..18)", false, true, 1, 18},
