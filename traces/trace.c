@@ -100,6 +100,13 @@ int trace_group_world(trace *t)
     return g;
 }
 
+void trace_rank_reserve(trace *t, int r, guint n)
+{
+    g_assert(r >= 0 && r < t->nranks && t->ranks[r].ops->len == 0);
+    g_array_free(t->ranks[r].ops, TRUE);
+    t->ranks[r].ops = g_array_sized_new(FALSE, TRUE, sizeof(trace_op), n);
+}
+
 uint32_t trace_op_add(trace *t, int r, const trace_op *op)
 {
     g_assert(r >= 0 && r < t->nranks);
@@ -255,14 +262,15 @@ static gboolean check_one_coll(trace *t, GHashTable *seen, int r, guint i, GErro
         return TRUE;
     }
     trace_op *f = OP(t, s->rank, s->index);
-    g_autofree char *gd = group_desc(g);
     if (s->last_rank == r) {
+        g_autofree char *gd = group_desc(g); /* described only on the error paths: this runs per call */
         g_set_error(err, TRACE_ERROR, TRACE_ERROR_MISMATCH,
                     "%s: rank %d calls collective #%" G_GINT64_FORMAT " of %s twice (ops %u and %u)", t->source, r,
                     o->seq, gd, s->index, i);
         return FALSE;
     }
     if (f->coll != o->coll || f->bytes != o->bytes || f->root != o->root) {
+        g_autofree char *gd = group_desc(g);
         g_set_error(err, TRACE_ERROR, TRACE_ERROR_MISMATCH,
                     "%s: ranks disagree on collective #%" G_GINT64_FORMAT " of %s: rank %d op %u is %s of %" G_GUINT64_FORMAT
                     " bytes (root %d), rank %d op %u is %s of %" G_GUINT64_FORMAT " bytes (root %d)",

@@ -78,6 +78,9 @@ int trace_group_add(trace *t, const char *name, const int *ranks, int n);
 /* The group of all ranks. */
 int trace_group_world(trace *t);
 
+/* Room for n ops on rank r, which holds none yet (a producer that knows its
+ * counts saves the array's regrowth and copies). */
+void trace_rank_reserve(trace *t, int r, guint n);
 /* Append op to rank r (takes ownership of op->name and op->deps); returns
  * its index in the rank. */
 uint32_t trace_op_add(trace *t, int r, const trace_op *op);
