@@ -324,9 +324,38 @@ static gboolean check_colls(trace *t, GError **err)
 }
 
 /* The k-th send of (src, dst, tag) matches the k-th receive at dst. */
+/* The sends of one (src, dst, tag), in order; a receive takes the one at head. */
+typedef struct {
+    int src, dst;
+    int64_t tag;
+    GArray *ops; /* guint op indices on src */
+    guint head;
+} p2p_queue;
+
+static guint p2p_hash(gconstpointer k)
+{
+    const p2p_queue *q = k;
+    guint64 v = ((guint64)(guint32)q->src << 32 | (guint32)q->dst) * G_GUINT64_CONSTANT(0x9E3779B97F4A7C15);
+    v ^= (guint64)q->tag * G_GUINT64_CONSTANT(0xC2B2AE3D27D4EB4F);
+    return (guint)(v >> 32);
+}
+
+static gboolean p2p_equal(gconstpointer a, gconstpointer b)
+{
+    const p2p_queue *x = a, *y = b;
+    return x->src == y->src && x->dst == y->dst && x->tag == y->tag;
+}
+
+static void p2p_queue_free(gpointer p)
+{
+    p2p_queue *q = p;
+    g_array_unref(q->ops);
+    g_free(q);
+}
+
 static gboolean check_p2p(trace *t, GError **err)
 {
-    GHashTable *sends = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref);
+    GHashTable *sends = g_hash_table_new_full(p2p_hash, p2p_equal, p2p_queue_free, NULL);
     gboolean ok = TRUE;
     for (int pass = 0; pass < 2 && ok; pass++) {
         for (int r = 0; r < t->nranks && ok; r++) {
@@ -342,23 +371,24 @@ static gboolean check_p2p(trace *t, GError **err)
                     break;
                 }
                 int src = pass == 0 ? r : o->peer, dst = pass == 0 ? o->peer : r;
-                char *key = g_strdup_printf("%d>%d#%" G_GINT64_FORMAT, src, dst, o->tag);
-                GArray *q = g_hash_table_lookup(sends, key);
+                p2p_queue key = {.src = src, .dst = dst, .tag = o->tag};
+                p2p_queue *q = g_hash_table_lookup(sends, &key);
                 if (pass == 0) {
                     if (!q) {
-                        q = g_array_new(FALSE, FALSE, sizeof(guint));
-                        g_hash_table_insert(sends, g_strdup(key), q);
+                        q = g_new(p2p_queue, 1);
+                        *q = key;
+                        q->ops = g_array_new(FALSE, FALSE, sizeof(guint));
+                        g_hash_table_add(sends, q);
                     }
-                    g_array_append_val(q, i);
-                } else if (!q || q->len == 0) {
+                    g_array_append_val(q->ops, i);
+                } else if (!q || q->head == q->ops->len) {
                     g_set_error(err, TRACE_ERROR, TRACE_ERROR_UNMATCHED,
                                 "%s: rank %d op %u receives %" G_GUINT64_FORMAT " bytes from rank %d (tag %" G_GINT64_FORMAT
                                 ") but rank %d sends it nothing more: the job would hang",
                                 t->source, r, i, o->bytes, src, o->tag, src);
                     ok = FALSE;
                 } else {
-                    guint si = g_array_index(q, guint, 0);
-                    g_array_remove_index(q, 0);
+                    guint si = g_array_index(q->ops, guint, q->head++);
                     if (OP(t, src, si)->bytes != o->bytes) {
                         g_set_error(err, TRACE_ERROR, TRACE_ERROR_MISMATCH,
                                     "%s: rank %d op %u sends %" G_GUINT64_FORMAT " bytes to rank %d but its receive (op %u) "
@@ -367,23 +397,20 @@ static gboolean check_p2p(trace *t, GError **err)
                         ok = FALSE;
                     }
                 }
-                g_free(key);
             }
         }
     }
     GHashTableIter it;
-    gpointer k, v;
+    gpointer k;
     g_hash_table_iter_init(&it, sends);
-    while (ok && g_hash_table_iter_next(&it, &k, &v)) {
-        GArray *q = v;
-        if (q->len == 0)
+    while (ok && g_hash_table_iter_next(&it, &k, NULL)) {
+        p2p_queue *q = k;
+        if (q->head == q->ops->len)
             continue;
-        int src, dst;
-        sscanf(k, "%d>%d", &src, &dst);
-        guint si = g_array_index(q, guint, 0);
+        guint si = g_array_index(q->ops, guint, q->head);
         g_set_error(err, TRACE_ERROR, TRACE_ERROR_UNMATCHED,
                     "%s: rank %d op %u sends to rank %d, which never receives it: the job would hang", t->source,
-                    src, si, dst);
+                    q->src, si, q->dst);
         ok = FALSE;
     }
     g_hash_table_destroy(sends);
