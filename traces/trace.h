@@ -24,6 +24,8 @@ typedef enum {
     TOP_KINDS
 } trace_op_kind;
 
+/* Fields paired so that the struct has no padding (104 bytes): a generated
+ * step holds millions of these. */
 typedef struct {
     trace_op_kind kind;
     int stream;          /* stream id within the rank (0 = the default/compute stream) */
@@ -32,15 +34,15 @@ typedef struct {
     double flops;        /* compute: floating-point operations (0 if unknown) */
     double mem_bytes;    /* compute: device-memory bytes moved (0 if unknown) */
     coll_kind coll;      /* TOP_COLL */
+    int group;           /* TOP_COLL: index into trace.groups */
     uint64_t bytes;      /* TOP_COLL: the nccl-tests size of the call (all_reduce: the
                           * buffer; all_gather: total output; reduce_scatter: total
                           * input; alltoall: total per rank); SEND/RECV: message bytes */
-    int group;           /* TOP_COLL: index into trace.groups */
     int64_t seq;         /* TOP_COLL: sequence number within the group (>= 0) */
     int peer;            /* TOP_SEND/RECV: the other rank (global) */
+    int root;            /* broadcast/reduce root (group-local), else 0 */
     int64_t tag;         /* TOP_SEND/RECV: matching tag (sends and receives of one
                           * (src, dst, tag) match in order) */
-    int root;            /* broadcast/reduce root (group-local), else 0 */
     GArray *deps;        /* uint32_t indices of earlier ops of the same rank this
                           * one waits for (besides stream order); may be NULL */
     int64_t ts_ps;       /* start time in the source trace (ps), -1 if none */
