@@ -333,13 +333,13 @@ static trace *dp_trace(int nranks, int steps, const uint64_t *bucket, int nb)
     int world = trace_group_world(t);
     for (int r = 0; r < nranks; r++)
         for (int s = 0; s < steps; s++) {
-            trace_op fwd = {.kind = TOP_COMPUTE, .name = g_strdup("fwd"), .dur_ps = 2 * SIM_MS, .seq = -1, .ts_ps = -1};
+            trace_op fwd = {.kind = TOP_COMPUTE, .name = "fwd", .dur_ps = 2 * SIM_MS, .seq = -1, .ts_ps = -1};
             trace_op_add(t, r, &fwd);
             for (int b = 0; b < nb; b++) {
-                trace_op bwd = {.kind = TOP_COMPUTE, .name = g_strdup("bwd"), .dur_ps = SIM_MS, .seq = -1,
+                trace_op bwd = {.kind = TOP_COMPUTE, .name = "bwd", .dur_ps = SIM_MS, .seq = -1,
                                 .ts_ps = -1};
                 uint32_t bi = trace_op_add(t, r, &bwd);
-                trace_op ar = {.kind = TOP_COLL, .stream = 1, .name = g_strdup("ar"), .coll = COLL_ALL_REDUCE,
+                trace_op ar = {.kind = TOP_COLL, .stream = 1, .name = "ar", .coll = COLL_ALL_REDUCE,
                                .bytes = bucket[b], .group = world, .seq = -1, .dur_ps = -1, .ts_ps = -1};
                 trace_op_dep(t, r, trace_op_add(t, r, &ar), bi);
             }
@@ -448,9 +448,9 @@ static void test_replay_reuse_p2p_matches_full_simulation(void)
     for (int j = 0; j < 3; j++)
         for (int d = 0; d < 2; d++) {
             int src = d ? 8 : 0, dst = d ? 0 : 8;
-            trace_op s = {.kind = TOP_SEND, .stream = 1, .name = g_strdup("send"), .peer = dst, .tag = j,
+            trace_op s = {.kind = TOP_SEND, .stream = 1, .name = "send", .peer = dst, .tag = j,
                           .bytes = 32u << 20, .group = -1, .seq = -1, .dur_ps = -1, .ts_ps = -1};
-            trace_op r = {.kind = TOP_RECV, .stream = 1, .name = g_strdup("recv"), .peer = src, .tag = j,
+            trace_op r = {.kind = TOP_RECV, .stream = 1, .name = "recv", .peer = src, .tag = j,
                           .bytes = 32u << 20, .group = -1, .seq = -1, .dur_ps = -1, .ts_ps = -1};
             trace_op_add(t, src, &s);
             trace_op_add(t, dst, &r);
@@ -481,7 +481,7 @@ static void test_replay_reuse_refused_on_busy_links(void)
     int world = trace_group_world(t);
     for (int r = 0; r < 4; r++)
         for (int s = 1; s <= 2; s++) {
-            trace_op ar = {.kind = TOP_COLL, .stream = s, .name = g_strdup("ar"), .coll = COLL_ALL_REDUCE,
+            trace_op ar = {.kind = TOP_COLL, .stream = s, .name = "ar", .coll = COLL_ALL_REDUCE,
                            .bytes = 64u << 20, .group = world, .seq = -1, .dur_ps = -1, .ts_ps = -1};
             trace_op_add(t, r, &ar);
         }
@@ -518,16 +518,16 @@ static void test_replay_reuse_shared_by_shape(void)
     int g_odd = trace_group_add(t, "odd", odd, 2);
     /* one after another on stream 0: TP, then DP, then the odd pair */
     for (int r = 0; r < 16; r++) {
-        trace_op tpo = {.kind = TOP_COLL, .name = g_strdup("tp"), .coll = COLL_ALL_REDUCE, .bytes = 16u << 20,
+        trace_op tpo = {.kind = TOP_COLL, .name = "tp", .coll = COLL_ALL_REDUCE, .bytes = 16u << 20,
                         .group = r < 8 ? g_tp0 : g_tp1, .seq = -1, .dur_ps = -1, .ts_ps = -1};
         trace_op_add(t, r, &tpo);
         if (r % 8 < 2) {
-            trace_op dpo = {.kind = TOP_COLL, .name = g_strdup("dp"), .coll = COLL_ALL_REDUCE, .bytes = 8u << 20,
+            trace_op dpo = {.kind = TOP_COLL, .name = "dp", .coll = COLL_ALL_REDUCE, .bytes = 8u << 20,
                             .group = r % 8 == 0 ? g_dp0 : g_dp1, .seq = -1, .dur_ps = -1, .ts_ps = -1};
             trace_op_add(t, r, &dpo);
         }
         if (r == 2 || r == 3) {
-            trace_op o = {.kind = TOP_COLL, .name = g_strdup("odd"), .coll = COLL_ALL_REDUCE, .bytes = 8u << 20,
+            trace_op o = {.kind = TOP_COLL, .name = "odd", .coll = COLL_ALL_REDUCE, .bytes = 8u << 20,
                           .group = g_odd, .seq = -1, .dur_ps = -1, .ts_ps = -1};
             trace_op_add(t, r, &o);
         }

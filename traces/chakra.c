@@ -389,7 +389,7 @@ static gboolean emit_node(cctx *c, int v, GError **err)
         g_hash_table_insert(c->streams, g_memdup2(&key, sizeof key), GINT_TO_POINTER(s + 1));
     }
     op.stream = s;
-    op.name = g_strdup(n->name ? n->name : "");
+    op.name = n->name ? n->name : "";
     uint32_t at = trace_op_add(c->t, c->r, &op);
     c->opidx[v] = (int)at;
     for (guint k = 0; k < n->deps->len + n->ctrl->len; k++) {

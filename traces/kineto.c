@@ -409,10 +409,10 @@ static gboolean emit_one(kctx *k, const gpu_ev *g, int s, int ns, recent *comp, 
     if (!gpu_to_op(k, g, &op, err))
         return FALSE;
     op.stream = s;
-    op.name = g_strdup(str(g->ev, "name") ? str(g->ev, "name") : "");
+    op.name = str(g->ev, "name") ? str(g->ev, "name") : "";
     int64_t launch = launch_ps(k, g), ready = last_end[s];
     if (ready >= 0 && launch > ready && op.ts_ps > ready) {
-        trace_op gap = {.kind = TOP_COMPUTE, .stream = s, .name = g_strdup("host gap"),
+        trace_op gap = {.kind = TOP_COMPUTE, .stream = s, .name = "host gap",
                         .dur_ps = MIN(launch, op.ts_ps) - ready, .seq = -1, .ts_ps = ready, .src_index = g->idx};
         trace_op_add(k->t, k->r, &gap);
     }

@@ -42,7 +42,6 @@ typedef struct {
 static void pend_free(gpointer p)
 {
     pend_op *o = p;
-    g_free(o->op.name);
     g_free(o->id);
     g_strfreev(o->deps);
     g_free(o->group);
@@ -200,7 +199,7 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *whe
     if ((id && !cJSON_IsString(id)) || (nm && !cJSON_IsString(nm)))
         return bad(err, TRACE_ERROR_SCHEMA, where, "\"id\" and \"name\" must be strings");
     p->id = id ? g_strdup(id->valuestring) : NULL;
-    p->op.name = g_strdup(nm ? nm->valuestring : id ? id->valuestring : kind->valuestring);
+    p->op.name = g_intern_string(nm ? nm->valuestring : id ? id->valuestring : kind->valuestring);
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "group");
     if (g && cJSON_IsString(g)) {
         p->group = g_strdup(g->valuestring);
@@ -386,7 +385,7 @@ static gboolean csv_row(csv_ctx *c)
     if ((p->op.kind == TOP_SEND || p->op.kind == TOP_RECV) && peer < 0)
         return bad(c->err, TRACE_ERROR_SCHEMA, where, "a %s needs peer", trace_op_kind_name(p->op.kind));
     p->id = *fld(c, C_ID) ? g_strdup(fld(c, C_ID)) : NULL;
-    p->op.name = g_strdup(p->id ? p->id : fld(c, C_KIND));
+    p->op.name = g_intern_string(p->id ? p->id : fld(c, C_KIND));
     p->group = *fld(c, C_GROUP) ? g_strdup(fld(c, C_GROUP)) : NULL;
     if (*fld(c, C_DEPS))
         p->deps = g_strsplit(fld(c, C_DEPS), ";", -1);
@@ -514,7 +513,6 @@ static trace *build(nload *L, const char *source, GError **err)
         p->op.seq = -1;
         p->op.src_index = i;
         uint32_t idx = trace_op_add(t, p->rank, &p->op);
-        p->op.name = NULL; /* now owned by the trace */
         if (p->id) {
             if (g_hash_table_contains(ids[p->rank], p->id)) {
                 ok = bad(err, TRACE_ERROR_VALUE, p->where, "duplicate id \"%s\" on rank %d", p->id, p->rank);

@@ -48,7 +48,6 @@ void trace_free(trace *t)
         GArray *ops = t->ranks[r].ops;
         for (guint i = 0; i < ops->len; i++) {
             trace_op *o = &g_array_index(ops, trace_op, i);
-            g_free(o->name);
             if (o->deps)
                 g_array_free(o->deps, TRUE);
         }
@@ -110,7 +109,9 @@ void trace_rank_reserve(trace *t, int r, guint n)
 uint32_t trace_op_add(trace *t, int r, const trace_op *op)
 {
     g_assert(r >= 0 && r < t->nranks);
-    g_array_append_val(t->ranks[r].ops, *op);
+    trace_op o = *op;
+    o.name = op->name ? g_intern_string(op->name) : NULL;
+    g_array_append_val(t->ranks[r].ops, o);
     return t->ranks[r].ops->len - 1;
 }
 
@@ -474,12 +475,10 @@ trace *trace_replicate(const trace *t, int n, GError **err)
     for (int r = 0; r < n; r++) {
         for (guint i = 0; i < src->len; i++) {
             trace_op o = g_array_index(src, trace_op, i);
-            o.name = g_strdup(o.name);
             o.deps = o.deps ? g_array_copy(o.deps) : NULL;
             if (o.kind == TOP_COLL) {
                 o.group = map_group(t, nt, g_ptr_array_index(t->groups, o.group), r, n, err);
                 if (o.group < 0) {
-                    g_free(o.name);
                     if (o.deps)
                         g_array_free(o.deps, TRUE);
                     trace_free(nt);
@@ -490,7 +489,6 @@ trace *trace_replicate(const trace *t, int n, GError **err)
                 if (o.peer >= n) {
                     g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
                                 "%s: op %u: rank %d's peer would be rank %d of %d", t->source, i, r, o.peer, n);
-                    g_free(o.name);
                     if (o.deps)
                         g_array_free(o.deps, TRUE);
                     trace_free(nt);

@@ -29,7 +29,7 @@ typedef enum {
 typedef struct {
     trace_op_kind kind;
     int stream;          /* stream id within the rank (0 = the default/compute stream) */
-    char *name;          /* kernel / op name (owned) */
+    const char *name;    /* kernel / op name: interned (g_intern_string), shared, never freed */
     int64_t dur_ps;      /* measured duration, ps; -1 if unknown */
     double flops;        /* compute: floating-point operations (0 if unknown) */
     double mem_bytes;    /* compute: device-memory bytes moved (0 if unknown) */
@@ -83,8 +83,9 @@ int trace_group_world(trace *t);
 /* Room for n ops on rank r, which holds none yet (a producer that knows its
  * counts saves the array's regrowth and copies). */
 void trace_rank_reserve(trace *t, int r, guint n);
-/* Append op to rank r (takes ownership of op->name and op->deps); returns
- * its index in the rank. */
+/* Append op to rank r (takes ownership of op->deps; op->name is borrowed:
+ * the trace keeps an interned copy, so the millions of ops of a generated
+ * step share a handful of strings); returns its index in the rank. */
 uint32_t trace_op_add(trace *t, int r, const trace_op *op);
 /* Add a dependency: op `after` of rank r waits for op `before` (before < after). */
 void trace_op_dep(trace *t, int r, uint32_t after, uint32_t before);

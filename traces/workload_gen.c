@@ -154,7 +154,7 @@ static uint32_t add(gen *G, trace_op *o, uint32_t dep)
 
 static void compute(gen *G, const char *name, const cost *c, double mult)
 {
-    trace_op o = {.kind = TOP_COMPUTE, .stream = S_MAIN, .name = g_strdup(name),
+    trace_op o = {.kind = TOP_COMPUTE, .stream = S_MAIN, .name = name,
                   .dur_ps = (int64_t)llround((double)c->ps * mult), .flops = c->flops * mult,
                   .mem_bytes = c->bytes * mult, .seq = -1};
     add(G, &o, NONE);
@@ -168,14 +168,14 @@ static uint32_t coll(gen *G, int stream, coll_kind k, double bytes, int g, const
     const trace_group *tg = g_ptr_array_index(G->t->groups, g);
     uint64_t unit = 16 * (uint64_t)tg->size, b = (uint64_t)ceil(bytes);
     b = (b + unit - 1) / unit * unit;
-    trace_op o = {.kind = TOP_COLL, .stream = stream, .name = g_strdup(name), .dur_ps = -1, .coll = k,
+    trace_op o = {.kind = TOP_COLL, .stream = stream, .name = name, .dur_ps = -1, .coll = k,
                   .bytes = b, .group = g, .seq = -1};
     return add(G, &o, dep);
 }
 
 static uint32_t p2p(gen *G, int stream, bool send, int peer, double bytes, int64_t tag, uint32_t dep)
 {
-    trace_op o = {.kind = send ? TOP_SEND : TOP_RECV, .stream = stream, .name = g_strdup(send ? "pp_send" : "pp_recv"),
+    trace_op o = {.kind = send ? TOP_SEND : TOP_RECV, .stream = stream, .name = send ? "pp_send" : "pp_recv",
                   .dur_ps = -1, .bytes = (uint64_t)ceil(bytes), .peer = peer, .tag = tag, .seq = -1};
     return add(G, &o, dep);
 }
@@ -357,7 +357,7 @@ static int64_t rank_copies_ps(const gen *G, double bytes)
  * _reduce_scatter_gradient: param.grad.view(-1).narrow, two) */
 static uint32_t rank_list_host(gen *G, int stream, uint32_t dep, int calls)
 {
-    trace_op o = {.kind = TOP_COMPUTE, .stream = stream, .name = g_strdup("zero3_rank_list_host"),
+    trace_op o = {.kind = TOP_COMPUTE, .stream = stream, .name = "zero3_rank_list_host",
                   .dur_ps = (int64_t)(G->w->dp * calls * TORCH_EAGER_CALL_PS), .seq = -1};
     return add(G, &o, dep);
 }
@@ -372,7 +372,7 @@ static void sync_gather(gen *G, double numel, const char *name)
     if (G->rs_last != NONE)
         trace_op_dep(G->t, G->r, h, G->rs_last);
     uint32_t i = coll(G, S_GATHER, COLL_ALL_GATHER, numel * 2, G->g_dpc, name, h);
-    trace_op o = {.kind = TOP_COMPUTE, .stream = S_GATHER, .name = g_strdup("zero3_ag_rank_copies"),
+    trace_op o = {.kind = TOP_COMPUTE, .stream = S_GATHER, .name = "zero3_ag_rank_copies",
                   .dur_ps = rank_copies_ps(G, numel * 2), .mem_bytes = 2 * numel * 2, .seq = -1};
     G->sync_prev = add(G, &o, i);
     wait_on(G, G->sync_prev);
@@ -404,7 +404,7 @@ static void rs_tensor(gen *G, double numel)
 {
     double bytes = numel * G->w->grad_bytes;
     rank_list_host(G, S_MAIN, NONE, 2);
-    trace_op o = {.kind = TOP_COMPUTE, .stream = S_MAIN, .name = g_strdup("zero3_rs_rank_copies"),
+    trace_op o = {.kind = TOP_COMPUTE, .stream = S_MAIN, .name = "zero3_rs_rank_copies",
                   .dur_ps = rank_copies_ps(G, bytes), .mem_bytes = 2 * bytes, .seq = -1};
     add(G, &o, NONE);
     uint32_t r = coll(G, S_DP, COLL_REDUCE_SCATTER, bytes, G->g_dpc, "zero3_grad_rs", G->last);
