@@ -92,7 +92,7 @@ mpitest:
 
 # docs/validation.md: collectives against nccl-tests logs, then training
 # throughput against published runs (scripts/validate_scaling.sh; rows over
-# 90 CPU seconds each are skipped unless SCALING_ALL=1)
+# 180 CPU seconds each are skipped unless SCALING_ALL=1)
 validate: $(BUILD)/conveyor
 	@sh scripts/validate.sh $(BUILD)/conveyor
 

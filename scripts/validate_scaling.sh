@@ -12,7 +12,7 @@
 # appended when they are missing; --out FILE for another file) and
 # docs/validation/scaling.svg (gnuplot, when installed). Progress on stderr.
 #
-# Each row runs with a limit of S CPU seconds (--limit S, default 90; --all
+# Each row runs with a limit of S CPU seconds (--limit S, default 180; --all
 # or SCALING_ALL=1 in the environment, e.g. `make validate SCALING_ALL=1`:
 # no limit). A row that needs more is listed as skipped, and so, without
 # running, is the same layout on more GPUs (the replay only gets dearer),
@@ -33,7 +33,7 @@
 #   - everything else: `conveyor scale` defaults (the shipped compute model,
 #     docs/workloads.md), with activation recomputation (both sources).
 set -u
-LIMIT=90
+LIMIT=180
 [ "${SCALING_ALL:-0}" = 1 ] && LIMIT=0
 OUT=docs/validation.md
 SVG=docs/validation/scaling.svg
