@@ -21,21 +21,21 @@ static trace *dp_trace(int nranks, int steps)
     int world = trace_group_world(t);
     for (int r = 0; r < nranks; r++) {
         for (int s = 0; s < steps; s++) {
-            trace_op fwd = {.kind = TOP_COMPUTE, .name = g_strdup("forward"), .dur_ps = 30 * SIM_MS,
+            trace_op fwd = {.kind = TOP_COMPUTE, .name = "forward", .dur_ps = 30 * SIM_MS,
                             .seq = -1, .ts_ps = -1};
             trace_op_add(t, r, &fwd);
             uint32_t last_ar = UINT32_MAX;
             for (int b = 0; b < 4; b++) {
-                trace_op bwd = {.kind = TOP_COMPUTE, .name = g_strdup("backward"), .dur_ps = 15 * SIM_MS,
+                trace_op bwd = {.kind = TOP_COMPUTE, .name = "backward", .dur_ps = 15 * SIM_MS,
                                 .seq = -1, .ts_ps = -1};
                 uint32_t bi = trace_op_add(t, r, &bwd);
-                trace_op ar = {.kind = TOP_COLL, .stream = 1, .name = g_strdup("grad all_reduce"),
+                trace_op ar = {.kind = TOP_COLL, .stream = 1, .name = "grad all_reduce",
                                .coll = COLL_ALL_REDUCE, .bytes = 25u << 20, .group = world, .seq = -1, .dur_ps = -1,
                                .ts_ps = -1};
                 last_ar = trace_op_add(t, r, &ar);
                 trace_op_dep(t, r, last_ar, bi);
             }
-            trace_op opt = {.kind = TOP_COMPUTE, .name = g_strdup("optimizer"), .dur_ps = 2 * SIM_MS, .seq = -1,
+            trace_op opt = {.kind = TOP_COMPUTE, .name = "optimizer", .dur_ps = 2 * SIM_MS, .seq = -1,
                             .ts_ps = -1};
             uint32_t oi = trace_op_add(t, r, &opt);
             trace_op_dep(t, r, oi, last_ar);
