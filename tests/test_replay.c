@@ -265,6 +265,45 @@ static void test_trace_errors_name_ranks_and_ops(void)
     expect_error("{\"ops\": [\n{\"rank\":0,", TRACE_ERROR_PARSE, ":2:");
 }
 
+/* trace_op_add borrows the name (the trace keeps an interned copy: equal
+ * names share one string, and the caller's buffer may go); sends of one
+ * (src, dst, tag) meet their receives in order, and every unmatched side is
+ * named. */
+static void test_trace_names_interned_and_p2p_matched_in_order(void)
+{
+    trace *t = trace_new(2, "unit");
+    char *buf = g_strdup("step");
+    trace_op a = {.kind = TOP_COMPUTE, .name = buf, .dur_ps = SIM_US, .seq = -1, .ts_ps = -1};
+    trace_op b = {.kind = TOP_COMPUTE, .name = "step", .dur_ps = SIM_US, .seq = -1, .ts_ps = -1};
+    uint32_t ia = trace_op_add(t, 0, &a), ib = trace_op_add(t, 1, &b);
+    g_free(buf);
+    const trace_op *oa = &g_array_index(t->ranks[0].ops, trace_op, ia);
+    const trace_op *ob = &g_array_index(t->ranks[1].ops, trace_op, ib);
+    CU_ASSERT_STRING_EQUAL(oa->name, "step");
+    CU_ASSERT_PTR_EQUAL(oa->name, ob->name);
+    /* two sends 0 -> 1 with one tag, 8 then 16 bytes; receives in that order */
+    for (int k = 0; k < 2; k++) {
+        trace_op s = {.kind = TOP_SEND, .name = "send", .peer = 1, .tag = 7, .bytes = 8u << k, .seq = -1, .ts_ps = -1};
+        trace_op r = {.kind = TOP_RECV, .name = "recv", .peer = 0, .tag = 7, .bytes = 8u << k, .seq = -1, .ts_ps = -1};
+        trace_op_add(t, 0, &s);
+        trace_op_add(t, 1, &r);
+    }
+    GError *err = NULL;
+    CU_ASSERT_TRUE(trace_validate(t, &err));
+    g_clear_error(&err);
+    trace_free(t);
+    /* the same receives in the other order: the first meets the 8-byte send */
+    expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":8},"
+                 "{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":16},"
+                 "{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":16},"
+                 "{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":8}]}",
+                 TRACE_ERROR_MISMATCH, "rank 0 op 0 sends 8 bytes to rank 1 but its receive (op 0) expects 16");
+    /* a receive with no send */
+    expect_error("{\"ops\": [{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":8},"
+                 "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":1}]}",
+                 TRACE_ERROR_UNMATCHED, "rank 1 op 0 receives 8 bytes from rank 0");
+}
+
 /* The timeline is valid JSON and slices on one track never overlap. */
 static void test_replay_timeline_valid_and_nested(void)
 {
@@ -558,6 +597,7 @@ int main(void)
         {"/replay/deps/chain-across-streams", test_replay_dependency_chain_across_streams},
         {"/replay/p2p/pipeline", test_replay_send_recv_pipeline},
         {"/trace/errors/name-ranks-and-ops", test_trace_errors_name_ranks_and_ops},
+        {"/trace/names-interned-p2p-in-order", test_trace_names_interned_and_p2p_matched_in_order},
         {"/replay/deadlock/reported", test_replay_deadlock_is_reported_not_hung},
         {"/replay/timeline/valid-and-nested", test_replay_timeline_valid_and_nested},
         {"/replay/reuse/matches-full-simulation", test_replay_reuse_matches_full_simulation},
