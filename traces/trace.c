@@ -99,13 +99,6 @@ int trace_group_world(trace *t)
     return g;
 }
 
-void trace_rank_reserve(trace *t, int r, guint n)
-{
-    g_assert(r >= 0 && r < t->nranks && t->ranks[r].ops->len == 0);
-    g_array_free(t->ranks[r].ops, TRUE);
-    t->ranks[r].ops = g_array_sized_new(FALSE, TRUE, sizeof(trace_op), n);
-}
-
 uint32_t trace_op_add(trace *t, int r, const trace_op *op)
 {
     g_assert(r >= 0 && r < t->nranks);
@@ -324,8 +317,8 @@ static gboolean check_colls(trace *t, GError **err)
     return ok;
 }
 
-/* The k-th send of (src, dst, tag) matches the k-th receive at dst. */
-/* The sends of one (src, dst, tag), in order; a receive takes the one at head. */
+/* The k-th send of (src, dst, tag) matches the k-th receive at dst: the
+ * sends of one (src, dst, tag) in order, a receive taking the one at head. */
 typedef struct {
     int src, dst;
     int64_t tag;
@@ -336,9 +329,8 @@ typedef struct {
 static guint p2p_hash(gconstpointer k)
 {
     const p2p_queue *q = k;
-    guint64 v = ((guint64)(guint32)q->src << 32 | (guint32)q->dst) * G_GUINT64_CONSTANT(0x9E3779B97F4A7C15);
-    v ^= (guint64)q->tag * G_GUINT64_CONSTANT(0xC2B2AE3D27D4EB4F);
-    return (guint)(v >> 32);
+    guint64 v = (guint64)(guint32)q->src << 32 | (guint32)q->dst;
+    return sim_int64_hash(&v) ^ sim_int64_hash(&q->tag);
 }
 
 static gboolean p2p_equal(gconstpointer a, gconstpointer b)

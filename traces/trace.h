@@ -80,9 +80,6 @@ int trace_group_add(trace *t, const char *name, const int *ranks, int n);
 /* The group of all ranks. */
 int trace_group_world(trace *t);
 
-/* Room for n ops on rank r, which holds none yet (a producer that knows its
- * counts saves the array's regrowth and copies). */
-void trace_rank_reserve(trace *t, int r, guint n);
 /* Append op to rank r (takes ownership of op->deps; op->name is borrowed:
  * the trace keeps an interned copy, so the millions of ops of a generated
  * step share a handful of strings); returns its index in the rank. */

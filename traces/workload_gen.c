@@ -737,8 +737,6 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
         g_array_set_size(G.dp_ops, 0);
         g_array_set_size(G.buckets, 0);
         rank_groups(&G, buf);
-        if (r > 0) /* ranks of a stage have the same ops; the previous rank's count is a good guess */
-            trace_rank_reserve(G.t, r, G.t->ranks[r - 1].ops->len + 16);
         if (G.V > 1)
             rank_step_interleaved(&G);
         else
