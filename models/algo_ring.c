@@ -598,7 +598,7 @@ static void ring_start(coll_exec *x)
                 w->held.wire_lat = fabric_route_lat_ps(x->fab, w->route);
                 bool net = coll_route_crosses_net(x->fab, w->route);
                 w->max_inflight = net ? 8 : 1;
-                if (!chain && coll_nvlink_write(x, w->route))
+                if (coll_nvlink_write(x, w->route))
                     w->vis_lat = w->step_lat; /* the step's latency is the receiver's */
                 if (net && !chain) /* the proxy's serial work per network step */
                     w->proxy_ovh = (int64_t)(coll_net_ovh_us(sys, x->req->proto) * 1e6);

@@ -335,6 +335,16 @@ static void test_coll_tuner_h100_ll_small_nvls_large(void)
      * the link's rate, and the maintainers' ~370 */
     ASSERT_REL(busbw, 370.8, 0.01);
     ASSERT_REL(busbw, 370, 0.02);
+    /* "about 370 GB/s effective busbw for Ring and non-AllReduce collectives"
+     * (nccl-model.md, nccl-tests#212): Broadcast/Reduce chains on the rings
+     * write over NVLink too, their step latency the receiver's; 4 GiB, busbw
+     * = algbw, the link's rate less the chain's fill */
+    for (coll_kind k = COLL_BROADCAST; k <= COLL_REDUCE; k++) {
+        req = (coll_request){.kind = k, .bytes = 4ull << 30, .algo = ALGO_RING, .proto = PROTO_SIMPLE,
+                             .nchannels = coll_channels(&sys, ALGO_RING)};
+        CU_ASSERT_TRUE(coll_run(&sys, &req, &res, NULL));
+        ASSERT_REL((4ull << 30) / res.time_us / 1e3, 370.8, 0.03);
+    }
     topo_free(t);
 }
 
