@@ -28,6 +28,7 @@
 #include <math.h>
 
 #define FOLD_NODES 2
+#define CHAIN_SLOTS 8 /* NCCL_STEPS / BROADCAST_SLICESTEPS: a chain connection's slices in flight */
 
 typedef enum { PAT_RING, PAT_CHAIN } pattern;
 
@@ -557,7 +558,9 @@ static void ring_start(coll_exec *x)
         g_ptr_array_add(x->garbage, ch);
         ch->pat = chain ? PAT_CHAIN : PAT_RING;
         ch->nsteps = req->kind == COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
-        ch->nslices = x->proto->slices_per_chunk;
+        /* Broadcast/Reduce: one step per chunk and per slice (NCCL's BROADCAST_/REDUCE_CHUNKSTEPS and
+         * SLICESTEPS 1, src/include/collectives.h), so NCCL_STEPS slices in flight */
+        ch->nslices = chain ? 1 : x->proto->slices_per_chunk;
         ch->block = coll_share(block_total, nch, c, x->proto->grain);
         ch->chunk = chain ? x->proto->chunk_bytes_pipe : x->proto->chunk_bytes;
         if (ch->block == 0)
@@ -577,7 +580,7 @@ static void ring_start(coll_exec *x)
             w->pos = i;
             w->next = &u[(i + 1) % m];
             w->prev = &u[(i + m - 1) % m];
-            w->credits = x->proto->slots;
+            w->credits = chain ? CHAIN_SLOTS : x->proto->slots;
             /* the channel's thread block on this rank moves at most `cap` payload/s */
             w->block.Bps = cap > 0 ? cap / x->proto->wire_eff : 0;
             w->n_send = chain && i == n - 1 ? 0 : per;
