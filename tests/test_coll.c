@@ -101,6 +101,38 @@ static void test_coll_ring_allreduce_matches_alpha_beta(void)
     fabric_free(f);
 }
 
+/* Broadcast and Reduce as NCCL runs them: a chain along the ring, one 512 KiB
+ * step per chunk and per slice (BROADCAST_/REDUCE_CHUNKSTEPS and SLICESTEPS
+ * 1), each slice forwarded once all of it has arrived. One channel, k = 8
+ * slices, slice copy c at beta. Writing (Hopper): the first slice crosses
+ * the N-1 hops at c + alpha each, the rest follow one per c: base + (N-1)
+ * (c + alpha) + (k-1) c. Reading (sm 8.0): every slice pays alpha first:
+ * base + (N-1+k-1)(alpha + c). */
+static void test_coll_ring_chain_closed_form(void)
+{
+    fabric *f;
+    fab_node_id g[N];
+    coll_system sys = star(&f, g);
+    const int k = 8;
+    uint64_t S = (uint64_t)k << 19;
+    double alpha = 3.4, base = 8.4;
+    for (coll_kind kind = COLL_BROADCAST; kind <= COLL_REDUCE; kind++)
+        for (int sm = 90; sm >= 80; sm -= 10) {
+            sys.gpu_sm = sm;
+            double t = run(&sys, kind, ALGO_RING, S, 1);
+            double beta = fmin(BW, coll_block_simple_GBps(sm) * 1e9);
+            double c = 524288.0 / beta * 1e6;
+            double ideal = sm == 90 ? base + (N - 1) * (c + alpha) + (k - 1) * c : base + (N - 1 + k - 1) * (alpha + c);
+            /* the pieces' store-and-forward over the 2 hops of each send */
+            double fill = (N - 1 + k) * (524288.0 / BW * 1e6) / 4;
+            CU_ASSERT(t >= ideal * 0.999);
+            CU_ASSERT(t <= (ideal + fill) * 1.001);
+            if (t < ideal * 0.999 || t > (ideal + fill) * 1.001)
+                fprintf(stderr, "chain kind %d sm %d: %.3f us, closed form %.3f-%.3f\n", kind, sm, t, ideal, ideal + fill);
+        }
+    fabric_free(f);
+}
+
 /* Channels share links: 8 channels on one 100 GB/s link each copy at 12.5
  * GB/s (NVLink and PCIe interleave them packet by packet). Where blocks read
  * (Ampere) they also wait for their per-step latency together, so the ring
@@ -1219,6 +1251,7 @@ int main(void)
         {"/coll/ring/fold-matches-full", test_coll_ring_fold_matches_full},
         {"/coll/channels/one-gpu-per-server", test_coll_channels_one_gpu_per_server},
         {"/coll/ring/allreduce-alpha-beta", test_coll_ring_allreduce_matches_alpha_beta},
+        {"/coll/ring/chain-closed-form", test_coll_ring_chain_closed_form},
         {"/coll/ring/channels-share-links", test_coll_ring_channels_share_links},
         {"/coll/timeline/records-the-run", test_coll_timeline_records_the_run},
         {"/coll/ring/shm-passes", test_coll_ring_shm_passes},
