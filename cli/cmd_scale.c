@@ -265,8 +265,9 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
         if ((c->tp > 0 && R[i].w.tp != c->tp) || (c->pp > 0 && R[i].w.pp != c->pp)) {
             g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT,
                         "%s with %d GPUs: no layout with%s%.0d%s%.0d (tp x pp must divide the GPUs, pp at most "
-                        "the layers, and dp a multiple of ep)", R[i].p.system, R[i].p.gpus, c->tp > 0 ? " tp " : "",
-                        c->tp, c->pp > 0 ? " pp " : "", c->pp);
+                        "the layers, and dp a multiple of ep%s)", R[i].p.system, R[i].p.gpus, c->tp > 0 ? " tp " : "",
+                        c->tp, c->pp > 0 ? " pp " : "", c->pp,
+                        R[i].w.vpp > 1 ? "; under interleaved:V, pp at least 2 and pp x V dividing the layers" : "");
             topo_free(t);
             return false;
         }

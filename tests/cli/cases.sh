@@ -83,6 +83,7 @@ check collective-csv-band 0 'busbw_lo_GBps,busbw_hi_GBps' -- collective --topo d
 check scale-uneven-dp-groups 0 'dgx-h100 +H100-SXM +72 +1 +2 +36' -- scale --model llama3-8b --systems dgx-h100:72 --tp 1 --pp 2 --sp --zero 1 --global-batch 576 --seq 256
 check scale-auto 0 'fastest of [0-9]+ layouts that fit' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --auto
 check scale-pp-not-dividing 2 'dgx-h100 with 72 GPUs: no layout with tp 4 pp 8' -- scale --model llama3-8b --systems dgx-h100:72 --tp 4 --pp 8 --seq 256
+check scale-interleaved-not-dividing 2 "no layout with tp 8 pp 16 .*under interleaved:V, pp at least 2 and pp x V dividing the layers" -- scale --model llama3-405b --systems dgx-h100:8192 --tp 8 --pp 16 --max-gpus 8192 --schedule interleaved:2
 check scale-system-colon-fabric 0 'dgx-h100@ib-hdr +H100-SXM +16 ' -- scale --model llama2-7b --systems dgx-h100:ib-hdr:16 --seq 256
 check scale-system-two-fabrics 2 "two fabrics" -- scale --model llama2-7b --systems dgx-h100@ib-ndr:ib-hdr --seq 256
 check scale-system-empty-after-colon 2 "nothing after ':'" -- scale --model llama2-7b --systems dgx-h100: --seq 256
