@@ -340,6 +340,30 @@ static void test_workload_memory_experts_by_ep(void)
     CU_ASSERT(m8 < E * 16 / 4); /* it counted every expert on every rank: over E x 16 bytes */
 }
 
+/* The ZeRO paper's worked example (Rajbhandari et al. 2020, Figure 1: a
+ * 7.5B-parameter model, Adam in mixed precision, K = 12, on 64-way data
+ * parallelism): model states per GPU 120 GB (DDP), 31.4 GB (optimizer
+ * states partitioned, ZeRO-1), 16.6 GB (+ gradients, ZeRO-2) and 1.9 GB
+ * (+ parameters, ZeRO-3). The 7.5B model of Megatron's scaling table (36
+ * layers, h 4096, vocab 51200: 7.46B here) on one 8-token sequence per GPU,
+ * so that activations are under 0.1%. */
+static void test_workload_memory_zero_paper(void)
+{
+    workload_model m = {.name = "custom", .layers = 36, .hidden = 4096, .heads = 32, .kv_heads = 32,
+                        .ffn = 4 * 4096, .vocab = 51200, .tied = true};
+    workload_spec w = {.m = m, .tp = 1, .pp = 1, .dp = 64, .gpus = 64, .global_batch = 64, .seq = 8};
+    workload_spec_defaults(&w);
+    double psi = workload_params(&w.m);
+    ASSERT_REL(psi, 7.5e9, 0.01);
+    static const double published_GB[4] = {120, 31.4, 16.6, 1.9};
+    for (int z = 0; z <= 3; z++) {
+        w.zero = z;
+        double got = workload_memory_bytes(&w);
+        /* the paper's value at this model's size: states scale with psi */
+        ASSERT_REL(got, published_GB[z] * 1e9 * psi / 7.5e9, z == 3 ? 0.03 : 0.01);
+    }
+}
+
 static void test_workload_layout_errors(void)
 {
     GError *err = NULL;
@@ -432,6 +456,7 @@ int main(void)
         {"/workload/zero3-refetch-after-recompute", test_workload_zero3_refetch_after_recompute},
         {"/workload/zero3-per-param", test_workload_zero3_per_param},
         {"/workload/memory-experts-by-ep", test_workload_memory_experts_by_ep},
+        {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/layout-errors", test_workload_layout_errors},
         {"/workload/1f1b-bubble", test_workload_1f1b_bubble},
         {"/workload/replay-llama2-tp8", test_workload_replay_llama2_tp8},
