@@ -151,8 +151,9 @@ static int pow2_floor(int n)
  * the NVLink domain and N dividing heads, KV heads and FFN; PP = the
  * smallest divisor of N/TP, at most the layers, whose memory estimate fits
  * 90% of HBM (stages uneven when PP does not divide the layers:
- * workload_stage_layers; with interleaved:V, pp >= 2 and pp*V dividing
- * the layers); DP = the rest. */
+ * workload_stage_layers; with interleaved:V, pp >= 2 and pp*V at most the
+ * layers, model chunks uneven as stages are: workload_chunk_layers); DP =
+ * the rest. */
 static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, const gpu_model *g, bool *fits)
 {
     int n = w->gpus, domain = (t->nvswitch || t->nvlink_links > 0) ? t->gpus_per_node * t->nvl_domain_nodes : 1;
@@ -168,7 +169,7 @@ static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, c
             continue;
         if ((n / tp) % pp || n % (tp * pp) || (n / (tp * pp)) % MAX(w->ep, 1))
             continue;
-        if (w->vpp > 1 && (pp < 2 || w->m.layers % (pp * w->vpp)))
+        if (w->vpp > 1 && (pp < 2 || w->m.layers < pp * w->vpp))
             continue;
         w->pp = pp;
         w->dp = n / (tp * pp);
@@ -213,11 +214,12 @@ static bool run_point(const wl_opts *o, bool exact, result *R, GError **err)
 static int chunk_layers(const workload_spec *w, bool *even)
 {
     int hi = 0, lo = 1 << 30;
-    for (int s = 0; s < w->pp; s++) {
-        int n = workload_stage_layers(w, s, NULL) / w->vpp;
-        hi = MAX(hi, n);
-        lo = MIN(lo, n);
-    }
+    for (int s = 0; s < w->pp; s++)
+        for (int c = 0; c < MAX(w->vpp, 1); c++) {
+            int n = workload_chunk_layers(w, s, c, NULL);
+            hi = MAX(hi, n);
+            lo = MIN(lo, n);
+        }
     *even = hi == lo;
     return hi;
 }
@@ -267,7 +269,7 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
                         "%s with %d GPUs: no layout with%s%.0d%s%.0d (tp x pp must divide the GPUs, pp at most "
                         "the layers, and dp a multiple of ep%s)", R[i].p.system, R[i].p.gpus, c->tp > 0 ? " tp " : "",
                         c->tp, c->pp > 0 ? " pp " : "", c->pp,
-                        R[i].w.vpp > 1 ? "; under interleaved:V, pp at least 2 and pp x V dividing the layers" : "");
+                        R[i].w.vpp > 1 ? "; under interleaved:V, pp at least 2 and at most layers / V" : "");
             topo_free(t);
             return false;
         }
@@ -450,7 +452,7 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
             w.tp = tp;
             w.pp = pp;
             w.dp = N / (tp * pp);
-            if (w.vpp > 1 && (pp < 2 || w.m.layers % (pp * w.vpp)))
+            if (w.vpp > 1 && (pp < 2 || w.m.layers < pp * w.vpp))
                 continue;
             if (w.dp % w.ep || w.global_batch % (w.micro_batch * w.dp) ||
                 (w.vpp > 1 && (w.global_batch / (w.micro_batch * w.dp)) % pp))

@@ -18,6 +18,16 @@ static void print_stages(const workload_spec *w)
     printf(" layers");
 }
 
+/* ", interleaved 1F1B (2 model chunks per pp rank), uneven chunks of 3,4 | 4,4 | ... layers" */
+static void print_chunks(const workload_spec *w)
+{
+    printf(", interleaved 1F1B (%d model chunks per pp rank), uneven chunks of ", w->vpp);
+    for (int s = 0; s < w->pp; s++)
+        for (int c = 0; c < w->vpp; c++)
+            printf("%s%d", c ? "," : s ? " | " : "", workload_chunk_layers(w, s, c, NULL));
+    printf(" layers");
+}
+
 static int run(wl_opts *o, const char *out)
 {
     GError *err = NULL;
@@ -57,8 +67,10 @@ static int run(wl_opts *o, const char *out)
         printf("params %.3f B; step: %d sequences x %d tokens = %.0f tokens, %d microbatches of %d per pipeline",
                workload_params(&w.m) / 1e9, w.global_batch, w.seq, tokens, w.global_batch / (w.micro_batch * w.dp),
                w.micro_batch);
-        if (w.pp > 1 && w.vpp > 1)
+        if (w.pp > 1 && w.vpp > 1 && w.m.layers % (w.pp * w.vpp) == 0)
             printf(", interleaved 1F1B (%d model chunks of %d layers per pp rank)", w.vpp, w.m.layers / (w.pp * w.vpp));
+        else if (w.pp > 1 && w.vpp > 1)
+            print_chunks(&w);
         else if (w.pp > 1 && w.m.layers % w.pp)
             print_stages(&w);
         else if (w.pp > 1)

@@ -306,8 +306,8 @@ static void test_workload_interleaved_errors(void)
     expect_layout_error(&w, "microbatches per step (6 = global batch 6 / (micro-batch 1 * dp 1)) must be a "
                             "multiple of pp (4)");
     w = spec("llama2-7b", 1, 4, 1, 8, 256);
-    w.vpp = 3;
-    expect_layout_error(&w, "layers (32) must be divisible by pp*V = 4*3");
+    w.vpp = 9;
+    expect_layout_error(&w, "layers (32) must be at least pp*V = 4*9");
     w = spec("llama2-7b", 2, 1, 1, 8, 256);
     w.vpp = 2;
     expect_layout_error(&w, "needs pp >= 2");
@@ -333,6 +333,22 @@ static void test_workload_interleaved_memory(void)
 }
 
 /* ---- uneven pipeline stages (layers not divisible by pp) ---- */
+
+/* The ranks' FLOPs add up to the model's, and the step replays on 8 GPUs
+ * with every rank's compute inside the step. */
+static void check_flops_and_replay(const trace *t, const workload_spec *w)
+{
+    double total = 0;
+    for (int r = 0; r < t->nranks; r++)
+        total += rank_flops(t, r);
+    ASSERT_REL(total, workload_step_flops(w), 1e-9);
+    replay_result res;
+    if (replay_on(t, 8, &res)) {
+        for (int r = 0; r < t->nranks; r++)
+            CU_ASSERT(res.end_ps >= res.ranks[r].compute_ps);
+        replay_result_clear(&res);
+    }
+}
 
 /* Stage layer counts by hand from the rule (c = ceil(L/p), r = pc - L:
  * the first ceil(r/2) and last floor(r/2) stages hold c - 1). 126 on 16 is
@@ -408,7 +424,6 @@ static void test_workload_uneven_stages_trace(void)
     trace *t = workload_generate(&w, &g, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     int m = 8, layers[4] = {2, 3, 3, 2}, moe[4] = {0, 2, 3, 2}, first[4] = {0, 2, 5, 8};
-    double total = 0;
     for (int s = 0; s < 4; s++) {
         int r = 2 * s; /* dp 0 of stage s */
         CU_ASSERT_EQUAL(count(t, r, TOP_COMPUTE, -1, "attn_fwd", NULL), m * layers[s]);
@@ -428,15 +443,67 @@ static void test_workload_uneven_stages_trace(void)
         ASSERT_REL(ar - ear, dense * 2, 1e-3);
         ASSERT_REL(ear, expert * 2, 1e-3); /* ep 1: the experts reduce over dp like the rest */
     }
-    for (int r = 0; r < t->nranks; r++)
-        total += rank_flops(t, r);
-    ASSERT_REL(total, workload_step_flops(&w), 1e-9);
-    replay_result res;
-    if (replay_on(t, 8, &res)) {
-        for (int r = 0; r < t->nranks; r++)
-            CU_ASSERT(res.end_ps >= res.ranks[r].compute_ps);
-        replay_result_clear(&res);
+    check_flops_and_replay(t, &w);
+    trace_free(t);
+}
+
+/* Uneven model chunks under interleaving (workload_chunk_layers): the pp*V
+ * virtual stages split the layers as stages do. Llama 3 405B's 126 layers
+ * on pp 16 x 2 chunks: virtual stages 0 (rank 0, chunk 0) and 31 (rank 15,
+ * chunk 1) hold 3, the 30 others 4, so ranks 0 and 15 hold 7 and the
+ * others 8 (the paper's rule: one layer fewer on the first and the last
+ * stage); the chunks tile the layers in virtual-stage order. 10 layers on
+ * pp 4 x 2: virtual stages of 1,1,1,2 | 2,1,1,1 (r = 6: three short at
+ * each end). */
+static void test_workload_chunk_layers_rule(void)
+{
+    workload_spec w = {.m = {.layers = 126}, .pp = 16, .vpp = 2};
+    int next = 0;
+    for (int c = 0; c < 2; c++)
+        for (int s = 0; s < 16; s++) {
+            int first, n = workload_chunk_layers(&w, s, c, &first);
+            CU_ASSERT_EQUAL(first, next);
+            CU_ASSERT_EQUAL(n, (c == 0 && s == 0) || (c == 1 && s == 15) ? 3 : 4);
+            next = first + n;
+        }
+    CU_ASSERT_EQUAL(next, 126);
+    for (int s = 0; s < 16; s++)
+        CU_ASSERT_EQUAL(workload_stage_layers(&w, s, NULL), s == 0 || s == 15 ? 7 : 8);
+    workload_spec v = {.m = {.layers = 10}, .pp = 4, .vpp = 2};
+    static const int want[2][4] = {{1, 1, 1, 2}, {2, 1, 1, 1}};
+    for (int c = 0; c < 2; c++)
+        for (int s = 0; s < 4; s++)
+            CU_ASSERT_EQUAL(workload_chunk_layers(&v, s, c, NULL), want[c][s]);
+    /* 1F1B: the one chunk is the stage */
+    workload_spec o = {.m = {.layers = 126}, .pp = 16, .vpp = 1};
+    for (int s = 0; s < 16; s++) {
+        int f1, f2;
+        CU_ASSERT_EQUAL(workload_chunk_layers(&o, s, 0, &f1), workload_stage_layers(&o, s, &f2));
+        CU_ASSERT_EQUAL(f1, f2);
     }
+}
+
+/* An interleaved step with uneven chunks (10 layers, pp 4 x 2 chunks of
+ * 1,1,1,2 | 2,1,1,1): every rank runs each of its layers once per
+ * microbatch forward and backward, the model FLOPs are unchanged and the
+ * step replays (no deadlock in the virtual pipeline's sends). */
+static void test_workload_uneven_chunks_trace(void)
+{
+    workload_spec w = pipe_spec(10, 1024, 4, 8, 2);
+    w.dp = 2;
+    w.gpus = 8;
+    w.global_batch = 16;
+    gpu_model g = gpu("H100");
+    GError *err = NULL;
+    trace *t = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    static const int layers[4] = {3, 2, 2, 3}; /* 1+2, 1+1, 1+1, 2+1 */
+    for (int s = 0; s < 4; s++) {
+        int r = 2 * s; /* dp 0 of stage s */
+        CU_ASSERT_EQUAL(count(t, r, TOP_COMPUTE, -1, "attn_fwd", NULL), 8 * layers[s]);
+        CU_ASSERT_EQUAL(count(t, r, TOP_COMPUTE, -1, "attn_bwd", NULL), 8 * layers[s]);
+    }
+    check_flops_and_replay(t, &w);
     trace_free(t);
 }
 
@@ -461,15 +528,17 @@ static void test_workload_uneven_stages_memory(void)
     ASSERT_REL(workload_memory_bytes(&w), full, 1e-12);
 }
 
-/* Interleaving keeps needing pp*V to divide the layers; pp at most the
- * layers. */
+/* Interleaving needs a layer per model chunk (pp*V at most the layers); pp
+ * at most the layers. */
 static void test_workload_uneven_stages_errors(void)
 {
     workload_spec w = pipe_spec(12, 1024, 4, 8, 1);
     w.layer_fuse = 3;
     CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
     w = pipe_spec(10, 1024, 4, 8, 2);
-    expect_layout_error(&w, "layers (10) must be divisible by pp*V = 4*2");
+    CU_ASSERT_TRUE(workload_spec_check(&w, NULL)); /* chunks of 1,1,1,2 | 2,1,1,1 */
+    w = pipe_spec(10, 1024, 4, 8, 3);
+    expect_layout_error(&w, "layers (10) must be at least pp*V = 4*3");
     w = pipe_spec(10, 1024, 11, 11, 1);
     expect_layout_error(&w, "pp (11) must be at most the layers (10)");
 }
@@ -513,6 +582,8 @@ int main(void)
         {"/workload/uneven-stages/trace", test_workload_uneven_stages_trace},
         {"/workload/uneven-stages/memory", test_workload_uneven_stages_memory},
         {"/workload/uneven-stages/errors", test_workload_uneven_stages_errors},
+        {"/workload/uneven-chunks/rule", test_workload_chunk_layers_rule},
+        {"/workload/uneven-chunks/trace", test_workload_uneven_chunks_trace},
         {NULL, NULL},
     };
     return test_main("pipeline", cases);

@@ -137,8 +137,9 @@ bool workload_schedule_parse(const char *s, int *vpp, GError **err)
     return true;
 }
 
-/* The interleaved schedule's rules: layers split evenly over pp*V model
- * chunks and microbatches a multiple of pp (Megatron-LM's; its
+/* The interleaved schedule's rules: at least a layer per model chunk (the
+ * pp*V chunks split the layers as stages do: workload_chunk_layers) and
+ * microbatches a multiple of pp (Megatron-LM's; its
  * microbatch_group_size_per_vp_stage = pp default), and pp >= 2 (Megatron
  * asks for pp > 2 unless overlap_p2p_comm is on, because of its batched
  * p2p calls; here each direction has its own streams, so 2 suffices).
@@ -148,8 +149,9 @@ static bool interleaved_check(const workload_spec *w, GError **err)
     int v = w->vpp, mbs = w->global_batch / (w->micro_batch * w->dp);
     if (w->pp < 2)
         return LAYOUT("the interleaved schedule (interleaved:%d) needs pp >= 2, got pp %d", v, w->pp);
-    if (w->m.layers % (w->pp * v))
-        return LAYOUT("layers (%d) must be divisible by pp*V = %d*%d with interleaved:%d", w->m.layers, w->pp, v, v);
+    if (w->m.layers < w->pp * v)
+        return LAYOUT("layers (%d) must be at least pp*V = %d*%d with interleaved:%d (a layer per model chunk)",
+                      w->m.layers, w->pp, v, v);
     if (mbs % w->pp)
         return LAYOUT("microbatches per step (%d = global batch %d / (micro-batch %d * dp %d)) must be a multiple of "
                       "pp (%d) with interleaved:%d", mbs, w->global_batch, w->micro_batch, w->dp, w->pp, v);
@@ -161,19 +163,29 @@ static bool interleaved_check(const workload_spec *w, GError **err)
  * layers, the first ceil(r/2) and the last floor(r/2); the others c. With
  * r <= 2 this is Llama 3's rule (arXiv:2407.21783 sec. 3.3.2: 126 layers
  * on 16 stages, one layer fewer on the first and on the last stage). */
+/* Virtual stage j of P holding L layers: c = ceil(L/P), r = P c - L; the
+ * first ceil(r/2) and the last floor(r/2) hold c - 1. */
+static int split_layers(int L, int P, int j, int *first_layer)
+{
+    int c = (L + P - 1) / P, r = P * c - L, lo = (r + 1) / 2, hi = P - r / 2; /* short: [0, lo) and [hi, P) */
+    if (first_layer)
+        *first_layer = j * c - MIN(j, lo) - MAX(0, j - hi);
+    return j < lo || j >= hi ? c - 1 : c;
+}
+
+int workload_chunk_layers(const workload_spec *w, int stage, int chunk, int *first_layer)
+{
+    int p = w->pp, v = w->vpp > 1 ? w->vpp : 1;
+    g_assert(p >= 1 && p * v <= w->m.layers && stage >= 0 && stage < p && chunk >= 0 && chunk < v);
+    return split_layers(w->m.layers, p * v, chunk * p + stage, first_layer);
+}
+
 int workload_stage_layers(const workload_spec *w, int stage, int *first_layer)
 {
-    int L = w->m.layers, p = w->pp;
-    g_assert(p >= 1 && p <= L && stage >= 0 && stage < p);
-    if (w->vpp > 1) { /* interleaved: the check asks for layers % (pp*vpp) == 0 */
-        if (first_layer)
-            *first_layer = stage * (L / (p * w->vpp));
-        return L / p;
-    }
-    int c = (L + p - 1) / p, r = p * c - L, lo = (r + 1) / 2, hi = p - r / 2; /* short: [0, lo) and [hi, p) */
-    if (first_layer)
-        *first_layer = stage * c - MIN(stage, lo) - MAX(0, stage - hi);
-    return stage < lo || stage >= hi ? c - 1 : c;
+    int v = w->vpp > 1 ? w->vpp : 1, n = 0;
+    for (int c = 0; c < v; c++)
+        n += workload_chunk_layers(w, stage, c, c == 0 ? first_layer : NULL);
+    return n;
 }
 
 bool workload_spec_check(const workload_spec *w, GError **err)
@@ -408,12 +420,27 @@ double workload_memory_bytes(const workload_spec *w)
     /* no global batch yet (a layout being chosen): assume a full pipeline */
     int64_t mb = w->global_batch > 0 ? w->global_batch / (w->micro_batch * w->dp) : G_MAXINT;
     if (w->vpp > 1) {
-        /* interleaved: stage 0 holds its warm-up + 1 chunk-microbatches of lps/vpp layers, i.e.
-         * p (1 + (p-1)/(p V)) microbatches' worth (Korthikanti et al. 2022) */
-        int lps = m->layers / w->pp, v = w->vpp, chunks = 2 * (w->pp - 1) + (v - 1) * w->pp + 1;
-        if (chunks > mb * v)
-            chunks = (int)(mb * v);
-        return states_bytes(w, 0, lps, true) + per_layer * ((double)lps / v) * chunks;
+        /* interleaved: stage s holds its warm-up + 1 chunk-microbatches, 2(p-s-1) + (V-1)p + 1
+         * (at most mV), of its chunks' layers: for stage 0 with equal chunks p (1 + (p-1)/(pV))
+         * microbatches' worth (Korthikanti et al. 2022); with uneven chunks each counted at its
+         * longest chunk (an upper bound). The busiest stage. */
+        int v = w->vpp;
+        double most = 0;
+        for (int st = 0; st < w->pp; st++) {
+            int64_t chunks = 2 * (w->pp - st - 1) + (int64_t)(v - 1) * w->pp + 1;
+            if (chunks > mb * v)
+                chunks = mb * v;
+            double states = 0;
+            int longest = 0;
+            for (int c = 0; c < v; c++) {
+                int first, n = workload_chunk_layers(w, st, c, &first);
+                bool emb = (st == 0 && c == 0) || (st == w->pp - 1 && c == v - 1);
+                states += states_bytes(w, first, n, emb);
+                longest = MAX(longest, n);
+            }
+            most = MAX(most, states + per_layer * longest * (double)chunks);
+        }
+        return most;
     }
     /* 1F1B: stage s holds min(pp - s, m) microbatches; the busiest stage (stage 0 when the
      * stages are equal; with uneven stages a longer stage behind it can be busier) */
@@ -431,7 +458,7 @@ double workload_op_estimate(const workload_spec *w)
     int mb = w->global_batch / (w->micro_batch * w->dp);
     double per_layer = (w->recompute ? 3 : 2) * (w->m.experts ? 12 : 8);
     /* layer groups of a stage: at most layer_fuse layers each */
-    double groups = ceil(ceil((double)w->m.layers / w->pp / w->vpp) / w->layer_fuse) * w->vpp;
+    double groups = ceil(ceil((double)w->m.layers / w->pp / w->vpp) / w->layer_fuse) * w->vpp; /* the longest chunk's */
     double ops = (double)w->gpus * mb * groups * per_layer;
     if (w->zero3_param_sync) { /* per tensor, not fused: host op, collective, copies */
         double t[16];

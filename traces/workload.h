@@ -77,10 +77,21 @@ bool workload_spec_check(const workload_spec *w, GError **err);
  * layers; otherwise, with c = ceil(layers/pp) and r = pp*c - layers, the
  * first ceil(r/2) and the last floor(r/2) stages hold c - 1 layers and the
  * others c (counts differ by at most 1; r <= 2 is Llama 3's rule: one
- * layer fewer on the first and the last stage). Interleaved (vpp > 1,
- * pp*vpp dividing the layers): the rank's layers/pp over its vpp chunks,
- * and the first layer of its chunk 0, stage*layers/(pp*vpp). */
+ * layer fewer on the first and the last stage). Interleaved (vpp > 1): the
+ * sum of the rank's chunks (workload_chunk_layers), and the first layer of
+ * its chunk 0. */
 int workload_stage_layers(const workload_spec *w, int stage, int *first_layer);
+
+/* Layers of model chunk `chunk` of PP rank `stage` (0 <= chunk < vpp; 1F1B
+ * has the one chunk 0) and its first layer in *first_layer when not NULL.
+ * Chunk c of rank s is virtual stage j = c*pp + s of the pp*vpp virtual
+ * stages (Megatron's interleaved assignment), which split the layers as
+ * workload_stage_layers splits them over stages: with c = ceil(L/(pp*vpp))
+ * and r = pp*vpp*c - L, the first ceil(r/2) and the last floor(r/2)
+ * virtual stages hold c - 1 (Llama 3's 126 layers on pp 16 x 2 chunks: the
+ * first chunk of rank 0 and the last of rank 15 hold 3, the others 4).
+ * Needs pp*vpp <= layers (asserts). */
+int workload_chunk_layers(const workload_spec *w, int stage, int chunk, int *first_layer);
 
 /* Parse a pipeline schedule: NULL or "1f1b" gives *vpp = 1, "interleaved:V"
  * (V an integer in 2..1000) gives *vpp = V. false with *err

@@ -40,7 +40,6 @@ typedef struct {
     costs c;
     /* the rank being generated */
     int r, tp_i, cp_i, dp_i, pp_i;
-    int lpc, first;        /* its layers per model chunk, the first layer of its chunk 0 */
     int chunk;             /* the model chunk being generated (0 under plain 1F1B) */
     bool keep_buckets;     /* record the dense buckets (the step's last reduction of this chunk) */
     int g_tp, g_cp, g_ep, g_dpc, g_edp, g_emb; /* trace groups, -1 if of size 1 */
@@ -188,9 +187,11 @@ static void wait_on(gen *G, uint32_t i)
 
 /* ---- one layer group (f layers; the last of a stage may have fewer) ---- */
 
-/* Layer groups of the current model chunk, and the layers of group k. */
-static int group_count(const gen *G) { return (G->lpc + G->f - 1) / G->f; }
-static int group_size(const gen *G, int k) { return MIN(G->f, G->lpc - k * G->f); }
+/* Layers of the current model chunk (workload_chunk_layers), its layer
+ * groups, and the layers of group k. */
+static int chunk_len(const gen *G) { return workload_chunk_layers(G->w, G->pp_i, G->chunk, NULL); }
+static int group_count(const gen *G) { return (chunk_len(G) + G->f - 1) / G->f; }
+static int group_size(const gen *G, int k) { return MIN(G->f, chunk_len(G) - k * G->f); }
 
 static void block_fwd(gen *G, int k, bool moe, const char *tag)
 {
@@ -258,11 +259,13 @@ static void block_bwd(gen *G, int k, bool moe)
 /* ---- gradients ---- */
 
 /* First layer of layer group k of the current model chunk: chunk c of PP
- * rank r is virtual stage c*pp + r (Megatron's interleaved assignment,
- * equal chunks); with one chunk, stage r of workload_stage_layers. */
+ * rank r is virtual stage c*pp + r (Megatron's interleaved assignment;
+ * workload_chunk_layers); with one chunk, stage r of workload_stage_layers. */
 static int group_layer(const gen *G, int k)
 {
-    return G->first + G->chunk * G->w->pp * G->lpc + k * G->f;
+    int first;
+    workload_chunk_layers(G->w, G->pp_i, G->chunk, &first);
+    return first + k * G->f;
 }
 
 /* The current chunk holds the embedding (first virtual stage) / the LM
@@ -728,7 +731,6 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
         G.cp_i = r / w->tp % w->cp;
         G.dp_i = r / (w->tp * w->cp) % w->dp;
         G.pp_i = r / (w->tp * w->cp * w->dp);
-        G.lpc = workload_stage_layers(w, G.pp_i, &G.first) / G.V;
         G.pend = G.pend_e = G.pend_params = 0;
         G.prev_first = NONE;
         G.last = G.sync_prev = G.rs_last = NONE;

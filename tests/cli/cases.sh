@@ -83,7 +83,9 @@ check collective-csv-band 0 'busbw_lo_GBps,busbw_hi_GBps' -- collective --topo d
 check scale-uneven-dp-groups 0 'dgx-h100 +H100-SXM +72 +1 +2 +36' -- scale --model llama3-8b --systems dgx-h100:72 --tp 1 --pp 2 --sp --zero 1 --global-batch 576 --seq 256
 check scale-auto 0 'fastest of [0-9]+ layouts that fit' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --auto
 check scale-pp-not-dividing 2 'dgx-h100 with 72 GPUs: no layout with tp 4 pp 8' -- scale --model llama3-8b --systems dgx-h100:72 --tp 4 --pp 8 --seq 256
-check scale-interleaved-not-dividing 2 "no layout with tp 8 pp 16 .*under interleaved:V, pp at least 2 and pp x V dividing the layers" -- scale --model llama3-405b --systems dgx-h100:8192 --tp 8 --pp 16 --max-gpus 8192 --schedule interleaved:2
+check scale-interleaved-too-deep 2 "no layout with tp 8 pp 16 .*under interleaved:V, pp at least 2 and at most layers / V" -- scale --model llama3-405b --systems dgx-h100:8192 --tp 8 --pp 16 --max-gpus 8192 --schedule interleaved:8
+# Llama 3 405B's layout: 126 layers on pp 16 x 2 chunks, the first and the last chunk one layer short
+check workload-uneven-chunks 0 "uneven chunks of 3,4 \| 4,4 \| .* \| 4,3 layers" -- workload --model llama3-405b --topo dgx-h100 --tp 8 --pp 16 --dp 1 --schedule interleaved:2 --seq 128 --global-batch 16 -o /dev/null
 check scale-system-colon-fabric 0 'dgx-h100@ib-hdr +H100-SXM +16 ' -- scale --model llama2-7b --systems dgx-h100:ib-hdr:16 --seq 256
 check scale-system-two-fabrics 2 "two fabrics" -- scale --model llama2-7b --systems dgx-h100@ib-ndr:ib-hdr --seq 256
 check scale-system-empty-after-colon 2 "nothing after ':'" -- scale --model llama2-7b --systems dgx-h100: --seq 256
@@ -246,7 +248,7 @@ check workload-interleaved-v1 2 "schedule 'interleaved:1': interleaving needs V 
 check workload-interleaved-not-int 2 "schedule 'interleaved:x': V must be an integer >= 2" -- workload --model llama2-7b --gpus 4 --pp 4 --schedule interleaved:x --topo dgx-h100 -o /dev/null
 check workload-bad-schedule 2 "schedule 'gpipe': expected 1f1b or interleaved:V" -- workload --model llama2-7b --gpus 4 --pp 4 --schedule gpipe --topo dgx-h100 -o /dev/null
 check workload-interleaved-microbatches 2 'microbatches per step \(6 = .*\) must be a multiple of pp \(4\)' -- workload --model llama2-7b --gpus 4 --pp 4 --global-batch 6 --schedule interleaved:2 --topo dgx-h100 -o /dev/null
-check workload-interleaved-layers 2 'layers \(32\) must be divisible by pp\*V = 4\*3' -- workload --model llama2-7b --gpus 4 --pp 4 --schedule interleaved:3 --topo dgx-h100 -o /dev/null
+check workload-interleaved-layers 2 'layers \(32\) must be at least pp\*V = 4\*9' -- workload --model llama2-7b --gpus 4 --pp 4 --schedule interleaved:9 --topo dgx-h100 -o /dev/null
 check workload-interleaved-pp1 2 'interleaved schedule \(interleaved:2\) needs pp >= 2' -- workload --model llama2-7b --gpus 8 --tp 8 --schedule interleaved:2 --topo dgx-h100 -o /dev/null
 check workload-bad-set 2 'no such parameter' -- workload --model llama2-7b --gpus 8 --tp 8 --set gpu.turbo=1 --topo dgx-h100 -o /dev/null
 check scale-small 0 'dgx-h100 .* 16 +8 +1 +2 ' -- scale --model llama2-7b --systems dgx-h100:8..16 --seq 256 --global-batch 4
@@ -257,7 +259,7 @@ check scale-uneven-stages 0 'dgx-h100 .* 24 +8 +3 +1 ' -- scale --model llama2-7
 check scale-bad-sizes 2 'bad sizes' -- scale --model llama2-7b --systems dgx-h100:8..x
 check sweep-scale-base 0 '^3,16,400,' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
 check sweep-scale-schedule 0 '^2,interleaved:4,[0-9.]+,' -- sweep tests/data/sweep/scale-schedule.json -j 2
-check sweep-scale-bad-schedule 2 'point 1 \(schedule=interleaved:3\): layers \(32\) must be divisible by pp\*V' -- sweep tests/data/sweep/scale-bad-schedule.json -j 1
+check sweep-scale-bad-schedule 2 'point 1 \(schedule=interleaved:9\): layers \(32\) must be at least pp\*V = 4\*9' -- sweep tests/data/sweep/scale-bad-schedule.json -j 1
 # regressions: an empty slice overtaking a full one on a network connection
 # (delivery is in order), and alltoall over two ranks (Direct, never Ring)
 check ring-tiny-multinode 0 'Avg bus bandwidth' -- collective --topo dgx-h100 --nodes 2 --op all_reduce -b 8 -e 64 -f 2 --algo ring --proto simple
