@@ -154,6 +154,13 @@ static int pow2_floor(int n)
  * workload_stage_layers; with interleaved:V, pp >= 2 and pp*V at most the
  * layers, model chunks uneven as stages are: workload_chunk_layers); DP =
  * the rest. */
+/* Whether w's schedule allows pp pipeline stages: under interleaved:V at
+ * least 2, and a layer per model chunk (workload_spec_check's rule). */
+static bool schedule_allows(const workload_spec *w, int pp)
+{
+    return w->vpp <= 1 || (pp >= 2 && w->m.layers >= pp * w->vpp);
+}
+
 static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, const gpu_model *g, bool *fits)
 {
     int n = w->gpus, domain = (t->nvswitch || t->nvlink_links > 0) ? t->gpus_per_node * t->nvl_domain_nodes : 1;
@@ -169,7 +176,7 @@ static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, c
             continue;
         if ((n / tp) % pp || n % (tp * pp) || (n / (tp * pp)) % MAX(w->ep, 1))
             continue;
-        if (w->vpp > 1 && (pp < 2 || w->m.layers < pp * w->vpp))
+        if (!schedule_allows(w, pp))
             continue;
         w->pp = pp;
         w->dp = n / (tp * pp);
@@ -452,7 +459,7 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
             w.tp = tp;
             w.pp = pp;
             w.dp = N / (tp * pp);
-            if (w.vpp > 1 && (pp < 2 || w.m.layers < pp * w.vpp))
+            if (!schedule_allows(&w, pp))
                 continue;
             if (w.dp % w.ep || w.global_batch % (w.micro_batch * w.dp) ||
                 (w.vpp > 1 && (w.global_batch / (w.micro_batch * w.dp)) % pp))

@@ -158,13 +158,13 @@ static bool interleaved_check(const workload_spec *w, GError **err)
     return true;
 }
 
-/* Uneven stages (docs/workloads.md, "Stage sizes"): with L = pc - r
- * layers (c = ceil(L/p), 0 <= r < p) the r outermost stages hold c - 1
- * layers, the first ceil(r/2) and the last floor(r/2); the others c. With
- * r <= 2 this is Llama 3's rule (arXiv:2407.21783 sec. 3.3.2: 126 layers
- * on 16 stages, one layer fewer on the first and on the last stage). */
-/* Virtual stage j of P holding L layers: c = ceil(L/P), r = P c - L; the
- * first ceil(r/2) and the last floor(r/2) hold c - 1. */
+/* Uneven stages (docs/workloads.md, "Stage sizes"): the layers of stage j
+ * of P (pipeline stages, or the pp*V virtual stages of the interleaved
+ * schedule). With L = Pc - r layers (c = ceil(L/P), 0 <= r < P) the r
+ * outermost hold c - 1, the first ceil(r/2) and the last floor(r/2); the
+ * others c. With r <= 2 this is Llama 3's rule (arXiv:2407.21783 sec.
+ * 3.3.2: 126 layers on 16 stages, one layer fewer on the first and on the
+ * last stage). */
 static int split_layers(int L, int P, int j, int *first_layer)
 {
     int c = (L + P - 1) / P, r = P * c - L, lo = (r + 1) / 2, hi = P - r / 2; /* short: [0, lo) and [hi, P) */
