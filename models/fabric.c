@@ -53,6 +53,8 @@ void fabric_free(fabric *f)
     g_hash_table_destroy(f->routes);
     g_hash_table_destroy(f->legs);
     g_free(f->gpu_at);
+    g_free(f->pxn_up);
+    g_free(f->pxn_down);
     g_ptr_array_unref(f->arena_blocks);
     g_free(f->up_idx);
     g_array_free(f->up_links, TRUE);

@@ -170,6 +170,9 @@ const fab_route *fabric_route(fabric *f, fab_node_id src, fab_node_id dst, uint3
  * without any of fabric_route's caches; the caller g_free()s it. NULL when
  * dst is unreachable. */
 fab_route *fabric_route_uncached(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow);
+/* For tests: fabric_route_p2p's route the same way (PXN or not), from the
+ * whole path by the plain searches, no cache; the caller g_free()s it. */
+fab_route *fabric_route_p2p_uncached(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow);
 
 /* In-network reduction (SHARP): the switch where the NICs of these GPUs
  * meet - their common leaf, or else a spine that reaches all their leaves

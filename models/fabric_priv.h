@@ -55,6 +55,10 @@ struct fabric {
     bool pxn;           /* send/receive across servers through the GPU on the destination's rail */
     fab_node_id *gpu_at; /* [server * gpu_at_locals + local]: GPU node or FAB_NONE (gpu_at()); NULL: not built */
     int gpu_at_servers, gpu_at_locals;
+    /* PXN routes in parts (fabric_route.c, pxn_fast): the sender's part per
+     * [(server * locals + local) * locals + receiver's local], the receiver's
+     * per [server * locals + local]; NULL: not built yet (arrays or entries) */
+    const fab_route **pxn_up, **pxn_down;
     bool adaptive;      /* leaves pick the least-loaded spine per chunk */
     /* run phase */
     sim_engine *eng;

@@ -41,26 +41,34 @@ gboolean route_key_equal(gconstpointer a, gconstpointer b)
 
 #define ROUTE_BLOCK (256 * 1024)
 
-/* Store a route (graph links or spliced hops) with its key in the arena and
- * index it in table t (a set of keys; the route follows its key). */
-static fab_route *route_store(fabric *f, GHashTable *t, const route_key *key, const fab_link_id *hop, guint n)
+/* n hops in the arena as a route, after a copy of key (NULL: none). */
+static fab_route *arena_put(fabric *f, const route_key *key, const fab_link_id *hop, guint n)
 {
-    gsize sz = sizeof(route_key) + sizeof(fab_route) + n * sizeof(fab_link_id);
+    gsize ksz = key ? sizeof(route_key) : 0, sz = ksz + sizeof(fab_route) + n * sizeof(fab_link_id);
     if (f->arena_left < sz) {
         gsize bs = sz > ROUTE_BLOCK ? sz : ROUTE_BLOCK;
         f->arena_cur = g_malloc(bs);
         f->arena_left = bs;
         g_ptr_array_add(f->arena_blocks, f->arena_cur);
     }
-    route_key *k = (route_key *)f->arena_cur;
+    char *at = f->arena_cur;
     f->arena_cur += sz;
     f->arena_left -= sz;
-    *k = *key;
-    fab_route *r = (fab_route *)(k + 1);
+    if (key)
+        *(route_key *)at = *key;
+    fab_route *r = (fab_route *)(at + ksz);
     r->nhops = n;
     if (n)
         memcpy(r->hop, hop, n * sizeof(fab_link_id));
-    g_hash_table_add(t, k);
+    return r;
+}
+
+/* Store a route (graph links or spliced hops) with its key in the arena and
+ * index it in table t (a set of keys; the route follows its key). */
+static fab_route *route_store(fabric *f, GHashTable *t, const route_key *key, const fab_link_id *hop, guint n)
+{
+    fab_route *r = arena_put(f, key, hop, n);
+    g_hash_table_add(t, (route_key *)r - 1);
     return r;
 }
 
@@ -250,6 +258,8 @@ void fabric_route_forget(fabric *f)
         g_hash_table_remove_all(f->routes);
     g_free(f->gpu_at);
     f->gpu_at = NULL;
+    g_clear_pointer(&f->pxn_up, g_free); /* the parts' storage stays in the arena */
+    g_clear_pointer(&f->pxn_down, g_free);
     f->ups_valid = false;
 }
 
@@ -349,6 +359,13 @@ static fab_node_id nearest_nic(fabric *f, fab_node_id x, bool ref, GArray *p)
     return cached_leg(f, &key, x, &tn, n->d.server, ref, p);
 }
 
+/* The static ECMP hash of a flow across servers (the spine it takes). */
+static guint64 ecmp_hash(fab_node_id src, fab_node_id dst, uint32_t flow)
+{
+    guint64 h = (guint64)src * 2654435761u + (guint64)dst * 40503u + flow * 2246822519u;
+    return h ^ (h >> 17);
+}
+
 static bool cross_server(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, bool ref, GArray *p)
 {
     fab_node *a = NODE(f, src), *b = NODE(f, dst);
@@ -367,8 +384,7 @@ static bool cross_server(fabric *f, fab_node_id src, fab_node_id dst, uint32_t f
         if (nb == FAB_NONE)
             return false;
     }
-    guint64 h = (guint64)src * 2654435761u + (guint64)dst * 40503u + flow * 2246822519u;
-    if (!net_path(f, na, nb, h ^ (h >> 17), ref, p))
+    if (!net_path(f, na, nb, ecmp_hash(src, dst, flow), ref, p))
         return false;
     return nb == dst || leg(f, nb, dst, b->d.server, ref, p);
 }
@@ -437,6 +453,8 @@ static void assemble(fabric *f, fab_node_id src, fab_node_id dst, const GArray *
         g_array_append_val(h, NODE(f, dst)->rx);
 }
 
+static bool pxn_fast(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow);
+
 const fab_route *fabric_route(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GError **err)
 {
     g_assert(src < f->nodes->len && dst < f->nodes->len);
@@ -444,6 +462,10 @@ const fab_route *fabric_route(fabric *f, fab_node_id src, fab_node_id dst, uint3
     fab_route *r = route_find(f->routes, &key);
     if (r)
         return r;
+    const fab_node *a = NODE(f, src), *b = NODE(f, dst);
+    if (a->d.kind == FAB_GPU && b->d.kind == FAB_GPU && a->d.local == b->d.local && a->d.server != b->d.server &&
+        !(a->d.domain >= 0 && a->d.domain == b->d.domain) && pxn_fast(f, src, dst, flow))
+        return route_store(f, f->routes, &key, (const fab_link_id *)f->rt_hops->data, f->rt_hops->len);
     GArray *p = f->rt_path;
     g_array_set_size(p, 0);
     if (src != dst && !plain_path(f, src, dst, flow, false, p)) {
@@ -502,24 +524,151 @@ static bool path_has_node(const fabric *f, const GArray *p, guint from, fab_node
  * only; the data crosses to the proxy's memory over NVLink and its NIC sends
  * it from there. The graph links of that path into the empty p, or false
  * (no PXN: p is left empty). */
-static bool pxn_path(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, GArray *p)
+static bool pxn_path(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow, bool ref, GArray *p)
 {
     const fab_node *a = NODE(f, src), *b = NODE(f, dst);
     fab_node_id proxy = gpu_at(f, a->d.server, b->d.local);
     if (proxy == FAB_NONE || proxy == src || NODE(f, proxy)->nic == FAB_NONE)
         return false;
     /* src -> proxy over NVLink only (NCCL: PATH_NVL) */
-    if (!plain_path(f, src, proxy, flow, false, p) || !has_kind(f, p, 0, LINK_NVLINK) ||
+    if (!plain_path(f, src, proxy, flow, ref, p) || !has_kind(f, p, 0, LINK_NVLINK) ||
         has_kind(f, p, 0, LINK_PCIE) || has_kind(f, p, 0, LINK_MEM)) {
         g_array_set_size(p, 0);
         return false;
     }
     guint mid = p->len;
     /* proxy -> its NIC through PCIe switches, not a CPU (NCCL: PATH_PXB) */
-    if (!plain_path(f, proxy, dst, flow, false, p) || path_has_node(f, p, mid, FAB_CPU)) {
+    if (!plain_path(f, proxy, dst, flow, ref, p) || path_has_node(f, p, mid, FAB_CPU)) {
         g_array_set_size(p, 0);
         return false;
     }
+    return true;
+}
+
+/* ---- PXN routes in parts --------------------------------------------
+ * A PXN route is [src's tx] src -> proxy (NVLink) -> the proxy's NIC -> its
+ * leaf, then leaf -> spine -> leaf (the flow's ECMP pick; nothing when both
+ * NICs share a leaf), then leaf -> dst's NIC -> dst [dst's rx]. Only the
+ * middle depends on the flow: the sender's part (per src and the receiver's
+ * local index) and the receiver's part (per dst) are spliced once and kept,
+ * so a new route is a spine pick and two copies instead of three cached-leg
+ * lookups, two NIC link scans and a splice (an alltoall over 1,024 GPUs asks
+ * 1,047,552 of them). Hop for hop the route assemble() makes from the whole
+ * path (tested against fabric_route_p2p_uncached). Where a part does not
+ * exist as PXN needs it (no NIC bound, no NVLink to the proxy, a CPU on a
+ * NIC's leg) the entry is pxn_nopart and the whole path is searched. */
+static const fab_route pxn_nopart;
+
+/* Append l to h after the transit server of the node before it (as
+ * assemble() does between two graph links). */
+static void splice_next(const fabric *f, GArray *h, fab_link_id prev, fab_link_id l)
+{
+    fab_node *mid = NODE(f, LINK(f, l)->src);
+    if (mid->transit != FAB_NONE && LINK(f, prev)->d.kind != LINK_MEM && LINK(f, l)->d.kind != LINK_MEM)
+        g_array_append_val(h, mid->transit);
+    g_array_append_val(h, l);
+}
+
+/* Graph links p spliced into h (emptied first), with src's tx before. */
+static void splice_all(const fabric *f, fab_node_id src, const GArray *p, GArray *h)
+{
+    g_array_set_size(h, 0);
+    if (src != FAB_NONE && NODE(f, src)->tx != FAB_NONE)
+        g_array_append_val(h, NODE(f, src)->tx);
+    for (guint i = 0; i < p->len; i++) {
+        fab_link_id l = g_array_index(p, fab_link_id, i);
+        if (i == 0)
+            g_array_append_val(h, l);
+        else
+            splice_next(f, h, g_array_index(p, fab_link_id, i - 1), l);
+    }
+}
+
+/* src -> proxy (the GPU of src's server at local index `local`) over NVLink
+ * only -> the proxy's NIC through PCIe switches only -> its leaf. When the
+ * proxy is src (a receiver on src's rail, no PXN): src -> its NIC -> its
+ * leaf, the start of the plain route across servers. */
+static const fab_route *pxn_up_part(fabric *f, fab_node_id src, int local)
+{
+    const fab_node *a = NODE(f, src);
+    fab_node_id proxy = gpu_at(f, a->d.server, local);
+    if (proxy == FAB_NONE || NODE(f, proxy)->nic == FAB_NONE)
+        return &pxn_nopart;
+    fab_node_id na = NODE(f, proxy)->nic;
+    GArray *p = f->rt_path;
+    g_array_set_size(p, 0);
+    if (proxy != src && (!plain_path(f, src, proxy, 0, false, p) || !has_kind(f, p, 0, LINK_NVLINK) ||
+                         has_kind(f, p, 0, LINK_PCIE) || has_kind(f, p, 0, LINK_MEM)))
+        return &pxn_nopart;
+    guint mid = p->len;
+    fab_link_id up = first_out(f, na, FAB_NET_LEAF);
+    if (!leg(f, proxy, na, NODE(f, proxy)->d.server, false, p) || path_has_node(f, p, mid, FAB_CPU) || up == FAB_NONE)
+        return &pxn_nopart;
+    g_array_append_val(p, up);
+    splice_all(f, src, p, f->rt_tmp);
+    return arena_put(f, NULL, (const fab_link_id *)f->rt_tmp->data, f->rt_tmp->len);
+}
+
+/* leaf -> dst's NIC -> dst, then dst's rx. */
+static const fab_route *pxn_down_part(fabric *f, fab_node_id dst)
+{
+    const fab_node *b = NODE(f, dst);
+    fab_node_id nb = b->nic;
+    fab_link_id down_l = nb == FAB_NONE ? FAB_NONE : first_out(f, nb, FAB_NET_LEAF);
+    if (down_l == FAB_NONE)
+        return &pxn_nopart;
+    GArray *p = f->rt_path;
+    g_array_set_size(p, 0);
+    fab_link_id down = down_l ^ 1; /* leaf -> nic */
+    g_array_append_val(p, down);
+    if (!leg(f, nb, dst, b->d.server, false, p) || path_has_node(f, p, 1, FAB_CPU))
+        return &pxn_nopart;
+    splice_all(f, FAB_NONE, p, f->rt_tmp);
+    if (b->rx != FAB_NONE)
+        g_array_append_val(f->rt_tmp, b->rx);
+    return arena_put(f, NULL, (const fab_link_id *)f->rt_tmp->data, f->rt_tmp->len);
+}
+
+/* The PXN route of (src, dst, flow) from the parts into f->rt_hops: true,
+ * or false when the parts do not apply (then the whole path decides). With
+ * src and dst at the same local index it is their plain route. */
+static bool pxn_fast(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow)
+{
+    const fab_node *a = NODE(f, src), *b = NODE(f, dst);
+    gpu_at(f, 0, 0); /* the index, built on first use */
+    int ns = f->gpu_at_servers, nl = f->gpu_at_locals;
+    if (a->d.server < 0 || b->d.server < 0 || a->d.local < 0 || b->d.local < 0 || a->d.server >= ns ||
+        b->d.server >= ns || a->d.local >= nl || b->d.local >= nl)
+        return false;
+    if (!f->pxn_up) {
+        f->pxn_up = g_new0(const fab_route *, (size_t)ns * nl * nl);
+        f->pxn_down = g_new0(const fab_route *, (size_t)ns * nl);
+    }
+    const fab_route **u = &f->pxn_up[((size_t)a->d.server * nl + a->d.local) * nl + b->d.local];
+    const fab_route **d = &f->pxn_down[(size_t)b->d.server * nl + b->d.local];
+    if (!*u)
+        *u = pxn_up_part(f, src, b->d.local);
+    if (!*d)
+        *d = pxn_down_part(f, dst);
+    if (*u == &pxn_nopart || *d == &pxn_nopart)
+        return false;
+    const fab_route *U = *u, *D = *d;
+    fab_link_id up = U->hop[U->nhops - 1], down = D->hop[0];
+    fab_node_id la = LINK(f, up)->dst, lb = LINK(f, down)->src;
+    GArray *h = f->rt_hops, *m = f->rt_tmp;
+    g_array_set_size(m, 0);
+    /* the spine cross_server() picks for the proxy's part of the path */
+    if (la != lb && !spine_pick(f, la, lb, ecmp_hash(gpu_at(f, a->d.server, b->d.local), dst, flow), m))
+        return false;
+    g_array_set_size(h, 0);
+    g_array_append_vals(h, U->hop, U->nhops);
+    fab_link_id prev = up;
+    for (guint i = 0; i < m->len; i++) {
+        splice_next(f, h, prev, g_array_index(m, fab_link_id, i));
+        prev = g_array_index(m, fab_link_id, i);
+    }
+    splice_next(f, h, prev, down);
+    g_array_append_vals(h, D->hop + 1, D->nhops - 1);
     return true;
 }
 
@@ -534,9 +683,11 @@ const fab_route *fabric_route_p2p(fabric *f, fab_node_id src, fab_node_id dst, u
     fab_route *r = route_find(f->routes, &key);
     if (r)
         return r;
+    if (pxn_fast(f, src, dst, flow))
+        return route_store(f, f->routes, &key, (const fab_link_id *)f->rt_hops->data, f->rt_hops->len);
     GArray *p = f->rt_path; /* fabric_route's scratch: free again before it is called */
     g_array_set_size(p, 0);
-    if (pxn_path(f, src, dst, flow, p)) {
+    if (pxn_path(f, src, dst, flow, false, p)) {
         assemble(f, src, dst, p, f->rt_hops);
         return route_store(f, f->routes, &key, (const fab_link_id *)f->rt_hops->data, f->rt_hops->len);
     }
@@ -561,6 +712,26 @@ fab_route *fabric_route_uncached(fabric *f, fab_node_id src, fab_node_id dst, ui
     g_array_free(p, TRUE);
     g_array_free(h, TRUE);
     return r;
+}
+
+fab_route *fabric_route_p2p_uncached(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow)
+{
+    g_assert(src < f->nodes->len && dst < f->nodes->len);
+    const fab_node *a = NODE(f, src), *b = NODE(f, dst);
+    if (!f->pxn || a->d.kind != FAB_GPU || b->d.kind != FAB_GPU || a->d.server == b->d.server ||
+        (a->d.domain >= 0 && a->d.domain == b->d.domain) || a->d.local == b->d.local)
+        return fabric_route_uncached(f, src, dst, flow);
+    GArray *p = g_array_new(FALSE, FALSE, sizeof(fab_link_id)), *h = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    fab_route *r = NULL;
+    if (pxn_path(f, src, dst, flow, true, p)) {
+        assemble(f, src, dst, p, h);
+        r = g_malloc(sizeof *r + h->len * sizeof(fab_link_id));
+        r->nhops = h->len;
+        memcpy(r->hop, h->data, h->len * sizeof(fab_link_id));
+    }
+    g_array_free(p, TRUE);
+    g_array_free(h, TRUE);
+    return r ? r : fabric_route_uncached(f, src, dst, flow);
 }
 
 double fabric_route_bw(const fabric *f, const fab_route *r)

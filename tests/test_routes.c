@@ -243,6 +243,65 @@ static void test_routes_cached_equal_uncached(void)
     check_cached_equals_uncached("gb200-nvl72", 36, NULL, true, 4000);
 }
 
+/* fabric_route_p2p (PXN routes spliced from cached parts) against
+ * fabric_route_p2p_uncached (the whole path by the plain searches) for every
+ * ordered GPU pair and a few flows, asked twice (the second time from the
+ * route cache). Counts the PXN routes that took a spine. */
+static void check_p2p_equals_uncached(const char *name, int nodes, const char *const *sets, bool bind, int flows,
+                                      int *spined)
+{
+    GError *err = NULL;
+    topo *t = topo_load(name, &(topo_opts){.nodes = nodes, .sets = sets}, &err);
+    if (!t)
+        fprintf(stderr, "%s --nodes %d: %s\n", name, nodes, err ? err->message : "?");
+    g_clear_error(&err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    if (bind) {
+        coll_system sys;
+        topo_coll_system(&sys, t, 0, 1);
+    }
+    fabric *f = t->fab;
+    const GArray *gpus = fabric_gpus(f);
+    int bad = 0;
+    *spined = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (guint i = 0; i < gpus->len; i++)
+            for (guint j = 0; j < gpus->len; j++)
+                for (uint32_t flow = i; flow < i + (uint32_t)flows * 977; flow += 977) {
+                    fab_node_id a = g_array_index(gpus, fab_node_id, i), b = g_array_index(gpus, fab_node_id, j);
+                    const fab_route *r = fabric_route_p2p(f, a, b, flow, NULL);
+                    fab_route *want = fabric_route_p2p_uncached(f, a, b, flow);
+                    bool same = (r == NULL) == (want == NULL), nvl = false, spine = false;
+                    for (uint32_t h = 0; same && r && h < r->nhops; h++) {
+                        same = h < want->nhops && r->hop[h] == want->hop[h];
+                        nvl |= fabric_link(f, r->hop[h])->kind == LINK_NVLINK;
+                        fab_node_id d = fabric_link_dst(f, r->hop[h]);
+                        spine |= d != FAB_NONE && fabric_node(f, d)->kind == FAB_NET_SPINE;
+                    }
+                    same = same && (!r || r->nhops == want->nhops);
+                    *spined += pass == 0 && same && r && nvl && spine;
+                    if (!same && bad++ < 5)
+                        fprintf(stderr, "%s: p2p route %s -> %s flow %u: %u hops, uncached %u\n", name,
+                                fabric_node(f, a)->name, fabric_node(f, b)->name, flow, r ? r->nhops : 0,
+                                want ? want->nhops : 0);
+                    g_free(want);
+                }
+    CU_ASSERT_EQUAL(bad, 0);
+    topo_free(t);
+}
+
+static void test_routes_p2p_equal_uncached(void)
+{
+    static const char *const pcie_nic[] = {"p2p=on", NULL};
+    int spined;
+    check_p2p_equals_uncached("dgx-h100", 34, NULL, true, 1, &spined); /* 32 servers per rail leaf */
+    CU_ASSERT(spined > 0); /* PXN routes over NVLink and a spine were compared */
+    check_p2p_equals_uncached("dgx-h100", 3, NULL, false, 3, &spined);
+    check_p2p_equals_uncached("aws-p5", 2, NULL, true, 3, &spined);
+    check_p2p_equals_uncached("dgx1-v100", 2, NULL, true, 3, &spined);
+    check_p2p_equals_uncached("pcie-gen5-8gpu-2socket", 2, pcie_nic, true, 3, &spined);
+}
+
 int main(void)
 {
     static const test_case tc[] = {
@@ -250,6 +309,7 @@ int main(void)
         {"/routes/dgx1-nvlink-pairs", test_routes_nvlink_pairs_use_nvlink},
         {"/routes/p2p-level", test_routes_p2p_level},
         {"/routes/cached-equal-uncached", test_routes_cached_equal_uncached},
+        {"/routes/p2p-equal-uncached", test_routes_p2p_equal_uncached},
         {0},
     };
     return test_main("routes", tc);
