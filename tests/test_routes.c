@@ -175,12 +175,9 @@ static void test_routes_p2p_level(void)
     topo_free(t);
 }
 
-/* fabric_route (cached legs, spine lists, arena) against fabric_route_uncached
- * (the plain searches, no cache) for random (src, dst, flow) triples over GPUs
- * and NICs, hop by hop; each triple is asked twice (the second time from the
- * route cache). bind: GPUs bound to their rail NICs as the CLI does, else
- * the nearest NIC. */
-static void check_cached_equals_uncached(const char *name, int nodes, const char *const *sets, bool bind, int n)
+/* A system (--nodes, --set), its GPUs bound to their rail NICs as the CLI
+ * does when bind; fails the test when it does not load. */
+static topo *load_bound(const char *name, int nodes, const char *const *sets, bool bind)
 {
     GError *err = NULL;
     topo *t = topo_load(name, &(topo_opts){.nodes = nodes, .sets = sets}, &err);
@@ -192,6 +189,17 @@ static void check_cached_equals_uncached(const char *name, int nodes, const char
         coll_system sys;
         topo_coll_system(&sys, t, 0, 1);
     }
+    return t;
+}
+
+/* fabric_route (cached legs, spine lists, arena) against fabric_route_uncached
+ * (the plain searches, no cache) for random (src, dst, flow) triples over GPUs
+ * and NICs, hop by hop; each triple is asked twice (the second time from the
+ * route cache). bind: GPUs bound to their rail NICs as the CLI does, else
+ * the nearest NIC. */
+static void check_cached_equals_uncached(const char *name, int nodes, const char *const *sets, bool bind, int n)
+{
+    topo *t = load_bound(name, nodes, sets, bind);
     fabric *f = t->fab;
     GArray *ends = g_array_new(FALSE, FALSE, sizeof(fab_node_id));
     for (fab_node_id i = 0; i < fabric_node_count(f); i++)
@@ -250,16 +258,7 @@ static void test_routes_cached_equal_uncached(void)
 static void check_p2p_equals_uncached(const char *name, int nodes, const char *const *sets, bool bind, int flows,
                                       int *spined)
 {
-    GError *err = NULL;
-    topo *t = topo_load(name, &(topo_opts){.nodes = nodes, .sets = sets}, &err);
-    if (!t)
-        fprintf(stderr, "%s --nodes %d: %s\n", name, nodes, err ? err->message : "?");
-    g_clear_error(&err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    if (bind) {
-        coll_system sys;
-        topo_coll_system(&sys, t, 0, 1);
-    }
+    topo *t = load_bound(name, nodes, sets, bind);
     fabric *f = t->fab;
     const GArray *gpus = fabric_gpus(f);
     int bad = 0;
