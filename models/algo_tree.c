@@ -271,10 +271,6 @@ static bool tree_supports(const coll_system *sys, coll_kind kind, const char **w
         *why = "Tree is an all_reduce algorithm";
         return false;
     }
-    if (sys->nnodes < 2) {
-        *why = "modelled across nodes (inside one node NCCL's tree is a chain; use Ring)";
-        return false;
-    }
     return true;
 }
 

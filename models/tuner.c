@@ -90,15 +90,17 @@ static double model_latbw(const coll_system *sys, coll_kind kind, coll_algo_id a
         algbw = bus * eff / (rsag ? 1.0 : 1.0 + 1.0 / n) * (nch - 1) / nch;
         lat = coll_hw_lat_us(0, ALGO_NVLS, p);
     } else if (a == ALGO_TREE) {
-        if (kind != COLL_ALL_REDUCE || sys->nnodes < 2 || (p == PROTO_LL128 && !nvl))
+        if (kind != COLL_ALL_REDUCE || (p == PROTO_LL128 && !nvl))
             return -1;
-        double b = bus, perch = coll_tree_perch_GBps(sys->gpu_sm, sys->nnodes, p);
-        if (p == PROTO_SIMPLE)
-            b = fmin(bus * 0.92, nch * perch);
-        else if (p == PROTO_LL)
-            b = fmin(bus / 3.8, coll_ll_max_GBps(sys->gpu_sm, sys->nnodes, sys->cpu_vendor));
-        else
-            b = fmin(bus * 120.0 / 128.0, nch * perch);
+        /* tuning.cc: every Tree all_reduce min(0.92 busBw, nCh x perChMaxTreeBw),
+         * then LL min(/3.8, llMaxBw), LL128 min(x 7/9 on one node or 120/128,
+         * nCh x perChMaxTreeLL128Bw); on one node the tree is a chain */
+        double b = fmin(bus * 0.92, nch * coll_tree_perch_GBps(sys->gpu_sm, sys->nnodes, PROTO_SIMPLE));
+        if (p == PROTO_LL)
+            b = fmin(b / 3.8, coll_ll_max_GBps(sys->gpu_sm, sys->nnodes, sys->cpu_vendor));
+        else if (p == PROTO_LL128)
+            b = fmin(b * (sys->nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                     nch * coll_tree_perch_GBps(sys->gpu_sm, sys->nnodes, PROTO_LL128));
         algbw = b * 0.5 * (table ? 1.0 : coll_tree_correction(p, bytes));
         int hw = nvl ? 0 : 1;
         lat = coll_base_lat_us(ALGO_TREE, p) + 2 * ((sys->ppn - 1) * coll_hw_lat_us(hw, ALGO_TREE, p) +

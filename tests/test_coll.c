@@ -548,6 +548,32 @@ static void test_coll_tree_chain_writes_hide_latency(void)
     topo_free(t);
 }
 
+/* Tree on one node is NCCL's chain (tuning.cc keeps it on one node): on 8x
+ * H100 every channel's chain starts at another GPU (its head), so per
+ * channel a GPU sends S/nCh up and down except at the ends; over the 8
+ * heads a GPU sends 1.75 S in all, and the busiest NVLink direction (18 x
+ * 25 GB/s x 0.824 = 370.8 GB/s) bounds busbw at 370.8 (algbw x 2(n-1)/n).
+ * At 4 GiB the chain reaches 90% of it; the tuner never takes it there
+ * (NCCL's table: Tree/Simple 170.6 GB/s algbw against the ring's 211.9). */
+static void test_coll_tree_one_node_chain(void)
+{
+    coll_system sys;
+    topo *t = shipped("dgx-h100", (topo_opts){0}, &sys);
+    uint64_t S = 4ull << 30;
+    coll_request req = {.kind = COLL_ALL_REDUCE, .bytes = S, .algo = ALGO_TREE, .proto = PROTO_SIMPLE,
+                        .nchannels = coll_channels(&sys, ALGO_TREE)};
+    coll_result res;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    double busbw = (double)S / (res.time_us * 1e3) * 14 / 8;
+    CU_ASSERT(busbw <= 370.8 * 1.001);
+    CU_ASSERT(busbw >= 0.9 * 370.8);
+    for (uint64_t b = 1 << 10; b <= S; b *= 4) {
+        CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, b, 0, 0, &req, NULL));
+        CU_ASSERT_NOT_EQUAL(req.algo, ALGO_TREE);
+    }
+    topo_free(t);
+}
+
 /* A group cut across servers (36 ranks of 5 DGX H100: 8, 8, 8, 8 and 4):
  * Ring runs it in rank order, never past its last rank (it used to read
  * ranks 36-39 of a 5 x 8 layout and abort), and the algorithms that assume
@@ -1104,8 +1130,10 @@ static void test_coll_tuner_small_tree_channels(void)
  * decides with: a call's modelled time is latency + bytes / algbw where no
  * per-call term applies (NVLS), the ring's algbw is busBw x n / nsteps for
  * every collective (all_gather 7 steps, all_reduce 14 on 8 GPUs), NVLS
- * carries NCCL's 25 us hwLat, and pairs the tuner never considers (Tree on
- * one node; Direct, not one of NCCL's algorithms) are 0/0. */
+ * carries NCCL's 25 us hwLat, Tree's caps compose as tuning.cc's (0.92 for
+ * every protocol, then LL's and LL128's), and pairs the tuner never
+ * considers (NVLSTree on one node; Direct, not one of NCCL's algorithms)
+ * are 0/0. */
 static void test_coll_tuner_table(void)
 {
     coll_system sys;
@@ -1120,7 +1148,19 @@ static void test_coll_tuner_table(void)
     CU_ASSERT_TRUE_FATAL(coll_tune_table(&sys, COLL_ALL_GATHER, ALGO_RING, PROTO_SIMPLE, &lat2, &bw2));
     CU_ASSERT_DOUBLE_EQUAL(bw2, 2 * bw, 1e-9);
     CU_ASSERT(lat2 < lat); /* 7 steps against 14 */
-    CU_ASSERT_FALSE(coll_tune_table(&sys, COLL_ALL_REDUCE, ALGO_TREE, PROTO_SIMPLE, &lat, &bw));
+    /* Tree on one node (a chain; tuning.cc disables only NVLSTree there):
+     * busBw = min(0.92 x the ring's busBw, nCh x 38.7) for every protocol,
+     * then LL / 3.8 and LL128 x 7/9 (one node), algbw = busBw / 2 */
+    double ring_bus = bw * 14 / 8, tl, ts, tll, tl128;
+    CU_ASSERT_TRUE_FATAL(coll_tune_table(&sys, COLL_ALL_REDUCE, ALGO_TREE, PROTO_SIMPLE, &tl, &ts));
+    CU_ASSERT_DOUBLE_EQUAL(ts, 0.5 * 0.92 * ring_bus, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(tl, coll_base_lat_us(ALGO_TREE, PROTO_SIMPLE) +
+                                   2 * 7 * coll_hw_lat_us(0, ALGO_TREE, PROTO_SIMPLE), 1e-9);
+    CU_ASSERT_TRUE_FATAL(coll_tune_table(&sys, COLL_ALL_REDUCE, ALGO_TREE, PROTO_LL, &lat2, &tll));
+    CU_ASSERT_DOUBLE_EQUAL(tll, ts / 3.8, 1e-6);
+    CU_ASSERT_TRUE_FATAL(coll_tune_table(&sys, COLL_ALL_REDUCE, ALGO_TREE, PROTO_LL128, &lat2, &tl128));
+    CU_ASSERT_DOUBLE_EQUAL(tl128, ts * 7 / 9, 1e-6);
+    CU_ASSERT_FALSE(coll_tune_table(&sys, COLL_ALL_REDUCE, ALGO_NVLS_TREE, PROTO_SIMPLE, &lat, &bw));
     CU_ASSERT_EQUAL(lat, 0);
     CU_ASSERT_EQUAL(bw, 0);
     CU_ASSERT_FALSE(coll_tune_table(&sys, COLL_ALLTOALL, ALGO_DIRECT, PROTO_SIMPLE, &lat, &bw));
@@ -1259,6 +1299,7 @@ int main(void)
         {"/coll/tree/one-gpu-per-node-pipelines", test_coll_tree_one_gpu_per_node_pipelines},
         {"/coll/tree/chain-writes-hide-latency", test_coll_tree_chain_writes_hide_latency},
         {"/coll/tree/chains-share-links", test_coll_tree_chains_share_links},
+        {"/coll/tree/one-node-chain", test_coll_tree_one_node_chain},
         {"/coll/uneven-group-runs-ring", test_coll_uneven_group_runs_ring},
         {"/coll/ring/allgather-half-the-steps", test_coll_allgather_n_minus_1_steps},
         {"/coll/invariants/bytes-and-utilisation", test_coll_bytes_conserved_and_links_at_most_full},

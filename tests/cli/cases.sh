@@ -138,8 +138,10 @@ check validate-tuner-lines 0 'tuner: +33554432 +Ring/Simple/24 +NVLS/Simple/16  
 check validate-tuner-summary 0 'tuner: sizes=5 algo_proto_match=4 channels_match=4' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-tuning.txt
 # a log with NCCL's Latency/AlgBw table (three AllReduce cells edited): validate compares it with conveyor's
 check validate-tuner-table-cell 0 'tuner table: Ring/Simple +56\.0/180\.0 +56\.0/211\.9  \(differs\)' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-latbw.txt
-check validate-tuner-table-one-side 0 'tuner table: Tree/LL +15\.2/5\.0 +0\.0/0\.0  \(enabled on one side\)' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-latbw.txt
-check validate-tuner-table-summary 0 'tuner table: pairs=5 both=4 lat_within_10%=3 algbw_within_10%=3' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-latbw.txt
+check validate-tuner-table-one-side 0 'tuner table: NVLSTree/Simple +40\.0/100\.0 +0\.0/0\.0  \(enabled on one side\)' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-latbw.txt
+check validate-tuner-table-summary 0 'tuner table: pairs=8 both=7 lat_within_10%=6 algbw_within_10%=6' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-latbw.txt
+# Tree on one node is NCCL's chain: offered (NCCL_ALGO=Tree works), never the tuner's pick on 8x H100
+check collective-tree-one-node 0 'explain: +1073741824 +Tree +Simple +24 ' -- collective --topo dgx-h100 --algo tree -b 1G -e 1G --explain
 # NVLS only for reductions the switch does (ncclNvlsSupported): prod goes to the ring
 check collective-prod-no-nvls 0 'explain: +1073741824 +Ring ' -- collective --topo dgx-h100 -b 1G -e 1G -o prod --explain
 check collective-prod-nvls-refused 2 'cannot run this reduction and type in the NVSwitch' -- collective --topo dgx-h100 -b 1G -e 1G -o prod --algo nvls
