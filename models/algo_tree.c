@@ -1,5 +1,6 @@
 /* models/algo_tree.c - NCCL's Tree all-reduce: a chain inside each node and
- * a double binary tree between nodes, pipelined by chunk.
+ * a double binary tree between nodes, pipelined by chunk (on one node the
+ * chain alone, its head the root).
  *
  * Channel c picks a head GPU (local index c mod ppn, so channels use
  * different rail NICs) and orders the node's GPUs as a chain starting at the

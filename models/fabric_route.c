@@ -432,25 +432,65 @@ static bool plain_path(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flo
     return cross_server(f, src, dst, flow, ref, p);
 }
 
+/* Append l to h after the transit server of the node before it (a graph link
+ * after another). */
+static void splice_next(const fabric *f, GArray *h, fab_link_id prev, fab_link_id l)
+{
+    fab_node *mid = NODE(f, LINK(f, l)->src);
+    if (mid->transit != FAB_NONE && LINK(f, prev)->d.kind != LINK_MEM && LINK(f, l)->d.kind != LINK_MEM)
+        g_array_append_val(h, mid->transit);
+    g_array_append_val(h, l);
+}
+
+/* Graph links p spliced into h (emptied first), with src's tx before. */
+static void splice_all(const fabric *f, fab_node_id src, const GArray *p, GArray *h)
+{
+    g_array_set_size(h, 0);
+    if (src != FAB_NONE && NODE(f, src)->tx != FAB_NONE)
+        g_array_append_val(h, NODE(f, src)->tx);
+    for (guint i = 0; i < p->len; i++) {
+        fab_link_id l = g_array_index(p, fab_link_id, i);
+        if (i == 0)
+            g_array_append_val(h, l);
+        else
+            splice_next(f, h, g_array_index(p, fab_link_id, i - 1), l);
+    }
+}
+
 /* Splice endpoint and transit servers into a path of graph links: the
  * route's hops, into h. */
 static void assemble(fabric *f, fab_node_id src, fab_node_id dst, const GArray *p, GArray *h)
 {
-    g_array_set_size(h, 0);
-    if (p->len && NODE(f, src)->tx != FAB_NONE)
-        g_array_append_val(h, NODE(f, src)->tx);
-    for (guint i = 0; i < p->len; i++) {
-        fab_link_id l = g_array_index(p, fab_link_id, i);
-        if (i > 0) {
-            fab_link_id prev = g_array_index(p, fab_link_id, i - 1);
-            fab_node *mid = NODE(f, LINK(f, l)->src);
-            if (mid->transit != FAB_NONE && LINK(f, prev)->d.kind != LINK_MEM && LINK(f, l)->d.kind != LINK_MEM)
-                g_array_append_val(h, mid->transit);
-        }
-        g_array_append_val(h, l);
-    }
+    splice_all(f, p->len ? src : FAB_NONE, p, h);
     if (p->len && NODE(f, dst)->rx != FAB_NONE)
         g_array_append_val(h, NODE(f, dst)->rx);
+}
+
+/* GPUs on two servers that no NVLink domain joins: the network carries
+ * their route (PXN when their local indices differ). */
+static bool cross_gpus(const fab_node *a, const fab_node *b)
+{
+    return a->d.kind == FAB_GPU && b->d.kind == FAB_GPU && a->d.server != b->d.server &&
+           !(a->d.domain >= 0 && a->d.domain == b->d.domain);
+}
+
+/* Whether a send from a to b takes NCCL's PXN route (fabric_route_p2p). */
+static bool pxn_case(const fabric *f, const fab_node *a, const fab_node *b)
+{
+    return f->pxn && cross_gpus(a, b) && a->d.local != b->d.local;
+}
+
+/* A malloc'd route of path p from src to dst (the uncached references). */
+static fab_route *route_of_path(fabric *f, fab_node_id src, fab_node_id dst, const GArray *p)
+{
+    GArray *h = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    assemble(f, src, dst, p, h);
+    fab_route *r = g_malloc(sizeof *r + h->len * sizeof(fab_link_id));
+    r->nhops = h->len;
+    if (h->len)
+        memcpy(r->hop, h->data, h->len * sizeof(fab_link_id));
+    g_array_free(h, TRUE);
+    return r;
 }
 
 static bool pxn_fast(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow);
@@ -463,8 +503,7 @@ const fab_route *fabric_route(fabric *f, fab_node_id src, fab_node_id dst, uint3
     if (r)
         return r;
     const fab_node *a = NODE(f, src), *b = NODE(f, dst);
-    if (a->d.kind == FAB_GPU && b->d.kind == FAB_GPU && a->d.local == b->d.local && a->d.server != b->d.server &&
-        !(a->d.domain >= 0 && a->d.domain == b->d.domain) && pxn_fast(f, src, dst, flow))
+    if (cross_gpus(a, b) && a->d.local == b->d.local && pxn_fast(f, src, dst, flow))
         return route_store(f, f->routes, &key, (const fab_link_id *)f->rt_hops->data, f->rt_hops->len);
     GArray *p = f->rt_path;
     g_array_set_size(p, 0);
@@ -559,31 +598,6 @@ static bool pxn_path(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow,
  * NIC's leg) the entry is pxn_nopart and the whole path is searched. */
 static const fab_route pxn_nopart;
 
-/* Append l to h after the transit server of the node before it (as
- * assemble() does between two graph links). */
-static void splice_next(const fabric *f, GArray *h, fab_link_id prev, fab_link_id l)
-{
-    fab_node *mid = NODE(f, LINK(f, l)->src);
-    if (mid->transit != FAB_NONE && LINK(f, prev)->d.kind != LINK_MEM && LINK(f, l)->d.kind != LINK_MEM)
-        g_array_append_val(h, mid->transit);
-    g_array_append_val(h, l);
-}
-
-/* Graph links p spliced into h (emptied first), with src's tx before. */
-static void splice_all(const fabric *f, fab_node_id src, const GArray *p, GArray *h)
-{
-    g_array_set_size(h, 0);
-    if (src != FAB_NONE && NODE(f, src)->tx != FAB_NONE)
-        g_array_append_val(h, NODE(f, src)->tx);
-    for (guint i = 0; i < p->len; i++) {
-        fab_link_id l = g_array_index(p, fab_link_id, i);
-        if (i == 0)
-            g_array_append_val(h, l);
-        else
-            splice_next(f, h, g_array_index(p, fab_link_id, i - 1), l);
-    }
-}
-
 /* src -> proxy (the GPU of src's server at local index `local`) over NVLink
  * only -> the proxy's NIC through PCIe switches only -> its leaf. When the
  * proxy is src (a receiver on src's rail, no PXN): src -> its NIC -> its
@@ -676,9 +690,8 @@ const fab_route *fabric_route_p2p(fabric *f, fab_node_id src, fab_node_id dst, u
 {
     g_assert(src < f->nodes->len && dst < f->nodes->len && !(flow & PXN_FLOW));
     const fab_node *a = NODE(f, src), *b = NODE(f, dst);
-    if (!f->pxn || a->d.kind != FAB_GPU || b->d.kind != FAB_GPU || a->d.server == b->d.server ||
-        (a->d.domain >= 0 && a->d.domain == b->d.domain) || a->d.local == b->d.local)
-        return fabric_route(f, src, dst, flow, err); /* not a PXN case */
+    if (!pxn_case(f, a, b))
+        return fabric_route(f, src, dst, flow, err);
     route_key key = {.src = src, .dst = dst, .flow = flow | PXN_FLOW};
     fab_route *r = route_find(f->routes, &key);
     if (r)
@@ -700,37 +713,20 @@ const fab_route *fabric_route_p2p(fabric *f, fab_node_id src, fab_node_id dst, u
 fab_route *fabric_route_uncached(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow)
 {
     g_assert(src < f->nodes->len && dst < f->nodes->len);
-    GArray *p = g_array_new(FALSE, FALSE, sizeof(fab_link_id)), *h = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
-    fab_route *r = NULL;
-    if (src == dst || plain_path(f, src, dst, flow, true, p)) {
-        assemble(f, src, dst, p, h);
-        r = g_malloc(sizeof *r + h->len * sizeof(fab_link_id));
-        r->nhops = h->len;
-        if (h->len)
-            memcpy(r->hop, h->data, h->len * sizeof(fab_link_id));
-    }
+    GArray *p = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    fab_route *r = src == dst || plain_path(f, src, dst, flow, true, p) ? route_of_path(f, src, dst, p) : NULL;
     g_array_free(p, TRUE);
-    g_array_free(h, TRUE);
     return r;
 }
 
 fab_route *fabric_route_p2p_uncached(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow)
 {
     g_assert(src < f->nodes->len && dst < f->nodes->len);
-    const fab_node *a = NODE(f, src), *b = NODE(f, dst);
-    if (!f->pxn || a->d.kind != FAB_GPU || b->d.kind != FAB_GPU || a->d.server == b->d.server ||
-        (a->d.domain >= 0 && a->d.domain == b->d.domain) || a->d.local == b->d.local)
+    if (!pxn_case(f, NODE(f, src), NODE(f, dst)))
         return fabric_route_uncached(f, src, dst, flow);
-    GArray *p = g_array_new(FALSE, FALSE, sizeof(fab_link_id)), *h = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
-    fab_route *r = NULL;
-    if (pxn_path(f, src, dst, flow, true, p)) {
-        assemble(f, src, dst, p, h);
-        r = g_malloc(sizeof *r + h->len * sizeof(fab_link_id));
-        r->nhops = h->len;
-        memcpy(r->hop, h->data, h->len * sizeof(fab_link_id));
-    }
+    GArray *p = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    fab_route *r = pxn_path(f, src, dst, flow, true, p) ? route_of_path(f, src, dst, p) : NULL;
     g_array_free(p, TRUE);
-    g_array_free(h, TRUE);
     return r ? r : fabric_route_uncached(f, src, dst, flow);
 }
 
