@@ -95,6 +95,9 @@ typedef struct {
     coll_nccl_env nccl;     /* NCCL_MIN/MAX_NCHANNELS, NCCL_MIN/MAX_CTAS, NCCL_NVLS_ENABLE (nccl_env.c) */
     coll_rings rings;       /* NVLink rings inside a server where its GPU pairs differ (a mesh);
                              * rings.n == 0: rank order (ring_search.h) */
+    uint8_t ring_down[COLL_RING_MAX_PPN]; /* across servers, a ring entering a server at local
+                             * GPU e runs e, e-1, ..., e+1 (1) or e, e+1, ..., e-1 (0), so
+                             * it leaves from a GPU beside e's NIC (topo_coll_system) */
 } coll_system;
 
 typedef struct {

@@ -556,6 +556,21 @@ static bool path_has_node(const fabric *f, const GArray *p, guint from, fab_node
     return false;
 }
 
+/* src's own path to NIC na through PCIe switches only (NCCL: PIX or PXB),
+ * appended to p; false (p as it was) when it crosses a CPU or NVLink. NCCL
+ * relays through a proxy GPU only where the sender's own path to the NIC is
+ * worse than that (paths.cc: PXN needs the GPU's path type above PATH_PXB),
+ * so the GPUs sharing a NIC's PCIe switch send through it themselves. */
+static bool nic_direct(fabric *f, fab_node_id src, fab_node_id na, bool ref, GArray *p)
+{
+    guint base = p->len;
+    if (leg(f, src, na, NODE(f, src)->d.server, ref, p) && !path_has_node(f, p, base, FAB_CPU) &&
+        !has_kind(f, p, base, LINK_NVLINK) && !has_kind(f, p, base, LINK_MEM))
+        return true;
+    g_array_set_size(p, base);
+    return false;
+}
+
 /* NCCL's PXN (ncclTopoGetNetDev with NCCL_P2P_PXN_LEVEL=2, the default): a
  * send to a GPU on another server leaves through the NIC on the receiver's
  * rail, i.e. of the local GPU with the receiver's local index (the proxy),
@@ -569,6 +584,15 @@ static bool pxn_path(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flow,
     fab_node_id proxy = gpu_at(f, a->d.server, b->d.local);
     if (proxy == FAB_NONE || proxy == src || NODE(f, proxy)->nic == FAB_NONE)
         return false;
+    /* src under the NIC's own PCIe switch: straight to it, no proxy */
+    if (nic_direct(f, src, NODE(f, proxy)->nic, ref, p)) {
+        fab_node_id nb = b->nic;
+        if (nb != FAB_NONE && net_path(f, NODE(f, proxy)->nic, nb, ecmp_hash(proxy, dst, flow), ref, p) &&
+            leg(f, nb, dst, b->d.server, ref, p))
+            return true;
+        g_array_set_size(p, 0);
+        return false;
+    }
     /* src -> proxy over NVLink only (NCCL: PATH_NVL) */
     if (!plain_path(f, src, proxy, flow, ref, p) || !has_kind(f, p, 0, LINK_NVLINK) ||
         has_kind(f, p, 0, LINK_PCIE) || has_kind(f, p, 0, LINK_MEM)) {
@@ -611,13 +635,17 @@ static const fab_route *pxn_up_part(fabric *f, fab_node_id src, int local)
     fab_node_id na = NODE(f, proxy)->nic;
     GArray *p = f->rt_path;
     g_array_set_size(p, 0);
-    if (proxy != src && (!plain_path(f, src, proxy, 0, false, p) || !has_kind(f, p, 0, LINK_NVLINK) ||
-                         has_kind(f, p, 0, LINK_PCIE) || has_kind(f, p, 0, LINK_MEM)))
-        return &pxn_nopart;
-    guint mid = p->len;
     fab_link_id up = first_out(f, na, FAB_NET_LEAF);
-    if (!leg(f, proxy, na, NODE(f, proxy)->d.server, false, p) || path_has_node(f, p, mid, FAB_CPU) || up == FAB_NONE)
+    if (up == FAB_NONE)
         return &pxn_nopart;
+    if (proxy == src || !nic_direct(f, src, na, false, p)) {
+        if (proxy != src && (!plain_path(f, src, proxy, 0, false, p) || !has_kind(f, p, 0, LINK_NVLINK) ||
+                             has_kind(f, p, 0, LINK_PCIE) || has_kind(f, p, 0, LINK_MEM)))
+            return &pxn_nopart;
+        guint mid = p->len;
+        if (!leg(f, proxy, na, NODE(f, proxy)->d.server, false, p) || path_has_node(f, p, mid, FAB_CPU))
+            return &pxn_nopart;
+    }
     g_array_append_val(p, up);
     splice_all(f, src, p, f->rt_tmp);
     return arena_put(f, NULL, (const fab_link_id *)f->rt_tmp->data, f->rt_tmp->len);

@@ -405,6 +405,16 @@ static void on_link_done(sim_engine *e, void *ctx, uint64_t arg)
     }
 }
 
+/* A transfer that may not leave yet enters its first link's queue when it
+ * may: queued early, its chunk would hold the link idle for the delay while
+ * other traffic waits behind it. */
+static void on_xfer_ready(sim_engine *e, void *ctx, uint64_t arg)
+{
+    fab_xfer *x = ctx;
+    (void)arg;
+    inject(x->fab, x, sim_engine_now(e));
+}
+
 static void xfer_start(fabric *f, const fab_route *route, fab_link_id pre, fab_pacer *pacer, bool cut,
                        uint64_t bytes, uint64_t chunk_bytes, uint32_t window, int64_t delay_ps, fab_done_fn done,
                        void *ctx, uint64_t arg)
@@ -429,6 +439,10 @@ static void xfer_start(fabric *f, const fab_route *route, fab_link_id pre, fab_p
         f->injected += bytes;
         f->delivered += bytes;
         sim_engine_at(f->eng, at, on_xfer_done, x, 0);
+        return;
+    }
+    if (delay_ps > 0) {
+        sim_engine_at(f->eng, at, on_xfer_ready, x, 0);
         return;
     }
     inject(f, x, at);

@@ -57,9 +57,14 @@ static const route_case cases[] = {
     /* GB200: two trays of one NVL72 rack share the NVSwitch: no network */
     {"gb200-nvl72", 2, {NULL}, 0, 5, "V", false, false, false},
     /* send/receive (PXN): to another rail through the local GPU on that rail
-     * over NVLink and its NIC, no spine; the same rail, or inside a server,
+     * over NVLink and its NIC, no spine (ring hops between servers too); the same rail, or inside a server,
      * as any route; pxn=off as any route */
     {"dgx-h100", 2, {NULL}, 3, 12, "VGSNLNS", false, false, true},
+    /* a GPU under that NIC's own PCIe switch (GPU 5 beside GPU 4's NIC)
+     * sends through it directly: NCCL relays only where the GPU's own path
+     * to the NIC is worse than PXB */
+    {"dgx-h100", 2, {NULL}, 5, 12, "SNLNS", false, false, true},
+    {"dgx-a100", 2, {NULL}, 0, 9, "SNLNS", false, false, true},
     {"dgx-h100", 2, {"pxn=off"}, 3, 12, "SNLPLNS", false, false, true},
     {"dgx-h100", 2, {NULL}, 3, 11, "SNLNS", false, false, true},
     {"dgx-h100", 1, {NULL}, 0, 5, "V", false, false, true},

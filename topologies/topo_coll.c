@@ -47,6 +47,40 @@ static double server_net_Bps(const topo *t)
     return sum;
 }
 
+/* Whether GPU g reaches node n through PCIe switches only (NCCL: PIX/PXB). */
+static bool beside(fabric *f, fab_node_id g, fab_node_id n)
+{
+    const fab_route *r = fabric_route(f, g, n, 0, NULL);
+    if (!r)
+        return false;
+    for (uint32_t i = 0; i < r->nhops; i++) {
+        const fab_link_desc *l = fabric_link(f, r->hop[i]);
+        fab_node_id d = fabric_link_dst(f, r->hop[i]);
+        if (l->kind != LINK_PCIE || (d != FAB_NONE && fabric_node(f, d)->kind == FAB_CPU))
+            return false;
+    }
+    return true;
+}
+
+/* NCCL's ring search across servers (search.cc): a ring enters a server
+ * through a NIC, to the GPU beside it, and must leave through the same NIC
+ * (crossNic 0, tried before crossing NICs), so it ends at a GPU that
+ * reaches that NIC through PCIe switches (or relays through PXN when none
+ * does). A ring entering at local e runs up to e-1 or down to e+1,
+ * whichever of the two is beside e's NIC (up when both or neither). */
+static void ring_directions(coll_system *s, const topo *t)
+{
+    if (s->nnodes < 2 || !t->nic_of_rank || s->ppn != t->gpus_per_node || s->ppn > COLL_RING_MAX_PPN || s->rings.n > 0)
+        return;
+    for (int e = 0; e < s->ppn; e++) {
+        fab_node_id nic = t->nic_of_rank[e];
+        if (nic == FAB_NONE)
+            continue;
+        int up = (e + s->ppn - 1) % s->ppn, down = (e + 1) % s->ppn;
+        s->ring_down[e] = !beside(t->fab, t->gpu_of_rank[up], nic) && beside(t->fab, t->gpu_of_rank[down], nic);
+    }
+}
+
 void topo_coll_system(coll_system *s, const topo *t, double launch_us, int gpus_per_thread)
 {
     *s = (coll_system){
@@ -79,4 +113,5 @@ void topo_coll_system(coll_system *s, const topo *t, double launch_us, int gpus_
     s->sharp = t->sharp && s->nnodes > 1;
     if (t->nranks >= s->ppn) /* the first server's GPUs (servers are alike) */
         coll_ring_search(t->fab, t->gpu_of_rank, s->ppn, &s->rings);
+    ring_directions(s, t);
 }

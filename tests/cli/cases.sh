@@ -22,7 +22,7 @@ check topo-directory 2 'tests/: a directory, not a topology file' -- topo show t
 check topo-unknown-name 2 "unknown topology 'dgx-z'" -- topo show dgx-z
 check topo-import 0 '"nvlink_gen":[[:space:]]*3' -- topo import tests/data/nccl-topo/dgx-a100-like.xml
 check topo-import-missing 2 'no-such\.xml' -- topo import tests/data/nccl-topo/no-such.xml
-check validate-explain 0 'explain: +134217728 +Ring +Simple +24 +n0\.gpu0->n0\.nvsw +87% +53641 +208\.31$' -- validate --topo dgx-a100 --explain tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
+check validate-explain 0 'explain: +134217728 +Ring +Simple +24 +n0\.gpu0->n0\.nvsw +87% +59017 +208\.31$' -- validate --topo dgx-a100 --explain tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
 check validate-applies-log-env 0 "environment from the log's NCCL INFO lines: NCCL_ALGO=ring NCCL_MAX_NCHANNELS=8" -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-env.txt
 check validate-nccl-version 0 '^# NCCL 2\.19\.3 in the log \(line 6\); the tuner follows NCCL 2\.30\.7' -- validate --topo dgx-a100 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
 check validate-log-env-round-trip 0 'summary: points=3 median_abs_err=0\.00%' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-env.txt
@@ -216,7 +216,7 @@ if printf '%s\n' "$out" | awk -F, 'NR == 2 { a = $3; ok = $2 == 0 && $4 == "Ring
     fail=$((fail + 1)); echo "FAIL sweep-root: roots 0 and 5 differ in:" >&2; printf '%s\n' "$out" >&2; fi
 check sweep-root-out-of-range 2 'root: expected an integer in 0\.\.7' -- sweep tests/data/sweep/collective-root-bad.json
 check sweep-launch-channel 0 '^1,0\.1,68\.744,24,Ring$' -- sweep tests/data/sweep/collective-launch-channel.json
-check sweep-p2p-level 0 '^2,LOC,20\.392' -- sweep tests/data/sweep/collective-p2p-level.json
+check sweep-p2p-level 0 '^2,LOC,20\.343' -- sweep tests/data/sweep/collective-p2p-level.json
 check sweep-nccl-knobs 0 '^1,2,44\.334,2,Ring' -- sweep tests/data/sweep/collective-ctas.json -j 2
 check sweep-nccl-bad-nvls 2 "nvls: expected on or off, got 'maybe'" -- sweep tests/data/sweep/collective-bad-nvls.json
 check sweep-replay-needs-trace 2 'needs a trace' -- sweep tests/data/sweep/replay-no-trace.json
