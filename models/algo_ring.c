@@ -337,7 +337,7 @@ static int ring_rank(const coll_system *sys, int c, int i)
     if (sys->nnodes > 1) { /* channels enter each server at different GPUs (rails), and leave it
                             * from a GPU beside the NIC they came in by (ring_down) */
         int e = c % sys->ppn;
-        local = sys->ring_down[e] ? (e - local + sys->ppn) % sys->ppn : (local + e) % sys->ppn;
+        local = sys->ring_down[e] && !sys->nccl.cross_nic ? (e - local + sys->ppn) % sys->ppn : (local + e) % sys->ppn;
     }
     if (sys->rings.n > 0 && coll_rings_usable(&sys->rings, sys->fab, sys->gpu, sys->ppn)) /* a mesh: along c's NVLink ring */
         local = sys->rings.order[c % sys->rings.n][local];
@@ -410,7 +410,8 @@ static void ring_fluid_rates(const coll_system *sys, int nch, int m, const doubl
     for (int c = 0; c < nch; c++)
         for (int i = 0; i < m; i++) {
             int a = ring_rank(sys, c, i), b = ring_rank(sys, c, (i + 1) % m);
-            const fab_route *r = fabric_route_p2p(sys->fab, sys->gpu[a], sys->gpu[b], (uint32_t)c, NULL);
+            const fab_route *r = (sys->nccl.cross_nic ? fabric_route : fabric_route_p2p)(sys->fab, sys->gpu[a],
+                                                                                         sys->gpu[b], (uint32_t)c, NULL);
             for (uint32_t h = 0; r && h < r->nhops; h++) {
                 fab_link_id q = fabric_link_queue(f, r->hop[h]);
                 guint li = GPOINTER_TO_UINT(g_hash_table_lookup(index, GUINT_TO_POINTER(q + 1)));
@@ -590,7 +591,8 @@ static void ring_start(coll_exec *x)
             w->n_recv = chain && i == 0 ? 0 : per;
             int nr = chain ? ring_rank(sys, c, (start + i + 1) % n) : ring_rank(sys, c, (i + 1) % m);
             if (w->n_send) {
-                w->route = coll_exec_route_p2p(x, sys->gpu[r], sys->gpu[nr], (uint32_t)c);
+                w->route = (sys->nccl.cross_nic ? coll_exec_route : coll_exec_route_p2p)(x, sys->gpu[r], sys->gpu[nr],
+                                                                                                  (uint32_t)c);
                 if (!w->route) {
                     g_ptr_array_unref(units);
                     return;

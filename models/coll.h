@@ -55,6 +55,8 @@ typedef struct {
     int p2p_level;          /* ... as a FAB_PATH_* type (LOC for NCCL_P2P_DISABLE=1) */
     bool net_ovh_set;       /* NCCL_NET_OVERHEAD given: */
     double net_ovh_us;      /* ... the proxy's work per ring network step, us (NCCL reads ns) */
+    bool cross_nic;         /* NCCL_CROSS_NIC=1: rings leave a server on the rail of the GPU that
+                             * ends them (0 and 2, the default: on the NIC they came in by) */
 } coll_nccl_env;
 
 /* The NCCL whose constants and choices conveyor follows (2.30.7), as

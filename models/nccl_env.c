@@ -70,7 +70,7 @@ const coll_nccl_var coll_nccl_vars[] = {
     {"NCCL_NVLS_ENABLE", COLL_NCCL_VAR_INT},     {"NCCL_COLLNET_ENABLE", COLL_NCCL_VAR_INT},
     {"NCCL_BUFFSIZE", COLL_NCCL_VAR_INT},        {"NCCL_P2P_DISABLE", COLL_NCCL_VAR_P2P},
     {"NCCL_P2P_LEVEL", COLL_NCCL_VAR_P2P},       {"NCCL_NET_OVERHEAD", COLL_NCCL_VAR_INT},
-    {NULL, COLL_NCCL_VAR_STRING},
+    {"NCCL_CROSS_NIC", COLL_NCCL_VAR_INT},       {NULL, COLL_NCCL_VAR_STRING},
 };
 
 /* NCCL 2.30's path type names (topoPathTypeStr, topo.cc); the old numbers
@@ -160,6 +160,15 @@ bool coll_nccl_env_read(coll_nccl_env *e, GError **err)
     }
     e->net_ovh_set = set && n >= 0;
     e->net_ovh_us = (double)n * 1e-3;
+    /* NCCL_CROSS_NIC (search.cc, default 2): 1 lets a ring leave a server on
+     * another NIC than it came in by; 0 and 2 try the same NIC first, which
+     * the servers conveyor ships always allow */
+    if (!env_int("NCCL_CROSS_NIC", &v, &n, &set) || n < 0 || n > 2) {
+        g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "environment NCCL_CROSS_NIC='%s': expected 0, 1 or 2",
+                    v);
+        return false;
+    }
+    e->cross_nic = set && n == 1;
     const char *nv = g_getenv("NCCL_NVLS_ENABLE");
     if (nv && *nv) {
         if (strcmp(nv, "0") && strcmp(nv, "1") && strcmp(nv, "2")) {

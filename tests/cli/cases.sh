@@ -161,6 +161,15 @@ export NCCL_NET_OVERHEAD=5000
 # 5 us per network step: the node-boundary rank's 31 sends take at least 155 us
 check collective-net-overhead-5us 0 " 8192 +64 +float +none +-1 +1[5-9][0-9]\.[0-9]+ " -- collective --topo dgx-a100 --nodes 4 --op all_gather -b 8K -e 8K --algo ring --proto LL
 unset NCCL_NET_OVERHEAD
+export NCCL_CROSS_NIC=3
+check collective-bad-cross-nic 2 "environment NCCL_CROSS_NIC='3': expected 0, 1 or 2" -- collective --topo dgx-a100 --nodes 2 -b 1M -e 1M
+export NCCL_CROSS_NIC=1
+# rings leave a server on another rail than they came in by: on 36 DGX A100 (static ECMP, two
+# leaf groups) their hops collide on spines, an LL128 all_gather of 1 GiB falls from the rail
+# bound (about 179 GB/s busbw, rings on one NIC: NCCL's default) to under 160
+check collective-cross-nic 0 " 10737[0-9]+ +[0-9]+ +float +none +-1 +[0-9.]+ +[0-9.]+ +1[0-5][0-9]\.[0-9]+ " -- collective --topo dgx-a100 --nodes 36 --op all_gather -b 1G -e 1G --proto LL128
+unset NCCL_CROSS_NIC
+check collective-rail-rings 0 " 10737[0-9]+ +[0-9]+ +float +none +-1 +[0-9.]+ +[0-9.]+ +1[7-9][0-9]\.[0-9]+ " -- collective --topo dgx-a100 --nodes 36 --op all_gather -b 1G -e 1G --proto LL128
 check collective-csv 0 '^size,count' -- collective --topo dgx-a100 -b 1K -e 1M -f 32 --format csv
 check collective-bad-op 2 "unknown --op 'allmix'" -- collective --topo dgx-h100 --op allmix
 check collective-bad-size 2 'bad size' -- collective --topo dgx-h100 -b 12Q
