@@ -405,9 +405,11 @@ static void on_link_done(sim_engine *e, void *ctx, uint64_t arg)
     }
 }
 
-/* A transfer that may not leave yet enters its first link's queue when it
- * may: queued early, its chunk would hold the link idle for the delay while
- * other traffic waits behind it. */
+/* A paced transfer (a collective's block sending a step) that may not leave
+ * yet enters its first link's queue when it may: queued early, its chunk
+ * would hold the link idle for the delay while other traffic waits behind
+ * it. (Unpaced transfers still queue at once, in the order they were
+ * issued: an alltoall's thousand flows per GPU, all issued together.) */
 static void on_xfer_ready(sim_engine *e, void *ctx, uint64_t arg)
 {
     fab_xfer *x = ctx;
@@ -441,7 +443,7 @@ static void xfer_start(fabric *f, const fab_route *route, fab_link_id pre, fab_p
         sim_engine_at(f->eng, at, on_xfer_done, x, 0);
         return;
     }
-    if (delay_ps > 0) {
+    if (delay_ps > 0 && pacer) {
         sim_engine_at(f->eng, at, on_xfer_ready, x, 0);
         return;
     }
