@@ -428,7 +428,7 @@ static void ring_fluid_rates(const coll_system *sys, int nch, int m, const doubl
         }
     guint nl = cap->len;
     double *fixed = g_new0(double, nl);
-    bool *done = g_new0(bool, nch);
+    bool *done = g_new0(bool, (gsize)(guint)nch);
     int left = nch;
     for (int c = 0; c < nch; c++)
         rate[c] = 0;
