@@ -326,9 +326,17 @@ static bool ring_supports(const coll_system *sys, coll_kind kind, const char **w
     return true;
 }
 
-/* Ring order of channel c: nodes in order; inside a node the local order is
- * rotated by c so that channels enter and leave nodes through different
- * GPUs (and so different NICs), as NCCL's rings do. */
+/* Whether rings leave a server on the NIC they came in by (NCCL's crossNic 0
+ * and 2, the default): the hop between servers then takes the receiver's
+ * rail, as a PXN send (fabric_route_p2p), and ring_down orders the server's
+ * GPUs so that the last one sits beside that NIC. NCCL_CROSS_NIC=1: the hop
+ * leaves on the sender's own rail (fabric_route). */
+static bool ring_rails(const coll_system *sys) { return !sys->nccl.cross_nic; }
+
+/* Ring order of channel c: nodes in order; across servers channel c enters
+ * each at local GPU e = c mod ppn (channels spread over the NICs, as NCCL's
+ * rings do) and runs up from e, or down where ring_down says the GPU after e
+ * is the one beside e's NIC (ring_rails). */
 static int ring_rank(const coll_system *sys, int c, int i)
 {
     if (sys->uneven) /* servers hold different numbers of the ranks: rank order */
@@ -337,7 +345,7 @@ static int ring_rank(const coll_system *sys, int c, int i)
     if (sys->nnodes > 1) { /* channels enter each server at different GPUs (rails), and leave it
                             * from a GPU beside the NIC they came in by (ring_down) */
         int e = c % sys->ppn;
-        local = sys->ring_down[e] && !sys->nccl.cross_nic ? (e - local + sys->ppn) % sys->ppn : (local + e) % sys->ppn;
+        local = sys->ring_down[e] && ring_rails(sys) ? (e - local + sys->ppn) % sys->ppn : (local + e) % sys->ppn;
     }
     if (sys->rings.n > 0 && coll_rings_usable(&sys->rings, sys->fab, sys->gpu, sys->ppn)) /* a mesh: along c's NVLink ring */
         local = sys->rings.order[c % sys->rings.n][local];
@@ -410,7 +418,7 @@ static void ring_fluid_rates(const coll_system *sys, int nch, int m, const doubl
     for (int c = 0; c < nch; c++)
         for (int i = 0; i < m; i++) {
             int a = ring_rank(sys, c, i), b = ring_rank(sys, c, (i + 1) % m);
-            const fab_route *r = (sys->nccl.cross_nic ? fabric_route : fabric_route_p2p)(sys->fab, sys->gpu[a],
+            const fab_route *r = (ring_rails(sys) ? fabric_route_p2p : fabric_route)(sys->fab, sys->gpu[a],
                                                                                          sys->gpu[b], (uint32_t)c, NULL);
             for (uint32_t h = 0; r && h < r->nhops; h++) {
                 fab_link_id q = fabric_link_queue(f, r->hop[h]);
@@ -591,7 +599,7 @@ static void ring_start(coll_exec *x)
             w->n_recv = chain && i == 0 ? 0 : per;
             int nr = chain ? ring_rank(sys, c, (start + i + 1) % n) : ring_rank(sys, c, (i + 1) % m);
             if (w->n_send) {
-                w->route = (sys->nccl.cross_nic ? coll_exec_route : coll_exec_route_p2p)(x, sys->gpu[r], sys->gpu[nr],
+                w->route = (ring_rails(sys) ? coll_exec_route_p2p : coll_exec_route)(x, sys->gpu[r], sys->gpu[nr],
                                                                                                   (uint32_t)c);
                 if (!w->route) {
                     g_ptr_array_unref(units);

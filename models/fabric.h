@@ -197,6 +197,10 @@ double fabric_route_bw(const fabric *f, const fab_route *r);
 int64_t fabric_route_lat_ps(const fabric *f, const fab_route *r);
 /* True when the route crosses host memory (P2P unavailable). */
 bool fabric_route_staged(const fabric *f, const fab_route *r);
+/* True when GPU gpu reaches NIC nic of its server through PCIe switches only
+ * (NCCL's PIX/PXB: no CPU, no NVLink): it sends through that NIC itself,
+ * with no PXN relay (fabric_route_p2p). */
+bool fabric_nic_beside(fabric *f, fab_node_id gpu, fab_node_id nic);
 /* The host memory of node n's socket, where a route from n is staged
  * (FAB_NONE if its server has none there). A staged route a -> b is the
  * route a -> fabric_socket_mem(a) followed by that memory -> b. */

@@ -571,6 +571,15 @@ static bool nic_direct(fabric *f, fab_node_id src, fab_node_id na, bool ref, GAr
     return false;
 }
 
+bool fabric_nic_beside(fabric *f, fab_node_id gpu, fab_node_id nic)
+{
+    g_assert(gpu < f->nodes->len && nic < f->nodes->len);
+    GArray *p = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
+    bool near = nic_direct(f, gpu, nic, false, p);
+    g_array_free(p, TRUE);
+    return near;
+}
+
 /* NCCL's PXN (ncclTopoGetNetDev with NCCL_P2P_PXN_LEVEL=2, the default): a
  * send to a GPU on another server leaves through the NIC on the receiver's
  * rail, i.e. of the local GPU with the receiver's local index (the proxy),

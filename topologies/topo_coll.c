@@ -47,21 +47,6 @@ static double server_net_Bps(const topo *t)
     return sum;
 }
 
-/* Whether GPU g reaches node n through PCIe switches only (NCCL: PIX/PXB). */
-static bool beside(fabric *f, fab_node_id g, fab_node_id n)
-{
-    const fab_route *r = fabric_route(f, g, n, 0, NULL);
-    if (!r)
-        return false;
-    for (uint32_t i = 0; i < r->nhops; i++) {
-        const fab_link_desc *l = fabric_link(f, r->hop[i]);
-        fab_node_id d = fabric_link_dst(f, r->hop[i]);
-        if (l->kind != LINK_PCIE || (d != FAB_NONE && fabric_node(f, d)->kind == FAB_CPU))
-            return false;
-    }
-    return true;
-}
-
 /* NCCL's ring search across servers (search.cc): a ring enters a server
  * through a NIC, to the GPU beside it, and must leave through the same NIC
  * (crossNic 0, tried before crossing NICs), so it ends at a GPU that
@@ -77,7 +62,8 @@ static void ring_directions(coll_system *s, const topo *t)
         if (nic == FAB_NONE)
             continue;
         int up = (e + s->ppn - 1) % s->ppn, down = (e + 1) % s->ppn;
-        s->ring_down[e] = !beside(t->fab, t->gpu_of_rank[up], nic) && beside(t->fab, t->gpu_of_rank[down], nic);
+        s->ring_down[e] =
+            !fabric_nic_beside(t->fab, t->gpu_of_rank[up], nic) && fabric_nic_beside(t->fab, t->gpu_of_rank[down], nic);
     }
 }
 
