@@ -67,10 +67,11 @@ struct fabric {
     uint32_t run_init;  /* run[0 .. run_init) hold their links' copies */
     fab_chunk *free_chunks;
     GPtrArray *chunk_blocks;
+    gsize chunk_block_n;    /* records in the newest block (sim_mem_next) */
     fab_xfer *free_xfers;   /* finished transfer records, for reuse */
     GPtrArray *xfer_allocs; /* blocks of transfer records allocated since attach */
     fab_xfer *xfer_next;    /* the unused rest of the newest block */
-    uint32_t xfer_left;
+    gsize xfer_left, xfer_block_n;
     uint64_t injected, delivered;
     bool recording;
     GArray *recs;       /* fab_service_rec, while recording */
@@ -80,7 +81,7 @@ struct fabric {
     GHashTable *legs;  /* set of route_key*, each followed by its fab_route */
     GPtrArray *arena_blocks; /* storage of cached routes and legs with their keys */
     char *arena_cur;
-    gsize arena_left;
+    gsize arena_left, arena_block;
     uint32_t *up_idx;   /* leaf n's spine uplinks: up_links[up_idx[n] .. up_idx[n + 1]) */
     GArray *up_links;   /* fab_link_id, in each leaf's out order */
     bool ups_valid;

@@ -20,6 +20,7 @@
  * these caches, by the plain searches; tests compare the two.
  */
 #include "fabric_priv.h"
+#include "sim/mem.h"
 
 #include <string.h>
 
@@ -39,15 +40,17 @@ gboolean route_key_equal(gconstpointer a, gconstpointer b)
     return x->src == y->src && x->dst == y->dst && x->flow == y->flow;
 }
 
-#define ROUTE_BLOCK (256 * 1024)
+#define ROUTE_BLOCK (64 * 1024) /* bytes of the first arena block; then doubling (sim_mem_next) */
 
 /* n hops in the arena as a route, after a copy of key (NULL: none). */
 static fab_route *arena_put(fabric *f, const route_key *key, const fab_link_id *hop, guint n)
 {
     gsize ksz = key ? sizeof(route_key) : 0, sz = ksz + sizeof(fab_route) + n * sizeof(fab_link_id);
     if (f->arena_left < sz) {
-        gsize bs = sz > ROUTE_BLOCK ? sz : ROUTE_BLOCK;
-        f->arena_cur = g_malloc(bs);
+        gsize bs = f->arena_block = sim_mem_next(f->arena_block, ROUTE_BLOCK, 1);
+        if (bs < sz)
+            bs = sz;
+        f->arena_cur = sim_mem_block(bs);
         f->arena_left = bs;
         g_ptr_array_add(f->arena_blocks, f->arena_cur);
     }

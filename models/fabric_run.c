@@ -27,6 +27,7 @@
  * than now.
  */
 #include "fabric_priv.h"
+#include "sim/mem.h"
 
 #include <string.h>
 
@@ -62,7 +63,7 @@ struct fab_chunk {
 
 enum { ALT_NONE = -2, ALT_BATCH = -3 }; /* ALT_BATCH: bytes / x->chunk_bytes chunks (rounded up) */
 
-#define CHUNK_BLOCK 4096
+#define CHUNK_BLOCK 4096 /* records in the first block; then doubling (sim_mem_next) */
 #define XFER_BLOCK 1024
 
 /* The run state of links added since attach: room, and copies of what
@@ -107,7 +108,8 @@ void fabric_run_free(fabric *f)
     f->xfer_allocs = NULL;
     f->free_xfers = NULL;
     f->xfer_next = NULL;
-    f->xfer_left = 0;
+    f->xfer_left = f->xfer_block_n = 0;
+    f->chunk_block_n = 0;
 }
 
 void fabric_attach(fabric *f, sim_engine *e)
@@ -129,11 +131,12 @@ void fabric_attach(fabric *f, sim_engine *e)
 static fab_chunk *chunk_new(fabric *f)
 {
     if (!f->free_chunks) {
-        fab_chunk *b = g_new(fab_chunk, CHUNK_BLOCK);
+        gsize n = f->chunk_block_n = sim_mem_next(f->chunk_block_n, CHUNK_BLOCK, sizeof(fab_chunk));
+        fab_chunk *b = sim_mem_block(n * sizeof(fab_chunk));
         g_ptr_array_add(f->chunk_blocks, b);
-        for (int i = 0; i < CHUNK_BLOCK - 1; i++)
+        for (gsize i = 0; i + 1 < n; i++)
             b[i].next = &b[i + 1];
-        b[CHUNK_BLOCK - 1].next = NULL;
+        b[n - 1].next = NULL;
         f->free_chunks = b;
     }
     fab_chunk *c = f->free_chunks;
@@ -427,8 +430,8 @@ static void xfer_start(fabric *f, const fab_route *route, fab_link_id pre, fab_p
         f->free_xfers = x->next_free;
     } else {
         if (f->xfer_left == 0) {
-            f->xfer_next = g_new(fab_xfer, XFER_BLOCK);
-            f->xfer_left = XFER_BLOCK;
+            f->xfer_left = f->xfer_block_n = sim_mem_next(f->xfer_block_n, XFER_BLOCK, sizeof(fab_xfer));
+            f->xfer_next = sim_mem_block(f->xfer_left * sizeof(fab_xfer));
             g_ptr_array_add(f->xfer_allocs, f->xfer_next);
         }
         x = f->xfer_next++;

@@ -8,6 +8,7 @@
 
 #include <glib.h>
 
+#include "mem.h"
 #include "queue.h"
 
 typedef struct {
@@ -76,7 +77,7 @@ static uint32_t slot_alloc(sim_engine *e)
         return NO_SLOT;
     if (e->pool_len == e->pool_cap) {
         e->pool_cap *= 2;
-        e->pool = g_renew(slot, e->pool, e->pool_cap);
+        e->pool = sim_mem_renew(e->pool, e->pool_cap * sizeof(slot));
         sim_queue_set_prefetch(e->q, e->pool, sizeof(slot));
     }
     return e->pool_len++;

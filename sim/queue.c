@@ -28,6 +28,7 @@
  * picosecond, or whose entries all share one time, is not split and goes to
  * bottom whatever its size.
  */
+#include "mem.h"
 #include "queue.h"
 
 #include <glib.h>
@@ -114,7 +115,7 @@ static inline void vec_push(vec *v, entry e)
 {
     if (G_UNLIKELY(v->n == v->cap)) {
         v->cap = v->cap ? v->cap * 2 : 8;
-        v->v = g_renew(entry, v->v, v->cap);
+        v->v = sim_mem_renew(v->v, v->cap * sizeof(entry));
     }
     v->v[v->n++] = e;
 }
@@ -175,7 +176,7 @@ static void heap_reserve(sim_queue *q, size_t n)
     if (n > q->hcap) {
         while (q->hcap < n)
             q->hcap *= 2;
-        q->heap = g_renew(entry, q->heap, q->hcap);
+        q->heap = sim_mem_renew(q->heap, q->hcap * sizeof(entry));
     }
 }
 
@@ -229,7 +230,7 @@ static inline void heap_push(sim_queue *q, entry e)
     if (i > q->hpos && before(&e, &q->heap[i - 1])) {
         if (q->alen == q->acap) {
             q->acap = q->acap ? 2 * q->acap : 64;
-            q->aux = g_renew(entry, q->aux, q->acap);
+            q->aux = sim_mem_renew(q->aux, q->acap * sizeof(entry));
         }
         q->aux[q->alen++] = e;
         aux_up(q->aux, q->alen - 1);

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "sim/mem.h"
 #include "sim/queue.h"
 #include "sim/rng.h"
 #include "testutil.h"
@@ -313,6 +314,33 @@ static void test_queue_deep_bottom_inserts_match_reference(void)
     refq_free(&rq);
 }
 
+/* sim/mem: pool blocks double from the first size up to two huge pages and
+ * stay there; a large block starts on a huge page boundary and is usable
+ * to its last byte; a renewed array keeps its contents. */
+static void test_mem_blocks_grow_align_and_keep(void)
+{
+    gsize n = 0, sizes[8];
+    for (int i = 0; i < 8; i++)
+        sizes[i] = n = sim_mem_next(n, 4096, 64);
+    CU_ASSERT_EQUAL(sizes[0], 4096);
+    CU_ASSERT_EQUAL(sizes[1], 8192);
+    CU_ASSERT_EQUAL(sizes[4], 2 * SIM_MEM_HUGE / 64);
+    CU_ASSERT_EQUAL(sizes[7], 2 * SIM_MEM_HUGE / 64);
+    CU_ASSERT_EQUAL(sim_mem_next(0, 1u << 20, 96), 2 * SIM_MEM_HUGE / 96); /* a first block over the cap */
+    unsigned char *b = sim_mem_block(3 * SIM_MEM_HUGE + 5);
+    CU_ASSERT_EQUAL((uintptr_t)b % SIM_MEM_HUGE, 0);
+    b[0] = 1;
+    b[3 * SIM_MEM_HUGE + 4] = 2;
+    CU_ASSERT_EQUAL(b[0] + b[3 * SIM_MEM_HUGE + 4], 3);
+    g_free(b);
+    unsigned char *s = sim_mem_block(100);
+    s[99] = 7;
+    s = sim_mem_renew(s, 5 * SIM_MEM_HUGE);
+    CU_ASSERT_EQUAL(s[99], 7);
+    s[5 * SIM_MEM_HUGE - 1] = 1;
+    g_free(s);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -323,6 +351,7 @@ int main(void)
         {"/queue/ladder/random-ops-match-reference", test_queue_ladder_random_ops_match_reference},
         {"/queue/ladder/tied-buckets-match-reference", test_queue_ladder_tied_buckets_match_reference},
         {"/queue/bottom/deep-inserts-match-reference", test_queue_deep_bottom_inserts_match_reference},
+        {"/mem/blocks/grow-align-and-keep", test_mem_blocks_grow_align_and_keep},
         {0},
     };
     return test_main("queue", cases);
