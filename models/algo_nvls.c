@@ -20,7 +20,12 @@
  * channel between sending one up and its slot's return, which is that
  * latency after the chunk left and not before its result is back. Chunks
  * are NCCL's (nvls_chunk), so small operations move at 8 x chunk / latency
- * per channel (docs/collectives.md, "Chunks and slots"). A GPU's block
+ * per channel (docs/collectives.md, "Chunks and slots"). On several nodes
+ * the grain is NCCL's step, one chunk per head (ppn chunks, each stage
+ * taking a step whole), and a GPU starts a channel's next step a round trip
+ * after the last one left, once that one is at the switch (not when its
+ * result is back through the tree): docs/collectives.md, "NVLSTree steps".
+ * A GPU's block
  * sends its chunks up one after another, each held for its copy at the
  * block's share of the GPU's links plus one flag (NCCL's NVLink LL hwLat,
  * 0.6 us; coll_held), so a channel moves at most chunk / (flag + copy)
@@ -152,7 +157,8 @@ static void on_down(sim_engine *e, void *ctx, uint64_t k)
     (void)e;
     nt_unit *u = ctx;
     u->down_done++;
-    coll_slots_landed(&u->slots, u->ch->x, (uint32_t)k, u->ch->rtt);
+    if (nodes_of(u->ch) == 1) /* one node: the head's result is the slot's release */
+        coll_slots_landed(&u->slots, u->ch->x, (uint32_t)k, u->ch->rtt);
     up_try(u);
     unit_check(u);
 }
@@ -213,8 +219,9 @@ static void on_partial(sim_engine *e, void *ctx, uint64_t arg)
     (void)e;
     nt_chan *c = ctx;
     int node = (int)(arg >> 32);
-    c->partial[idx(c, node, (uint32_t)arg)] = 1;
-    tree_step(c, node, (uint32_t)arg);
+    uint32_t k = (uint32_t)arg;
+    c->partial[idx(c, node, k)] = 1;
+    tree_step(c, node, k);
 }
 
 static void on_up(sim_engine *e, void *ctx, uint64_t k)
@@ -227,6 +234,11 @@ static void on_up(sim_engine *e, void *ctx, uint64_t k)
     int node = u->rank / ppn_of(c);
     u->busy = false;
     u->up_done++;
+    /* several nodes: the next step may start once this one is at the switch
+     * and a round trip after it left, not when its result is back through
+     * the tree (docs/collectives.md, "NVLSTree steps") */
+    if (nodes_of(c) > 1)
+        coll_slots_landed(&u->slots, c->x, (uint32_t)k, c->rtt);
     if (++c->arrived[idx(c, node, (uint32_t)k)] == ppn_of(c)) {
         int h = node * ppn_of(c) + c->head;
         send_on(c, cached(c, &c->r_down[h], node_switch(c, node), gpu(c, node, c->head)), nvl_wire(c, (uint32_t)k),
@@ -367,7 +379,14 @@ static void nt_start(coll_exec *x)
         c->chunk = c->nccl_chunk = chunk;
         c->flag_ps = coll_nvls_flag_ps();
         c->window = NT_SLOTS;
-        if (!sys->exact && chunk < NT_CHUNK && c->bytes / chunk >= 64) {
+        if (N > 1) {
+            /* NVLSTree moves a channel's data in steps of nHeads chunks,
+             * one to each head, and a channel starts one step per slot
+             * round trip (docs/collectives.md, "NVLSTree steps") */
+            int heads = sys->ppn < COLL_NVLS_MAX_ARITY ? sys->ppn : COLL_NVLS_MAX_ARITY;
+            c->chunk = chunk * (uint64_t)heads;
+            c->window = 1;
+        } else if (!sys->exact && chunk < NT_CHUNK && c->bytes / chunk >= 64) {
             c->chunk = chunk >= 65536 && c->bytes / chunk >= 512 ? 2 * NT_CHUNK : NT_CHUNK;
             c->window = (uint32_t)(NT_SLOTS * chunk / c->chunk);
         }

@@ -412,16 +412,28 @@ static void test_coll_nvlstree_two_nodes_physical_limit(void)
     CU_ASSERT_EQUAL(req.algo, ALGO_NVLS_TREE);
     coll_result res;
     CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    double t1 = res.time_us;
+    req.bytes = 4ull << 30;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    double t4 = res.time_us;
     /* algbw <= min(NVLink 18 x 25 GB/s x 0.824 x nvlsEff / (1 + 1/8) = 280 GB/s, node NICs 8 x 50
-     * GB/s x eff), and each of the 16 channels keeps NCCL_STEPS chunks of 128 KiB in flight, a
-     * slot back a round trip (NVLSTree's latency, NVLink 25 + 2 x NET 20.9 us) after its chunk
-     * left: 16 x 8 x 128 KiB / 66.8 us = 251 GB/s binds (docs/collectives.md, "NVLS") */
-    double algbw = (double)(1ull << 30) / res.time_us / 1e3;
+     * GB/s x eff), and each of the 16 channels starts one step of 8 heads x 128 KiB per slot round
+     * trip (NVLSTree's latency, NVLink 25 + 2 x NET 20.9 us): 16 x 8 x 128 KiB / 66.8 us = 251 GB/s
+     * binds (docs/collectives.md, "NVLSTree steps") */
+    double algbw = (double)(4ull << 30) / t4 / 1e3;
     double rtt_us = coll_hw_lat_us(0, ALGO_NVLS_TREE, PROTO_SIMPLE) + 2 * coll_hw_lat_us(2, ALGO_NVLS_TREE, PROTO_SIMPLE);
     double window = 16 * 8 * 131072.0 / (rtt_us * 1e3);
     ASSERT_REL(algbw, window, 0.03);
     CU_ASSERT(window < 18 * 25 * 0.824 * 0.85 / 1.125);
     CU_ASSERT(sys.net_Bps / 1e9 > algbw);
+    /* steps are stored and forwarded: the fixed part of t = a + S/B (from 1 and 4 GiB) holds the
+     * latency and at least two stages of a step's copy at a channel's share of the GPU's NVLink
+     * (1 MiB / nvlsEff at 18 x 25 x 0.824 / 16 GB/s = 57 us), and less than six round trips */
+    double a = t4 - (t4 - t1) * 4.0 / 3.0;
+    double step_copy_us = 1048576.0 / 0.85 / (18 * 25 * 0.824 / 16 * 1e3);
+    CU_ASSERT(a >= rtt_us + 2 * step_copy_us);
+    CU_ASSERT(a <= 6 * rtt_us);
+    req.bytes = 1ull << 30;
     /* a ring is bounded by the node's NIC bandwidth instead */
     req.algo = ALGO_RING;
     req.nchannels = coll_channels(&sys, ALGO_RING);
