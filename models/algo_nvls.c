@@ -22,9 +22,10 @@
  * are NCCL's (nvls_chunk), so small operations move at 8 x chunk / latency
  * per channel (docs/collectives.md, "Chunks and slots"). On several nodes
  * the grain is NCCL's step, one chunk per head (ppn chunks, each stage
- * taking a step whole), and a GPU starts a channel's next step a round trip
- * after the last one left, once that one is at the switch (not when its
- * result is back through the tree): docs/collectives.md, "NVLSTree steps".
+ * taking a step whole), and a GPU starts a channel's next step heads / 8
+ * round trips after the last one left (the same 8 chunks per round trip),
+ * once that one is at the switch (not when its result is back through the
+ * tree): docs/collectives.md, "NVLSTree steps".
  * A GPU's block
  * sends its chunks up one after another, each held for its copy at the
  * block's share of the GPU's links plus one flag (NCCL's NVLink LL hwLat,
@@ -376,14 +377,14 @@ static void nt_start(coll_exec *x)
          * together, the window holding the same bytes (NT_SLOTS chunks), so
          * the same rate in fewer events: 128 KiB, or 256 KiB (2 in flight)
          * of 64 KiB chunks from 512 per channel */
+        int heads = NT_SLOTS; /* one node: chunks, NT_SLOTS per round trip */
         c->chunk = c->nccl_chunk = chunk;
         c->flag_ps = coll_nvls_flag_ps();
         c->window = NT_SLOTS;
         if (N > 1) {
             /* NVLSTree moves a channel's data in steps of nHeads chunks,
-             * one to each head, and a channel starts one step per slot
-             * round trip (docs/collectives.md, "NVLSTree steps") */
-            int heads = sys->ppn < COLL_NVLS_MAX_ARITY ? sys->ppn : COLL_NVLS_MAX_ARITY;
+             * one to each head (docs/collectives.md, "NVLSTree steps") */
+            heads = sys->ppn < COLL_NVLS_MAX_ARITY ? sys->ppn : COLL_NVLS_MAX_ARITY;
             c->chunk = chunk * (uint64_t)heads;
             c->window = 1;
         } else if (!sys->exact && chunk < NT_CHUNK && c->bytes / chunk >= 64) {
@@ -391,7 +392,9 @@ static void nt_start(coll_exec *x)
             c->window = (uint32_t)(NT_SLOTS * chunk / c->chunk);
         }
         c->nchunks = (uint32_t)((c->bytes + c->chunk - 1) / c->chunk);
-        c->rtt = sim_time_from_us(lat);
+        /* NT_SLOTS chunks per round trip: a step of `heads` chunks returns
+         * after heads / NT_SLOTS round trips (one on an 8-GPU node) */
+        c->rtt = sim_time_from_us(lat * heads / NT_SLOTS);
         size_t cells = (size_t)N * c->nchunks;
         c->arrived = g_new0(uint8_t, cells);
         c->kids_in = g_new0(uint8_t, cells);
