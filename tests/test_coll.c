@@ -428,7 +428,7 @@ static void test_coll_nvlstree_two_nodes_physical_limit(void)
     CU_ASSERT(sys.net_Bps / 1e9 > algbw);
     /* steps are stored and forwarded: the fixed part of t = a + S/B (from 1 and 4 GiB) holds the
      * latency and at least two stages of a step's copy at a channel's share of the GPU's NVLink
-     * (1 MiB / nvlsEff at 18 x 25 x 0.824 / 16 GB/s = 57 us), and less than six round trips */
+     * (1 MiB / nvlsEff at 18 x 25 x 0.824 / 16 GB/s = 53.2 us), and less than six round trips */
     double a = t4 - (t4 - t1) * 4.0 / 3.0;
     double step_copy_us = 1048576.0 / 0.85 / (18 * 25 * 0.824 / 16 * 1e3);
     CU_ASSERT(a >= rtt_us + 2 * step_copy_us);
