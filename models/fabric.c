@@ -21,7 +21,7 @@ fabric *fabric_new(void)
     f->pair = g_hash_table_new_full(sim_int64_hash, g_int64_equal /* keys (a << 32 | b) */, g_free, NULL);
     f->routes = g_hash_table_new(route_key_hash, route_key_equal);
     f->legs = g_hash_table_new(route_key_hash, route_key_equal);
-    f->arena_blocks = g_ptr_array_new_with_free_func(g_free);
+    f->arena_blocks = g_ptr_array_new_with_free_func(g_aligned_free); /* sim_mem_block */
     f->up_links = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
     f->rt_path = g_array_new(FALSE, FALSE, sizeof(fab_link_id));
     f->rt_hops = g_array_new(FALSE, FALSE, sizeof(fab_link_id));

@@ -120,8 +120,8 @@ void fabric_attach(fabric *f, sim_engine *e)
     f->run = g_new0(fab_lrun, f->run_cap);
     f->run_init = 0;
     fabric_run_grow(f);
-    f->chunk_blocks = g_ptr_array_new_with_free_func(g_free);
-    f->xfer_allocs = g_ptr_array_new_with_free_func(g_free);
+    f->chunk_blocks = g_ptr_array_new_with_free_func(g_aligned_free); /* sim_mem_block */
+    f->xfer_allocs = g_ptr_array_new_with_free_func(g_aligned_free);
     if (f->recording)
         f->recs = g_array_new(FALSE, FALSE, sizeof(fab_service_rec));
     f->recs_dropped = 0;

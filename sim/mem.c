@@ -2,7 +2,6 @@
 #include "sim/mem.h"
 
 #include <stdint.h>
-#include <stdlib.h>
 #include <sys/mman.h>
 
 static void advise(void *p, gsize bytes)
@@ -21,11 +20,9 @@ static void advise(void *p, gsize bytes)
 void *sim_mem_block(gsize bytes)
 {
     if (bytes < SIM_MEM_HUGE)
-        return g_malloc(bytes);
-    void *p = NULL;
+        return g_aligned_alloc(1, bytes, 64); /* a cache line */
     bytes = (bytes + SIM_MEM_HUGE - 1) & ~(SIM_MEM_HUGE - 1); /* whole huge pages */
-    if (posix_memalign(&p, SIM_MEM_HUGE, bytes) != 0)
-        g_error("sim_mem_block: failed to allocate %" G_GSIZE_FORMAT " bytes", bytes);
+    void *p = g_aligned_alloc(1, bytes, SIM_MEM_HUGE);
     advise(p, bytes);
     return p;
 }

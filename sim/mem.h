@@ -5,8 +5,8 @@
  * faults (the 1,024-GPU alltoall of `make bench`: about a quarter of its
  * wall time). Blocks of SIM_MEM_HUGE bytes or more are aligned to that size
  * and marked for transparent huge pages (madvise MADV_HUGEPAGE, where the
- * kernel has it; elsewhere they are plain allocations). Free them with
- * g_free.
+ * kernel has it; elsewhere they are plain allocations). Free a block with
+ * g_aligned_free, a renewed array with g_free.
  */
 #ifndef SIM_MEM_H
 #define SIM_MEM_H
@@ -15,8 +15,8 @@
 
 #define SIM_MEM_HUGE ((gsize)2 << 20) /* the x86-64 and arm64 huge page */
 
-/* A block of `bytes` (not cleared); aborts when memory is exhausted, as
- * g_malloc does. */
+/* A block of `bytes` (not cleared; GLib's g_aligned_alloc: aborts when
+ * memory is exhausted, as g_malloc does). */
 void *sim_mem_block(gsize bytes);
 
 /* g_realloc(p, bytes), with the whole huge pages of a large result marked

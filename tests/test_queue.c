@@ -332,8 +332,11 @@ static void test_mem_blocks_grow_align_and_keep(void)
     b[0] = 1;
     b[3 * SIM_MEM_HUGE + 4] = 2;
     CU_ASSERT_EQUAL(b[0] + b[3 * SIM_MEM_HUGE + 4], 3);
-    g_free(b);
-    unsigned char *s = sim_mem_block(100);
+    g_aligned_free(b);
+    unsigned char *small = sim_mem_block(100); /* a small pool block: a cache line apart */
+    CU_ASSERT_EQUAL((uintptr_t)small % 64, 0);
+    g_aligned_free(small);
+    unsigned char *s = g_malloc(100); /* an array grown with sim_mem_renew */
     s[99] = 7;
     s = sim_mem_renew(s, 5 * SIM_MEM_HUGE);
     CU_ASSERT_EQUAL(s[99], 7);
