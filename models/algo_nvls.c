@@ -377,14 +377,13 @@ static void nt_start(coll_exec *x)
          * together, the window holding the same bytes (NT_SLOTS chunks), so
          * the same rate in fewer events: 128 KiB, or 256 KiB (2 in flight)
          * of 64 KiB chunks from 512 per channel */
-        int heads = NT_SLOTS; /* one node: chunks, NT_SLOTS per round trip */
         c->chunk = c->nccl_chunk = chunk;
         c->flag_ps = coll_nvls_flag_ps();
         c->window = NT_SLOTS;
         if (N > 1) {
             /* NVLSTree moves a channel's data in steps of nHeads chunks,
              * one to each head (docs/collectives.md, "NVLSTree steps") */
-            heads = sys->ppn < COLL_NVLS_MAX_ARITY ? sys->ppn : COLL_NVLS_MAX_ARITY;
+            int heads = sys->ppn < COLL_NVLS_MAX_ARITY ? sys->ppn : COLL_NVLS_MAX_ARITY;
             c->chunk = chunk * (uint64_t)heads;
             c->window = 1;
         } else if (!sys->exact && chunk < NT_CHUNK && c->bytes / chunk >= 64) {
@@ -392,9 +391,10 @@ static void nt_start(coll_exec *x)
             c->window = (uint32_t)(NT_SLOTS * chunk / c->chunk);
         }
         c->nchunks = (uint32_t)((c->bytes + c->chunk - 1) / c->chunk);
-        /* NT_SLOTS chunks per round trip: a step of `heads` chunks returns
-         * after heads / NT_SLOTS round trips (one on an 8-GPU node) */
-        c->rtt = sim_time_from_us(lat * heads / NT_SLOTS);
+        /* NT_SLOTS of NCCL's chunks per round trip: a window holding more
+         * (a step of more than 8 heads) returns after proportionally more */
+        double held = (double)c->window * (double)c->chunk / (double)c->nccl_chunk;
+        c->rtt = sim_time_from_us(lat * held / NT_SLOTS);
         size_t cells = (size_t)N * c->nchunks;
         c->arrived = g_new0(uint8_t, cells);
         c->kids_in = g_new0(uint8_t, cells);
