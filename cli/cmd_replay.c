@@ -122,16 +122,17 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
         printf("\nstep time 80%%: %.3f-%.3f ms (the exposed communication, %.3f ms per step on the rank that "
                "exposes the most, at its collectives' validation bands; in-sample, docs/traces.md)",
                blo * 1e3, bhi * 1e3, bex * 1e3);
-    printf("\n\n%6s %12s %12s %12s %12s %14s %14s\n", "rank", "compute_ms", "comm_ms", "exposed_ms", "idle_ms",
-           "wait_peers_ms", "wait_stream_ms");
+    printf("\n\n%6s %12s %12s %12s %14s %12s %14s %14s\n", "rank", "compute_ms", "comm_ms", "exposed_ms",
+           "exposed_net_ms", "idle_ms", "wait_peers_ms", "wait_stream_ms");
     int64_t w1 = 0, w2 = 0;
     for (int r = 0; r < res->nranks; r++) {
         const replay_rank *rr = &res->ranks[r];
         w1 += rr->wait_peers_ps;
         w2 += rr->wait_stream_ps;
         if (r < 16 || r == res->nranks - 1)
-            printf("%6d %12.3f %12.3f %12.3f %12.3f %14.3f %14.3f\n", r, ms(rr->compute_ps), ms(rr->comm_ps),
-                   ms(rr->exposed_comm_ps), ms(rr->idle_ps), ms(rr->wait_peers_ps), ms(rr->wait_stream_ps));
+            printf("%6d %12.3f %12.3f %12.3f %14.3f %12.3f %14.3f %14.3f\n", r, ms(rr->compute_ps), ms(rr->comm_ps),
+                   ms(rr->exposed_comm_ps), ms(rr->exposed_scaleout_ps), ms(rr->idle_ps), ms(rr->wait_peers_ps),
+                   ms(rr->wait_stream_ps));
         else if (r == 16)
             printf("%6s\n", "...");
     }
@@ -181,8 +182,9 @@ static void print_json(const trace *t, const replay_result *res, fabric *f, cons
     for (int r = 0; r < res->nranks; r++) {
         const replay_rank *rr = &res->ranks[r];
         printf("%s\n  {\"rank\": %d, \"compute_s\": %.9g, \"comm_s\": %.9g, \"exposed_comm_s\": %.9g, "
-               "\"idle_s\": %.9g, \"queue_collective_s\": %.9g, \"queue_stream_s\": %.9g}",
+               "\"exposed_net_s\": %.9g, \"idle_s\": %.9g, \"queue_collective_s\": %.9g, \"queue_stream_s\": %.9g}",
                r ? "," : "", r, rr->compute_ps * 1e-12, rr->comm_ps * 1e-12, rr->exposed_comm_ps * 1e-12,
+               rr->exposed_scaleout_ps * 1e-12,
                rr->idle_ps * 1e-12, rr->wait_peers_ps * 1e-12, rr->wait_stream_ps * 1e-12);
     }
     printf("],\n\"queue_links_s\": %.9g,\n\"collectives\": [", res->link_qdelay_ps * 1e-12);

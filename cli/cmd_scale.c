@@ -32,6 +32,8 @@ typedef struct {
     workload_spec w;
     char gpu[32];
     double step_s, tokens_s, tflops, mfu, speedup, eff, exposed, wall_s;
+    double exposed_out;   /* the part of exposed with traffic between servers in flight */
+    char scaleup[16], scaleout[32]; /* the fabrics: inside a server (NVLink domain), between them */
     uint64_t events; /* engine events of the replay and its isolated runs */
     double hbm;      /* the GPU's memory, bytes (the layout's limit: 90% of it) */
     int domain;      /* GPUs in one NVLink domain (1 without NVLink) */
@@ -212,6 +214,9 @@ static bool run_point(const wl_opts *o, bool exact, result *R, GError **err)
         g_strlcpy(R->gpu, st.gpu, sizeof R->gpu);
         R->step_s = st.step_s, R->tokens_s = st.tokens_s, R->tflops = st.tflops, R->mfu = st.mfu;
         R->exposed = st.exposed, R->wall_s = st.wall_s, R->events = st.events;
+        R->exposed_out = st.exposed_out;
+        g_strlcpy(R->scaleup, st.scaleup, sizeof R->scaleup);
+        g_strlcpy(R->scaleout, st.scaleout, sizeof R->scaleout);
     }
     return R->ok;
 }
@@ -337,12 +342,13 @@ static void print_results(const result *R, int n, const char *fmt)
     bool band = acc_training_band(&b);
     if (csv)
         printf("system,gpu,gpus,tp,pp,dp,global_batch,layer_fuse,step_time_s,tokens_per_s,tflops_per_gpu,mfu,"
-               "speedup,efficiency,exposed_comm_frac,fits_memory,step_time_lo_s,step_time_hi_s,tflops_lo,tflops_hi\n");
+               "speedup,efficiency,exposed_comm_frac,fits_memory,step_time_lo_s,step_time_hi_s,tflops_lo,tflops_hi,"
+               "exposed_net_frac,server_fabric,net_fabric\n");
     else if (json)
         printf("[");
     else
-        printf("%-22s %-9s %6s %3s %3s %5s %6s %10s %12s %8s %6s %8s %6s %8s  %s\n", "system", "gpu", "gpus", "tp",
-               "pp", "dp", "batch", "step_ms", "tokens/s", "TFLOP/s", "MFU%", "speedup", "eff%", "exposed%",
+        printf("%-22s %-9s %6s %3s %3s %5s %6s %10s %12s %8s %6s %8s %6s %8s %5s  %s\n", "system", "gpu", "gpus", "tp",
+               "pp", "dp", "batch", "step_ms", "tokens/s", "TFLOP/s", "MFU%", "speedup", "eff%", "exposed%", "net%",
                band ? "step_ms 80%" : "");
     int k = 0;
     for (int i = 0; i < n; i++) {
@@ -364,30 +370,55 @@ static void print_results(const result *R, int n, const char *fmt)
                        tlo, thi);
         }
         if (csv)
-            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s\n", s, r->gpu, w->gpus, w->tp,
-                   w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s, r->tokens_s, r->tflops, r->mfu, r->speedup,
-                   r->eff, r->exposed, r->fits ? "yes" : "no", cband);
+            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s,%.4f,%s,%s\n", s, r->gpu, w->gpus,
+                   w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s, r->tokens_s, r->tflops, r->mfu,
+                   r->speedup, r->eff, r->exposed, r->fits ? "yes" : "no", cband, r->exposed_out, r->scaleup,
+                   r->scaleout);
         else if (json)
             printf("%s\n {\"system\": \"%s\", \"gpu\": \"%s\", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, "
                    "\"global_batch\": %d, \"layer_fuse\": %d, \"step_time_s\": %.6g, \"tokens_per_s\": %.6g, "
                    "\"tflops_per_gpu\": %.4g, \"mfu\": %.4f, \"speedup\": %.4f, \"efficiency\": %.4f, "
-                   "\"exposed_comm_frac\": %.4f, \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "%s}",
+                   "\"exposed_comm_frac\": %.4f, \"exposed_net_frac\": %.4f, \"server_fabric\": \"%s\", "
+                   "\"net_fabric\": \"%s\", \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "%s}",
                    k ? "," : "", s, r->gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s,
-                   r->tokens_s, r->tflops, r->mfu, r->speedup, r->eff, r->exposed, r->fits ? "true" : "false",
-                   r->events, jband);
+                   r->tokens_s, r->tflops, r->mfu, r->speedup, r->eff, r->exposed, r->exposed_out, r->scaleup,
+                   r->scaleout, r->fits ? "true" : "false", r->events, jband);
         else {
             char sb[48] = "";
             if (band)
                 g_snprintf(sb, sizeof sb, "  %.0f-%.0f", slo * 1e3, shi * 1e3);
-            printf("%-22s %-9s %6d %3d %3d %5d %6d %10.2f %12.0f %8.1f %6.1f %8.2f %6.1f %8.1f%s%s\n", s, r->gpu,
-                   w->gpus, w->tp, w->pp, w->dp, w->global_batch, r->step_s * 1e3, r->tokens_s, r->tflops,
-                   r->mfu * 100, r->speedup, r->eff * 100, r->exposed * 100, sb, r->fits ? "" : "  (exceeds HBM)");
+            printf("%-22s %-9s %6d %3d %3d %5d %6d %10.2f %12.0f %8.1f %6.1f %8.2f %6.1f %8.1f %5.1f%s%s\n", s,
+                   r->gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, r->step_s * 1e3, r->tokens_s, r->tflops,
+                   r->mfu * 100, r->speedup, r->eff * 100, r->exposed * 100, r->exposed_out * 100, sb,
+                   r->fits ? "" : "  (exceeds HBM)");
         }
         k++;
     }
     if (json)
         printf("\n]\n");
-    else if (!csv && band)
+    if (!csv && !json) {
+        /* which fabric the exposed share waited on, per system */
+        GString *f = g_string_new(NULL);
+        for (int i = 0; i < n; i++) {
+            const result *r = &R[i];
+            bool seen = false;
+            for (int j = 0; j < i && !seen; j++)
+                seen = R[j].ok && !strcmp(R[j].p.system, r->p.system) && !g_strcmp0(R[j].p.fabric, r->p.fabric);
+            if (!r->ok || seen)
+                continue;
+            const char *out = "";
+            for (int j = i; j < n && !*out; j++)
+                if (R[j].ok && !strcmp(R[j].p.system, r->p.system) && !g_strcmp0(R[j].p.fabric, r->p.fabric))
+                    out = R[j].scaleout;
+            sysname(r, s, sizeof s);
+            g_string_append_printf(f, "%s%s %s%s%s", f->len ? ", " : "", s, r->scaleup, *out ? " + " : "", out);
+        }
+        if (f->len)
+            printf("# net%%: the part of exposed%% with traffic between servers (NVLink domains) in flight, the rest "
+                   "on links inside one (%s)\n", f->str);
+        g_string_free(f, TRUE);
+    }
+    if (!csv && !json && band)
         printf("# step_ms 80%%: where the published step fell for 80%% of %d Megatron-LM rows on A100s (error %+.1f%% to "
                "%+.1f%%, in-sample; topologies/accuracy/training.json, docs/validation.md)\n",
                b.n, 100 * b.e10, 100 * b.e90);

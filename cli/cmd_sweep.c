@@ -259,11 +259,11 @@ static const char *const replay_params[] = {
     NULL,
 };
 
-enum { R_STEP, R_TOTAL, R_COMPUTE, R_COMM, R_EXPOSED, R_IDLE, R_WAIT_PEERS, R_LINK_UTIL, R_NRANKS };
+enum { R_STEP, R_TOTAL, R_COMPUTE, R_COMM, R_EXPOSED, R_IDLE, R_WAIT_PEERS, R_LINK_UTIL, R_NRANKS, R_EXPOSED_NET };
 static const char *const replay_figures[] = {
     [R_STEP] = "step_ms", [R_TOTAL] = "total_ms", [R_COMPUTE] = "compute_ms", [R_COMM] = "comm_ms",
     [R_EXPOSED] = "exposed_comm_ms", [R_IDLE] = "idle_ms", [R_WAIT_PEERS] = "wait_peers_ms",
-    [R_LINK_UTIL] = "busiest_link_util", [R_NRANKS] = "nranks", NULL,
+    [R_LINK_UTIL] = "busiest_link_util", [R_NRANKS] = "nranks", [R_EXPOSED_NET] = "exposed_net_ms", NULL,
 };
 
 /* The figure of a replay; per-rank figures are the maximum over ranks. */
@@ -273,13 +273,13 @@ static char *replay_figure(int f, const trace *t, const replay_result *res, fabr
     for (int r = 0; r < res->nranks; r++) {
         const replay_rank *rr = &res->ranks[r];
         int64_t v = f == R_COMPUTE ? rr->compute_ps : f == R_COMM ? rr->comm_ps : f == R_EXPOSED ? rr->exposed_comm_ps
-                  : f == R_IDLE ? rr->idle_ps : rr->wait_peers_ps;
+                  : f == R_EXPOSED_NET ? rr->exposed_scaleout_ps : f == R_IDLE ? rr->idle_ps : rr->wait_peers_ps;
         mx = v > mx ? v : mx;
     }
     switch (f) {
     case R_STEP: return g_strdup_printf("%.6f", res->end_ps * 1e-9 / (t->steps > 0 ? t->steps : 1));
     case R_TOTAL: return g_strdup_printf("%.6f", res->end_ps * 1e-9);
-    case R_COMPUTE: case R_COMM: case R_EXPOSED: case R_IDLE: case R_WAIT_PEERS:
+    case R_COMPUTE: case R_COMM: case R_EXPOSED: case R_EXPOSED_NET: case R_IDLE: case R_WAIT_PEERS:
         return g_strdup_printf("%.6f", mx * 1e-9);
     case R_LINK_UTIL: {
         fab_link_id b = fabric_busiest_link(fab);
@@ -373,10 +373,10 @@ static const char *const scale_params[] = {
     "global_batch", "seq", "dtype", "layer_fuse", "recompute", "schedule", NULL,
 };
 
-enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP };
+enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET };
 static const char *const scale_figures[] = {
     [S_STEP] = "step_ms", [S_TOKENS] = "tokens_per_s", [S_MFU] = "mfu", [S_EXPOSED] = "exposed_comm_frac",
-    [S_TFLOPS] = "tflops_per_gpu", [S_DP] = "dp", NULL,
+    [S_TFLOPS] = "tflops_per_gpu", [S_DP] = "dp", [S_EXPOSED_NET] = "exposed_net_frac", NULL,
 };
 
 /* Generate the step (`conveyor workload`) for the point's model and layout
@@ -418,6 +418,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
         case S_EXPOSED: out[i] = g_strdup_printf("%.4f", st.exposed); break;
         case S_TFLOPS: out[i] = g_strdup_printf("%.2f", st.tflops); break;
         case S_DP: out[i] = g_strdup_printf("%d", st.dp); break;
+        case S_EXPOSED_NET: out[i] = g_strdup_printf("%.4f", st.exposed_out); break;
         default: g_assert_not_reached();
         }
     }

@@ -982,28 +982,46 @@ static int64_t span_overlap(const GArray *x, const GArray *y)
     return s;
 }
 
+/* Whether rank r's communication op leaves its server (its NVLink domain,
+ * sys->ppn GPUs: an NVL72 rack is one): a collective whose group spans
+ * several, a send or receive whose peer is on another. */
+static bool op_scaleout(const rp *p, int r, const trace_op *op)
+{
+    int ppn = p->o->sys->ppn > 0 ? p->o->sys->ppn : 1;
+    if (op->kind == TOP_COLL)
+        return p->gsys[op->group].nnodes > 1;
+    return (op->kind == TOP_SEND || op->kind == TOP_RECV) && op->peer / ppn != r / ppn;
+}
+
 static void rank_stats(rp *p, int r, int64_t makespan)
 {
-    GArray *comp = g_array_new(FALSE, FALSE, sizeof(span)), *comm = g_array_new(FALSE, FALSE, sizeof(span));
+    GArray *comp = g_array_new(FALSE, FALSE, sizeof(span)), *comm = g_array_new(FALSE, FALSE, sizeof(span)),
+           *out = g_array_new(FALSE, FALSE, sizeof(span));
     replay_rank *rr = &p->out->ranks[r];
     for (guint i = 0; i < p->t->ranks[r].ops->len; i++) {
         const op_state *s = ST(p, r, i);
         if (!s->done)
             continue;
+        const trace_op *op = OPR(p, r, i);
         span sp = {s->start_ps, s->end_ps};
-        g_array_append_val(OPR(p, r, i)->kind == TOP_COMPUTE ? comp : comm, sp);
+        g_array_append_val(op->kind == TOP_COMPUTE ? comp : comm, sp);
+        if (op->kind != TOP_COMPUTE && op_scaleout(p, r, op))
+            g_array_append_val(out, sp);
         if (s->end_ps > rr->end_ps)
             rr->end_ps = s->end_ps;
     }
     span_union(comp);
     span_union(comm);
+    span_union(out);
     int64_t c = span_len(comp), m = span_len(comm), both = span_overlap(comp, comm);
     rr->compute_ps = c;
     rr->comm_ps = m;
     rr->exposed_comm_ps = m - both;
+    rr->exposed_scaleout_ps = span_len(out) - span_overlap(comp, out);
     rr->idle_ps = makespan - (c + m - both);
     g_array_free(comp, TRUE);
     g_array_free(comm, TRUE);
+    g_array_free(out, TRUE);
 }
 
 /* Ranks left waiting: name each one's blocking operation. */

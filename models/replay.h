@@ -48,6 +48,9 @@ typedef struct {
     int64_t compute_ps;      /* time with a compute op running (union over streams) */
     int64_t comm_ps;         /* time with a collective or send/recv in flight (union) */
     int64_t exposed_comm_ps; /* comm time with no compute running */
+    int64_t exposed_scaleout_ps; /* the part of it with an op between servers in flight: a
+                              * collective whose group spans servers (NVLink domains), a
+                              * send/receive to another; the rest waited on NVLink/PCIe only */
     int64_t idle_ps;         /* neither */
     int64_t slowed_ps;       /* compute time added by collectives holding SMs (opts.gpu_sms) */
     int64_t wait_peers_ps;   /* layer 1: collectives waiting for the group's other ranks */

@@ -587,6 +587,70 @@ static void test_replay_reuse_shared_by_shape(void)
     twin_free(&w, t, &full, &reuse);
 }
 
+/* Exposed communication by fabric: on two servers of two GPUs, each rank
+ * computes for 10 ms (stream 0) beside an all_reduce over all four ranks
+ * (stream 1, hidden), then runs an all_reduce inside its server, one over
+ * all four, and a send or receive to the other server (stream 0, exposed).
+ * What is exposed on the network is the second four-rank all_reduce and
+ * the transfer; the rest of the exposed time is the server pair's
+ * all_reduce; the hidden one counts in neither. */
+static void test_replay_exposed_by_fabric(void)
+{
+    GError *err = NULL;
+    topo *tp = topo_load("dgx-h100", &(topo_opts){.nodes = 2, .gpus = 2}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tp);
+    coll_system sys;
+    topo_coll_system(&sys, tp, 0, 1);
+    CU_ASSERT_EQUAL_FATAL(sys.ppn, 2);
+    trace *t = trace_new(4, "test:fabrics");
+    int s0[2] = {0, 1}, s1[2] = {2, 3}, all[4] = {0, 1, 2, 3};
+    int g0 = trace_group_add(t, "server0", s0, 2), g1 = trace_group_add(t, "server1", s1, 2);
+    int gw = trace_group_add(t, "world", all, 4);
+    for (int r = 0; r < 4; r++) {
+        trace_op ops[] = {
+            {.kind = TOP_COMPUTE, .name = "compute", .dur_ps = 10 * SIM_MS, .ts_ps = -1},
+            {.kind = TOP_COLL, .name = "hidden", .stream = 1, .coll = COLL_ALL_REDUCE, .bytes = 1u << 20,
+             .group = gw, .seq = -1, .dur_ps = -1, .ts_ps = -1},
+            {.kind = TOP_COLL, .name = "local", .coll = COLL_ALL_REDUCE, .bytes = 16u << 20,
+             .group = r < 2 ? g0 : g1, .seq = -1, .dur_ps = -1, .ts_ps = -1},
+            {.kind = TOP_COLL, .name = "world", .coll = COLL_ALL_REDUCE, .bytes = 16u << 20, .group = gw,
+             .seq = -1, .dur_ps = -1, .ts_ps = -1},
+            {.kind = r < 2 ? TOP_SEND : TOP_RECV, .name = "p2p", .bytes = 4u << 20, .peer = (r + 2) % 4,
+             .seq = -1, .dur_ps = -1, .ts_ps = -1},
+        };
+        for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
+            trace_op_add(t, r, &ops[i]);
+    }
+    CU_ASSERT_TRUE_FATAL(trace_validate(t, NULL));
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result res;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    int64_t hidden = -1, loc = -1, world = -1;
+    for (guint i = 0; i < res.colls->len; i++) {
+        const replay_coll *c = &g_array_index(res.colls, replay_coll, i);
+        if (c->group_nodes == 1)
+            loc = c->sim_ps;
+        else if (c->bytes == 16u << 20)
+            world = c->sim_ps;
+        else
+            hidden = c->sim_ps;
+    }
+    CU_ASSERT_FATAL(hidden > 0 && loc > 0 && world > 0);
+    CU_ASSERT(hidden < 10 * SIM_MS);
+    for (int r = 0; r < 4; r++) {
+        const replay_rank *rr = &res.ranks[r];
+        int64_t p2p = rr->end_ps - 10 * SIM_MS - loc - world; /* the transfer, last on stream 0 */
+        CU_ASSERT(p2p > 0);
+        CU_ASSERT_EQUAL(rr->exposed_comm_ps, loc + world + p2p);
+        CU_ASSERT_EQUAL(rr->exposed_scaleout_ps, world + p2p);
+        CU_ASSERT_EQUAL(rr->comm_ps, hidden + loc + world + p2p);
+    }
+    replay_result_clear(&res);
+    g_clear_error(&err);
+    trace_free(t);
+    topo_free(tp);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -603,6 +667,7 @@ int main(void)
         {"/replay/reuse/matches-full-simulation", test_replay_reuse_matches_full_simulation},
         {"/replay/reuse/refused-on-busy-links", test_replay_reuse_refused_on_busy_links},
         {"/replay/reuse/shared-by-shape", test_replay_reuse_shared_by_shape},
+        {"/replay/exposed-by-fabric", test_replay_exposed_by_fabric},
         {0},
     };
     return test_main("replay", cases);

@@ -90,6 +90,12 @@ check scale-system-colon-fabric 0 'dgx-h100@ib-hdr +H100-SXM +16 ' -- scale --mo
 check scale-system-two-fabrics 2 "two fabrics" -- scale --model llama2-7b --systems dgx-h100@ib-ndr:ib-hdr --seq 256
 check scale-system-empty-after-colon 2 "nothing after ':'" -- scale --model llama2-7b --systems dgx-h100: --seq 256
 check scale-band 0 'step_ms 80%: where the published step fell' -- scale --model llama2-7b --systems dgx-h100:8 --seq 256
+# exposed communication by fabric: the net% column's footer names the fabrics; a 16-GPU DGX H100
+# step waits on InfiniBand for part of it, one NVL72 rack never does
+check scale-net-footer 0 '^# net%: the part of exposed% .*\(dgx-h100 NVLink \+ ib-ndr\)' -- scale --model llama2-7b --systems dgx-h100:8/16 --seq 256
+check scale-net-json-ib 0 '"exposed_net_frac": 0\.[0-9]*[1-9][0-9]*, "server_fabric": "NVLink", "net_fabric": "ib-ndr"' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --format json
+check scale-net-json-nvl72 0 '"exposed_net_frac": 0\.0000, "server_fabric": "NVLink", "net_fabric": ""' -- scale --model llama2-7b --systems gb200-nvl72:16 --seq 256 --format json
+check replay-net-column 0 'exposed_ms exposed_net_ms +idle_ms' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
 # NCCL's channel knobs from the environment (docs/collectives.md, "Channel knobs")
 export NCCL_MAX_NCHANNELS=2
 check collective-max-nchannels 0 'explain: +1073741824 +Ring +Simple +2 ' -- collective --topo dgx-a100 -b 1G -e 1G --explain
@@ -269,6 +275,7 @@ check scale-interleaved 0 'interleaved 1F1B \(2 model chunks per pp rank\)' -- s
 check scale-uneven-stages 0 'dgx-h100 .* 24 +8 +3 +1 ' -- scale --model llama2-7b --systems dgx-h100:24 --tp 8 --pp 3 --seq 256
 check scale-bad-sizes 2 'bad sizes' -- scale --model llama2-7b --systems dgx-h100:8..x
 check sweep-scale-base 0 '^3,16,400,' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
+check sweep-scale-net-one-server 0 '^1,8,400,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,1,0\.0000$' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
 check sweep-scale-schedule 0 '^2,interleaved:4,[0-9.]+,' -- sweep tests/data/sweep/scale-schedule.json -j 2
 check sweep-scale-bad-schedule 2 'point 1 \(schedule=interleaved:9\): layers \(32\) must be at least pp\*V = 4\*9' -- sweep tests/data/sweep/scale-bad-schedule.json -j 1
 # regressions: an empty slice overtaking a full one on a network connection
