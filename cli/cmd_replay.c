@@ -154,6 +154,21 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
     printf("\nqueueing delay (all ranks): layer 1 collective queue (waiting for peers) %.3f ms, "
            "layer 2 stream queue %.3f ms, layer 3 link queues %.3f ms (chunk waiting time, summed over chunks)\n",
            ms(w1), ms(w2), ms(res->link_qdelay_ps));
+    if (res->exposed_by_name && res->exposed_by_name->len) {
+        int64_t tot = 0;
+        for (guint i = 0; i < res->exposed_by_name->len; i++)
+            tot += g_array_index(res->exposed_by_name, replay_exposed, i).ps;
+        printf("\nexposed communication by operation (mean per rank; a stretch with several in flight is shared):\n");
+        printf("  %-32s %12s %7s %12s\n", "name", "exposed_ms", "share", "on_net_ms");
+        guint n = res->exposed_by_name->len;
+        for (guint i = 0; i < n && i < 10; i++) {
+            const replay_exposed *x = &g_array_index(res->exposed_by_name, replay_exposed, i);
+            printf("  %-32s %12.3f %6.1f%% %12.3f\n", x->name ? x->name : "(unnamed)", ms(x->ps) / res->nranks,
+                   tot ? 100.0 * (double)x->ps / (double)tot : 0.0, ms(x->net_ps) / res->nranks);
+        }
+        if (n > 10)
+            printf("  (%u more names)\n", n - 10);
+    }
     int nb;
     lbusy *b = busiest(f, 10, &nb);
     printf("\nbusiest links:\n");
@@ -187,7 +202,15 @@ static void print_json(const trace *t, const replay_result *res, fabric *f, cons
                rr->exposed_scaleout_ps * 1e-12,
                rr->idle_ps * 1e-12, rr->wait_peers_ps * 1e-12, rr->wait_stream_ps * 1e-12);
     }
-    printf("],\n\"queue_links_s\": %.9g,\n\"collectives\": [", res->link_qdelay_ps * 1e-12);
+    printf("],\n\"queue_links_s\": %.9g,\n\"exposed_by_name\": [", res->link_qdelay_ps * 1e-12);
+    for (guint i = 0; res->exposed_by_name && i < res->exposed_by_name->len; i++) {
+        const replay_exposed *x = &g_array_index(res->exposed_by_name, replay_exposed, i);
+        printf("%s\n  {\"name\": ", i ? "," : "");
+        timeline_json_str(stdout, x->name);
+        printf(", \"exposed_s_per_rank\": %.9g, \"net_s_per_rank\": %.9g}", x->ps * 1e-12 / res->nranks,
+               x->net_ps * 1e-12 / res->nranks);
+    }
+    printf("],\n\"collectives\": [");
     for (guint i = 0; i < res->colls->len; i++) {
         const replay_coll *c = &g_array_index(res->colls, replay_coll, i);
         printf("%s\n  {\"op\": \"%s\", \"bytes\": %" G_GUINT64_FORMAT ", \"group_size\": %d, \"algo\": \"%s\", "
@@ -265,7 +288,7 @@ static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
         }
         sys_from_topo(&iso, tpi, so);
     }
-    replay_opts o = {.sys = &sys, .compute_scale = c->compute_scale, .record = c->timeline != NULL,
+    replay_opts o = {.sys = &sys, .compute_scale = c->compute_scale, .record = c->timeline != NULL, .by_name = true,
                      .iso = tpi ? &iso : NULL};
     int rc = EXIT_OK;
     if (!coll_tune_parse_mask(c->algo ? c->algo : g_getenv("NCCL_ALGO"), COLL_ALL_REDUCE, true, &o.algo_mask, &err) ||

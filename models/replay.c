@@ -99,6 +99,7 @@ struct rp {
     GHashTable *memo;          /* memo_key -> memo_ent */
     GHashTable *views;         /* memo_view's cache */
     GHashTable *p2p_memo;      /* GBytes (route parameters, size, chunk) -> p2p_memo */
+    GHashTable *by_name;       /* op name -> replay_exposed (opts.by_name) */
     int32_t *active;           /* per link: simulated collectives holding it */
     int32_t *active_p2p;       /* per link: sends/receives in flight on it */
     double *held_util;         /* per link: busy share of the reused collectives holding it */
@@ -993,6 +994,92 @@ static bool op_scaleout(const rp *p, int r, const trace_op *op)
     return (op->kind == TOP_SEND || op->kind == TOP_RECV) && op->peer / ppn != r / ppn;
 }
 
+/* A boundary of rank r's timeline for by_name_rank: compute starting or
+ * ending, or communication op `op` doing so. */
+typedef struct {
+    int64_t t;
+    uint32_t op; /* EDGE_COMPUTE: the compute spans */
+    int d;       /* +1 start, -1 end */
+} edge;
+#define EDGE_COMPUTE UINT32_MAX
+
+static int edge_cmp(const void *x, const void *y)
+{
+    const edge *a = x, *b = y;
+    return (a->t > b->t) - (a->t < b->t);
+}
+
+/* Share each stretch of rank r's exposed time (no compute, communication in
+ * flight) equally among the ops in flight then, into p->by_name. comp: the
+ * rank's compute spans, merged. */
+static void by_name_rank(rp *p, int r, const GArray *comp)
+{
+    GArray *ev = g_array_new(FALSE, FALSE, sizeof(edge));
+    for (guint i = 0; i < comp->len; i++) {
+        const span *c = &g_array_index(comp, span, i);
+        edge a = {c->a, EDGE_COMPUTE, +1}, b = {c->b, EDGE_COMPUTE, -1};
+        g_array_append_val(ev, a);
+        g_array_append_val(ev, b);
+    }
+    for (guint i = 0; i < p->t->ranks[r].ops->len; i++) {
+        const op_state *s = ST(p, r, i);
+        if (!s->done || OPR(p, r, i)->kind == TOP_COMPUTE || s->end_ps <= s->start_ps)
+            continue;
+        edge a = {s->start_ps, i, +1}, b = {s->end_ps, i, -1};
+        g_array_append_val(ev, a);
+        g_array_append_val(ev, b);
+    }
+    g_array_sort(ev, edge_cmp);
+    GArray *live = g_array_new(FALSE, FALSE, sizeof(uint32_t)); /* comm ops in flight */
+    int computing = 0;
+    for (guint k = 0; k < ev->len;) {
+        int64_t t = g_array_index(ev, edge, k).t;
+        for (; k < ev->len && g_array_index(ev, edge, k).t == t; k++) {
+            const edge *e = &g_array_index(ev, edge, k);
+            if (e->op == EDGE_COMPUTE)
+                computing += e->d;
+            else if (e->d > 0)
+                g_array_append_val(live, e->op);
+            else
+                for (guint j = 0; j < live->len; j++)
+                    if (g_array_index(live, uint32_t, j) == e->op) {
+                        g_array_remove_index_fast(live, j);
+                        break;
+                    }
+        }
+        if (k == ev->len || computing > 0 || live->len == 0)
+            continue;
+        int64_t dt = g_array_index(ev, edge, k).t - t;
+        bool net = false;
+        for (guint j = 0; j < live->len && !net; j++)
+            net = op_scaleout(p, r, OPR(p, r, g_array_index(live, uint32_t, j)));
+        for (guint j = 0; j < live->len; j++) {
+            /* shares in whole ps, the remainder to the first ops (the total stays exact) */
+            int64_t share = dt / live->len + ((int64_t)j < dt % (int64_t)live->len);
+            const char *name = OPR(p, r, g_array_index(live, uint32_t, j))->name;
+            replay_exposed *x = g_hash_table_lookup(p->by_name, name);
+            if (!x) {
+                x = g_new0(replay_exposed, 1);
+                x->name = name;
+                g_hash_table_insert(p->by_name, (gpointer)name, x);
+            }
+            x->ps += share;
+            if (net)
+                x->net_ps += share;
+        }
+    }
+    g_array_free(live, TRUE);
+    g_array_free(ev, TRUE);
+}
+
+static int exposed_cmp(const void *x, const void *y)
+{
+    const replay_exposed *a = x, *b = y;
+    if (a->ps != b->ps)
+        return (a->ps < b->ps) - (a->ps > b->ps);
+    return g_strcmp0(a->name, b->name);
+}
+
 static void rank_stats(rp *p, int r, int64_t makespan)
 {
     GArray *comp = g_array_new(FALSE, FALSE, sizeof(span)), *comm = g_array_new(FALSE, FALSE, sizeof(span)),
@@ -1019,6 +1106,8 @@ static void rank_stats(rp *p, int r, int64_t makespan)
     rr->exposed_comm_ps = m - both;
     rr->exposed_scaleout_ps = span_len(out) - span_overlap(comp, out);
     rr->idle_ps = makespan - (c + m - both);
+    if (p->by_name)
+        by_name_rank(p, r, comp);
     g_array_free(comp, TRUE);
     g_array_free(comm, TRUE);
     g_array_free(out, TRUE);
@@ -1191,8 +1280,21 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
     }
     if (ok) {
         out->end_ps = sim_engine_now(p.eng);
+        if (o->by_name)
+            p.by_name = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
         for (int r = 0; r < t->nranks; r++)
             rank_stats(&p, r, out->end_ps);
+        if (p.by_name) {
+            out->exposed_by_name = g_array_new(FALSE, FALSE, sizeof(replay_exposed));
+            GHashTableIter it;
+            gpointer v;
+            g_hash_table_iter_init(&it, p.by_name);
+            while (g_hash_table_iter_next(&it, NULL, &v))
+                g_array_append_val(out->exposed_by_name, *(replay_exposed *)v);
+            g_array_sort(out->exposed_by_name, exposed_cmp);
+            g_hash_table_destroy(p.by_name);
+            p.by_name = NULL;
+        }
         for (fab_link_id l = 0; l < fabric_link_count(sys->fab); l++)
             if (fabric_link(sys->fab, l)->kind != LINK_SERVER)
                 out->link_qdelay_ps += fabric_link_stats(sys->fab, l)->qdelay_ps;
@@ -1216,5 +1318,7 @@ void replay_result_clear(replay_result *r)
         g_array_free(r->colls, TRUE);
     if (r->intervals)
         g_array_free(r->intervals, TRUE);
+    if (r->exposed_by_name)
+        g_array_free(r->exposed_by_name, TRUE);
     memset(r, 0, sizeof *r);
 }

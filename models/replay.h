@@ -23,6 +23,7 @@ typedef struct {
     double compute_scale;   /* compute durations x this (0.5 = GPUs twice as fast) */
     uint32_t algo_mask, proto_mask; /* tuner limits (0 = NCCL's choice) */
     bool record;            /* keep op intervals and link transfers for a timeline */
+    bool by_name;           /* fill replay_result.exposed_by_name */
     /* The same cluster built a second time (same topology and options), or
      * NULL. When set, each distinct collective (group, op, size, algorithm,
      * protocol, channels, root) is simulated once alone on iso, and every
@@ -77,12 +78,22 @@ typedef struct {
     int64_t start_ps, end_ps;
 } replay_interval;
 
+/* Exposed communication of one op name (opts.by_name), summed over ranks:
+ * each stretch of a rank's exposed time is shared equally among the
+ * communication ops it has in flight then. */
+typedef struct {
+    const char *name;         /* interned, from the trace */
+    int64_t ps;               /* summed over ranks */
+    int64_t net_ps;           /* the part while an op between servers was in flight */
+} replay_exposed;
+
 typedef struct {
     int64_t end_ps;           /* makespan */
     int nranks;
     replay_rank *ranks;
     GArray *colls;            /* replay_coll, in launch order */
     GArray *intervals;        /* replay_interval (opts.record) */
+    GArray *exposed_by_name;  /* replay_exposed, largest first, names equal last-first (opts.by_name) */
     int64_t link_qdelay_ps;   /* layer 3: total time chunks waited on links */
     uint64_t events;          /* engine events of the replay (iso runs not included) */
     double wall_s;

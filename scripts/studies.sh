@@ -34,12 +34,13 @@ run moe_xdr "" "${MOE[@]}" --systems hgx-b200@ib-xdr --set nic.gbps=800
 # CSV columns (conveyor scale --format csv): 1 system 2 gpu 3 gpus 4 tp 5 pp 6 dp 7 global_batch
 # 8 layer_fuse 9 step_time_s 10 tokens_per_s 11 tflops_per_gpu 12 mfu 13 speedup 14 efficiency
 # 15 exposed_comm_frac 16 fits_memory 17 step_time_lo_s 18 step_time_hi_s 19 tflops_lo 20 tflops_hi
+# 21 exposed_net_frac 22 server_fabric 23 net_fabric
 table() { # CSV [label for the XDR rows]
     awk -F, -v tag="${2:-}" 'NR > 1 {
         sys = $1; if (tag != "") sys = sys " (800G NICs)"; if ($16 != "yes") sys = sys " (exceeds HBM)"
         band = $17 != "" ? sprintf("%.0f-%.0f", $17 * 1e3, $18 * 1e3) : "-"
-        printf "| %s | %d | %d/%d/%d | %.1f | %s | %.0f | %.1f | %.2f | %.1f%% | %.1f%% |\n",
-            sys, $3, $4, $5, $6, $9 * 1e3, band, $10, $11, $13, 100 * $14, 100 * $15
+        printf "| %s | %d | %d/%d/%d | %.1f | %s | %.0f | %.1f | %.2f | %.1f%% | %.1f%% | %.1f%% |\n",
+            sys, $3, $4, $5, $6, $9 * 1e3, band, $10, $11, $13, 100 * $14, 100 * $15, 100 * $21
     }' "$1"
 }
 at() { # GPUS CSV SYSTEM COLUMN: the value at that size
@@ -49,12 +50,14 @@ at72() { at 72 "$@"; }
 at8() { at 8 "$@"; }
 pct() { awk -v x="$1" 'BEGIN { printf "%.0f%%", 100 * x }'; }
 
-header="| system | GPUs | tp/pp/dp | step ms | step ms 80% | tokens/s | TFLOP/s per GPU | speedup | efficiency | exposed comm |
-|---|---|---|---|---|---|---|---|---|---|"
+header="| system | GPUs | tp/pp/dp | step ms | step ms 80% | tokens/s | TFLOP/s per GPU | speedup | efficiency | exposed comm | of it on the network |
+|---|---|---|---|---|---|---|---|---|---|---|"
 d_nvl=$(at72 "$tmp/dense.csv" gb200-nvl72 14); d_b200=$(at72 "$tmp/dense.csv" hgx-b200 14)
 d_h100=$(at72 "$tmp/dense.csv" dgx-h100 14); d_xdr=$(at72 "$tmp/dense_xdr.csv" hgx-b200@ib-xdr 14)
 x_nvl=$(at72 "$tmp/dense.csv" gb200-nvl72 15); x_b200=$(at72 "$tmp/dense.csv" hgx-b200 15)
 x_h100=$(at72 "$tmp/dense.csv" dgx-h100 15); x_xdr=$(at72 "$tmp/dense_xdr.csv" hgx-b200@ib-xdr 15)
+n_b200=$(at72 "$tmp/dense.csv" hgx-b200 21); n_xdr=$(at72 "$tmp/dense_xdr.csv" hgx-b200@ib-xdr 21)
+n_h100=$(at72 "$tmp/dense.csv" dgx-h100 21)
 m_nvl=$(at72 "$tmp/moe.csv" gb200-nvl72 14); m_b200=$(at72 "$tmp/moe.csv" hgx-b200 14)
 m_h100=$(at72 "$tmp/moe.csv" dgx-h100 14); m_xdr=$(at72 "$tmp/moe_xdr.csv" hgx-b200@ib-xdr 14)
 mx_nvl=$(at72 "$tmp/moe.csv" gb200-nvl72 15); mx_b200=$(at72 "$tmp/moe.csv" hgx-b200 15)
@@ -118,7 +121,9 @@ each way), through one 400 Gb/s (50 GB/s) NIC per GPU between the HGX and DGX se
 GPUs the exposed share of the step is $(pct "$x_nvl") on NVL72, $(pct "$x_b200") on HGX B200,
 $(pct "$x_xdr") with 800 Gb/s NICs on XDR (the shipped server's NICs sit on PCIe Gen5 x16, so
 little of the doubling arrives) and $(pct "$x_h100") on DGX H100, whose slower GPUs leave more
-compute to hide it behind; scaling efficiency $(pct "$d_nvl"), $(pct "$d_b200"), $(pct "$d_xdr")
+compute to hide it behind; of it, the network between servers holds $(pct "$n_b200"), $(pct "$n_xdr")
+and $(pct "$n_h100") of the step (the "of it on the network" column: exposed time with traffic
+between servers in flight) and the rest waits on NVLink inside them; scaling efficiency $(pct "$d_nvl"), $(pct "$d_b200"), $(pct "$d_xdr")
 and $(pct "$d_h100"). The NVL72's step at 72 GPUs is $(ratio "$s_b200" "$s_nvl") times faster than
 nine HGX B200 servers', of which $(ratio "$s8_b200" "$s8_nvl") is already there at 8 GPUs, inside
 one server, where the network plays no part: GB200's GPUs run faster than HGX B200's in the

@@ -646,6 +646,32 @@ static void test_replay_exposed_by_fabric(void)
         CU_ASSERT_EQUAL(rr->comm_ps, hidden + loc + world + p2p);
     }
     replay_result_clear(&res);
+    /* by name: the exposed time is the named ops', all of it; the hidden one has none */
+    o.by_name = true;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(res.exposed_by_name);
+    int64_t sum = 0, want = 0;
+    for (int r = 0; r < 4; r++)
+        want += res.ranks[r].exposed_comm_ps;
+    for (guint i = 0; i < res.exposed_by_name->len; i++) {
+        const replay_exposed *x = &g_array_index(res.exposed_by_name, replay_exposed, i);
+        sum += x->ps;
+        if (!strcmp(x->name, "local")) {
+            CU_ASSERT_EQUAL(x->ps, 4 * loc);
+            CU_ASSERT_EQUAL(x->net_ps, 0);
+        } else if (!strcmp(x->name, "world")) {
+            CU_ASSERT_EQUAL(x->ps, 4 * world);
+            CU_ASSERT_EQUAL(x->net_ps, x->ps);
+        } else {
+            CU_ASSERT_STRING_EQUAL(x->name, "p2p");
+            CU_ASSERT_EQUAL(x->net_ps, x->ps);
+        }
+        if (i > 0) /* largest first */
+            CU_ASSERT(g_array_index(res.exposed_by_name, replay_exposed, i - 1).ps >= x->ps);
+    }
+    CU_ASSERT_EQUAL(res.exposed_by_name->len, 3);
+    CU_ASSERT_EQUAL(sum, want);
+    replay_result_clear(&res);
     g_clear_error(&err);
     trace_free(t);
     topo_free(tp);

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static void json_str(FILE *o, const char *s)
+void timeline_json_str(FILE *o, const char *s)
 {
     fputc('"', o);
     for (; s && *s; s++) {
@@ -62,7 +62,7 @@ static void write_links(FILE *o, int64_t end_ps, fabric *f, int max_links, int p
     for (uint32_t i = 0; i < nl && kept < max_links && b[i].busy > 0; i++) {
         track[b[i].l] = kept;
         fprintf(o, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", pid, kept);
-        json_str(o, fabric_link_name(f, b[i].l));
+        timeline_json_str(o, fabric_link_name(f, b[i].l));
         fprintf(o, "}}");
         kept++;
     }
@@ -90,7 +90,7 @@ static void write_links(FILE *o, int64_t end_ps, fabric *f, int max_links, int p
             continue;
         for (int w = 0; w < 100; w++) {
             fprintf(o, ",\n{\"ph\":\"C\",\"name\":");
-            json_str(o, fabric_link_name(f, b[i].l));
+            timeline_json_str(o, fabric_link_name(f, b[i].l));
             fprintf(o, ",\"pid\":%d,\"ts\":%.6f,\"args\":{\"utilisation\":%.4f}}", pid, (double)(w * win) / 1e6,
                     busy[(size_t)tk * 100 + (size_t)w] / (double)win);
         }
@@ -146,7 +146,7 @@ gboolean timeline_write(const char *path, const trace *t, const replay_result *r
     for (guint i = 0; i < res->intervals->len; i++) {
         const replay_interval *iv = &g_array_index(res->intervals, replay_interval, i);
         fprintf(o, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", trace_op_kind_name(iv->kind));
-        json_str(o, iv->name ? iv->name : trace_op_kind_name(iv->kind));
+        timeline_json_str(o, iv->name ? iv->name : trace_op_kind_name(iv->kind));
         fprintf(o, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f}", iv->rank, iv->stream, iv->start_ps / 1e6,
                 (iv->end_ps - iv->start_ps) / 1e6);
     }
@@ -164,19 +164,19 @@ gboolean timeline_write_coll(const char *path, const char *label, double setup_u
     fprintf(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"collective\"}}");
     fprintf(o, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"links (busiest)\"}}");
     fprintf(o, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":0,\"tid\":0,\"args\":{\"name\":");
-    json_str(o, label);
+    timeline_json_str(o, label);
     fprintf(o, "}}");
     double setup = setup_us < total_us ? setup_us : total_us;
     fprintf(o, ",\n{\"ph\":\"X\",\"cat\":\"setup\",\"name\":\"launch + NCCL base latency\",\"pid\":0,\"tid\":0,"
                "\"ts\":0,\"dur\":%.6f", setup);
     if (setup_detail) {
         fprintf(o, ",\"args\":{\"detail\":");
-        json_str(o, setup_detail);
+        timeline_json_str(o, setup_detail);
         fprintf(o, "}");
     }
     fprintf(o, "}");
     fprintf(o, ",\n{\"ph\":\"X\",\"cat\":\"collective\",\"name\":");
-    json_str(o, label);
+    timeline_json_str(o, label);
     fprintf(o, ",\"pid\":0,\"tid\":0,\"ts\":%.6f,\"dur\":%.6f}", setup, total_us - setup);
     write_links(o, (int64_t)(total_us * 1e6 + 0.5), f, max_links, 1);
     return finish(o, tmp, path, err);

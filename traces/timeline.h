@@ -5,6 +5,8 @@
 #ifndef TRACES_TIMELINE_H
 #define TRACES_TIMELINE_H
 
+#include <stdio.h>
+
 #include "models/replay.h"
 
 /* Write the timeline of `res` (recorded with replay_opts.record) to path,
@@ -20,5 +22,8 @@ gboolean timeline_write(const char *path, const trace *t, const replay_result *r
  * busiest links with their chunks and utilisation. */
 gboolean timeline_write_coll(const char *path, const char *label, double setup_us, const char *setup_detail,
                              double total_us, fabric *f, int max_links, GError **err);
+
+/* s as a JSON string, quoted and escaped, to o (NULL: ""). */
+void timeline_json_str(FILE *o, const char *s);
 
 #endif

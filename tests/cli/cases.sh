@@ -96,6 +96,8 @@ check scale-net-footer 0 '^# net%: the part of exposed% .*\(dgx-h100 NVLink \+ i
 check scale-net-json-ib 0 '"exposed_net_frac": 0\.[0-9]*[1-9][0-9]*, "server_fabric": "NVLink", "net_fabric": "ib-ndr"' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --format json
 check scale-net-json-nvl72 0 '"exposed_net_frac": 0\.0000, "server_fabric": "NVLink", "net_fabric": ""' -- scale --model llama2-7b --systems gb200-nvl72:16 --seq 256 --format json
 check replay-net-column 0 'exposed_ms exposed_net_ms +idle_ms' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
+check replay-exposed-by-name 0 '^  ar2 +0\.199 +100\.0% +0\.000$' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
+check replay-exposed-by-name-json 0 '^  \{"name": "ar2", "exposed_s_per_rank": 0\.000198' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json --format json
 # NCCL's channel knobs from the environment (docs/collectives.md, "Channel knobs")
 export NCCL_MAX_NCHANNELS=2
 check collective-max-nchannels 0 'explain: +1073741824 +Ring +Simple +2 ' -- collective --topo dgx-a100 -b 1G -e 1G --explain
