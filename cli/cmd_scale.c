@@ -17,6 +17,7 @@
 #include "sysbuild.h"
 #include "models/replay.h"
 #include "topologies/accuracy.h"
+#include "traces/timeline.h"
 #include "wlopts.h"
 
 #define MAX_POINTS 256
@@ -34,6 +35,8 @@ typedef struct {
     double step_s, tokens_s, tflops, mfu, speedup, eff, exposed, wall_s;
     double exposed_out;   /* the part of exposed with traffic between servers in flight */
     char scaleup[16], scaleout[32]; /* the fabrics: inside a server (NVLink domain), between them */
+    GArray *by_name; /* --breakdown: replay_exposed, summed over nranks ranks (owned) */
+    int nranks;
     uint64_t events; /* engine events of the replay and its isolated runs */
     double hbm;      /* the GPU's memory, bytes (the layout's limit: 90% of it) */
     int domain;      /* GPUs in one NVLink domain (1 without NVLink) */
@@ -44,7 +47,7 @@ typedef struct {
 typedef struct {
     char *systems, *gpus_s, *format, *plot;
     gint tp, pp, max_gpus;
-    gboolean exact, autolayout;
+    gboolean exact, autolayout, breakdown;
 } scale_cli;
 
 static gboolean bad_sizes(const char *s, GError **err)
@@ -215,6 +218,8 @@ static bool run_point(const wl_opts *o, bool exact, result *R, GError **err)
         R->step_s = st.step_s, R->tokens_s = st.tokens_s, R->tflops = st.tflops, R->mfu = st.mfu;
         R->exposed = st.exposed, R->wall_s = st.wall_s, R->events = st.events;
         R->exposed_out = st.exposed_out;
+        R->by_name = st.by_name;
+        R->nranks = st.nranks;
         g_strlcpy(R->scaleup, st.scaleup, sizeof R->scaleup);
         g_strlcpy(R->scaleout, st.scaleout, sizeof R->scaleout);
     }
@@ -374,16 +379,28 @@ static void print_results(const result *R, int n, const char *fmt)
                    w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s, r->tokens_s, r->tflops, r->mfu,
                    r->speedup, r->eff, r->exposed, r->fits ? "yes" : "no", cband, r->exposed_out, r->scaleup,
                    r->scaleout);
-        else if (json)
+        else if (json) {
             printf("%s\n {\"system\": \"%s\", \"gpu\": \"%s\", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, "
                    "\"global_batch\": %d, \"layer_fuse\": %d, \"step_time_s\": %.6g, \"tokens_per_s\": %.6g, "
                    "\"tflops_per_gpu\": %.4g, \"mfu\": %.4f, \"speedup\": %.4f, \"efficiency\": %.4f, "
                    "\"exposed_comm_frac\": %.4f, \"exposed_net_frac\": %.4f, \"server_fabric\": \"%s\", "
-                   "\"net_fabric\": \"%s\", \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "%s}",
+                   "\"net_fabric\": \"%s\", \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "%s",
                    k ? "," : "", s, r->gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s,
                    r->tokens_s, r->tflops, r->mfu, r->speedup, r->eff, r->exposed, r->exposed_out, r->scaleup,
                    r->scaleout, r->fits ? "true" : "false", r->events, jband);
-        else {
+            if (r->by_name) {
+                printf(", \"exposed_by_name\": [");
+                for (guint j = 0; j < r->by_name->len; j++) {
+                    const replay_exposed *x = &g_array_index(r->by_name, replay_exposed, j);
+                    double f = 1.0 / ((double)r->nranks * r->step_s * 1e12);
+                    printf("%s{\"name\": ", j ? ", " : "");
+                    timeline_json_str(stdout, x->name);
+                    printf(", \"frac\": %.4f, \"net_frac\": %.4f}", (double)x->ps * f, (double)x->net_ps * f);
+                }
+                printf("]");
+            }
+            printf("}");
+        } else {
             char sb[48] = "";
             if (band)
                 g_snprintf(sb, sizeof sb, "  %.0f-%.0f", slo * 1e3, shi * 1e3);
@@ -396,6 +413,28 @@ static void print_results(const result *R, int n, const char *fmt)
     }
     if (json)
         printf("\n]\n");
+    if (!csv && !json && n > 0 && R[0].by_name) {
+        printf("# exposed communication by operation (--breakdown), share of the step (of it on the network); "
+               "a stretch with several in flight is shared among them:\n");
+        for (int i = 0; i < n; i++) {
+            const result *r = &R[i];
+            if (!r->ok || !r->by_name)
+                continue;
+            sysname(r, s, sizeof s);
+            printf("#   %s %d:", s, r->w.gpus);
+            double f = 1.0 / ((double)r->nranks * r->step_s * 1e12);
+            for (guint j = 0; j < r->by_name->len && j < 6; j++) {
+                const replay_exposed *x = &g_array_index(r->by_name, replay_exposed, j);
+                printf("%s %s %.1f%% (%.1f%%)", j ? "," : "", x->name ? x->name : "(unnamed)", 100 * (double)x->ps * f,
+                       100 * (double)x->net_ps * f);
+            }
+            if (r->by_name->len > 6)
+                printf(", %u more", r->by_name->len - 6);
+            if (!r->by_name->len)
+                printf(" nothing exposed");
+            printf("\n");
+        }
+    }
     if (!csv && !json) {
         /* which fabric the exposed share waited on, per system */
         GString *f = g_string_new(NULL);
@@ -511,8 +550,12 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
             if (!run_point(o, c->exact, &r, err))
                 return false;
             if (!best.ok || r.step_s < best.step_s) {
+                if (best.ok && best.by_name)
+                    g_array_free(best.by_name, TRUE);
                 best = r;
                 best.fits = true;
+            } else if (r.by_name) {
+                g_array_free(r.by_name, TRUE);
             }
         }
     }
@@ -581,6 +624,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
     for (int i = 0; i < n; i++) {
         g_free(pts[i].system);
         g_free(pts[i].fabric);
+        if (R[i].by_name)
+            g_array_free(R[i].by_name, TRUE);
     }
     g_free(R);
     return rc;
@@ -603,6 +648,8 @@ int cmd_scale(int argc, char **argv)
          "the fastest (--tp/--pp pin that part)", NULL},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &c.exact, "simulate every rank and collective (no folded rings, no reuse "
          "of repeated collectives' isolated runs)", NULL},
+        {"breakdown", 0, 0, G_OPTION_ARG_NONE, &c.breakdown, "per point, the exposed communication by operation "
+         "(share of the step, and on the network); text or json", NULL},
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- scaling study across sizes and systems");
@@ -618,6 +665,11 @@ int cmd_scale(int argc, char **argv)
         fprintf(stderr, "conveyor scale: --format must be text, csv or json\n");
         rc = EXIT_BADINPUT;
     }
+    if (rc == EXIT_OK && c.breakdown && c.format && !strcmp(c.format, "csv")) {
+        fprintf(stderr, "conveyor scale: --breakdown is for --format text or json (a list per point, not a column)\n");
+        rc = EXIT_BADINPUT;
+    }
+    o.by_name = c.breakdown;
     if (rc == EXIT_OK && (c.tp < 0 || c.pp < 0 || c.max_gpus < 0)) {
         fprintf(stderr, "conveyor scale: --tp, --pp and --max-gpus must be positive\n");
         rc = EXIT_BADINPUT;

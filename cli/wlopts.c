@@ -273,7 +273,7 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
             if (ok)
                 coll_nccl_env_apply(&iso.nccl, ti->fab);
         }
-        replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = ti ? &iso : NULL,
+        replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = ti ? &iso : NULL, .by_name = o->by_name,
                           .gpu_sms = g.sm_share ? g.spec.sms : 0, .sm_penalty = g.comm_penalty};
         /* NCCL_ALGO / NCCL_PROTO limit the tuner as in NCCL (all_reduce's entry of a per-collective list) */
         ok = ok && coll_tune_parse_mask(g_getenv("NCCL_ALGO"), COLL_ALL_REDUCE, true, &ro.algo_mask, err) &&
@@ -298,6 +298,9 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
             out->wall_s = res.wall_s;
             out->events = res.events + res.memo_events;
             out->dp = w->dp;
+            out->nranks = tr->nranks;
+            out->by_name = res.exposed_by_name; /* taken over */
+            res.exposed_by_name = NULL;
             replay_result_clear(&res);
         }
     }

@@ -17,6 +17,7 @@ typedef struct {
     gint gpus, tp, pp, dp, cp, ep, micro_batch, global_batch, seq, layer_fuse;
     gint layers, hidden, heads, kv_heads, ffn, vocab, experts, topk;
     gboolean sp, fsdp, zero3_per_param, recompute, grad_fp32, gated;
+    gboolean by_name;            /* wl_step_run fills wl_step.by_name (not an option of the group) */
 } wl_opts;
 
 /* Model, parallelism and training options (with_layout: --gpus/--tp/--pp/--dp). */
@@ -43,6 +44,9 @@ typedef struct {
     double exposed_out;    /* the part of `exposed` with traffic between servers (NVLink domains) in flight */
     char scaleup[16];      /* inside a server (NVLink domain): "NVLink" or "PCIe" */
     char scaleout[32];     /* between them: the fabric's name, "" for one server */
+    GArray *by_name;       /* o->by_name: replay_exposed, largest first, summed over ranks
+                            * (divide by ranks and step for a share); caller frees */
+    int nranks;
     double wall_s;
     uint64_t events;       /* engine events of the replay and its isolated runs */
     int dp;

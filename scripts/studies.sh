@@ -58,6 +58,14 @@ x_nvl=$(at72 "$tmp/dense.csv" gb200-nvl72 15); x_b200=$(at72 "$tmp/dense.csv" hg
 x_h100=$(at72 "$tmp/dense.csv" dgx-h100 15); x_xdr=$(at72 "$tmp/dense_xdr.csv" hgx-b200@ib-xdr 15)
 n_b200=$(at72 "$tmp/dense.csv" hgx-b200 21); n_xdr=$(at72 "$tmp/dense_xdr.csv" hgx-b200@ib-xdr 21)
 n_h100=$(at72 "$tmp/dense.csv" dgx-h100 21)
+mn_b200=$(at72 "$tmp/moe.csv" hgx-b200 21)
+# how much of the servers' exposed share is the network's (at least 90% at each: "nearly all")
+if awk -v a="$n_b200" -v b="$x_b200" -v c="$n_xdr" -v d="$x_xdr" -v e="$n_h100" -v f="$x_h100" \
+       'BEGIN { exit !(a >= 0.9 * b && c >= 0.9 * d && e >= 0.9 * f) }'; then
+    net_part="on the servers nearly all of it waits"
+else
+    net_part="on the servers part of it waits"
+fi
 m_nvl=$(at72 "$tmp/moe.csv" gb200-nvl72 14); m_b200=$(at72 "$tmp/moe.csv" hgx-b200 14)
 m_h100=$(at72 "$tmp/moe.csv" dgx-h100 14); m_xdr=$(at72 "$tmp/moe_xdr.csv" hgx-b200@ib-xdr 14)
 mx_nvl=$(at72 "$tmp/moe.csv" gb200-nvl72 15); mx_b200=$(at72 "$tmp/moe.csv" hgx-b200 15)
@@ -121,9 +129,8 @@ each way), through one 400 Gb/s (50 GB/s) NIC per GPU between the HGX and DGX se
 GPUs the exposed share of the step is $(pct "$x_nvl") on NVL72, $(pct "$x_b200") on HGX B200,
 $(pct "$x_xdr") with 800 Gb/s NICs on XDR (the shipped server's NICs sit on PCIe Gen5 x16, so
 little of the doubling arrives) and $(pct "$x_h100") on DGX H100, whose slower GPUs leave more
-compute to hide it behind; of it, the network between servers holds $(pct "$n_b200"), $(pct "$n_xdr")
-and $(pct "$n_h100") of the step (the "of it on the network" column: exposed time with traffic
-between servers in flight) and the rest waits on NVLink inside them; scaling efficiency $(pct "$d_nvl"), $(pct "$d_b200"), $(pct "$d_xdr")
+compute to hide it behind; $net_part with traffic between the servers in flight ($(pct "$n_b200"),
+$(pct "$n_xdr") and $(pct "$n_h100") of the step: the "of it on the network" column); scaling efficiency $(pct "$d_nvl"), $(pct "$d_b200"), $(pct "$d_xdr")
 and $(pct "$d_h100"). The NVL72's step at 72 GPUs is $(ratio "$s_b200" "$s_nvl") times faster than
 nine HGX B200 servers', of which $(ratio "$s8_b200" "$s8_nvl") is already there at 8 GPUs, inside
 one server, where the network plays no part: GB200's GPUs run faster than HGX B200's in the
@@ -134,7 +141,8 @@ all-to-alls, on 8 consecutive ranks: one server, or part of the rack. Only the g
 reductions cross servers, and the expert gradients reduce over the expert-data-parallel group of
 N/8 ranks (1 to 9), $moe_vs: efficiency at 72 GPUs
 $(pct "$m_nvl") on NVL72 (exposed $(pct "$mx_nvl")), $(pct "$m_b200") on HGX B200 (exposed
-$(pct "$mx_b200")), $(pct "$m_xdr") with 800 Gb/s NICs, $(pct "$m_h100") on DGX H100. On 8 H100s
+$(pct "$mx_b200"), $(pct "$mn_b200") of the step with traffic between servers in flight, the rest
+on NVLink inside them, where the expert-parallel all-to-alls run), $(pct "$m_xdr") with 800 Gb/s NICs, $(pct "$m_h100") on DGX H100. On 8 H100s
 it does not fit (marked "exceeds HBM", simulated anyway): each GPU keeps one expert of every layer,
 5.6 B parameters, whose Adam states an expert-data-parallel group of one cannot shard, about 90 GB.
 EOF

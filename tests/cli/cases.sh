@@ -95,6 +95,9 @@ check scale-band 0 'step_ms 80%: where the published step fell' -- scale --model
 check scale-net-footer 0 '^# net%: the part of exposed% .*\(dgx-h100 NVLink \+ ib-ndr\)' -- scale --model llama2-7b --systems dgx-h100:8/16 --seq 256
 check scale-net-json-ib 0 '"exposed_net_frac": 0\.[0-9]*[1-9][0-9]*, "server_fabric": "NVLink", "net_fabric": "ib-ndr"' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --format json
 check scale-net-json-nvl72 0 '"exposed_net_frac": 0\.0000, "server_fabric": "NVLink", "net_fabric": ""' -- scale --model llama2-7b --systems gb200-nvl72:16 --seq 256 --format json
+check scale-breakdown 0 '^#   dgx-h100 16: dp_grad [0-9.]+% \([0-9.]+%\), tp_ar [0-9.]+% \([0-9.]+%\)$' -- scale --model llama2-7b --systems dgx-h100:8/16 --seq 256 --breakdown
+check scale-breakdown-json 0 '"exposed_by_name": \[\{"name": "dp_grad", "frac": 0\.[0-9]+, "net_frac": 0\.[0-9]+\}' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --breakdown --format json
+check scale-breakdown-csv 2 '--breakdown is for --format text or json' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --breakdown --format csv
 check replay-net-column 0 'exposed_ms exposed_net_ms +idle_ms' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
 check replay-exposed-by-name 0 '^  ar2 +0\.199 +100\.0% +0\.000$' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
 check replay-exposed-by-name-json 0 '^  \{"name": "ar2", "exposed_s_per_rank": 0\.000198' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json --format json
