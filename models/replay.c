@@ -1003,10 +1003,17 @@ typedef struct {
 } edge;
 #define EDGE_COMPUTE UINT32_MAX
 
+/* by time, then ends before starts, then op: a total order, so the ops in
+ * flight keep one order (and the remainders of a shared stretch one owner)
+ * whatever the sort */
 static int edge_cmp(const void *x, const void *y)
 {
     const edge *a = x, *b = y;
-    return (a->t > b->t) - (a->t < b->t);
+    if (a->t != b->t)
+        return (a->t > b->t) - (a->t < b->t);
+    if (a->d != b->d)
+        return a->d - b->d;
+    return (a->op > b->op) - (a->op < b->op);
 }
 
 /* Share each stretch of rank r's exposed time (no compute, communication in

@@ -93,7 +93,7 @@ typedef struct {
     replay_rank *ranks;
     GArray *colls;            /* replay_coll, in launch order */
     GArray *intervals;        /* replay_interval (opts.record) */
-    GArray *exposed_by_name;  /* replay_exposed, largest first, names equal last-first (opts.by_name) */
+    GArray *exposed_by_name;  /* replay_exposed, largest first, equal ones by name (opts.by_name) */
     int64_t link_qdelay_ps;   /* layer 3: total time chunks waited on links */
     uint64_t events;          /* engine events of the replay (iso runs not included) */
     double wall_s;
