@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "traces/json_arena.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -44,6 +45,7 @@ int main(int argc, char **argv)
         usage(stdout);
         return EXIT_OK;
     }
+    json_arena_init(); /* cJSON's allocation hooks, before any thread starts (traces/json_arena.h) */
     for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);

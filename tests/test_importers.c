@@ -3,11 +3,13 @@
  * tests/data/traces/PROVENANCE.md), a hand-written old-style Kineto trace, a
  * hand-written chakra_jsonizer file, and broken inputs. Run from the
  * repository root. */
+#include <cjson/cJSON.h>
 #include <glib.h>
 #include <string.h>
 
 #include "testutil.h"
 #include "traces/chakra.h"
+#include "traces/json_arena.h"
 #include "traces/kineto.h"
 #include "traces/pbwire.h"
 
@@ -242,6 +244,52 @@ static void test_kineto_names_and_dtypes(void)
     CU_ASSERT_EQUAL(kineto_dtype_bytes("Quaternion"), 0);
 }
 
+/* json_arena: a document parsed inside an arena reads as it does outside
+ * one and needs no cJSON_Delete (the sanitizers' leak check covers that);
+ * a document made before the arena opened is freed normally while it is
+ * open; arenas do not nest; threads each get their own. */
+static gpointer arena_thread(gpointer data)
+{
+    int k = GPOINTER_TO_INT(data), sum = 0;
+    for (int rep = 0; rep < 50; rep++) {
+        json_arena *a = json_arena_open();
+        CU_ASSERT_PTR_NOT_NULL(a);
+        char *text = g_strdup_printf("{\"k\": %d, \"v\": [1, 2, 3], \"s\": \"thread %d\"}", k, k);
+        cJSON *o = cJSON_Parse(text);
+        g_free(text);
+        sum += cJSON_GetObjectItemCaseSensitive(o, "k")->valueint +
+               cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o, "v"));
+        json_arena_close(a);
+    }
+    return GINT_TO_POINTER(sum);
+}
+
+static void test_json_arena(void)
+{
+    json_arena_init();
+    cJSON *before = cJSON_Parse("{\"a\": [1, 2, {\"b\": \"c\"}]}");
+    json_arena *a = json_arena_open();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NULL(json_arena_open()); /* no nesting */
+    cJSON *in = cJSON_Parse("{\"x\": 1.5, \"name\": \"all_reduce\", \"ops\": [{\"rank\": 3}]}");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItemCaseSensitive(in, "x")->valuedouble, 1.5, 0);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(in, "name")->valuestring, "all_reduce");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(in, "ops"), 0),
+                                                     "rank")->valueint, 3);
+    cJSON_Delete(before); /* made with malloc before the arena: freed now, not kept */
+    json_arena_close(a);  /* `in` goes with it */
+    /* outside an arena cJSON allocates and frees as before */
+    cJSON *after = cJSON_Parse("[true, false]");
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(after), 2);
+    cJSON_Delete(after);
+    GThread *t[4];
+    for (int i = 0; i < 4; i++)
+        t[i] = g_thread_new("arena", arena_thread, GINT_TO_POINTER(i));
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(GPOINTER_TO_INT(g_thread_join(t[i])), 50 * (i + 3));
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -253,6 +301,7 @@ int main(void)
         {"test_pbwire_varint_and_packed", test_pbwire_varint_and_packed},
         {"test_bad_inputs_report_code_and_position", test_bad_inputs_report_code_and_position},
         {"test_kineto_names_and_dtypes", test_kineto_names_and_dtypes},
+        {"test_json_arena", test_json_arena},
         {NULL, NULL},
     };
     return test_main("importers", cases);

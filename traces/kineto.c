@@ -8,6 +8,7 @@
  * ../shared/reference/formats.md section 1; docs/traces-importers.md.
  */
 #include "traces/kineto.h"
+#include "traces/json_arena.h"
 #include "sim/hash.h"
 
 #include <cjson/cJSON.h>
@@ -601,6 +602,8 @@ trace *trace_kineto_load(const char *path_or_dir, GError **err)
     trace *t = NULL;
     GArray *steps = g_array_new(FALSE, FALSE, sizeof(int64_t));
     gboolean ok = TRUE;
+    /* the documents' nodes (names are interned and groups copied by trace_op_add / trace_group_add) */
+    json_arena *arena = json_arena_open();
     for (int i = 0; i < n && ok; i++)
         ok = (roots[i] = parse_file(g_ptr_array_index(files, i), err)) != NULL;
     if (ok) {
@@ -620,8 +623,9 @@ trace *trace_kineto_load(const char *path_or_dir, GError **err)
         trace_free(t);
         t = NULL;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && !arena; i++) /* else the arena holds the documents */
         cJSON_Delete(roots[i]);
+    json_arena_close(arena);
     g_free(roots);
     g_free(rank);
     g_array_free(steps, TRUE);

@@ -10,6 +10,7 @@
  * Sizes accept K/M/G suffixes (powers of two).
  */
 #include "native.h"
+#include "json_arena.h"
 
 #include <cjson/cJSON.h>
 #include <csv.h>
@@ -36,8 +37,16 @@ typedef struct {
     char *id;
     char **deps;             /* ids */
     char *group;             /* name or rank list */
-    char *where;             /* position for messages */
+    const char *file;        /* where it is, for messages: the file (the caller's path, alive while loading) */
+    long pos;                /* and its place there: $.ops[pos], or CSV record pos */
+    bool csv;
 } pend_op;
+
+/* An op's position for messages: "file:$.ops[i]" or "file:record n". */
+static char *pend_where(const pend_op *p)
+{
+    return p->csv ? g_strdup_printf("%s:record %ld", p->file, p->pos) : g_strdup_printf("%s:$.ops[%ld]", p->file, p->pos);
+}
 
 static void pend_free(gpointer p)
 {
@@ -45,7 +54,6 @@ static void pend_free(gpointer p)
     g_free(o->id);
     g_strfreev(o->deps);
     g_free(o->group);
-    g_free(o->where);
     g_free(o);
 }
 
@@ -146,7 +154,8 @@ static gboolean json_bytes(const cJSON *v, uint64_t *out)
     return FALSE;
 }
 
-static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *where, GError **err)
+static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *file, long pos, const char *where,
+                        GError **err)
 {
     static const char *const keys[] = {"rank", "id", "kind", "stream", "dur_us", "bytes", "group", "peer",
                                        "tag", "root", "deps", "name", "flops", "mem_bytes", NULL};
@@ -160,7 +169,8 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *whe
             return bad(err, TRACE_ERROR_SCHEMA, where, "unknown key \"%s\"", c->string);
     }
     pend_op *p = g_new0(pend_op, 1);
-    p->where = g_strdup(where);
+    p->file = file;
+    p->pos = pos;
     g_ptr_array_add(L->pending, p);
     p->op.dur_ps = p->op.ts_ps = -1;
     p->op.src_index = L->pending->len - 1;
@@ -237,15 +247,18 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *whe
 static gboolean json_file(nload *L, const char *path, const char *text, GError **err)
 {
     const char *end = NULL;
+    json_arena *arena = json_arena_open(); /* the document's nodes: everything kept is copied out */
     cJSON *root = cJSON_ParseWithOpts(text, &end, TRUE);
     if (!root) {
         int line, col;
         line_col(text, end ? end : text, &line, &col);
+        json_arena_close(arena);
         g_autofree char *at = g_strdup_printf("%s:%d:%d", path, line, col);
         return bad(err, TRACE_ERROR_PARSE, at, "malformed JSON (expected a trace object)");
     }
     gboolean ok = TRUE;
-    char *where = NULL, *top = NULL;
+    GString *where = g_string_new(NULL); /* "file:$.ops[i]", rewritten per op */
+    char *top = NULL;
     int file_rank = -1, nr = 0;
     if (!cJSON_IsObject(root)) {
         ok = bad(err, TRACE_ERROR_SCHEMA, path, "$: expected an object with \"ops\"");
@@ -287,18 +300,19 @@ static gboolean json_file(nload *L, const char *path, const char *text, GError *
         ok = bad(err, TRACE_ERROR_SCHEMA, path, "$.ops: expected an array of operations");
     int i = 0;
     for (const cJSON *o = ok ? ops->child : NULL; o && ok; o = o->next, i++) {
-        g_free(where);
-        where = g_strdup_printf("%s:$.ops[%d]", path, i);
-        ok = json_op(L, o, file_rank, where, err);
+        g_string_printf(where, "%s:$.ops[%d]", path, i);
+        ok = json_op(L, o, file_rank, path, i, where->str, err);
         /* An op beyond the declared "ranks" used to grow the trace silently. */
         const pend_op *p = ok ? g_ptr_array_index(L->pending, L->pending->len - 1) : NULL;
         if (p && nr > 0 && p->rank >= nr)
-            ok = bad(err, TRACE_ERROR_VALUE, where, "\"rank\": %d, but the file declares \"ranks\": %d", p->rank, nr);
+            ok = bad(err, TRACE_ERROR_VALUE, where->str, "\"rank\": %d, but the file declares \"ranks\": %d", p->rank, nr);
     }
 out:
-    g_free(where);
+    g_string_free(where, TRUE);
     g_free(top);
-    cJSON_Delete(root);
+    if (!arena) /* else the arena holds the whole document */
+        cJSON_Delete(root);
+    json_arena_close(arena);
     return ok;
 }
 
@@ -351,7 +365,9 @@ static gboolean csv_row(csv_ctx *c)
 {
     g_autofree char *where = g_strdup_printf("%s:record %ld", c->path, c->record);
     pend_op *p = g_new0(pend_op, 1);
-    p->where = g_strdup(where);
+    p->file = c->path;
+    p->pos = c->record;
+    p->csv = true;
     g_ptr_array_add(c->L->pending, p);
     p->op.dur_ps = p->op.ts_ps = -1;
     if (!kind_of(fld(c, C_KIND), &p->op))
@@ -466,7 +482,8 @@ static int group_of(nload *L, trace *t, pend_op *p, GError **err)
         long v = strtol(parts[i], &end, 10);
         if (*end || v < 0 || v >= t->nranks) {
             g_array_free(r, TRUE);
-            bad(err, TRACE_ERROR_REF, p->where, "group '%.64s': unknown group or bad rank '%.64s' (%d ranks)", spec,
+            g_autofree char *w = pend_where(p);
+            bad(err, TRACE_ERROR_REF, w, "group '%.64s': unknown group or bad rank '%.64s' (%d ranks)", spec,
                 parts[i], t->nranks);
             return -1;
         }
@@ -475,7 +492,8 @@ static int group_of(nload *L, trace *t, pend_op *p, GError **err)
     }
     if (r->len == 0) {
         g_array_free(r, TRUE);
-        bad(err, TRACE_ERROR_REF, p->where, "group '%.64s' is empty", spec);
+        g_autofree char *w = pend_where(p);
+        bad(err, TRACE_ERROR_REF, w, "group '%.64s' is empty", spec);
         return -1;
     }
     int id = trace_group_add(t, name, (int *)r->data, (int)r->len);
@@ -507,7 +525,8 @@ static trace *build(nload *L, const char *source, GError **err)
             break;
         }
         if ((p->op.kind == TOP_SEND || p->op.kind == TOP_RECV) && p->op.peer >= n) {
-            ok = bad(err, TRACE_ERROR_REF, p->where, "peer %d: there are only %d ranks", p->op.peer, n);
+            g_autofree char *w = pend_where(p);
+            ok = bad(err, TRACE_ERROR_REF, w, "peer %d: there are only %d ranks", p->op.peer, n);
             break;
         }
         p->op.seq = -1;
@@ -515,7 +534,8 @@ static trace *build(nload *L, const char *source, GError **err)
         uint32_t idx = trace_op_add(t, p->rank, &p->op);
         if (p->id) {
             if (g_hash_table_contains(ids[p->rank], p->id)) {
-                ok = bad(err, TRACE_ERROR_VALUE, p->where, "duplicate id \"%s\" on rank %d", p->id, p->rank);
+                g_autofree char *w = pend_where(p);
+                ok = bad(err, TRACE_ERROR_VALUE, w, "duplicate id \"%s\" on rank %d", p->id, p->rank);
                 break;
             }
             g_hash_table_insert(ids[p->rank], p->id, GUINT_TO_POINTER(idx + 1));
@@ -529,9 +549,10 @@ static trace *build(nload *L, const char *source, GError **err)
             if (!*d)
                 continue;
             gpointer v = g_hash_table_lookup(ids[p->rank], d);
-            if (!v)
-                ok = bad(err, TRACE_ERROR_REF, p->where, "depends on \"%s\", which rank %d does not have", d, p->rank);
-            else
+            if (!v) {
+                g_autofree char *w = pend_where(p);
+                ok = bad(err, TRACE_ERROR_REF, w, "depends on \"%s\", which rank %d does not have", d, p->rank);
+            } else
                 trace_op_dep(t, p->rank, (uint32_t)p->op.group, GPOINTER_TO_UINT(v) - 1);
         }
     }
