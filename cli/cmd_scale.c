@@ -547,8 +547,11 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
                 fprintf(stderr, "\r[%d/%d] %s, %d GPUs: layout %d (tp %d pp %d dp %d)...        ", idx + 1, n,
                         R->p.system, N, R->tried + 1, tp, pp, w.dp);
             R->tried++;
-            if (!run_point(o, c->exact, &r, err))
+            if (!run_point(o, c->exact, &r, err)) {
+                if (best.ok && best.by_name)
+                    g_array_free(best.by_name, TRUE);
                 return false;
+            }
             if (!best.ok || r.step_s < best.step_s) {
                 if (best.ok && best.by_name)
                     g_array_free(best.by_name, TRUE);
