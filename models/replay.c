@@ -983,6 +983,49 @@ static int64_t span_overlap(const GArray *x, const GArray *y)
     return s;
 }
 
+/* a minus b (both sorted and disjoint) into out, sorted and disjoint */
+static void span_minus(const GArray *a, const GArray *b, GArray *out)
+{
+    guint j = 0;
+    for (guint i = 0; i < a->len; i++) {
+        span cur = g_array_index(a, span, i);
+        while (j < b->len && g_array_index(b, span, j).b <= cur.a)
+            j++;
+        for (guint k = j; k < b->len && g_array_index(b, span, k).a < cur.b; k++) {
+            const span *q = &g_array_index(b, span, k);
+            if (q->a > cur.a) {
+                span piece = {cur.a, q->a};
+                g_array_append_val(out, piece);
+            }
+            if (q->b > cur.a)
+                cur.a = q->b;
+        }
+        if (cur.b > cur.a)
+            g_array_append_val(out, cur);
+    }
+}
+
+/* Rank r's exposed stretches into the result (opts.record): comm minus
+ * compute, split by whether an op between servers was in flight. */
+static void rank_exposed_spans(rp *p, int r, const GArray *comp, const GArray *comm, const GArray *out)
+{
+    GArray *all = g_array_new(FALSE, FALSE, sizeof(span)), *net = g_array_new(FALSE, FALSE, sizeof(span)),
+           *loc = g_array_new(FALSE, FALSE, sizeof(span));
+    span_minus(comm, comp, all);
+    span_minus(out, comp, net);
+    span_minus(all, net, loc);
+    guint i = 0, j = 0; /* merge the two by time */
+    while (i < net->len || j < loc->len) {
+        bool take_net = j >= loc->len || (i < net->len && g_array_index(net, span, i).a < g_array_index(loc, span, j).a);
+        const span *s = take_net ? &g_array_index(net, span, i++) : &g_array_index(loc, span, j++);
+        replay_exposed_span e = {.rank = r, .net = take_net, .start_ps = s->a, .end_ps = s->b};
+        g_array_append_val(p->out->exposed_spans, e);
+    }
+    g_array_free(all, TRUE);
+    g_array_free(net, TRUE);
+    g_array_free(loc, TRUE);
+}
+
 /* Whether rank r's communication op leaves its server (its NVLink domain,
  * sys->ppn GPUs: an NVL72 rack is one): a collective whose group spans
  * several, a send or receive whose peer is on another. */
@@ -1115,6 +1158,8 @@ static void rank_stats(rp *p, int r, int64_t makespan)
     rr->idle_ps = makespan - (c + m - both);
     if (p->by_name)
         by_name_rank(p, r, comp);
+    if (p->o->record)
+        rank_exposed_spans(p, r, comp, comm, out);
     g_array_free(comp, TRUE);
     g_array_free(comm, TRUE);
     g_array_free(out, TRUE);
@@ -1253,6 +1298,7 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
     out->ranks = g_new0(replay_rank, t->nranks);
     out->colls = g_array_new(FALSE, FALSE, sizeof(replay_coll));
     out->intervals = g_array_new(FALSE, FALSE, sizeof(replay_interval));
+    out->exposed_spans = g_array_new(FALSE, FALSE, sizeof(replay_exposed_span));
     rp p = {.t = t, .o = o, .out = out, .garbage = g_ptr_array_new_with_free_func(g_free)};
     p.rvs = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, rv_free);
     p.p2p_q = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_queue_free);
@@ -1325,6 +1371,8 @@ void replay_result_clear(replay_result *r)
         g_array_free(r->colls, TRUE);
     if (r->intervals)
         g_array_free(r->intervals, TRUE);
+    if (r->exposed_spans)
+        g_array_free(r->exposed_spans, TRUE);
     if (r->exposed_by_name)
         g_array_free(r->exposed_by_name, TRUE);
     memset(r, 0, sizeof *r);

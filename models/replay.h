@@ -78,6 +78,15 @@ typedef struct {
     int64_t start_ps, end_ps;
 } replay_interval;
 
+/* A stretch of a rank's exposed communication (opts.record): no compute
+ * running, a collective or send/receive in flight; net: one of them leaves
+ * the server (as replay_rank.exposed_scaleout_ps counts it). */
+typedef struct {
+    int rank;
+    bool net;
+    int64_t start_ps, end_ps;
+} replay_exposed_span;
+
 /* Exposed communication of one op name (opts.by_name), summed over ranks:
  * each stretch of a rank's exposed time is shared equally among the
  * communication ops it has in flight then. */
@@ -93,6 +102,7 @@ typedef struct {
     replay_rank *ranks;
     GArray *colls;            /* replay_coll, in launch order */
     GArray *intervals;        /* replay_interval (opts.record) */
+    GArray *exposed_spans;    /* replay_exposed_span (opts.record), rank by rank, in time order */
     GArray *exposed_by_name;  /* replay_exposed, largest first, equal ones by name (opts.by_name) */
     int64_t link_qdelay_ps;   /* layer 3: total time chunks waited on links */
     uint64_t events;          /* engine events of the replay (iso runs not included) */

@@ -320,6 +320,7 @@ static void test_replay_timeline_valid_and_nested(void)
     cJSON *ev = cJSON_GetObjectItem(root, "traceEvents");
     GHashTable *last_end = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     int slices = 0, overlaps = 0, gpu_slices = 0;
+    double exposed_us[2] = {0, 0};
     for (cJSON *e = ev ? ev->child : NULL; e; e = e->next) {
         if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X"))
             continue;
@@ -338,9 +339,18 @@ static void test_replay_timeline_valid_and_nested(void)
             g_free(ne);
         }
         slices++;
-        gpu_slices += pid < g.t->nranks;
+        if (tid == TIMELINE_EXPOSED_TID) {
+            CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(e, "name")->valuestring, "exposed: inside the server");
+            if (pid >= 0 && pid < 2)
+                exposed_us[pid] += dur;
+        } else {
+            gpu_slices += pid < g.t->nranks;
+        }
     }
     CU_ASSERT_EQUAL(gpu_slices, 12); /* every op of the two ranks */
+    /* the exposed track adds up to each rank's exposed communication (two GPUs of one server) */
+    for (int r = 0; r < 2; r++)
+        ASSERT_REL(exposed_us[r], g.res.ranks[r].exposed_comm_ps / 1e6, 1e-6);
     CU_ASSERT(slices > gpu_slices);  /* and link transfers */
     CU_ASSERT_EQUAL(overlaps, 0);
     g_hash_table_destroy(last_end);
@@ -646,9 +656,24 @@ static void test_replay_exposed_by_fabric(void)
         CU_ASSERT_EQUAL(rr->comm_ps, hidden + loc + world + p2p);
     }
     replay_result_clear(&res);
-    /* by name: the exposed time is the named ops', all of it; the hidden one has none */
+    /* by name: the exposed time is the named ops', all of it; the hidden one has none;
+     * recorded, the exposed stretches add up to the same, network and not */
     o.by_name = true;
+    o.record = true;
     CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    int64_t span_net[4] = {0}, span_loc[4] = {0};
+    for (guint i = 0; i < res.exposed_spans->len; i++) {
+        const replay_exposed_span *x = &g_array_index(res.exposed_spans, replay_exposed_span, i);
+        CU_ASSERT(x->end_ps > x->start_ps);
+        if (i > 0 && g_array_index(res.exposed_spans, replay_exposed_span, i - 1).rank == x->rank)
+            CU_ASSERT(g_array_index(res.exposed_spans, replay_exposed_span, i - 1).end_ps <= x->start_ps);
+        *(x->net ? &span_net[x->rank] : &span_loc[x->rank]) += x->end_ps - x->start_ps;
+    }
+    for (int r = 0; r < 4; r++) {
+        CU_ASSERT_EQUAL(span_net[r], res.ranks[r].exposed_scaleout_ps);
+        CU_ASSERT_EQUAL(span_loc[r], res.ranks[r].exposed_comm_ps - res.ranks[r].exposed_scaleout_ps);
+        CU_ASSERT_EQUAL(span_loc[r], loc);
+    }
     CU_ASSERT_PTR_NOT_NULL_FATAL(res.exposed_by_name);
     int64_t sum = 0, want = 0;
     for (int r = 0; r < 4; r++)

@@ -150,6 +150,18 @@ gboolean timeline_write(const char *path, const trace *t, const replay_result *r
         fprintf(o, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f}", iv->rank, iv->stream, iv->start_ps / 1e6,
                 (iv->end_ps - iv->start_ps) / 1e6);
     }
+    /* each GPU's exposed communication on a track of its own, network or not */
+    int last = -1;
+    for (guint i = 0; res->exposed_spans && i < res->exposed_spans->len; i++) {
+        const replay_exposed_span *x = &g_array_index(res->exposed_spans, replay_exposed_span, i);
+        if (x->rank != last)
+            fprintf(o, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":"
+                       "\"exposed communication\"}}", x->rank, TIMELINE_EXPOSED_TID);
+        last = x->rank;
+        fprintf(o, ",\n{\"ph\":\"X\",\"cat\":\"exposed\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,"
+                   "\"dur\":%.6f}", x->net ? "exposed: network" : "exposed: inside the server", x->rank,
+                TIMELINE_EXPOSED_TID, x->start_ps / 1e6, (x->end_ps - x->start_ps) / 1e6);
+    }
     write_links(o, res->end_ps, f, max_links, t->nranks);
     return finish(o, tmp, path, err);
 }

@@ -10,8 +10,10 @@
 #include "models/replay.h"
 
 /* Write the timeline of `res` (recorded with replay_opts.record) to path,
- * through a temporary file renamed into place. max_links: link tracks kept
- * (the busiest). FALSE with *err on I/O failure. */
+ * through a temporary file renamed into place: a track per GPU stream, one
+ * per GPU for its exposed communication (TIMELINE_EXPOSED_TID; slices
+ * "exposed: network" or "exposed: inside the server"), and max_links link
+ * tracks (the busiest). FALSE with *err on I/O failure. */
 gboolean timeline_write(const char *path, const trace *t, const replay_result *res, fabric *f, int max_links,
                         GError **err);
 
@@ -22,6 +24,10 @@ gboolean timeline_write(const char *path, const trace *t, const replay_result *r
  * busiest links with their chunks and utilisation. */
 gboolean timeline_write_coll(const char *path, const char *label, double setup_us, const char *setup_detail,
                              double total_us, fabric *f, int max_links, GError **err);
+
+/* The track of a GPU's exposed communication in a replay timeline (the
+ * streams' tracks are their ids). */
+#define TIMELINE_EXPOSED_TID 9999
 
 /* s as a JSON string, quoted and escaped, to o (NULL: ""). */
 void timeline_json_str(FILE *o, const char *s);
