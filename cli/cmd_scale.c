@@ -45,7 +45,7 @@ typedef struct {
 } result;
 
 typedef struct {
-    char *systems, *gpus_s, *format, *plot;
+    char *systems, *gpus_s, *format, *plot, *timeline;
     gint tp, pp, max_gpus;
     gboolean exact, autolayout, breakdown;
 } scale_cli;
@@ -577,6 +577,15 @@ static int run_scale(wl_opts *o, scale_cli *c)
     int n = parse_points(c, pts, &err);
     if (n <= 0)
         return cli_fail(err ? err : g_error_new(WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, "no systems given"));
+    if (c->timeline && n > 1) {
+        fprintf(stderr, "conveyor scale: --timeline writes one point's step; %d points given (one system, one size: "
+                        "--systems NAME:GPUS)\n", n);
+        for (int i = 0; i < n; i++) {
+            g_free(pts[i].system);
+            g_free(pts[i].fabric);
+        }
+        return EXIT_BADINPUT;
+    }
     result *R = g_new0(result, n);
     int rc = EXIT_OK, cap = c->max_gpus > 0 ? c->max_gpus : 1024;
     for (int i = 0; i < n; i++) {
@@ -653,6 +662,8 @@ int cmd_scale(int argc, char **argv)
          "of repeated collectives' isolated runs)", NULL},
         {"breakdown", 0, 0, G_OPTION_ARG_NONE, &c.breakdown, "per point, the exposed communication by operation "
          "(share of the step, and on the network); text or json", NULL},
+        {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &c.timeline, "one point (one system, one size, no --auto): write "
+         "its step as a Chrome/Perfetto trace (every chunk simulated, as --exact)", "FILE"},
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- scaling study across sizes and systems");
@@ -673,6 +684,12 @@ int cmd_scale(int argc, char **argv)
         rc = EXIT_BADINPUT;
     }
     o.by_name = c.breakdown;
+    o.timeline = c.timeline;
+    if (rc == EXIT_OK && c.timeline && c.autolayout) {
+        fprintf(stderr, "conveyor scale: --timeline writes one layout's step; --auto tries several (pin one with "
+                        "--tp/--pp)\n");
+        rc = EXIT_BADINPUT;
+    }
     if (rc == EXIT_OK && (c.tp < 0 || c.pp < 0 || c.max_gpus < 0)) {
         fprintf(stderr, "conveyor scale: --tp, --pp and --max-gpus must be positive\n");
         rc = EXIT_BADINPUT;
@@ -683,6 +700,7 @@ int cmd_scale(int argc, char **argv)
     g_free(c.gpus_s);
     g_free(c.format);
     g_free(c.plot);
+    g_free(c.timeline);
     wl_opts_clear(&o);
     return rc;
 }

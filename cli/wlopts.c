@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "models/replay.h"
+#include "traces/timeline.h"
 
 gboolean wl_opts_fits_memory(const workload_spec *w, double bytes_per_op, const char *use, GError **err)
 {
@@ -237,6 +238,8 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
                      wl_step *out, GError **err)
 {
     memset(out, 0, sizeof *out);
+    if (o->timeline)
+        exact = TRUE; /* a timeline needs every chunk on the shared fabric (docs/traces.md) */
     g_auto(GStrv) sets = wl_opts_topo_sets(o);
     topo_opts to = {.fabric = fabric ? fabric : o->fabric, .sets = (const char *const *)sets};
     topo *probe = topo_load(system, &to, err);
@@ -274,6 +277,7 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
                 coll_nccl_env_apply(&iso.nccl, ti->fab);
         }
         replay_opts ro = {.sys = &sys, .compute_scale = 1, .iso = ti ? &iso : NULL, .by_name = o->by_name,
+                          .record = o->timeline != NULL,
                           .gpu_sms = g.sm_share ? g.spec.sms : 0, .sm_penalty = g.comm_penalty};
         /* NCCL_ALGO / NCCL_PROTO limit the tuner as in NCCL (all_reduce's entry of a per-collective list) */
         ok = ok && coll_tune_parse_mask(g_getenv("NCCL_ALGO"), COLL_ALL_REDUCE, true, &ro.algo_mask, err) &&
@@ -301,6 +305,15 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
             out->nranks = tr->nranks;
             out->by_name = res.exposed_by_name; /* taken over */
             res.exposed_by_name = NULL;
+            if (o->timeline && (ok = timeline_write(o->timeline, tr, &res, sys.fab, 64, err)) &&
+                fabric_records_dropped(sys.fab))
+                fprintf(stderr, "conveyor: %s holds the links' first %u chunks; %" G_GUINT64_FORMAT
+                                " later ones are not in it\n",
+                        o->timeline, FABRIC_MAX_RECORDS, fabric_records_dropped(sys.fab));
+            if (!ok && out->by_name) {
+                g_array_free(out->by_name, TRUE);
+                out->by_name = NULL;
+            }
             replay_result_clear(&res);
         }
     }

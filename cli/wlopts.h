@@ -18,6 +18,8 @@ typedef struct {
     gint layers, hidden, heads, kv_heads, ffn, vocab, experts, topk;
     gboolean sp, fsdp, zero3_per_param, recompute, grad_fp32, gated;
     gboolean by_name;            /* wl_step_run fills wl_step.by_name (not an option of the group) */
+    char *timeline;              /* wl_step_run writes the step's Perfetto timeline here, replaying every
+                                  * chunk (exact); not an option of the group, not freed by wl_opts_clear */
 } wl_opts;
 
 /* Model, parallelism and training options (with_layout: --gpus/--tp/--pp/--dp). */

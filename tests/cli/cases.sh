@@ -97,6 +97,11 @@ check scale-net-json-ib 0 '"exposed_net_frac": 0\.[0-9]*[1-9][0-9]*, "server_fab
 check scale-net-json-nvl72 0 '"exposed_net_frac": 0\.0000, "server_fabric": "NVLink", "net_fabric": ""' -- scale --model llama2-7b --systems gb200-nvl72:16 --seq 256 --format json
 check scale-breakdown 0 '^#   dgx-h100 16: dp_grad [0-9.]+% \([0-9.]+%\), tp_ar [0-9.]+% \([0-9.]+%\)$' -- scale --model llama2-7b --systems dgx-h100:8/16 --seq 256 --breakdown
 check scale-breakdown-json 0 '"exposed_by_name": \[\{"name": "dp_grad", "frac": 0\.[0-9]+, "net_frac": 0\.[0-9]+\}' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --breakdown --format json
+# one point's step as a Perfetto trace, with each GPU's exposed-communication track
+check scale-timeline 0 '"cat":"exposed","name":"exposed: network","pid":[0-9]+,"tid":9999' -- scale --model gpt-1.7b --systems dgx-h100:16 --seq 128 --timeline /dev/stdout
+check scale-timeline-two-points 2 '--timeline writes one point.s step; 2 points given' -- scale --model gpt-1.7b --systems dgx-h100:8/16 --seq 128 --timeline /tmp/conveyor-never.json
+check scale-timeline-auto 2 '--timeline writes one layout.s step; --auto tries several' -- scale --model gpt-1.7b --systems dgx-h100:16 --seq 128 --auto --timeline /tmp/conveyor-never.json
+check scale-timeline-bad-path 2 '/nonexistent/t\.json' -- scale --model gpt-1.7b --systems dgx-h100:8 --seq 128 --timeline /nonexistent/t.json
 check scale-breakdown-csv 2 '--breakdown is for --format text or json' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --breakdown --format csv
 check replay-net-column 0 'exposed_ms exposed_net_ms +idle_ms' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
 check replay-exposed-by-name 0 '^  ar2 +0\.199 +100\.0% +0\.000$' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
