@@ -94,6 +94,8 @@ check scale-band 0 'step_ms 80%: where the published step fell' -- scale --model
 # step waits on InfiniBand for part of it, one NVL72 rack never does
 check scale-net-footer 0 '^# net%: the part of exposed% .*\(dgx-h100 NVLink \+ ib-ndr\)' -- scale --model llama2-7b --systems dgx-h100:8/16 --seq 256
 check scale-net-json-ib 0 '"exposed_net_frac": 0\.[0-9]*[1-9][0-9]*, "server_fabric": "NVLink", "net_fabric": "ib-ndr"' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --format json
+# two NVL72 racks: the rack is one NVLink domain, the network joins the two
+check scale-net-two-racks 0 '^# net%: .*\(gb200-nvl72 NVLink \+ ib-ndr\)' -- scale --model llama3-8b --systems gb200-nvl72:72/144 --seq 512
 check scale-net-json-nvl72 0 '"exposed_net_frac": 0\.0000, "server_fabric": "NVLink", "net_fabric": ""' -- scale --model llama2-7b --systems gb200-nvl72:16 --seq 256 --format json
 check scale-breakdown 0 '^#   dgx-h100 16: dp_grad [0-9.]+% \([0-9.]+%\), tp_ar [0-9.]+% \([0-9.]+%\)$' -- scale --model llama2-7b --systems dgx-h100:8/16 --seq 256 --breakdown
 check scale-breakdown-json 0 '"exposed_by_name": \[\{"name": "dp_grad", "frac": 0\.[0-9]+, "net_frac": 0\.[0-9]+\}' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --breakdown --format json
