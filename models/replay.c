@@ -1294,6 +1294,16 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
                 return false;
             }
         }
+    for (int r = 0; r < t->nranks; r++) /* the rendezvous keys on a collective's sequence number */
+        for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+            const trace_op *op = &g_array_index(t->ranks[r].ops, trace_op, i);
+            if (op->kind == TOP_COLL && op->seq < 0) {
+                g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
+                            "%s: rank %d op %u: a collective without a sequence number (the trace was not "
+                            "validated: trace_validate)", t->source, r, i);
+                return false;
+            }
+        }
     out->nranks = t->nranks;
     out->ranks = g_new0(replay_rank, t->nranks);
     out->colls = g_array_new(FALSE, FALSE, sizeof(replay_coll));

@@ -244,6 +244,72 @@ static void test_kineto_names_and_dtypes(void)
     CU_ASSERT_EQUAL(kineto_dtype_bytes("Quaternion"), 0);
 }
 
+/* A directory of per-rank Kineto traces: the ranks come from their
+ * distributedInfo, and the trace is validated across the files (its
+ * collectives numbered: a 2-rank directory used to replay into a false
+ * deadlock with every collective at #-1). Three files of a 2-rank job name
+ * a group the third rank is not in: an error, not a replay. */
+static char *kineto_dir(const int *ranks, int n)
+{
+    char *old = NULL;
+    g_assert(g_file_get_contents(DATA "kineto_old_style.json", &old, NULL, NULL));
+    char *dir = g_dir_make_tmp("conveyor-kineto-XXXXXX", NULL);
+    g_assert(dir);
+    for (int i = 0; i < n; i++) {
+        char needle[] = "\"rank\": 0", repl[32];
+        g_snprintf(repl, sizeof repl, "\"rank\": %d", ranks[i]);
+        char *at = strstr(old, needle);
+        g_assert(at);
+        GString *txt = g_string_new_len(old, at - old);
+        g_string_append(txt, repl);
+        g_string_append(txt, at + strlen(needle));
+        char *name = g_strdup_printf("%s/r%d.json", dir, i);
+        g_assert(g_file_set_contents(name, txt->str, -1, NULL));
+        g_free(name);
+        g_string_free(txt, TRUE);
+    }
+    g_free(old);
+    return dir;
+}
+
+static void kineto_dir_remove(char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    for (const char *n; d && (n = g_dir_read_name(d));) {
+        char *f = g_build_filename(dir, n, NULL);
+        remove(f);
+        g_free(f);
+    }
+    if (d)
+        g_dir_close(d);
+    remove(dir);
+    g_free(dir);
+}
+
+static void test_kineto_directory_validated(void)
+{
+    GError *err = NULL;
+    int two[2] = {1, 0}; /* file order differs from the ranks */
+    char *dir = kineto_dir(two, 2);
+    trace *t = trace_kineto_load(dir, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(t->nranks, 2);
+    for (int r = 0; r < 2; r++) {
+        const trace_op *ar = OP(t, r, 3);
+        CU_ASSERT_EQUAL(ar->kind, TOP_COLL);
+        CU_ASSERT_EQUAL(ar->seq, 0); /* numbered */
+    }
+    trace_free(t);
+    kineto_dir_remove(dir);
+    int three[3] = {0, 1, 2};
+    dir = kineto_dir(three, 3);
+    CU_ASSERT_PTR_NULL(trace_kineto_load(dir, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "rank 2 is not in group"));
+    g_clear_error(&err);
+    kineto_dir_remove(dir);
+}
+
 /* json_arena: a document parsed inside an arena reads as it does outside
  * one and needs no cJSON_Delete (the sanitizers' leak check covers that);
  * a document made before the arena opened is freed normally while it is
@@ -302,6 +368,7 @@ int main(void)
         {"test_bad_inputs_report_code_and_position", test_bad_inputs_report_code_and_position},
         {"test_kineto_names_and_dtypes", test_kineto_names_and_dtypes},
         {"test_json_arena", test_json_arena},
+        {"test_kineto_directory_validated", test_kineto_directory_validated},
         {NULL, NULL},
     };
     return test_main("importers", cases);

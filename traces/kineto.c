@@ -575,12 +575,14 @@ static GPtrArray *list_files(const char *path, GError **err)
 
 /* distributedInfo.rank of every root when all are distinct and < n; else
  * file order. */
-static void assign_ranks(cJSON **roots, int n, int *rank)
+/* distributedInfo.rank of every file (dist[i], -1 where absent) when all
+ * are distinct and < n; else file order. */
+static void assign_ranks(const double *dist, int n, int *rank)
 {
     gboolean *used = g_new0(gboolean, n);
     gboolean ok = TRUE;
     for (int i = 0; i < n; i++) {
-        double r = num(cJSON_GetObjectItemCaseSensitive(roots[i], "distributedInfo"), "rank", -1);
+        double r = dist[i];
         if (!(r >= 0 && r < n) || used[(int)r]) /* (tested before the cast: 2^32 was UB) */
             ok = FALSE;
         else
@@ -591,27 +593,49 @@ static void assign_ranks(cJSON **roots, int n, int *rank)
     g_free(used);
 }
 
+/* One document in memory at a time: each file is parsed in an arena and
+ * freed whole before the next (a directory of large per-rank traces used
+ * to hold every document at once). With several files the ranks come from
+ * all their distributedInfo, so a first pass reads those and the second
+ * loads: two parses of each file, against n documents in memory. */
 trace *trace_kineto_load(const char *path_or_dir, GError **err)
 {
     GPtrArray *files = list_files(path_or_dir, err);
     if (!files)
         return NULL;
     int n = (int)files->len;
-    cJSON **roots = g_new0(cJSON *, n);
-    int *rank = g_new(int, n);
+    int *rank = g_new0(int, n);
+    double *dist = g_new(double, n);
     trace *t = NULL;
     GArray *steps = g_array_new(FALSE, FALSE, sizeof(int64_t));
     gboolean ok = TRUE;
-    /* the documents' nodes (names are interned and groups copied by trace_op_add / trace_group_add) */
-    json_arena *arena = json_arena_open();
-    for (int i = 0; i < n && ok; i++)
-        ok = (roots[i] = parse_file(g_ptr_array_index(files, i), err)) != NULL;
-    if (ok) {
-        assign_ranks(roots, n, rank);
-        t = trace_new(n, path_or_dir);
-        for (int i = 0; i < n && ok; i++)
-            ok = load_rank(t, rank[i], g_ptr_array_index(files, i), roots[i], steps, err);
+    for (int i = 0; i < n && ok && n > 1; i++) {
+        json_arena *arena = json_arena_open();
+        cJSON *root = parse_file(g_ptr_array_index(files, i), err);
+        ok = root != NULL;
+        dist[i] = ok ? num(cJSON_GetObjectItemCaseSensitive(root, "distributedInfo"), "rank", -1) : -1;
+        if (!arena)
+            cJSON_Delete(root);
+        json_arena_close(arena);
     }
+    if (ok) {
+        if (n > 1)
+            assign_ranks(dist, n, rank);
+        t = trace_new(n, path_or_dir);
+    }
+    for (int i = 0; i < n && ok; i++) {
+        json_arena *arena = json_arena_open(); /* names are interned and groups copied by trace_op_add / trace_group_add */
+        cJSON *root = parse_file(g_ptr_array_index(files, i), err);
+        ok = root != NULL && load_rank(t, rank[i], g_ptr_array_index(files, i), root, steps, err);
+        if (!arena)
+            cJSON_Delete(root);
+        json_arena_close(arena);
+    }
+    /* groups, matching collectives and sends/receives across the files, and the collectives'
+     * sequence numbers: a directory of ranks used to reach the replay without them (every
+     * collective of a group one rendezvous: a false deadlock, or an overrun with files naming
+     * groups of other ranks). A rank of a larger job is validated after --ranks replicates it. */
+    ok = ok && (trace_is_partial(t) || trace_validate(t, err));
     if (ok && steps->len) {
         g_array_sort(steps, i64_cmp);
         guint m = steps->len;
@@ -623,11 +647,8 @@ trace *trace_kineto_load(const char *path_or_dir, GError **err)
         trace_free(t);
         t = NULL;
     }
-    for (int i = 0; i < n && !arena; i++) /* else the arena holds the documents */
-        cJSON_Delete(roots[i]);
-    json_arena_close(arena);
-    g_free(roots);
     g_free(rank);
+    g_free(dist);
     g_array_free(steps, TRUE);
     g_ptr_array_unref(files);
     return t;

@@ -410,6 +410,23 @@ static gboolean check_p2p(trace *t, GError **err)
     return ok;
 }
 
+gboolean trace_is_partial(const trace *t)
+{
+    for (guint i = 0; i < t->groups->len; i++) {
+        const trace_group *g = g_ptr_array_index(t->groups, i);
+        for (int k = 0; k < g->size; k++)
+            if (g->ranks[k] < 0 || g->ranks[k] >= t->nranks)
+                return TRUE;
+    }
+    for (int r = 0; r < t->nranks; r++)
+        for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+            const trace_op *o = OP(t, r, i);
+            if ((o->kind == TOP_SEND || o->kind == TOP_RECV) && (o->peer < 0 || o->peer >= t->nranks))
+                return TRUE;
+        }
+    return FALSE;
+}
+
 gboolean trace_validate(trace *t, GError **err)
 {
     for (int r = 0; r < t->nranks; r++)
