@@ -1,6 +1,8 @@
 /* cli/traceload.c - pick the importer for the traces a user names. */
 #include "traceload.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "traces/chakra.h"
@@ -24,16 +26,19 @@ static trace *load_one(const char *path, GError **err)
         return trace_native_load(&path, 1, err);
     if (g_str_has_suffix(path, ".gz"))
         return trace_kineto_load(path, err);
-    g_autofree char *head = NULL;
-    gsize len = 0;
-    if (g_file_get_contents(path, &head, &len, NULL)) {
-        gssize n = len < 65536 ? (gssize)len : 65536;
-        if (!g_strstr_len(head, n, "\"ops\"") && g_strstr_len(head, n, "\"traceEvents\""))
-            return trace_kineto_load(path, err);
-        if (!g_strstr_len(head, n, "\"ops\"") &&
-            (g_strstr_len(head, n, "\"dataDeps\"") || g_strstr_len(head, n, "\"ctrlDeps\"")))
-            return trace_chakra_load(path, err);
-    }
+    /* the first 64 KiB say which format it is (the whole file used to be read for this) */
+    char head[65536 + 1];
+    FILE *f = fopen(path, "rb");
+    size_t len = f ? fread(head, 1, sizeof head - 1, f) : 0;
+    if (f)
+        fclose(f);
+    head[len] = 0;
+    gssize n = (gssize)len;
+    bool ops = g_strstr_len(head, n, "\"ops\"") != NULL;
+    if (!ops && g_strstr_len(head, n, "\"traceEvents\""))
+        return trace_kineto_load(path, err);
+    if (!ops && (g_strstr_len(head, n, "\"dataDeps\"") || g_strstr_len(head, n, "\"ctrlDeps\"")))
+        return trace_chakra_load(path, err);
     return trace_native_load(&path, 1, err);
 }
 
