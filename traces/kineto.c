@@ -593,11 +593,12 @@ static void assign_ranks(const double *dist, int n, int *rank)
     g_free(used);
 }
 
-/* One document in memory at a time: each file is parsed in an arena and
- * freed whole before the next (a directory of large per-rank traces used
- * to hold every document at once). With several files the ranks come from
- * all their distributedInfo, so a first pass reads those and the second
- * loads: two parses of each file, against n documents in memory. */
+/* One document in memory at a time: each file is parsed in an arena, loaded
+ * into the rank of its place in the file list and freed whole before the
+ * next (a directory of large per-rank traces used to hold every document at
+ * once); the ranks are then put in distributedInfo order. Ops name other
+ * ranks only through groups and peers, which the files give as global
+ * ranks, so moving a rank's op list is all the reordering needs. */
 trace *trace_kineto_load(const char *path_or_dir, GError **err)
 {
     GPtrArray *files = list_files(path_or_dir, err);
@@ -606,30 +607,24 @@ trace *trace_kineto_load(const char *path_or_dir, GError **err)
     int n = (int)files->len;
     int *rank = g_new0(int, n);
     double *dist = g_new(double, n);
-    trace *t = NULL;
+    trace *t = trace_new(n, path_or_dir);
     GArray *steps = g_array_new(FALSE, FALSE, sizeof(int64_t));
     gboolean ok = TRUE;
-    for (int i = 0; i < n && ok && n > 1; i++) {
-        json_arena *arena = json_arena_open();
+    for (int i = 0; i < n && ok; i++) {
+        json_arena *arena = json_arena_open(); /* names are interned and groups copied by trace_op_add / trace_group_add */
         cJSON *root = parse_file(g_ptr_array_index(files, i), err);
-        ok = root != NULL;
+        ok = root != NULL && load_rank(t, i, g_ptr_array_index(files, i), root, steps, err);
         dist[i] = ok ? num(cJSON_GetObjectItemCaseSensitive(root, "distributedInfo"), "rank", -1) : -1;
         if (!arena)
             cJSON_Delete(root);
         json_arena_close(arena);
     }
-    if (ok) {
-        if (n > 1)
-            assign_ranks(dist, n, rank);
-        t = trace_new(n, path_or_dir);
-    }
-    for (int i = 0; i < n && ok; i++) {
-        json_arena *arena = json_arena_open(); /* names are interned and groups copied by trace_op_add / trace_group_add */
-        cJSON *root = parse_file(g_ptr_array_index(files, i), err);
-        ok = root != NULL && load_rank(t, rank[i], g_ptr_array_index(files, i), root, steps, err);
-        if (!arena)
-            cJSON_Delete(root);
-        json_arena_close(arena);
+    if (ok && n > 1) {
+        assign_ranks(dist, n, rank);
+        trace_rank *by_file = g_memdup2(t->ranks, (gsize)n * sizeof *t->ranks);
+        for (int i = 0; i < n; i++)
+            t->ranks[rank[i]] = by_file[i];
+        g_free(by_file);
     }
     /* groups, matching collectives and sends/receives across the files, and the collectives'
      * sequence numbers: a directory of ranks used to reach the replay without them (every
