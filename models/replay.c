@@ -1270,30 +1270,8 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
     /* a rank's trace of a larger job keeps the job's groups (Kineto's
      * world_size): without --ranks they name ranks the system lacks (an
      * assertion in the router aborted on the shipped one-rank samples) */
-    for (guint i = 0; t->groups && i < t->groups->len; i++) {
-        const trace_group *g = g_ptr_array_index(t->groups, i);
-        for (int k = 0; k < g->size; k++)
-            if (g->ranks[k] < 0 || g->ranks[k] >= t->nranks) {
-                g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
-                            "%s: group '%s' names rank %d, but the trace has %d rank%s (a rank of a larger job: "
-                            "replicate it with --ranks %d)",
-                            t->source, g->name, g->ranks[k], t->nranks, t->nranks == 1 ? "" : "s",
-                            MAX(g->size, g->ranks[k] + 1));
-                return false;
-            }
-    }
-    for (int r = 0; r < t->nranks; r++) /* the same for a send/receive's peer */
-        for (guint i = 0; i < t->ranks[r].ops->len; i++) {
-            const trace_op *op = &g_array_index(t->ranks[r].ops, trace_op, i);
-            if ((op->kind == TOP_SEND || op->kind == TOP_RECV) && (op->peer < 0 || op->peer >= t->nranks)) {
-                g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
-                            "%s: rank %d op %u: a %s with rank %d, but the trace has %d rank%s (a rank of a larger "
-                            "job: replicate it with --ranks)",
-                            t->source, r, i, trace_op_kind_name(op->kind), op->peer, t->nranks,
-                            t->nranks == 1 ? "" : "s");
-                return false;
-            }
-        }
+    if (!trace_check_whole(t, err))
+        return false;
     for (int r = 0; r < t->nranks; r++) /* the rendezvous keys on a collective's sequence number */
         for (guint i = 0; i < t->ranks[r].ops->len; i++) {
             const trace_op *op = &g_array_index(t->ranks[r].ops, trace_op, i);

@@ -544,7 +544,7 @@ trace *trace_chakra_load(const char *path_or_prefix, GError **err)
     g_ptr_array_unref(files);
     /* groups, matching collectives and sends/receives across the files, and the collectives'
      * sequence numbers (a rank of a larger job is validated after --ranks replicates it) */
-    ok = ok && (trace_is_partial(t) || trace_validate(t, err));
+    ok = ok && (!trace_check_whole(t, NULL) || trace_validate(t, err));
     if (!ok) {
         trace_free(t);
         return NULL;

@@ -630,7 +630,7 @@ trace *trace_kineto_load(const char *path_or_dir, GError **err)
      * sequence numbers: a directory of ranks used to reach the replay without them (every
      * collective of a group one rendezvous: a false deadlock, or an overrun with files naming
      * groups of other ranks). A rank of a larger job is validated after --ranks replicates it. */
-    ok = ok && (trace_is_partial(t) || trace_validate(t, err));
+    ok = ok && (!trace_check_whole(t, NULL) || trace_validate(t, err));
     if (ok && steps->len) {
         g_array_sort(steps, i64_cmp);
         guint m = steps->len;

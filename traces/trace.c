@@ -410,21 +410,33 @@ static gboolean check_p2p(trace *t, GError **err)
     return ok;
 }
 
-gboolean trace_is_partial(const trace *t)
+gboolean trace_check_whole(const trace *t, GError **err)
 {
     for (guint i = 0; i < t->groups->len; i++) {
         const trace_group *g = g_ptr_array_index(t->groups, i);
         for (int k = 0; k < g->size; k++)
-            if (g->ranks[k] < 0 || g->ranks[k] >= t->nranks)
-                return TRUE;
+            if (g->ranks[k] < 0 || g->ranks[k] >= t->nranks) {
+                g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
+                            "%s: group '%s' names rank %d, but the trace has %d rank%s (a rank of a larger job: "
+                            "replicate it with --ranks %d)",
+                            t->source, g->name, g->ranks[k], t->nranks, t->nranks == 1 ? "" : "s",
+                            MAX(g->size, g->ranks[k] + 1));
+                return FALSE;
+            }
     }
-    for (int r = 0; r < t->nranks; r++)
+    for (int r = 0; r < t->nranks; r++) /* the same for a send/receive's peer */
         for (guint i = 0; i < t->ranks[r].ops->len; i++) {
             const trace_op *o = OP(t, r, i);
-            if ((o->kind == TOP_SEND || o->kind == TOP_RECV) && (o->peer < 0 || o->peer >= t->nranks))
-                return TRUE;
+            if ((o->kind == TOP_SEND || o->kind == TOP_RECV) && (o->peer < 0 || o->peer >= t->nranks)) {
+                g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
+                            "%s: rank %d op %u: a %s with rank %d, but the trace has %d rank%s (a rank of a larger "
+                            "job: replicate it with --ranks)",
+                            t->source, r, i, trace_op_kind_name(o->kind), o->peer, t->nranks,
+                            t->nranks == 1 ? "" : "s");
+                return FALSE;
+            }
         }
-    return FALSE;
+    return TRUE;
 }
 
 gboolean trace_validate(trace *t, GError **err)

@@ -96,10 +96,11 @@ void trace_op_dep(trace *t, int r, uint32_t after, uint32_t before);
  * (TRACE_ERROR_MISMATCH / TRACE_ERROR_UNMATCHED / TRACE_ERROR_REF). */
 gboolean trace_validate(trace *t, GError **err);
 
-/* Whether t is a rank (or some ranks) of a larger job: a group names a rank,
- * or a send/receive a peer, beyond t's ranks. Such a trace is validated
- * after trace_replicate; the replay refuses it as it is. */
-gboolean trace_is_partial(const trace *t);
+/* FALSE with *err (which may be NULL) when t is a rank (or some ranks) of a
+ * larger job: a group names a rank, or a send/receive a peer, beyond t's
+ * ranks. Such a trace is validated after trace_replicate; the replay
+ * refuses it as it is. */
+gboolean trace_check_whole(const trace *t, GError **err);
 
 /* SPMD replication: a trace of one rank (rank 0 of `t`) copied to n ranks;
  * groups of rank 0 are mapped onto the new ranks by their size: a group of
