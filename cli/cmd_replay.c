@@ -131,7 +131,7 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
         w2 += rr->wait_stream_ps;
         if (r < 16 || r == res->nranks - 1)
             printf("%6d %12.3f %12.3f %12.3f %14.3f %12.3f %14.3f %14.3f\n", r, ms(rr->compute_ps), ms(rr->comm_ps),
-                   ms(rr->exposed_comm_ps), ms(rr->exposed_scaleout_ps), ms(rr->idle_ps), ms(rr->wait_peers_ps),
+                   ms(rr->exposed_comm_ps), ms(rr->exposed_net_ps), ms(rr->idle_ps), ms(rr->wait_peers_ps),
                    ms(rr->wait_stream_ps));
         else if (r == 16)
             printf("%6s\n", "...");
@@ -199,7 +199,7 @@ static void print_json(const trace *t, const replay_result *res, fabric *f, cons
         printf("%s\n  {\"rank\": %d, \"compute_s\": %.9g, \"comm_s\": %.9g, \"exposed_comm_s\": %.9g, "
                "\"exposed_net_s\": %.9g, \"idle_s\": %.9g, \"queue_collective_s\": %.9g, \"queue_stream_s\": %.9g}",
                r ? "," : "", r, rr->compute_ps * 1e-12, rr->comm_ps * 1e-12, rr->exposed_comm_ps * 1e-12,
-               rr->exposed_scaleout_ps * 1e-12,
+               rr->exposed_net_ps * 1e-12,
                rr->idle_ps * 1e-12, rr->wait_peers_ps * 1e-12, rr->wait_stream_ps * 1e-12);
     }
     printf("],\n\"queue_links_s\": %.9g,\n\"exposed_by_name\": [", res->link_qdelay_ps * 1e-12);

@@ -33,8 +33,8 @@ typedef struct {
     workload_spec w;
     char gpu[32];
     double step_s, tokens_s, tflops, mfu, speedup, eff, exposed, wall_s;
-    double exposed_out;   /* the part of exposed with traffic between servers in flight */
-    char scaleup[16], scaleout[32]; /* the fabrics: inside a server (NVLink domain), between them */
+    double exposed_net;   /* the part of exposed with traffic between servers in flight */
+    char server_fabric[16], net_fabric[32]; /* the fabrics: inside a server (NVLink domain), between them */
     GArray *by_name; /* --breakdown: replay_exposed, summed over nranks ranks (owned) */
     int nranks;
     uint64_t events; /* engine events of the replay and its isolated runs */
@@ -217,11 +217,11 @@ static bool run_point(const wl_opts *o, bool exact, result *R, GError **err)
         g_strlcpy(R->gpu, st.gpu, sizeof R->gpu);
         R->step_s = st.step_s, R->tokens_s = st.tokens_s, R->tflops = st.tflops, R->mfu = st.mfu;
         R->exposed = st.exposed, R->wall_s = st.wall_s, R->events = st.events;
-        R->exposed_out = st.exposed_out;
+        R->exposed_net = st.exposed_net;
         R->by_name = st.by_name;
         R->nranks = st.nranks;
-        g_strlcpy(R->scaleup, st.scaleup, sizeof R->scaleup);
-        g_strlcpy(R->scaleout, st.scaleout, sizeof R->scaleout);
+        g_strlcpy(R->server_fabric, st.server_fabric, sizeof R->server_fabric);
+        g_strlcpy(R->net_fabric, st.net_fabric, sizeof R->net_fabric);
     }
     return R->ok;
 }
@@ -377,8 +377,8 @@ static void print_results(const result *R, int n, const char *fmt)
         if (csv)
             printf("%s,%s,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s,%.4f,%s,%s\n", s, r->gpu, w->gpus,
                    w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s, r->tokens_s, r->tflops, r->mfu,
-                   r->speedup, r->eff, r->exposed, r->fits ? "yes" : "no", cband, r->exposed_out, r->scaleup,
-                   r->scaleout);
+                   r->speedup, r->eff, r->exposed, r->fits ? "yes" : "no", cband, r->exposed_net, r->server_fabric,
+                   r->net_fabric);
         else if (json) {
             printf("%s\n {\"system\": \"%s\", \"gpu\": \"%s\", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, "
                    "\"global_batch\": %d, \"layer_fuse\": %d, \"step_time_s\": %.6g, \"tokens_per_s\": %.6g, "
@@ -386,8 +386,8 @@ static void print_results(const result *R, int n, const char *fmt)
                    "\"exposed_comm_frac\": %.4f, \"exposed_net_frac\": %.4f, \"server_fabric\": \"%s\", "
                    "\"net_fabric\": \"%s\", \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "%s",
                    k ? "," : "", s, r->gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s,
-                   r->tokens_s, r->tflops, r->mfu, r->speedup, r->eff, r->exposed, r->exposed_out, r->scaleup,
-                   r->scaleout, r->fits ? "true" : "false", r->events, jband);
+                   r->tokens_s, r->tflops, r->mfu, r->speedup, r->eff, r->exposed, r->exposed_net, r->server_fabric,
+                   r->net_fabric, r->fits ? "true" : "false", r->events, jband);
             if (r->by_name) {
                 printf(", \"exposed_by_name\": [");
                 for (guint j = 0; j < r->by_name->len; j++) {
@@ -406,7 +406,7 @@ static void print_results(const result *R, int n, const char *fmt)
                 g_snprintf(sb, sizeof sb, "  %.0f-%.0f", slo * 1e3, shi * 1e3);
             printf("%-22s %-9s %6d %3d %3d %5d %6d %10.2f %12.0f %8.1f %6.1f %8.2f %6.1f %8.1f %5.1f%s%s\n", s,
                    r->gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, r->step_s * 1e3, r->tokens_s, r->tflops,
-                   r->mfu * 100, r->speedup, r->eff * 100, r->exposed * 100, r->exposed_out * 100, sb,
+                   r->mfu * 100, r->speedup, r->eff * 100, r->exposed * 100, r->exposed_net * 100, sb,
                    r->fits ? "" : "  (exceeds HBM)");
         }
         k++;
@@ -448,9 +448,9 @@ static void print_results(const result *R, int n, const char *fmt)
             const char *out = "";
             for (int j = i; j < n && !*out; j++)
                 if (R[j].ok && !strcmp(R[j].p.system, r->p.system) && !g_strcmp0(R[j].p.fabric, r->p.fabric))
-                    out = R[j].scaleout;
+                    out = R[j].net_fabric;
             sysname(r, s, sizeof s);
-            g_string_append_printf(f, "%s%s %s%s%s", f->len ? ", " : "", s, r->scaleup, *out ? " + " : "", out);
+            g_string_append_printf(f, "%s%s %s%s%s", f->len ? ", " : "", s, r->server_fabric, *out ? " + " : "", out);
         }
         if (f->len)
             printf("# net%%: the part of exposed%% with traffic between servers (NVLink domains) in flight, the rest "

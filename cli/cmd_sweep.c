@@ -273,7 +273,7 @@ static char *replay_figure(int f, const trace *t, const replay_result *res, fabr
     for (int r = 0; r < res->nranks; r++) {
         const replay_rank *rr = &res->ranks[r];
         int64_t v = f == R_COMPUTE ? rr->compute_ps : f == R_COMM ? rr->comm_ps : f == R_EXPOSED ? rr->exposed_comm_ps
-                  : f == R_EXPOSED_NET ? rr->exposed_scaleout_ps : f == R_IDLE ? rr->idle_ps : rr->wait_peers_ps;
+                  : f == R_EXPOSED_NET ? rr->exposed_net_ps : f == R_IDLE ? rr->idle_ps : rr->wait_peers_ps;
         mx = v > mx ? v : mx;
     }
     switch (f) {
@@ -418,7 +418,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
         case S_EXPOSED: out[i] = g_strdup_printf("%.4f", st.exposed); break;
         case S_TFLOPS: out[i] = g_strdup_printf("%.2f", st.tflops); break;
         case S_DP: out[i] = g_strdup_printf("%d", st.dp); break;
-        case S_EXPOSED_NET: out[i] = g_strdup_printf("%.4f", st.exposed_out); break;
+        case S_EXPOSED_NET: out[i] = g_strdup_printf("%.4f", st.exposed_net); break;
         default: g_assert_not_reached();
         }
     }

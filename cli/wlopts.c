@@ -289,16 +289,17 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
                 for (guint i = 0; i < tr->ranks[r].ops->len; i++)
                     hw += g_array_index(tr->ranks[r].ops, trace_op, i).flops;
                 exp += (double)res.ranks[r].exposed_comm_ps;
-                exo += (double)res.ranks[r].exposed_scaleout_ps;
+                exo += (double)res.ranks[r].exposed_net_ps;
             }
             out->step_s = res.end_ps * 1e-12;
             out->tokens_s = (double)w->global_batch * w->seq / out->step_s;
             out->tflops = hw / out->step_s / w->gpus / 1e12;
             out->mfu = workload_step_flops(w) / out->step_s / w->gpus / compute_peak(&g, w->dtype);
             out->exposed = exp / tr->nranks / (double)res.end_ps;
-            out->exposed_out = exo / tr->nranks / (double)res.end_ps;
-            g_strlcpy(out->scaleup, t->nvswitch || t->nvlink_links > 0 ? "NVLink" : "PCIe", sizeof out->scaleup);
-            g_strlcpy(out->scaleout, sys.nnodes > 1 && t->fabric_name ? t->fabric_name : "", sizeof out->scaleout);
+            out->exposed_net = exo / tr->nranks / (double)res.end_ps;
+            g_strlcpy(out->server_fabric, t->nvswitch || t->nvlink_links > 0 ? "NVLink" : "PCIe",
+                      sizeof out->server_fabric);
+            g_strlcpy(out->net_fabric, sys.nnodes > 1 && t->fabric_name ? t->fabric_name : "", sizeof out->net_fabric);
             out->wall_s = res.wall_s;
             out->events = res.events + res.memo_events;
             out->dp = w->dp;

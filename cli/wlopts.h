@@ -43,9 +43,9 @@ gboolean wl_opts_gpu(const wl_opts *o, const topo *t, gpu_model *g, GError **err
 typedef struct {
     char gpu[32];          /* the compute model's GPU name */
     double step_s, tokens_s, tflops, mfu, exposed; /* TFLOP/s per GPU from the trace's FLOPs; MFU from the model's */
-    double exposed_out;    /* the part of `exposed` with traffic between servers (NVLink domains) in flight */
-    char scaleup[16];      /* inside a server (NVLink domain): "NVLink" or "PCIe" */
-    char scaleout[32];     /* between them: the fabric's name, "" for one server */
+    double exposed_net;    /* the part of `exposed` with traffic between servers (NVLink domains) in flight */
+    char server_fabric[16]; /* inside a server (NVLink domain): "NVLink" or "PCIe" */
+    char net_fabric[32];    /* between them: the fabric's name, "" for one server */
     GArray *by_name;       /* o->by_name: replay_exposed, largest first, summed over ranks
                             * (divide by ranks and step for a share); caller frees */
     int nranks;

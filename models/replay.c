@@ -1029,7 +1029,7 @@ static void rank_exposed_spans(rp *p, int r, const GArray *comp, const GArray *c
 /* Whether rank r's communication op leaves its server (its NVLink domain,
  * sys->ppn GPUs: an NVL72 rack is one): a collective whose group spans
  * several, a send or receive whose peer is on another. */
-static bool op_scaleout(const rp *p, int r, const trace_op *op)
+static bool op_on_net(const rp *p, int r, const trace_op *op)
 {
     int ppn = p->o->sys->ppn > 0 ? p->o->sys->ppn : 1;
     if (op->kind == TOP_COLL)
@@ -1102,7 +1102,7 @@ static void by_name_rank(rp *p, int r, const GArray *comp)
         int64_t dt = g_array_index(ev, edge, k).t - t;
         bool net = false;
         for (guint j = 0; j < live->len && !net; j++)
-            net = op_scaleout(p, r, OPR(p, r, g_array_index(live, uint32_t, j)));
+            net = op_on_net(p, r, OPR(p, r, g_array_index(live, uint32_t, j)));
         for (guint j = 0; j < live->len; j++) {
             /* shares in whole ps, the remainder to the first ops (the total stays exact) */
             int64_t share = dt / live->len + ((int64_t)j < dt % (int64_t)live->len);
@@ -1142,7 +1142,7 @@ static void rank_stats(rp *p, int r, int64_t makespan)
         const trace_op *op = OPR(p, r, i);
         span sp = {s->start_ps, s->end_ps};
         g_array_append_val(op->kind == TOP_COMPUTE ? comp : comm, sp);
-        if (op->kind != TOP_COMPUTE && op_scaleout(p, r, op))
+        if (op->kind != TOP_COMPUTE && op_on_net(p, r, op))
             g_array_append_val(out, sp);
         if (s->end_ps > rr->end_ps)
             rr->end_ps = s->end_ps;
@@ -1154,7 +1154,7 @@ static void rank_stats(rp *p, int r, int64_t makespan)
     rr->compute_ps = c;
     rr->comm_ps = m;
     rr->exposed_comm_ps = m - both;
-    rr->exposed_scaleout_ps = span_len(out) - span_overlap(comp, out);
+    rr->exposed_net_ps = span_len(out) - span_overlap(comp, out);
     rr->idle_ps = makespan - (c + m - both);
     if (p->by_name)
         by_name_rank(p, r, comp);

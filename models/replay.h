@@ -49,7 +49,7 @@ typedef struct {
     int64_t compute_ps;      /* time with a compute op running (union over streams) */
     int64_t comm_ps;         /* time with a collective or send/recv in flight (union) */
     int64_t exposed_comm_ps; /* comm time with no compute running */
-    int64_t exposed_scaleout_ps; /* the part of it with an op between servers in flight: a
+    int64_t exposed_net_ps; /* the part of it with an op between servers in flight: a
                               * collective whose group spans servers (NVLink domains), a
                               * send/receive to another; the rest waited on NVLink/PCIe only */
     int64_t idle_ps;         /* neither */
@@ -80,7 +80,7 @@ typedef struct {
 
 /* A stretch of a rank's exposed communication (opts.record): no compute
  * running, a collective or send/receive in flight; net: one of them leaves
- * the server (as replay_rank.exposed_scaleout_ps counts it). */
+ * the server (as replay_rank.exposed_net_ps counts it). */
 typedef struct {
     int rank;
     bool net;

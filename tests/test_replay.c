@@ -652,7 +652,7 @@ static void test_replay_exposed_by_fabric(void)
         int64_t p2p = rr->end_ps - 10 * SIM_MS - loc - world; /* the transfer, last on stream 0 */
         CU_ASSERT(p2p > 0);
         CU_ASSERT_EQUAL(rr->exposed_comm_ps, loc + world + p2p);
-        CU_ASSERT_EQUAL(rr->exposed_scaleout_ps, world + p2p);
+        CU_ASSERT_EQUAL(rr->exposed_net_ps, world + p2p);
         CU_ASSERT_EQUAL(rr->comm_ps, hidden + loc + world + p2p);
     }
     replay_result_clear(&res);
@@ -670,8 +670,8 @@ static void test_replay_exposed_by_fabric(void)
         *(x->net ? &span_net[x->rank] : &span_loc[x->rank]) += x->end_ps - x->start_ps;
     }
     for (int r = 0; r < 4; r++) {
-        CU_ASSERT_EQUAL(span_net[r], res.ranks[r].exposed_scaleout_ps);
-        CU_ASSERT_EQUAL(span_loc[r], res.ranks[r].exposed_comm_ps - res.ranks[r].exposed_scaleout_ps);
+        CU_ASSERT_EQUAL(span_net[r], res.ranks[r].exposed_net_ps);
+        CU_ASSERT_EQUAL(span_loc[r], res.ranks[r].exposed_comm_ps - res.ranks[r].exposed_net_ps);
         CU_ASSERT_EQUAL(span_loc[r], loc);
     }
     CU_ASSERT_PTR_NOT_NULL_FATAL(res.exposed_by_name);
