@@ -352,6 +352,8 @@ static int ring_rank(const coll_system *sys, int c, int i)
     return node * sys->ppn + local;
 }
 
+int coll_ring_rank(const coll_system *sys, int c, int i) { return ring_rank(sys, c, i); }
+
 /* Where rank r sits on channel c's ring (ring_rank's inverse). */
 static int ring_pos(const coll_system *sys, int c, int r)
 {

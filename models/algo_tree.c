@@ -357,6 +357,23 @@ static void share_links(coll_exec *x, GPtrArray *chans)
     g_free(b);
 }
 
+void coll_tree_links(const coll_system *sys, int ci, int nch, int r, int *up, int down[3])
+{
+    tree_chan c = {.head = ci % sys->ppn, .tree = 2 * ci >= nch, .N = sys->nnodes, .ppn = sys->ppn};
+    if (coll_rings_usable(&sys->rings, sys->fab, sys->gpu, sys->ppn)) {
+        c.ord = sys->rings.order[ci % sys->rings.n];
+        for (int k = 0; k < sys->ppn; k++)
+            c.inv[c.ord[k]] = (uint8_t)k;
+    }
+    int node = r / c.ppn, p = pos_of(&c, r), tp = node_to_pos(&c, node), nd = 0;
+    down[0] = down[1] = down[2] = -1;
+    *up = p > 0 || tp > 0 ? up_to(&c, r) : -1;
+    if (p + 1 < c.ppn) /* NCCL's tree.down[0]: the chain's next, then the child nodes' heads */
+        down[nd++] = rank_at(&c, node, p + 1);
+    for (int q = 2 * tp + 1; p == 0 && q < 2 * tp + 1 + nkids(&c, node) && nd < 3; q++)
+        down[nd++] = rank_at(&c, pos_to_node(&c, q), 0);
+}
+
 static void tree_start(coll_exec *x)
 {
     const coll_system *sys = x->sys;

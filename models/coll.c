@@ -182,6 +182,51 @@ int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id alg
     return lat;
 }
 
+static int rank_of_gpu(const coll_system *sys, fab_node_id g)
+{
+    for (int r = 0; r < sys->nranks; r++)
+        if (sys->gpu[r] == g)
+            return r;
+    return -1;
+}
+
+bool coll_conn_of(const coll_system *sys, int a, int b, uint32_t flow, bool pxn, coll_conn *out, GError **err)
+{
+    fabric *f = sys->fab;
+    const fab_route *r = (pxn ? fabric_route_p2p : fabric_route)(f, sys->gpu[a], sys->gpu[b], flow, err);
+    if (!r)
+        return false;
+    *out = (coll_conn){.kind = COLL_CONN_P2P, .net_dev = -1, .proxy = -1, .recv_dev = -1};
+    fab_node_id via = sys->gpu[a]; /* the last GPU before the network */
+    for (uint32_t i = 0; i < r->nhops; i++) {
+        const fab_link_desc *d = fabric_link(f, r->hop[i]);
+        fab_node_id src = fabric_link_src(f, r->hop[i]);
+        if (d->kind == LINK_NET) {
+            out->kind = COLL_CONN_NET;
+            out->net_dev = fabric_node(f, src)->local;
+            int p = rank_of_gpu(sys, via);
+            out->proxy = p >= 0 && p != a ? p : -1;
+            out->gdr = fabric_nic_beside(f, via, src);
+            for (uint32_t j = r->nhops; j-- > i;) { /* the NIC the last network hop lands on */
+                fab_node_id dst = fabric_link_dst(f, r->hop[j]);
+                if (fabric_link(f, r->hop[j])->kind == LINK_NET && fabric_node(f, dst)->kind == FAB_NIC) {
+                    out->recv_dev = fabric_node(f, dst)->local;
+                    out->recv_gdr = fabric_nic_beside(f, sys->gpu[b], dst);
+                    break;
+                }
+            }
+            return true;
+        }
+        if (fabric_node(f, src)->kind == FAB_GPU)
+            via = src;
+    }
+    if (fabric_route_staged(f, r))
+        out->kind = COLL_CONN_SHM;
+    else
+        out->read = coll_p2p_reads(sys, f, r, PROTO_SIMPLE);
+    return true;
+}
+
 bool coll_route_crosses_net(const fabric *f, const fab_route *r)
 {
     for (uint32_t i = 0; i < r->nhops; i++)

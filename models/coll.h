@@ -153,6 +153,32 @@ double coll_net_ovh_us(const coll_system *sys, coll_proto_id p);
  * (ncclTopoCheckP2p). Each step then waits one more wire latency of r. */
 bool coll_p2p_reads(const coll_system *sys, const fabric *f, const fab_route *r, coll_proto_id p);
 
+/* Channel c's ring: the rank at position i (0 <= i < nranks), as the
+ * ring all-reduce runs it (algo_ring.c): servers in order, each entered at
+ * local GPU c mod ppn across servers, along an NVLink ring on a mesh. */
+int coll_ring_rank(const coll_system *sys, int c, int i);
+/* Rank r's place in channel ci's tree of nch Tree channels (algo_tree.c),
+ * as NCCL logs it ("Trees [c] d0/d1/d2->r->up"): *up the rank it sends
+ * partials to (-1: the root), down[] the ranks it sends results to (the
+ * chain's next first, then the child nodes' heads; -1 where none). */
+void coll_tree_links(const coll_system *sys, int ci, int nch, int r, int *up, int down[3]);
+
+/* How a send from rank a to rank b travels, as NCCL's init log names the
+ * transport ("via P2P/...", "via SHM/...", "[send] via NET/..."). */
+typedef enum { COLL_CONN_P2P, COLL_CONN_SHM, COLL_CONN_NET } coll_conn_kind;
+typedef struct {
+    coll_conn_kind kind;
+    bool read;   /* P2P: NCCL's P2P read (sm 8.0 over NVLink, coll_p2p_reads with Simple) */
+    int net_dev; /* NET: local index of the NIC the bytes leave the server by */
+    int proxy;   /* NET: the rank beside that NIC that relays a's send (PXN); -1: a itself */
+    bool gdr;    /* NET: that rank's GPU reaches the NIC through PCIe switches only (GPUDirect RDMA) */
+    int recv_dev;  /* NET: local index of the NIC the bytes enter b's server by */
+    bool recv_gdr; /* NET: b reaches that NIC through PCIe switches only */
+} coll_conn;
+/* The send's route (fabric_route_p2p when pxn, else fabric_route, for flow)
+ * classified; false with *err when b is unreachable. */
+bool coll_conn_of(const coll_system *sys, int a, int b, uint32_t flow, bool pxn, coll_conn *out, GError **err);
+
 /* coll_run, and the collective's footprint: every graph link its routes
  * cross, appended to *links (fab_link_id, sorted, each once). The replay
  * uses it to tell whether a repeated collective would meet other traffic. */

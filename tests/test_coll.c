@@ -1254,6 +1254,93 @@ static void test_coll_p2p_read_ampere(void)
  * one ring per NVLink a GPU has; NVSwitch and PCIe systems keep GPU order.
  * Rank order sent two of the eight hops through host memory (13.8 GB/s
  * busbw at 1 GiB); on the rings the links bind. */
+/* The graph NCCL's init log shows (cli/nccl_log.c) is the one simulated:
+ * every channel's ring holds every rank once; each channel's tree has one
+ * root, every other rank's parent lists it among its children, and every
+ * rank reaches the root (no cycle); the transports follow the routes. */
+static void check_graph(coll_system *sys)
+{
+    int n = sys->nranks, nch = coll_channels(sys, ALGO_RING);
+    for (int c = 0; c < nch; c++) {
+        int *seen = g_new0(int, n), roots = 0;
+        for (int i = 0; i < n; i++) {
+            int r = coll_ring_rank(sys, c, i);
+            CU_ASSERT_TRUE_FATAL(r >= 0 && r < n);
+            seen[r]++;
+        }
+        for (int r = 0; r < n; r++) {
+            CU_ASSERT_EQUAL(seen[r], 1);
+            int up, down[3], pu, pd[3];
+            coll_tree_links(sys, c, nch, r, &up, down);
+            roots += up < 0;
+            if (up >= 0) {
+                coll_tree_links(sys, c, nch, up, &pu, pd);
+                CU_ASSERT_TRUE(pd[0] == r || pd[1] == r || pd[2] == r);
+            }
+            for (int k = 0; k < 3; k++)
+                if (down[k] >= 0) {
+                    coll_tree_links(sys, c, nch, down[k], &pu, pd);
+                    CU_ASSERT_EQUAL(pu, r);
+                }
+            int hops = 0, at = r; /* up to the root in fewer than n hops */
+            while (at >= 0 && hops <= n) {
+                coll_tree_links(sys, c, nch, at, &pu, pd);
+                at = pu;
+                hops++;
+            }
+            CU_ASSERT_TRUE(hops <= n);
+        }
+        CU_ASSERT_EQUAL(roots, 1);
+        g_free(seen);
+    }
+}
+
+static void test_coll_init_graph(void)
+{
+    coll_system sys;
+    coll_conn k;
+    GError *err = NULL;
+    topo *t = shipped("dgx-h100", (topo_opts){.nodes = 4}, &sys);
+    check_graph(&sys);
+    /* channel c enters a server at local GPU c mod 8 and leaves it from the GPU beside that NIC:
+     * the hop between servers goes by NIC c mod 8 on both sides, GPUDirect, no relay */
+    for (int c = 0; c < 8; c++) {
+        int i = 0;
+        while (coll_ring_rank(&sys, c, i) / 8 == coll_ring_rank(&sys, c, i + 1) / 8)
+            i++;
+        int a = coll_ring_rank(&sys, c, i), b = coll_ring_rank(&sys, c, i + 1);
+        CU_ASSERT_EQUAL(b, 8 + c);
+        CU_ASSERT_TRUE_FATAL(coll_conn_of(&sys, a, b, (uint32_t)c, true, &k, &err));
+        CU_ASSERT_EQUAL(k.kind, COLL_CONN_NET);
+        CU_ASSERT_EQUAL(k.net_dev, c);
+        CU_ASSERT_EQUAL(k.recv_dev, c);
+        CU_ASSERT_EQUAL(k.proxy, -1);
+        CU_ASSERT_TRUE(k.gdr && k.recv_gdr);
+    }
+    /* PXN: GPU 0 to GPU 3 of the next server relays through local GPU 3 and its NIC */
+    CU_ASSERT_TRUE_FATAL(coll_conn_of(&sys, 0, 11, 0, true, &k, &err));
+    CU_ASSERT_EQUAL(k.kind, COLL_CONN_NET);
+    CU_ASSERT_EQUAL(k.proxy, 3);
+    CU_ASSERT_EQUAL(k.net_dev, 3);
+    CU_ASSERT_TRUE_FATAL(coll_conn_of(&sys, 0, 1, 0, true, &k, &err));
+    CU_ASSERT_EQUAL(k.kind, COLL_CONN_P2P);
+    CU_ASSERT_FALSE(k.read); /* Hopper writes */
+    topo_free(t);
+    t = shipped("dgx-a100", (topo_opts){0}, &sys);
+    check_graph(&sys);
+    CU_ASSERT_TRUE_FATAL(coll_conn_of(&sys, 0, 1, 0, true, &k, &err));
+    CU_ASSERT_TRUE(k.kind == COLL_CONN_P2P && k.read); /* Ampere over NVLink reads */
+    topo_free(t);
+    t = shipped("pcie-gen3-2gpu", (topo_opts){0}, &sys); /* no P2P: through host memory */
+    check_graph(&sys);
+    CU_ASSERT_TRUE_FATAL(coll_conn_of(&sys, 0, 1, 0, true, &k, &err));
+    CU_ASSERT_EQUAL(k.kind, COLL_CONN_SHM);
+    topo_free(t);
+    t = shipped("dgx1-v100", (topo_opts){.nodes = 3}, &sys); /* a mesh's NVLink rings, 3 servers: a tree with an inner node */
+    check_graph(&sys);
+    topo_free(t);
+}
+
 static void test_coll_ring_mesh_search(void)
 {
     coll_system sys;
@@ -1354,6 +1441,7 @@ int main(void)
         {"/coll/nvls/flag-per-chunk", test_coll_nvls_flag_per_chunk},
         {"/coll/ring/p2p-read-ampere", test_coll_p2p_read_ampere},
         {"/coll/ring/mesh-search", test_coll_ring_mesh_search},
+        {"/coll/init-graph", test_coll_init_graph},
         {0},
     };
     return test_main("coll", cases);
