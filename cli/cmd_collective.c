@@ -25,12 +25,20 @@ typedef struct {
     gboolean explain;
 } coll_opts;
 
-static void fill_devices(nccltests_device *dev, int n, const topo *t, char *name, char **hosts)
+/* NCCL's name of the network plugin a scale-out fabric would use: IB
+ * verbs for InfiniBand and RoCE, aws-ofi-nccl's Libfabric for EFA. */
+static const char *net_name(const char *fabric)
+{
+    return fabric && g_str_has_prefix(fabric, "efa") ? "Libfabric" : "IB";
+}
+
+/* One MPI process per per_proc ranks (nccl-tests' -t x -g), never across servers. */
+static void fill_devices(nccltests_device *dev, int n, const topo *t, int per_proc, char *name, char **hosts)
 {
     for (int r = 0; r < n; r++) {
         int node = r / t->gpus_per_node, local = r % t->gpus_per_node;
         hosts[r] = g_strdup_printf("node%d", node);
-        dev[r] = (nccltests_device){.rank = r, .group = 0, .pid = 10000 + node, .host = hosts[r],
+        dev[r] = (nccltests_device){.rank = r, .group = 0, .pid = 10000 + r / per_proc, .host = hosts[r],
                                     .device = local, .pci_bus = (unsigned)(0x18 + 0x10 * local),
                                     .name = name};
     }
@@ -189,7 +197,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     char *gname = g_strdup_printf("NVIDIA %s", t->gpu_model);
     char **hosts = g_new0(char *, sys.nranks + 1);
     nccltests_device *dev = g_new0(nccltests_device, sys.nranks);
-    fill_devices(dev, sys.nranks, t, gname, hosts);
+    fill_devices(dev, sys.nranks, t, co->nthreads * sys.gpus_per_thread, gname, hosts);
     /* error bands from the validation (topologies/accuracy.h) */
     double *blo = g_new0(double, n), *bhi = g_new0(double, n);
     const char **regime = g_new(const char *, n); /* per row: NVLS keeps NVLink without P2P */
@@ -203,10 +211,19 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
             any = true;
         }
     }
-    /* NCCL_DEBUG=INFO: the lines NCCL would add (ENV and the TUNING table at setup, TUNING per size) */
+    /* NCCL_DEBUG=INFO: the lines NCCL would add (ENV, init and the TUNING table at setup, TUNING per size) */
     char *prefix = g_strdup_printf("%s:%d:%d [%d]", dev[0].host ? dev[0].host : "localhost", dev[0].pid, dev[0].pid,
                                    dev[0].device);
     char *setup_log = nccl_log_env(prefix);
+    nccl_log_comm lc = {.sys = &sys, .dev = dev, .net = net_name(t->fabric_name), .mnnvl = t->nodes > sys.nnodes,
+                        .comm_id = g_str_hash(t->name)};
+    char *init_log = nccl_log_init(&lc);
+    if (init_log) {
+        char *both = g_strconcat(setup_log ? setup_log : "", init_log, NULL);
+        g_free(setup_log);
+        g_free(init_log);
+        setup_log = both;
+    }
     char **row_log = NULL;
     if (nccl_log_on("TUNING")) {
         char *table = nccl_log_tuning_table(prefix, &sys, aspec, pspec), *both = g_strconcat(setup_log ? setup_log : "", table, NULL);

@@ -95,6 +95,47 @@ static void print_tuner(const nccltests_log *log, const nccltests_row *pred, con
     printf("# tuner: sizes=%zu algo_proto_match=%zu channels_match=%zu\n", sizes, same, same_ch);
 }
 
+/* NCCL's rings (rank 0's "Channel cc/NN :" lines) against the rings the
+ * simulation runs on this system (coll_ring_rank), each from rank 0; a line
+ * cut at NCCL's 128 bytes is compared as far as it goes. */
+static void print_rings(const nccltests_log *log, const coll_system *sys)
+{
+    int n = sys->nranks, nch = n > 1 ? coll_channels(sys, ALGO_RING) : 1, same = 0, cmp = 0, shown = 0;
+    GString *diff = g_string_new(NULL);
+    for (size_t j = 0; j < log->nrings; j++) {
+        const nccltests_ring *r = &log->rings[j];
+        if (r->channel >= nch)
+            continue;
+        cmp++;
+        int k = r->n < NCCLTESTS_RING_MAX ? r->n : NCCLTESTS_RING_MAX, at = 0;
+        while (at < n && coll_ring_rank(sys, r->channel, at) != 0)
+            at++;
+        bool eq = r->n <= n && (r->n == n || k == NCCLTESTS_RING_MAX);
+        for (int i = 0; eq && i < k; i++)
+            eq = coll_ring_rank(sys, r->channel, (at + i) % n) == r->rank[i];
+        if (eq) {
+            same++;
+            continue;
+        }
+        if (shown++ < 3) {
+            g_string_append_printf(diff, "# rings: channel %d (line %d): NCCL", r->channel, r->line);
+            for (int i = 0; i < k; i++)
+                g_string_append_printf(diff, " %d", r->rank[i]);
+            g_string_append(diff, r->n > k ? " ..., conveyor" : ", conveyor");
+            for (int i = 0; i < n && i < NCCLTESTS_RING_MAX; i++)
+                g_string_append_printf(diff, " %d", coll_ring_rank(sys, r->channel, (at + i) % n));
+            g_string_append(diff, n > NCCLTESTS_RING_MAX ? " ...\n" : "\n");
+        }
+    }
+    printf("# rings: the log has %zu ring channel%s of %d (rank 0's Channel lines); conveyor runs %d on this system: "
+           "%d of the %d compared in the same order\n", log->nrings, log->nrings == 1 ? "" : "s",
+           log->rings[0].nchannels, nch, same, cmp);
+    fputs(diff->str, stdout);
+    if (shown > 3)
+        printf("# rings: %d more channels differ\n", shown - 3);
+    g_string_free(diff, TRUE);
+}
+
 /* The log's Latency/AlgBw table (NCCL_DEBUG_SUBSYS=TUNING: NCCL's tuner's
  * latency and algbw per algorithm and protocol) against conveyor's
  * (coll_tune_table), for the log's collective: a line per pair either
@@ -324,6 +365,8 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
         fputs(groups->str, stdout);
         if (log->nlatbw)
             print_tuner_table(log, &sys);
+        if (log->nrings)
+            print_rings(log, &sys);
         if (log->ntuning && log->ngroups == 1) /* before the table: its summary stays the last line */
             print_tuner(log, pred, ex, n, nccltests_dtype_bytes(log->dtype));
         else if (log->ntuning)
@@ -375,7 +418,8 @@ int cmd_validate(int argc, char **argv)
     g_option_context_set_description(ctx, SYS_ENV_HELP "\n\n"
                                           "A log with NCCL_DEBUG=INFO lines: the NCCL variables its ENV lines name are set "
                                           "for the simulation,\nits TUNING lines (the choice per size) and Latency/AlgBw "
-                                          "table are compared with conveyor's tuner\n(docs/formats-nccl-tests.md).");
+                                          "table are compared with conveyor's tuner,\nrank 0's ring lines (Channel cc/NN : ...) with the rings "
+                                          "it simulates (docs/formats-nccl-tests.md).");
     g_option_context_add_main_entries(ctx, e, NULL);
     g_option_context_add_group(ctx, sys_opts_group(&so));
     int rc = cli_parse(ctx, "validate", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;

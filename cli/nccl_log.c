@@ -122,3 +122,127 @@ char *nccl_log_tuning_table(const char *prefix, const coll_system *sys, const ch
     }
     return g_string_free(out, FALSE);
 }
+
+/* one rank's log prefix, as NCCL's debug.cc: "<host>:<pid>:<tid> [<dev>]" */
+static void rank_prefix(char *buf, size_t n, const nccltests_device *d)
+{
+    snprintf(buf, n, "%s:%d:%d [%d]", d->host ? d->host : "localhost", d->pid, d->pid, d->device);
+}
+
+/* A stand-in for the communicator's address (%p in NCCL's lines): fixed per
+ * rank, so the log is the same from run to run. */
+static unsigned long long comm_addr(int rank) { return 0x560000000000ULL + 0x10000ULL * (unsigned)rank; }
+
+/* p2p.cc's transport name: one process (-g > 1) shares pointers, else cuMem
+ * handles (MNNVL across the hosts of an NVLink domain) */
+static const char *p2p_mode(const nccl_log_comm *c, int a, int b)
+{
+    if (c->dev[a].pid == c->dev[b].pid)
+        return "direct pointer";
+    return c->mnnvl ? "MNNVL" : "CUMEM";
+}
+
+static void conn_lines(GString *out, const nccl_log_comm *c, int ch, int a, int b)
+{
+    const coll_system *sys = c->sys;
+    coll_conn k;
+    char pa[160], pb[160];
+    rank_prefix(pa, sizeof pa, &c->dev[a]);
+    rank_prefix(pb, sizeof pb, &c->dev[b]);
+    if (!coll_conn_of(sys, a, b, (uint32_t)ch, !sys->nccl.cross_nic, &k, NULL))
+        return;
+    int da = c->dev[a].device, db = c->dev[b].device;
+    if (k.kind == COLL_CONN_P2P && (nccl_log_on("INIT") || nccl_log_on("P2P")))
+        g_string_append_printf(out, "%s NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] via P2P/%s%s\n", pa, ch, a, da, b,
+                               db, p2p_mode(c, a, b), k.read ? "/read" : "");
+    else if (k.kind == COLL_CONN_SHM && (nccl_log_on("INIT") || nccl_log_on("SHM")))
+        g_string_append_printf(out, "%s NCCL INFO Channel %02d : %d[%d] -> %d[%d] via SHM/direct/direct\n", pa, ch, a,
+                               da, b, db);
+    else if (k.kind == COLL_CONN_NET && (nccl_log_on("INIT") || nccl_log_on("NET"))) {
+        char proxy[16] = "";
+        if (k.proxy >= 0)
+            snprintf(proxy, sizeof proxy, "(%d)", k.proxy);
+        g_string_append_printf(out, "%s NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] [send] via NET/%s/%d%s%s\n", pa,
+                               ch, a, da, b, db, c->net, k.net_dev, proxy, k.gdr ? "/GDRDMA" : "");
+        g_string_append_printf(out, "%s NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] [receive] via NET/%s/%d%s\n", pb,
+                               ch, a, da, b, db, c->net, k.recv_dev, k.recv_gdr ? "/GDRDMA" : "");
+    }
+}
+
+char *nccl_log_init(const nccl_log_comm *c)
+{
+    const coll_system *sys = c->sys;
+    int n = sys->nranks;
+    if (n < 1 || !(nccl_log_on("INIT") || nccl_log_on("GRAPH") || nccl_log_on("P2P") || nccl_log_on("NET") ||
+                   nccl_log_on("SHM")))
+        return NULL;
+    bool init = nccl_log_on("INIT");
+    int nch = n > 1 ? coll_channels(sys, ALGO_RING) : 1;
+    GString *out = g_string_new(NULL);
+    char pre[160];
+    for (int r = 0; init && r < n; r++) { /* init.cc, after the ranks' first exchange */
+        rank_prefix(pre, sizeof pre, &c->dev[r]);
+        g_string_append_printf(out, "%s NCCL INFO comm 0x%llx rank %d nRanks %d nNodes %d localRanks %d localRank %d "
+                                    "MNNVL %d\n", pre, comm_addr(r), r, n, sys->nnodes, sys->ppn, r % sys->ppn,
+                               c->mnnvl ? 1 : 0);
+    }
+    int *ring = g_new(int, (size_t)n * nch), *pos = g_new(int, (size_t)n * nch);
+    for (int ch = 0; ch < nch; ch++)
+        for (int i = 0; i < n; i++) {
+            int r = coll_ring_rank(sys, ch, i);
+            ring[(size_t)ch * n + i] = r;
+            pos[(size_t)ch * n + r] = i;
+        }
+    /* rings.cc: rank 0 prints each channel's ring from itself, " %3d" per rank in a 128-byte line */
+    rank_prefix(pre, sizeof pre, &c->dev[0]);
+    for (int ch = 0; init && n > 1 && ch < nch; ch++) {
+        char line[128];
+        int len = snprintf(line, sizeof line, "Channel %02d/%02d :", ch, nch);
+        for (int i = 0, at = pos[(size_t)ch * n]; i < n && len < (int)sizeof line; i++)
+            len += snprintf(line + len, sizeof line - (size_t)len, " %3d", ring[(size_t)ch * n + (at + i) % n]);
+        g_string_append_printf(out, "%s NCCL INFO %s\n", pre, line);
+    }
+    for (int r = 0; n > 1 && r < n; r++) { /* init.cc: each rank's trees (INIT) and ring neighbours (GRAPH) */
+        rank_prefix(pre, sizeof pre, &c->dev[r]);
+        if (init) {
+            GString *t = g_string_new(NULL);
+            for (int ch = 0; ch < nch; ch++) {
+                int up, down[3];
+                coll_tree_links(sys, ch, nch, r, &up, down);
+                g_string_append_printf(t, " [%d] %d/%d/%d->%d->%d", ch, down[0], down[1], down[2], r, up);
+            }
+            if (t->len > 1023) /* NCCL's 1024-byte line */
+                g_string_truncate(t, 1023);
+            g_string_append_printf(out, "%s NCCL INFO Trees%s\n", pre, t->str);
+            g_string_free(t, TRUE);
+        }
+        for (int ch = 0; nccl_log_on("GRAPH") && ch < nch; ch++) {
+            int i = pos[(size_t)ch * n + r];
+            g_string_append_printf(out, "%s NCCL INFO Ring %02d : %d -> %d -> %d\n", pre, ch,
+                                   ring[(size_t)ch * n + (i + n - 1) % n], r, ring[(size_t)ch * n + (i + 1) % n]);
+        }
+    }
+    /* the rings' connections, channel by channel, then each rank's "Connected all rings" */
+    for (int ch = 0; n > 1 && ch < nch; ch++)
+        for (int r = 0; r < n; r++) {
+            int i = pos[(size_t)ch * n + r];
+            conn_lines(out, c, ch, r, ring[(size_t)ch * n + (i + 1) % n]);
+        }
+    for (int r = 0; init && n > 1 && r < n; r++) {
+        rank_prefix(pre, sizeof pre, &c->dev[r]);
+        g_string_append_printf(out, "%s NCCL INFO Connected all rings\n", pre);
+    }
+    for (int r = 0; init && n > 1 && r < n; r++) {
+        rank_prefix(pre, sizeof pre, &c->dev[r]);
+        g_string_append_printf(out, "%s NCCL INFO Connected all trees\n", pre);
+    }
+    for (int r = 0; init && r < n; r++) {
+        rank_prefix(pre, sizeof pre, &c->dev[r]);
+        g_string_append_printf(out, "%s NCCL INFO ncclCommInitRank comm 0x%llx rank %d nranks %d cudaDev %d nvmlDev %d "
+                                    "busId %x000 commId 0x%llx - Init COMPLETE\n", pre, comm_addr(r), r, n,
+                               c->dev[r].device, c->dev[r].device, c->dev[r].pci_bus, c->comm_id);
+    }
+    g_free(ring);
+    g_free(pos);
+    return out->len ? g_string_free(out, FALSE) : (g_string_free(out, TRUE), NULL);
+}

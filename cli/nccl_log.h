@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "models/coll.h"
+#include "traces/nccltests.h"
 
 /* NCCL_DEBUG is INFO or TRACE and NCCL_DEBUG_SUBSYS (NCCL's default
  * INIT,BOOTSTRAP,ENV; ALL; a leading ^ negates) takes subsystem `sub`. */
@@ -51,5 +52,26 @@ char *nccl_log_tuning_table(const char *prefix, const coll_system *sys, const ch
  * as tuning.cc does. False when the pair is off. */
 bool nccl_log_table_cell(const coll_system *sys, coll_kind kind, coll_algo_id algo, coll_proto_id proto,
                          const char *aspec, const char *pspec, double *lat_us, double *algbw_GBps);
+
+/* What NCCL's init logs for a communicator (NCCL_DEBUG=INFO, subsystem
+ * INIT; GRAPH adds each rank's ring neighbours, P2P/SHM/NET the
+ * connections alone): per rank "comm ... nRanks nNodes localRanks
+ * localRank MNNVL", rank 0's ring per channel ("Channel cc/NN :" and the
+ * ranks, rings.cc), each rank's trees ("Trees [c] d0/d1/d2->r->up",
+ * init.cc), every ring connection with its transport (p2p.cc, shm.cc,
+ * net.cc formats: P2P/direct pointer|CUMEM|MNNVL[/read], SHM/direct/direct,
+ * NET/<net>/<dev>[(proxy)][/GDRDMA] as a send and a receive line),
+ * "Connected all rings/trees" and "ncclCommInitRank ... - Init COMPLETE".
+ * The rings, trees and transports are the ones the simulation runs
+ * (coll_ring_rank, coll_tree_links, coll_conn_of); the comm addresses and
+ * commId are stand-ins. NULL when none of those subsystems is on. */
+typedef struct {
+    const coll_system *sys;
+    const nccltests_device *dev; /* per rank: host, pid, device, PCI bus */
+    const char *net;             /* NCCL's network name: "IB", "Socket", "Libfabric" */
+    bool mnnvl;                  /* the NVLink domain spans hosts (GB200 trays) */
+    unsigned long long comm_id;
+} nccl_log_comm;
+char *nccl_log_init(const nccl_log_comm *c);
 
 #endif

@@ -31,7 +31,8 @@ typedef struct {
     "  NCCL_COLLNET_ENABLE=1        CollNet (SHARP) where the fabric has it\n"                                     \
     "  NCCL_NET_OVERHEAD            ns of proxy work per multi-node ring network step [2000 AMD, 1000 other; x3 Simple]\n" \
     "  NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL=NVL|PIX|PXB|PHB|SYS|...   GPU pairs beyond the level go through host memory\n" \
-    "  NCCL_DEBUG=INFO              collective: NCCL's ENV lines; with NCCL_DEBUG_SUBSYS=TUNING its Latency/AlgBw\n" \
+    "  NCCL_DEBUG=INFO              collective: NCCL's ENV lines and its init's (communicator, rings, trees,\n"   \
+    "                               transports as simulated); with NCCL_DEBUG_SUBSYS=TUNING its Latency/AlgBw\n" \
     "                               table and one TUNING line per size"
 
 /* Adds --topo/--nodes/--gpus/--fabric/--set/--launch-us/--launch-channel-us/--exact to a group. */

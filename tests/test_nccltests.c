@@ -358,6 +358,41 @@ static void test_nvls_reduces_table(void)
 /* NCCL_DEBUG_SUBSYS=TUNING lines are kept (what NCCL chose), in file order,
  * whatever the prefix (slurm, timestamps) and name case; other INFO lines and
  * malformed TUNING lines are skipped. */
+/* Rank 0's ring lines of NCCL's init log (a real NCCL's format, rings.cc:
+ * " %3d" per rank, cut at 128 bytes): kept by channel for the first
+ * communicator; connection lines and a second communicator's rings are not. */
+static void test_reader_keeps_ring_lines(void)
+{
+    GString *big = g_string_new("h:1:1 [0] NCCL INFO Channel 01/02 :");
+    for (int r = 0; r < 40; r++) /* a ring of 40: NCCL's line holds the first 28 */
+        g_string_append_printf(big, " %3d", r);
+    g_string_truncate(big, strlen("h:1:1 [0] NCCL INFO ") + 127);
+    char *text = g_strconcat(
+        "# Collective test starting: all_reduce_perf\n"
+        "h:1:1 [0] NCCL INFO Channel 00/02 :    0   1   3   2\n"
+        "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+        "h:1:1 [1] NCCL INFO Channel 00 : 1[1] -> 3[3] via SHM/direct/direct\n"
+        "h:1:1 [0] NCCL INFO Channel 00/1 :    0  x\n",
+        big->str, "\n",
+        "h:1:1 [0] NCCL INFO Channel 00/02 :    0   2   1   3\n" /* another communicator */
+        "h:1:1 [0] NCCL INFO Channel 01/02 :    0   3\n", TWO_RANK_TABLE, NULL);
+    GError *err = NULL;
+    nccltests_log *log = nccltests_parse("rings", text, strlen(text), -1, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL_FATAL(log->nrings, 2);
+    CU_ASSERT_EQUAL(log->rings[0].channel, 0);
+    CU_ASSERT_EQUAL(log->rings[0].nchannels, 2);
+    CU_ASSERT_EQUAL(log->rings[0].n, 4);
+    CU_ASSERT_EQUAL(log->rings[0].rank[2], 3);
+    CU_ASSERT_EQUAL(log->rings[0].line, 2);
+    CU_ASSERT_EQUAL(log->rings[1].channel, 1);
+    CU_ASSERT_EQUAL(log->rings[1].n, 28);
+    CU_ASSERT_EQUAL(log->rings[1].rank[27], 27);
+    nccltests_log_free(log);
+    g_free(text);
+    g_string_free(big, TRUE);
+}
+
 static void test_reader_keeps_tuning_lines(void)
 {
     const char *text =
@@ -683,6 +718,7 @@ int main(void)
         {"test_reader_derives_nranks_from_ratio", test_reader_derives_nranks_from_ratio},
         {"test_reader_tolerates_noise_and_slurm", test_reader_tolerates_noise_and_slurm},
         {"test_reader_keeps_tuning_lines", test_reader_keeps_tuning_lines},
+        {"test_reader_keeps_ring_lines", test_reader_keeps_ring_lines},
         {"test_reader_keeps_latbw_table", test_reader_keeps_latbw_table},
         {"test_reader_keeps_env_lines", test_reader_keeps_env_lines},
         {"test_reader_nccl_version", test_reader_nccl_version},

@@ -210,6 +210,18 @@ typedef struct {
     double lat_us, algbw_GBps;
 } nccltests_latbw;
 
+/* One of rank 0's ring lines in NCCL's init log ("Channel cc/NN :" and the
+ * ranks from 0 along the ring, rings.cc; a 128-byte line, so rings over
+ * about 28 ranks are cut): the channel, the communicator's channel count
+ * and the ranks the line holds. */
+#define NCCLTESTS_RING_MAX 32
+typedef struct {
+    int channel, nchannels;
+    int n;                       /* ranks the line lists (at most NCCLTESTS_RING_MAX kept) */
+    int rank[NCCLTESTS_RING_MAX];
+    int line;                    /* the file line */
+} nccltests_ring;
+
 typedef struct {
     char *path;               /* as given */
     coll_kind coll;
@@ -228,6 +240,8 @@ typedef struct {
     size_t ntuning;
     nccltests_latbw *latbw;   /* the first Latency/AlgBw table's cells (NULL: none) */
     size_t nlatbw;
+    nccltests_ring *rings;    /* the first communicator's ring lines, by channel (NULL: none) */
+    size_t nrings;
     char **env;               /* "NAME=value" of each NCCL INFO "NCCL_X set by environment to v" line,
                                * first occurrence, the trailing period of integer parameters
                                * removed; NULL-terminated (never NULL) */

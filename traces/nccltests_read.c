@@ -55,6 +55,8 @@ typedef struct {
     int nccl_code, nccl_code_line; /* NCCL's version code and where it was read (0: none) */
     int bang_code, bang_code_line; /* the same from a "#! nccl_version:" header (the log's own wins) */
     GArray *tuning;      /* of nccltests_tuning */
+    GArray *rings;       /* of nccltests_ring: the first communicator's */
+    bool rings_done;     /* a channel came again (another communicator): keep the first's */
     GArray *latbw;       /* of nccltests_latbw: the first Latency/AlgBw table */
     struct latbw_col { char algo[24], proto[12]; } *latbw_cols; /* its header's columns */
     int nlatbw_cols;     /* 0: no header yet; -1: the first table is complete */
@@ -509,6 +511,40 @@ static void latbw_line(parser *p, const char *info)
     }
 }
 
+/* rank 0's "Channel cc/NN :   0   1 ..." (only numbers after the colon; a
+ * connection line "Channel cc/c : a[d] -> b[d] via ..." is not one) */
+static void ring_line(parser *p, const char *info)
+{
+    nccltests_ring r = {.line = p->line};
+    int at = 0;
+    if (p->rings_done || sscanf(info, "Channel %d/%d :%n", &r.channel, &r.nchannels, &at) != 2 || at == 0 ||
+        r.channel < 0 || r.nchannels < 1 || r.channel >= r.nchannels || r.nchannels > 1024)
+        return;
+    const char *s = info + at;
+    while (*s) {
+        char *end;
+        while (*s == ' ')
+            s++;
+        if (!*s)
+            break;
+        long v = strtol(s, &end, 10);
+        if (end == s || (*end && *end != ' ') || v < 0 || v > INT_MAX)
+            return; /* not a ring line */
+        if (r.n < NCCLTESTS_RING_MAX)
+            r.rank[r.n] = (int)v;
+        r.n++;
+        s = end;
+    }
+    if (r.n == 0)
+        return;
+    for (guint i = 0; i < p->rings->len; i++)
+        if (g_array_index(p->rings, nccltests_ring, i).channel == r.channel) {
+            p->rings_done = true; /* a second communicator's rings */
+            return;
+        }
+    g_array_append_val(p->rings, r);
+}
+
 static bool one_line(parser *p, char *line)
 {
     size_t len = strlen(line);
@@ -535,6 +571,7 @@ static bool one_line(parser *p, char *line)
         }
         latbw_line(p, info);
         env_line(p, info);
+        ring_line(p, info);
         int maj, min, pat; /* "NCCL version 2.18.5+cuda12.2" (printed with NCCL_DEBUG=VERSION or INFO) */
         if (!p->nccl_code && sscanf(info, "NCCL version %d.%d.%d", &maj, &min, &pat) == 3 && maj > 0 && maj < 100 &&
             min >= 0 && min < 100 && pat >= 0 && pat < 100) {
@@ -681,6 +718,11 @@ static nccltests_log *finish(parser *p, int hint)
     if (!log->nlatbw)
         g_array_free(p->latbw, TRUE);
     p->latbw = NULL;
+    log->nrings = p->rings->len;
+    log->rings = log->nrings ? (nccltests_ring *)(void *)g_array_free(p->rings, FALSE) : NULL;
+    if (!log->nrings)
+        g_array_free(p->rings, TRUE);
+    p->rings = NULL;
     log->ntuning = p->tuning->len;
     log->tuning = log->ntuning ? (nccltests_tuning *)(void *)g_array_free(p->tuning, FALSE) : NULL;
     if (!log->ntuning)
@@ -706,6 +748,7 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
         return NULL;
     p.rows = g_array_new(FALSE, TRUE, sizeof(nccltests_row));
     p.tuning = g_array_new(FALSE, TRUE, sizeof(nccltests_tuning));
+    p.rings = g_array_new(FALSE, TRUE, sizeof(nccltests_ring));
     p.latbw = g_array_new(FALSE, TRUE, sizeof(nccltests_latbw));
     p.env = g_ptr_array_new_with_free_func(g_free);
     p.env_line = g_array_new(FALSE, FALSE, sizeof(int));
@@ -730,6 +773,8 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
         g_array_free(p.rows, TRUE);
     if (p.tuning)
         g_array_free(p.tuning, TRUE);
+    if (p.rings)
+        g_array_free(p.rings, TRUE);
     if (p.latbw)
         g_array_free(p.latbw, TRUE);
     g_free(p.latbw_cols);
@@ -777,6 +822,7 @@ void nccltests_log_free(nccltests_log *log)
     g_strfreev(log->env);
     g_free(log->env_line);
     g_free(log->tuning);
+    g_free(log->rings);
     g_free(log->latbw);
     g_free(log->row_id);
     g_free(log);

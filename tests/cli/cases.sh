@@ -151,6 +151,31 @@ rt=$(mktemp); "$C" collective --topo dgx-a100 -b 1K -e 256M -f 4 > "$rt"
 unset NCCL_DEBUG NCCL_DEBUG_SUBSYS
 check validate-skips-nccl-info 0 'median_abs_err=0.00%.*sizes >= 1MiB: median 0.00% p90 0.00%' -- validate --topo dgx-a100 "$rt"
 rm -f "$rt"
+# NCCL_DEBUG=INFO with NCCL's default subsystems (INIT,BOOTSTRAP,ENV): what NCCL's init logs, from the
+# rings, trees and transports the simulation runs (one process per rank with -g 1, per server with -g 8)
+export NCCL_DEBUG=INFO
+check collective-nccl-init-comm 0 '^node1:10008:10008 \[0\] NCCL INFO comm 0x[0-9a-f]+ rank 8 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0$' -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M
+check collective-nccl-init-ring 0 '^node0:10000:10000 \[0\] NCCL INFO Channel 23/24 :(  +[0-9]+){16}$' -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M
+check collective-nccl-init-net-send 0 'NCCL INFO Channel 00/0 : [0-7]\[[0-7]\] -> 8\[0\] \[send\] via NET/IB/0/GDRDMA$' -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M
+check collective-nccl-init-net-receive 0 '^node1:10008:10008 \[0\] NCCL INFO Channel 00/0 : [0-7]\[[0-7]\] -> 8\[0\] \[receive\] via NET/IB/0/GDRDMA$' -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M
+check collective-nccl-init-trees 0 '^node1:10008:10008 \[0\] NCCL INFO Trees \[0\] 9/-1/-1->8->0 ' -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M
+check collective-nccl-init-complete 0 'NCCL INFO ncclCommInitRank comm 0x[0-9a-f]+ rank 15 nranks 16 cudaDev 7 nvmlDev 7 busId 88000 commId 0x[0-9a-f]+ - Init COMPLETE$' -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M
+check collective-nccl-init-p2p-read 0 'NCCL INFO Channel 00/0 : 0\[0\] -> 1\[1\] via P2P/CUMEM/read$' -- collective --topo dgx-a100 -b 1M -e 1M
+check collective-nccl-init-p2p-direct 0 'NCCL INFO Channel 00/0 : 0\[0\] -> 1\[1\] via P2P/direct pointer$' -- collective --topo dgx-h100 -g 8 -b 1M -e 1M
+check collective-nccl-init-shm 0 'NCCL INFO Channel 00 : 0\[0\] -> 1\[1\] via SHM/direct/direct$' -- collective --topo pcie-gen3-2gpu -b 1M -e 1M
+check collective-nccl-init-mnnvl 0 'NCCL INFO Channel 00/0 : 3\[3\] -> 4\[0\] via P2P/MNNVL$' -- collective --topo gb200-nvl72 --nodes 2 -b 1M -e 1M
+check collective-nccl-init-efa 0 '\[send\] via NET/Libfabric/[0-9]+/GDRDMA$' -- collective --topo aws-p5 --nodes 2 -b 1M -e 1M
+same_output collective-nccl-init-deterministic -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M
+# validate reads rank 0's ring lines back and compares them with the rings it simulates: the same on a
+# round trip; one line with two ranks swapped differs
+rt=$(mktemp); "$C" collective --topo dgx-h100 --nodes 2 -b 1M -e 16M -f 4 > "$rt"
+unset NCCL_DEBUG
+check validate-rings-round-trip 0 '^# rings: the log has 24 ring channels of 24 .*: 24 of the 24 compared in the same order$' -- validate --topo dgx-h100 --nodes 2 "$rt"
+check validate-rings-round-trip-rows 0 'summary: points=3 median_abs_err=0\.00%' -- validate --topo dgx-h100 --nodes 2 "$rt"
+sed -i 's/\(Channel 05\/24 : *0 *\)\([0-9]*\)\( *\)\([0-9]*\)/\1\4\3\2/' "$rt"
+check validate-rings-differ 0 '^# rings: channel 5 \(line [0-9]+\): NCCL 0 ([0-9]+) ([0-9]+) .*, conveyor 0 \2 \1 ' -- validate --topo dgx-h100 --nodes 2 "$rt"
+check validate-rings-differ-count 0 ': 23 of the 24 compared in the same order$' -- validate --topo dgx-h100 --nodes 2 "$rt"
+rm -f "$rt"
 # a log with NCCL's TUNING lines: validate compares NCCL's choice with its tuner's (one line edited)
 check validate-tuner-lines 0 'tuner: +33554432 +Ring/Simple/24 +NVLS/Simple/16  \(differs\)' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-tuning.txt
 check validate-tuner-summary 0 'tuner: sizes=5 algo_proto_match=4 channels_match=4' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-tuning.txt
