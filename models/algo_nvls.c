@@ -5,9 +5,9 @@
  * NVSwitch once; when the node's contributions are in, the switch reduces
  * them (multimem load-reduce) and hands the node's sum to the channel's head
  * GPU (one head per channel, rotating over the node's GPUs, so over its rail
- * NICs). With several nodes, the heads of a channel form a binary tree (the
- * second half of the channels uses the mirrored tree, NCCL's double binary
- * tree): a head waits for its children's partials, adds its own and sends
+ * NICs). With several nodes, the heads of a channel form NCCL's binary tree
+ * over the nodes (the second half of the channels its other tree: NCCL's
+ * double binary tree, coll_dtree): a head waits for its children's partials, adds its own and sends
  * up; the root has the result and it flows back down the tree. Each head
  * then stores the result to its switch (multimem store), which multicasts
  * it to every GPU of the node. One node is NCCL's NVLS: the head is its own
@@ -54,7 +54,7 @@ typedef struct {
 struct nt_chan {
     coll_exec *x;
     int head;          /* local index of this channel's head GPU */
-    int tree;          /* 0: heap order over nodes, 1: mirrored */
+    int tree;          /* which of NCCL's double binary trees (coll_dtree) */
     uint64_t bytes;
     uint32_t nchunks;
     double scale;      /* NVLink wire bytes per payload byte (1 / nvlsEff) */
@@ -77,13 +77,17 @@ struct nt_chan {
 static int nodes_of(const nt_chan *c) { return c->x->sys->nnodes; }
 static int ppn_of(const nt_chan *c) { return c->x->sys->ppn; }
 
-/* tree position <-> node index */
-static int pos_to_node(const nt_chan *c, int p) { return c->tree ? nodes_of(c) - 1 - p : p; }
-static int node_to_pos(const nt_chan *c, int i) { return c->tree ? nodes_of(c) - 1 - i : i; }
-static int nkids(const nt_chan *c, int i)
+/* a node's parent in the channel's tree over nodes (-1: the root) and its
+ * children, packed: NCCL's double binary tree (coll_dtree) */
+static int node_kids(const nt_chan *c, int node, int *up, int kid[2])
 {
-    int p = node_to_pos(c, i), n = nodes_of(c);
-    return (2 * p + 1 < n) + (2 * p + 2 < n);
+    int k[2], n = 0;
+    coll_dtree(nodes_of(c), node, c->tree, up, k);
+    kid[0] = kid[1] = -1;
+    for (int j = 0; j < 2; j++)
+        if (k[j] >= 0)
+            kid[n++] = k[j];
+    return n;
 }
 
 static uint64_t payload(const nt_chan *c, uint32_t k)
@@ -182,11 +186,10 @@ static void on_result(sim_engine *e, void *ctx, uint64_t arg)
 {
     (void)e;
     nt_chan *c = ctx;
-    int node = (int)(arg >> 32), p = node_to_pos(c, node);
+    int node = (int)(arg >> 32), up, kid[2], nk = node_kids(c, node, &up, kid);
     uint32_t k = (uint32_t)arg;
-    for (int q = 2 * p + 1; q <= 2 * p + 2 && q < nodes_of(c); q++)
-        send(c, gpu(c, node, c->head), gpu(c, pos_to_node(c, q), c->head), payload(c, k), on_result, c,
-             key(pos_to_node(c, q), k));
+    for (int q = 0; q < nk; q++)
+        send(c, gpu(c, node, c->head), gpu(c, kid[q], c->head), payload(c, k), on_result, c, key(kid[q], k));
     send_on(c, cached(c, &c->r_store[node], gpu(c, node, c->head), node_switch(c, node)), nvl_wire(c, k), on_store, c,
             key(node, k));
 }
@@ -204,14 +207,13 @@ static void on_kid(sim_engine *e, void *ctx, uint64_t arg)
 static void tree_step(nt_chan *c, int node, uint32_t k)
 {
     size_t i = idx(c, node, k);
-    if (!c->partial[i] || c->kids_in[i] < nkids(c, node))
+    int parent, kid[2];
+    if (!c->partial[i] || c->kids_in[i] < node_kids(c, node, &parent, kid))
         return;
-    int p = node_to_pos(c, node);
-    if (p == 0) {
+    if (parent < 0) {
         on_result(c->x->eng, c, key(node, k));
         return;
     }
-    int parent = pos_to_node(c, (p - 1) / 2);
     send(c, gpu(c, node, c->head), gpu(c, parent, c->head), payload(c, k), on_kid, c, key(parent, k));
 }
 

@@ -6,8 +6,8 @@
  * different rail NICs) and orders the node's GPUs as a chain starting at the
  * head. Reduce: the chain's tail sends chunk k to its predecessor, which adds
  * its own data and passes it on, up to the head; the head waits for the
- * partials of its child nodes (binary tree over nodes; the second half of the
- * channels uses the mirrored tree, NCCL's double binary tree), adds them and sends to its
+ * partials of its child nodes (NCCL's binary tree over nodes; the second half
+ * of the channels its other tree: the double binary tree, coll_dtree), adds them and sends to its
  * parent node's head. The root head holds the result, which flows back down
  * the tree and along every chain. Each hop pays the Tree per-step latency
  * (hwLat; where the block writes over NVLink, after the copy, at the
@@ -72,18 +72,34 @@ static int pos_of(const tree_chan *c, int r)
     int k = c->ord ? c->inv[r % c->ppn] : r % c->ppn;
     return (k - c->head + c->ppn) % c->ppn;
 }
-static int pos_to_node(const tree_chan *c, int p) { return c->tree ? c->N - 1 - p : p; }
-static int node_to_pos(const tree_chan *c, int i) { return c->tree ? c->N - 1 - i : i; }
-static int nkids(const tree_chan *c, int i)
+/* a node's parent in the channel's tree over nodes (-1: the root), and its
+ * children, packed: NCCL's double binary tree (coll_dtree) */
+static int node_up(const tree_chan *c, int node)
 {
-    int p = node_to_pos(c, i);
-    return (2 * p + 1 < c->N) + (2 * p + 2 < c->N);
+    int up, kid[2];
+    coll_dtree(c->N, node, c->tree, &up, kid);
+    return up;
+}
+static int node_kids(const tree_chan *c, int node, int kid[2])
+{
+    int up, k[2], n = 0;
+    coll_dtree(c->N, node, c->tree, &up, k);
+    kid[0] = kid[1] = -1;
+    for (int j = 0; j < 2; j++)
+        if (k[j] >= 0)
+            kid[n++] = k[j];
+    return n;
+}
+static int nkids(const tree_chan *c, int node)
+{
+    int kid[2];
+    return node_kids(c, node, kid);
 }
 /* where rank r sends up: its chain predecessor, or (the head) its parent node's head */
 static int up_to(const tree_chan *c, int r)
 {
     int node = r / c->ppn, p = pos_of(c, r);
-    return p > 0 ? rank_at(c, node, p - 1) : rank_at(c, pos_to_node(c, (node_to_pos(c, node) - 1) / 2), 0);
+    return p > 0 ? rank_at(c, node, p - 1) : rank_at(c, node_up(c, node), 0);
 }
 static size_t at(const tree_chan *c, int who, uint32_t k) { return (size_t)who * c->nchunks + k; }
 /* callback argument: the rank (or node) concerned and the chunk */
@@ -130,7 +146,8 @@ static void on_up_arrived(sim_engine *e, void *ctx, uint64_t arg);
 static void up_try(tree_chan *c, int r)
 {
     tree_rank *t = &c->rk[r];
-    int node = r / c->ppn, p = pos_of(c, r), tp = node_to_pos(c, node);
+    int node = r / c->ppn, p = pos_of(c, r);
+    bool root = p == 0 && node_up(c, node) < 0;
     bool tail = p == c->ppn - 1; /* starts from its own data, within the window */
     for (;;) { /* a head keeps up to NCCL_STEPS chunks with the proxy */
         uint32_t k = t->up_next;
@@ -143,7 +160,7 @@ static void up_try(tree_chan *c, int r)
         if (p == 0 && c->kids_in[at(c, node, k)] < nkids(c, node))
             return;
         t->up_next++;
-        if (p == 0 && tp == 0) { /* the root holds the sum */
+        if (root) { /* the root holds the sum */
             got_result(c, r, k);
             continue;
         }
@@ -180,7 +197,7 @@ static void on_up_arrived(sim_engine *e, void *ctx, uint64_t arg)
             up_try(c, to);
         }
     } else {
-        int parent = pos_to_node(c, (node_to_pos(c, node) - 1) / 2);
+        int parent = node_up(c, node);
         c->kids_in[at(c, parent, k)]++;
         up_try(c, rank_at(c, parent, 0));
     }
@@ -229,7 +246,7 @@ static void on_down_net_arrived(sim_engine *e, void *ctx, uint64_t arg)
     (void)e;
     tree_chan *c = ctx;
     int to = (int)(arg >> 32), node = to / c->ppn;
-    int from = rank_at(c, pos_to_node(c, (node_to_pos(c, node) - 1) / 2), 0);
+    int from = rank_at(c, node_up(c, node), 0);
     got_result(c, to, (uint32_t)arg);
     c->rk[from].down_net--;
     down_try(c, from);
@@ -243,12 +260,11 @@ static void down_try(tree_chan *c, int r)
     tree_rank *t = &c->rk[r];
     for (;;) {
         uint32_t k = t->down_next;
-        int node = r / c->ppn, p = pos_of(c, r), nk = p == 0 ? nkids(c, node) : 0;
+        int node = r / c->ppn, p = pos_of(c, r), kids[2], nk = p == 0 ? node_kids(c, node, kids) : 0;
         if (t->down_pending || k >= c->nchunks || !c->has_res[at(c, r, k)] || (nk && t->down_net >= TREE_SLOTS))
             return;
-        int q0 = 2 * node_to_pos(c, node) + 1;
-        for (int q = q0; q < q0 + nk; q++) {
-            int kid = rank_at(c, pos_to_node(c, q), 0);
+        for (int q = 0; q < nk; q++) {
+            int kid = rank_at(c, kids[q], 0);
             t->down_net++;
             send(c, r, kid, KIDS, k, on_down_net_arrived, key(kid, k));
         }
@@ -323,16 +339,16 @@ static void share_links(coll_exec *x, GPtrArray *chans)
     for (guint i = 0; i < chans->len; i++) {
         tree_chan *c = chans->pdata[i];
         for (int r = 0; r < sys->nranks; r++) {
-            int node = r / c->ppn, p = pos_of(c, r), tp = node_to_pos(c, node);
+            int node = r / c->ppn, p = pos_of(c, r), kids[2], nk = node_kids(c, node, kids);
             int to[4], dir[4], nt = 0;
             coll_held *where[4];
             tree_rank *t = &c->rk[r];
-            if (p > 0 || tp > 0)
+            if (p > 0 || node_up(c, node) >= 0)
                 to[nt] = up_to(c, r), dir[nt] = UP, where[nt++] = p > 0 ? &t->up : NULL;
             if (p + 1 < c->ppn)
                 to[nt] = rank_at(c, node, p + 1), dir[nt] = DOWN, where[nt++] = &t->down;
-            for (int q = 2 * tp + 1; p == 0 && q < 2 * tp + 1 + nkids(c, node); q++)
-                to[nt] = rank_at(c, pos_to_node(c, q), 0), dir[nt] = KIDS, where[nt++] = NULL;
+            for (int q = 0; p == 0 && q < nk; q++)
+                to[nt] = rank_at(c, kids[q], 0), dir[nt] = KIDS, where[nt++] = NULL;
             for (int j = 0; j < nt; j++) {
                 const fab_route *rt = coll_exec_route(x, sys->gpu[r], sys->gpu[to[j]], (uint32_t)c->head);
                 if (!rt)
@@ -365,13 +381,13 @@ void coll_tree_links(const coll_system *sys, int ci, int nch, int r, int *up, in
         for (int k = 0; k < sys->ppn; k++)
             c.inv[c.ord[k]] = (uint8_t)k;
     }
-    int node = r / c.ppn, p = pos_of(&c, r), tp = node_to_pos(&c, node), nd = 0;
+    int node = r / c.ppn, p = pos_of(&c, r), kids[2], nk = node_kids(&c, node, kids), nd = 0;
     down[0] = down[1] = down[2] = -1;
-    *up = p > 0 || tp > 0 ? up_to(&c, r) : -1;
+    *up = p > 0 || node_up(&c, node) >= 0 ? up_to(&c, r) : -1;
     if (p + 1 < c.ppn) /* NCCL's tree.down[0]: the chain's next, then the child nodes' heads */
         down[nd++] = rank_at(&c, node, p + 1);
-    for (int q = 2 * tp + 1; p == 0 && q < 2 * tp + 1 + nkids(&c, node) && nd < 3; q++)
-        down[nd++] = rank_at(&c, pos_to_node(&c, q), 0);
+    for (int q = 0; p == 0 && q < nk; q++)
+        down[nd++] = rank_at(&c, kids[q], 0);
 }
 
 static void tree_start(coll_exec *x)

@@ -163,6 +163,11 @@ int coll_ring_rank(const coll_system *sys, int c, int i);
  * chain's next first, then the child nodes' heads; -1 where none). */
 void coll_tree_links(const coll_system *sys, int ci, int nch, int r, int *up, int down[3]);
 
+/* NCCL's double binary tree over n nodes (trees.cc, ncclGetDtree): node's
+ * parent in tree `which` (0 or 1; -1: the root) and its children (-1 where
+ * none), in NCCL's order (kid[0] below it, kid[1] above). models/dtree.c. */
+void coll_dtree(int n, int node, int which, int *up, int kid[2]);
+
 /* How a send from rank a to rank b travels, as NCCL's init log names the
  * transport ("via P2P/...", "via SHM/...", "[send] via NET/..."). */
 typedef enum { COLL_CONN_P2P, COLL_CONN_SHM, COLL_CONN_NET } coll_conn_kind;

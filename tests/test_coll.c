@@ -452,9 +452,23 @@ static void test_coll_tree_four_nodes_network_bound(void)
                         .nchannels = coll_channels(&sys, ALGO_TREE)};
     coll_result res;
     CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
-    /* double binary tree over 4 nodes: every node sends 1.5 S over its NICs
-     * (root of one tree: S down; a leaf/interior in the other: S/2 up) */
-    double bound_us = 1.5 * (double)S / sys.net_Bps * 1e6;
+    /* NCCL's double binary tree over 4 nodes (0 <- 2 <- {1, 3}, mirrored 3 <- 1 <- {2, 0}): a channel's
+     * head sends its S/nch up to its parent node and once to each child node, through the NIC of its
+     * rail (local GPU c mod 8); the busiest NIC's bytes at a NIC's rate bound the time */
+    int nch = req.nchannels, ppn = sys.ppn;
+    double sent[4][8] = {{0}}, busiest = 0;
+    for (int c = 0; c < nch; c++)
+        for (int node = 0; node < 4; node++) {
+            int head = node * ppn + c % ppn, up, down[3], out = 0;
+            coll_tree_links(&sys, c, nch, head, &up, down);
+            out += up >= 0 && up / ppn != node;
+            for (int k = 0; k < 3; k++)
+                out += down[k] >= 0 && down[k] / ppn != node;
+            sent[node][c % ppn] += out * (double)S / nch;
+            busiest = fmax(busiest, sent[node][c % ppn]);
+        }
+    CU_ASSERT_DOUBLE_EQUAL(sent[2][0], 7.0 * S / 24, 1); /* interior in tree 0 on channels 0 and 8, a leaf on 16 */
+    double bound_us = busiest / (sys.net_Bps / 8) * 1e6;
     CU_ASSERT(res.time_us >= bound_us);
     CU_ASSERT(res.time_us <= 1.5 * bound_us);
     CU_ASSERT(res.busiest_util <= 1.0 + 1e-9);
@@ -1254,6 +1268,67 @@ static void test_coll_p2p_read_ampere(void)
  * one ring per NVLink a GPU has; NVSwitch and PCIe systems keep GPU order.
  * Rank order sent two of the eight hops through host memory (13.8 GB/s
  * busbw at 1 GiB); on the rings the links bind. */
+/* NCCL's double binary tree (coll_dtree) against the pictures in NCCL's
+ * trees.cc (14 ranks; the mirrored tree of 12, the shifted one of 13), and
+ * its properties for 1..300 nodes: one root, parents and children agree,
+ * no cycle, and no node but node 0 is an inner node of both trees. */
+static void test_coll_dtree(void)
+{
+    int up, kid[2];
+    coll_dtree(14, 0, 0, &up, kid);
+    CU_ASSERT(up == -1 && kid[0] == -1 && kid[1] == 8); /* the root has one child */
+    coll_dtree(14, 8, 0, &up, kid);
+    CU_ASSERT(up == 0 && kid[0] == 4 && kid[1] == 12);
+    coll_dtree(14, 12, 0, &up, kid);
+    CU_ASSERT(up == 8 && kid[0] == 10 && kid[1] == 13); /* 12 + 2 is past the end: 12 + 1 */
+    coll_dtree(14, 13, 0, &up, kid);
+    CU_ASSERT(up == 12 && kid[0] == -1 && kid[1] == -1);
+    coll_dtree(14, 6, 0, &up, kid);
+    CU_ASSERT(up == 4 && kid[0] == 5 && kid[1] == 7);
+    coll_dtree(12, 11, 1, &up, kid); /* even: mirrored, root 11 */
+    CU_ASSERT(up == -1 && kid[1] == 3);
+    coll_dtree(12, 7, 1, &up, kid);
+    CU_ASSERT(up == 3 && kid[0] == 9 && kid[1] == 5);
+    coll_dtree(13, 1, 1, &up, kid); /* odd: shifted by one, root 1 */
+    CU_ASSERT(up == -1 && kid[1] == 9);
+    coll_dtree(13, 9, 1, &up, kid);
+    CU_ASSERT(up == 1 && kid[0] == 5 && kid[1] == 0);
+    coll_dtree(1, 0, 1, &up, kid);
+    CU_ASSERT(up == -1 && kid[0] == -1 && kid[1] == -1);
+    for (int n = 1; n <= 300; n++) {
+        int inner[300] = {0};
+        for (int w = 0; w < 2; w++) {
+            int roots = 0;
+            for (int i = 0; i < n; i++) {
+                int pu, pk[2];
+                coll_dtree(n, i, w, &up, kid);
+                roots += up < 0;
+                if (up >= 0) {
+                    CU_ASSERT_TRUE_FATAL(up < n);
+                    coll_dtree(n, up, w, &pu, pk);
+                    CU_ASSERT(pk[0] == i || pk[1] == i);
+                }
+                for (int j = 0; j < 2; j++)
+                    if (kid[j] >= 0) {
+                        CU_ASSERT_TRUE_FATAL(kid[j] < n);
+                        coll_dtree(n, kid[j], w, &pu, pk);
+                        CU_ASSERT_EQUAL(pu, i);
+                        inner[i] |= 1 << w;
+                    }
+                int at = i, hops = 0;
+                while (at >= 0 && hops <= n) {
+                    coll_dtree(n, at, w, &at, pk);
+                    hops++;
+                }
+                CU_ASSERT(hops <= n);
+            }
+            CU_ASSERT_EQUAL(roots, 1);
+        }
+        for (int i = 1; i < n; i++)
+            CU_ASSERT(inner[i] != 3);
+    }
+}
+
 /* The graph NCCL's init log shows (cli/nccl_log.c) is the one simulated:
  * every channel's ring holds every rank once; each channel's tree has one
  * root, every other rank's parent lists it among its children, and every
@@ -1442,6 +1517,7 @@ int main(void)
         {"/coll/ring/p2p-read-ampere", test_coll_p2p_read_ampere},
         {"/coll/ring/mesh-search", test_coll_ring_mesh_search},
         {"/coll/init-graph", test_coll_init_graph},
+        {"/coll/tree/dtree", test_coll_dtree},
         {0},
     };
     return test_main("coll", cases);
