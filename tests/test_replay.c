@@ -305,6 +305,25 @@ static void test_trace_names_interned_and_p2p_matched_in_order(void)
 }
 
 /* The timeline is valid JSON and slices on one track never overlap. */
+/* The exposed-communication track never shares a stream's track: 9999
+ * unless a stream is numbered 9999 or more, then one past the largest. */
+static void test_replay_timeline_exposed_tid(void)
+{
+    replay_result res = {0};
+    res.intervals = g_array_new(FALSE, TRUE, sizeof(replay_interval));
+    CU_ASSERT_EQUAL(timeline_exposed_tid(&res), TIMELINE_EXPOSED_TID);
+    replay_interval iv = {.rank = 0, .stream = 7};
+    g_array_append_val(res.intervals, iv);
+    CU_ASSERT_EQUAL(timeline_exposed_tid(&res), 9999);
+    iv.stream = 9999;
+    g_array_append_val(res.intervals, iv);
+    CU_ASSERT_EQUAL(timeline_exposed_tid(&res), 10000);
+    iv.stream = 123456;
+    g_array_append_val(res.intervals, iv);
+    CU_ASSERT_EQUAL(timeline_exposed_tid(&res), 123457);
+    g_array_free(res.intervals, TRUE);
+}
+
 static void test_replay_timeline_valid_and_nested(void)
 {
     rig g;
@@ -339,7 +358,7 @@ static void test_replay_timeline_valid_and_nested(void)
             g_free(ne);
         }
         slices++;
-        if (tid == TIMELINE_EXPOSED_TID) {
+        if (tid == timeline_exposed_tid(&g.res)) {
             CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(e, "name")->valuestring, "exposed: inside the server");
             if (pid >= 0 && pid < 2)
                 exposed_us[pid] += dur;
@@ -715,6 +734,7 @@ int main(void)
         {"/trace/names-interned-p2p-in-order", test_trace_names_interned_and_p2p_matched_in_order},
         {"/replay/deadlock/reported", test_replay_deadlock_is_reported_not_hung},
         {"/replay/timeline/valid-and-nested", test_replay_timeline_valid_and_nested},
+        {"/replay/timeline/exposed-tid", test_replay_timeline_exposed_tid},
         {"/replay/reuse/matches-full-simulation", test_replay_reuse_matches_full_simulation},
         {"/replay/reuse/refused-on-busy-links", test_replay_reuse_refused_on_busy_links},
         {"/replay/reuse/shared-by-shape", test_replay_reuse_shared_by_shape},

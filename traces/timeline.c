@@ -5,6 +5,7 @@
 #include "timeline.h"
 #include "traces/tracefile.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <errno.h>
 #include <string.h>
@@ -132,6 +133,17 @@ static gboolean finish(FILE *o, char *tmp, const char *path, GError **err)
     return ok;
 }
 
+int timeline_exposed_tid(const replay_result *res)
+{
+    int tid = TIMELINE_EXPOSED_TID;
+    for (guint i = 0; res->intervals && i < res->intervals->len; i++) {
+        int s = g_array_index(res->intervals, replay_interval, i).stream;
+        if (s >= tid && s < INT_MAX)
+            tid = s + 1;
+    }
+    return tid;
+}
+
 gboolean timeline_write(const char *path, const trace *t, const replay_result *res, fabric *f, int max_links,
                         GError **err)
 {
@@ -151,16 +163,16 @@ gboolean timeline_write(const char *path, const trace *t, const replay_result *r
                 (iv->end_ps - iv->start_ps) / 1e6);
     }
     /* each GPU's exposed communication on a track of its own, network or not */
-    int last = -1;
+    int last = -1, xtid = timeline_exposed_tid(res);
     for (guint i = 0; res->exposed_spans && i < res->exposed_spans->len; i++) {
         const replay_exposed_span *x = &g_array_index(res->exposed_spans, replay_exposed_span, i);
         if (x->rank != last)
             fprintf(o, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":"
-                       "\"exposed communication\"}}", x->rank, TIMELINE_EXPOSED_TID);
+                       "\"exposed communication\"}}", x->rank, xtid);
         last = x->rank;
         fprintf(o, ",\n{\"ph\":\"X\",\"cat\":\"exposed\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,"
                    "\"dur\":%.6f}", x->net ? "exposed: network" : "exposed: inside the server", x->rank,
-                TIMELINE_EXPOSED_TID, x->start_ps / 1e6, (x->end_ps - x->start_ps) / 1e6);
+                xtid, x->start_ps / 1e6, (x->end_ps - x->start_ps) / 1e6);
     }
     write_links(o, res->end_ps, f, max_links, t->nranks);
     return finish(o, tmp, path, err);

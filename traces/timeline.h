@@ -26,8 +26,10 @@ gboolean timeline_write_coll(const char *path, const char *label, double setup_u
                              double total_us, fabric *f, int max_links, GError **err);
 
 /* The track of a GPU's exposed communication in a replay timeline (the
- * streams' tracks are their ids). */
+ * streams' tracks are their ids): TIMELINE_EXPOSED_TID, or one past the
+ * largest stream id of the replay where a stream has that id or more. */
 #define TIMELINE_EXPOSED_TID 9999
+int timeline_exposed_tid(const replay_result *res);
 
 /* s as a JSON string, quoted and escaped, to o (NULL: ""). */
 void timeline_json_str(FILE *o, const char *s);
