@@ -71,6 +71,30 @@ static gboolean bad(GError **err, int code, const char *where, const char *fmt, 
     return FALSE;
 }
 
+/* A place for messages, formatted only when one is written: "file:$.ops[pos]"
+ * or "file:record pos" (pos >= 0; a per-op sprintf was 2.5% of a 558k-op
+ * load) or text itself. */
+typedef struct {
+    const char *text;
+    long pos;
+    bool csv; /* "file:record pos" */
+} nwhere;
+
+static gboolean bad_at(GError **err, int code, const nwhere *w, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static gboolean bad_at(GError **err, int code, const nwhere *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *m = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    if (w->pos >= 0)
+        g_set_error(err, TRACE_ERROR, code, w->csv ? "%s:record %ld: %s" : "%s:$.ops[%ld]: %s", w->text, w->pos, m);
+    else
+        g_set_error(err, TRACE_ERROR, code, "%s: %s", w->text, m);
+    g_free(m);
+    return FALSE;
+}
+
 /* "64M", "1024", 1e6 -> bytes; false on negatives, garbage, > 2^50. */
 static gboolean parse_size(const char *s, double num, bool is_num, uint64_t *out)
 {
@@ -131,7 +155,7 @@ static void line_col(const char *text, const char *at, int *line, int *col)
     }
 }
 
-static gboolean get_int(const cJSON *o, const char *key, int lo, int hi, int dflt, int *out, const char *where,
+static gboolean get_int(const cJSON *o, const char *key, int lo, int hi, int dflt, int *out, const nwhere *w,
                         GError **err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -140,7 +164,7 @@ static gboolean get_int(const cJSON *o, const char *key, int lo, int hi, int dfl
         return TRUE;
     }
     if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
-        return bad(err, TRACE_ERROR_VALUE, where, "\"%s\": expected an integer in %d..%d", key, lo, hi);
+        return bad_at(err, TRACE_ERROR_VALUE, w, "\"%s\": expected an integer in %d..%d", key, lo, hi);
     *out = (int)v->valuedouble;
     return TRUE;
 }
@@ -154,19 +178,19 @@ static gboolean json_bytes(const cJSON *v, uint64_t *out)
     return FALSE;
 }
 
-static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *file, long pos, const char *where,
+static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *file, long pos, const nwhere *w,
                         GError **err)
 {
     static const char *const keys[] = {"rank", "id", "kind", "stream", "dur_us", "bytes", "group", "peer",
                                        "tag", "root", "deps", "name", "flops", "mem_bytes", NULL};
     if (!cJSON_IsObject(o))
-        return bad(err, TRACE_ERROR_SCHEMA, where, "expected an object");
+        return bad_at(err, TRACE_ERROR_SCHEMA, w, "expected an object");
     for (const cJSON *c = o->child; c; c = c->next) {
         bool known = false;
         for (const char *const *k = keys; *k && !known; k++)
             known = !strcmp(*k, c->string);
         if (!known)
-            return bad(err, TRACE_ERROR_SCHEMA, where, "unknown key \"%s\"", c->string);
+            return bad_at(err, TRACE_ERROR_SCHEMA, w, "unknown key \"%s\"", c->string);
     }
     pend_op *p = g_new0(pend_op, 1);
     p->file = file;
@@ -176,16 +200,16 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *fil
     p->op.src_index = L->pending->len - 1;
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "kind");
     if (!cJSON_IsString(kind) || !kind_of(kind->valuestring, &p->op))
-        return bad(err, TRACE_ERROR_VALUE, where, "\"kind\": expected compute, send, recv or a collective "
+        return bad_at(err, TRACE_ERROR_VALUE, w, "\"kind\": expected compute, send, recv or a collective "
                    "(all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall)");
     int stream, peer, tag, root;
-    if (!get_int(o, "rank", 0, MAX_RANKS - 1, file_rank, &p->rank, where, err) ||
-        !get_int(o, "stream", 0, 1 << 20, p->op.kind == TOP_COMPUTE ? 0 : 1, &stream, where, err) ||
-        !get_int(o, "peer", 0, MAX_RANKS - 1, -1, &peer, where, err) ||
-        !get_int(o, "tag", 0, INT32_MAX, 0, &tag, where, err) || !get_int(o, "root", 0, MAX_RANKS - 1, 0, &root, where, err))
+    if (!get_int(o, "rank", 0, MAX_RANKS - 1, file_rank, &p->rank, w, err) ||
+        !get_int(o, "stream", 0, 1 << 20, p->op.kind == TOP_COMPUTE ? 0 : 1, &stream, w, err) ||
+        !get_int(o, "peer", 0, MAX_RANKS - 1, -1, &peer, w, err) ||
+        !get_int(o, "tag", 0, INT32_MAX, 0, &tag, w, err) || !get_int(o, "root", 0, MAX_RANKS - 1, 0, &root, w, err))
         return FALSE;
     if (p->rank < 0)
-        return bad(err, TRACE_ERROR_SCHEMA, where, "\"rank\" is required (the file has no top-level \"rank\")");
+        return bad_at(err, TRACE_ERROR_SCHEMA, w, "\"rank\" is required (the file has no top-level \"rank\")");
     p->op.stream = stream;
     p->op.peer = peer;
     p->op.tag = tag;
@@ -193,21 +217,21 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *fil
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "dur_us");
     if (v) {
         if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > 1e12)
-            return bad(err, TRACE_ERROR_VALUE, where, "\"dur_us\": expected a number of microseconds in 0..1e12");
+            return bad_at(err, TRACE_ERROR_VALUE, w, "\"dur_us\": expected a number of microseconds in 0..1e12");
         p->op.dur_ps = (int64_t)llround(v->valuedouble * 1e6);
     } else if (p->op.kind == TOP_COMPUTE) {
-        return bad(err, TRACE_ERROR_SCHEMA, where, "a compute op needs \"dur_us\"");
+        return bad_at(err, TRACE_ERROR_SCHEMA, w, "a compute op needs \"dur_us\"");
     }
     v = cJSON_GetObjectItemCaseSensitive(o, "bytes");
     if (v && !json_bytes(v, &p->op.bytes))
-        return bad(err, TRACE_ERROR_VALUE, where, "\"bytes\": expected a whole number of bytes (K/M/G suffixes) in 0..2^50");
+        return bad_at(err, TRACE_ERROR_VALUE, w, "\"bytes\": expected a whole number of bytes (K/M/G suffixes) in 0..2^50");
     if (!v && p->op.kind != TOP_COMPUTE)
-        return bad(err, TRACE_ERROR_SCHEMA, where, "a %s needs \"bytes\"", trace_op_kind_name(p->op.kind));
+        return bad_at(err, TRACE_ERROR_SCHEMA, w, "a %s needs \"bytes\"", trace_op_kind_name(p->op.kind));
     if ((p->op.kind == TOP_SEND || p->op.kind == TOP_RECV) && peer < 0)
-        return bad(err, TRACE_ERROR_SCHEMA, where, "a %s needs \"peer\"", trace_op_kind_name(p->op.kind));
+        return bad_at(err, TRACE_ERROR_SCHEMA, w, "a %s needs \"peer\"", trace_op_kind_name(p->op.kind));
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id"), *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
     if ((id && !cJSON_IsString(id)) || (nm && !cJSON_IsString(nm)))
-        return bad(err, TRACE_ERROR_SCHEMA, where, "\"id\" and \"name\" must be strings");
+        return bad_at(err, TRACE_ERROR_SCHEMA, w, "\"id\" and \"name\" must be strings");
     p->id = id ? g_strdup(id->valuestring) : NULL;
     p->op.name = g_intern_string(nm ? nm->valuestring : id ? id->valuestring : kind->valuestring);
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "group");
@@ -218,23 +242,23 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *fil
         for (const cJSON *e = g->child; e; e = e->next) {
             if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= MAX_RANKS || e->valuedouble != floor(e->valuedouble)) {
                 g_string_free(s, TRUE);
-                return bad(err, TRACE_ERROR_VALUE, where, "\"group\": expected rank numbers");
+                return bad_at(err, TRACE_ERROR_VALUE, w, "\"group\": expected rank numbers");
             }
             g_string_append_printf(s, "%s%d", s->len ? " " : "", (int)e->valuedouble);
         }
         p->group = g_string_free(s, FALSE);
     } else if (g) {
-        return bad(err, TRACE_ERROR_SCHEMA, where, "\"group\": expected a group name or an array of ranks");
+        return bad_at(err, TRACE_ERROR_SCHEMA, w, "\"group\": expected a group name or an array of ranks");
     }
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "deps");
     if (d) {
         if (!cJSON_IsArray(d))
-            return bad(err, TRACE_ERROR_SCHEMA, where, "\"deps\": expected an array of op ids");
+            return bad_at(err, TRACE_ERROR_SCHEMA, w, "\"deps\": expected an array of op ids");
         GPtrArray *ids = g_ptr_array_new_with_free_func(g_free); /* (free(FALSE) below hands them over) */
         for (const cJSON *e = d->child; e; e = e->next) {
             if (!cJSON_IsString(e)) {
                 g_ptr_array_free(ids, TRUE);
-                return bad(err, TRACE_ERROR_SCHEMA, where, "\"deps\": expected op ids (strings)");
+                return bad_at(err, TRACE_ERROR_SCHEMA, w, "\"deps\": expected op ids (strings)");
             }
             g_ptr_array_add(ids, g_strdup(e->valuestring));
         }
@@ -257,7 +281,6 @@ static gboolean json_file(nload *L, const char *path, const char *text, GError *
         return bad(err, TRACE_ERROR_PARSE, at, "malformed JSON (expected a trace object)");
     }
     gboolean ok = TRUE;
-    GString *where = g_string_new(NULL); /* "file:$.ops[i]", rewritten per op */
     char *top = NULL;
     int file_rank = -1, nr = 0;
     if (!cJSON_IsObject(root)) {
@@ -266,8 +289,9 @@ static gboolean json_file(nload *L, const char *path, const char *text, GError *
     }
     /* "file:$: ..." so the top-level keys' errors carry a JSON path too. */
     top = g_strdup_printf("%s:$", path);
-    if (!(ok = get_int(root, "rank", 0, MAX_RANKS - 1, -1, &file_rank, top, err)) ||
-        !(ok = get_int(root, "ranks", 1, MAX_RANKS, 0, &nr, top, err)))
+    nwhere tw = {.text = top, .pos = -1};
+    if (!(ok = get_int(root, "rank", 0, MAX_RANKS - 1, -1, &file_rank, &tw, err)) ||
+        !(ok = get_int(root, "ranks", 1, MAX_RANKS, 0, &nr, &tw, err)))
         goto out;
     if (nr > L->nranks)
         L->nranks = nr;
@@ -300,15 +324,14 @@ static gboolean json_file(nload *L, const char *path, const char *text, GError *
         ok = bad(err, TRACE_ERROR_SCHEMA, path, "$.ops: expected an array of operations");
     int i = 0;
     for (const cJSON *o = ok ? ops->child : NULL; o && ok; o = o->next, i++) {
-        g_string_printf(where, "%s:$.ops[%d]", path, i);
-        ok = json_op(L, o, file_rank, path, i, where->str, err);
+        nwhere w = {.text = path, .pos = i};
+        ok = json_op(L, o, file_rank, path, i, &w, err);
         /* An op beyond the declared "ranks" used to grow the trace silently. */
         const pend_op *p = ok ? g_ptr_array_index(L->pending, L->pending->len - 1) : NULL;
         if (p && nr > 0 && p->rank >= nr)
-            ok = bad(err, TRACE_ERROR_VALUE, where->str, "\"rank\": %d, but the file declares \"ranks\": %d", p->rank, nr);
+            ok = bad_at(err, TRACE_ERROR_VALUE, &w, "\"rank\": %d, but the file declares \"ranks\": %d", p->rank, nr);
     }
 out:
-    g_string_free(where, TRUE);
     g_free(top);
     if (!arena) /* else the arena holds the whole document */
         cJSON_Delete(root);
@@ -344,7 +367,7 @@ static const char *fld(csv_ctx *c, int col)
     return i >= 0 && (guint)i < c->fields->len ? g_ptr_array_index(c->fields, i) : "";
 }
 
-static gboolean csv_int(csv_ctx *c, int col, long lo, long hi, long dflt, long *out, const char *where)
+static gboolean csv_int(csv_ctx *c, int col, long lo, long hi, long dflt, long *out, const nwhere *w)
 {
     const char *s = fld(c, col);
     if (!*s) {
@@ -355,7 +378,7 @@ static gboolean csv_int(csv_ctx *c, int col, long lo, long hi, long dflt, long *
     errno = 0;
     long v = strtol(s, &end, 10);
     if (*end || errno || v < lo || v > hi)
-        return bad(c->err, TRACE_ERROR_VALUE, where, "%s: expected an integer in %ld..%ld, got '%.64s'", csv_cols[col],
+        return bad_at(c->err, TRACE_ERROR_VALUE, w, "%s: expected an integer in %ld..%ld, got '%.64s'", csv_cols[col],
                    lo, hi, s);
     *out = v;
     return TRUE;
@@ -363,7 +386,8 @@ static gboolean csv_int(csv_ctx *c, int col, long lo, long hi, long dflt, long *
 
 static gboolean csv_row(csv_ctx *c)
 {
-    g_autofree char *where = g_strdup_printf("%s:record %ld", c->path, c->record);
+    nwhere wh = {.text = c->path, .pos = c->record, .csv = true};
+    const nwhere *w = &wh;
     pend_op *p = g_new0(pend_op, 1);
     p->file = c->path;
     p->pos = c->record;
@@ -371,15 +395,15 @@ static gboolean csv_row(csv_ctx *c)
     g_ptr_array_add(c->L->pending, p);
     p->op.dur_ps = p->op.ts_ps = -1;
     if (!kind_of(fld(c, C_KIND), &p->op))
-        return bad(c->err, TRACE_ERROR_VALUE, where, "kind: expected compute, send, recv or a collective, got '%.64s'",
+        return bad_at(c->err, TRACE_ERROR_VALUE, w, "kind: expected compute, send, recv or a collective, got '%.64s'",
                    fld(c, C_KIND));
     long rank, stream, peer, tag;
-    if (!csv_int(c, C_RANK, 0, MAX_RANKS - 1, -1, &rank, where) ||
-        !csv_int(c, C_STREAM, 0, 1 << 20, p->op.kind == TOP_COMPUTE ? 0 : 1, &stream, where) ||
-        !csv_int(c, C_PEER, 0, MAX_RANKS - 1, -1, &peer, where) || !csv_int(c, C_TAG, 0, INT32_MAX, 0, &tag, where))
+    if (!csv_int(c, C_RANK, 0, MAX_RANKS - 1, -1, &rank, w) ||
+        !csv_int(c, C_STREAM, 0, 1 << 20, p->op.kind == TOP_COMPUTE ? 0 : 1, &stream, w) ||
+        !csv_int(c, C_PEER, 0, MAX_RANKS - 1, -1, &peer, w) || !csv_int(c, C_TAG, 0, INT32_MAX, 0, &tag, w))
         return FALSE;
     if (rank < 0)
-        return bad(c->err, TRACE_ERROR_SCHEMA, where, "rank is required");
+        return bad_at(c->err, TRACE_ERROR_SCHEMA, w, "rank is required");
     p->rank = (int)rank;
     p->op.stream = (int)stream;
     p->op.peer = (int)peer;
@@ -389,17 +413,17 @@ static gboolean csv_row(csv_ctx *c)
         char *end;
         double us = g_ascii_strtod(dur, &end);
         if (*end || !(us >= 0) || us > 1e12)
-            return bad(c->err, TRACE_ERROR_VALUE, where, "dur_us: expected microseconds in 0..1e12, got '%.64s'", dur);
+            return bad_at(c->err, TRACE_ERROR_VALUE, w, "dur_us: expected microseconds in 0..1e12, got '%.64s'", dur);
         p->op.dur_ps = (int64_t)llround(us * 1e6);
     } else if (p->op.kind == TOP_COMPUTE) {
-        return bad(c->err, TRACE_ERROR_SCHEMA, where, "a compute op needs dur_us");
+        return bad_at(c->err, TRACE_ERROR_SCHEMA, w, "a compute op needs dur_us");
     }
     if (*bytes && !parse_size(bytes, 0, false, &p->op.bytes))
-        return bad(c->err, TRACE_ERROR_VALUE, where, "bytes: expected a whole number of bytes (K/M/G), got '%.64s'", bytes);
+        return bad_at(c->err, TRACE_ERROR_VALUE, w, "bytes: expected a whole number of bytes (K/M/G), got '%.64s'", bytes);
     if (!*bytes && p->op.kind != TOP_COMPUTE)
-        return bad(c->err, TRACE_ERROR_SCHEMA, where, "a %s needs bytes", trace_op_kind_name(p->op.kind));
+        return bad_at(c->err, TRACE_ERROR_SCHEMA, w, "a %s needs bytes", trace_op_kind_name(p->op.kind));
     if ((p->op.kind == TOP_SEND || p->op.kind == TOP_RECV) && peer < 0)
-        return bad(c->err, TRACE_ERROR_SCHEMA, where, "a %s needs peer", trace_op_kind_name(p->op.kind));
+        return bad_at(c->err, TRACE_ERROR_SCHEMA, w, "a %s needs peer", trace_op_kind_name(p->op.kind));
     p->id = *fld(c, C_ID) ? g_strdup(fld(c, C_ID)) : NULL;
     p->op.name = g_intern_string(p->id ? p->id : fld(c, C_KIND));
     p->group = *fld(c, C_GROUP) ? g_strdup(fld(c, C_GROUP)) : NULL;
