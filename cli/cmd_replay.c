@@ -154,6 +154,21 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
     printf("\nqueueing delay (all ranks): layer 1 collective queue (waiting for peers) %.3f ms, "
            "layer 2 stream queue %.3f ms, layer 3 link queues %.3f ms (chunk waiting time, summed over chunks)\n",
            ms(w1), ms(w2), ms(res->link_qdelay_ps));
+    if (res->compute_by_name && res->compute_by_name->len) {
+        int64_t tot = 0;
+        for (guint i = 0; i < res->compute_by_name->len; i++)
+            tot += g_array_index(res->compute_by_name, replay_exposed, i).ps;
+        printf("\ncompute by operation (mean per rank; a stretch with several running is shared):\n");
+        printf("  %-32s %12s %7s\n", "name", "compute_ms", "share");
+        guint n = res->compute_by_name->len;
+        for (guint i = 0; i < n && i < 10; i++) {
+            const replay_exposed *x = &g_array_index(res->compute_by_name, replay_exposed, i);
+            printf("  %-32s %12.3f %6.1f%%\n", x->name ? x->name : "(unnamed)", ms(x->ps) / res->nranks,
+                   tot ? 100.0 * (double)x->ps / (double)tot : 0.0);
+        }
+        if (n > 10)
+            printf("  (%u more names)\n", n - 10);
+    }
     if (res->exposed_by_name && res->exposed_by_name->len) {
         int64_t tot = 0;
         for (guint i = 0; i < res->exposed_by_name->len; i++)
@@ -209,6 +224,13 @@ static void print_json(const trace *t, const replay_result *res, fabric *f, cons
         timeline_json_str(stdout, x->name);
         printf(", \"exposed_s_per_rank\": %.9g, \"net_s_per_rank\": %.9g}", x->ps * 1e-12 / res->nranks,
                x->net_ps * 1e-12 / res->nranks);
+    }
+    printf("],\n\"compute_by_name\": [");
+    for (guint i = 0; res->compute_by_name && i < res->compute_by_name->len; i++) {
+        const replay_exposed *x = &g_array_index(res->compute_by_name, replay_exposed, i);
+        printf("%s\n  {\"name\": ", i ? "," : "");
+        timeline_json_str(stdout, x->name);
+        printf(", \"compute_s_per_rank\": %.9g}", x->ps * 1e-12 / res->nranks);
     }
     printf("],\n\"collectives\": [");
     for (guint i = 0; i < res->colls->len; i++) {

@@ -35,7 +35,9 @@ typedef struct {
     double step_s, tokens_s, tflops, mfu, speedup, eff, exposed, wall_s;
     double exposed_net;   /* the part of exposed with traffic between servers in flight */
     char server_fabric[16], net_fabric[32]; /* the fabrics: inside a server (NVLink domain), between them */
+    double compute, idle; /* shares of the step, mean over the ranks (wl_step) */
     GArray *by_name; /* --breakdown: replay_exposed, summed over nranks ranks (owned) */
+    GArray *compute_by_name; /* --breakdown: compute time by op name, the same way (owned) */
     int nranks;
     uint64_t events; /* engine events of the replay and its isolated runs */
     double hbm;      /* the GPU's memory, bytes (the layout's limit: 90% of it) */
@@ -209,6 +211,16 @@ static long lcm(long a, long b)
     return a / gcd(a, b) * b;
 }
 
+/* Frees a result's name lists (--breakdown). */
+static void result_clear_names(result *r)
+{
+    if (r->by_name)
+        g_array_free(r->by_name, TRUE);
+    if (r->compute_by_name)
+        g_array_free(r->compute_by_name, TRUE);
+    r->by_name = r->compute_by_name = NULL;
+}
+
 static bool run_point(const wl_opts *o, bool exact, result *R, GError **err)
 {
     wl_step st;
@@ -219,6 +231,8 @@ static bool run_point(const wl_opts *o, bool exact, result *R, GError **err)
         R->exposed = st.exposed, R->wall_s = st.wall_s, R->events = st.events;
         R->exposed_net = st.exposed_net;
         R->by_name = st.by_name;
+        R->compute_by_name = st.compute_by_name;
+        R->compute = st.compute, R->idle = st.idle;
         R->nranks = st.nranks;
         g_strlcpy(R->server_fabric, st.server_fabric, sizeof R->server_fabric);
         g_strlcpy(R->net_fabric, st.net_fabric, sizeof R->net_fabric);
@@ -389,10 +403,17 @@ static void print_results(const result *R, int n, const char *fmt)
                    r->tokens_s, r->tflops, r->mfu, r->speedup, r->eff, r->exposed, r->exposed_net, r->server_fabric,
                    r->net_fabric, r->fits ? "true" : "false", r->events, jband);
             if (r->by_name) {
-                printf(", \"exposed_by_name\": [");
+                double f = 1.0 / ((double)r->nranks * r->step_s * 1e12);
+                printf(", \"compute_frac\": %.4f, \"idle_frac\": %.4f, \"compute_by_name\": [", r->compute, r->idle);
+                for (guint j = 0; r->compute_by_name && j < r->compute_by_name->len; j++) {
+                    const replay_exposed *x = &g_array_index(r->compute_by_name, replay_exposed, j);
+                    printf("%s{\"name\": ", j ? ", " : "");
+                    timeline_json_str(stdout, x->name);
+                    printf(", \"frac\": %.4f}", (double)x->ps * f);
+                }
+                printf("], \"exposed_by_name\": [");
                 for (guint j = 0; j < r->by_name->len; j++) {
                     const replay_exposed *x = &g_array_index(r->by_name, replay_exposed, j);
-                    double f = 1.0 / ((double)r->nranks * r->step_s * 1e12);
                     printf("%s{\"name\": ", j ? ", " : "");
                     timeline_json_str(stdout, x->name);
                     printf(", \"frac\": %.4f, \"net_frac\": %.4f}", (double)x->ps * f, (double)x->net_ps * f);
@@ -414,15 +435,24 @@ static void print_results(const result *R, int n, const char *fmt)
     if (json)
         printf("\n]\n");
     if (!csv && !json && n > 0 && R[0].by_name) {
-        printf("# exposed communication by operation (--breakdown), share of the step (of it on the network); "
-               "a stretch with several in flight is shared among them:\n");
+        printf("# where the step goes (--breakdown), shares of the step, mean over the GPUs: compute by operation; "
+               "exposed communication by operation (of it on the network; a stretch with several ops running or in "
+               "flight is shared among them); idle (nothing running: pipeline bubbles, waiting on peers):\n");
         for (int i = 0; i < n; i++) {
             const result *r = &R[i];
             if (!r->ok || !r->by_name)
                 continue;
             sysname(r, s, sizeof s);
-            printf("#   %s %d:", s, r->w.gpus);
             double f = 1.0 / ((double)r->nranks * r->step_s * 1e12);
+            printf("#   %s %d: compute %.1f%%:", s, r->w.gpus, 100 * r->compute);
+            guint nc = r->compute_by_name ? r->compute_by_name->len : 0;
+            for (guint j = 0; j < nc && j < 6; j++) {
+                const replay_exposed *x = &g_array_index(r->compute_by_name, replay_exposed, j);
+                printf("%s %s %.1f%%", j ? "," : "", x->name ? x->name : "(unnamed)", 100 * (double)x->ps * f);
+            }
+            if (nc > 6)
+                printf(", %u more", nc - 6);
+            printf("\n#   %s %d: exposed %.1f%%:", s, r->w.gpus, 100 * r->exposed);
             for (guint j = 0; j < r->by_name->len && j < 6; j++) {
                 const replay_exposed *x = &g_array_index(r->by_name, replay_exposed, j);
                 printf("%s %s %.1f%% (%.1f%%)", j ? "," : "", x->name ? x->name : "(unnamed)", 100 * (double)x->ps * f,
@@ -432,7 +462,7 @@ static void print_results(const result *R, int n, const char *fmt)
                 printf(", %u more", r->by_name->len - 6);
             if (!r->by_name->len)
                 printf(" nothing exposed");
-            printf("\n");
+            printf("; idle %.1f%%\n", 100 * r->idle);
         }
     }
     if (!csv && !json) {
@@ -548,17 +578,17 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
                         R->p.system, N, R->tried + 1, tp, pp, w.dp);
             R->tried++;
             if (!run_point(o, c->exact, &r, err)) {
-                if (best.ok && best.by_name)
-                    g_array_free(best.by_name, TRUE);
+                if (best.ok)
+                    result_clear_names(&best);
                 return false;
             }
             if (!best.ok || r.step_s < best.step_s) {
-                if (best.ok && best.by_name)
-                    g_array_free(best.by_name, TRUE);
+                if (best.ok)
+                    result_clear_names(&best);
                 best = r;
                 best.fits = true;
-            } else if (r.by_name) {
-                g_array_free(r.by_name, TRUE);
+            } else {
+                result_clear_names(&r);
             }
         }
     }
@@ -636,8 +666,7 @@ static int run_scale(wl_opts *o, scale_cli *c)
     for (int i = 0; i < n; i++) {
         g_free(pts[i].system);
         g_free(pts[i].fabric);
-        if (R[i].by_name)
-            g_array_free(R[i].by_name, TRUE);
+        result_clear_names(&R[i]);
     }
     g_free(R);
     return rc;

@@ -284,12 +284,14 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
              coll_tune_parse_mask(g_getenv("NCCL_PROTO"), COLL_ALL_REDUCE, false, &ro.proto_mask, err);
         replay_result res;
         if (ok && (ok = replay_run(tr, &ro, &res, err))) {
-            double hw = 0, exp = 0, exo = 0;
+            double hw = 0, exp = 0, exo = 0, cmp = 0, idle = 0;
             for (int r = 0; r < tr->nranks; r++) {
                 for (guint i = 0; i < tr->ranks[r].ops->len; i++)
                     hw += g_array_index(tr->ranks[r].ops, trace_op, i).flops;
                 exp += (double)res.ranks[r].exposed_comm_ps;
                 exo += (double)res.ranks[r].exposed_net_ps;
+                cmp += (double)res.ranks[r].compute_ps;
+                idle += (double)res.ranks[r].idle_ps;
             }
             out->step_s = res.end_ps * 1e-12;
             out->tokens_s = (double)w->global_batch * w->seq / out->step_s;
@@ -297,6 +299,8 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
             out->mfu = workload_step_flops(w) / out->step_s / w->gpus / compute_peak(&g, w->dtype);
             out->exposed = exp / tr->nranks / (double)res.end_ps;
             out->exposed_net = exo / tr->nranks / (double)res.end_ps;
+            out->compute = cmp / tr->nranks / (double)res.end_ps;
+            out->idle = idle / tr->nranks / (double)res.end_ps;
             g_strlcpy(out->server_fabric, t->nvswitch || t->nvlink_links > 0 ? "NVLink" : "PCIe",
                       sizeof out->server_fabric);
             g_strlcpy(out->net_fabric, sys.nnodes > 1 && t->fabric_name ? t->fabric_name : "", sizeof out->net_fabric);
@@ -306,15 +310,15 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
             out->nranks = tr->nranks;
             out->by_name = res.exposed_by_name; /* taken over */
             res.exposed_by_name = NULL;
+            out->compute_by_name = res.compute_by_name;
+            res.compute_by_name = NULL;
             if (o->timeline && (ok = timeline_write(o->timeline, tr, &res, sys.fab, 64, err)) &&
                 fabric_records_dropped(sys.fab))
                 fprintf(stderr, "conveyor: %s holds the links' first %u chunks; %" G_GUINT64_FORMAT
                                 " later ones are not in it\n",
                         o->timeline, FABRIC_MAX_RECORDS, fabric_records_dropped(sys.fab));
-            if (!ok && out->by_name) {
-                g_array_free(out->by_name, TRUE);
-                out->by_name = NULL;
-            }
+            if (!ok)
+                wl_step_clear(out);
             replay_result_clear(&res);
         }
     }
@@ -322,4 +326,13 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
     topo_free(ti);
     topo_free(t);
     return ok;
+}
+
+void wl_step_clear(wl_step *s)
+{
+    if (s->by_name)
+        g_array_free(s->by_name, TRUE);
+    if (s->compute_by_name)
+        g_array_free(s->compute_by_name, TRUE);
+    s->by_name = s->compute_by_name = NULL;
 }

@@ -46,13 +46,20 @@ typedef struct {
     double exposed_net;    /* the part of `exposed` with traffic between servers (NVLink domains) in flight */
     char server_fabric[16]; /* inside a server (NVLink domain): "NVLink" or "PCIe" */
     char net_fabric[32];    /* between them: the fabric's name, "" for one server */
+    double compute, idle;  /* mean over the ranks, shares of the step: compute running (replay_rank.compute_ps),
+                            * nothing running (idle_ps: pipeline bubbles, waiting on peers); with
+                            * `exposed` they make the whole step */
     GArray *by_name;       /* o->by_name: replay_exposed, largest first, summed over ranks
-                            * (divide by ranks and step for a share); caller frees */
+                            * (divide by ranks and step for a share); wl_step_clear frees */
+    GArray *compute_by_name; /* o->by_name: the compute time by op name, the same way */
     int nranks;
     double wall_s;
     uint64_t events;       /* engine events of the replay and its isolated runs */
     int dp;
 } wl_step;
+
+/* Frees a wl_step's name lists. */
+void wl_step_clear(wl_step *s);
 
 /* Build `system` (fabric override or NULL) with w->gpus GPUs (the first G of
  * a server, or whole servers), generate w's step with the GPU's compute

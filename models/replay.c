@@ -100,6 +100,7 @@ struct rp {
     GHashTable *views;         /* memo_view's cache */
     GHashTable *p2p_memo;      /* GBytes (route parameters, size, chunk) -> p2p_memo */
     GHashTable *by_name;       /* op name -> replay_exposed (opts.by_name) */
+    GHashTable *compute_by_name; /* op name -> replay_exposed, compute time (opts.by_name) */
     int32_t *active;           /* per link: simulated collectives holding it */
     int32_t *active_p2p;       /* per link: sends/receives in flight on it */
     double *held_util;         /* per link: busy share of the reused collectives holding it */
@@ -1059,6 +1060,40 @@ static int edge_cmp(const void *x, const void *y)
     return (a->op > b->op) - (a->op < b->op);
 }
 
+/* op e->op joins (starts) or leaves (ends) the ops in flight */
+static void edge_apply(GArray *live, const edge *e)
+{
+    if (e->d > 0) {
+        g_array_append_val(live, e->op);
+        return;
+    }
+    for (guint j = 0; j < live->len; j++)
+        if (g_array_index(live, uint32_t, j) == e->op) {
+            g_array_remove_index_fast(live, j);
+            break;
+        }
+}
+
+/* dt of rank r's time, shared equally among the ops in `live` (whole ps,
+ * the remainder to the first ones, so the total stays exact), into table
+ * (name -> replay_exposed); net: count it as the network's too. */
+static void share_stretch(rp *p, int r, GHashTable *table, const GArray *live, int64_t dt, bool net)
+{
+    for (guint j = 0; j < live->len; j++) {
+        int64_t share = dt / live->len + ((int64_t)j < dt % (int64_t)live->len);
+        const char *name = OPR(p, r, g_array_index(live, uint32_t, j))->name;
+        replay_exposed *x = g_hash_table_lookup(table, name);
+        if (!x) {
+            x = g_new0(replay_exposed, 1);
+            x->name = name;
+            g_hash_table_insert(table, (gpointer)name, x);
+        }
+        x->ps += share;
+        if (net)
+            x->net_ps += share;
+    }
+}
+
 /* Share each stretch of rank r's exposed time (no compute, communication in
  * flight) equally among the ops in flight then, into p->by_name. comp: the
  * rank's compute spans, merged. */
@@ -1088,14 +1123,8 @@ static void by_name_rank(rp *p, int r, const GArray *comp)
             const edge *e = &g_array_index(ev, edge, k);
             if (e->op == EDGE_COMPUTE)
                 computing += e->d;
-            else if (e->d > 0)
-                g_array_append_val(live, e->op);
             else
-                for (guint j = 0; j < live->len; j++)
-                    if (g_array_index(live, uint32_t, j) == e->op) {
-                        g_array_remove_index_fast(live, j);
-                        break;
-                    }
+                edge_apply(live, e);
         }
         if (k == ev->len || computing > 0 || live->len == 0)
             continue;
@@ -1103,20 +1132,34 @@ static void by_name_rank(rp *p, int r, const GArray *comp)
         bool net = false;
         for (guint j = 0; j < live->len && !net; j++)
             net = op_on_net(p, r, OPR(p, r, g_array_index(live, uint32_t, j)));
-        for (guint j = 0; j < live->len; j++) {
-            /* shares in whole ps, the remainder to the first ops (the total stays exact) */
-            int64_t share = dt / live->len + ((int64_t)j < dt % (int64_t)live->len);
-            const char *name = OPR(p, r, g_array_index(live, uint32_t, j))->name;
-            replay_exposed *x = g_hash_table_lookup(p->by_name, name);
-            if (!x) {
-                x = g_new0(replay_exposed, 1);
-                x->name = name;
-                g_hash_table_insert(p->by_name, (gpointer)name, x);
-            }
-            x->ps += share;
-            if (net)
-                x->net_ps += share;
-        }
+        share_stretch(p, r, p->by_name, live, dt, net);
+    }
+    g_array_free(live, TRUE);
+    g_array_free(ev, TRUE);
+}
+
+/* Share each stretch of rank r's compute time equally among the compute
+ * ops running then, into p->compute_by_name: a rank's names add up to its
+ * compute_ps (the union of its compute spans). */
+static void compute_by_name_rank(rp *p, int r)
+{
+    GArray *ev = g_array_new(FALSE, FALSE, sizeof(edge));
+    for (guint i = 0; i < p->t->ranks[r].ops->len; i++) {
+        const op_state *s = ST(p, r, i);
+        if (!s->done || OPR(p, r, i)->kind != TOP_COMPUTE || s->end_ps <= s->start_ps)
+            continue;
+        edge a = {s->start_ps, i, +1}, b = {s->end_ps, i, -1};
+        g_array_append_val(ev, a);
+        g_array_append_val(ev, b);
+    }
+    g_array_sort(ev, edge_cmp);
+    GArray *live = g_array_new(FALSE, FALSE, sizeof(uint32_t)); /* compute ops running */
+    for (guint k = 0; k < ev->len;) {
+        int64_t t = g_array_index(ev, edge, k).t;
+        for (; k < ev->len && g_array_index(ev, edge, k).t == t; k++)
+            edge_apply(live, &g_array_index(ev, edge, k));
+        if (k < ev->len && live->len > 0)
+            share_stretch(p, r, p->compute_by_name, live, g_array_index(ev, edge, k).t - t, false);
     }
     g_array_free(live, TRUE);
     g_array_free(ev, TRUE);
@@ -1128,6 +1171,20 @@ static int exposed_cmp(const void *x, const void *y)
     if (a->ps != b->ps)
         return (a->ps < b->ps) - (a->ps > b->ps);
     return g_strcmp0(a->name, b->name);
+}
+
+/* A name -> replay_exposed table as an array, largest first; the table is freed. */
+static GArray *named_times(GHashTable *table)
+{
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(replay_exposed));
+    GHashTableIter it;
+    gpointer v;
+    g_hash_table_iter_init(&it, table);
+    while (g_hash_table_iter_next(&it, NULL, &v))
+        g_array_append_val(a, *(replay_exposed *)v);
+    g_array_sort(a, exposed_cmp);
+    g_hash_table_destroy(table);
+    return a;
 }
 
 static void rank_stats(rp *p, int r, int64_t makespan)
@@ -1156,8 +1213,10 @@ static void rank_stats(rp *p, int r, int64_t makespan)
     rr->exposed_comm_ps = m - both;
     rr->exposed_net_ps = span_len(out) - span_overlap(comp, out);
     rr->idle_ps = makespan - (c + m - both);
-    if (p->by_name)
+    if (p->by_name) {
         by_name_rank(p, r, comp);
+        compute_by_name_rank(p, r);
+    }
     if (p->o->record)
         rank_exposed_spans(p, r, comp, comm, out);
     g_array_free(comp, TRUE);
@@ -1321,20 +1380,16 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
     }
     if (ok) {
         out->end_ps = sim_engine_now(p.eng);
-        if (o->by_name)
+        if (o->by_name) {
             p.by_name = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+            p.compute_by_name = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+        }
         for (int r = 0; r < t->nranks; r++)
             rank_stats(&p, r, out->end_ps);
         if (p.by_name) {
-            out->exposed_by_name = g_array_new(FALSE, FALSE, sizeof(replay_exposed));
-            GHashTableIter it;
-            gpointer v;
-            g_hash_table_iter_init(&it, p.by_name);
-            while (g_hash_table_iter_next(&it, NULL, &v))
-                g_array_append_val(out->exposed_by_name, *(replay_exposed *)v);
-            g_array_sort(out->exposed_by_name, exposed_cmp);
-            g_hash_table_destroy(p.by_name);
-            p.by_name = NULL;
+            out->exposed_by_name = named_times(p.by_name);
+            out->compute_by_name = named_times(p.compute_by_name);
+            p.by_name = p.compute_by_name = NULL;
         }
         for (fab_link_id l = 0; l < fabric_link_count(sys->fab); l++)
             if (fabric_link(sys->fab, l)->kind != LINK_SERVER)
@@ -1363,5 +1418,7 @@ void replay_result_clear(replay_result *r)
         g_array_free(r->exposed_spans, TRUE);
     if (r->exposed_by_name)
         g_array_free(r->exposed_by_name, TRUE);
+    if (r->compute_by_name)
+        g_array_free(r->compute_by_name, TRUE);
     memset(r, 0, sizeof *r);
 }

@@ -23,7 +23,7 @@ typedef struct {
     double compute_scale;   /* compute durations x this (0.5 = GPUs twice as fast) */
     uint32_t algo_mask, proto_mask; /* tuner limits (0 = NCCL's choice) */
     bool record;            /* keep op intervals and link transfers for a timeline */
-    bool by_name;           /* fill replay_result.exposed_by_name */
+    bool by_name;           /* fill replay_result.exposed_by_name and compute_by_name */
     /* The same cluster built a second time (same topology and options), or
      * NULL. When set, each distinct collective (group, op, size, algorithm,
      * protocol, channels, root) is simulated once alone on iso, and every
@@ -104,6 +104,9 @@ typedef struct {
     GArray *intervals;        /* replay_interval (opts.record) */
     GArray *exposed_spans;    /* replay_exposed_span (opts.record), rank by rank, in time order */
     GArray *exposed_by_name;  /* replay_exposed, largest first, equal ones by name (opts.by_name) */
+    GArray *compute_by_name;  /* replay_exposed (net_ps 0): each rank's compute time by op name, summed
+                               * over ranks; a stretch with several compute ops running is shared
+                               * equally among them, so a rank's add up to its compute_ps (opts.by_name) */
     int64_t link_qdelay_ps;   /* layer 3: total time chunks waited on links */
     uint64_t events;          /* engine events of the replay (iso runs not included) */
     double wall_s;

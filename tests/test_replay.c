@@ -199,6 +199,19 @@ static void test_replay_dependency_chain_across_streams(void)
     CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
     CU_ASSERT_EQUAL(g.res.end_ps, 60 * SIM_US); /* a, b, c in turn; d alongside */
     CU_ASSERT_EQUAL(g.res.ranks[0].compute_ps, 60 * SIM_US);
+    replay_result_clear(&g.res);
+    /* by name: a and d share the 5 us they run together, so the names add up to the 60 us */
+    g.o.by_name = true;
+    CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
+    const int64_t want[4] = {7500000, 20 * SIM_US, 30 * SIM_US, 2500000}; /* a b c d, ps */
+    CU_ASSERT_EQUAL_FATAL(g.res.compute_by_name->len, 4);
+    for (guint i = 0; i < 4; i++) {
+        const replay_exposed *x = &g_array_index(g.res.compute_by_name, replay_exposed, i);
+        CU_ASSERT_EQUAL(x->ps, want[x->name[0] - 'a']);
+        CU_ASSERT_EQUAL(x->net_ps, 0);
+    }
+    CU_ASSERT_STRING_EQUAL(g_array_index(g.res.compute_by_name, replay_exposed, 0).name, "c"); /* largest first */
+    CU_ASSERT_EQUAL(g.res.exposed_by_name->len, 0);
     rig_close(&g);
 }
 
@@ -715,6 +728,11 @@ static void test_replay_exposed_by_fabric(void)
     }
     CU_ASSERT_EQUAL(res.exposed_by_name->len, 3);
     CU_ASSERT_EQUAL(sum, want);
+    /* the compute by name: the one compute op, all of every rank's compute time */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(res.compute_by_name);
+    CU_ASSERT_EQUAL_FATAL(res.compute_by_name->len, 1);
+    CU_ASSERT_STRING_EQUAL(g_array_index(res.compute_by_name, replay_exposed, 0).name, "compute");
+    CU_ASSERT_EQUAL(g_array_index(res.compute_by_name, replay_exposed, 0).ps, 4 * 10 * SIM_MS);
     replay_result_clear(&res);
     g_clear_error(&err);
     trace_free(t);

@@ -97,7 +97,12 @@ check scale-net-json-ib 0 '"exposed_net_frac": 0\.[0-9]*[1-9][0-9]*, "server_fab
 # two NVL72 racks: the rack is one NVLink domain, the network joins the two
 check scale-net-two-racks 0 '^# net%: .*\(gb200-nvl72 NVLink \+ ib-ndr\)' -- scale --model llama3-8b --systems gb200-nvl72:72/144 --seq 512
 check scale-net-json-nvl72 0 '"exposed_net_frac": 0\.0000, "server_fabric": "NVLink", "net_fabric": ""' -- scale --model llama2-7b --systems gb200-nvl72:16 --seq 256 --format json
-check scale-breakdown 0 '^#   dgx-h100 16: dp_grad [0-9.]+% \([0-9.]+%\), tp_ar [0-9.]+% \([0-9.]+%\)$' -- scale --model llama2-7b --systems dgx-h100:8/16 --seq 256 --breakdown
+check scale-breakdown 0 '^#   dgx-h100 16: exposed [0-9.]+%: dp_grad [0-9.]+% \([0-9.]+%\), tp_ar [0-9.]+% \([0-9.]+%\); idle 0\.0%$' -- scale --model llama2-7b --systems dgx-h100:8/16 --seq 256 --breakdown
+check scale-breakdown-compute 0 '^#   dgx-h100 16: compute [0-9.]+%: optimizer_adam [0-9.]+%, mlp_bwd [0-9.]+%, .*, 3 more$' -- scale --model llama2-7b --systems dgx-h100:8/16 --seq 256 --breakdown
+# with a pipeline, the bubbles are idle time
+check scale-breakdown-idle 0 '^#   dgx-h100 16: exposed .*; idle [1-9][0-9]*\.[0-9]%$' -- scale --model llama2-7b --systems dgx-h100:16 --tp 4 --pp 4 --seq 256 --breakdown
+check scale-breakdown-json-compute 0 '"compute_frac": 0\.[0-9]+, "idle_frac": 0\.[0-9]+, "compute_by_name": \[\{"name": "optimizer_adam", "frac": 0\.[0-9]+\}' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --breakdown --format json
+check replay-compute-by-name 0 '^  fwd +0\.500 +41\.7%$' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
 check scale-breakdown-json 0 '"exposed_by_name": \[\{"name": "dp_grad", "frac": 0\.[0-9]+, "net_frac": 0\.[0-9]+\}' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --breakdown --format json
 # one point's step as a Perfetto trace, with each GPU's exposed-communication track
 check scale-timeline 0 '"cat":"exposed","name":"exposed: network","pid":[0-9]+,"tid":9999' -- scale --model gpt-1.7b --systems dgx-h100:16 --seq 128 --timeline /dev/stdout
