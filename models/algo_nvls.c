@@ -81,13 +81,7 @@ static int ppn_of(const nt_chan *c) { return c->x->sys->ppn; }
  * children, packed: NCCL's double binary tree (coll_dtree) */
 static int node_kids(const nt_chan *c, int node, int *up, int kid[2])
 {
-    int k[2], n = 0;
-    coll_dtree(nodes_of(c), node, c->tree, up, k);
-    kid[0] = kid[1] = -1;
-    for (int j = 0; j < 2; j++)
-        if (k[j] >= 0)
-            kid[n++] = k[j];
-    return n;
+    return coll_dtree_packed(nodes_of(c), node, c->tree, up, kid);
 }
 
 static uint64_t payload(const nt_chan *c, uint32_t k)

@@ -82,13 +82,8 @@ static int node_up(const tree_chan *c, int node)
 }
 static int node_kids(const tree_chan *c, int node, int kid[2])
 {
-    int up, k[2], n = 0;
-    coll_dtree(c->N, node, c->tree, &up, k);
-    kid[0] = kid[1] = -1;
-    for (int j = 0; j < 2; j++)
-        if (k[j] >= 0)
-            kid[n++] = k[j];
-    return n;
+    int up;
+    return coll_dtree_packed(c->N, node, c->tree, &up, kid);
 }
 static int nkids(const tree_chan *c, int node)
 {

@@ -167,6 +167,9 @@ void coll_tree_links(const coll_system *sys, int ci, int nch, int r, int *up, in
  * parent in tree `which` (0 or 1; -1: the root) and its children (-1 where
  * none), in NCCL's order (kid[0] below it, kid[1] above). models/dtree.c. */
 void coll_dtree(int n, int node, int which, int *up, int kid[2]);
+/* The same with the children packed first (kid[0] the first that exists);
+ * returns how many there are. */
+int coll_dtree_packed(int n, int node, int which, int *up, int kid[2]);
 
 /* How a send from rank a to rank b travels, as NCCL's init log names the
  * transport ("via P2P/...", "via SHM/...", "[send] via NET/..."). */

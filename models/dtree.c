@@ -53,3 +53,14 @@ void coll_dtree(int n, int node, int which, int *up, int kid[2])
         if (*v[j] >= 0)
             *v[j] = odd ? (*v[j] + 1) % n : n - 1 - *v[j];
 }
+
+int coll_dtree_packed(int n, int node, int which, int *up, int kid[2])
+{
+    int k[2], nk = 0;
+    coll_dtree(n, node, which, up, k);
+    kid[0] = kid[1] = -1;
+    for (int j = 0; j < 2; j++)
+        if (k[j] >= 0)
+            kid[nk++] = k[j];
+    return nk;
+}
