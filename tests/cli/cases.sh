@@ -181,6 +181,7 @@ sed -i 's/\(Channel 05\/24 : *0 *\)\([0-9]*\)\( *\)\([0-9]*\)/\1\4\3\2/' "$rt"
 check validate-rings-differ 0 '^# rings: channel 5 \(line [0-9]+\): NCCL 0 ([0-9]+) ([0-9]+) .*, conveyor 0 \2 \1 ' -- validate --topo dgx-h100 --nodes 2 "$rt"
 check validate-rings-differ-count 0 ': 23 of the 24 compared in the same order$' -- validate --topo dgx-h100 --nodes 2 "$rt"
 rm -f "$rt"
+check validate-rings-shipped-log 0 '^# rings: the log has 24 ring channels of 24 .*: 24 of the 24 compared in the same order$' -- validate --topo dgx-h100 --gpus 2 --nodes 2 tests/data/nccl-debug/dgx-h100-4rank-init.txt
 # a log with NCCL's TUNING lines: validate compares NCCL's choice with its tuner's (one line edited)
 check validate-tuner-lines 0 'tuner: +33554432 +Ring/Simple/24 +NVLS/Simple/16  \(differs\)' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-tuning.txt
 check validate-tuner-summary 0 'tuner: sizes=5 algo_proto_match=4 channels_match=4' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-tuning.txt
