@@ -362,12 +362,16 @@ int cmd_replay(int argc, char **argv)
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("TRACE... - replay a training job's trace on a simulated cluster");
-    g_option_context_set_description(ctx, SYS_ENV_HELP);
+    g_option_context_set_description(ctx, "TRACE: conveyor's JSON or CSV (several files together), a PyTorch profiler "
+                                          "(Kineto) .json[.gz] or a directory of\nper-rank ones, a Chakra .et (file, "
+                                          "prefix or directory), a PyTorch Flight Recorder JSON dump or a directory of\n"
+                                          "them (docs/traces.md, docs/traces-importers.md).\n\n" SYS_ENV_HELP);
     g_option_context_add_main_entries(ctx, e, NULL);
     g_option_context_add_group(ctx, sys_opts_group(&so));
     int rc = cli_parse(ctx, "replay", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
     if (rc == EXIT_OK && argc < 2) {
-        fprintf(stderr, "conveyor replay: give a trace (native .json/.csv, Kineto .json[.gz] or directory, Chakra .et)\n");
+        fprintf(stderr, "conveyor replay: give a trace (native .json/.csv, Kineto .json[.gz] or directory, Chakra .et, "
+                        "Flight Recorder dump or directory)\n");
         rc = EXIT_BADINPUT;
     }
     if (rc == EXIT_OK && (!(c.compute_scale > 0) || c.compute_scale > 1e6 || c.ranks < 0 || c.ranks > 1048576)) {

@@ -6,8 +6,31 @@
 #include <string.h>
 
 #include "traces/chakra.h"
+#include "traces/flightrec.h"
 #include "traces/kineto.h"
 #include "traces/native.h"
+
+/* The first bytes of a file (at most n - 1), NUL-terminated; their length. */
+static gssize head_of(const char *path, char *head, size_t n)
+{
+    FILE *f = g_file_test(path, G_FILE_TEST_IS_REGULAR) ? fopen(path, "rb") : NULL;
+    size_t len = f ? fread(head, 1, n - 1, f) : 0;
+    if (f)
+        fclose(f);
+    head[len] = 0;
+    return (gssize)len;
+}
+
+/* A Flight Recorder dump (or a directory of them), its note on stderr. */
+static trace *load_flightrec(const char *path, GError **err)
+{
+    char *note = NULL;
+    trace *t = trace_flightrec_load(path, &note, err);
+    if (note)
+        fprintf(stderr, "conveyor: %s\n", note);
+    g_free(note);
+    return t;
+}
 
 /* Pick the importer from the path and, for JSON, its content. */
 static trace *load_one(const char *path, GError **err)
@@ -15,10 +38,16 @@ static trace *load_one(const char *path, GError **err)
     if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
         g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
         const char *n;
-        while (d && (n = g_dir_read_name(d)))
+        bool fr = false;
+        while (d && (n = g_dir_read_name(d))) {
             if (g_str_has_suffix(n, ".et"))
                 return trace_chakra_load(path, err);
-        return trace_kineto_load(path, err);
+            char head[4096 + 1];
+            g_autofree char *p = g_build_filename(path, n, NULL);
+            gssize len = fr ? 0 : head_of(p, head, sizeof head);
+            fr |= len > 0 && flightrec_sniff(head, len);
+        }
+        return fr ? load_flightrec(path, err) : trace_kineto_load(path, err);
     }
     if (g_str_has_suffix(path, ".et"))
         return trace_chakra_load(path, err);
@@ -28,13 +57,10 @@ static trace *load_one(const char *path, GError **err)
         return trace_kineto_load(path, err);
     /* the first 64 KiB say which format it is (the whole file used to be read for this) */
     char head[65536 + 1];
-    FILE *f = fopen(path, "rb");
-    size_t len = f ? fread(head, 1, sizeof head - 1, f) : 0;
-    if (f)
-        fclose(f);
-    head[len] = 0;
-    gssize n = (gssize)len;
+    gssize n = head_of(path, head, sizeof head);
     bool ops = g_strstr_len(head, n, "\"ops\"") != NULL;
+    if (!ops && flightrec_sniff(head, n))
+        return load_flightrec(path, err);
     if (!ops && g_strstr_len(head, n, "\"traceEvents\""))
         return trace_kineto_load(path, err);
     if (!ops && (g_strstr_len(head, n, "\"dataDeps\"") || g_strstr_len(head, n, "\"ctrlDeps\"")))

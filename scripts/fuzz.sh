@@ -11,7 +11,7 @@
 set -u
 SECONDS_EACH=${1:-60}
 [ $# -gt 0 ] && shift
-TARGETS=${*:-"topo_json topo_xml nccltests p2pmatrix native_json native_csv kineto chakra"}
+TARGETS=${*:-"topo_json topo_xml nccltests p2pmatrix native_json native_csv kineto chakra flightrec"}
 JOBS=${FUZZ_JOBS:-1}
 B=build/fuzz
 CLANG=${FUZZ_CC:-clang}
@@ -42,6 +42,7 @@ seeds_for() {
     native_csv) ls fuzz/seeds/native_csv/* tests/bad_input/trace/*.csv ;;
     kineto) ls fuzz/seeds/kineto/* tests/data/traces/kineto_old_style.json tests/data/traces/bad/*.json ;;
     chakra) ls fuzz/seeds/chakra/* tests/data/traces/jsonized.json tests/data/traces/bad/*.et ;;
+    flightrec) ls tests/data/traces/flightrec/* tests/bad_input/flightrec/* ;;
     esac 2>/dev/null
 }
 

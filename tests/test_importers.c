@@ -5,10 +5,12 @@
  * repository root. */
 #include <cjson/cJSON.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "testutil.h"
 #include "traces/chakra.h"
+#include "traces/flightrec.h"
 #include "traces/json_arena.h"
 #include "traces/kineto.h"
 #include "traces/pbwire.h"
@@ -356,6 +358,80 @@ static void test_json_arena(void)
         CU_ASSERT_EQUAL(GPOINTER_TO_INT(g_thread_join(t[i])), 50 * (i + 3));
 }
 
+/* PyTorch Flight Recorder dumps (tests/data/traces/flightrec, counts in
+ * PROVENANCE.md): the ranks' windows lined up per group sequence number and
+ * per sender/receiver pair, sizes from the tensors, durations kept. */
+static void test_flightrec_directory(void)
+{
+    GError *err = NULL;
+    char *note = NULL;
+    trace *t = trace_flightrec_load(DATA "flightrec", &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL_FATAL(t->nranks, 4);
+    CU_ASSERT_PTR_NOT_NULL(strstr(note, "4 files, 32 entries: 22 collectives and 4 sends/receives replayed"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(note, "2 not in every member's window; 4 of kinds not replayed (e.g. nccl:coalesced)"));
+    const int nops[4] = {8, 6, 7, 5}; /* rank 2 lost tp seq 1 to rank 3's window; rank 0 its oldest send */
+    for (int r = 0; r < 4; r++)
+        CU_ASSERT_EQUAL(t->ranks[r].ops->len, (guint)nops[r]);
+    counts c0 = count_ops(t, 0), c2 = count_ops(t, 2);
+    CU_ASSERT_EQUAL(c0.colls[COLL_ALL_REDUCE], 5);
+    CU_ASSERT_EQUAL(c0.colls[COLL_ALL_GATHER], 1);
+    CU_ASSERT_EQUAL(c0.sends, 2);
+    CU_ASSERT_EQUAL(c2.recvs, 2);
+    CU_ASSERT_EQUAL(c2.colls[COLL_ALL_REDUCE], 4);
+    const trace_op *ar = OP(t, 0, 0), *dp = OP(t, 0, 4), *ag = OP(t, 0, 5), *snd = OP(t, 0, 6);
+    CU_ASSERT_EQUAL(ar->bytes, 4096ull * 4096 * 2);
+    CU_ASSERT_EQUAL(ar->dur_ps, 250000000); /* 0.25 ms */
+    CU_ASSERT_STRING_EQUAL(ar->name, "nccl:all_reduce");
+    CU_ASSERT_EQUAL(dp->bytes, 1024ull * 1024 * 8 * 4);
+    CU_ASSERT_EQUAL(ag->bytes, 2048); /* all_gather: the total output */
+    CU_ASSERT_EQUAL(snd->kind, TOP_SEND);
+    CU_ASSERT_EQUAL(snd->peer, 2); /* group rank 1 of dp group [0, 2] */
+    CU_ASSERT_EQUAL(snd->bytes, 2048ull * 1024 * 2);
+    CU_ASSERT_EQUAL(snd->src_index, 8); /* entry 7, the oldest send, left out */
+    const trace_group *g = g_ptr_array_index(t->groups, ar->group);
+    CU_ASSERT_EQUAL(g->size, 2);
+    CU_ASSERT(g->ranks[0] == 0 && g->ranks[1] == 1);
+    CU_ASSERT_NOT_EQUAL(ar->stream, dp->stream); /* a stream per process group */
+    /* rank 2's first kept tp all_reduce is seq 2 of its group, as rank 3's first */
+    CU_ASSERT_EQUAL(OP(t, 2, 0)->seq, OP(t, 3, 0)->seq);
+    CU_ASSERT_EQUAL(OP(t, 2, 0)->src_index, 1);
+    CU_ASSERT_EQUAL(OP(t, 3, 0)->src_index, 0);
+    g_free(note);
+    trace_free(t);
+    /* one file: one rank whose groups keep the job's global ranks (replicated with --ranks) */
+    t = trace_flightrec_load(DATA "flightrec/nccl_trace_rank_1", NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(t->nranks, 1);
+    CU_ASSERT_EQUAL(t->ranks[0].ops->len, 6);
+    CU_ASSERT_FALSE(trace_check_whole(t, NULL));
+    trace_free(t);
+    /* a directory whose dump names carry no rank, or one rank twice */
+    char *dir = g_dir_make_tmp("conveyor-fr-XXXXXX", NULL);
+    gchar *body = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(DATA "flightrec/nccl_trace_rank_1", &body, NULL, NULL));
+    char *a = g_build_filename(dir, "dump_a", NULL), *b = g_build_filename(dir, "x_1", NULL),
+         *d = g_build_filename(dir, "y_1", NULL);
+    g_file_set_contents(a, body, -1, NULL);
+    CU_ASSERT_PTR_NULL(trace_flightrec_load(dir, NULL, &err));
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "dump_a: cannot tell its rank"));
+    g_clear_error(&err);
+    remove(a);
+    g_file_set_contents(b, body, -1, NULL);
+    g_file_set_contents(d, body, -1, NULL);
+    CU_ASSERT_PTR_NULL(trace_flightrec_load(dir, NULL, &err));
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "y_1: rank 1 again"));
+    g_clear_error(&err);
+    remove(b);
+    remove(d);
+    g_rmdir(dir);
+    g_free(a);
+    g_free(b);
+    g_free(d);
+    g_free(dir);
+    g_free(body);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -369,6 +445,7 @@ int main(void)
         {"test_kineto_names_and_dtypes", test_kineto_names_and_dtypes},
         {"test_json_arena", test_json_arena},
         {"test_kineto_directory_validated", test_kineto_directory_validated},
+        {"test_flightrec_directory", test_flightrec_directory},
         {NULL, NULL},
     };
     return test_main("importers", cases);

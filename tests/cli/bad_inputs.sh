@@ -14,6 +14,7 @@ bad_cmd() {
     p2p) echo "p2p --topo pcie-gen3-2gpu --compare" ;;
     trace) echo "replay --topo dgx-a100 --gpus 2" ;;
     kineto) echo "replay --topo dgx-a100 --gpus 2 --ranks 2" ;;
+    flightrec) echo "replay --topo dgx-a100 --gpus 2 --ranks 2" ;;
     chakra) echo "replay --topo dgx-a100 --gpus 1" ;;
     sweep) echo "sweep" ;;
     calibration) echo "calibrate fit" ;;

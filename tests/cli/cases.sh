@@ -110,6 +110,10 @@ check scale-timeline-two-points 2 '--timeline writes one point.s step; 2 points 
 check scale-timeline-auto 2 '--timeline writes one layout.s step; --auto tries several' -- scale --model gpt-1.7b --systems dgx-h100:16 --seq 128 --auto --timeline /tmp/conveyor-never.json
 check scale-timeline-bad-path 2 '/nonexistent/t\.json' -- scale --model gpt-1.7b --systems dgx-h100:8 --seq 128 --timeline /nonexistent/t.json
 check scale-breakdown-csv 2 '--breakdown is for --format text or json' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --breakdown --format csv
+# PyTorch Flight Recorder dumps: the ranks' windows lined up, communication replayed, the recorded durations compared
+check replay-flightrec 0 'flight recorder: 4 files, 32 entries: 22 collectives and 4 sends/receives replayed \(communication only: a dump records no compute\); 2 not in every member.s window; 4 of kinds not replayed \(e\.g\. nccl:coalesced\)' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/flightrec
+check replay-flightrec-durations 0 'against the [0-9]+ traced kernel durations: median \|error\|' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/flightrec
+check replay-flightrec-one-rank 0 '^step time: [0-9.]+ ms' -- replay --topo dgx-h100 --gpus 4 --ranks 4 tests/data/traces/flightrec/nccl_trace_rank_1
 check replay-net-column 0 'exposed_ms exposed_net_ms +idle_ms' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
 check replay-exposed-by-name 0 '^  ar2 +0\.199 +100\.0% +0\.000$' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
 check replay-exposed-by-name-json 0 '^  \{"name": "ar2", "exposed_s_per_rank": 0\.000198' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json --format json

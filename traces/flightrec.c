@@ -1,0 +1,497 @@
+/* traces/flightrec.c - PyTorch Flight Recorder JSON dumps as a trace (see
+ * flightrec.h). Format: pytorch torch/csrc/distributed/c10d/FlightRecorder
+ * (dump_json): {"version", "pg_config": {name: {"name", "desc", "ranks":
+ * "[0, 1]"}}, "pg_status", "entries": [{"record_id", "pg_id",
+ * "process_group": [name, desc], "collective_seq_id", "p2p_seq_id",
+ * "op_id", "profiling_name", "time_created_ns", "duration_ms" (with
+ * timing), "input_sizes": [[dims]], "input_dtypes": ["Float"],
+ * "output_sizes", "output_dtypes", "state", "time_discovered_started_ns",
+ * "time_discovered_completed_ns", "retired", "timeout_ms", "is_p2p"}]};
+ * ../shared/reference/formats.md section 3. */
+#include "traces/flightrec.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "traces/json_arena.h"
+#include "traces/kineto.h"
+#include "traces/tracefile.h"
+
+#define FR_MAX_BYTES 1125899906842624.0 /* 2^50, as the other importers */
+#define FR_MAX_RANKS 1048576
+
+/* One entry kept from a file, before the ranks are lined up. */
+typedef struct {
+    trace_op_kind kind;
+    coll_kind coll;
+    int group;        /* trace group */
+    int64_t seq;      /* collective_seq_id (collectives) */
+    int occ;          /* how many entries of this rank had (group, seq) before it (coalesced launches) */
+    int peer;         /* global rank (send/recv) */
+    uint64_t bytes;
+    int64_t dur_ps;   /* duration_ms, or -1 */
+    int64_t ts_ps;    /* time_created_ns from the rank's first entry, or -1 */
+    const char *name; /* profiling_name, borrowed from the document until added */
+    int idx;          /* index in $.entries */
+} fr_ent;
+
+typedef struct {
+    int rank;         /* the file's global rank */
+    GArray *ent;      /* fr_ent */
+    GStringChunk *names; /* the entries' names, kept past the document */
+} fr_file;
+
+typedef struct {
+    trace *t;
+    const char *path;
+    GHashTable *pg;   /* process group name -> trace group + 1 (owned keys) */
+    int unknown;      /* entries of kinds not replayed */
+    char unknown_name[64];
+    int entries;
+} fr_ctx;
+
+static gboolean fail(GError **err, int code, const char *path, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static gboolean fail(GError **err, int code, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *m = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(err, TRACE_ERROR, code, "%s: %s", path, m);
+    g_free(m);
+    return FALSE;
+}
+
+gboolean flightrec_sniff(const char *head, gssize len)
+{
+    return g_strstr_len(head, len, "\"pg_config\"") != NULL && g_strstr_len(head, len, "\"traceEvents\"") == NULL;
+}
+
+/* "[0, 1, 2]" (ranks_str) or a JSON array: the group's global ranks. */
+static int *parse_ranks(const cJSON *v, int *n)
+{
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+    gboolean ok = TRUE;
+    if (cJSON_IsArray(v)) {
+        for (const cJSON *e = v->child; e && ok; e = e->next) {
+            ok = cJSON_IsNumber(e) && e->valuedouble >= 0 && e->valuedouble < FR_MAX_RANKS &&
+                 e->valuedouble == floor(e->valuedouble);
+            int r = ok ? (int)e->valuedouble : 0;
+            g_array_append_val(a, r);
+        }
+    } else if (cJSON_IsString(v)) {
+        const char *s = v->valuestring;
+        while (*s == ' ')
+            s++;
+        ok = *s == '[';
+        s += ok;
+        while (ok) {
+            while (*s == ' ' || *s == ',')
+                s++;
+            if (*s == ']')
+                break;
+            char *end;
+            errno = 0;
+            long r = strtol(s, &end, 10);
+            ok = end != s && errno == 0 && r >= 0 && r < FR_MAX_RANKS;
+            int ri = (int)r;
+            if (ok)
+                g_array_append_val(a, ri);
+            s = end;
+        }
+    } else {
+        ok = FALSE;
+    }
+    *n = (int)a->len;
+    if (!ok || !a->len) {
+        g_array_free(a, TRUE);
+        return NULL;
+    }
+    return (int *)(void *)g_array_free(a, FALSE);
+}
+
+/* The groups of pg_config into the trace, by name. */
+static gboolean load_groups(fr_ctx *c, const cJSON *root, int *max_rank, GError **err)
+{
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(root, "pg_config");
+    if (!cJSON_IsObject(cfg))
+        return fail(err, TRACE_ERROR_SCHEMA, c->path, "$.pg_config: expected an object of process groups");
+    for (const cJSON *g = cfg->child; g; g = g->next) {
+        int n;
+        int *ranks = parse_ranks(cJSON_GetObjectItemCaseSensitive(g, "ranks"), &n);
+        if (!ranks)
+            return fail(err, TRACE_ERROR_VALUE, c->path, "$.pg_config[\"%.64s\"].ranks: expected a list of ranks "
+                        "(\"[0, 1]\") in 0..%d", g->string, FR_MAX_RANKS - 1);
+        for (int i = 0; i < n; i++)
+            *max_rank = MAX(*max_rank, ranks[i]);
+        if (!g_hash_table_contains(c->pg, g->string)) {
+            int gi = trace_group_add(c->t, g->string, ranks, n);
+            g_hash_table_insert(c->pg, g_strdup(g->string), GINT_TO_POINTER(gi + 1));
+        }
+        g_free(ranks);
+    }
+    return TRUE;
+}
+
+/* Elements x type size over a list of tensors ([[dims], ...] and their types). */
+static gboolean tensor_bytes(const cJSON *sizes, const cJSON *types, double *out)
+{
+    *out = 0;
+    if (!sizes)
+        return TRUE;
+    if (!cJSON_IsArray(sizes))
+        return FALSE;
+    const cJSON *ty = cJSON_IsArray(types) ? types->child : NULL;
+    for (const cJSON *t = sizes->child; t; t = t->next, ty = ty ? ty->next : NULL) {
+        if (!cJSON_IsArray(t))
+            return FALSE;
+        double n = 1;
+        for (const cJSON *d = t->child; d; d = d->next) {
+            if (!cJSON_IsNumber(d) || d->valuedouble < 0 || d->valuedouble != floor(d->valuedouble))
+                return FALSE;
+            n *= d->valuedouble;
+            if (n > FR_MAX_BYTES)
+                return FALSE;
+        }
+        int b = ty && cJSON_IsString(ty) ? kineto_dtype_bytes(ty->valuestring) : 0;
+        if (!b)
+            return FALSE; /* an unknown or missing type */
+        *out += n * b;
+        if (*out > FR_MAX_BYTES)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static double num(const cJSON *o, const char *key, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) && fabs(v->valuedouble) <= 9007199254740992.0 ? v->valuedouble : dflt;
+}
+
+/* "send 3->5" / "recv 5<-3" (group ranks, this rank's first): the peer's; -1 if not so. */
+static int p2p_peer(const char *op, bool *send)
+{
+    int a, b, used = 0;
+    if (sscanf(op, "send %d->%d%n", &a, &b, &used) == 2 && !op[used]) {
+        *send = true;
+        return b;
+    }
+    if (sscanf(op, "recv %d<-%d%n", &a, &b, &used) == 2 && !op[used]) {
+        *send = false;
+        return b;
+    }
+    return -1;
+}
+
+/* One entry: appended to f->ent, or counted as a kind not replayed. */
+static gboolean load_entry(fr_ctx *c, fr_file *f, const cJSON *e, int idx, int64_t *t0, GError **err)
+{
+#define BAD(code, ...) fail(err, code, c->path, __VA_ARGS__)
+    if (!cJSON_IsObject(e))
+        return BAD(TRACE_ERROR_SCHEMA, "$.entries[%d]: expected an object", idx);
+    const cJSON *pn = cJSON_GetObjectItemCaseSensitive(e, "profiling_name");
+    if (!cJSON_IsString(pn))
+        return BAD(TRACE_ERROR_SCHEMA, "$.entries[%d]: \"profiling_name\" (a string) is required", idx);
+    const char *op = g_str_has_prefix(pn->valuestring, "nccl:") ? pn->valuestring + 5 : pn->valuestring;
+    const cJSON *pg = cJSON_GetObjectItemCaseSensitive(e, "process_group");
+    const char *pgname = cJSON_IsArray(pg) && cJSON_IsString(pg->child) ? pg->child->valuestring : NULL;
+    gpointer gv = pgname ? g_hash_table_lookup(c->pg, pgname) : NULL;
+    if (!gv)
+        return BAD(TRACE_ERROR_REF, "$.entries[%d].process_group: expected [name, desc] naming a group of "
+                   "$.pg_config, got %.64s", idx, pgname ? pgname : "none");
+    fr_ent x = {.group = GPOINTER_TO_INT(gv) - 1, .dur_ps = -1, .ts_ps = -1, .idx = idx, .peer = -1};
+    const trace_group *grp = g_ptr_array_index(c->t->groups, x.group);
+    bool send = false;
+    int peer = p2p_peer(op, &send);
+    coll_kind k;
+    if (peer >= 0) {
+        if (peer >= grp->size)
+            return BAD(TRACE_ERROR_VALUE, "$.entries[%d].profiling_name: peer %d, but group \"%.64s\" has %d ranks",
+                       idx, peer, pgname, grp->size);
+        x.kind = send ? TOP_SEND : TOP_RECV;
+        x.peer = grp->ranks[peer];
+    } else if (!strcmp(op, "barrier") || kineto_coll_from_name(op, &k) == 0) {
+        x.kind = TOP_COLL;
+        x.coll = strcmp(op, "barrier") ? k : COLL_ALL_REDUCE; /* PyTorch's barrier: an all_reduce of one element */
+        double seq = num(e, "collective_seq_id", -1);
+        if (!(seq >= 0))
+            return BAD(TRACE_ERROR_VALUE, "$.entries[%d].collective_seq_id: expected a number >= 0", idx);
+        x.seq = (int64_t)seq;
+    } else {
+        if (!c->unknown++)
+            g_strlcpy(c->unknown_name, pn->valuestring, sizeof c->unknown_name);
+        return TRUE;
+    }
+    double in, out;
+    if (!tensor_bytes(cJSON_GetObjectItemCaseSensitive(e, "input_sizes"),
+                      cJSON_GetObjectItemCaseSensitive(e, "input_dtypes"), &in) ||
+        !tensor_bytes(cJSON_GetObjectItemCaseSensitive(e, "output_sizes"),
+                      cJSON_GetObjectItemCaseSensitive(e, "output_dtypes"), &out))
+        return BAD(TRACE_ERROR_VALUE, "$.entries[%d]: input_sizes/output_sizes: expected lists of whole dimensions "
+                   "with a known type each (input_dtypes/output_dtypes), at most 2^50 bytes", idx);
+    /* nccl-tests' size: the buffer; all_gather its total output, reduce_scatter its total input */
+    double b = x.kind != TOP_COLL ? fmax(in, out)
+             : x.coll == COLL_ALL_GATHER ? (out > 0 ? out : in * grp->size)
+             : x.coll == COLL_REDUCE_SCATTER ? (in > 0 ? in : out * grp->size)
+             : in > 0 ? in : out;
+    if (!strcmp(op, "barrier"))
+        b = fmax(b, 4);
+    if (b > FR_MAX_BYTES)
+        return BAD(TRACE_ERROR_VALUE, "$.entries[%d]: over 2^50 bytes", idx);
+    x.bytes = (uint64_t)b;
+    double ms = num(e, "duration_ms", -1);
+    if (ms >= 0 && ms < 1e9)
+        x.dur_ps = (int64_t)llround(ms * 1e9);
+    double ns = num(e, "time_created_ns", -1);
+    if (ns >= 0) {
+        if (*t0 < 0)
+            *t0 = (int64_t)ns;
+        x.ts_ps = ((int64_t)ns - *t0) * 1000;
+    }
+    x.name = g_string_chunk_insert_const(f->names, pn->valuestring);
+    g_array_append_val(f->ent, x);
+    return TRUE;
+#undef BAD
+}
+
+static gboolean load_file(fr_ctx *c, fr_file *f, int *max_rank, GError **err)
+{
+    gsize len;
+    char *text = tracefile_read(c->path, &len, err);
+    if (!text)
+        return FALSE;
+    json_arena *arena = json_arena_open();
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    gboolean ok = root != NULL;
+    if (!ok) {
+        int line, col;
+        gsize off = end ? (gsize)(end - text) : 0;
+        tracefile_line_col(text, len, off, &line, &col);
+        fail(err, TRACE_ERROR_PARSE, c->path, "%d:%d: (byte %" G_GSIZE_FORMAT ") invalid JSON", line, col, off);
+    } else if (!cJSON_IsObject(root)) {
+        ok = fail(err, TRACE_ERROR_SCHEMA, c->path, "$: expected a Flight Recorder dump (an object with pg_config)");
+    }
+    ok = ok && load_groups(c, root, max_rank, err);
+    const cJSON *ents = ok ? cJSON_GetObjectItemCaseSensitive(root, "entries") : NULL;
+    if (ok && ents && !cJSON_IsArray(ents))
+        ok = fail(err, TRACE_ERROR_SCHEMA, c->path, "$.entries: expected an array");
+    int idx = 0;
+    int64_t t0 = -1;
+    for (const cJSON *e = ents ? ents->child : NULL; ok && e; e = e->next, idx++)
+        ok = load_entry(c, f, e, idx, &t0, err);
+    c->entries += idx;
+    if (!arena)
+        cJSON_Delete(root);
+    json_arena_close(arena);
+    g_free(text);
+    return ok;
+}
+
+/* The rank a dump file's name ends in (TORCH_NCCL_DEBUG_INFO_TEMP_FILE<rank>,
+ * an extension allowed); -1 if none. */
+static int rank_of_name(const char *path)
+{
+    g_autofree char *base = g_path_get_basename(path);
+    char *dot = strrchr(base, '.');
+    if (dot && dot != base && !g_ascii_isdigit(dot[1]))
+        *dot = 0;
+    size_t n = strlen(base), i = n;
+    while (i > 0 && g_ascii_isdigit(base[i - 1]))
+        i--;
+    if (i == n || n - i > 7)
+        return -1;
+    long r = strtol(base + i, NULL, 10);
+    return r < FR_MAX_RANKS ? (int)r : -1;
+}
+
+/* Which entries every side holds (see flightrec.h); *dropped counts the others. */
+static void line_up(trace *t, fr_file *fs, int nf, int *dropped)
+{
+    /* collectives: per (group, seq), the files that hold it and the fewest entries one holds */
+    GHashTable *seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    for (int i = 0; i < nf; i++) {
+        GHashTable *mine = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+        for (guint j = 0; j < fs[i].ent->len; j++) {
+            fr_ent *x = &g_array_index(fs[i].ent, fr_ent, j);
+            if (x->kind != TOP_COLL)
+                continue;
+            int64_t key = ((int64_t)x->group << 40) | x->seq;
+            x->occ = GPOINTER_TO_INT(g_hash_table_lookup(mine, &key));
+            g_hash_table_replace(mine, g_memdup2(&key, sizeof key), GINT_TO_POINTER(x->occ + 1));
+        }
+        GHashTableIter it;
+        gpointer k, v;
+        g_hash_table_iter_init(&it, mine);
+        while (g_hash_table_iter_next(&it, &k, &v)) {
+            int *s = g_hash_table_lookup(seen, k); /* [files, fewest] */
+            if (!s) {
+                s = g_new(int, 2);
+                s[0] = 0, s[1] = INT32_MAX;
+                g_hash_table_insert(seen, g_memdup2(k, sizeof(int64_t)), s);
+            }
+            s[0]++;
+            s[1] = MIN(s[1], GPOINTER_TO_INT(v));
+        }
+        g_hash_table_destroy(mine);
+    }
+    /* sends and receives: per (src, dst), the last min(sends, receives) of each */
+    GHashTable *pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    for (int i = 0; i < nf; i++)
+        for (guint j = 0; j < fs[i].ent->len; j++) {
+            const fr_ent *x = &g_array_index(fs[i].ent, fr_ent, j);
+            if (x->kind == TOP_COLL)
+                continue;
+            int src = x->kind == TOP_SEND ? fs[i].rank : x->peer, dst = x->kind == TOP_SEND ? x->peer : fs[i].rank;
+            int64_t key = ((int64_t)src << 21) | dst;
+            int *s = g_hash_table_lookup(pairs, &key); /* [sends, receives, sends seen, receives seen] */
+            if (!s)
+                g_hash_table_insert(pairs, g_memdup2(&key, sizeof key), s = g_new0(int, 4));
+            s[x->kind == TOP_RECV]++;
+        }
+    for (int i = 0; i < nf; i++)
+        for (guint j = 0; j < fs[i].ent->len; j++) {
+            fr_ent *x = &g_array_index(fs[i].ent, fr_ent, j);
+            gboolean keep;
+            if (x->kind == TOP_COLL) {
+                int64_t key = ((int64_t)x->group << 40) | x->seq;
+                const int *s = g_hash_table_lookup(seen, &key);
+                const trace_group *g = g_ptr_array_index(t->groups, x->group);
+                keep = s && s[0] == g->size && x->occ < s[1];
+            } else {
+                int src = x->kind == TOP_SEND ? fs[i].rank : x->peer, dst = x->kind == TOP_SEND ? x->peer : fs[i].rank;
+                int64_t key = ((int64_t)src << 21) | dst;
+                int *s = g_hash_table_lookup(pairs, &key), side = x->kind == TOP_RECV;
+                int k = MIN(s[0], s[1]);
+                keep = s[2 + side]++ >= s[side] - k; /* the last k of this side's */
+            }
+            if (!keep) {
+                x->kind = TOP_KINDS; /* left out */
+                (*dropped)++;
+            }
+        }
+    g_hash_table_destroy(seen);
+    g_hash_table_destroy(pairs);
+}
+
+static gint path_cmp(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static GPtrArray *list_files(const char *path, GError **err)
+{
+    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+    if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
+        g_ptr_array_add(files, g_strdup(path));
+        return files;
+    }
+    GDir *d = g_dir_open(path, 0, NULL);
+    for (const char *n; d && (n = g_dir_read_name(d));) {
+        char *p = g_build_filename(path, n, NULL);
+        char head[4096 + 1];
+        FILE *fh = g_file_test(p, G_FILE_TEST_IS_REGULAR) ? fopen(p, "rb") : NULL;
+        size_t len = fh ? fread(head, 1, sizeof head - 1, fh) : 0;
+        if (fh)
+            fclose(fh);
+        head[len] = 0;
+        if (len && flightrec_sniff(head, (gssize)len))
+            g_ptr_array_add(files, p);
+        else
+            g_free(p);
+    }
+    if (d)
+        g_dir_close(d);
+    g_ptr_array_sort(files, path_cmp);
+    if (!files->len) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_IO, "%s: no Flight Recorder dumps (JSON with \"pg_config\")", path);
+        g_ptr_array_unref(files);
+        return NULL;
+    }
+    return files;
+}
+
+trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err)
+{
+    if (note)
+        *note = NULL;
+    GPtrArray *files = list_files(path_or_dir, err);
+    if (!files)
+        return NULL;
+    int nf = (int)files->len, max_rank = 0;
+    fr_file *fs = g_new0(fr_file, nf);
+    gboolean ok = TRUE, dir = g_file_test(path_or_dir, G_FILE_TEST_IS_DIR);
+    /* the trace's ranks are known once every group is: one rank for a single file */
+    trace *t = trace_new(1, path_or_dir);
+    fr_ctx c = {.t = t, .pg = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
+    for (int i = 0; i < nf && ok; i++) {
+        c.path = g_ptr_array_index(files, i);
+        fs[i].ent = g_array_new(FALSE, FALSE, sizeof(fr_ent));
+        fs[i].names = g_string_chunk_new(4096);
+        fs[i].rank = rank_of_name(c.path);
+        if (dir && fs[i].rank < 0)
+            ok = fail(err, TRACE_ERROR_VALUE, c.path, "cannot tell its rank: a dump's name ends in its rank "
+                      "(TORCH_NCCL_DEBUG_INFO_TEMP_FILE<rank>, e.g. nccl_trace_rank_3)");
+        for (int j = 0; ok && j < i; j++)
+            if (fs[j].rank == fs[i].rank)
+                ok = fail(err, TRACE_ERROR_VALUE, c.path, "rank %d again (also %s)", fs[i].rank,
+                          (const char *)g_ptr_array_index(files, j));
+        max_rank = MAX(max_rank, fs[i].rank);
+        ok = ok && load_file(&c, &fs[i], &max_rank, err);
+    }
+    int dropped = 0, kept = 0, kept_p2p = 0;
+    if (ok && dir) { /* every rank a group names, files or not (a missing one's groups are left out) */
+        t->nranks = max_rank + 1;
+        t->ranks = g_renew(trace_rank, t->ranks, t->nranks);
+        for (int r = 1; r < t->nranks; r++)
+            t->ranks[r].ops = g_array_new(FALSE, TRUE, sizeof(trace_op));
+        line_up(t, fs, nf, &dropped);
+    }
+    for (int i = 0; ok && i < nf; i++) {
+        int r = dir ? fs[i].rank : 0;
+        for (guint j = 0; j < fs[i].ent->len; j++) {
+            const fr_ent *x = &g_array_index(fs[i].ent, fr_ent, j);
+            if (x->kind == TOP_KINDS)
+                continue;
+            /* each process group on a stream of its own, as PyTorch gives each its NCCL stream */
+            trace_op op = {.kind = x->kind, .stream = 1 + x->group, .name = x->name, .dur_ps = x->dur_ps,
+                           .coll = x->coll, .group = x->group, .bytes = x->bytes, .seq = -1, .peer = x->peer,
+                           .ts_ps = x->ts_ps, .src_index = x->idx};
+            trace_op_add(t, r, &op);
+            kept += x->kind == TOP_COLL;
+            kept_p2p += x->kind != TOP_COLL;
+        }
+    }
+    ok = ok && (!trace_check_whole(t, NULL) || trace_validate(t, err));
+    if (ok && note) {
+        GString *m = g_string_new(NULL);
+        g_string_printf(m, "flight recorder: %d file%s, %d entries: %d collectives and %d sends/receives replayed "
+                        "(communication only: a dump records no compute)", nf, nf == 1 ? "" : "s", c.entries, kept,
+                        kept_p2p);
+        if (dropped)
+            g_string_append_printf(m, "; %d not in every member's window", dropped);
+        if (c.unknown)
+            g_string_append_printf(m, "; %d of kinds not replayed (e.g. %s)", c.unknown, c.unknown_name);
+        *note = g_string_free(m, FALSE);
+    }
+    for (int i = 0; i < nf; i++) {
+        if (fs[i].ent)
+            g_array_free(fs[i].ent, TRUE);
+        if (fs[i].names)
+            g_string_chunk_free(fs[i].names);
+    }
+    g_free(fs);
+    g_hash_table_destroy(c.pg);
+    g_ptr_array_unref(files);
+    if (!ok) {
+        trace_free(t);
+        return NULL;
+    }
+    return t;
+}
