@@ -70,6 +70,83 @@ static int coll_errors(const replay_result *res, double *med, double *worst)
     return n;
 }
 
+/* One shape of collective (op, size, group) with traced durations. */
+typedef struct {
+    coll_kind op;
+    uint64_t bytes;
+    int group_size, group_nodes;
+    GArray *traced, *sim; /* double, us */
+} coll_shape;
+
+static double median_us(GArray *a)
+{
+    g_array_sort(a, dbl_cmp);
+    guint n = a->len;
+    return n % 2 ? g_array_index(a, double, n / 2)
+                 : (g_array_index(a, double, n / 2 - 1) + g_array_index(a, double, n / 2)) / 2;
+}
+
+static gint shape_cmp(gconstpointer x, gconstpointer y) /* most traced time first, then by shape */
+{
+    const coll_shape *a = x, *b = y;
+    double ta = median_us(a->traced) * a->traced->len, tb = median_us(b->traced) * b->traced->len;
+    if (ta != tb)
+        return ta < tb ? 1 : -1;
+    if (a->op != b->op)
+        return (int)a->op - (int)b->op;
+    if (a->bytes != b->bytes)
+        return a->bytes < b->bytes ? -1 : 1;
+    return a->group_size - b->group_size;
+}
+
+/* The collectives with a traced duration, by shape: how many, the traced and
+ * the simulated median, the error; the ten with the most traced time. */
+static void print_shapes(const replay_result *res)
+{
+    GArray *sh = g_array_new(FALSE, FALSE, sizeof(coll_shape));
+    for (guint i = 0; i < res->colls->len; i++) {
+        const replay_coll *c = &g_array_index(res->colls, replay_coll, i);
+        if (c->traced_ps <= 0 || c->sim_ps <= 0)
+            continue;
+        coll_shape *x = NULL;
+        for (guint j = 0; j < sh->len && !x; j++) {
+            coll_shape *y = &g_array_index(sh, coll_shape, j);
+            if (y->op == c->op && y->bytes == c->bytes && y->group_size == c->group_size &&
+                y->group_nodes == c->group_nodes)
+                x = y;
+        }
+        if (!x) {
+            coll_shape n = {.op = c->op, .bytes = c->bytes, .group_size = c->group_size,
+                            .group_nodes = c->group_nodes, .traced = g_array_new(FALSE, FALSE, sizeof(double)),
+                            .sim = g_array_new(FALSE, FALSE, sizeof(double))};
+            g_array_append_val(sh, n);
+            x = &g_array_index(sh, coll_shape, sh->len - 1);
+        }
+        double t = (double)c->traced_ps / 1e6, m = (double)c->sim_ps / 1e6;
+        g_array_append_val(x->traced, t);
+        g_array_append_val(x->sim, m);
+    }
+    if (sh->len) {
+        g_array_sort(sh, shape_cmp);
+        printf("\ncollectives against their traced durations (median per shape; the ten with the most traced time):\n");
+        printf("  %-16s %14s %6s %6s %6s %12s %12s %8s\n", "op", "bytes", "ranks", "nodes", "count", "traced_us",
+               "simulated_us", "error");
+        for (guint j = 0; j < sh->len && j < 10; j++) {
+            coll_shape *x = &g_array_index(sh, coll_shape, j);
+            double t = median_us(x->traced), m = median_us(x->sim);
+            printf("  %-16s %14" G_GUINT64_FORMAT " %6d %6d %6u %12.1f %12.1f %+7.1f%%\n", coll_kind_name(x->op),
+                   x->bytes, x->group_size, x->group_nodes, x->traced->len, t, m, 100 * (m - t) / t);
+        }
+        if (sh->len > 10)
+            printf("  (%u more shapes)\n", sh->len - 10);
+    }
+    for (guint j = 0; j < sh->len; j++) {
+        g_array_free(g_array_index(sh, coll_shape, j).traced, TRUE);
+        g_array_free(g_array_index(sh, coll_shape, j).sim, TRUE);
+    }
+    g_array_free(sh, TRUE);
+}
+
 /* The step's 80% band: the exposed communication (per step, of the rank
  * that exposes the most) scaled by its collectives' validation bands
  * (topologies/accuracy.h), weighted by their simulated time; compute and
@@ -154,6 +231,7 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
     printf("\nqueueing delay (all ranks): layer 1 collective queue (waiting for peers) %.3f ms, "
            "layer 2 stream queue %.3f ms, layer 3 link queues %.3f ms (chunk waiting time, summed over chunks)\n",
            ms(w1), ms(w2), ms(res->link_qdelay_ps));
+    print_shapes(res);
     if (res->compute_by_name && res->compute_by_name->len) {
         int64_t tot = 0;
         for (guint i = 0; i < res->compute_by_name->len; i++)

@@ -113,6 +113,8 @@ check scale-breakdown-csv 2 '--breakdown is for --format text or json' -- scale 
 # PyTorch Flight Recorder dumps: the ranks' windows lined up, communication replayed, the recorded durations compared
 check replay-flightrec 0 'flight recorder: 4 files, 32 entries: 22 collectives and 4 sends/receives replayed \(communication only: a dump records no compute\); 2 not in every member.s window; 4 of kinds not replayed \(e\.g\. nccl:coalesced\)' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/flightrec
 check replay-flightrec-durations 0 'against the [0-9]+ traced kernel durations: median \|error\|' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/flightrec
+# per shape: the sample's nine 32 MiB all_reduces over 2 ranks (tp 4 + 3 per group after the windows are lined up, dp 1 + 1), traced median 0.25 ms
+check replay-traced-shapes 0 '^  all_reduce +33554432 +2 +1 +9 +250\.0 +[0-9.]+ +[-+][0-9.]+%$' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/flightrec
 check replay-flightrec-one-rank 0 '^step time: [0-9.]+ ms' -- replay --topo dgx-h100 --gpus 4 --ranks 4 tests/data/traces/flightrec/nccl_trace_rank_1
 check replay-net-column 0 'exposed_ms exposed_net_ms +idle_ms' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
 check replay-exposed-by-name 0 '^  ar2 +0\.199 +100\.0% +0\.000$' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
