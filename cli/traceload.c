@@ -9,17 +9,7 @@
 #include "traces/flightrec.h"
 #include "traces/kineto.h"
 #include "traces/native.h"
-
-/* The first bytes of a file (at most n - 1), NUL-terminated; their length. */
-static gssize head_of(const char *path, char *head, size_t n)
-{
-    FILE *f = g_file_test(path, G_FILE_TEST_IS_REGULAR) ? fopen(path, "rb") : NULL;
-    size_t len = f ? fread(head, 1, n - 1, f) : 0;
-    if (f)
-        fclose(f);
-    head[len] = 0;
-    return (gssize)len;
-}
+#include "traces/tracefile.h"
 
 /* A Flight Recorder dump (or a directory of them), its note on stderr. */
 static trace *load_flightrec(const char *path, GError **err)
@@ -44,7 +34,7 @@ static trace *load_one(const char *path, GError **err)
                 return trace_chakra_load(path, err);
             char head[4096 + 1];
             g_autofree char *p = g_build_filename(path, n, NULL);
-            gssize len = fr ? 0 : head_of(p, head, sizeof head);
+            gssize len = fr ? 0 : tracefile_head(p, head, sizeof head);
             fr |= len > 0 && flightrec_sniff(head, len);
         }
         return fr ? load_flightrec(path, err) : trace_kineto_load(path, err);
@@ -57,7 +47,7 @@ static trace *load_one(const char *path, GError **err)
         return trace_kineto_load(path, err);
     /* the first 64 KiB say which format it is (the whole file used to be read for this) */
     char head[65536 + 1];
-    gssize n = head_of(path, head, sizeof head);
+    gssize n = tracefile_head(path, head, sizeof head);
     bool ops = g_strstr_len(head, n, "\"ops\"") != NULL;
     if (!ops && flightrec_sniff(head, n))
         return load_flightrec(path, err);

@@ -380,36 +380,18 @@ static void line_up(trace *t, fr_file *fs, int nf, int *dropped)
     g_hash_table_destroy(pairs);
 }
 
-static gint path_cmp(gconstpointer a, gconstpointer b)
+static gboolean is_dump(const char *full, const char *name)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    (void)name;
+    char head[4096 + 1];
+    gssize len = tracefile_head(full, head, sizeof head);
+    return len > 0 && flightrec_sniff(head, len);
 }
 
 static GPtrArray *list_files(const char *path, GError **err)
 {
-    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
-    if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
-        g_ptr_array_add(files, g_strdup(path));
-        return files;
-    }
-    GDir *d = g_dir_open(path, 0, NULL);
-    for (const char *n; d && (n = g_dir_read_name(d));) {
-        char *p = g_build_filename(path, n, NULL);
-        char head[4096 + 1];
-        FILE *fh = g_file_test(p, G_FILE_TEST_IS_REGULAR) ? fopen(p, "rb") : NULL;
-        size_t len = fh ? fread(head, 1, sizeof head - 1, fh) : 0;
-        if (fh)
-            fclose(fh);
-        head[len] = 0;
-        if (len && flightrec_sniff(head, (gssize)len))
-            g_ptr_array_add(files, p);
-        else
-            g_free(p);
-    }
-    if (d)
-        g_dir_close(d);
-    g_ptr_array_sort(files, path_cmp);
-    if (!files->len) {
+    GPtrArray *files = tracefile_list(path, is_dump, err);
+    if (files && !files->len) {
         g_set_error(err, TRACE_ERROR, TRACE_ERROR_IO, "%s: no Flight Recorder dumps (JSON with \"pg_config\")", path);
         g_ptr_array_unref(files);
         return NULL;

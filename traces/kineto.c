@@ -538,34 +538,18 @@ static gboolean load_rank(trace *t, int r, const char *path, const cJSON *root, 
     return ok;
 }
 
-static gint path_cmp(gconstpointer a, gconstpointer b)
+static gboolean is_json(const char *full, const char *name)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    (void)full;
+    return g_str_has_suffix(name, ".json") || g_str_has_suffix(name, ".json.gz");
 }
 
 /* The files to load: `path` itself, or the *.json[.gz] of a directory in
  * name order. */
 static GPtrArray *list_files(const char *path, GError **err)
 {
-    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
-    if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
-        g_ptr_array_add(files, g_strdup(path));
-        return files;
-    }
-    GError *e = NULL;
-    GDir *d = g_dir_open(path, 0, &e);
-    if (!d) {
-        g_set_error(err, TRACE_ERROR, TRACE_ERROR_IO, "%s", e->message);
-        g_error_free(e);
-        g_ptr_array_unref(files);
-        return NULL;
-    }
-    for (const char *n; (n = g_dir_read_name(d));)
-        if (g_str_has_suffix(n, ".json") || g_str_has_suffix(n, ".json.gz"))
-            g_ptr_array_add(files, g_build_filename(path, n, NULL));
-    g_dir_close(d);
-    g_ptr_array_sort(files, path_cmp);
-    if (!files->len) {
+    GPtrArray *files = tracefile_list(path, is_json, err);
+    if (files && !files->len) {
         g_set_error(err, TRACE_ERROR, TRACE_ERROR_IO, "%s: no *.json or *.json.gz files", path);
         g_ptr_array_unref(files);
         return NULL;

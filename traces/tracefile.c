@@ -110,3 +110,45 @@ gboolean tracefile_set_contents(const char *path, const char *data, gssize len, 
         g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e), "%s: cannot write: %s", path, g_strerror(e));
     return ok;
 }
+
+static gint path_cmp(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+GPtrArray *tracefile_list(const char *path, gboolean (*want)(const char *full, const char *name), GError **err)
+{
+    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+    if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
+        g_ptr_array_add(files, g_strdup(path));
+        return files;
+    }
+    GError *e = NULL;
+    GDir *d = g_dir_open(path, 0, &e);
+    if (!d) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_IO, "%s", e->message);
+        g_error_free(e);
+        g_ptr_array_unref(files);
+        return NULL;
+    }
+    for (const char *n; (n = g_dir_read_name(d));) {
+        char *p = g_build_filename(path, n, NULL);
+        if (want(p, n))
+            g_ptr_array_add(files, p);
+        else
+            g_free(p);
+    }
+    g_dir_close(d);
+    g_ptr_array_sort(files, path_cmp);
+    return files;
+}
+
+gssize tracefile_head(const char *path, char *buf, size_t n)
+{
+    FILE *f = g_file_test(path, G_FILE_TEST_IS_REGULAR) ? fopen(path, "rb") : NULL;
+    size_t len = f ? fread(buf, 1, n - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[len] = 0;
+    return (gssize)len;
+}

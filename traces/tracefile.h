@@ -18,6 +18,17 @@ char *tracefile_read(const char *path, gsize *len, GError **err);
 /* Line and column (1-based) of byte offset `off` in text[0..len). */
 void tracefile_line_col(const char *text, gsize len, gsize off, int *line, int *col);
 
+/* The traces a path names: `path` itself, or the files of directory `path`
+ * that want(full path, name) accepts, in name order (possibly none: the
+ * caller says what it looked for). NULL with *err (TRACE_ERROR_IO) when the
+ * directory cannot be read. Caller g_ptr_array_unref's. */
+GPtrArray *tracefile_list(const char *path, gboolean (*want)(const char *full, const char *name), GError **err);
+
+/* The first n - 1 bytes of a regular file into buf, NUL-terminated, for
+ * telling formats apart; how many (0 for a directory, device or FIFO, whose
+ * bytes a reader would consume). */
+gssize tracefile_head(const char *path, char *buf, size_t n);
+
 /* Outputs. Every file conveyor writes goes to a temporary name and is
  * renamed into place, so a crash never leaves half a file where a good one
  * was; but renaming over /dev/null, a FIFO or a symbolic link replaces the
