@@ -176,6 +176,9 @@ check collective-nccl-init-p2p-direct 0 'NCCL INFO Channel 00/0 : 0\[0\] -> 1\[1
 check collective-nccl-init-shm 0 'NCCL INFO Channel 00 : 0\[0\] -> 1\[1\] via SHM/direct/direct$' -- collective --topo pcie-gen3-2gpu -b 1M -e 1M
 check collective-nccl-init-mnnvl 0 'NCCL INFO Channel 00/0 : 3\[3\] -> 4\[0\] via P2P/MNNVL$' -- collective --topo gb200-nvl72 --nodes 2 -b 1M -e 1M
 check collective-nccl-init-efa 0 '\[send\] via NET/Libfabric/[0-9]+/GDRDMA$' -- collective --topo aws-p5 --nodes 2 -b 1M -e 1M
+# a real NCCL log (NVIDIA/nccl issue #676: two DGX A100 servers, one GPU each): NCCL printed these trees
+check collective-nccl-init-trees-real-log-rank0 0 '^node0:10000:10000 \[0\] NCCL INFO Trees \[0\] 1/-1/-1->0->-1 \[1\] -1/-1/-1->0->1$' -- collective --topo dgx-a100 --gpus 1 --nodes 2 -b 1M -e 1M
+check collective-nccl-init-trees-real-log-rank1 0 '^node1:10001:10001 \[0\] NCCL INFO Trees \[0\] -1/-1/-1->1->0 \[1\] 0/-1/-1->1->-1$' -- collective --topo dgx-a100 --gpus 1 --nodes 2 -b 1M -e 1M
 same_output collective-nccl-init-deterministic -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M
 # validate reads rank 0's ring lines back and compares them with the rings it simulates: the same on a
 # round trip; one line with two ranks swapped differs
