@@ -373,10 +373,11 @@ static const char *const scale_params[] = {
     "global_batch", "seq", "dtype", "layer_fuse", "recompute", "schedule", NULL,
 };
 
-enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET };
+enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE };
 static const char *const scale_figures[] = {
     [S_STEP] = "step_ms", [S_TOKENS] = "tokens_per_s", [S_MFU] = "mfu", [S_EXPOSED] = "exposed_comm_frac",
-    [S_TFLOPS] = "tflops_per_gpu", [S_DP] = "dp", [S_EXPOSED_NET] = "exposed_net_frac", NULL,
+    [S_TFLOPS] = "tflops_per_gpu", [S_DP] = "dp", [S_EXPOSED_NET] = "exposed_net_frac",
+    [S_COMPUTE] = "compute_frac", [S_IDLE] = "idle_frac", NULL,
 };
 
 /* Generate the step (`conveyor workload`) for the point's model and layout
@@ -419,6 +420,8 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
         case S_TFLOPS: out[i] = g_strdup_printf("%.2f", st.tflops); break;
         case S_DP: out[i] = g_strdup_printf("%d", st.dp); break;
         case S_EXPOSED_NET: out[i] = g_strdup_printf("%.4f", st.exposed_net); break;
+        case S_COMPUTE: out[i] = g_strdup_printf("%.4f", st.compute); break;
+        case S_IDLE: out[i] = g_strdup_printf("%.4f", st.idle); break;
         default: g_assert_not_reached();
         }
     }

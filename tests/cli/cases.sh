@@ -331,6 +331,14 @@ check scale-bad-sizes 2 'bad sizes' -- scale --model llama2-7b --systems dgx-h10
 check sweep-scale-base 0 '^3,16,400,' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
 check sweep-scale-net-one-server 0 '^1,8,400,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,1,0\.0000$' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
 check sweep-scale-schedule 0 '^2,interleaved:4,[0-9.]+,' -- sweep tests/data/sweep/scale-schedule.json -j 2
+# compute, exposed communication and idle make the whole step at every point (and 4 stages leave bubbles)
+out=$("$C" sweep tests/data/sweep/scale-schedule.json -j 2 2>/dev/null)
+if printf '%s\n' "$out" | awk -F, 'NR > 1 { s = $5 + $6 + $7; if (s < 0.999 || s > 1.001 || $7 <= 0) bad = 1; n++ }
+                                   END { exit !(n == 3 && !bad) }'; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL sweep-scale-fractions-add-up:" >&2; printf '%s\n' "$out" >&2
+fi
 check sweep-scale-bad-schedule 2 'point 1 \(schedule=interleaved:9\): layers \(32\) must be at least pp\*V = 4\*9' -- sweep tests/data/sweep/scale-bad-schedule.json -j 1
 # regressions: an empty slice overtaking a full one on a network connection
 # (delivery is in order), and alltoall over two ranks (Direct, never Ring)
