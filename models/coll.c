@@ -217,7 +217,7 @@ bool coll_conn_of(const coll_system *sys, int a, int b, uint32_t flow, bool pxn,
             }
             return true;
         }
-        if (fabric_node(f, src)->kind == FAB_GPU)
+        if (d->kind != LINK_SERVER && fabric_node(f, src)->kind == FAB_GPU) /* (a private server has no nodes) */
             via = src;
     }
     if (fabric_route_staged(f, r))

@@ -179,6 +179,8 @@ check collective-nccl-init-efa 0 '\[send\] via NET/Libfabric/[0-9]+/GDRDMA$' -- 
 # a real NCCL log (NVIDIA/nccl issue #676: two DGX A100 servers, one GPU each): NCCL printed these trees
 check collective-nccl-init-trees-real-log-rank0 0 '^node0:10000:10000 \[0\] NCCL INFO Trees \[0\] 1/-1/-1->0->-1 \[1\] -1/-1/-1->0->1$' -- collective --topo dgx-a100 --gpus 1 --nodes 2 -b 1M -e 1M
 check collective-nccl-init-trees-real-log-rank1 0 '^node1:10001:10001 \[0\] NCCL INFO Trees \[0\] -1/-1/-1->1->0 \[1\] 0/-1/-1->1->-1$' -- collective --topo dgx-a100 --gpus 1 --nodes 2 -b 1M -e 1M
+# routes through private servers (endpoint limits): their hops have no nodes (ASan heap-buffer-overflow in coll_conn_of)
+check collective-nccl-init-endpoint-limits 0 'NCCL INFO ncclCommInitRank comm 0x[0-9a-f]+ rank 1 nranks 2 .* - Init COMPLETE$' -- collective --topo tests/data/topo/endpoint-limits.json -b 1M -e 1M
 same_output collective-nccl-init-deterministic -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M
 # validate reads rank 0's ring lines back and compares them with the rings it simulates: the same on a
 # round trip; one line with two ranks swapped differs
