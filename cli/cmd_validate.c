@@ -95,6 +95,36 @@ static void print_tuner(const nccltests_log *log, const nccltests_row *pred, con
     printf("# tuner: sizes=%zu algo_proto_match=%zu channels_match=%zu\n", sizes, same, same_ch);
 }
 
+/* NCCL's trees (each rank's "Trees" line) against the trees the simulation
+ * runs (coll_tree_links over its ring channel count). */
+static void print_trees(const nccltests_log *log, const coll_system *sys)
+{
+    int n = sys->nranks, nch = n > 1 ? coll_channels(sys, ALGO_RING) : 1, same = 0, cmp = 0, shown = 0;
+    GString *diff = g_string_new(NULL);
+    for (size_t j = 0; j < log->ntrees; j++) {
+        const nccltests_tree *t = &log->trees[j];
+        if (t->channel >= nch || t->rank >= n)
+            continue;
+        cmp++;
+        int up, down[3];
+        coll_tree_links(sys, t->channel, nch, t->rank, &up, down);
+        if (up == t->up && down[0] == t->down[0] && down[1] == t->down[1] && down[2] == t->down[2]) {
+            same++;
+            continue;
+        }
+        if (shown++ < 3)
+            g_string_append_printf(diff, "# trees: rank %d channel %d (line %d): NCCL %d/%d/%d->%d->%d, conveyor "
+                                   "%d/%d/%d->%d->%d\n", t->rank, t->channel, t->line, t->down[0], t->down[1],
+                                   t->down[2], t->rank, t->up, down[0], down[1], down[2], t->rank, up);
+    }
+    printf("# trees: the log's Trees lines give %zu (rank, channel) pairs; %d of the %d on this system's ranks and %d "
+           "channels the same\n", log->ntrees, same, cmp, nch);
+    fputs(diff->str, stdout);
+    if (shown > 3)
+        printf("# trees: %d more differ\n", shown - 3);
+    g_string_free(diff, TRUE);
+}
+
 /* NCCL's rings (rank 0's "Channel cc/NN :" lines) against the rings the
  * simulation runs on this system (coll_ring_rank), each from rank 0; a line
  * cut at NCCL's 128 bytes is compared as far as it goes. */
@@ -367,6 +397,8 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
             print_tuner_table(log, &sys);
         if (log->nrings)
             print_rings(log, &sys);
+        if (log->ntrees)
+            print_trees(log, &sys);
         if (log->ntuning && log->ngroups == 1) /* before the table: its summary stays the last line */
             print_tuner(log, pred, ex, n, nccltests_dtype_bytes(log->dtype));
         else if (log->ntuning)
@@ -418,8 +450,8 @@ int cmd_validate(int argc, char **argv)
     g_option_context_set_description(ctx, SYS_ENV_HELP "\n\n"
                                           "A log with NCCL_DEBUG=INFO lines: the NCCL variables its ENV lines name are set "
                                           "for the simulation,\nits TUNING lines (the choice per size) and Latency/AlgBw "
-                                          "table are compared with conveyor's tuner,\nrank 0's ring lines (Channel cc/NN : ...) with the rings "
-                                          "it simulates (docs/formats-nccl-tests.md).");
+                                          "table are compared with conveyor's tuner,\nrank 0's ring lines (Channel cc/NN : ...) and the ranks' Trees "
+                                          "lines with the rings and trees\nit simulates (docs/formats-nccl-tests.md).");
     g_option_context_add_main_entries(ctx, e, NULL);
     g_option_context_add_group(ctx, sys_opts_group(&so));
     int rc = cli_parse(ctx, "validate", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;

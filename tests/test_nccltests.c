@@ -393,6 +393,27 @@ static void test_reader_keeps_ring_lines(void)
     g_string_free(big, TRUE);
 }
 
+/* Each rank's "Trees" line (init.cc's format): kept per (rank, channel) for
+ * the first communicator; a line cut inside a channel keeps the whole ones. */
+static void test_reader_keeps_trees_lines(void)
+{
+    const char *text =
+        "# Collective test starting: all_reduce_perf\n"
+        "gpu01:1:1 [0] NCCL INFO Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1\n"
+        "gpu02:2:2 [0] NCCL INFO Trees [0] -1/-1/-1->1->0 [1] 0/-1/-1->1->-1 [2] 0/-1/-\n"
+        "gpu01:1:1 [0] NCCL INFO Trees [0] 1/-1/-1->0->-1\n" /* another communicator */
+        TWO_RANK_TABLE;
+    GError *err = NULL;
+    nccltests_log *log = nccltests_parse("trees", text, strlen(text), -1, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL_FATAL(log->ntrees, 4);
+    const nccltests_tree *t = log->trees;
+    CU_ASSERT(t[0].rank == 0 && t[0].channel == 0 && t[0].down[0] == 1 && t[0].down[1] == -1 && t[0].up == -1);
+    CU_ASSERT(t[1].rank == 0 && t[1].channel == 1 && t[1].down[0] == -1 && t[1].up == 1);
+    CU_ASSERT(t[3].rank == 1 && t[3].channel == 1 && t[3].down[0] == 0 && t[3].up == -1 && t[3].line == 3);
+    nccltests_log_free(log);
+}
+
 static void test_reader_keeps_tuning_lines(void)
 {
     const char *text =
@@ -719,6 +740,7 @@ int main(void)
         {"test_reader_tolerates_noise_and_slurm", test_reader_tolerates_noise_and_slurm},
         {"test_reader_keeps_tuning_lines", test_reader_keeps_tuning_lines},
         {"test_reader_keeps_ring_lines", test_reader_keeps_ring_lines},
+        {"test_reader_keeps_trees_lines", test_reader_keeps_trees_lines},
         {"test_reader_keeps_latbw_table", test_reader_keeps_latbw_table},
         {"test_reader_keeps_env_lines", test_reader_keeps_env_lines},
         {"test_reader_nccl_version", test_reader_nccl_version},

@@ -222,6 +222,14 @@ typedef struct {
     int line;                    /* the file line */
 } nccltests_ring;
 
+/* One channel of a rank's "Trees" line in NCCL's init log (init.cc:
+ * " [c] d0/d1/d2->r->up" per channel): the rank, the channel, its parent
+ * (-1: none) and children (-1 where none). */
+typedef struct {
+    int rank, channel, up, down[3];
+    int line;
+} nccltests_tree;
+
 typedef struct {
     char *path;               /* as given */
     coll_kind coll;
@@ -242,6 +250,8 @@ typedef struct {
     size_t nlatbw;
     nccltests_ring *rings;    /* the first communicator's ring lines, by channel (NULL: none) */
     size_t nrings;
+    nccltests_tree *trees;    /* the first communicator's Trees lines, rank by rank, channel by channel (NULL: none) */
+    size_t ntrees;
     char **env;               /* "NAME=value" of each NCCL INFO "NCCL_X set by environment to v" line,
                                * first occurrence, the trailing period of integer parameters
                                * removed; NULL-terminated (never NULL) */

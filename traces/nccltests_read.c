@@ -57,6 +57,9 @@ typedef struct {
     GArray *tuning;      /* of nccltests_tuning */
     GArray *rings;       /* of nccltests_ring: the first communicator's */
     bool rings_done;     /* a channel came again (another communicator): keep the first's */
+    GArray *trees;       /* of nccltests_tree: the first communicator's */
+    GHashTable *tree_ranks; /* ranks whose Trees line was read (a rank again: another communicator) */
+    bool trees_done;
     GArray *latbw;       /* of nccltests_latbw: the first Latency/AlgBw table */
     struct latbw_col { char algo[24], proto[12]; } *latbw_cols; /* its header's columns */
     int nlatbw_cols;     /* 0: no header yet; -1: the first table is complete */
@@ -545,6 +548,38 @@ static void ring_line(parser *p, const char *info)
     g_array_append_val(p->rings, r);
 }
 
+/* A rank's "Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1" (NCCL's 1024-byte
+ * line, so many channels may be cut: the whole ones are kept). */
+static void trees_line(parser *p, const char *info)
+{
+    if (p->trees_done || strncmp(info, "Trees", 5) || (info[5] != ' ' && info[5] != 0))
+        return;
+    const char *s = info + 5;
+    GArray *got = g_array_new(FALSE, FALSE, sizeof(nccltests_tree));
+    int rank = -1;
+    for (;;) {
+        nccltests_tree t = {.line = p->line};
+        int used = 0;
+        if (sscanf(s, " [%d] %d/%d/%d->%d->%d%n", &t.channel, &t.down[0], &t.down[1], &t.down[2], &t.rank, &t.up,
+                   &used) != 6 || used == 0)
+            break;
+        if (t.channel < 0 || t.channel > 1024 || t.rank < 0 || t.rank > (1 << 24) || (rank >= 0 && t.rank != rank))
+            break;
+        rank = t.rank;
+        g_array_append_val(got, t);
+        s += used;
+    }
+    if (rank >= 0) {
+        if (g_hash_table_contains(p->tree_ranks, GINT_TO_POINTER(rank + 1)))
+            p->trees_done = true; /* a second communicator's trees */
+        else {
+            g_hash_table_add(p->tree_ranks, GINT_TO_POINTER(rank + 1));
+            g_array_append_vals(p->trees, got->data, got->len);
+        }
+    }
+    g_array_free(got, TRUE);
+}
+
 static bool one_line(parser *p, char *line)
 {
     size_t len = strlen(line);
@@ -572,6 +607,7 @@ static bool one_line(parser *p, char *line)
         latbw_line(p, info);
         env_line(p, info);
         ring_line(p, info);
+        trees_line(p, info);
         int maj, min, pat; /* "NCCL version 2.18.5+cuda12.2" (printed with NCCL_DEBUG=VERSION or INFO) */
         if (!p->nccl_code && sscanf(info, "NCCL version %d.%d.%d", &maj, &min, &pat) == 3 && maj > 0 && maj < 100 &&
             min >= 0 && min < 100 && pat >= 0 && pat < 100) {
@@ -718,6 +754,11 @@ static nccltests_log *finish(parser *p, int hint)
     if (!log->nlatbw)
         g_array_free(p->latbw, TRUE);
     p->latbw = NULL;
+    log->ntrees = p->trees->len;
+    log->trees = log->ntrees ? (nccltests_tree *)(void *)g_array_free(p->trees, FALSE) : NULL;
+    if (!log->ntrees)
+        g_array_free(p->trees, TRUE);
+    p->trees = NULL;
     log->nrings = p->rings->len;
     log->rings = log->nrings ? (nccltests_ring *)(void *)g_array_free(p->rings, FALSE) : NULL;
     if (!log->nrings)
@@ -749,6 +790,8 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
     p.rows = g_array_new(FALSE, TRUE, sizeof(nccltests_row));
     p.tuning = g_array_new(FALSE, TRUE, sizeof(nccltests_tuning));
     p.rings = g_array_new(FALSE, TRUE, sizeof(nccltests_ring));
+    p.trees = g_array_new(FALSE, TRUE, sizeof(nccltests_tree));
+    p.tree_ranks = g_hash_table_new(g_direct_hash, g_direct_equal);
     p.latbw = g_array_new(FALSE, TRUE, sizeof(nccltests_latbw));
     p.env = g_ptr_array_new_with_free_func(g_free);
     p.env_line = g_array_new(FALSE, FALSE, sizeof(int));
@@ -775,6 +818,9 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
         g_array_free(p.tuning, TRUE);
     if (p.rings)
         g_array_free(p.rings, TRUE);
+    if (p.trees)
+        g_array_free(p.trees, TRUE);
+    g_hash_table_destroy(p.tree_ranks);
     if (p.latbw)
         g_array_free(p.latbw, TRUE);
     g_free(p.latbw_cols);
@@ -823,6 +869,7 @@ void nccltests_log_free(nccltests_log *log)
     g_free(log->env_line);
     g_free(log->tuning);
     g_free(log->rings);
+    g_free(log->trees);
     g_free(log->latbw);
     g_free(log->row_id);
     g_free(log);

@@ -192,6 +192,12 @@ sed -i 's/\(Channel 05\/24 : *0 *\)\([0-9]*\)\( *\)\([0-9]*\)/\1\4\3\2/' "$rt"
 check validate-rings-differ 0 '^# rings: channel 5 \(line [0-9]+\): NCCL 0 ([0-9]+) ([0-9]+) .*, conveyor 0 \2 \1 ' -- validate --topo dgx-h100 --nodes 2 "$rt"
 check validate-rings-differ-count 0 ': 23 of the 24 compared in the same order$' -- validate --topo dgx-h100 --nodes 2 "$rt"
 rm -f "$rt"
+check validate-trees-shipped-log 0 '^# trees: the log.s Trees lines give 96 \(rank, channel\) pairs; 96 of the 96 on this system.s ranks and 24 channels the same$' -- validate --topo dgx-h100 --gpus 2 --nodes 2 tests/data/nccl-debug/dgx-h100-4rank-init.txt
+# rank 1's channel 0 with its parent edited: that one pair differs and is named
+rt=$(mktemp); sed 's/\(\[1\] NCCL INFO Trees \[0\] [-0-9]*\/[-0-9]*\/[-0-9]*->1->\)[-0-9]*/\13/' tests/data/nccl-debug/dgx-h100-4rank-init.txt > "$rt"
+check validate-trees-differ 0 '^# trees: rank 1 channel 0 \(line [0-9]+\): NCCL [-0-9]+/[-0-9]+/[-0-9]+->1->3, conveyor [-0-9]+/[-0-9]+/[-0-9]+->1->[-0-9]+$' -- validate --topo dgx-h100 --gpus 2 --nodes 2 "$rt"
+check validate-trees-differ-count 0 '; 95 of the 96 on this system.s ranks and 24 channels the same$' -- validate --topo dgx-h100 --gpus 2 --nodes 2 "$rt"
+rm -f "$rt"
 check validate-rings-shipped-log 0 '^# rings: the log has 24 ring channels of 24 .*: 24 of the 24 compared in the same order$' -- validate --topo dgx-h100 --gpus 2 --nodes 2 tests/data/nccl-debug/dgx-h100-4rank-init.txt
 # a log with NCCL's TUNING lines: validate compares NCCL's choice with its tuner's (one line edited)
 check validate-tuner-lines 0 'tuner: +33554432 +Ring/Simple/24 +NVLS/Simple/16  \(differs\)' -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-tuning.txt
