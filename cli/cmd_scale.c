@@ -521,12 +521,40 @@ static int plot(const result *R, int n, const char *path)
     }
     if (blocks)
         g_string_append(d, "EOD\n");
-    g_string_append_printf(d, "set multiplot layout 1,2\nset xlabel 'GPUs'\nset logscale x 2\nset grid\n"
+    /* --breakdown: a third panel, where each point's step goes (stacked shares of the step) */
+    bool bd = R[0].by_name != NULL;
+    if (bd) {
+        g_string_append(d, "$bd << EOD\n");
+        for (int i = 0; i < n; i++) {
+            if (!R[i].ok)
+                continue;
+            sysname(&R[i], s, sizeof s);
+            char label[160];
+            g_snprintf(label, sizeof label, "%s %d", s, R[i].p.gpus);
+            g_string_append_c(d, '"');
+            for (const char *q = label; *q; q++)
+                if (*q != '"')
+                    g_string_append_c(d, *q);
+            g_string_append_printf(d, "\" %.3f %.3f %.3f %.3f\n", 100 * R[i].compute, 100 * R[i].exposed_net,
+                                   100 * (R[i].exposed - R[i].exposed_net), 100 * R[i].idle);
+        }
+        g_string_append(d, "EOD\n");
+    }
+    g_string_append_printf(d, "set multiplot layout 1,%d\nset xlabel 'GPUs'\nset logscale x 2\nset grid\n"
                               "set key left top noenhanced\nset ylabel 'speedup vs smallest size'\nset logscale y 2\n"
                               "%s\nunset logscale y\nset ylabel 'scaling efficiency (%%)'\nset yrange [*:101]\n"
-                              "set key left bottom noenhanced\n%s\nunset multiplot\n",
-                           sp->str, ef->str);
-    int rc = cli_gnuplot_svg_sized("scale", path, 1000, 450, d->str);
+                              "set key left bottom noenhanced\n%s\n",
+                           bd ? 3 : 2, sp->str, ef->str);
+    if (bd)
+        g_string_append(d, "unset logscale x\nunset xlabel\nset yrange [0:130]\nset ytics 0,20,100\n"
+                           "set ylabel 'share of the step (%)'\n"
+                           "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
+                           "set boxwidth 0.75\nset xtics rotate by 45 right noenhanced\nset bmargin 8\nunset grid\n"
+                           "set grid ytics\nset key inside top center horizontal maxcols 2 samplen 1 noenhanced\nplot $bd using 2:xtic(1) title 'compute' lc rgb '#4477aa', '' using 3 title "
+                           "'exposed: network' lc rgb '#ee6677', '' using 4 title 'exposed: inside the server' lc rgb "
+                           "'#ccbb44', '' using 5 title 'idle' lc rgb '#bbbbbb'\n");
+    g_string_append(d, "unset multiplot\n");
+    int rc = cli_gnuplot_svg_sized("scale", path, bd ? 1500 : 1000, 450, d->str);
     g_string_free(d, TRUE);
     g_string_free(sp, TRUE);
     g_string_free(ef, TRUE);

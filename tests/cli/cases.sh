@@ -381,6 +381,7 @@ if command -v gnuplot >/dev/null 2>&1; then
 plot_check plot-collective 'NVLSTree/Simple' -- collective --topo dgx-h100 --nodes 2 -b 8 -e 1G -f 16 --plot @SVG@
 plot_check plot-validate 'conveyor' -- validate --topo dgx-a100 --plot @SVG@ tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
 plot_check plot-scale 'scaling efficiency' -- scale --model llama2-7b --systems dgx-h100:8/16 --seq 256 --plot @SVG@
+plot_check plot-scale-breakdown 'exposed: inside the server' -- scale --model llama2-7b --systems dgx-h100:8/16 --seq 256 --breakdown --plot @SVG@
 pst=$(mktemp); "$C" sweep tests/data/sweep/small.json -o "$pst" > /dev/null 2>&1
 plot_check plot-sweep 'nodes=2' -- sweep --plot nodes,busbw_at_max,nodes "$pst" -o @SVG@
 rm -f "$pst"
