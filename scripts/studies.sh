@@ -31,6 +31,19 @@ run dense_xdr "" "${DENSE[@]}" --systems hgx-b200@ib-xdr --set nic.gbps=800
 run moe 8-to-72-moe.svg "${MOE[@]}" --systems "$SYSTEMS"
 run moe_xdr "" "${MOE[@]}" --systems hgx-b200@ib-xdr --set nic.gbps=800
 
+# where each system's step goes at 72 GPUs (scale --breakdown), with the global batch the runs
+# above used for every size (CSV column 7): the same point, found by the same --auto
+breakdown() { # CSV ARGS...
+    local csv=$1
+    shift
+    awk -F, 'NR > 1 && $3 == 72 { print $1, $7 }' "$csv" | while read -r sys batch; do
+        echo "studies: conveyor scale $* --systems $sys --gpus 72 --global-batch $batch --breakdown" >&2
+        "$C" scale "$@" --systems "$sys" --gpus 72 --global-batch "$batch" --breakdown | grep -E '^#   [^ ]+ 72: '
+    done
+}
+bd_dense=$(breakdown "$tmp/dense.csv" "${DENSE[@]}"; breakdown "$tmp/dense_xdr.csv" "${DENSE[@]}" --set nic.gbps=800)
+bd_moe=$(breakdown "$tmp/moe.csv" "${MOE[@]}"; breakdown "$tmp/moe_xdr.csv" "${MOE[@]}" --set nic.gbps=800)
+
 # CSV columns (conveyor scale --format csv): 1 system 2 gpu 3 gpus 4 tp 5 pp 6 dp 7 global_batch
 # 8 layer_fuse 9 step_time_s 10 tokens_per_s 11 tflops_per_gpu 12 mfu 13 speedup 14 efficiency
 # 15 exposed_comm_frac 16 fits_memory 17 step_time_lo_s 18 step_time_hi_s 19 tflops_lo 20 tflops_hi
@@ -118,6 +131,24 @@ $(table "$tmp/moe.csv")
 $(table "$tmp/moe_xdr.csv" xdr)
 
 ![speedup and scaling efficiency, Mixtral 8x7B](8-to-72-moe.svg)
+
+## Where the step goes at 72 GPUs
+
+\`conveyor scale ... --gpus 72 --global-batch B --breakdown\` (B the tables' batch: the same points): shares of
+the step, means over the GPUs, that add up to it: compute by operation, exposed communication by
+operation (in brackets the part with traffic between servers in flight), idle.
+
+Dense (Llama 3 8B):
+
+\`\`\`
+$bd_dense
+\`\`\`
+
+MoE (Mixtral 8x7B):
+
+\`\`\`
+$bd_moe
+\`\`\`
 
 ## Why the curves differ
 
