@@ -629,6 +629,15 @@ static bool one_line(parser *p, char *line)
     return true;
 }
 
+/* An array's elements, handed over (NULL when there are none), their count in *n; *a is freed. */
+static void *take(GArray **a, size_t *n)
+{
+    *n = (*a)->len;
+    void *d = g_array_free(*a, *n == 0);
+    *a = NULL;
+    return *n ? d : NULL;
+}
+
 static int resolve_coll(parser *p, int hint)
 {
     int k = p->coll_start >= 0 ? p->coll_start : p->coll_bang >= 0 ? p->coll_bang : p->coll_cmd;
@@ -749,26 +758,10 @@ static nccltests_log *finish(parser *p, int hint)
     log->nrows = p->rows->len;
     log->rows = (nccltests_row *)(void *)g_array_free(p->rows, FALSE);
     p->rows = NULL;
-    log->nlatbw = p->latbw->len;
-    log->latbw = log->nlatbw ? (nccltests_latbw *)(void *)g_array_free(p->latbw, FALSE) : NULL;
-    if (!log->nlatbw)
-        g_array_free(p->latbw, TRUE);
-    p->latbw = NULL;
-    log->ntrees = p->trees->len;
-    log->trees = log->ntrees ? (nccltests_tree *)(void *)g_array_free(p->trees, FALSE) : NULL;
-    if (!log->ntrees)
-        g_array_free(p->trees, TRUE);
-    p->trees = NULL;
-    log->nrings = p->rings->len;
-    log->rings = log->nrings ? (nccltests_ring *)(void *)g_array_free(p->rings, FALSE) : NULL;
-    if (!log->nrings)
-        g_array_free(p->rings, TRUE);
-    p->rings = NULL;
-    log->ntuning = p->tuning->len;
-    log->tuning = log->ntuning ? (nccltests_tuning *)(void *)g_array_free(p->tuning, FALSE) : NULL;
-    if (!log->ntuning)
-        g_array_free(p->tuning, TRUE);
-    p->tuning = NULL;
+    log->latbw = take(&p->latbw, &log->nlatbw);
+    log->trees = take(&p->trees, &log->ntrees);
+    log->rings = take(&p->rings, &log->nrings);
+    log->tuning = take(&p->tuning, &log->ntuning);
     g_ptr_array_add(p->env, NULL);
     log->env = (char **)g_ptr_array_free(p->env, FALSE);
     p->env = NULL;
