@@ -717,8 +717,8 @@ int cmd_scale(int argc, char **argv)
          "the fastest (--tp/--pp pin that part)", NULL},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &c.exact, "simulate every rank and collective (no folded rings, no reuse "
          "of repeated collectives' isolated runs)", NULL},
-        {"breakdown", 0, 0, G_OPTION_ARG_NONE, &c.breakdown, "per point, the exposed communication by operation "
-         "(share of the step, and on the network); text or json", NULL},
+        {"breakdown", 0, 0, G_OPTION_ARG_NONE, &c.breakdown, "per point, where the step goes: compute and exposed "
+         "communication by operation (its part on the network), idle; text or json (with --plot, stacked bars too)", NULL},
         {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &c.timeline, "one point (one system, one size, no --auto): write "
          "its step as a Chrome/Perfetto trace (every chunk simulated, as --exact)", "FILE"},
         {0},
