@@ -75,7 +75,8 @@ typedef struct {
     coll_kind op;
     uint64_t bytes;
     int group_size, group_nodes;
-    GArray *traced, *sim; /* double, us */
+    GArray *traced, *sim;      /* double, us */
+    double total_us, med_traced_us, med_sim_us; /* filled once collected */
 } coll_shape;
 
 static double median_us(GArray *a)
@@ -89,14 +90,13 @@ static double median_us(GArray *a)
 static gint shape_cmp(gconstpointer x, gconstpointer y) /* most traced time first, then by shape */
 {
     const coll_shape *a = x, *b = y;
-    double ta = median_us(a->traced) * a->traced->len, tb = median_us(b->traced) * b->traced->len;
-    if (ta != tb)
-        return ta < tb ? 1 : -1;
+    if (a->total_us != b->total_us)
+        return a->total_us < b->total_us ? 1 : -1;
     if (a->op != b->op)
         return (int)a->op - (int)b->op;
     if (a->bytes != b->bytes)
         return a->bytes < b->bytes ? -1 : 1;
-    return a->group_size - b->group_size;
+    return a->group_size != b->group_size ? a->group_size - b->group_size : a->group_nodes - b->group_nodes;
 }
 
 /* The collectives with a traced duration, by shape: how many, the traced and
@@ -104,27 +104,34 @@ static gint shape_cmp(gconstpointer x, gconstpointer y) /* most traced time firs
 static void print_shapes(const replay_result *res)
 {
     GArray *sh = g_array_new(FALSE, FALSE, sizeof(coll_shape));
+    GHashTable *at = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
     for (guint i = 0; i < res->colls->len; i++) {
         const replay_coll *c = &g_array_index(res->colls, replay_coll, i);
         if (c->traced_ps <= 0 || c->sim_ps <= 0)
             continue;
-        coll_shape *x = NULL;
-        for (guint j = 0; j < sh->len && !x; j++) {
-            coll_shape *y = &g_array_index(sh, coll_shape, j);
-            if (y->op == c->op && y->bytes == c->bytes && y->group_size == c->group_size &&
-                y->group_nodes == c->group_nodes)
-                x = y;
-        }
-        if (!x) {
+        struct { int64_t op, size, nodes; uint64_t bytes; } k = {c->op, c->group_size, c->group_nodes, c->bytes};
+        GBytes *key = g_bytes_new(&k, sizeof k);
+        gpointer v;
+        if (!g_hash_table_lookup_extended(at, key, NULL, &v)) {
             coll_shape n = {.op = c->op, .bytes = c->bytes, .group_size = c->group_size,
                             .group_nodes = c->group_nodes, .traced = g_array_new(FALSE, FALSE, sizeof(double)),
                             .sim = g_array_new(FALSE, FALSE, sizeof(double))};
             g_array_append_val(sh, n);
-            x = &g_array_index(sh, coll_shape, sh->len - 1);
+            v = GUINT_TO_POINTER(sh->len); /* index + 1 */
+            g_hash_table_insert(at, g_bytes_ref(key), v);
         }
+        g_bytes_unref(key);
+        coll_shape *x = &g_array_index(sh, coll_shape, GPOINTER_TO_UINT(v) - 1);
         double t = (double)c->traced_ps / 1e6, m = (double)c->sim_ps / 1e6;
         g_array_append_val(x->traced, t);
         g_array_append_val(x->sim, m);
+        x->total_us += t;
+    }
+    g_hash_table_destroy(at);
+    for (guint j = 0; j < sh->len; j++) {
+        coll_shape *x = &g_array_index(sh, coll_shape, j);
+        x->med_traced_us = median_us(x->traced);
+        x->med_sim_us = median_us(x->sim);
     }
     if (sh->len) {
         g_array_sort(sh, shape_cmp);
@@ -132,8 +139,8 @@ static void print_shapes(const replay_result *res)
         printf("  %-16s %14s %6s %6s %6s %12s %12s %8s\n", "op", "bytes", "ranks", "nodes", "count", "traced_us",
                "simulated_us", "error");
         for (guint j = 0; j < sh->len && j < 10; j++) {
-            coll_shape *x = &g_array_index(sh, coll_shape, j);
-            double t = median_us(x->traced), m = median_us(x->sim);
+            const coll_shape *x = &g_array_index(sh, coll_shape, j);
+            double t = x->med_traced_us, m = x->med_sim_us;
             printf("  %-16s %14" G_GUINT64_FORMAT " %6d %6d %6u %12.1f %12.1f %+7.1f%%\n", coll_kind_name(x->op),
                    x->bytes, x->group_size, x->group_nodes, x->traced->len, t, m, 100 * (m - t) / t);
         }
