@@ -55,17 +55,7 @@ typedef struct {
     int entries;
 } fr_ctx;
 
-static gboolean fail(GError **err, int code, const char *path, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
-static gboolean fail(GError **err, int code, const char *path, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *m = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    g_set_error(err, TRACE_ERROR, code, "%s: %s", path, m);
-    g_free(m);
-    return FALSE;
-}
+#define fail trace_fail /* "path: message" */
 
 gboolean flightrec_sniff(const char *head, gssize len)
 {
@@ -388,22 +378,11 @@ static gboolean is_dump(const char *full, const char *name)
     return len > 0 && flightrec_sniff(head, len);
 }
 
-static GPtrArray *list_files(const char *path, GError **err)
-{
-    GPtrArray *files = tracefile_list(path, is_dump, err);
-    if (files && !files->len) {
-        g_set_error(err, TRACE_ERROR, TRACE_ERROR_IO, "%s: no Flight Recorder dumps (JSON with \"pg_config\")", path);
-        g_ptr_array_unref(files);
-        return NULL;
-    }
-    return files;
-}
-
 trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err)
 {
     if (note)
         *note = NULL;
-    GPtrArray *files = list_files(path_or_dir, err);
+    GPtrArray *files = tracefile_list(path_or_dir, is_dump, "Flight Recorder dumps (JSON with \"pg_config\")", err);
     if (!files)
         return NULL;
     int nf = (int)files->len, max_rank = 0;

@@ -538,27 +538,13 @@ static gboolean load_rank(trace *t, int r, const char *path, const cJSON *root, 
     return ok;
 }
 
+/* a directory's per-rank traces: its *.json[.gz] */
 static gboolean is_json(const char *full, const char *name)
 {
     (void)full;
     return g_str_has_suffix(name, ".json") || g_str_has_suffix(name, ".json.gz");
 }
 
-/* The files to load: `path` itself, or the *.json[.gz] of a directory in
- * name order. */
-static GPtrArray *list_files(const char *path, GError **err)
-{
-    GPtrArray *files = tracefile_list(path, is_json, err);
-    if (files && !files->len) {
-        g_set_error(err, TRACE_ERROR, TRACE_ERROR_IO, "%s: no *.json or *.json.gz files", path);
-        g_ptr_array_unref(files);
-        return NULL;
-    }
-    return files;
-}
-
-/* distributedInfo.rank of every root when all are distinct and < n; else
- * file order. */
 /* distributedInfo.rank of every file (dist[i], -1 where absent) when all
  * are distinct and < n; else file order. */
 static void assign_ranks(const double *dist, int n, int *rank)
@@ -585,7 +571,7 @@ static void assign_ranks(const double *dist, int n, int *rank)
  * ranks, so moving a rank's op list is all the reordering needs. */
 trace *trace_kineto_load(const char *path_or_dir, GError **err)
 {
-    GPtrArray *files = list_files(path_or_dir, err);
+    GPtrArray *files = tracefile_list(path_or_dir, is_json, "*.json or *.json.gz files", err);
     if (!files)
         return NULL;
     int n = (int)files->len;

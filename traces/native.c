@@ -57,9 +57,9 @@ static void pend_free(gpointer p)
     g_free(o);
 }
 
-/* A place for messages, formatted only when one is written: "file:$.ops[pos]"
- * or "file:record pos" (pos >= 0; a per-op sprintf was 2.5% of a 558k-op
- * load) or text itself. */
+/* An op's place for messages, formatted only when one is written:
+ * "file:$.ops[pos]" or "file:record pos" (a per-op sprintf was 2.5% of a
+ * 558k-op load); pos -1: the text alone. */
 typedef struct {
     const char *text;
     long pos;
@@ -68,37 +68,22 @@ typedef struct {
 
 /* Values quoted in messages are cut with %.64s: a 100 MB field used to be
  * copied whole into the message. */
-static gboolean vbad_at(GError **err, int code, const nwhere *w, const char *fmt, va_list ap) G_GNUC_PRINTF(4, 0);
-static gboolean vbad_at(GError **err, int code, const nwhere *w, const char *fmt, va_list ap)
-{
-    char *m = g_strdup_vprintf(fmt, ap);
-    if (w->pos >= 0)
-        g_set_error(err, TRACE_ERROR, code, w->csv ? "%s:record %ld: %s" : "%s:$.ops[%ld]: %s", w->text, w->pos, m);
-    else
-        g_set_error(err, TRACE_ERROR, code, "%s: %s", w->text, m);
-    g_free(m);
-    return FALSE;
-}
-
 static gboolean bad_at(GError **err, int code, const nwhere *w, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 static gboolean bad_at(GError **err, int code, const nwhere *w, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vbad_at(err, code, w, fmt, ap);
+    char *m = g_strdup_vprintf(fmt, ap);
     va_end(ap);
+    if (w->pos >= 0)
+        g_set_error(err, TRACE_ERROR, code, w->csv ? "%s:record %ld: %s" : "%s:$.ops[%ld]: %s", w->text, w->pos, m);
+    else /* the top level's "file:$" */
+        g_set_error(err, TRACE_ERROR, code, "%s: %s", w->text, m);
+    g_free(m);
     return FALSE;
 }
-
-static gboolean bad(GError **err, int code, const char *where, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
-static gboolean bad(GError **err, int code, const char *where, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vbad_at(err, code, &(nwhere){.text = where, .pos = -1}, fmt, ap);
-    va_end(ap);
-    return FALSE;
-}
+/* a message at a place given as text */
+#define bad trace_fail
 
 /* "64M", "1024", 1e6 -> bytes; false on negatives, garbage, > 2^50. */
 static gboolean parse_size(const char *s, double num, bool is_num, uint64_t *out)

@@ -1,3 +1,4 @@
+#include <stdarg.h>
 /* traces/trace.c - the per-rank operation lists, their groups, validation
  * (dependencies, collective agreement, send/recv matching) and SPMD
  * replication of one rank's trace. */
@@ -520,4 +521,15 @@ trace *trace_replicate(const trace *t, int n, GError **err)
         }
     }
     return nt;
+}
+
+gboolean trace_fail(GError **err, int code, const char *where, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *m = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(err, TRACE_ERROR, code, "%s: %s", where, m);
+    g_free(m);
+    return FALSE;
 }

@@ -112,6 +112,10 @@ trace *trace_replicate(const trace *t, int n, GError **err);
 size_t trace_op_count(const trace *t);
 const char *trace_op_kind_name(trace_op_kind k);
 
+/* Sets *err (TRACE_ERROR, code) to "where: <message>" and returns FALSE:
+ * the importers' error with its file and position. */
+gboolean trace_fail(GError **err, int code, const char *where, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+
 #define TRACE_ERROR (trace_error_quark())
 GQuark trace_error_quark(void);
 enum {

@@ -116,7 +116,8 @@ static gint path_cmp(gconstpointer a, gconstpointer b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-GPtrArray *tracefile_list(const char *path, gboolean (*want)(const char *full, const char *name), GError **err)
+GPtrArray *tracefile_list(const char *path, gboolean (*want)(const char *full, const char *name), const char *what,
+                          GError **err)
 {
     GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
     if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
@@ -140,6 +141,11 @@ GPtrArray *tracefile_list(const char *path, gboolean (*want)(const char *full, c
     }
     g_dir_close(d);
     g_ptr_array_sort(files, path_cmp);
+    if (!files->len) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_IO, "%s: no %s", path, what);
+        g_ptr_array_unref(files);
+        return NULL;
+    }
     return files;
 }
 

@@ -19,10 +19,11 @@ char *tracefile_read(const char *path, gsize *len, GError **err);
 void tracefile_line_col(const char *text, gsize len, gsize off, int *line, int *col);
 
 /* The traces a path names: `path` itself, or the files of directory `path`
- * that want(full path, name) accepts, in name order (possibly none: the
- * caller says what it looked for). NULL with *err (TRACE_ERROR_IO) when the
- * directory cannot be read. Caller g_ptr_array_unref's. */
-GPtrArray *tracefile_list(const char *path, gboolean (*want)(const char *full, const char *name), GError **err);
+ * that want(full path, name) accepts, in name order. NULL with *err
+ * (TRACE_ERROR_IO) when the directory cannot be read or holds none ("path:
+ * no <what>"). Caller g_ptr_array_unref's. */
+GPtrArray *tracefile_list(const char *path, gboolean (*want)(const char *full, const char *name), const char *what,
+                          GError **err);
 
 /* The first n - 1 bytes of a regular file into buf, NUL-terminated, for
  * telling formats apart; how many (0 for a directory, device or FIFO, whose
