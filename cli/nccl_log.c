@@ -35,7 +35,8 @@ char *nccl_log_env(const char *prefix)
         return NULL;
     GString *out = g_string_new(NULL);
     /* integer parameters (NCCL_PARAM) end with a period, string ones do not */
-    for (const coll_nccl_var *var = coll_nccl_vars; nccl_log_on("ENV") && var->name; var++) {
+    bool env = nccl_log_on("ENV");
+    for (const coll_nccl_var *var = coll_nccl_vars; env && var->name; var++) {
         const char *v = g_getenv(var->name);
         if (v && *v && var->kind != COLL_NCCL_VAR_P2P)
             g_string_append_printf(out, "%s NCCL INFO %s set by environment to %s%s\n", prefix, var->name, v,
@@ -142,7 +143,13 @@ static const char *p2p_mode(const nccl_log_comm *c, int a, int b)
     return c->mnnvl ? "MNNVL" : "CUMEM";
 }
 
-static void conn_lines(GString *out, const nccl_log_comm *c, int ch, int a, int b)
+/* The subsystems the init lines print under, read once per log (nccl_log_on
+ * reads and splits NCCL_DEBUG_SUBSYS each time). */
+typedef struct {
+    bool init, graph, p2p, shm, net;
+} log_subsys;
+
+static void conn_lines(GString *out, const nccl_log_comm *c, const log_subsys *on, int ch, int a, int b)
 {
     const coll_system *sys = c->sys;
     coll_conn k;
@@ -152,13 +159,13 @@ static void conn_lines(GString *out, const nccl_log_comm *c, int ch, int a, int 
     if (!coll_conn_of(sys, a, b, (uint32_t)ch, !sys->nccl.cross_nic, &k, NULL))
         return;
     int da = c->dev[a].device, db = c->dev[b].device;
-    if (k.kind == COLL_CONN_P2P && (nccl_log_on("INIT") || nccl_log_on("P2P")))
+    if (k.kind == COLL_CONN_P2P && (on->init || on->p2p))
         g_string_append_printf(out, "%s NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] via P2P/%s%s\n", pa, ch, a, da, b,
                                db, p2p_mode(c, a, b), k.read ? "/read" : "");
-    else if (k.kind == COLL_CONN_SHM && (nccl_log_on("INIT") || nccl_log_on("SHM")))
+    else if (k.kind == COLL_CONN_SHM && (on->init || on->shm))
         g_string_append_printf(out, "%s NCCL INFO Channel %02d : %d[%d] -> %d[%d] via SHM/direct/direct\n", pa, ch, a,
                                da, b, db);
-    else if (k.kind == COLL_CONN_NET && (nccl_log_on("INIT") || nccl_log_on("NET"))) {
+    else if (k.kind == COLL_CONN_NET && (on->init || on->net)) {
         char proxy[16] = "";
         if (k.proxy >= 0)
             snprintf(proxy, sizeof proxy, "(%d)", k.proxy);
@@ -173,10 +180,11 @@ char *nccl_log_init(const nccl_log_comm *c)
 {
     const coll_system *sys = c->sys;
     int n = sys->nranks;
-    if (n < 1 || !(nccl_log_on("INIT") || nccl_log_on("GRAPH") || nccl_log_on("P2P") || nccl_log_on("NET") ||
-                   nccl_log_on("SHM")))
+    log_subsys on = {.init = nccl_log_on("INIT"), .graph = nccl_log_on("GRAPH"), .p2p = nccl_log_on("P2P"),
+                     .shm = nccl_log_on("SHM"), .net = nccl_log_on("NET")};
+    if (n < 1 || !(on.init || on.graph || on.p2p || on.net || on.shm))
         return NULL;
-    bool init = nccl_log_on("INIT");
+    bool init = on.init;
     int nch = n > 1 ? coll_channels(sys, ALGO_RING) : 1;
     GString *out = g_string_new(NULL);
     char pre[160];
@@ -216,7 +224,7 @@ char *nccl_log_init(const nccl_log_comm *c)
             g_string_append_printf(out, "%s NCCL INFO Trees%s\n", pre, t->str);
             g_string_free(t, TRUE);
         }
-        for (int ch = 0; nccl_log_on("GRAPH") && ch < nch; ch++) {
+        for (int ch = 0; on.graph && ch < nch; ch++) {
             int i = pos[(size_t)ch * n + r];
             g_string_append_printf(out, "%s NCCL INFO Ring %02d : %d -> %d -> %d\n", pre, ch,
                                    ring[(size_t)ch * n + (i + n - 1) % n], r, ring[(size_t)ch * n + (i + 1) % n]);
@@ -226,7 +234,7 @@ char *nccl_log_init(const nccl_log_comm *c)
     for (int ch = 0; n > 1 && ch < nch; ch++)
         for (int r = 0; r < n; r++) {
             int i = pos[(size_t)ch * n + r];
-            conn_lines(out, c, ch, r, ring[(size_t)ch * n + (i + 1) % n]);
+            conn_lines(out, c, &on, ch, r, ring[(size_t)ch * n + (i + 1) % n]);
         }
     for (int r = 0; init && n > 1 && r < n; r++) {
         rank_prefix(pre, sizeof pre, &c->dev[r]);

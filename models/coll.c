@@ -182,9 +182,15 @@ int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id alg
     return lat;
 }
 
+/* The rank on GPU node g: server-major, local index within (the ranks' order,
+ * topo_coll_system), checked; a search for any other order. */
 static int rank_of_gpu(const coll_system *sys, fab_node_id g)
 {
-    for (int r = 0; r < sys->nranks; r++)
+    const fab_node_desc *d = fabric_node(sys->fab, g);
+    int r = d->server * sys->ppn + d->local;
+    if (d->server >= 0 && d->local >= 0 && d->local < sys->ppn && r < sys->nranks && sys->gpu[r] == g)
+        return r;
+    for (r = 0; r < sys->nranks; r++)
         if (sys->gpu[r] == g)
             return r;
     return -1;
