@@ -31,15 +31,8 @@ typedef struct {
 typedef struct {
     point p;
     workload_spec w;
-    char gpu[32];
-    double step_s, tokens_s, tflops, mfu, speedup, eff, exposed, wall_s;
-    double exposed_net;   /* the part of exposed with traffic between servers in flight */
-    char server_fabric[16], net_fabric[32]; /* the fabrics: inside a server (NVLink domain), between them */
-    double compute, idle; /* shares of the step, mean over the ranks (wl_step) */
-    GArray *by_name; /* --breakdown: replay_exposed, summed over nranks ranks (owned) */
-    GArray *compute_by_name; /* --breakdown: compute time by op name, the same way (owned) */
-    int nranks;
-    uint64_t events; /* engine events of the replay and its isolated runs */
+    wl_step st;      /* the replayed step (its name lists owned; --breakdown) */
+    double speedup, eff;
     double hbm;      /* the GPU's memory, bytes (the layout's limit: 90% of it) */
     int domain;      /* GPUs in one NVLink domain (1 without NVLink) */
     int tried;       /* --auto: layouts simulated for this point */
@@ -211,32 +204,9 @@ static long lcm(long a, long b)
     return a / gcd(a, b) * b;
 }
 
-/* Frees a result's name lists (--breakdown). */
-static void result_clear_names(result *r)
-{
-    if (r->by_name)
-        g_array_free(r->by_name, TRUE);
-    if (r->compute_by_name)
-        g_array_free(r->compute_by_name, TRUE);
-    r->by_name = r->compute_by_name = NULL;
-}
-
 static bool run_point(const wl_opts *o, bool exact, result *R, GError **err)
 {
-    wl_step st;
-    R->ok = wl_step_run(o, R->p.system, R->p.fabric, &R->w, exact, &st, err);
-    if (R->ok) {
-        g_strlcpy(R->gpu, st.gpu, sizeof R->gpu);
-        R->step_s = st.step_s, R->tokens_s = st.tokens_s, R->tflops = st.tflops, R->mfu = st.mfu;
-        R->exposed = st.exposed, R->wall_s = st.wall_s, R->events = st.events;
-        R->exposed_net = st.exposed_net;
-        R->by_name = st.by_name;
-        R->compute_by_name = st.compute_by_name;
-        R->compute = st.compute, R->idle = st.idle;
-        R->nranks = st.nranks;
-        g_strlcpy(R->server_fabric, st.server_fabric, sizeof R->server_fabric);
-        g_strlcpy(R->net_fabric, st.net_fabric, sizeof R->net_fabric);
-    }
+    R->ok = wl_step_run(o, R->p.system, R->p.fabric, &R->w, exact, &R->st, err);
     return R->ok;
 }
 
@@ -342,7 +312,7 @@ static void relate(result *R, int n)
                 base = &R[k];
         if (!R[i].ok || !base)
             continue;
-        R[i].speedup = R[i].tokens_s / base->tokens_s;
+        R[i].speedup = R[i].st.tokens_s / base->st.tokens_s;
         R[i].eff = R[i].speedup / ((double)R[i].p.gpus / base->p.gpus);
     }
 }
@@ -378,8 +348,8 @@ static void print_results(const result *R, int n, const char *fmt)
         const workload_spec *w = &r->w;
         double slo = 0, shi = 0, tlo = 0, thi = 0;
         if (band) {
-            acc_time_range(r->step_s, &b, &slo, &shi);
-            acc_rate_range(r->tflops, &b, &tlo, &thi);
+            acc_time_range(r->st.step_s, &b, &slo, &shi);
+            acc_rate_range(r->st.tflops, &b, &tlo, &thi);
         }
         /* the band's fields: CSV columns (empty without a band), JSON members */
         char cband[96] = ",,,", jband[128] = "";
@@ -389,31 +359,31 @@ static void print_results(const result *R, int n, const char *fmt)
                        tlo, thi);
         }
         if (csv)
-            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s,%.4f,%s,%s\n", s, r->gpu, w->gpus,
-                   w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s, r->tokens_s, r->tflops, r->mfu,
-                   r->speedup, r->eff, r->exposed, r->fits ? "yes" : "no", cband, r->exposed_net, r->server_fabric,
-                   r->net_fabric);
+            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s,%.4f,%s,%s\n", s, r->st.gpu, w->gpus,
+                   w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->st.step_s, r->st.tokens_s, r->st.tflops, r->st.mfu,
+                   r->speedup, r->eff, r->st.exposed, r->fits ? "yes" : "no", cband, r->st.exposed_net, r->st.server_fabric,
+                   r->st.net_fabric);
         else if (json) {
             printf("%s\n {\"system\": \"%s\", \"gpu\": \"%s\", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, "
                    "\"global_batch\": %d, \"layer_fuse\": %d, \"step_time_s\": %.6g, \"tokens_per_s\": %.6g, "
                    "\"tflops_per_gpu\": %.4g, \"mfu\": %.4f, \"speedup\": %.4f, \"efficiency\": %.4f, "
                    "\"exposed_comm_frac\": %.4f, \"exposed_net_frac\": %.4f, \"server_fabric\": \"%s\", "
                    "\"net_fabric\": \"%s\", \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "%s",
-                   k ? "," : "", s, r->gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->step_s,
-                   r->tokens_s, r->tflops, r->mfu, r->speedup, r->eff, r->exposed, r->exposed_net, r->server_fabric,
-                   r->net_fabric, r->fits ? "true" : "false", r->events, jband);
-            if (r->by_name) {
-                double f = 1.0 / ((double)r->nranks * r->step_s * 1e12);
-                printf(", \"compute_frac\": %.4f, \"idle_frac\": %.4f, \"compute_by_name\": [", r->compute, r->idle);
-                for (guint j = 0; r->compute_by_name && j < r->compute_by_name->len; j++) {
-                    const replay_exposed *x = &g_array_index(r->compute_by_name, replay_exposed, j);
+                   k ? "," : "", s, r->st.gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->st.step_s,
+                   r->st.tokens_s, r->st.tflops, r->st.mfu, r->speedup, r->eff, r->st.exposed, r->st.exposed_net, r->st.server_fabric,
+                   r->st.net_fabric, r->fits ? "true" : "false", r->st.events, jband);
+            if (r->st.by_name) {
+                double f = 1.0 / ((double)r->st.nranks * r->st.step_s * 1e12);
+                printf(", \"compute_frac\": %.4f, \"idle_frac\": %.4f, \"compute_by_name\": [", r->st.compute, r->st.idle);
+                for (guint j = 0; r->st.compute_by_name && j < r->st.compute_by_name->len; j++) {
+                    const replay_exposed *x = &g_array_index(r->st.compute_by_name, replay_exposed, j);
                     printf("%s{\"name\": ", j ? ", " : "");
                     timeline_json_str(stdout, x->name);
                     printf(", \"frac\": %.4f}", (double)x->ps * f);
                 }
                 printf("], \"exposed_by_name\": [");
-                for (guint j = 0; j < r->by_name->len; j++) {
-                    const replay_exposed *x = &g_array_index(r->by_name, replay_exposed, j);
+                for (guint j = 0; j < r->st.by_name->len; j++) {
+                    const replay_exposed *x = &g_array_index(r->st.by_name, replay_exposed, j);
                     printf("%s{\"name\": ", j ? ", " : "");
                     timeline_json_str(stdout, x->name);
                     printf(", \"frac\": %.4f, \"net_frac\": %.4f}", (double)x->ps * f, (double)x->net_ps * f);
@@ -426,43 +396,43 @@ static void print_results(const result *R, int n, const char *fmt)
             if (band)
                 g_snprintf(sb, sizeof sb, "  %.0f-%.0f", slo * 1e3, shi * 1e3);
             printf("%-22s %-9s %6d %3d %3d %5d %6d %10.2f %12.0f %8.1f %6.1f %8.2f %6.1f %8.1f %5.1f%s%s\n", s,
-                   r->gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, r->step_s * 1e3, r->tokens_s, r->tflops,
-                   r->mfu * 100, r->speedup, r->eff * 100, r->exposed * 100, r->exposed_net * 100, sb,
+                   r->st.gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, r->st.step_s * 1e3, r->st.tokens_s, r->st.tflops,
+                   r->st.mfu * 100, r->speedup, r->eff * 100, r->st.exposed * 100, r->st.exposed_net * 100, sb,
                    r->fits ? "" : "  (exceeds HBM)");
         }
         k++;
     }
     if (json)
         printf("\n]\n");
-    if (!csv && !json && n > 0 && R[0].by_name) {
+    if (!csv && !json && n > 0 && R[0].st.by_name) {
         printf("# where the step goes (--breakdown), shares of the step, mean over the GPUs: compute by operation; "
                "exposed communication by operation (of it on the network; a stretch with several ops running or in "
                "flight is shared among them); idle (nothing running: pipeline bubbles, waiting on peers):\n");
         for (int i = 0; i < n; i++) {
             const result *r = &R[i];
-            if (!r->ok || !r->by_name)
+            if (!r->ok || !r->st.by_name)
                 continue;
             sysname(r, s, sizeof s);
-            double f = 1.0 / ((double)r->nranks * r->step_s * 1e12);
-            printf("#   %s %d: compute %.1f%%:", s, r->w.gpus, 100 * r->compute);
-            guint nc = r->compute_by_name ? r->compute_by_name->len : 0;
+            double f = 1.0 / ((double)r->st.nranks * r->st.step_s * 1e12);
+            printf("#   %s %d: compute %.1f%%:", s, r->w.gpus, 100 * r->st.compute);
+            guint nc = r->st.compute_by_name ? r->st.compute_by_name->len : 0;
             for (guint j = 0; j < nc && j < 6; j++) {
-                const replay_exposed *x = &g_array_index(r->compute_by_name, replay_exposed, j);
+                const replay_exposed *x = &g_array_index(r->st.compute_by_name, replay_exposed, j);
                 printf("%s %s %.1f%%", j ? "," : "", x->name ? x->name : "(unnamed)", 100 * (double)x->ps * f);
             }
             if (nc > 6)
                 printf(", %u more", nc - 6);
-            printf("\n#   %s %d: exposed %.1f%%:", s, r->w.gpus, 100 * r->exposed);
-            for (guint j = 0; j < r->by_name->len && j < 6; j++) {
-                const replay_exposed *x = &g_array_index(r->by_name, replay_exposed, j);
+            printf("\n#   %s %d: exposed %.1f%%:", s, r->w.gpus, 100 * r->st.exposed);
+            for (guint j = 0; j < r->st.by_name->len && j < 6; j++) {
+                const replay_exposed *x = &g_array_index(r->st.by_name, replay_exposed, j);
                 printf("%s %s %.1f%% (%.1f%%)", j ? "," : "", x->name ? x->name : "(unnamed)", 100 * (double)x->ps * f,
                        100 * (double)x->net_ps * f);
             }
-            if (r->by_name->len > 6)
-                printf(", %u more", r->by_name->len - 6);
-            if (!r->by_name->len)
+            if (r->st.by_name->len > 6)
+                printf(", %u more", r->st.by_name->len - 6);
+            if (!r->st.by_name->len)
                 printf(" nothing exposed");
-            printf("; idle %.1f%%\n", 100 * r->idle);
+            printf("; idle %.1f%%\n", 100 * r->st.idle);
         }
     }
     if (!csv && !json) {
@@ -478,9 +448,9 @@ static void print_results(const result *R, int n, const char *fmt)
             const char *out = "";
             for (int j = i; j < n && !*out; j++)
                 if (R[j].ok && !strcmp(R[j].p.system, r->p.system) && !g_strcmp0(R[j].p.fabric, r->p.fabric))
-                    out = R[j].net_fabric;
+                    out = R[j].st.net_fabric;
             sysname(r, s, sizeof s);
-            g_string_append_printf(f, "%s%s %s%s%s", f->len ? ", " : "", s, r->server_fabric, *out ? " + " : "", out);
+            g_string_append_printf(f, "%s%s %s%s%s", f->len ? ", " : "", s, r->st.server_fabric, *out ? " + " : "", out);
         }
         if (f->len)
             printf("# net%%: the part of exposed%% with traffic between servers (NVLink domains) in flight, the rest "
@@ -522,7 +492,7 @@ static int plot(const result *R, int n, const char *path)
     if (blocks)
         g_string_append(d, "EOD\n");
     /* --breakdown: a third panel, where each point's step goes (stacked shares of the step) */
-    bool bd = R[0].by_name != NULL;
+    bool bd = R[0].st.by_name != NULL;
     if (bd) {
         g_string_append(d, "$bd << EOD\n");
         for (int i = 0; i < n; i++) {
@@ -535,8 +505,8 @@ static int plot(const result *R, int n, const char *path)
             for (const char *q = label; *q; q++)
                 if (*q != '"')
                     g_string_append_c(d, *q);
-            g_string_append_printf(d, "\" %.3f %.3f %.3f %.3f\n", 100 * R[i].compute, 100 * R[i].exposed_net,
-                                   100 * (R[i].exposed - R[i].exposed_net), 100 * R[i].idle);
+            g_string_append_printf(d, "\" %.3f %.3f %.3f %.3f\n", 100 * R[i].st.compute, 100 * R[i].st.exposed_net,
+                                   100 * (R[i].st.exposed - R[i].st.exposed_net), 100 * R[i].st.idle);
         }
         g_string_append(d, "EOD\n");
     }
@@ -607,16 +577,16 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
             R->tried++;
             if (!run_point(o, c->exact, &r, err)) {
                 if (best.ok)
-                    result_clear_names(&best);
+                    wl_step_clear(&best.st);
                 return false;
             }
-            if (!best.ok || r.step_s < best.step_s) {
+            if (!best.ok || r.st.step_s < best.st.step_s) {
                 if (best.ok)
-                    result_clear_names(&best);
+                    wl_step_clear(&best.st);
                 best = r;
                 best.fits = true;
             } else {
-                result_clear_names(&r);
+                wl_step_clear(&r.st);
             }
         }
     }
@@ -694,7 +664,7 @@ static int run_scale(wl_opts *o, scale_cli *c)
     for (int i = 0; i < n; i++) {
         g_free(pts[i].system);
         g_free(pts[i].fabric);
-        result_clear_names(&R[i]);
+        wl_step_clear(&R[i].st);
     }
     g_free(R);
     return rc;
