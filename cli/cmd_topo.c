@@ -4,7 +4,7 @@
  *   topo show T [--nodes N] [--gpus G] [--fabric F] [--set k=v ...]
  *                                  nodes, links (GB/s, eff, latency), GPU-pair routes by kind
  *   topo dot T [same options]      Graphviz text
- *   topo import file.xml [-o out]  NCCL_TOPO_DUMP_FILE XML -> topology JSON
+ *   topo import FILE [-o out]      NCCL_TOPO_DUMP_FILE XML or nvidia-smi topo -m -> topology JSON
  * Bad input exits 2 with "file:line:col: ..." on stderr.
  */
 #include <stdio.h>
@@ -214,26 +214,46 @@ out:
 
 static int cmd_import(int argc, char **argv)
 {
-    char *out = NULL;
+    char *out = NULL, *gpu = NULL, *cpu = NULL;
+    double nic_gbps = 0;
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write the JSON here [stdout]", "FILE"},
+        {"gpu", 0, 0, G_OPTION_ARG_STRING, &gpu,
+         "the GPU kind (H100, H200, A100, B200, GB200, V100, L40S, RTX 4090, ...): neither file names it", "NAME"},
+        {"nic-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &nic_gbps,
+         "NIC line rate, Gb/s [the dump's; for nvidia-smi output 400 Hopper+, 200 Ampere, 100 older]", "N"},
+        {"cpu", 0, 0, G_OPTION_ARG_STRING, &cpu, "intel, amd or arm [the dump's; intel for nvidia-smi output]", "VENDOR"},
         {0},
     };
-    GOptionContext *ctx = g_option_context_new("FILE.xml - convert an NCCL_TOPO_DUMP_FILE to topology JSON");
+    GOptionContext *ctx = g_option_context_new(
+        "FILE - convert an NCCL_TOPO_DUMP_FILE (XML) or `nvidia-smi topo -m` output to topology JSON");
     g_option_context_add_main_entries(ctx, entries, NULL);
     int rc = EXIT_BADINPUT;
     if (!cli_parse(ctx, "topo import", &argc, &argv))
         goto done;
     if (argc != 2) {
-        fprintf(stderr, "conveyor topo import: expected one XML file\n");
+        fprintf(stderr, "conveyor topo import: expected one file (an NCCL XML dump or nvidia-smi topo -m output)\n");
+        goto done;
+    }
+    if (nic_gbps < 0 || nic_gbps > 3200 || (nic_gbps > 0 && nic_gbps < 0.008)) {
+        fprintf(stderr, "conveyor topo import: --nic-gbps %g: expected 0.008 .. 3200 Gb/s\n", nic_gbps);
+        goto done;
+    }
+    if (cpu && strcmp(cpu, "intel") && strcmp(cpu, "amd") && strcmp(cpu, "arm")) {
+        fprintf(stderr, "conveyor topo import: --cpu %s: expected intel, amd or arm\n", cpu);
         goto done;
     }
     GError *e = NULL;
-    char *json = topo_import_nccl_xml(argv[1], &e);
+    char *note = NULL;
+    topo_import_opts o = {.gpu = gpu, .nic_gbps = nic_gbps, .cpu = cpu};
+    char *json = topo_import(argv[1], &o, &note, &e);
     if (!json) {
         rc = cli_fail(e);
         goto done;
     }
+    if (note)
+        fprintf(stderr, "%s\n", note);
+    g_free(note);
     if (out) {
         if (!tracefile_set_contents(out, json, -1, &e)) {
             fprintf(stderr, "conveyor topo import: %s\n", e->message);
@@ -249,6 +269,8 @@ static int cmd_import(int argc, char **argv)
     g_free(json);
 done:
     g_free(out);
+    g_free(gpu);
+    g_free(cpu);
     g_option_context_free(ctx);
     return rc;
 }
@@ -260,7 +282,8 @@ int cmd_topo(int argc, char **argv)
                 "usage: conveyor topo list\n"
                 "       conveyor topo show T [--nodes N] [--gpus G] [--fabric F] [--set k=v ...]\n"
                 "       conveyor topo dot T [same options]\n"
-                "       conveyor topo import FILE.xml [-o OUT.json]\n");
+                "       conveyor topo import FILE [--gpu NAME] [--nic-gbps N] [--cpu V] [-o OUT.json]\n"
+                "         FILE: an NCCL_TOPO_DUMP_FILE (XML) or the output of `nvidia-smi topo -m`\n");
         return argc < 2 ? EXIT_BADINPUT : EXIT_OK;
     }
     if (!strcmp(argv[1], "list"))

@@ -7,7 +7,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *path = fuzz_file_write(data, size, ".xml");
     GError *err = NULL;
-    g_free(topo_import_nccl_xml(path, &err));
+    g_free(topo_import_nccl_xml(path, NULL, NULL, &err));
     g_clear_error(&err);
     return 0;
 }

@@ -11,7 +11,7 @@
 set -u
 SECONDS_EACH=${1:-60}
 [ $# -gt 0 ] && shift
-TARGETS=${*:-"topo_json topo_xml nccltests p2pmatrix native_json native_csv kineto chakra flightrec"}
+TARGETS=${*:-"topo_json topo_xml topo_smi nccltests p2pmatrix native_json native_csv kineto chakra flightrec"}
 JOBS=${FUZZ_JOBS:-1}
 B=build/fuzz
 CLANG=${FUZZ_CC:-clang}
@@ -36,6 +36,7 @@ seeds_for() {
     case $1 in
     topo_json) ls topologies/*.json topologies/fabrics/*.json tests/data/topo/*.json tests/bad_input/topo/* ;;
     topo_xml) ls tests/data/nccl-topo/*.xml ;;
+    topo_smi) ls tests/data/smi-topo/*.txt tests/bad_input/smi-topo/* ;;
     nccltests) ls tests/data/nccltests/*.txt tests/data/nccl-debug/*.txt tests/bad_input/nccltests/* ;;
     p2pmatrix) ls tests/data/nccltests/*p2p* tests/data/nccltests/*P2P* tests/bad_input/nccltests/p2p* ;;
     native_json) ls fuzz/seeds/native_json/* docs/examples/two-rank-overlap.json tests/bad_input/trace/*.json ;;

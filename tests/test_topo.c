@@ -368,10 +368,10 @@ static void test_topo_nics_per_node_shares_nics(void)
     topo_free(t);
 }
 
-static topo *import_and_load(const char *xml)
+static topo *import_and_load_with(const char *file, const topo_import_opts *o)
 {
     GError *e = NULL;
-    char *json = topo_import_nccl_xml(xml, &e);
+    char *json = topo_import(file, o, NULL, &e);
     CU_ASSERT_PTR_NOT_NULL(json);
     if (!json) {
         fprintf(stderr, "%s\n", e->message);
@@ -388,6 +388,92 @@ static topo *import_and_load(const char *xml)
     g_free(tmp);
     g_free(json);
     return t;
+}
+
+static topo *import_and_load(const char *file) { return import_and_load_with(file, NULL); }
+
+/* The link between two named template nodes ("gpu0", "sw1"): count
+ * of the built link (lanes, NVLinks), 0 when none. */
+static int link_count(const topo *t, const char *a, const char *b)
+{
+    for (fab_link_id l = 0; l < fabric_link_count(t->fab); l++) {
+        const fab_link_desc *k = fabric_link(t->fab, l);
+        if (k->kind == LINK_SERVER)
+            continue;
+        const char *x = fabric_node(t->fab, fabric_link_src(t->fab, l))->name;
+        const char *y = fabric_node(t->fab, fabric_link_dst(t->fab, l))->name;
+        if (strlen(x) > strlen(a) && strlen(y) > strlen(b) && g_str_has_suffix(x, a) &&
+            x[strlen(x) - strlen(a) - 1] == '.' && g_str_has_suffix(y, b) && y[strlen(y) - strlen(b) - 1] == '.')
+            return k->count;
+    }
+    return 0;
+}
+
+/* nvidia-smi topo -m: the matrix's NVLink counts, sockets, PCIe switches
+ * and rail NICs become the model's (tests/data/smi-topo, hand-made in the
+ * layout of real outputs). */
+static void test_topo_import_smi_structure(void)
+{
+    topo *h = import_and_load("tests/data/smi-topo/dgx-h100-like.txt");
+    topo *v = import_and_load("tests/data/smi-topo/dgx1-v100-like.txt");
+    topo_import_opts rtx = {.gpu = "RTX 4090"};
+    topo *p = import_and_load_with("tests/data/smi-topo/pcie-2gpu-spaces.txt", &rtx);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    /* NV18 between all 8 GPUs: more than one GPU has (18), so a switch */
+    CU_ASSERT_EQUAL(h->nranks, 8);
+    CU_ASSERT_TRUE(h->nvswitch);
+    CU_ASSERT_EQUAL(h->nvlink_links, 18);
+    CU_ASSERT_EQUAL(count_kind(h, FAB_CPU), 2);          /* NUMA Affinity 0 and 1 */
+    CU_ASSERT_EQUAL(count_kind(h, FAB_PCIE_SWITCH), 8);  /* each GPU PIX to its own NIC */
+    CU_ASSERT_EQUAL(h->nics_per_node, 8);                /* NIC8/9 NODE to every GPU: left out */
+    ASSERT_REL(h->nic_Bps, 400e9 / 8, 1e-12);
+    CU_ASSERT_EQUAL(link_count(h, "gpu0", "nvsw"), 18);
+    /* DGX-1: the hybrid cube mesh's bundles, 2 sockets, a switch per 2 GPUs + NIC */
+    CU_ASSERT_FALSE(v->nvswitch);
+    CU_ASSERT_EQUAL(link_count(v, "gpu0", "gpu3"), 2);
+    CU_ASSERT_EQUAL(link_count(v, "gpu0", "gpu1"), 1);
+    CU_ASSERT_EQUAL(link_count(v, "gpu0", "gpu4"), 0);
+    CU_ASSERT_EQUAL(count_kind(v, FAB_CPU), 2);
+    CU_ASSERT_EQUAL(count_kind(v, FAB_PCIE_SWITCH), 4);
+    CU_ASSERT_EQUAL(v->nics_per_node, 4);
+    CU_ASSERT_EQUAL(link_count(v, "gpu0", "sw0"), 16);
+    CU_ASSERT_EQUAL(link_count(v, "gpu2", "sw1"), 16);
+    /* PHB: both GPUs on the socket's root ports, no switch, no NIC */
+    CU_ASSERT_EQUAL(p->nranks, 2);
+    CU_ASSERT_EQUAL(count_kind(p, FAB_PCIE_SWITCH), 0);
+    CU_ASSERT_EQUAL(count_kind(p, FAB_NIC), 0);
+    CU_ASSERT_EQUAL(link_count(p, "gpu1", "cpu0"), 16);
+    topo_free(h);
+    topo_free(v);
+    topo_free(p);
+}
+
+/* Every GPU kind name, guess and refusal. */
+static void test_topo_import_gpu_kind(void)
+{
+    GError *e = NULL;
+    char *note = NULL;
+    char *j = topo_import("tests/data/smi-topo/pcie-2gpu-spaces.txt", NULL, &note, &e);
+    CU_ASSERT_PTR_NULL(j); /* PHB only: nothing tells the kind */
+    CU_ASSERT(e && strstr(e->message, "pcie-2gpu-spaces.txt:1:1: ") && strstr(e->message, "--gpu"));
+    g_clear_error(&e);
+    topo_import_opts h100 = {.gpu = "H100"};
+    j = topo_import("tests/data/nccl-topo/dgx-a100-like.xml", &h100, &note, &e);
+    CU_ASSERT_PTR_NULL(j); /* the dump's sm 80 is not an H100 */
+    CU_ASSERT(e && strstr(e->message, "sm_80"));
+    g_clear_error(&e);
+    topo_import_opts a100 = {.gpu = "a100"};
+    j = topo_import("tests/data/nccl-topo/dgx-a100-like.xml", &a100, &note, &e);
+    CU_ASSERT(j && strstr(j, "\"A100-SXM4\""));
+    CU_ASSERT_PTR_NULL(note); /* named: nothing guessed */
+    g_free(j);
+    j = topo_import("tests/data/smi-topo/dgx-h100-like.txt", NULL, &note, &e);
+    CU_ASSERT(j && strstr(j, "\"H100-SXM\""));
+    CU_ASSERT(note && strstr(note, "guessed from NV18"));
+    g_free(note);
+    g_free(j);
 }
 
 static void test_topo_import_nccl_xml_loads(void)
@@ -415,7 +501,7 @@ static void test_topo_import_bad_xml_has_position(void)
     close(fd);
     g_file_set_contents(tmp, "<system version=\"1\">\n  <cpu>\n  </pci>\n</system>\n", -1, NULL);
     GError *e = NULL;
-    char *json = topo_import_nccl_xml(tmp, &e);
+    char *json = topo_import_nccl_xml(tmp, NULL, NULL, &e);
     CU_ASSERT_PTR_NULL(json);
     CU_ASSERT(g_error_matches(e, TOPO_ERROR, TOPO_ERROR_PARSE));
     char *want = g_strdup_printf("%s:3:", tmp);
@@ -510,6 +596,8 @@ int main(void)
         {"nvlink_generations", test_topo_nvlink_generations},
         {"nics_per_node_shares_nics", test_topo_nics_per_node_shares_nics},
         {"import_nccl_xml_loads", test_topo_import_nccl_xml_loads},
+        {"import_smi_structure", test_topo_import_smi_structure},
+        {"import_gpu_kind", test_topo_import_gpu_kind},
         {"import_bad_xml_has_position", test_topo_import_bad_xml_has_position},
         {"dot_has_every_link", test_topo_dot_has_every_link},
         {NULL, NULL},

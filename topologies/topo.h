@@ -97,9 +97,27 @@ GPtrArray *topo_list(GError **err);
 /* Graphviz text of the built graph (caller g_free's). */
 char *topo_dot(const topo *t);
 
+/* What `topo import` is told that the imported file does not say. */
+typedef struct {
+    const char *gpu;  /* a GPU kind of the compute model's table ("H100", "A100", ...); NULL: the
+                       * file's (an NCCL dump's sm) or a guess from the NVLink pattern */
+    double nic_gbps;  /* NIC line rate, Gb/s; 0: the dump's <net speed>, or by GPU generation */
+    const char *cpu;  /* intel | amd | arm (nvidia-smi output names none; NULL: intel) */
+} topo_import_opts;
+
 /* Convert an NCCL topology dump (NCCL_TOPO_DUMP_FILE XML) to conveyor's
- * topology JSON text (caller g_free's); GMarkup errors carry line:col. */
-char *topo_import_nccl_xml(const char *path, GError **err);
+ * topology JSON text (caller g_free's); GMarkup errors carry line:col. o
+ * may be NULL. *note (when note is not NULL) gets a line for the user
+ * about what was guessed, or NULL. */
+char *topo_import_nccl_xml(const char *path, const topo_import_opts *o, char **note, GError **err);
+
+/* The same from `nvidia-smi topo -m` output (topo_smi.c): GPUs, NVLink
+ * counts, PCIe relations (PIX/PXB/PHB/NODE/SYS), NICs and NUMA affinity.
+ * Errors carry file:line:col. */
+char *topo_import_smi(const char *path, const topo_import_opts *o, char **note, GError **err);
+
+/* Either of the two, chosen by the file's first character ('<': XML). */
+char *topo_import(const char *path, const topo_import_opts *o, char **note, GError **err);
 
 /* Fill *s with the collective layer's view of t (pointers into t, valid
  * while t lives): ranks, GPUs, the NVLS switch, the servers' NIC bandwidth;

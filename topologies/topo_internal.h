@@ -170,4 +170,29 @@ double topo_nvlink_link_Bps(int gen);
 /* NCCL's effective/raw ratio for an NVLink generation. */
 double topo_nvlink_eff(int gen);
 
+/* ---- importers' shared pieces (topo_import.c) ------------------------ */
+
+/* Append {"id", "kind"} to nodes / {"a", "b", "kind"[, "source"]} to links;
+ * return the new object for more members. */
+cJSON *imp_node(cJSON *nodes, const char *id, const char *kind);
+cJSON *imp_link(cJSON *links, const char *a, const char *b, const char *kind, const char *src);
+/* NVLink generation by compute capability x10 (Pascal 1 ... Blackwell 5). */
+int imp_nvlink_gen(int sm);
+/* The "gpu" object: the compute table's kind named by `name` (its sm must
+ * be sm when sm > 0), or, name NULL, the kind `guess` names (why: the
+ * reason, for the source and the note), or with neither, a GPU known only
+ * by sm (model "smNN-GPU", memory bandwidth guessed). NULL with *err
+ * (TOPO_ERROR_VALUE, "file: ...") on an unknown name or an sm mismatch. */
+cJSON *imp_gpu(const char *file, const char *name, int sm, const char *guess, const char *why,
+               GError **err);
+/* params.p2p on; with several sockets, links between every pair of them
+ * (cpu0..cpuN-1) at params.xsocket.GBps, NCCL's inter-CPU rate for the
+ * vendor (intel, amd, arm), and params.p2p_xsocket: NCCL uses P2P between
+ * GPUs across sockets (path SYS) on AMD hosts only; on Intel and ARM it
+ * stops at PXB (ncclTopoCheckP2p, src/graph/paths.cc). */
+void imp_sockets(cJSON *params, cJSON *links, int ncpu, const char *vendor);
+/* The shipped fabric file for a NIC rate: ib-hdr to 200, ib-ndr to 400,
+ * ib-xdr above (Gb/s). */
+const char *imp_fabric(double gbps);
+
 #endif

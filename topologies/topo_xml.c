@@ -84,32 +84,11 @@ static int pcie_gen_of(const char *s)
     return 0;
 }
 
-static void add_link(xstate *x, const char *a, const char *b, const char *kind, const char *src)
-{
-    cJSON *l = cJSON_CreateObject();
-    cJSON_AddStringToObject(l, "a", a);
-    cJSON_AddStringToObject(l, "b", b);
-    cJSON_AddStringToObject(l, "kind", kind);
-    if (src)
-        cJSON_AddStringToObject(l, "source", src);
-    cJSON_AddItemToArray(x->links, l);
-}
-
 static void add_pcie(xstate *x, const char *a, const char *b, int gen, int width)
 {
-    add_link(x, a, b, "pcie", "NCCL dump: pci link_speed and link_width");
-    cJSON *l = cJSON_GetArrayItem(x->links, cJSON_GetArraySize(x->links) - 1);
+    cJSON *l = imp_link(x->links, a, b, "pcie", "NCCL dump: pci link_speed and link_width");
     cJSON_AddNumberToObject(l, "gen", gen);
     cJSON_AddNumberToObject(l, "lanes", width);
-}
-
-static cJSON *add_node(xstate *x, const char *id, const char *kind)
-{
-    cJSON *n = cJSON_CreateObject();
-    cJSON_AddStringToObject(n, "id", id);
-    cJSON_AddStringToObject(n, "kind", kind);
-    cJSON_AddItemToArray(x->nodes, n);
-    return n;
 }
 
 static xframe *top(xstate *x) { return x->stack->len ? g_ptr_array_index(x->stack, x->stack->len - 1) : NULL; }
@@ -117,11 +96,11 @@ static xframe *top(xstate *x) { return x->stack->len ? g_ptr_array_index(x->stac
 static bool on_cpu(xstate *x, const char **n, const char **v)
 {
     char *id = g_strdup_printf("cpu%d", x->ncpu), *mem = g_strdup_printf("mem%d", x->ncpu);
-    cJSON *c = add_node(x, id, "cpu");
+    cJSON *c = imp_node(x->nodes, id, "cpu");
     cJSON_AddNumberToObject(c, "socket", x->ncpu++);
-    add_node(x, mem, "hostmem");
-    add_link(x, id, mem, "mem", "import: estimate (the dump has no memory bandwidth); edit");
-    cJSON_AddNumberToObject(cJSON_GetArrayItem(x->links, cJSON_GetArraySize(x->links) - 1),
+    imp_node(x->nodes, mem, "hostmem");
+    cJSON_AddNumberToObject(imp_link(x->links, id, mem, "mem",
+                                     "import: estimate (the dump has no memory bandwidth); edit"),
                             "GBps", 200);
     const char *vend = attr(n, v, "vendor"), *arch = attr(n, v, "arch");
     if (!x->vendor)
@@ -154,7 +133,7 @@ static bool on_pci(xstate *x, const char **n, const char **v, GError **err)
     x->cur_bus = g_strdup(attr(n, v, "busid"));
     if (cls && g_str_has_prefix(cls, "0x0604")) {
         f->id = g_strdup_printf("sw%d", x->nsw++);
-        add_node(x, f->id, "pcie_switch");
+        imp_node(x->nodes, f->id, "pcie_switch");
         add_pcie(x, f->id, up->id, f->gen, f->width);
     } else {
         f->id = g_strdup(up->id);
@@ -179,19 +158,13 @@ static bool on_gpu(xstate *x, const char **n, const char **v, GError **err)
     }
     x->sm = smv;
     char *id = g_strdup_printf("gpu%d", x->ngpu++);
-    add_node(x, id, "gpu");
+    imp_node(x->nodes, id, "gpu");
     add_pcie(x, id, pf->id, pf->gen, pf->width); /* a device frame's id is its parent's */
     if (x->cur_bus)
         g_hash_table_replace(x->gpu_bus, g_strdup(x->cur_bus), g_strdup(id));
     g_free(x->cur_gpu);
     x->cur_gpu = id;
     return true;
-}
-
-/* NVLink generation by compute capability (Pascal 1 ... Blackwell 5). */
-static int nvlink_gen_of(int sm)
-{
-    return sm >= 100 ? 5 : sm >= 90 ? 4 : sm >= 80 ? 3 : sm >= 70 ? 2 : 1;
 }
 
 static bool on_nvlink(xstate *x, const char **n, const char **v, GError **err)
@@ -205,7 +178,7 @@ static bool on_nvlink(xstate *x, const char **n, const char **v, GError **err)
     }
     if (tc && !g_ascii_strcasecmp(tc, "0x068000")) {
         if (!x->nvsw)
-            cJSON_AddBoolToObject(add_node(x, "nvsw", "nvswitch"), "nvls", x->sm >= 90);
+            cJSON_AddBoolToObject(imp_node(x->nodes, "nvsw", "nvswitch"), "nvls", x->sm >= 90);
         x->nvsw = true;
         x->nvsw_links += count; /* one bundle per GPU, added at </gpu> */
         if (x->nvsw_links > 64) {
@@ -259,23 +232,15 @@ static void end_el(GMarkupParseContext *c, const char *el, gpointer ud, GError *
             g_ptr_array_remove_index(x->stack, x->stack->len - 1);
     if (!strcmp(el, "gpu")) {
         if (x->nvsw_links) {
-            add_link(x, x->cur_gpu, "nvsw", "nvlink",
-                     "NCCL dump: nvlink counts to NVSwitches (tclass 0x068000), summed");
-            cJSON *l = cJSON_GetArrayItem(x->links, cJSON_GetArraySize(x->links) - 1);
+            cJSON *l = imp_link(x->links, x->cur_gpu, "nvsw", "nvlink",
+                                "NCCL dump: nvlink counts to NVSwitches (tclass 0x068000), summed");
             cJSON_AddNumberToObject(l, "links", x->nvsw_links);
-            cJSON_AddNumberToObject(l, "nvlink_gen", nvlink_gen_of(x->sm));
+            cJSON_AddNumberToObject(l, "nvlink_gen", imp_nvlink_gen(x->sm));
         }
         x->nvsw_links = 0;
         g_free(x->cur_gpu);
         x->cur_gpu = NULL;
     }
-}
-
-/* HBM/GDDR bandwidth by sm, GB/s: a guess for the dump's unnamed GPU. */
-static double hbm_guess(int sm)
-{
-    return sm >= 100 ? 8000 : sm >= 90 ? 3350 : sm == 89 ? 1008 : sm == 86 ? 936
-         : sm >= 80 ? 2039 : sm == 75 ? 616 : 900;
 }
 
 static void add_peer_links(xstate *x)
@@ -287,10 +252,9 @@ static void add_peer_links(xstate *x)
         bool lt = b && strcmp(f[0], b) < 0;
         char *key = b ? g_strdup_printf("%s-%s", lt ? f[0] : b, lt ? b : f[0]) : NULL;
         if (b && strcmp(f[0], b) && !g_hash_table_contains(done, key)) {
-            add_link(x, f[0], b, "nvlink", "NCCL dump: GPU-GPU nvlink count");
-            cJSON *l = cJSON_GetArrayItem(x->links, cJSON_GetArraySize(x->links) - 1);
+            cJSON *l = imp_link(x->links, f[0], b, "nvlink", "NCCL dump: GPU-GPU nvlink count");
             cJSON_AddNumberToObject(l, "links", atoi(f[2]));
-            cJSON_AddNumberToObject(l, "nvlink_gen", nvlink_gen_of(x->sm));
+            cJSON_AddNumberToObject(l, "nvlink_gen", imp_nvlink_gen(x->sm));
             g_hash_table_add(done, key);
             key = NULL;
         }
@@ -300,58 +264,52 @@ static void add_peer_links(xstate *x)
     g_hash_table_destroy(done);
 }
 
-/* Inter-socket links and the top-level object. */
-static cJSON *finish(xstate *x, const char *path)
+/* Inter-socket links and the top-level object; NULL with *err when --gpu
+ * names no GPU of the dump's sm. */
+static cJSON *finish(xstate *x, const char *path, const topo_import_opts *o, GError **err)
 {
-    static const double xbw[] = {10, 16, 6}; /* NCCL SKL_QPI_BW, AMD_BW, ARM_BW */
-    int v = !strcmp(x->vendor, "amd") ? 1 : !strcmp(x->vendor, "arm") ? 2 : 0;
-    for (int i = 1; i < x->ncpu; i++) {
-        char *a = g_strdup_printf("cpu%d", i - 1), *b = g_strdup_printf("cpu%d", i);
-        add_link(x, a, b, "xsocket", "NCCL ncclTopoGetInterCpuBw constants (nccl-model.md 1)");
-        cJSON_AddNumberToObject(cJSON_GetArrayItem(x->links, cJSON_GetArraySize(x->links) - 1),
-                                "GBps", xbw[v]);
-        g_free(a);
-        g_free(b);
-    }
+    cJSON *gpu = imp_gpu(path, o->gpu, x->sm, NULL, NULL, err);
+    if (!gpu)
+        return NULL;
+    const char *vendor = o->cpu ? o->cpu : x->vendor;
     add_peer_links(x);
-    cJSON *root = cJSON_CreateObject(), *o;
+    cJSON *root = cJSON_CreateObject(), *p;
     char *base = g_path_get_basename(path), *desc = g_strdup_printf("imported from %s", base);
     cJSON_AddStringToObject(root, "description", desc);
-    o = cJSON_AddObjectToObject(root, "gpu");
-    char *model = g_strdup_printf("sm%d-GPU", x->sm);
-    cJSON_AddStringToObject(o, "model", model);
-    cJSON_AddNumberToObject(o, "sm", x->sm);
-    cJSON_AddNumberToObject(o, "hbm_GBps", hbm_guess(x->sm));
-    cJSON_AddStringToObject(o, "source", "import: model and memory bandwidth guessed from sm; edit");
-    o = cJSON_AddObjectToObject(root, "cpu");
-    cJSON_AddStringToObject(o, "vendor", x->vendor);
-    o = cJSON_AddObjectToObject(root, "params");
-    cJSON_AddStringToObject(o, "p2p", "on");
+    cJSON_AddItemToObject(root, "gpu", gpu);
+    p = cJSON_AddObjectToObject(root, "cpu");
+    cJSON_AddStringToObject(p, "vendor", vendor);
+    p = cJSON_AddObjectToObject(root, "params");
+    imp_sockets(p, x->links, x->ncpu, vendor);
     if (x->nnet)
-        cJSON_AddNumberToObject(o, "nics_per_node", x->nnet);
-    o = cJSON_AddObjectToObject(root, "node");
-    cJSON_AddItemToObject(o, "nodes", x->nodes);
-    cJSON_AddItemToObject(o, "links", x->links);
+        cJSON_AddNumberToObject(p, "nics_per_node", x->nnet);
+    p = cJSON_AddObjectToObject(root, "node");
+    cJSON_AddItemToObject(p, "nodes", x->nodes);
+    cJSON_AddItemToObject(p, "links", x->links);
     x->nodes = x->links = NULL;
     if (x->nnet) {
-        cJSON *n = cJSON_AddObjectToObject(o, "nics");
+        double gbps = o->nic_gbps > 0 ? o->nic_gbps : x->net_mbps > 0 ? x->net_mbps / 1000 : 10;
+        cJSON *n = cJSON_AddObjectToObject(p, "nics");
         cJSON_AddStringToObject(n, "count", "$nics_per_node");
-        cJSON_AddNumberToObject(n, "gbps", x->net_mbps > 0 ? x->net_mbps / 1000 : 10);
+        cJSON_AddNumberToObject(n, "gbps", gbps);
         cJSON_AddNumberToObject(n, "gen", x->nic_gen ? x->nic_gen : 4);
         cJSON_AddNumberToObject(n, "lanes", x->nic_width ? x->nic_width : 16);
-        cJSON_AddStringToObject(n, "source", "NCCL dump: net speed (Mb/s) and the NIC's pci link");
-        o = cJSON_AddObjectToObject(root, "scaleout");
-        cJSON_AddStringToObject(o, "fabric", x->net_mbps <= 200000 ? "ib-hdr"
-                                             : x->net_mbps <= 400000 ? "ib-ndr" : "ib-xdr");
+        cJSON_AddStringToObject(n, "source", o->nic_gbps > 0 ? "rate: `topo import --nic-gbps`; NCCL dump: the NIC's pci link"
+                                                             : "NCCL dump: net speed (Mb/s) and the NIC's pci link");
+        p = cJSON_AddObjectToObject(root, "scaleout");
+        cJSON_AddStringToObject(p, "fabric", imp_fabric(gbps));
     }
     g_free(base);
     g_free(desc);
-    g_free(model);
     return root;
 }
 
-char *topo_import_nccl_xml(const char *path, GError **err)
+char *topo_import_nccl_xml(const char *path, const topo_import_opts *o, char **note, GError **err)
 {
+    static const topo_import_opts none = {0};
+    o = o ? o : &none;
+    if (note)
+        *note = NULL;
     char *text = NULL;
     gsize len = 0;
     GError *e = NULL;
@@ -380,9 +338,13 @@ char *topo_import_nccl_xml(const char *path, GError **err)
         g_set_error(err, TOPO_ERROR, TOPO_ERROR_SCHEMA, "%s:1:1: no <cpu> or no <gpu> in the dump",
                     path);
     } else {
-        cJSON *root = finish(&x, path);
-        out = cJSON_Print(root);
+        cJSON *root = finish(&x, path, o, err);
+        out = root ? cJSON_Print(root) : NULL;
         cJSON_Delete(root);
+        if (out && note && !o->gpu)
+            *note = g_strdup_printf("%s: the dump gives the GPUs' compute capability (sm_%d), not their kind: "
+                                    "`conveyor scale` and `workload` need one, `topo import --gpu NAME` sets it",
+                                    path, x.sm);
     }
     g_markup_parse_context_free(x.ctx);
     g_ptr_array_unref(x.stack);

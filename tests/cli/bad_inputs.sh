@@ -10,6 +10,7 @@ bad_cmd() {
     case $1 in
     topo) echo "topo show" ;;
     nccl-xml) echo "topo import" ;;
+    smi-topo) echo "topo import" ;;
     nccltests) echo "validate --topo dgx-a100" ;;
     p2p) echo "p2p --topo pcie-gen3-2gpu --compare" ;;
     trace) echo "replay --topo dgx-a100 --gpus 2" ;;
@@ -73,12 +74,13 @@ done
 # Generated: 100 MB on one line (not committed), in each text format.
 big=$(mktemp -d)
 head -c 100000000 /dev/zero | tr '\0' 'x' > "$big/x"
-mkdir -p "$big/topo" "$big/nccltests" "$big/p2p" "$big/trace" "$big/nccl-xml" "$big/calibration" "$big/sweep"
+mkdir -p "$big/topo" "$big/nccltests" "$big/p2p" "$big/trace" "$big/nccl-xml" "$big/smi-topo" "$big/calibration" "$big/sweep"
 { printf '{"description": "'; cat "$big/x"; printf '"}\n'; } > "$big/topo/long-line-100MB.json"
 cp "$big/topo/long-line-100MB.json" "$big/sweep/long-line-100MB.json"
 mv "$big/x" "$big/nccltests/long-line-100MB.txt"
 ln -s ../nccltests/long-line-100MB.txt "$big/p2p/long-line-100MB.txt"
 ln -s ../nccltests/long-line-100MB.txt "$big/nccl-xml/long-line-100MB.xml"
+{ printf '\tGPU0\tCPU Affinity\nGPU0\t X \t'; cat "$big/nccltests/long-line-100MB.txt"; printf '\n'; } > "$big/smi-topo/long-line-100MB.txt"
 ln -s ../nccltests/long-line-100MB.txt "$big/calibration/long-line-100MB.jsonl"
 { printf '{"ranks": 1, "ops": [{"rank": 0, "kind": "compute", "dur_us": -1, "name": "'
   cat "$big/nccltests/long-line-100MB.txt"; printf '"}]}\n'; } > "$big/trace/long-line-100MB.json"

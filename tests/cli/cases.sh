@@ -22,6 +22,36 @@ check topo-directory 2 'tests/: a directory, not a topology file' -- topo show t
 check topo-unknown-name 2 "unknown topology 'dgx-z'" -- topo show dgx-z
 check topo-import 0 '"nvlink_gen":[[:space:]]*3' -- topo import tests/data/nccl-topo/dgx-a100-like.xml
 check topo-import-missing 2 'no-such\.xml' -- topo import tests/data/nccl-topo/no-such.xml
+# nvidia-smi topo -m (tests/data/smi-topo, hand-made in the layout of real outputs)
+check topo-import-smi 0 '"nvlink.links":[[:space:]]*18' -- topo import tests/data/smi-topo/dgx-h100-like.txt
+check topo-import-smi-guess 0 'H100-SXM: GPU kind guessed from NV18' -- topo import tests/data/smi-topo/dgx-h100-like.txt
+check topo-import-smi-nics 0 'not modelled \(NODE/SYS to every GPU\): NIC8 \(mlx5_bond_0\), NIC9' -- topo import tests/data/smi-topo/dgx-h100-like.txt
+check topo-import-smi-given 0 'NICs of 800 Gb/s|"model":[[:space:]]*"H200"' -- topo import tests/data/smi-topo/dgx-h100-like.txt --gpu H200 --nic-gbps 800 --cpu amd
+check topo-import-smi-no-kind 2 'pcie-2gpu-spaces\.txt:1:1: .*--gpu NAME' -- topo import tests/data/smi-topo/pcie-2gpu-spaces.txt
+check topo-import-smi-kind 0 '"model":[[:space:]]*"RTX 4090"' -- topo import tests/data/smi-topo/pcie-2gpu-spaces.txt --gpu 'RTX 4090'
+check topo-import-bad-gpu 2 'no such GPU kind \(known: V100-SXM2' -- topo import tests/data/smi-topo/dgx-h100-like.txt --gpu Z100
+check topo-import-xml-gpu-sm 2 'names the H100-SXM \(sm_90\); the file.s GPUs are sm_80' -- topo import tests/data/nccl-topo/dgx-a100-like.xml --gpu H100
+check topo-import-xml-note 0 'sm_80.*topo import --gpu NAME' -- topo import tests/data/nccl-topo/dgx-a100-like.xml
+check topo-import-bad-cpu 2 '--cpu via: expected intel, amd or arm' -- topo import tests/data/smi-topo/dgx-h100-like.txt --cpu via
+check topo-import-bad-nic 2 '--nic-gbps 5000: expected' -- topo import tests/data/smi-topo/dgx-h100-like.txt --nic-gbps 5000
+# an imported description of a shipped system simulates as the shipped one does
+# (same NVLinks, switches, NICs): the sweep's rows, not its device names
+import_same() { # NAME IMPORTED SHIPPED -- collective ARGS
+    name=$1; f=$2; t=$3; shift 4
+    tmp=$(mktemp); "$C" topo import "$f" -o "$tmp" 2>/dev/null
+    a=$("$C" "$@" --topo "$tmp" 2>&1 | grep -v '^#' | cksum); b=$("$C" "$@" --topo "$t" 2>&1 | grep -v '^#' | cksum)
+    n=$("$C" "$@" --topo "$tmp" 2>&1 | grep -vc '^#')
+    if [ "$a" = "$b" ] && [ "$n" -gt 2 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $name: $f and $t differ" >&2; fi
+    rm -f "$tmp"
+}
+import_same import-smi-dgx-h100 tests/data/smi-topo/dgx-h100-like.txt dgx-h100 -- collective --nodes 2 -g 8 -b 1M -e 1G -f 32
+import_same import-smi-dgx1-mesh tests/data/smi-topo/dgx1-v100-like.txt dgx1-v100 -- collective -g 8 -b 1M -e 1G -f 32
+sp=$(mktemp); "$C" topo import tests/data/smi-topo/dgx1-v100-like.txt -o "$sp" 2>/dev/null
+check topo-import-xsocket-param 0 'p2p_xsocket=off pcie.gen=3 pxn=on xsocket.GBps=38.4' -- topo show "$sp" --set xsocket.GBps=38.4
+rm -f "$sp"
+sp=$(mktemp); "$C" topo import tests/data/nccl-topo/dgx-a100-like.xml --gpu A100 -o "$sp" 2>/dev/null
+check topo-import-xml-scale 0 'A100-SXM4 +8 +8 +1 +1' -- scale --model llama3-8b --systems "$sp:8" --gpus 8
+rm -f "$sp"
 check validate-explain 0 'explain: +134217728 +Ring +Simple +24 +n0\.gpu0->n0\.nvsw +87% +59017 +208\.31$' -- validate --topo dgx-a100 --explain tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
 check validate-applies-log-env 0 "environment from the log's NCCL INFO lines: NCCL_ALGO=ring NCCL_MAX_NCHANNELS=8" -- validate --topo dgx-h100 tests/data/nccl-debug/dgx-h100-allreduce-env.txt
 check validate-nccl-version 0 '^# NCCL 2\.19\.3 in the log \(line 6\); the tuner follows NCCL 2\.30\.7' -- validate --topo dgx-a100 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
