@@ -9,13 +9,14 @@
 #include "traces/flightrec.h"
 #include "traces/kineto.h"
 #include "traces/native.h"
+#include "traces/nccllog.h"
 #include "traces/tracefile.h"
 
-/* A Flight Recorder dump (or a directory of them), its note on stderr. */
-static trace *load_flightrec(const char *path, GError **err)
+/* A loader that says what it kept: its note on stderr. */
+static trace *load_noted(trace *(*load)(const char *, char **, GError **), const char *path, GError **err)
 {
     char *note = NULL;
-    trace *t = trace_flightrec_load(path, &note, err);
+    trace *t = load(path, &note, err);
     if (note)
         fprintf(stderr, "conveyor: %s\n", note);
     g_free(note);
@@ -28,16 +29,18 @@ static trace *load_one(const char *path, GError **err)
     if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
         g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
         const char *n;
-        bool fr = false;
+        bool fr = false, nl = false;
         while (d && (n = g_dir_read_name(d))) {
             if (g_str_has_suffix(n, ".et"))
                 return trace_chakra_load(path, err);
             char head[4096 + 1];
             g_autofree char *p = g_build_filename(path, n, NULL);
-            gssize len = fr ? 0 : tracefile_head(p, head, sizeof head);
+            gssize len = fr || nl ? 0 : tracefile_head(p, head, sizeof head);
             fr |= len > 0 && flightrec_sniff(head, len);
+            nl |= len > 0 && nccllog_sniff(head, len);
         }
-        return fr ? load_flightrec(path, err) : trace_kineto_load(path, err);
+        return nl ? load_noted(trace_nccllog_load, path, err)
+             : fr ? load_noted(trace_flightrec_load, path, err) : trace_kineto_load(path, err);
     }
     if (g_str_has_suffix(path, ".et"))
         return trace_chakra_load(path, err);
@@ -50,7 +53,9 @@ static trace *load_one(const char *path, GError **err)
     gssize n = tracefile_head(path, head, sizeof head);
     bool ops = g_strstr_len(head, n, "\"ops\"") != NULL;
     if (!ops && flightrec_sniff(head, n))
-        return load_flightrec(path, err);
+        return load_noted(trace_flightrec_load, path, err);
+    if (!ops && nccllog_sniff(head, n))
+        return load_noted(trace_nccllog_load, path, err);
     if (!ops && g_strstr_len(head, n, "\"traceEvents\""))
         return trace_kineto_load(path, err);
     if (!ops && (g_strstr_len(head, n, "\"dataDeps\"") || g_strstr_len(head, n, "\"ctrlDeps\"")))

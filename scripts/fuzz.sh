@@ -11,7 +11,7 @@
 set -u
 SECONDS_EACH=${1:-60}
 [ $# -gt 0 ] && shift
-TARGETS=${*:-"topo_json topo_xml topo_smi nccltests p2pmatrix native_json native_csv kineto chakra flightrec"}
+TARGETS=${*:-"topo_json topo_xml topo_smi nccltests p2pmatrix native_json native_csv kineto chakra flightrec nccllog"}
 JOBS=${FUZZ_JOBS:-1}
 B=build/fuzz
 CLANG=${FUZZ_CC:-clang}
@@ -44,6 +44,7 @@ seeds_for() {
     kineto) ls fuzz/seeds/kineto/* tests/data/traces/kineto_old_style.json tests/data/traces/bad/*.json ;;
     chakra) ls fuzz/seeds/chakra/* tests/data/traces/jsonized.json tests/data/traces/bad/*.et ;;
     flightrec) ls tests/data/traces/flightrec/* tests/bad_input/flightrec/* ;;
+    nccllog) ls tests/data/traces/nccl-log/job-8rank.log tests/bad_input/nccl-log/* ;;
     esac 2>/dev/null
 }
 

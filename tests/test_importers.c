@@ -13,6 +13,7 @@
 #include "traces/flightrec.h"
 #include "traces/json_arena.h"
 #include "traces/kineto.h"
+#include "traces/nccllog.h"
 #include "traces/pbwire.h"
 
 #define DATA "tests/data/traces/"
@@ -358,6 +359,109 @@ static void test_json_arena(void)
         CU_ASSERT_EQUAL(GPOINTER_TO_INT(g_thread_join(t[i])), 50 * (i + 3));
 }
 
+/* NCCL debug logs (tests/data/traces/nccl-log: 8 ranks, 2 hosts; its
+ * header says what it holds): ranks from the world communicator, groups
+ * from commIds, sizes from count x datatype, peers from the pair
+ * communicators; the combined log and the per-process directory agree. */
+static void test_nccllog_job(void)
+{
+    GError *err = NULL;
+    char *note = NULL;
+    trace *t = trace_nccllog_load(DATA "nccl-log/job-8rank.log", &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL_FATAL(t->nranks, 8);
+    CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "8 ranks, 7 communicators, 64 calls replayed; 8 of kinds not "
+                                                "replayed (e.g. AlltoAll)"));
+    CU_ASSERT_EQUAL(t->groups->len, 7); /* world, 2 x tensor parallel of 4, 4 pipeline pairs */
+    for (int r = 0; r < 8; r++) {
+        CU_ASSERT_EQUAL(t->ranks[r].ops->len, 8);
+        counts c = count_ops(t, r);
+        CU_ASSERT_EQUAL(c.colls[COLL_ALL_REDUCE], 3);
+        CU_ASSERT_EQUAL(c.sends, 1);
+        CU_ASSERT_EQUAL(c.recvs, 1);
+    }
+    const trace_op *tp = OP(t, 5, 0), *snd = OP(t, 2, 2), *rcv = OP(t, 2, 3), *ag = OP(t, 2, 4), *bc = OP(t, 2, 6);
+    CU_ASSERT_EQUAL(tp->bytes, 4194304ull * 2); /* bf16 (datatype 9) */
+    const trace_group *g = g_ptr_array_index(t->groups, tp->group);
+    CU_ASSERT(g->size == 4 && g->ranks[0] == 4 && g->ranks[3] == 7);
+    CU_ASSERT_EQUAL(snd->kind, TOP_SEND);
+    CU_ASSERT_EQUAL(snd->peer, 6); /* rank 1 of the pair (2, 6) */
+    CU_ASSERT_EQUAL(rcv->kind, TOP_RECV);
+    CU_ASSERT_EQUAL(rcv->peer, 6);
+    CU_ASSERT_NOT_EQUAL(snd->stream, rcv->stream); /* one group: they run together */
+    CU_ASSERT_EQUAL(ag->bytes, 1048576ull * 4 * 8); /* all_gather: count per rank x 8 */
+    CU_ASSERT_STRING_EQUAL(ag->name, "AllGather");
+    CU_ASSERT_EQUAL(OP(t, 2, 5)->bytes, 1048576ull * 4 * 8);
+    CU_ASSERT_EQUAL(bc->coll, COLL_BROADCAST);
+    CU_ASSERT_EQUAL(bc->bytes, 4096);
+    CU_ASSERT_EQUAL(tp->seq, 0);
+    CU_ASSERT_EQUAL(OP(t, 5, 1)->seq, 1);
+    CU_ASSERT(tp->src_index > 10); /* the line it was read from */
+    trace *d = trace_nccllog_load(DATA "nccl-log/per-rank", NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_EQUAL(d->nranks, 8);
+    for (int r = 0; r < 8; r++)
+        for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+            const trace_op *a = OP(t, r, i), *b = OP(d, r, i);
+            CU_ASSERT(a->kind == b->kind && a->bytes == b->bytes && a->peer == b->peer && a->seq == b->seq);
+        }
+    trace_free(d);
+    g_free(note);
+    trace_free(t);
+}
+
+/* Sends and receives one after another on a stream are one group: each on a
+ * lane of its own after the stream's previous call, and the stream's next
+ * call after all of them; with nranks only in the comm line (no commId) the
+ * communicators pair up by size and order. */
+static void test_nccllog_group_of_sends(void)
+{
+    const char *log =
+        "h:1:1 [0] NCCL INFO comm 0xa rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0\n"
+        "h:2:2 [1] NCCL INFO comm 0xb rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 MNNVL 0\n"
+        "h:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 8 datatype 7 op 0 root 0 comm 0xa [nranks=2] stream 0xs\n"
+        "h:1:1 [0] NCCL INFO Send: opCount 1 sendbuff 0x1 recvbuff (nil) count 16 datatype 0 op 0 root 1 comm 0xa [nranks=2] stream 0xs\n"
+        "h:1:1 [0] NCCL INFO Recv: opCount 1 sendbuff (nil) recvbuff 0x1 count 16 datatype 0 op 0 root 1 comm 0xa [nranks=2] stream 0xs\n"
+        "h:1:1 [0] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x2 count 8 datatype 7 op 0 root 0 comm 0xa [nranks=2] stream 0xs\n"
+        "h:2:2 [1] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 8 datatype 7 op 0 root 0 comm 0xb [nranks=2] stream 0xs\n"
+        "h:2:2 [1] NCCL INFO Send: opCount 1 sendbuff 0x1 recvbuff (nil) count 16 datatype 0 op 0 root 0 comm 0xb [nranks=2] stream 0xs\n"
+        "h:2:2 [1] NCCL INFO Recv: opCount 1 sendbuff (nil) recvbuff 0x1 count 16 datatype 0 op 0 root 0 comm 0xb [nranks=2] stream 0xs\n"
+        "h:2:2 [1] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x2 count 8 datatype 7 op 0 root 0 comm 0xb [nranks=2] stream 0xs\n";
+    char *path = NULL;
+    int fd = g_file_open_tmp("nccllog-XXXXXX.log", &path, NULL);
+    close(fd);
+    g_file_set_contents(path, log, -1, NULL);
+    GError *err = NULL;
+    trace *t = trace_nccllog_load(path, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(t->nranks, 2);
+    const trace_op *ar = OP(t, 0, 0), *s = OP(t, 0, 1), *r = OP(t, 0, 2), *ar2 = OP(t, 0, 3);
+    CU_ASSERT_NOT_EQUAL(s->stream, ar->stream);
+    CU_ASSERT_NOT_EQUAL(s->stream, r->stream);
+    CU_ASSERT_EQUAL(ar2->stream, ar->stream);
+    CU_ASSERT(s->deps && s->deps->len == 1 && g_array_index(s->deps, uint32_t, 0) == 0);
+    CU_ASSERT(r->deps && r->deps->len == 1 && g_array_index(r->deps, uint32_t, 0) == 0);
+    CU_ASSERT(ar2->deps && ar2->deps->len == 2 && g_array_index(ar2->deps, uint32_t, 0) == 1 &&
+              g_array_index(ar2->deps, uint32_t, 1) == 2);
+    CU_ASSERT_EQUAL(s->bytes, 16);
+    CU_ASSERT_EQUAL(ar2->seq, 1);
+    trace_free(t);
+    /* a rank missing: named with the communicator and where it was made */
+    GString *g = g_string_new("h:1:1 [0] NCCL INFO comm 0xa rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n");
+    char **l = g_strsplit(log, "\n", -1);
+    for (char **k = l; *k; k++)
+        if (g_str_has_prefix(*k, "h:1:1") && strstr(*k, "opCount"))
+            g_string_append_printf(g, "%s\n", *k);
+    g_strfreev(l);
+    g_file_set_contents(path, g->str, -1, NULL);
+    CU_ASSERT_PTR_NULL(trace_nccllog_load(path, NULL, &err));
+    CU_ASSERT(err && strstr(err->message, ":1: comm 0xa (nranks=2#0): the log has 1 of its 2 ranks (none says rank 1)"));
+    g_clear_error(&err);
+    g_string_free(g, TRUE);
+    g_unlink(path);
+    g_free(path);
+}
+
 /* PyTorch Flight Recorder dumps (tests/data/traces/flightrec, counts in
  * PROVENANCE.md): the ranks' windows lined up per group sequence number and
  * per sender/receiver pair, sizes from the tensors, durations kept. */
@@ -446,6 +550,8 @@ int main(void)
         {"test_json_arena", test_json_arena},
         {"test_kineto_directory_validated", test_kineto_directory_validated},
         {"test_flightrec_directory", test_flightrec_directory},
+        {"test_nccllog_job", test_nccllog_job},
+        {"test_nccllog_group_of_sends", test_nccllog_group_of_sends},
         {NULL, NULL},
     };
     return test_main("importers", cases);

@@ -16,6 +16,7 @@ bad_cmd() {
     trace) echo "replay --topo dgx-a100 --gpus 2" ;;
     kineto) echo "replay --topo dgx-a100 --gpus 2 --ranks 2" ;;
     flightrec) echo "replay --topo dgx-a100 --gpus 2 --ranks 2" ;;
+    nccl-log) echo "replay --topo dgx-h100 --nodes 2 --gpus 4" ;;
     chakra) echo "replay --topo dgx-a100 --gpus 1" ;;
     sweep) echo "sweep" ;;
     calibration) echo "calibrate fit" ;;
@@ -74,13 +75,14 @@ done
 # Generated: 100 MB on one line (not committed), in each text format.
 big=$(mktemp -d)
 head -c 100000000 /dev/zero | tr '\0' 'x' > "$big/x"
-mkdir -p "$big/topo" "$big/nccltests" "$big/p2p" "$big/trace" "$big/nccl-xml" "$big/smi-topo" "$big/calibration" "$big/sweep"
+mkdir -p "$big/topo" "$big/nccltests" "$big/p2p" "$big/trace" "$big/nccl-xml" "$big/smi-topo" "$big/nccl-log" "$big/calibration" "$big/sweep"
 { printf '{"description": "'; cat "$big/x"; printf '"}\n'; } > "$big/topo/long-line-100MB.json"
 cp "$big/topo/long-line-100MB.json" "$big/sweep/long-line-100MB.json"
 mv "$big/x" "$big/nccltests/long-line-100MB.txt"
 ln -s ../nccltests/long-line-100MB.txt "$big/p2p/long-line-100MB.txt"
 ln -s ../nccltests/long-line-100MB.txt "$big/nccl-xml/long-line-100MB.xml"
 { printf '\tGPU0\tCPU Affinity\nGPU0\t X \t'; cat "$big/nccltests/long-line-100MB.txt"; printf '\n'; } > "$big/smi-topo/long-line-100MB.txt"
+{ printf 'h:1:1 [0] NCCL INFO AllReduce: opCount 0 count 8 datatype 7 root 0 comm 0x'; cat "$big/nccltests/long-line-100MB.txt"; printf '\n'; } > "$big/nccl-log/long-line-100MB.log"
 ln -s ../nccltests/long-line-100MB.txt "$big/calibration/long-line-100MB.jsonl"
 { printf '{"ranks": 1, "ops": [{"rank": 0, "kind": "compute", "dur_us": -1, "name": "'
   cat "$big/nccltests/long-line-100MB.txt"; printf '"}]}\n'; } > "$big/trace/long-line-100MB.json"

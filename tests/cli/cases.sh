@@ -140,6 +140,12 @@ check scale-timeline-two-points 2 '--timeline writes one point.s step; 2 points 
 check scale-timeline-auto 2 '--timeline writes one layout.s step; --auto tries several' -- scale --model gpt-1.7b --systems dgx-h100:16 --seq 128 --auto --timeline /tmp/conveyor-never.json
 check scale-timeline-bad-path 2 '/nonexistent/t\.json' -- scale --model gpt-1.7b --systems dgx-h100:8 --seq 128 --timeline /nonexistent/t.json
 check scale-breakdown-csv 2 '--breakdown is for --format text or json' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --breakdown --format csv
+# NCCL debug logs (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL): one combined log or a directory of per-process logs
+check replay-nccllog 0 'NCCL log: 1 file\(s\), 175 NCCL INFO lines, 8 ranks, 7 communicators, 64 calls replayed; 8 of kinds not replayed \(e\.g\. AlltoAll\)' -- replay --topo dgx-h100 --nodes 2 --gpus 4 tests/data/traces/nccl-log/job-8rank.log
+check replay-nccllog-dir 0 'NCCL log: 8 file\(s\), 175 NCCL INFO lines, 8 ranks' -- replay --topo dgx-h100 --nodes 2 --gpus 4 tests/data/traces/nccl-log/per-rank
+check replay-nccllog-ops 0 'AllReduce +[0-9.]+ +[0-9.]+%' -- replay --topo dgx-h100 --nodes 2 --gpus 4 tests/data/traces/nccl-log/job-8rank.log
+check replay-nccllog-too-few-gpus 2 '8 ranks' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/nccl-log/job-8rank.log
+same_output replay-nccllog-deterministic -- replay --topo dgx-h100 --nodes 2 --gpus 4 tests/data/traces/nccl-log/job-8rank.log --format json
 # PyTorch Flight Recorder dumps: the ranks' windows lined up, communication replayed, the recorded durations compared
 check replay-flightrec 0 'flight recorder: 4 files, 32 entries: 22 collectives and 4 sends/receives replayed \(communication only: a dump records no compute\); 2 not in every member.s window; 4 of kinds not replayed \(e\.g\. nccl:coalesced\)' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/flightrec
 check replay-flightrec-durations 0 'against the [0-9]+ traced kernel durations: median \|error\|' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/flightrec

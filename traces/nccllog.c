@@ -1,0 +1,553 @@
+/* traces/nccllog.c - NCCL debug logs (NCCL_DEBUG=INFO,
+ * NCCL_DEBUG_SUBSYS=INIT,COLL) as a trace; see nccllog.h. Formats: NCCL
+ * src/enqueue.cc ("%s: opCount %lx sendbuff %p recvbuff %p count %zu
+ * datatype %d op %d root %d comm %p [nranks=%d] stream %p") and init.cc
+ * ("comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId
+ * 0x%llx - Init COMPLETE"; older NCCLs print no nvmlDev and no commId), each
+ * after debug.cc's "%s:%d:%d [%d] NCCL INFO " (host, pid, tid, device).
+ */
+#include "traces/nccllog.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "traces/tracefile.h"
+
+#define NL_MAX_RANKS 1048576
+#define NL_MAX_BYTES 1125899906842624.0 /* 2^50, as the other importers */
+
+/* One communicator as one process sees it. */
+typedef struct {
+    char *ptr;    /* "0x55d1c5a0" */
+    char *id;     /* commId, or NULL */
+    int rank, nranks;
+    int order;    /* among this process's communicators of this size */
+    int group;    /* index into the communicator groups, after grouping */
+    int line;     /* of its first Init line */
+    const char *file;
+} nl_comm;
+
+/* One call as logged. */
+typedef struct {
+    trace_op_kind kind;
+    coll_kind coll;
+    const char *name; /* "AllReduce" (static) */
+    nl_comm *comm;
+    uint64_t count;
+    int dt, root;
+    int stream;       /* 1.. per distinct stream pointer of the process */
+    int line;
+    const char *file;
+} nl_call;
+
+typedef struct {
+    char *key;           /* "host:pid [dev]": a rank (nccl-tests -g 8 drives 8 from one thread) */
+    GHashTable *comms;   /* ptr -> nl_comm* (owned) */
+    GPtrArray *comm_list; /* the same in order of first Init line */
+    GHashTable *streams; /* ptr -> id */
+    GArray *calls;       /* nl_call */
+    int world;           /* global rank */
+} nl_proc;
+
+/* A communicator: its members' processes by rank. */
+typedef struct {
+    char *key;           /* commId or "nranks=N#k" */
+    int nranks;
+    nl_proc **member;    /* nranks, NULL where no process said so */
+    int *grank;          /* global ranks by communicator rank */
+    int index;           /* in the list of communicators */
+    int tgroup;          /* trace group */
+    const nl_comm *first; /* for messages */
+} nl_group;
+
+typedef struct {
+    GHashTable *procs;   /* key -> nl_proc* */
+    GPtrArray *order;    /* nl_proc* in order of first line */
+    GStringChunk *files; /* file names the calls point to */
+    int lines, calls, skipped;
+    const char *end_file; /* the last file read and its line count: where "no call" points */
+    int end_line;
+    char skipped_name[32];
+} nl_ctx;
+
+/* Data type sizes by ncclDataType_t (src/nccl.h.in): int8, uint8, int32,
+ * uint32, int64, uint64, float16, float32, float64, bfloat16, fp8 e4m3, fp8
+ * e5m2. */
+static const int dt_size[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+
+gboolean nccllog_sniff(const char *head, gssize len)
+{
+    return g_strstr_len(head, len, " NCCL INFO ") != NULL;
+}
+
+static void comm_free(gpointer p)
+{
+    nl_comm *c = p;
+    g_free(c->ptr);
+    g_free(c->id);
+    g_free(c);
+}
+
+static void proc_free(gpointer p)
+{
+    nl_proc *x = p;
+    g_free(x->key);
+    g_ptr_array_unref(x->comm_list);
+    g_hash_table_destroy(x->comms);
+    g_hash_table_destroy(x->streams);
+    g_array_unref(x->calls);
+    g_free(x);
+}
+
+/* The word after " key " in msg (NUL-terminated copy in buf), or NULL. */
+static const char *field(const char *msg, const char *key, char *buf, size_t n)
+{
+    size_t kl = strlen(key);
+    for (const char *p = msg; (p = strstr(p, key)); p += kl) {
+        if ((p != msg && p[-1] != ' ') || p[kl] != ' ')
+            continue;
+        const char *v = p + kl + 1;
+        size_t l = strcspn(v, " \t\r\n");
+        if (l == 0 || l >= n)
+            return NULL;
+        memcpy(buf, v, l);
+        buf[l] = '\0';
+        return buf;
+    }
+    return NULL;
+}
+
+static bool int_of(const char *s, long lo, long hi, long *out)
+{
+    if (!s)
+        return false;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static nl_proc *proc_of(nl_ctx *c, const char *key)
+{
+    nl_proc *p = g_hash_table_lookup(c->procs, key);
+    if (!p) {
+        p = g_new0(nl_proc, 1);
+        p->key = g_strdup(key);
+        p->comms = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, comm_free);
+        p->comm_list = g_ptr_array_new();
+        p->streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        p->calls = g_array_new(FALSE, FALSE, sizeof(nl_call));
+        p->world = -1;
+        g_hash_table_insert(c->procs, p->key, p);
+        g_ptr_array_add(c->order, p);
+    }
+    return p;
+}
+
+#define BAD(...) trace_fail(err, TRACE_ERROR_VALUE, where, __VA_ARGS__)
+
+/* "comm 0x.. rank R nranks N ... [commId 0x..]" (Init START/COMPLETE, or
+ * the comm line with nRanks). */
+static gboolean init_line(nl_ctx *c, nl_proc *p, const char *msg, const char *file, int ln, const char *where,
+                          GError **err)
+{
+    (void)c;
+    char ptr[64], b[64];
+    long rank, n;
+    if (!field(msg, "comm", ptr, sizeof ptr) || strncmp(ptr, "0x", 2) || !field(msg, "rank", b, sizeof b))
+        return TRUE; /* another INIT line */
+    if (!int_of(b, 0, NL_MAX_RANKS - 1, &rank))
+        return BAD("rank '%s': expected 0..%d", b, NL_MAX_RANKS - 1);
+    if (!field(msg, "nranks", b, sizeof b) && !field(msg, "nRanks", b, sizeof b))
+        return TRUE;
+    if (!int_of(b, 1, NL_MAX_RANKS, &n) || rank >= n)
+        return BAD("nranks '%s' with rank %ld: expected more ranks than the rank", b, rank);
+    nl_comm *m = g_hash_table_lookup(p->comms, ptr);
+    if (m && (m->rank != rank || m->nranks != n))
+        return BAD("comm %s is rank %ld of %ld here, rank %d of %d on line %d", ptr, rank, n, m->rank, m->nranks,
+                   m->line);
+    if (!m) {
+        m = g_new0(nl_comm, 1);
+        m->ptr = g_strdup(ptr);
+        m->rank = (int)rank;
+        m->nranks = (int)n;
+        m->line = ln;
+        m->file = file;
+        for (guint i = 0; i < p->comm_list->len; i++)
+            m->order += ((nl_comm *)g_ptr_array_index(p->comm_list, i))->nranks == n;
+        g_hash_table_insert(p->comms, m->ptr, m);
+        g_ptr_array_add(p->comm_list, m);
+    }
+    if (!m->id && field(msg, "commId", b, sizeof b))
+        m->id = g_strdup(b);
+    return TRUE;
+}
+
+/* "<Op>: opCount .. count N datatype D op O root R comm P [nranks=N] stream S". */
+static gboolean call_line(nl_ctx *c, nl_proc *p, const char *msg, const char *colon, const char *file, int ln,
+                          const char *where, GError **err)
+{
+    static const struct {
+        const char *name;
+        trace_op_kind kind;
+        coll_kind coll;
+    } ops[] = {{"AllReduce", TOP_COLL, COLL_ALL_REDUCE},         {"AllGather", TOP_COLL, COLL_ALL_GATHER},
+               {"ReduceScatter", TOP_COLL, COLL_REDUCE_SCATTER}, {"Broadcast", TOP_COLL, COLL_BROADCAST},
+               {"Reduce", TOP_COLL, COLL_REDUCE},                {"Send", TOP_SEND, COLL_SENDRECV},
+               {"Recv", TOP_RECV, COLL_SENDRECV}};
+    size_t nl = (size_t)(colon - msg);
+    int k = -1;
+    for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
+        if (strlen(ops[i].name) == nl && !strncmp(msg, ops[i].name, nl))
+            k = (int)i;
+    c->calls++;
+    if (k < 0) {
+        if (!c->skipped++)
+            g_snprintf(c->skipped_name, sizeof c->skipped_name, "%.*s", (int)MIN(nl, 31), msg);
+        return TRUE;
+    }
+    char b[64], ptr[64], st[64];
+    long dt, root;
+    if (!field(msg, "count", b, sizeof b))
+        return BAD("%s without a count", ops[k].name);
+    char *end;
+    errno = 0;
+    unsigned long long count = strtoull(b, &end, 10);
+    if (errno || *end || b[0] == '-' || (double)count > NL_MAX_BYTES)
+        return BAD("count '%s': expected 0..2^50", b);
+    if (!int_of(field(msg, "datatype", b, sizeof b), 0, G_N_ELEMENTS(dt_size) - 1, &dt))
+        return BAD("datatype: expected ncclDataType_t 0..%d", (int)G_N_ELEMENTS(dt_size) - 1);
+    if (!int_of(field(msg, "root", b, sizeof b), -1, NL_MAX_RANKS - 1, &root))
+        return BAD("root: expected a rank");
+    if (!field(msg, "comm", ptr, sizeof ptr))
+        return BAD("%s without a comm", ops[k].name);
+    nl_comm *m = g_hash_table_lookup(p->comms, ptr);
+    if (!m)
+        return trace_fail(err, TRACE_ERROR_REF, where,
+                          "comm %s: no Init line of this process names it (log with NCCL_DEBUG_SUBSYS=INIT,COLL)", ptr);
+    if ((ops[k].kind != TOP_COLL || ops[k].coll == COLL_BROADCAST || ops[k].coll == COLL_REDUCE) &&
+        (root < 0 || root >= m->nranks))
+        return BAD("%s root/peer %ld: comm %s has ranks 0..%d", ops[k].name, root, ptr, m->nranks - 1);
+    if (ops[k].kind != TOP_COLL && root == m->rank)
+        return BAD("%s to itself (rank %ld of comm %s)", ops[k].name, root, ptr);
+    int stream = 0;
+    if (field(msg, "stream", st, sizeof st)) {
+        stream = GPOINTER_TO_INT(g_hash_table_lookup(p->streams, st));
+        if (!stream) {
+            stream = (int)g_hash_table_size(p->streams) + 1;
+            g_hash_table_insert(p->streams, g_strdup(st), GINT_TO_POINTER(stream));
+        }
+    }
+    nl_call x = {.kind = ops[k].kind, .coll = ops[k].coll, .name = ops[k].name, .comm = m, .count = count,
+                 .dt = (int)dt, .root = (int)root, .stream = stream, .line = ln, .file = file};
+    g_array_append_val(p->calls, x);
+    return TRUE;
+}
+
+/* One file: every " NCCL INFO " line, others ignored. */
+static gboolean read_file(nl_ctx *c, const char *path, GError **err)
+{
+    gsize len = 0;
+    char *text = tracefile_read(path, &len, err);
+    if (!text)
+        return FALSE;
+    const char *file = g_string_chunk_insert_const(c->files, path);
+    gboolean ok = TRUE;
+    int ln = 0;
+    char where[512];
+    for (char *s = text, *nx; ok && s < text + len; s = nx) {
+        ln++;
+        nx = memchr(s, '\n', (size_t)(text + len - s));
+        nx = nx ? nx + 1 : text + len;
+        if (nx > s && nx[-1] == '\n')
+            nx[-1] = '\0';
+        char *tag = strstr(s, " NCCL INFO ");
+        if (!tag || tag < s + 4 || tag[-1] != ']')
+            continue;
+        /* "host:pid:tid [dev]": the word before "[dev]", less ":tid", and "[dev]" */
+        char *br = tag - 1;
+        while (br > s && *br != '[')
+            br--;
+        char *w = br;
+        while (w > s && w[-1] == ' ')
+            w--;
+        char *we = w;
+        while (w > s && w[-1] != ' ' && w[-1] != '\t')
+            w--;
+        char *tid = NULL;
+        for (char *q = w; q < we; q++)
+            if (*q == ':')
+                tid = q;
+        if (*br != '[' || !tid || tid == w)
+            continue;
+        c->lines++;
+        char *key = g_strdup_printf("%.*s %.*s", (int)(tid - w), w, (int)(tag - br), br);
+        nl_proc *p = proc_of(c, key);
+        g_free(key);
+        const char *msg = tag + strlen(" NCCL INFO ");
+        g_snprintf(where, sizeof where, "%s:%d", path, ln);
+        const char *colon = strstr(msg, ": opCount ");
+        if (colon && !memchr(msg, ' ', (size_t)(colon - msg)))
+            ok = call_line(c, p, msg, colon, file, ln, where, err);
+        else if (strstr(msg, "comm 0x"))
+            ok = init_line(c, p, msg, file, ln, where, err);
+    }
+    c->end_file = file;
+    c->end_line = ln;
+    g_free(text);
+    return ok;
+}
+
+static gboolean want_log(const char *full, const char *name)
+{
+    (void)name;
+    char head[65536 + 1];
+    gssize n = tracefile_head(full, head, sizeof head);
+    return n > 0 && nccllog_sniff(head, n);
+}
+
+/* Communicators across processes: by commId, else by size and creation
+ * order. FALSE with *err on a rank claimed twice or a size that differs. */
+static gboolean group_comms(nl_ctx *c, GPtrArray *gs, GError **err)
+{
+    GHashTable *by = g_hash_table_new(g_str_hash, g_str_equal);
+    char where[512];
+    gboolean ok = TRUE;
+    for (guint i = 0; ok && i < c->order->len; i++) {
+        nl_proc *p = g_ptr_array_index(c->order, i);
+        for (guint j = 0; ok && j < p->comm_list->len; j++) {
+            nl_comm *m = g_ptr_array_index(p->comm_list, j);
+            char *key = m->id ? g_strdup(m->id) : g_strdup_printf("nranks=%d#%d", m->nranks, m->order);
+            nl_group *g = g_hash_table_lookup(by, key);
+            if (!g) {
+                g = g_new0(nl_group, 1);
+                g->key = key;
+                g->nranks = m->nranks;
+                g->member = g_new0(nl_proc *, (gsize)m->nranks);
+                g->first = m;
+                g->index = (int)gs->len;
+                g_hash_table_insert(by, g->key, g);
+                g_ptr_array_add(gs, g);
+            } else {
+                g_free(key);
+            }
+            if (g->nranks != m->nranks || g->member[m->rank]) {
+                g_snprintf(where, sizeof where, "%s:%d", m->file, m->line);
+                ok = trace_fail(err, TRACE_ERROR_VALUE, where, "comm %s (%s): rank %d of %d, but %s", m->ptr, g->key,
+                                m->rank, m->nranks,
+                                g->nranks != m->nranks ? "another rank has it with another size"
+                                                       : "another rank has that rank of it");
+            } else {
+                g->member[m->rank] = p;
+                m->group = g->index;
+            }
+        }
+    }
+    g_hash_table_destroy(by);
+    return ok;
+}
+
+static void group_free(gpointer p)
+{
+    nl_group *g = p;
+    g_free(g->key);
+    g_free(g->member);
+    g_free(g->grank);
+    g_free(g);
+}
+
+/* Global ranks from the largest communicator; every communicator complete. */
+static gboolean number_ranks(nl_ctx *c, GPtrArray *gs, int *nworld, GError **err)
+{
+    nl_group *w = NULL;
+    for (guint i = 0; i < gs->len; i++) {
+        nl_group *g = g_ptr_array_index(gs, i);
+        if (!w || g->nranks > w->nranks)
+            w = g;
+    }
+    char where[512];
+    if (!w) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA,
+                    "no communicator's Init line (comm 0x.. rank R nranks N): log with NCCL_DEBUG=INFO "
+                    "NCCL_DEBUG_SUBSYS=INIT,COLL");
+        return FALSE;
+    }
+    for (guint i = 0; i < gs->len; i++) {
+        nl_group *g = g_ptr_array_index(gs, i);
+        int have = 0, miss = -1;
+        for (int r = 0; r < g->nranks; r++)
+            have += g->member[r] != NULL, miss = miss < 0 && !g->member[r] ? r : miss;
+        if (have < g->nranks) {
+            g_snprintf(where, sizeof where, "%s:%d", g->first->file, g->first->line);
+            return trace_fail(err, TRACE_ERROR_REF, where,
+                              "comm %s (%s): the log has %d of its %d ranks (none says rank %d): give every "
+                              "rank's log (one file, or a directory of NCCL_DEBUG_FILE logs)",
+                              g->first->ptr, g->key, have, g->nranks, miss);
+        }
+    }
+    for (int r = 0; r < w->nranks; r++)
+        w->member[r]->world = r;
+    for (guint i = 0; i < c->order->len; i++) {
+        nl_proc *p = g_ptr_array_index(c->order, i);
+        if (p->world < 0 && p->calls->len) {
+            const nl_call *x = &g_array_index(p->calls, nl_call, 0);
+            g_snprintf(where, sizeof where, "%s:%d", x->file, x->line);
+            return trace_fail(err, TRACE_ERROR_REF, where,
+                              "process %s is in no communicator of all %d ranks (%s), so it has no global rank",
+                              p->key, w->nranks, w->key);
+        }
+    }
+    for (guint i = 0; i < gs->len; i++) {
+        nl_group *g = g_ptr_array_index(gs, i);
+        g->grank = g_new(int, (gsize)g->nranks);
+        for (int r = 0; r < g->nranks; r++)
+            g->grank[r] = g->member[r]->world;
+    }
+    *nworld = w->nranks;
+    return TRUE;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* The position of global rank gr among the sorted members of g. */
+static int local_of(const nl_group *g, int gr)
+{
+    int n = 0;
+    for (int r = 0; r < g->nranks; r++)
+        n += g->grank[r] < gr;
+    return n;
+}
+
+static void tails_free(gpointer p) { g_array_unref(p); }
+
+/* A rank's calls as trace ops: a run of sends and receives on one stream
+ * runs together (each on a lane of its own, after what the stream ran
+ * before; the stream's next op waits for all of them). */
+static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane)
+{
+    int r = p->world;
+    /* next sequence number per trace group: communicators over the same ranks
+     * (a default group and a data-parallel one of the same size) share one,
+     * so their calls line up in the order every rank made them */
+    int *seq = g_new0(int, t->groups->len);
+    GHashTable *tail = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, tails_free); /* stream -> ops */
+    GArray *run = g_array_new(FALSE, FALSE, sizeof(uint32_t)), *before = NULL;
+    int run_stream = -1;
+    for (guint i = 0; i <= p->calls->len; i++) {
+        const nl_call *x = i < p->calls->len ? &g_array_index(p->calls, nl_call, i) : NULL;
+        bool p2p = x && x->kind != TOP_COLL;
+        if (run->len && (!p2p || x->stream != run_stream)) { /* the group ended: its stream waits for all of it */
+            g_hash_table_replace(tail, GINT_TO_POINTER(run_stream), run);
+            run = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        }
+        if (!x)
+            break;
+        const nl_group *g = g_ptr_array_index(gs, (guint)x->comm->group);
+        trace_op op = {.kind = x->kind, .stream = x->stream, .name = x->name, .dur_ps = -1, .coll = x->coll,
+                       .group = g->tgroup, .seq = -1, .ts_ps = -1, .src_index = x->line,
+                       .bytes = x->count * (uint64_t)dt_size[x->dt]};
+        if (x->kind == TOP_COLL) {
+            op.bytes *= x->coll == COLL_ALL_GATHER || x->coll == COLL_REDUCE_SCATTER ? (uint64_t)g->nranks : 1;
+            op.seq = seq[g->tgroup]++;
+            if (x->coll == COLL_BROADCAST || x->coll == COLL_REDUCE)
+                op.root = local_of(g, g->grank[x->root]);
+        } else {
+            op.peer = g->grank[x->root];
+            op.stream = (*lane)++;
+            if (!run->len) {
+                run_stream = x->stream;
+                before = g_hash_table_lookup(tail, GINT_TO_POINTER(x->stream));
+            }
+        }
+        uint32_t at = trace_op_add(t, r, &op);
+        const GArray *deps = p2p ? before : g_hash_table_lookup(tail, GINT_TO_POINTER(x->stream));
+        for (guint k = 0; deps && k < deps->len; k++)
+            trace_op_dep(t, r, at, g_array_index(deps, uint32_t, k));
+        if (p2p) {
+            g_array_append_val(run, at);
+        } else {
+            GArray *one = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+            g_array_append_val(one, at);
+            g_hash_table_replace(tail, GINT_TO_POINTER(x->stream), one);
+        }
+    }
+    g_array_unref(run);
+    g_hash_table_destroy(tail);
+    g_free(seq);
+}
+
+trace *trace_nccllog_load(const char *path, char **note, GError **err)
+{
+    if (note)
+        *note = NULL;
+    GPtrArray *files = tracefile_list(path, want_log, "NCCL debug logs (files with \" NCCL INFO \" lines)", err);
+    if (!files)
+        return NULL;
+    nl_ctx c = {.procs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, proc_free),
+                .order = g_ptr_array_new(), .files = g_string_chunk_new(1024)};
+    trace *t = NULL;
+    GPtrArray *gs = NULL;
+    gboolean ok = TRUE;
+    for (guint i = 0; ok && i < files->len; i++)
+        ok = read_file(&c, g_ptr_array_index(files, i), err);
+    if (ok && !c.calls) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_SCHEMA,
+                    "%s:%d: the end, after %d NCCL INFO lines and no call (\"AllReduce: opCount ...\"): log with "
+                    "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL",
+                    c.end_file, c.end_line, c.lines);
+        ok = FALSE;
+    }
+    if (ok) {
+        gs = g_ptr_array_new_with_free_func(group_free);
+        ok = group_comms(&c, gs, err);
+    }
+    int nworld = 0;
+    if (ok)
+        ok = number_ranks(&c, gs, &nworld, err);
+    if (ok) {
+        t = trace_new(nworld, path);
+        for (guint i = 0; i < gs->len; i++) {
+            nl_group *g = g_ptr_array_index(gs, i);
+            int *sorted = g_memdup2(g->grank, sizeof(int) * (gsize)g->nranks);
+            qsort(sorted, (size_t)g->nranks, sizeof(int), cmp_int);
+            g->tgroup = trace_group_add(t, g->nranks == nworld ? "world" : g->key, sorted, g->nranks);
+            g_free(sorted);
+        }
+        int lane = 1 << 20; /* streams for sends and receives that run together */
+        for (guint i = 0; i < c.order->len; i++) {
+            nl_proc *p = g_ptr_array_index(c.order, i);
+            if (p->world >= 0)
+                add_ops(t, gs, p, &lane);
+        }
+        ok = trace_validate(t, err);
+    }
+    if (ok && note) {
+        GString *n = g_string_new(NULL);
+        g_string_printf(n, "NCCL log: %u file(s), %d NCCL INFO lines, %d ranks, %u communicators, %d calls replayed",
+                        files->len, c.lines, nworld, gs->len, c.calls - c.skipped);
+        if (c.skipped)
+            g_string_append_printf(n, "; %d of kinds not replayed (e.g. %s)", c.skipped, c.skipped_name);
+        g_string_append(n, " (the log has no durations and no compute: the communication runs alone)");
+        *note = g_string_free(n, FALSE);
+    }
+    if (!ok) {
+        if (t)
+            trace_free(t);
+        t = NULL;
+    }
+    if (gs)
+        g_ptr_array_unref(gs);
+    g_ptr_array_unref(c.order);
+    g_hash_table_destroy(c.procs);
+    g_string_chunk_free(c.files);
+    g_ptr_array_unref(files);
+    return t;
+}

@@ -1,0 +1,35 @@
+/* traces/nccllog.h - import NCCL's own debug log (NCCL_DEBUG=INFO with
+ * NCCL_DEBUG_SUBSYS=INIT,COLL) as a trace of the job's collectives and
+ * point-to-point operations.
+ *
+ * With COLL, NCCL logs every call as it is enqueued (src/enqueue.cc):
+ *   host:pid:tid [dev] NCCL INFO AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x..
+ *     count 262144 datatype 7 op 0 root 0 comm 0x55.. [nranks=16] stream 0x7f..
+ * and with INIT each communicator's rank ("comm 0x55.. rank 3 nranks 16
+ * cudaDev 3 ... commId 0x.. - Init COMPLETE"). A process's calls are in its
+ * lines' order; a communicator's members are the processes whose Init lines
+ * carry its commId (or, from NCCLs that print none, the same size in the
+ * same creation order); a rank's global number is its rank in the largest
+ * communicator. The log has no durations and no compute, so the replay runs
+ * the communication alone, each call on the CUDA stream it was enqueued on;
+ * consecutive sends and receives of one stream run together, as the group
+ * (ncclGroupStart/End) they almost always are. docs/traces-importers.md.
+ */
+#ifndef TRACES_NCCLLOG_H
+#define TRACES_NCCLLOG_H
+
+#include <glib.h>
+
+#include "traces/trace.h"
+
+/* Loads a log file holding every rank's lines (mpirun's combined output;
+ * other lines are ignored) or a directory of logs (NCCL_DEBUG_FILE per
+ * process: every file whose head has "NCCL INFO"). Validated. NULL with
+ * *err (TRACE_ERROR_IO; _PARSE / _VALUE / _REF with file:line). *note (may
+ * be NULL) gets one line on what was read and left out (caller g_free's). */
+trace *trace_nccllog_load(const char *path_or_dir, char **note, GError **err);
+
+/* Whether the first bytes of a file look like an NCCL debug log. */
+gboolean nccllog_sniff(const char *head, gssize len);
+
+#endif
