@@ -235,6 +235,30 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
             row_log[i] = nccl_log_tuning(prefix, kind, rows[i].count * (uint64_t)nccltests_dtype_bytes(row_id[i].dtype),
                                          ex[i].algo, ex[i].proto, ex[i].nchannels);
     }
+    if (nccl_log_on("COLL")) { /* every call nccl-tests makes, in its order (common.cu TimeTest, BenchTime) */
+        if (!row_log)
+            row_log = g_new0(char *, n + 1);
+        uint64_t opcount = 0;
+        int per = co->iters * co->agg + (co->check ? 1 : 0); /* timed calls, and the one -c checks */
+        for (size_t i = 0; i < n; i++) {
+            GString *lines = g_string_new(NULL);
+            const nccltests_sweep_id *id = &row_id[i];
+            char *part;
+            if (i % nreq == 0) /* a table's warm-up: at its largest size, then its smallest */
+                for (int w = 0; w < 2; w++) {
+                    part = nccl_log_coll(&lc, kind, rows[i + (w ? 0 : nreq - 1)].count, id->dtype, id->redop, id->root,
+                                         co->warmup, co->warmup, &opcount);
+                    g_string_append(lines, part);
+                    g_free(part);
+                }
+            part = nccl_log_coll(&lc, kind, rows[i].count, id->dtype, id->redop, id->root, 2 * per, per, &opcount);
+            g_string_append(lines, part);
+            g_string_append(lines, row_log[i] ? row_log[i] : "");
+            g_free(part);
+            g_free(row_log[i]);
+            row_log[i] = g_string_free(lines, FALSE);
+        }
+    }
     nccltests_sweep sw = {.coll = kind, .dtype = dt, .redop = redop,
                           .root = root, .nranks = sys.nranks, .version = "2.19.6",
                           .nccl_code = COLL_NCCL_CODE, .nthreads = co->nthreads, .ngpus = sys.gpus_per_thread,

@@ -254,3 +254,78 @@ char *nccl_log_init(const nccl_log_comm *c)
     g_free(pos);
     return out->len ? g_string_free(out, FALSE) : (g_string_free(out, TRUE), NULL);
 }
+
+/* ncclDataType_t (src/nccl.h.in) of an nccl-tests type. */
+static int nccl_dtype(nccltests_dtype dt)
+{
+    switch (dt) {
+    case NCCLTESTS_INT8: return 0;
+    case NCCLTESTS_UINT8: return 1;
+    case NCCLTESTS_INT32: return 2;
+    case NCCLTESTS_UINT32: return 3;
+    case NCCLTESTS_INT64: return 4;
+    case NCCLTESTS_UINT64: return 5;
+    case NCCLTESTS_HALF: return 6;
+    case NCCLTESTS_FLOAT: return 7;
+    case NCCLTESTS_DOUBLE: return 8;
+    case NCCLTESTS_BFLOAT16: return 9;
+    case NCCLTESTS_FP8_E4M3: return 10;
+    default: return 11;
+    }
+}
+
+/* Stand-ins for a rank's buffers and stream (%p in NCCL's lines). */
+static unsigned long long buf_addr(int rank) { return 0x7f0000000000ULL + 0x100000000ULL * (unsigned)rank; }
+static unsigned long long stream_addr(int rank) { return 0x7e0000000000ULL + 0x1000ULL * (unsigned)rank; }
+
+static void coll_line(GString *out, const char *pre, const char *name, uint64_t op_count, const char *sendbuff,
+                      unsigned long long recvbuff, uint64_t count, int dt, int op, int root, int rank, int n)
+{
+    g_string_append_printf(out, "%s NCCL INFO %s: opCount %" G_GINT64_MODIFIER "x sendbuff %s recvbuff 0x%llx count %"
+                                G_GUINT64_FORMAT " datatype %d op %d root %d comm 0x%llx [nranks=%d] stream 0x%llx\n",
+                           pre, name, op_count, sendbuff, recvbuff, count, dt, op, root, comm_addr(rank), n,
+                           stream_addr(rank));
+}
+
+char *nccl_log_coll(const nccl_log_comm *c, coll_kind kind, uint64_t count, nccltests_dtype dt,
+                    nccltests_redop op, int root, int calls, int in_place_from, uint64_t *opcount)
+{
+    if (!nccl_log_on("COLL"))
+        return NULL;
+    static const char *const names[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce"};
+    int n = c->sys->nranks, d = nccl_dtype(dt), ncclop = op == NCCLTESTS_OP_NONE ? 0 : (int)op - 1;
+    uint64_t size = nccltests_dtype_bytes(dt), per = count / (uint64_t)n;
+    GString *out = g_string_new(NULL);
+    char pre[160], sb[40];
+    for (int k = 0; k < calls; k++) {
+        bool inplace = k >= in_place_from;
+        for (int r = 0; r < n; r++) {
+            rank_prefix(pre, sizeof pre, &c->dev[r]);
+            unsigned long long recv = buf_addr(r) + 0x80000000ULL, send = inplace ? recv : buf_addr(r);
+            if (kind == COLL_ALLTOALL || kind == COLL_SENDRECV) { /* one group of sends and receives */
+                for (int p = 0; p < n; p++) {
+                    if (kind == COLL_SENDRECV && p != (r + 1) % n && p != (r + n - 1) % n)
+                        continue;
+                    uint64_t cnt = kind == COLL_ALLTOALL ? per : count;
+                    unsigned long long off = kind == COLL_ALLTOALL ? (unsigned long long)p * per * size : 0;
+                    if (kind == COLL_ALLTOALL || p == (r + 1) % n)
+                        coll_line(out, pre, "Send", *opcount, "(nil)", send + off, cnt, d, 0, p, r, n);
+                    if (kind == COLL_ALLTOALL || p == (r + n - 1) % n)
+                        coll_line(out, pre, "Recv", *opcount, "(nil)", recv + off, cnt, d, 0, p, r, n);
+                }
+                continue;
+            }
+            /* all_gather sends its block of the output, reduce_scatter's output is its block of the input */
+            uint64_t cnt = kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER ? per : count;
+            if (inplace && kind == COLL_ALL_GATHER)
+                send = recv + (unsigned long long)r * per * size;
+            if (inplace && kind == COLL_REDUCE_SCATTER)
+                recv = send + (unsigned long long)r * per * size;
+            g_snprintf(sb, sizeof sb, "0x%llx", send);
+            coll_line(out, pre, names[kind], *opcount, sb, recv, cnt, d, ncclop,
+                      kind == COLL_BROADCAST || kind == COLL_REDUCE ? root : 0, r, n);
+        }
+        ++*opcount;
+    }
+    return g_string_free(out, FALSE);
+}

@@ -74,4 +74,15 @@ typedef struct {
 } nccl_log_comm;
 char *nccl_log_init(const nccl_log_comm *c);
 
+/* The COLL lines (enqueue.cc: "AllReduce: opCount %lx sendbuff %p recvbuff
+ * %p count %zu datatype %d op %d root %d comm %p [nranks=%d] stream %p")
+ * of `calls` calls of one size, each on every rank in turn; half of them
+ * in place when in_place_from <= the call's index. An all_to_all is each
+ * rank's Send and Recv to every rank, a sendrecv a Send to the next rank and
+ * a Recv from the previous one (nccl-tests' groups). count: nccl-tests'
+ * elements of the size; *opcount: calls made so far on the communicator.
+ * NULL when COLL is off. */
+char *nccl_log_coll(const nccl_log_comm *c, coll_kind kind, uint64_t count, nccltests_dtype dt,
+                    nccltests_redop op, int root, int calls, int in_place_from, uint64_t *opcount);
+
 #endif

@@ -33,7 +33,8 @@ typedef struct {
     "  NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL=NVL|PIX|PXB|PHB|SYS|...   GPU pairs beyond the level go through host memory\n" \
     "  NCCL_DEBUG=INFO              collective: NCCL's ENV lines and its init's (communicator, rings, trees,\n"   \
     "                               transports as simulated); with NCCL_DEBUG_SUBSYS=TUNING its Latency/AlgBw\n" \
-    "                               table and one TUNING line per size"
+    "                               table and one TUNING line per size; with COLL every call nccl-tests makes\n" \
+    "                               (`conveyor replay` reads such a log back)"
 
 /* Adds --topo/--nodes/--gpus/--fabric/--set/--launch-us/--launch-channel-us/--exact to a group. */
 GOptionGroup *sys_opts_group(sys_opts *o);

@@ -66,7 +66,7 @@ typedef struct {
     GHashTable *procs;   /* key -> nl_proc* */
     GPtrArray *order;    /* nl_proc* in order of first line */
     GStringChunk *files; /* file names the calls point to */
-    int lines, calls, skipped;
+    int lines, calls, skipped, self;
     const char *end_file; /* the last file read and its line count: where "no call" points */
     int end_line;
     char skipped_name[32];
@@ -233,8 +233,10 @@ static gboolean call_line(nl_ctx *c, nl_proc *p, const char *msg, const char *co
     if ((ops[k].kind != TOP_COLL || ops[k].coll == COLL_BROADCAST || ops[k].coll == COLL_REDUCE) &&
         (root < 0 || root >= m->nranks))
         return BAD("%s root/peer %ld: comm %s has ranks 0..%d", ops[k].name, root, ptr, m->nranks - 1);
-    if (ops[k].kind != TOP_COLL && root == m->rank)
-        return BAD("%s to itself (rank %ld of comm %s)", ops[k].name, root, ptr);
+    if (ops[k].kind != TOP_COLL && root == m->rank) { /* a rank's own part of an all-to-all: a local copy */
+        c->self++;
+        return TRUE;
+    }
     int stream = 0;
     if (field(msg, "stream", st, sizeof st)) {
         stream = GPOINTER_TO_INT(g_hash_table_lookup(p->streams, st));
@@ -532,7 +534,9 @@ trace *trace_nccllog_load(const char *path, char **note, GError **err)
     if (ok && note) {
         GString *n = g_string_new(NULL);
         g_string_printf(n, "NCCL log: %u file(s), %d NCCL INFO lines, %d ranks, %u communicators, %d calls replayed",
-                        files->len, c.lines, nworld, gs->len, c.calls - c.skipped);
+                        files->len, c.lines, nworld, gs->len, c.calls - c.skipped - c.self);
+        if (c.self)
+            g_string_append_printf(n, "; %d sends/receives of a rank to itself (local copies) left out", c.self);
         if (c.skipped)
             g_string_append_printf(n, "; %d of kinds not replayed (e.g. %s)", c.skipped, c.skipped_name);
         g_string_append(n, " (the log has no durations and no compute: the communication runs alone)");

@@ -146,6 +146,16 @@ check replay-nccllog-dir 0 'NCCL log: 8 file\(s\), 175 NCCL INFO lines, 8 ranks'
 check replay-nccllog-ops 0 'AllReduce +[0-9.]+ +[0-9.]+%' -- replay --topo dgx-h100 --nodes 2 --gpus 4 tests/data/traces/nccl-log/job-8rank.log
 check replay-nccllog-too-few-gpus 2 '8 ranks' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/nccl-log/job-8rank.log
 same_output replay-nccllog-deterministic -- replay --topo dgx-h100 --nodes 2 --gpus 4 tests/data/traces/nccl-log/job-8rank.log --format json
+# NCCL_DEBUG_SUBSYS=INIT,COLL on a simulated sweep prints every call nccl-tests makes (warm-up 1 at the largest and
+# the smallest size, 2 out-of-place and 2 in-place per size); replayed, that log takes 5 times each size's time
+rt=$(mktemp)
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL "$C" collective --topo dgx-h100 --nodes 2 -b 1M -e 4M -f 4 -n 2 -w 1 -c 0 > "$rt" 2>&1
+want=$(awk '!/^#/ && !/NCCL INFO/ && NF > 10 { s += ($1 == 1048576 || $1 == 4194304 ? 5 : 4) * $6 } END { printf "%.3f", s }' "$rt")
+got=$("$C" replay --topo dgx-h100 --nodes 2 "$rt" --format json 2>/dev/null | sed -n 's/^{"step_time_s": \([0-9.e-]*\),.*/\1/p')
+calls=$(grep -c 'NCCL INFO AllReduce: opCount' "$rt")
+if [ "$calls" = 160 ] && awk -v g="$got" -v w="$want" 'BEGIN { d = g * 1e6 - w; exit !(w > 0 && (d < 0 ? -d : d) < 0.001 * w) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL nccllog-roundtrip: $calls calls, replay $got s, sweep $want us" >&2; fi
+rm -f "$rt"
 # PyTorch Flight Recorder dumps: the ranks' windows lined up, communication replayed, the recorded durations compared
 check replay-flightrec 0 'flight recorder: 4 files, 32 entries: 22 collectives and 4 sends/receives replayed \(communication only: a dump records no compute\); 2 not in every member.s window; 4 of kinds not replayed \(e\.g\. nccl:coalesced\)' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/flightrec
 check replay-flightrec-durations 0 'against the [0-9]+ traced kernel durations: median \|error\|' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/flightrec
