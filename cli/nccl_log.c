@@ -294,7 +294,7 @@ char *nccl_log_coll(const nccl_log_comm *c, coll_kind kind, uint64_t count, nccl
         return NULL;
     static const char *const names[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce"};
     int n = c->sys->nranks, d = nccl_dtype(dt), ncclop = op == NCCLTESTS_OP_NONE ? 0 : (int)op - 1;
-    uint64_t size = nccltests_dtype_bytes(dt), per = count / (uint64_t)n;
+    uint64_t size = nccltests_dtype_bytes(dt), per = count; /* nccl-tests' count: per rank where it splits */
     GString *out = g_string_new(NULL);
     char pre[160], sb[40];
     for (int k = 0; k < calls; k++) {
@@ -306,7 +306,7 @@ char *nccl_log_coll(const nccl_log_comm *c, coll_kind kind, uint64_t count, nccl
                 for (int p = 0; p < n; p++) {
                     if (kind == COLL_SENDRECV && p != (r + 1) % n && p != (r + n - 1) % n)
                         continue;
-                    uint64_t cnt = kind == COLL_ALLTOALL ? per : count;
+                    uint64_t cnt = count;
                     unsigned long long off = kind == COLL_ALLTOALL ? (unsigned long long)p * per * size : 0;
                     if (kind == COLL_ALLTOALL || p == (r + 1) % n)
                         coll_line(out, pre, "Send", *opcount, "(nil)", send + off, cnt, d, 0, p, r, n);
@@ -316,7 +316,7 @@ char *nccl_log_coll(const nccl_log_comm *c, coll_kind kind, uint64_t count, nccl
                 continue;
             }
             /* all_gather sends its block of the output, reduce_scatter's output is its block of the input */
-            uint64_t cnt = kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER ? per : count;
+            uint64_t cnt = count;
             if (inplace && kind == COLL_ALL_GATHER)
                 send = recv + (unsigned long long)r * per * size;
             if (inplace && kind == COLL_REDUCE_SCATTER)

@@ -80,7 +80,8 @@ char *nccl_log_init(const nccl_log_comm *c);
  * in place when in_place_from <= the call's index. An all_to_all is each
  * rank's Send and Recv to every rank, a sendrecv a Send to the next rank and
  * a Recv from the previous one (nccl-tests' groups). count: nccl-tests'
- * elements of the size; *opcount: calls made so far on the communicator.
+ * count column (per rank for all_gather, reduce_scatter and alltoall, as
+ * NCCL takes it); *opcount: calls made so far on the communicator.
  * NULL when COLL is off. */
 char *nccl_log_coll(const nccl_log_comm *c, coll_kind kind, uint64_t count, nccltests_dtype dt,
                     nccltests_redop op, int root, int calls, int in_place_from, uint64_t *opcount);

@@ -586,6 +586,8 @@ static bool p2p_reuse(rp *p, p2p_ctx *c, const p2p_memo *m)
     return true;
 }
 
+static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg);
+
 static void post_p2p(rp *p, int r, uint32_t i)
 {
     const trace_op *o = OPR(p, r, i);
@@ -611,6 +613,24 @@ static void post_p2p(rp *p, int r, uint32_t i)
     *c = (p2p_ctx){.p = p, .src = src, .dst = dst, .sidx = is_send ? i : other, .ridx = is_send ? other : i};
     int64_t now = sim_engine_now(p->eng);
     ST(p, src, c->sidx)->start_ps = ST(p, dst, c->ridx)->start_ps = now;
+    /* NCCL launches a send/receive as a kernel (one per group: the group's
+     * sends and receives pay it side by side): the host launch and the base
+     * latency the collective layer charges a sendrecv of these bytes */
+    coll_request req = {0};
+    int64_t setup = coll_tune(p->o->sys, COLL_SENDRECV, o->bytes, 0, 0, &req, NULL)
+                        ? sim_time_from_us(coll_setup_us(p->o->sys, &req)) : 0;
+    sim_engine_after(p->eng, setup, p2p_go, c, 0);
+}
+
+/* The transfer of a matched send/receive, after its launch. */
+static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    (void)arg;
+    p2p_ctx *c = ctx;
+    rp *p = c->p;
+    int src = c->src, dst = c->dst;
+    const trace_op *o = OPR(p, src, c->sidx);
     GError *e = NULL;
     /* NCCL's p2p transport: PXN across servers (fabric_route_p2p) */
     const fab_route *rt = fabric_route_p2p(p->o->sys->fab, p->o->sys->gpu[src], p->o->sys->gpu[dst], 0, &e);

@@ -38,6 +38,7 @@ typedef struct {
     uint64_t count;
     int dt, root;
     int stream;       /* 1.. per distinct stream pointer of the process */
+    uint64_t opcount; /* NCCL's: the calls of one group (ncclGroupStart/End) share it */
     int line;
     const char *file;
 } nl_call;
@@ -153,10 +154,8 @@ static nl_proc *proc_of(nl_ctx *c, const char *key)
 
 /* "comm 0x.. rank R nranks N ... [commId 0x..]" (Init START/COMPLETE, or
  * the comm line with nRanks). */
-static gboolean init_line(nl_ctx *c, nl_proc *p, const char *msg, const char *file, int ln, const char *where,
-                          GError **err)
+static gboolean init_line(nl_proc *p, const char *msg, const char *file, int ln, const char *where, GError **err)
 {
-    (void)c;
     char ptr[64], b[64];
     long rank, n;
     if (!field(msg, "comm", ptr, sizeof ptr) || strncmp(ptr, "0x", 2) || !field(msg, "rank", b, sizeof b))
@@ -245,8 +244,10 @@ static gboolean call_line(nl_ctx *c, nl_proc *p, const char *msg, const char *co
             g_hash_table_insert(p->streams, g_strdup(st), GINT_TO_POINTER(stream));
         }
     }
+    char oc[32];
+    uint64_t opcount = field(msg, "opCount", oc, sizeof oc) ? g_ascii_strtoull(oc, NULL, 16) : 0;
     nl_call x = {.kind = ops[k].kind, .coll = ops[k].coll, .name = ops[k].name, .comm = m, .count = count,
-                 .dt = (int)dt, .root = (int)root, .stream = stream, .line = ln, .file = file};
+                 .dt = (int)dt, .root = (int)root, .stream = stream, .opcount = opcount, .line = ln, .file = file};
     g_array_append_val(p->calls, x);
     return TRUE;
 }
@@ -297,7 +298,7 @@ static gboolean read_file(nl_ctx *c, const char *path, GError **err)
         if (colon && !memchr(msg, ' ', (size_t)(colon - msg)))
             ok = call_line(c, p, msg, colon, file, ln, where, err);
         else if (strstr(msg, "comm 0x"))
-            ok = init_line(c, p, msg, file, ln, where, err);
+            ok = init_line(p, msg, file, ln, where, err);
     }
     c->end_file = file;
     c->end_line = ln;
@@ -431,8 +432,8 @@ static int local_of(const nl_group *g, int gr)
 static void tails_free(gpointer p) { g_array_unref(p); }
 
 /* A rank's calls as trace ops: a run of sends and receives on one stream
- * runs together (each on a lane of its own, after what the stream ran
- * before; the stream's next op waits for all of them). */
+ * with one opCount runs together (each on a lane of its own, after what the
+ * stream ran before; the stream's next op waits for all of them). */
 static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane)
 {
     int r = p->world;
@@ -443,10 +444,12 @@ static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane)
     GHashTable *tail = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, tails_free); /* stream -> ops */
     GArray *run = g_array_new(FALSE, FALSE, sizeof(uint32_t)), *before = NULL;
     int run_stream = -1;
+    uint64_t run_opcount = 0;
     for (guint i = 0; i <= p->calls->len; i++) {
         const nl_call *x = i < p->calls->len ? &g_array_index(p->calls, nl_call, i) : NULL;
         bool p2p = x && x->kind != TOP_COLL;
-        if (run->len && (!p2p || x->stream != run_stream)) { /* the group ended: its stream waits for all of it */
+        if (run->len && (!p2p || x->stream != run_stream || x->opcount != run_opcount)) {
+            /* the group ended: its stream waits for all of it */
             g_hash_table_replace(tail, GINT_TO_POINTER(run_stream), run);
             run = g_array_new(FALSE, FALSE, sizeof(uint32_t));
         }
@@ -466,6 +469,7 @@ static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane)
             op.stream = (*lane)++;
             if (!run->len) {
                 run_stream = x->stream;
+                run_opcount = x->opcount;
                 before = g_hash_table_lookup(tail, GINT_TO_POINTER(x->stream));
             }
         }
