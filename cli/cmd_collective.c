@@ -247,11 +247,12 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
             if (i % nreq == 0) /* a table's warm-up: at its largest size, then its smallest */
                 for (int w = 0; w < 2; w++) {
                     part = nccl_log_coll(&lc, kind, rows[i + (w ? 0 : nreq - 1)].count, id->dtype, id->redop, id->root,
-                                         co->warmup, co->warmup, &opcount);
+                                         co->warmup, co->warmup, 1, &opcount);
                     g_string_append(lines, part);
                     g_free(part);
                 }
-            part = nccl_log_coll(&lc, kind, rows[i].count, id->dtype, id->redop, id->root, 2 * per, per, &opcount);
+            part = nccl_log_coll(&lc, kind, rows[i].count, id->dtype, id->redop, id->root, 2 * per, per, co->agg,
+                                 &opcount);
             g_string_append(lines, part);
             g_string_append(lines, row_log[i] ? row_log[i] : "");
             g_free(part);

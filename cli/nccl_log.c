@@ -288,7 +288,7 @@ static void coll_line(GString *out, const char *pre, const char *name, uint64_t 
 }
 
 char *nccl_log_coll(const nccl_log_comm *c, coll_kind kind, uint64_t count, nccltests_dtype dt,
-                    nccltests_redop op, int root, int calls, int in_place_from, uint64_t *opcount)
+                    nccltests_redop op, int root, int calls, int in_place_from, int agg, uint64_t *opcount)
 {
     if (!nccl_log_on("COLL"))
         return NULL;
@@ -325,7 +325,8 @@ char *nccl_log_coll(const nccl_log_comm *c, coll_kind kind, uint64_t count, nccl
             coll_line(out, pre, names[kind], *opcount, sb, recv, cnt, d, ncclop,
                       kind == COLL_BROADCAST || kind == COLL_REDUCE ? root : 0, r, n);
         }
-        ++*opcount;
+        if ((k + 1) % (agg > 0 ? agg : 1) == 0 || k + 1 == calls || k + 1 == in_place_from)
+            ++*opcount; /* per launch (ncclProxyStart): -m calls of one iteration are one group */
     }
     return g_string_free(out, FALSE);
 }

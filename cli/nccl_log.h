@@ -81,9 +81,10 @@ char *nccl_log_init(const nccl_log_comm *c);
  * rank's Send and Recv to every rank, a sendrecv a Send to the next rank and
  * a Recv from the previous one (nccl-tests' groups). count: nccl-tests'
  * count column (per rank for all_gather, reduce_scatter and alltoall, as
- * NCCL takes it); *opcount: calls made so far on the communicator.
+ * NCCL takes it); agg: calls per group (nccl-tests -m), which share an
+ * opCount as NCCL counts launches; *opcount: launches so far.
  * NULL when COLL is off. */
 char *nccl_log_coll(const nccl_log_comm *c, coll_kind kind, uint64_t count, nccltests_dtype dt,
-                    nccltests_redop op, int root, int calls, int in_place_from, uint64_t *opcount);
+                    nccltests_redop op, int root, int calls, int in_place_from, int agg, uint64_t *opcount);
 
 #endif

@@ -12,8 +12,10 @@
  * same creation order); a rank's global number is its rank in the largest
  * communicator. The log has no durations and no compute, so the replay runs
  * the communication alone, each call on the CUDA stream it was enqueued on;
- * consecutive sends and receives of one stream run together, as the group
- * (ncclGroupStart/End) they almost always are. docs/traces-importers.md.
+ * consecutive sends and receives of one stream with one opCount run
+ * together, as the group (ncclGroupStart/End) they are. A rank's sends and
+ * receives to itself (its block of an all-to-all) are local copies, left
+ * out. docs/traces-importers.md.
  */
 #ifndef TRACES_NCCLLOG_H
 #define TRACES_NCCLLOG_H
