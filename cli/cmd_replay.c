@@ -450,7 +450,9 @@ int cmd_replay(int argc, char **argv)
     g_option_context_set_description(ctx, "TRACE: conveyor's JSON or CSV (several files together), a PyTorch profiler "
                                           "(Kineto) .json[.gz] or a directory of\nper-rank ones, a Chakra .et (file, "
                                           "prefix or directory), a PyTorch Flight Recorder JSON dump or a directory of\n"
-                                          "them (docs/traces.md, docs/traces-importers.md).\n\n" SYS_ENV_HELP);
+                                          "them, an NCCL log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL: every rank's "
+                                          "lines in one file, or a\ndirectory of NCCL_DEBUG_FILE logs) "
+                                          "(docs/traces.md, docs/traces-importers.md).\n\n" SYS_ENV_HELP);
     g_option_context_add_main_entries(ctx, e, NULL);
     g_option_context_add_group(ctx, sys_opts_group(&so));
     int rc = cli_parse(ctx, "replay", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
