@@ -408,8 +408,17 @@ static gboolean number_ranks(nl_ctx *c, GPtrArray *gs, int *nworld, GError **err
     for (guint i = 0; i < gs->len; i++) {
         nl_group *g = g_ptr_array_index(gs, i);
         g->grank = g_new(int, (gsize)g->nranks);
-        for (int r = 0; r < g->nranks; r++)
+        for (int r = 0; r < g->nranks; r++) {
             g->grank[r] = g->member[r]->world;
+            if (g->grank[r] < 0) { /* a member of this one, none of the largest */
+                const nl_comm *m = g_hash_table_lookup(g->member[r]->comms, g->first->ptr);
+                g_snprintf(where, sizeof where, "%s:%d", m ? m->file : g->first->file, m ? m->line : g->first->line);
+                return trace_fail(err, TRACE_ERROR_REF, where,
+                                  "%s is rank %d of comm %s but in no communicator of all %d ranks (%s), so it has "
+                                  "no global rank",
+                                  g->member[r]->key, r, g->key, w->nranks, w->key);
+            }
+        }
     }
     *nworld = w->nranks;
     return TRUE;
