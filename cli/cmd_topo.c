@@ -216,6 +216,7 @@ static int cmd_import(int argc, char **argv)
 {
     char *out = NULL, *gpu = NULL, *cpu = NULL;
     double nic_gbps = 0;
+    int nvl_domain = 0;
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write the JSON here [stdout]", "FILE"},
         {"gpu", 0, 0, G_OPTION_ARG_STRING, &gpu,
@@ -223,6 +224,8 @@ static int cmd_import(int argc, char **argv)
         {"nic-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &nic_gbps,
          "NIC line rate, Gb/s [the dump's; for nvidia-smi output 400 Hopper+, 200 Ampere, 100 older]", "N"},
         {"cpu", 0, 0, G_OPTION_ARG_STRING, &cpu, "intel, amd or arm [the dump's; intel for nvidia-smi output]", "VENDOR"},
+        {"nvl-domain", 0, 0, G_OPTION_ARG_INT, &nvl_domain,
+         "servers sharing one NVLink domain through their NVSwitch (GB200 NVL72 trays: 18) [1]", "N"},
         {0},
     };
     GOptionContext *ctx = g_option_context_new(
@@ -245,7 +248,11 @@ static int cmd_import(int argc, char **argv)
     }
     GError *e = NULL;
     char *note = NULL;
-    topo_import_opts o = {.gpu = gpu, .nic_gbps = nic_gbps, .cpu = cpu};
+    if (nvl_domain < 0) {
+        fprintf(stderr, "conveyor topo import: --nvl-domain %d: expected 1..576 servers\n", nvl_domain);
+        goto done;
+    }
+    topo_import_opts o = {.gpu = gpu, .nic_gbps = nic_gbps, .cpu = cpu, .nvl_domain = nvl_domain};
     char *json = topo_import(argv[1], &o, &note, &e);
     if (!json) {
         rc = cli_fail(e);
@@ -282,7 +289,7 @@ int cmd_topo(int argc, char **argv)
                 "usage: conveyor topo list\n"
                 "       conveyor topo show T [--nodes N] [--gpus G] [--fabric F] [--set k=v ...]\n"
                 "       conveyor topo dot T [same options]\n"
-                "       conveyor topo import FILE [--gpu NAME] [--nic-gbps N] [--cpu V] [-o OUT.json]\n"
+                "       conveyor topo import FILE [--gpu NAME] [--nic-gbps N] [--cpu V] [--nvl-domain N] [-o OUT.json]\n"
                 "         FILE: an NCCL_TOPO_DUMP_FILE (XML) or the output of `nvidia-smi topo -m`\n");
         return argc < 2 ? EXIT_BADINPUT : EXIT_OK;
     }

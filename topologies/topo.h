@@ -103,6 +103,7 @@ typedef struct {
                        * file's (an NCCL dump's sm) or a guess from the NVLink pattern */
     double nic_gbps;  /* NIC line rate, Gb/s; 0: the dump's <net speed>, or by GPU generation */
     const char *cpu;  /* intel | amd | arm (nvidia-smi output names none; NULL: intel) */
+    int nvl_domain;   /* servers sharing one NVLink domain (GB200 NVL72: 18); 0 or 1: none */
 } topo_import_opts;
 
 /* Convert an NCCL topology dump (NCCL_TOPO_DUMP_FILE XML) to conveyor's

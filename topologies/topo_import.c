@@ -107,9 +107,27 @@ void imp_sockets(cJSON *params, cJSON *links, int ncpu, const char *vendor)
         }
 }
 
-const char *imp_fabric(double gbps)
+gboolean imp_scaleout(cJSON *root, const char *file, const topo_import_opts *o, bool nics, double gbps, bool nvswitch,
+                      GError **err)
 {
-    return gbps <= 200 ? "ib-hdr" : gbps <= 400 ? "ib-ndr" : "ib-xdr";
+    bool domain = o->nvl_domain > 1;
+    if (domain && (!nvswitch || o->nvl_domain > 576)) {
+        g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "%s: --nvl-domain %d: %s", file, o->nvl_domain,
+                    nvswitch ? "at most 576 servers" : "the GPUs have no NVSwitch to join servers with");
+        return FALSE;
+    }
+    if (!nics && !domain)
+        return TRUE;
+    cJSON *p = cJSON_AddObjectToObject(root, "scaleout");
+    if (nics)
+        cJSON_AddStringToObject(p, "fabric", gbps <= 200 ? "ib-hdr" : gbps <= 400 ? "ib-ndr" : "ib-xdr");
+    else
+        cJSON_AddNullToObject(p, "fabric");
+    if (domain) {
+        cJSON_AddNumberToObject(p, "nvl_domain_nodes", o->nvl_domain);
+        cJSON_AddStringToObject(p, "source", "`topo import --nvl-domain`: servers sharing one NVLink domain");
+    }
+    return TRUE;
 }
 
 char *topo_import(const char *path, const topo_import_opts *o, char **note, GError **err)

@@ -191,8 +191,12 @@ cJSON *imp_gpu(const char *file, const char *name, int sm, const char *guess, co
  * GPUs across sockets (path SYS) on AMD hosts only; on Intel and ARM it
  * stops at PXB (ncclTopoCheckP2p, src/graph/paths.cc). */
 void imp_sockets(cJSON *params, cJSON *links, int ncpu, const char *vendor);
-/* The shipped fabric file for a NIC rate: ib-hdr to 200, ib-ndr to 400,
- * ib-xdr above (Gb/s). */
-const char *imp_fabric(double gbps);
+/* The "scaleout" object: the shipped fabric file for the NIC rate (ib-hdr
+ * to 200 Gb/s, ib-ndr to 400, ib-xdr above) when the server has NICs, null
+ * otherwise, and with o->nvl_domain > 1 that many servers in one NVLink
+ * domain. Nothing when neither. FALSE with *err (TOPO_ERROR_VALUE) for a
+ * domain without an NVSwitch to span it. */
+gboolean imp_scaleout(cJSON *root, const char *file, const topo_import_opts *o, bool nics, double gbps, bool nvswitch,
+                      GError **err);
 
 #endif

@@ -563,9 +563,9 @@ static cJSON *build(smi *s, const topo_import_opts *o, GString *note, GError **e
         cJSON_AddStringToObject(x, "source", o->nic_gbps > 0 ? "nvidia-smi: the NICs near a GPU; rate from --nic-gbps"
                                                              : "nvidia-smi: the NICs near a GPU; rate assumed by GPU "
                                                                "generation (--nic-gbps sets it)");
-        p = cJSON_AddObjectToObject(root, "scaleout");
-        cJSON_AddStringToObject(p, "fabric", imp_fabric(gbps));
     }
+    if (nics >= 0 && !imp_scaleout(root, s->file, o, nics > 0, gbps, nvsw, err))
+        nics = -1;
     g_free(base);
     g_free(desc);
     g_free(sock);

@@ -296,8 +296,11 @@ static cJSON *finish(xstate *x, const char *path, const topo_import_opts *o, GEr
         cJSON_AddNumberToObject(n, "lanes", x->nic_width ? x->nic_width : 16);
         cJSON_AddStringToObject(n, "source", o->nic_gbps > 0 ? "rate: `topo import --nic-gbps`; NCCL dump: the NIC's pci link"
                                                              : "NCCL dump: net speed (Mb/s) and the NIC's pci link");
-        p = cJSON_AddObjectToObject(root, "scaleout");
-        cJSON_AddStringToObject(p, "fabric", imp_fabric(gbps));
+    }
+    double gbps = o->nic_gbps > 0 ? o->nic_gbps : x->net_mbps > 0 ? x->net_mbps / 1000 : 10;
+    if (!imp_scaleout(root, path, o, x->nnet > 0, gbps, x->nvsw, err)) {
+        cJSON_Delete(root);
+        root = NULL;
     }
     g_free(base);
     g_free(desc);

@@ -36,9 +36,10 @@ check topo-import-bad-cpu 2 '--cpu via: expected intel, amd or arm' -- topo impo
 check topo-import-bad-nic 2 '--nic-gbps 5000: expected' -- topo import tests/data/smi-topo/dgx-h100-like.txt --nic-gbps 5000
 # an imported description of a shipped system simulates as the shipped one does
 # (same NVLinks, switches, NICs): the sweep's rows, not its device names
-import_same() { # NAME IMPORTED SHIPPED -- collective ARGS
+import_same() { # NAME IMPORTED SHIPPED -- collective ARGS (topo import takes $imp_opts too)
     name=$1; f=$2; t=$3; shift 4
-    tmp=$(mktemp); "$C" topo import "$f" -o "$tmp" 2>/dev/null
+    # shellcheck disable=SC2086
+    tmp=$(mktemp); "$C" topo import "$f" $imp_opts -o "$tmp" 2>/dev/null
     a=$("$C" "$@" --topo "$tmp" 2>&1 | grep -v '^#' | cksum); b=$("$C" "$@" --topo "$t" 2>&1 | grep -v '^#' | cksum)
     n=$("$C" "$@" --topo "$tmp" 2>&1 | grep -vc '^#')
     if [ "$a" = "$b" ] && [ "$n" -gt 2 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $name: $f and $t differ" >&2; fi
@@ -46,6 +47,14 @@ import_same() { # NAME IMPORTED SHIPPED -- collective ARGS
 }
 import_same import-smi-dgx-h100 tests/data/smi-topo/dgx-h100-like.txt dgx-h100 -- collective --nodes 2 -g 8 -b 1M -e 1G -f 32
 import_same import-smi-dgx1-mesh tests/data/smi-topo/dgx1-v100-like.txt dgx1-v100 -- collective -g 8 -b 1M -e 1G -f 32
+# a GB200 tray's matrix, its kind and NVLink domain given: two trays over multi-node NVLink as the shipped rack
+imp_opts="--gpu GB200 --cpu arm --nvl-domain 18"
+import_same import-smi-gb200-mnnvl tests/data/smi-topo/gb200-tray-like.txt gb200-nvl72 -- collective --nodes 2 -b 1M -e 4G -f 64
+imp_opts=""
+check topo-import-nvl-domain-no-switch 2 '--nvl-domain 18: the GPUs have no NVSwitch' -- topo import tests/data/smi-topo/dgx1-v100-like.txt --nvl-domain 18
+sp=$(mktemp); "$C" topo import tests/data/smi-topo/gb200-tray-like.txt --gpu GB200 --nvl-domain 18 -o "$sp" 2>/dev/null
+check topo-import-nvl-domain 0 'domain of 18 server' -- topo show "$sp"
+rm -f "$sp"
 sp=$(mktemp); "$C" topo import tests/data/smi-topo/dgx1-v100-like.txt -o "$sp" 2>/dev/null
 check topo-import-xsocket-param 0 'p2p_xsocket=off pcie.gen=3 pxn=on xsocket.GBps=38.4' -- topo show "$sp" --set xsocket.GBps=38.4
 rm -f "$sp"
