@@ -5,6 +5,7 @@
 #define CLI_H
 
 #include <glib.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define CONVEYOR_VERSION "0.1.0"
@@ -35,5 +36,10 @@ gboolean cli_parse(GOptionContext *ctx, const char *name, int *argc, char ***arg
 
 /* Print "conveyor: <msg>" to stderr and return EXIT_BADINPUT. Frees err. */
 int cli_fail(GError *err);
+
+/* Whether NCCL's name for an algorithm or protocol (a TUNING line's
+ * "NVLS_TREE", "SIMPLE") is conveyor's (coll_algo_name "NVLSTree",
+ * coll_proto_name "Simple"): letters and digits compared without case. */
+bool cli_same_name(const char *nccl, const char *ours);
 
 #endif

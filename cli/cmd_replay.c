@@ -11,6 +11,7 @@
 #include "models/replay.h"
 #include "sysbuild.h"
 #include "topologies/accuracy.h"
+#include "traces/nccllog.h"
 #include "traces/timeline.h"
 #include "traceload.h"
 
@@ -357,10 +358,54 @@ static void replay_progress(void *ctx, double frac, int64_t now_ps, uint64_t eve
                       (double)now_ps / 1e9, (double)events / 1e6);
 }
 
+/* An NCCL log's TUNING lines (what NCCL chose, per shape) against what
+ * conveyor's tuner chose for the same collectives in the replay; counts
+ * into *shapes, *same (algorithm and protocol), *same_ch (and channels). */
+static void tuner_rows(const trace *t, const replay_result *res, const GArray *tuning, GString *text, int *shapes,
+                       int *same, int *same_ch)
+{
+    *shapes = *same = *same_ch = 0;
+    for (guint i = 0; tuning && i < tuning->len; i++) {
+        const nccllog_tuning *k = &g_array_index(tuning, nccllog_tuning, i);
+        const replay_coll *c = NULL;
+        for (guint j = 0; j < res->colls->len && !c; j++) {
+            const replay_coll *x = &g_array_index(res->colls, replay_coll, j);
+            c = x->op == k->coll && x->bytes == k->bytes && x->group == k->group && x->group_size > 1 ? x : NULL;
+        }
+        if (!c)
+            continue;
+        bool match = cli_same_name(k->t.algo, coll_algo_name(c->algo)) && cli_same_name(k->t.proto, coll_proto_name(c->proto));
+        ++*shapes;
+        *same += match;
+        *same_ch += match && k->t.nchannels == c->nchannels;
+        char theirs[64], ours[64];
+        g_snprintf(theirs, sizeof theirs, "%s/%s/%d", k->t.algo, k->t.proto, k->t.nchannels);
+        g_snprintf(ours, sizeof ours, "%s/%s/%d", coll_algo_name(c->algo), coll_proto_name(c->proto), c->nchannels);
+        const trace_group *g = g_ptr_array_index(t->groups, k->group);
+        g_string_append_printf(text, "# tuner: %-14s %12" G_GUINT64_FORMAT " %6d %6d  %-26s %s%s\n",
+                               coll_kind_name(k->coll), k->bytes, g->size, k->calls, theirs, ours,
+                               match ? "" : "  (differs)");
+    }
+}
+
+static void print_tuner(const trace *t, const replay_result *res, const GArray *tuning)
+{
+    GString *rows = g_string_new(NULL);
+    int shapes, same, same_ch;
+    tuner_rows(t, res, tuning, rows, &shapes, &same, &same_ch);
+    printf("\n# tuner: NCCL's choice in the log (its TUNING lines) against conveyor's, per collective shape\n");
+    printf("# tuner: %-14s %12s %6s %6s  %-26s %s\n", "collective", "bytes", "ranks", "calls", "NCCL algo/proto/ch",
+           "conveyor algo/proto/ch");
+    fputs(rows->str, stdout);
+    printf("# tuner: shapes=%d algo_proto_match=%d channels_match=%d\n", shapes, same, same_ch);
+    g_string_free(rows, TRUE);
+}
+
 static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
 {
     GError *err = NULL;
-    trace *t = trace_load_any(paths, n, &err);
+    GArray *tuning = NULL;
+    trace *t = trace_load_any(paths, n, &tuning, &err);
     if (!t)
         return cli_fail(err);
     if (c->ranks > 0) {
@@ -368,36 +413,35 @@ static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
         trace_free(t);
         if (!r || !trace_validate(r, &err)) {
             trace_free(r);
+            if (tuning)
+                g_array_unref(tuning);
             return cli_fail(err);
         }
         t = r;
     }
-    topo *tp = sys_opts_load(so, &err);
-    if (!tp) {
-        trace_free(t);
-        return cli_fail(err);
-    }
+    topo *tp = sys_opts_load(so, &err), *tpi = NULL;
     coll_system sys, iso;
+    int rc = EXIT_OK;
+    if (!tp) {
+        rc = cli_fail(err);
+        goto out;
+    }
     sys_from_topo(&sys, tp, so);
     if (!sys_check_p2p_env(&sys.nccl, tp, &err)) {
-        topo_free(tp);
-        trace_free(t);
-        return cli_fail(err);
+        rc = cli_fail(err);
+        goto out;
     }
     /* repeated collectives run once alone and are reused, unless --exact or
      * a timeline (which needs every chunk on the shared fabric) */
-    topo *tpi = NULL;
     if (!so->exact && !c->timeline) {
         if (!(tpi = sys_opts_load(so, &err))) {
-            topo_free(tp);
-            trace_free(t);
-            return cli_fail(err);
+            rc = cli_fail(err);
+            goto out;
         }
         sys_from_topo(&iso, tpi, so);
     }
     replay_opts o = {.sys = &sys, .compute_scale = c->compute_scale, .record = c->timeline != NULL, .by_name = true,
                      .iso = tpi ? &iso : NULL};
-    int rc = EXIT_OK;
     if (!coll_tune_parse_mask(c->algo ? c->algo : g_getenv("NCCL_ALGO"), COLL_ALL_REDUCE, true, &o.algo_mask, &err) ||
         !coll_tune_parse_mask(c->proto ? c->proto : g_getenv("NCCL_PROTO"), COLL_ALL_REDUCE, false, &o.proto_mask, &err)) {
         rc = cli_fail(err);
@@ -414,10 +458,13 @@ static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
         rc = cli_fail(err);
         goto out;
     }
-    if (c->format && !strcmp(c->format, "json"))
+    if (c->format && !strcmp(c->format, "json")) {
         print_json(t, &res, sys.fab, &sys);
-    else
+    } else {
         print_text(t, tp, &res, sys.fab, &sys);
+        if (tuning)
+            print_tuner(t, &res, tuning);
+    }
     if (c->timeline && !timeline_write(c->timeline, t, &res, sys.fab, 64, &err))
         rc = cli_fail(err);
     else if (c->timeline && fabric_records_dropped(sys.fab))
@@ -426,6 +473,8 @@ static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
                 c->timeline, FABRIC_MAX_RECORDS, fabric_records_dropped(sys.fab));
     replay_result_clear(&res);
 out:
+    if (tuning)
+        g_array_unref(tuning);
     topo_free(tpi);
     topo_free(tp);
     trace_free(t);

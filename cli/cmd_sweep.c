@@ -320,7 +320,7 @@ static bool replay_run_point(const sweep_point *p, const int *fig, size_t nfig, 
         !point_int(p, "ngpus", 1, 1024, &so.gpus_per_thread, err) || !point_int(p, "ranks", 1, 1048576, &ranks, err))
         return false;
     char *paths[] = {(char *)path};
-    trace *t = trace_load_any(paths, 1, err);
+    trace *t = trace_load_any(paths, 1, NULL, err);
     if (t && ranks > 0) {
         trace *r = trace_replicate(t, ranks, err);
         trace_free(t);

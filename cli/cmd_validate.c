@@ -49,17 +49,6 @@ static bool is_p2p_log(const char *path)
            g_strstr_len(text, (gssize)len, "Bandwidth Matrix (GB/s)");
 }
 
-/* lower-case letters and digits of s: NCCL's algorithm names across
- * versions ("RING", "Ring"; "NVLS_TREE", "NVLSTree") compare equal */
-static void name_key(const char *s, char *out, size_t n)
-{
-    size_t k = 0;
-    for (; *s && k + 1 < n; s++)
-        if (g_ascii_isalnum(*s))
-            out[k++] = g_ascii_tolower(*s);
-    out[k] = '\0';
-}
-
 /* The log's NCCL_DEBUG TUNING lines (what NCCL chose per size, rank 0's
  * first call of that size) against conveyor's tuner: a line per size and
  * "# tuner: sizes=N algo_proto_match=M channels_match=K". */
@@ -77,12 +66,9 @@ static void print_tuner(const nccltests_log *log, const nccltests_row *pred, con
                 t = &log->tuning[j];
         if (!t || pred[i].size_bytes == 0)
             continue;
-        char a1[32], a2[32], p1[16], p2[16], theirs[64], ours[64];
-        name_key(t->algo, a1, sizeof a1);
-        name_key(coll_algo_name(ex[i].algo), a2, sizeof a2);
-        name_key(t->proto, p1, sizeof p1);
-        name_key(coll_proto_name(ex[i].proto), p2, sizeof p2);
-        bool match = !strcmp(a1, a2) && !strcmp(p1, p2);
+        char theirs[64], ours[64];
+        bool match = cli_same_name(t->algo, coll_algo_name(ex[i].algo)) &&
+                     cli_same_name(t->proto, coll_proto_name(ex[i].proto));
         sizes++;
         same += match;
         same_ch += match && t->nchannels == ex[i].nchannels;

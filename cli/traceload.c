@@ -12,19 +12,31 @@
 #include "traces/nccllog.h"
 #include "traces/tracefile.h"
 
-/* A loader that says what it kept: its note on stderr. */
-static trace *load_noted(trace *(*load)(const char *, char **, GError **), const char *path, GError **err)
+/* A note a loader gave on what it kept, on stderr. */
+static trace *noted(trace *t, char *note)
 {
-    char *note = NULL;
-    trace *t = load(path, &note, err);
     if (note)
         fprintf(stderr, "conveyor: %s\n", note);
     g_free(note);
     return t;
 }
 
+static trace *load_flightrec(const char *path, GError **err)
+{
+    char *note = NULL;
+    trace *t = trace_flightrec_load(path, &note, err);
+    return noted(t, note);
+}
+
+static trace *load_nccllog(const char *path, GArray **tuning, GError **err)
+{
+    char *note = NULL;
+    trace *t = trace_nccllog_load(path, &note, tuning, err);
+    return noted(t, note);
+}
+
 /* Pick the importer from the path and, for JSON, its content. */
-static trace *load_one(const char *path, GError **err)
+static trace *load_one(const char *path, GArray **tuning, GError **err)
 {
     if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
         g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
@@ -39,8 +51,7 @@ static trace *load_one(const char *path, GError **err)
             fr |= len > 0 && flightrec_sniff(head, len);
             nl |= len > 0 && nccllog_sniff(head, len);
         }
-        return nl ? load_noted(trace_nccllog_load, path, err)
-             : fr ? load_noted(trace_flightrec_load, path, err) : trace_kineto_load(path, err);
+        return nl ? load_nccllog(path, tuning, err) : fr ? load_flightrec(path, err) : trace_kineto_load(path, err);
     }
     if (g_str_has_suffix(path, ".et"))
         return trace_chakra_load(path, err);
@@ -53,9 +64,9 @@ static trace *load_one(const char *path, GError **err)
     gssize n = tracefile_head(path, head, sizeof head);
     bool ops = g_strstr_len(head, n, "\"ops\"") != NULL;
     if (!ops && flightrec_sniff(head, n))
-        return load_noted(trace_flightrec_load, path, err);
+        return load_flightrec(path, err);
     if (!ops && nccllog_sniff(head, n))
-        return load_noted(trace_nccllog_load, path, err);
+        return load_nccllog(path, tuning, err);
     if (!ops && g_strstr_len(head, n, "\"traceEvents\""))
         return trace_kineto_load(path, err);
     if (!ops && (g_strstr_len(head, n, "\"dataDeps\"") || g_strstr_len(head, n, "\"ctrlDeps\"")))
@@ -63,8 +74,10 @@ static trace *load_one(const char *path, GError **err)
     return trace_native_load(&path, 1, err);
 }
 
-trace *trace_load_any(char **paths, int n, GError **err)
+trace *trace_load_any(char **paths, int n, GArray **tuning, GError **err)
 {
+    if (tuning)
+        *tuning = NULL;
     bool all_native = true;
     for (int i = 0; i < n; i++)
         all_native &= g_str_has_suffix(paths[i], ".csv") || (g_str_has_suffix(paths[i], ".json") &&
@@ -77,6 +90,6 @@ trace *trace_load_any(char **paths, int n, GError **err)
                     "per-rank Kineto or Chakra files");
         return NULL;
     }
-    return load_one(paths[0], err);
+    return load_one(paths[0], tuning, err);
 }
 

@@ -83,3 +83,17 @@ int cli_fail(GError *err)
         g_error_free(err);
     return EXIT_BADINPUT;
 }
+
+bool cli_same_name(const char *a, const char *b)
+{
+    for (;;) {
+        while (*a && !g_ascii_isalnum(*a))
+            a++;
+        while (*b && !g_ascii_isalnum(*b))
+            b++;
+        if (!*a || !*b)
+            return !*a && !*b;
+        if (g_ascii_tolower(*a++) != g_ascii_tolower(*b++))
+            return false;
+    }
+}

@@ -8,9 +8,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_file_write(data, size, ".log");
     GError *err = NULL;
     char *note = NULL;
-    trace *t = trace_nccllog_load(path, &note, &err);
+    GArray *tuning = NULL;
+    trace *t = trace_nccllog_load(path, &note, &tuning, &err);
     if (t)
         trace_free(t);
+    if (tuning)
+        g_array_unref(tuning);
     g_free(note);
     g_clear_error(&err);
     return 0;

@@ -390,7 +390,7 @@ static void launch_coll(rp *p, rendezvous *rv)
         s->start_ps = now;
     }
     replay_coll rc = {.op = o->coll, .bytes = o->bytes, .group_size = gs->nranks, .group_nodes = gs->nnodes,
-                      .start_ps = now,
+                      .group = rv->group, .start_ps = now,
                       .traced_ps = o->dur_ps};
     coll_ctx *c = g_new0(coll_ctx, 1);
     g_ptr_array_add(p->garbage, c);
@@ -412,6 +412,7 @@ static void launch_coll(rp *p, rendezvous *rv)
     req.root = o->root;
     rc.algo = req.algo;
     rc.proto = req.proto;
+    rc.nchannels = req.nchannels;
     if (p->ch_active) { /* its thread blocks occupy SMs on every member until it ends */
         c->nch = req.nchannels > 0 ? req.nchannels : 1;
         for (int k = 0; k < rv->arrived; k++)

@@ -68,6 +68,8 @@ typedef struct {
     int64_t traced_ps;        /* the traced kernel duration (rank of its first member), -1 if none */
     coll_algo_id algo;
     coll_proto_id proto;
+    int nchannels;            /* the tuner's */
+    int group;                /* trace group */
     bool reused;              /* took the isolated duration (opts.iso) */
 } replay_coll;
 

@@ -367,7 +367,7 @@ static void test_nccllog_job(void)
 {
     GError *err = NULL;
     char *note = NULL;
-    trace *t = trace_nccllog_load(DATA "nccl-log/job-8rank.log", &note, &err);
+    trace *t = trace_nccllog_load(DATA "nccl-log/job-8rank.log", &note, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_EQUAL_FATAL(t->nranks, 8);
     CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "8 ranks, 7 communicators, 64 calls replayed; 8 of kinds not "
@@ -397,7 +397,7 @@ static void test_nccllog_job(void)
     CU_ASSERT_EQUAL(tp->seq, 0);
     CU_ASSERT_EQUAL(OP(t, 5, 1)->seq, 1);
     CU_ASSERT(tp->src_index > 10); /* the line it was read from */
-    trace *d = trace_nccllog_load(DATA "nccl-log/per-rank", NULL, &err);
+    trace *d = trace_nccllog_load(DATA "nccl-log/per-rank", NULL, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     CU_ASSERT_EQUAL(d->nranks, 8);
     for (int r = 0; r < 8; r++)
@@ -426,15 +426,27 @@ static void test_nccllog_group_of_sends(void)
         "h:2:2 [1] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 8 datatype 7 op 0 root 0 comm 0xb [nranks=2] stream 0xs\n"
         "h:2:2 [1] NCCL INFO Send: opCount 1 sendbuff 0x1 recvbuff (nil) count 16 datatype 0 op 0 root 0 comm 0xb [nranks=2] stream 0xs\n"
         "h:2:2 [1] NCCL INFO Recv: opCount 1 sendbuff (nil) recvbuff 0x1 count 16 datatype 0 op 0 root 0 comm 0xb [nranks=2] stream 0xs\n"
-        "h:2:2 [1] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x2 count 8 datatype 7 op 0 root 0 comm 0xb [nranks=2] stream 0xs\n";
+        "h:2:2 [1] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x2 count 8 datatype 7 op 0 root 0 comm 0xb [nranks=2] stream 0xs\n"
+        "h:2:2 [1] NCCL INFO AllReduce: 32 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..1}\n"
+        "h:1:1 [0] NCCL INFO AllReduce: 32 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..1}\n"
+        "h:1:1 [0] NCCL INFO AllReduce: 64 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..0}\n";
     char *path = NULL;
     int fd = g_file_open_tmp("nccllog-XXXXXX.log", &path, NULL);
     close(fd);
     g_file_set_contents(path, log, -1, NULL);
     GError *err = NULL;
-    trace *t = trace_nccllog_load(path, NULL, &err);
+    GArray *tuning = NULL;
+    trace *t = trace_nccllog_load(path, NULL, &tuning, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_EQUAL(t->nranks, 2);
+    /* the TUNING lines go with each rank's latest AllReduce of 32 bytes (the
+     * second call): one shape, two calls; 64 bytes matches no call */
+    CU_ASSERT_FATAL(tuning && tuning->len == 1);
+    const nccllog_tuning *k = &g_array_index(tuning, nccllog_tuning, 0);
+    CU_ASSERT(k->coll == COLL_ALL_REDUCE && k->bytes == 32 && k->calls == 2 && k->t.nchannels == 2);
+    CU_ASSERT_STRING_EQUAL(k->t.algo, "RING");
+    CU_ASSERT_STRING_EQUAL(k->t.proto, "LL");
+    g_array_unref(tuning);
     const trace_op *ar = OP(t, 0, 0), *s = OP(t, 0, 1), *r = OP(t, 0, 2), *ar2 = OP(t, 0, 3);
     CU_ASSERT_NOT_EQUAL(s->stream, ar->stream);
     CU_ASSERT_NOT_EQUAL(s->stream, r->stream);
@@ -454,7 +466,7 @@ static void test_nccllog_group_of_sends(void)
             g_string_append_printf(g, "%s\n", *k);
     g_strfreev(l);
     g_file_set_contents(path, g->str, -1, NULL);
-    CU_ASSERT_PTR_NULL(trace_nccllog_load(path, NULL, &err));
+    CU_ASSERT_PTR_NULL(trace_nccllog_load(path, NULL, NULL, &err));
     CU_ASSERT(err && strstr(err->message, ":1: comm 0xa (nranks=2#0): the log has 1 of its 2 ranks (none says rank 1)"));
     g_clear_error(&err);
     g_string_free(g, TRUE);

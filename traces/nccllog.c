@@ -39,6 +39,7 @@ typedef struct {
     int dt, root;
     int stream;       /* 1.. per distinct stream pointer of the process */
     uint64_t opcount; /* NCCL's: the calls of one group (ncclGroupStart/End) share it */
+    int tuning;       /* its TUNING line: index + 1 into nl_ctx.tuning, 0 none */
     int line;
     const char *file;
 } nl_call;
@@ -67,6 +68,7 @@ typedef struct {
     GHashTable *procs;   /* key -> nl_proc* */
     GPtrArray *order;    /* nl_proc* in order of first line */
     GStringChunk *files; /* file names the calls point to */
+    GArray *tuning;      /* nccltests_tuning, the TUNING lines tied to a call */
     int lines, calls, skipped, self;
     const char *end_file; /* the last file read and its line count: where "no call" points */
     int end_line;
@@ -252,6 +254,29 @@ static gboolean call_line(nl_ctx *c, nl_proc *p, const char *msg, const char *co
     return TRUE;
 }
 
+/* "AllReduce: 4194304 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..31}"
+ * (enqueue.cc, at launch): tied to the process's latest call of that
+ * function and those bytes (NCCL's count x type size) without one yet. */
+static void tuning_line(nl_ctx *c, nl_proc *p, const char *msg)
+{
+    nccltests_tuning t = {0};
+    unsigned long long bytes;
+    int lo, hi;
+    if (sscanf(msg, "%23[A-Za-z]: %llu Bytes -> Algo %23s proto %11s channel{Lo..Hi}={%4d..%4d}", t.func, &bytes,
+               t.algo, t.proto, &lo, &hi) != 6)
+        return;
+    t.bytes = bytes;
+    t.nchannels = hi - lo + 1;
+    for (guint i = p->calls->len; i-- > 0;) {
+        nl_call *x = &g_array_index(p->calls, nl_call, i);
+        if (!x->tuning && !strcmp(x->name, t.func) && x->count * (uint64_t)dt_size[x->dt] == t.bytes) {
+            g_array_append_val(c->tuning, t);
+            x->tuning = (int)c->tuning->len;
+            return;
+        }
+    }
+}
+
 /* One file: every " NCCL INFO " line, others ignored. */
 static gboolean read_file(nl_ctx *c, const char *path, GError **err)
 {
@@ -297,6 +322,8 @@ static gboolean read_file(nl_ctx *c, const char *path, GError **err)
         const char *colon = strstr(msg, ": opCount ");
         if (colon && !memchr(msg, ' ', (size_t)(colon - msg)))
             ok = call_line(c, p, msg, colon, file, ln, where, err);
+        else if (strstr(msg, " Bytes -> Algo "))
+            tuning_line(c, p, msg);
         else if (strstr(msg, "comm 0x"))
             ok = init_line(p, msg, file, ln, where, err);
     }
@@ -443,7 +470,7 @@ static void tails_free(gpointer p) { g_array_unref(p); }
 /* A rank's calls as trace ops: a run of sends and receives on one stream
  * with one opCount runs together (each on a lane of its own, after what the
  * stream ran before; the stream's next op waits for all of them). */
-static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane)
+static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane, const GArray *tlines, GArray *tuned)
 {
     int r = p->world;
     /* next sequence number per trace group: communicators over the same ranks
@@ -482,6 +509,20 @@ static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane)
                 before = g_hash_table_lookup(tail, GINT_TO_POINTER(x->stream));
             }
         }
+        if (x->tuning && tuned) { /* the first call of each shape speaks for it */
+            nccllog_tuning *k = NULL;
+            for (guint j = 0; j < tuned->len && !k; j++) {
+                nccllog_tuning *e = &g_array_index(tuned, nccllog_tuning, j);
+                k = e->coll == op.coll && e->bytes == op.bytes && e->group == op.group ? e : NULL;
+            }
+            if (!k) {
+                nccllog_tuning e = {.coll = op.coll, .bytes = op.bytes, .group = op.group,
+                                    .t = g_array_index(tlines, nccltests_tuning, x->tuning - 1)};
+                g_array_append_val(tuned, e);
+                k = &g_array_index(tuned, nccllog_tuning, tuned->len - 1);
+            }
+            k->calls++;
+        }
         uint32_t at = trace_op_add(t, r, &op);
         const GArray *deps = p2p ? before : g_hash_table_lookup(tail, GINT_TO_POINTER(x->stream));
         for (guint k = 0; deps && k < deps->len; k++)
@@ -499,15 +540,19 @@ static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane)
     g_free(seq);
 }
 
-trace *trace_nccllog_load(const char *path, char **note, GError **err)
+trace *trace_nccllog_load(const char *path, char **note, GArray **tuning, GError **err)
 {
     if (note)
         *note = NULL;
+    if (tuning)
+        *tuning = NULL;
     GPtrArray *files = tracefile_list(path, want_log, "NCCL debug logs (files with \" NCCL INFO \" lines)", err);
     if (!files)
         return NULL;
     nl_ctx c = {.procs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, proc_free),
-                .order = g_ptr_array_new(), .files = g_string_chunk_new(1024)};
+                .order = g_ptr_array_new(), .files = g_string_chunk_new(1024),
+                .tuning = g_array_new(FALSE, FALSE, sizeof(nccltests_tuning))};
+    GArray *tuned = tuning ? g_array_new(FALSE, FALSE, sizeof(nccllog_tuning)) : NULL;
     trace *t = NULL;
     GPtrArray *gs = NULL;
     gboolean ok = TRUE;
@@ -540,7 +585,7 @@ trace *trace_nccllog_load(const char *path, char **note, GError **err)
         for (guint i = 0; i < c.order->len; i++) {
             nl_proc *p = g_ptr_array_index(c.order, i);
             if (p->world >= 0)
-                add_ops(t, gs, p, &lane);
+                add_ops(t, gs, p, &lane, c.tuning, tuned);
         }
         ok = trace_validate(t, err);
     }
@@ -562,6 +607,11 @@ trace *trace_nccllog_load(const char *path, char **note, GError **err)
     }
     if (gs)
         g_ptr_array_unref(gs);
+    if (ok && tuned && tuned->len)
+        *tuning = tuned;
+    else if (tuned)
+        g_array_unref(tuned);
+    g_array_unref(c.tuning);
     g_ptr_array_unref(c.order);
     g_hash_table_destroy(c.procs);
     g_string_chunk_free(c.files);

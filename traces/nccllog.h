@@ -22,14 +22,30 @@
 
 #include <glib.h>
 
+#include "traces/nccltests.h"
 #include "traces/trace.h"
+
+/* What NCCL chose for the calls of one shape, from the log's TUNING lines
+ * (NCCL_DEBUG_SUBSYS=TUNING adds, after a call's COLL line, "AllReduce:
+ * 4194304 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..31}"): the
+ * collective, the trace op's bytes and group, NCCL's line (the first of
+ * that shape) and how many calls had one. */
+typedef struct {
+    coll_kind coll;
+    uint64_t bytes;
+    int group;
+    nccltests_tuning t;
+    int calls;
+} nccllog_tuning;
 
 /* Loads a log file holding every rank's lines (mpirun's combined output;
  * other lines are ignored) or a directory of logs (NCCL_DEBUG_FILE per
  * process: every file whose head has "NCCL INFO"). Validated. NULL with
  * *err (TRACE_ERROR_IO; _PARSE / _VALUE / _REF with file:line). *note (may
- * be NULL) gets one line on what was read and left out (caller g_free's). */
-trace *trace_nccllog_load(const char *path_or_dir, char **note, GError **err);
+ * be NULL) gets one line on what was read and left out (caller g_free's).
+ * *tuning (may be NULL): the TUNING lines by shape (nccllog_tuning; NULL
+ * when the log has none; caller g_array_unref's). */
+trace *trace_nccllog_load(const char *path_or_dir, char **note, GArray **tuning, GError **err);
 
 /* Whether the first bytes of a file look like an NCCL debug log. */
 gboolean nccllog_sniff(const char *head, gssize len);
