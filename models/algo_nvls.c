@@ -282,6 +282,10 @@ static bool nvls_common(const coll_system *sys, coll_kind kind, const char **why
         *why = "no NVLS-capable NVSwitch joins the ranks of a node";
         return false;
     }
+    if (sys->ppn <= 2) { /* ncclNvlsInit (src/transport/nvls.cc): gpuCount <= 2, or an MNNVL clique of <= 2; the tuner too */
+        *why = "NCCL turns NVLS on only with more than 2 of the communicator's GPUs on a node (or NVLink clique)";
+        return false;
+    }
     if (kind != COLL_ALL_REDUCE && (sys->nnodes > 1 || (kind != COLL_ALL_GATHER && kind != COLL_REDUCE_SCATTER))) {
         *why = "modelled for all_reduce, and for all_gather/reduce_scatter inside one node";
         return false;

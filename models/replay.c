@@ -882,7 +882,7 @@ static void build_groups(rp *p)
         gs->nnodes = nodes;
         gs->ppn = (tg->size + nodes - 1) / nodes;
         gs->uneven = uneven || gs->ppn * nodes != tg->size;
-        gs->nvls = sys->nvls && nodes == 1;
+        gs->nvls = sys->nvls; /* NVLS on one server, NVLSTree across several (supports() and the tuner decide) */
         p->gsys_gpu[g] = (int *)gpu;
     }
     if (!p->o->iso)

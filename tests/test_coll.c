@@ -335,6 +335,33 @@ static void test_coll_nvls_allgather_reducescatter(void)
     topo_free(t2);
 }
 
+/* NCCL turns NVLS on only with more than 2 of the communicator's GPUs on a
+ * node (ncclNvlsInit): 2 GPUs of a DGX H100, alone or on each of 2 servers,
+ * never get NVLS or NVLSTree from the tuner, its table has no such cell and
+ * the algorithms refuse them; 3 GPUs have them. */
+static void test_coll_tuner_nvls_needs_three_gpus(void)
+{
+    coll_request req;
+    for (int g = 2; g <= 3; g++)
+        for (int nodes = 1; nodes <= 2; nodes++) {
+            coll_system sys;
+            topo *t = shipped("dgx-h100", (topo_opts){.nodes = nodes, .gpus = g}, &sys);
+            coll_algo_id nv = nodes == 1 ? ALGO_NVLS : ALGO_NVLS_TREE;
+            CU_ASSERT_TRUE(coll_tune(&sys, COLL_ALL_REDUCE, 1ull << 30, 0, 0, &req, NULL));
+            if (g == 2) /* with 3 it is offered; NCCL's model then prefers the ring at 1 GiB (NVLS's (n-1)/n) */
+                CU_ASSERT_NOT_EQUAL(req.algo, nv);
+            coll_request force = {.kind = COLL_ALL_REDUCE, .bytes = 1 << 20, .algo = nv, .proto = PROTO_SIMPLE,
+                                  .nchannels = 16};
+            coll_result res;
+            GError *err = NULL;
+            CU_ASSERT_EQUAL(coll_run(&sys, &force, &res, &err), g == 3);
+            g_clear_error(&err);
+            double lat, bw;
+            CU_ASSERT_EQUAL(coll_tune_table(&sys, COLL_ALL_REDUCE, nv, PROTO_SIMPLE, &lat, &bw), g == 3);
+            topo_free(t);
+        }
+}
+
 static void test_coll_tuner_h100_ll_small_nvls_large(void)
 {
     coll_system sys;
@@ -1497,6 +1524,7 @@ int main(void)
         {"/coll/invariants/bytes-and-utilisation", test_coll_bytes_conserved_and_links_at_most_full},
         {"/coll/nvls/beats-ring-by-physical-factor", test_coll_nvls_beats_ring_by_physical_factor},
         {"/coll/tuner/h100-ll-small-nvls-large", test_coll_tuner_h100_ll_small_nvls_large},
+        {"/coll/tuner/nvls-needs-three-gpus", test_coll_tuner_nvls_needs_three_gpus},
         {"/coll/nvls/chunk-window", test_coll_nvls_chunk_window},
         {"/coll/nvls/allgather-reducescatter", test_coll_nvls_allgather_reducescatter},
         {"/coll/nvlstree/two-nodes-physical-limit", test_coll_nvlstree_two_nodes_physical_limit},

@@ -172,6 +172,12 @@ check replay-nccllog-tuner 0 '# tuner: shapes=10 algo_proto_match=10 channels_ma
 sed 's/Bytes -> Algo NVLS proto SIMPLE/Bytes -> Algo RING proto SIMPLE/' "$rt" > "$rt.b"
 check replay-nccllog-tuner-differs 0 'NVLS/Simple/16  \(differs\)' -- replay --topo dgx-h100 "$rt.b"
 rm -f "$rt" "$rt.b"
+# across servers the replay's groups take NVLSTree where NCCL (and `collective`) would
+rt=$(mktemp)
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING "$C" collective --topo dgx-h100 --nodes 2 -b 8 -e 1G -f 8 -n 1 -w 0 -c 0 > "$rt" 2>&1
+check replay-nccllog-tuner-nvlstree 0 'NVLS_TREE/SIMPLE/16 +NVLSTree/Simple/16$' -- replay --topo dgx-h100 --nodes 2 "$rt"
+check replay-nccllog-tuner-2-nodes 0 '# tuner: shapes=10 algo_proto_match=10 channels_match=10' -- replay --topo dgx-h100 --nodes 2 "$rt"
+rm -f "$rt"
 # PyTorch Flight Recorder dumps: the ranks' windows lined up, communication replayed, the recorded durations compared
 check replay-flightrec 0 'flight recorder: 4 files, 32 entries: 22 collectives and 4 sends/receives replayed \(communication only: a dump records no compute\); 2 not in every member.s window; 4 of kinds not replayed \(e\.g\. nccl:coalesced\)' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/flightrec
 check replay-flightrec-durations 0 'against the [0-9]+ traced kernel durations: median \|error\|' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/flightrec
