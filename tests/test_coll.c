@@ -1098,7 +1098,8 @@ static void test_coll_timeline_records_the_run(void)
     CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &rec, &err));
     CU_ASSERT_EQUAL(rec.time_us, plain.time_us);
     CU_ASSERT_EQUAL(rec.events, plain.events);
-    const char *out = "/tmp/conveyor-test-coll-timeline.json";
+    char *out = NULL; /* a name of this run's own (another test run may be writing beside it) */
+    close(g_file_open_tmp("conveyor-test-coll-timeline-XXXXXX.json", &out, NULL));
     double setup = coll_setup_us(&sys, &req);
     CU_ASSERT_DOUBLE_EQUAL(setup, 2.5 + 8.4, 1e-9); /* launch + Ring/Simple base latency */
     CU_ASSERT_TRUE_FATAL(timeline_write_coll(out, "all_reduce 4 MiB", setup, NULL, rec.time_us, f, 8, &err));
@@ -1139,6 +1140,7 @@ static void test_coll_timeline_records_the_run(void)
     cJSON_Delete(root);
     g_free(text);
     remove(out);
+    g_free(out);
     fabric_free(f);
 }
 

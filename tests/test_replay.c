@@ -349,7 +349,8 @@ static void test_replay_timeline_valid_and_nested(void)
     rig_open(&g, 2, overlap_example());
     g.o.record = true;
     CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
-    const char *out = "/tmp/conveyor-test-timeline.json";
+    char *out = NULL; /* a name of this run's own (another test run may be writing beside it) */
+    close(g_file_open_tmp("conveyor-test-timeline-XXXXXX.json", &out, NULL));
     CU_ASSERT_TRUE(timeline_write(out, g.t, &g.res, g.sys.fab, 8, &g.err));
     char *text = NULL;
     CU_ASSERT_TRUE_FATAL(g_file_get_contents(out, &text, NULL, NULL));
@@ -395,6 +396,7 @@ static void test_replay_timeline_valid_and_nested(void)
     cJSON_Delete(root);
     g_free(text);
     remove(out);
+    g_free(out);
     rig_close(&g);
 }
 

@@ -225,11 +225,22 @@ static char *partial_csv(const sweep_spec *s, size_t k, const char *tail)
     return g_string_free(g, FALSE);
 }
 
+/* A path in this run's own temporary directory: two test runs on one
+ * machine (make test beside a CI clone's) used to write the same
+ * /tmp/conveyor-test-sweep-*.csv and fail each other's checks. */
+static char *tmp_dir;
+static char *tmp_path(const char *name)
+{
+    if (!tmp_dir)
+        tmp_dir = g_dir_make_tmp("conveyor-test-sweep-XXXXXX", NULL);
+    return g_build_filename(tmp_dir ? tmp_dir : g_get_tmp_dir(), name, NULL);
+}
+
 static void test_resume_counts_prefix_and_drops_cut_line(void)
 {
     sweep_spec *s = sweep_spec_load(DATA "small.json", &cat, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    g_autofree char *path = g_build_filename(g_get_tmp_dir(), "conveyor-test-sweep-resume.csv", NULL);
+    g_autofree char *path = tmp_path("conveyor-test-sweep-resume.csv");
     g_autofree char *text = partial_csv(s, 4, "4,1,200,2,19"); /* killed mid-row */
     CU_ASSERT(g_file_set_contents(path, text, -1, NULL));
     GError *err = NULL;
@@ -250,7 +261,7 @@ static void test_resume_rejects_a_file_of_another_spec(void)
     sweep_spec *other = sweep_spec_load(DATA "ranges.json", &cat, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT_PTR_NOT_NULL_FATAL(other);
-    g_autofree char *path = g_build_filename(g_get_tmp_dir(), "conveyor-test-sweep-other.csv", NULL);
+    g_autofree char *path = tmp_path("conveyor-test-sweep-other.csv");
     static const struct {
         const char *what;
         int line;
@@ -320,8 +331,6 @@ static char *slurp(const char *path)
         return g_strdup("");
     return t;
 }
-
-static char *tmp_path(const char *name) { return g_build_filename(g_get_tmp_dir(), name, NULL); }
 
 static void test_cli_same_csv_whatever_the_thread_count(void)
 {
@@ -430,5 +439,17 @@ int main(void)
         {"/sweep/cli/plot-series", test_cli_plot_draws_one_line_per_series},
         {NULL, NULL},
     };
-    return test_main("sweep", cases);
+    int rc = test_main("sweep", cases);
+    if (tmp_dir) { /* what the tests left there */
+        GDir *d = g_dir_open(tmp_dir, 0, NULL);
+        for (const char *n; d && (n = g_dir_read_name(d));) {
+            g_autofree char *f = g_build_filename(tmp_dir, n, NULL);
+            g_unlink(f);
+        }
+        if (d)
+            g_dir_close(d);
+        g_rmdir(tmp_dir);
+        g_free(tmp_dir);
+    }
+    return rc;
 }

@@ -373,7 +373,7 @@ static const char *guess_gpu(int allnv_k, int n, int maxtot, char **why)
         g = maxtot == 6 ? "V100-SXM2" : maxtot == 12 ? "A100-SXM4" : NULL;
     if (g)
         *why = g_strdup_printf(allnv_k > 0 && n >= 3
-                                   ? "GPU kind guessed from NV%d between every pair (%s; H200 and B200 also show NV18); "
+                                   ? "GPU kind guessed from NV%d between every pair (%s; H200, B200 and GB200 show NV18 too); "
                                      "`topo import --gpu NAME` names it"
                                    : "GPU kind guessed from %d NVLinks per GPU (%s); `topo import --gpu NAME` names it",
                                allnv_k > 0 && n >= 3 ? allnv_k : maxtot,
@@ -398,22 +398,26 @@ static void nic_name(const smi *s, GString *o, int i)
 static cJSON *build(smi *s, const topo_import_opts *o, GString *note, GError **err)
 {
     int n = s->ngpu;
-    int allk = n >= 2 ? -1 : 0, maxtot = 0;
+    int allk = n >= 2 ? -1 : 0, maxtot = 0, minpeers = n > 1 ? n : 0;
     for (int i = 0; i < n; i++) {
-        int tot = 0;
+        int tot = 0, peers = 0;
         for (int j = 0; j < n; j++) {
             const rel *r = rel_of(s, i, j);
             if (i == j)
                 continue;
             tot += r->k == R_NV ? r->nv : 0;
+            peers += r->k == R_NV;
             if (j > i)
                 allk = r->k != R_NV ? 0 : allk < 0 ? r->nv : allk == r->nv ? allk : 0;
         }
         maxtot = MAX(maxtot, tot);
+        minpeers = MIN(minpeers, peers);
     }
     allk = MAX(allk, 0);
     char *why = NULL;
-    const char *guess = o->gpu ? NULL : guess_gpu(allk, n, maxtot, &why);
+    /* a mesh's links tell the GPU (V100 6, A100 12 over 3+ peers); a bridged
+     * pair's do not (an A100 PCIe and an H100 NVL pair both show NV12) */
+    const char *guess = o->gpu ? NULL : guess_gpu(allk, n, minpeers >= 3 ? maxtot : 0, &why);
     if (!o->gpu && !guess) {
         fail(s, err, s->hdr_line, 1, "nvidia-smi topo -m does not name the GPU kind and the NVLinks do not tell it: "
                                      "`topo import --gpu NAME` (H100, H200, A100, B200, L40S, RTX 4090, ...)");

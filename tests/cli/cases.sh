@@ -29,6 +29,7 @@ check topo-import-smi-nics 0 'not modelled \(NODE/SYS to every GPU\): NIC8 \(mlx
 check topo-import-smi-given 0 'NICs of 800 Gb/s|"model":[[:space:]]*"H200"' -- topo import tests/data/smi-topo/dgx-h100-like.txt --gpu H200 --nic-gbps 800 --cpu amd
 check topo-import-smi-no-kind 2 'pcie-2gpu-spaces\.txt:1:1: .*--gpu NAME' -- topo import tests/data/smi-topo/pcie-2gpu-spaces.txt
 check topo-import-smi-kind 0 '"model":[[:space:]]*"RTX 4090"' -- topo import tests/data/smi-topo/pcie-2gpu-spaces.txt --gpu 'RTX 4090'
+check topo-import-smi-bridged-pairs 0 '"links":[[:space:]]*12,' -- topo import tests/data/smi-topo/h100-nvl-pairs-like.txt --gpu H100-PCIe
 check topo-import-bad-gpu 2 'no such GPU kind \(known: V100-SXM2' -- topo import tests/data/smi-topo/dgx-h100-like.txt --gpu Z100
 check topo-import-xml-gpu-sm 2 'names the H100-SXM \(sm_90\); the file.s GPUs are sm_80' -- topo import tests/data/nccl-topo/dgx-a100-like.xml --gpu H100
 check topo-import-xml-note 0 'sm_80.*topo import --gpu NAME' -- topo import tests/data/nccl-topo/dgx-a100-like.xml
