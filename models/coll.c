@@ -158,11 +158,12 @@ bool coll_p2p_reads(const coll_system *sys, const fabric *f, const fab_route *r,
     return true;
 }
 
-int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id algo)
+int64_t coll_route_step_lat_ps(const coll_system *sys, const fabric *f, const fab_route *r, coll_algo_id algo,
+                               coll_proto_id proto)
 {
     int hw = 1; /* PCI */
     for (uint32_t i = 0; i < r->nhops; i++) {
-        fab_link_kind k = fabric_link(x->fab, r->hop[i])->kind;
+        fab_link_kind k = fabric_link(f, r->hop[i])->kind;
         if (k == LINK_NET) {
             hw = 2;
             break;
@@ -170,16 +171,21 @@ int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id alg
         if (k == LINK_NVLINK)
             hw = 0;
     }
-    double us = coll_hw_lat_us(hw, algo, x->req->proto);
-    int64_t wire = fabric_route_lat_ps(x->fab, r);
+    double us = coll_hw_lat_us(hw, algo, proto);
+    int64_t wire = fabric_route_lat_ps(f, r);
     int64_t lat = (int64_t)(us * 1e6) - wire;
     if (lat < 0)
         lat = 0;
     /* a read first sends its request across the route: one more wire
      * latency before the data (which the fabric then carries back) moves */
-    if (coll_p2p_reads(x->sys, x->fab, r, x->req->proto))
+    if (coll_p2p_reads(sys, f, r, proto))
         lat += wire;
     return lat;
+}
+
+int64_t coll_exec_step_lat_ps(coll_exec *x, const fab_route *r, coll_algo_id algo)
+{
+    return coll_route_step_lat_ps(x->sys, x->fab, r, algo, x->req->proto);
 }
 
 /* The rank on GPU node g: server-major, local index within (the ranks' order,

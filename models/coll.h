@@ -152,6 +152,12 @@ double coll_net_ovh_us(const coll_system *sys, coll_proto_id p);
  * it: the Simple protocol between two sm 8.0 GPUs over NVLink only
  * (ncclTopoCheckP2p). Each step then waits one more wire latency of r. */
 bool coll_p2p_reads(const coll_system *sys, const fabric *f, const fab_route *r, coll_proto_id p);
+/* The latency one step of `algo` in `proto` adds over route r beyond the
+ * wire's own: NCCL's hwLat for the route's class (NVLink, PCI, network:
+ * tuning.cc) less the route's link latencies, plus one wire latency where
+ * the step is a read. */
+int64_t coll_route_step_lat_ps(const coll_system *sys, const fabric *f, const fab_route *r, coll_algo_id algo,
+                               coll_proto_id proto);
 
 /* Channel c's ring: the rank at position i (0 <= i < nranks), as the
  * ring all-reduce runs it (algo_ring.c): servers in order, each entered at

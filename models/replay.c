@@ -562,9 +562,10 @@ static const p2p_memo *p2p_memo_get(rp *p, const fab_route *rt, fab_node_id a, f
     return m;
 }
 
-/* Reuse m for a transfer over rt now: no simulated collective or transfer
- * on its hops, and the reused ones' busy shares there fit with its own. */
-static bool p2p_reuse(rp *p, p2p_ctx *c, const p2p_memo *m)
+/* Reuse m for a transfer over rt now (done lat + its isolated duration
+ * later): no simulated collective or transfer on its hops, and the reused
+ * ones' busy shares there fit with its own. */
+static bool p2p_reuse(rp *p, p2p_ctx *c, const p2p_memo *m, int64_t lat)
 {
     const fab_route *rt = c->rt;
     bool shared = false;
@@ -583,7 +584,7 @@ static bool p2p_reuse(rp *p, p2p_ctx *c, const p2p_memo *m)
     }
     c->reuse = m;
     p->out->p2p_memo_hits++;
-    sim_engine_after(p->eng, m->dur_ps, on_p2p_done, c, 0);
+    sim_engine_after(p->eng, lat + m->dur_ps, on_p2p_done, c, 0);
     return true;
 }
 
@@ -640,17 +641,20 @@ static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg)
         return;
     }
     uint64_t chunk = coll_p2p_chunk(p->o->sys->fab, rt);
+    /* NCCL's per-step latency of the route's class, as algo_p2p.c charges a
+     * sendrecv's pairs (Simple: NVLink 3.4, network 14 us, less the wire's) */
+    int64_t lat = rt->nhops ? coll_route_step_lat_ps(p->o->sys, p->o->sys->fab, rt, ALGO_RING, PROTO_SIMPLE) : 0;
     c->rt = rt;
     if (p->o->iso && rt->nhops > 0) {
         const p2p_memo *m = p2p_memo_get(p, rt, p->o->sys->gpu[src], p->o->sys->gpu[dst], o->bytes, chunk);
         if (!m)
             return;
-        if (m->reusable && p2p_reuse(p, c, m))
+        if (m->reusable && p2p_reuse(p, c, m, lat))
             return;
     }
     if (p->active_p2p)
         hold_links(p, p->active_p2p, rt->hop, rt->nhops, +1);
-    fabric_transfer_start(p->o->sys->fab, rt, FAB_NONE, o->bytes, chunk, COLL_P2P_WINDOW, 0, on_p2p_done, c, 0);
+    fabric_transfer_start(p->o->sys->fab, rt, FAB_NONE, o->bytes, chunk, COLL_P2P_WINDOW, lat, on_p2p_done, c, 0);
 }
 
 /* ---- issue ---- */

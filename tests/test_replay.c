@@ -228,16 +228,19 @@ static void test_replay_send_recv_pipeline(void)
                           "{\"rank\":2,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0}]}", NULL));
     CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
     /* each hop: NCCL's launch of the send/receive (host launch + base latency,
-     * as a sendrecv of 8 MiB), then 8 MiB over GPU->NVSwitch->GPU in 512 KiB
-     * chunks, 8 in flight */
+     * as a sendrecv of 8 MiB) and its step latency, then 8 MiB over
+     * GPU->NVSwitch->GPU in 512 KiB chunks, 8 in flight */
     fabric *f = g.sys.fab;
     const fab_route *r = fabric_route(f, g.sys.gpu[0], g.sys.gpu[1], 0, NULL);
     coll_request req = {0};
     CU_ASSERT_TRUE_FATAL(coll_tune(&g.sys, COLL_SENDRECV, 8 << 20, 0, 0, &req, NULL));
     double setup_us = coll_setup_us(&g.sys, &req);
     CU_ASSERT(setup_us > 8.4); /* Simple's base latency and a launch */
+    /* NCCL's step latency over NVLink (Simple: 3.4 us, the wire's share in it) */
+    double step_us = coll_route_step_lat_ps(&g.sys, f, r, ALGO_RING, PROTO_SIMPLE) / 1e6;
+    ASSERT_REL(step_us + fabric_route_lat_ps(f, r) / 1e6, 3.4, 1e-9);
     double bw = fabric_route_bw(f, r), hop_us = ((8 << 20) + 524288.0) / bw * 1e6 + fabric_route_lat_ps(f, r) / 1e6;
-    ASSERT_REL(g.res.end_ps / 1e6, 300 + 2 * (setup_us + hop_us), 0.01);
+    ASSERT_REL(g.res.end_ps / 1e6, 300 + 2 * (setup_us + step_us + hop_us), 0.01);
     rig_close(&g);
 }
 
