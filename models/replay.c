@@ -80,6 +80,7 @@ typedef struct {
     uint32_t sidx, ridx;
     const fab_route *rt;
     const p2p_memo *reuse; /* reused: hops held while its window lasts, or NULL */
+    coll_proto_id proto;   /* the protocol a sendrecv of its bytes takes (its step latency) */
 } p2p_ctx;
 
 struct rp {
@@ -621,6 +622,7 @@ static void post_p2p(rp *p, int r, uint32_t i)
     coll_request req = {0};
     int64_t setup = coll_tune(p->o->sys, COLL_SENDRECV, o->bytes, 0, 0, &req, NULL)
                         ? sim_time_from_us(coll_setup_us(p->o->sys, &req)) : 0;
+    c->proto = setup ? req.proto : PROTO_SIMPLE;
     sim_engine_after(p->eng, setup, p2p_go, c, 0);
 }
 
@@ -641,9 +643,10 @@ static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg)
         return;
     }
     uint64_t chunk = coll_p2p_chunk(p->o->sys->fab, rt);
-    /* NCCL's per-step latency of the route's class, as algo_p2p.c charges a
-     * sendrecv's pairs (Simple: NVLink 3.4, network 14 us, less the wire's) */
-    int64_t lat = rt->nhops ? coll_route_step_lat_ps(p->o->sys, p->o->sys->fab, rt, ALGO_RING, PROTO_SIMPLE) : 0;
+    /* NCCL's per-step latency of the route's class in the protocol a
+     * sendrecv of these bytes takes, as algo_p2p.c charges its pairs
+     * (Simple: NVLink 3.4, network 14 us; LL 0.6 and 2.7; less the wire's) */
+    int64_t lat = rt->nhops ? coll_route_step_lat_ps(p->o->sys, p->o->sys->fab, rt, ALGO_RING, c->proto) : 0;
     c->rt = rt;
     if (p->o->iso && rt->nhops > 0) {
         const p2p_memo *m = p2p_memo_get(p, rt, p->o->sys->gpu[src], p->o->sys->gpu[dst], o->bytes, chunk);
