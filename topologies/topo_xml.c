@@ -287,8 +287,8 @@ static cJSON *finish(xstate *x, const char *path, const topo_import_opts *o, GEr
     cJSON_AddItemToObject(p, "nodes", x->nodes);
     cJSON_AddItemToObject(p, "links", x->links);
     x->nodes = x->links = NULL;
+    double gbps = o->nic_gbps > 0 ? o->nic_gbps : x->net_mbps > 0 ? x->net_mbps / 1000 : 10;
     if (x->nnet) {
-        double gbps = o->nic_gbps > 0 ? o->nic_gbps : x->net_mbps > 0 ? x->net_mbps / 1000 : 10;
         cJSON *n = cJSON_AddObjectToObject(p, "nics");
         cJSON_AddStringToObject(n, "count", "$nics_per_node");
         cJSON_AddNumberToObject(n, "gbps", gbps);
@@ -297,7 +297,6 @@ static cJSON *finish(xstate *x, const char *path, const topo_import_opts *o, GEr
         cJSON_AddStringToObject(n, "source", o->nic_gbps > 0 ? "rate: `topo import --nic-gbps`; NCCL dump: the NIC's pci link"
                                                              : "NCCL dump: net speed (Mb/s) and the NIC's pci link");
     }
-    double gbps = o->nic_gbps > 0 ? o->nic_gbps : x->net_mbps > 0 ? x->net_mbps / 1000 : 10;
     if (!imp_scaleout(root, path, o, x->nnet > 0, gbps, x->nvsw, err)) {
         cJSON_Delete(root);
         root = NULL;
