@@ -370,17 +370,17 @@ static void test_nccllog_job(void)
     trace *t = trace_nccllog_load(DATA "nccl-log/job-8rank.log", &note, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_EQUAL_FATAL(t->nranks, 8);
-    CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "8 ranks, 7 communicators, 64 calls replayed; 8 of kinds not "
-                                                "replayed (e.g. AlltoAll)"));
+    CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "8 ranks, 7 communicators, 72 calls replayed (the log"));
     CU_ASSERT_EQUAL(t->groups->len, 7); /* world, 2 x tensor parallel of 4, 4 pipeline pairs */
     for (int r = 0; r < 8; r++) {
-        CU_ASSERT_EQUAL(t->ranks[r].ops->len, 8);
+        CU_ASSERT_EQUAL(t->ranks[r].ops->len, 9);
         counts c = count_ops(t, r);
         CU_ASSERT_EQUAL(c.colls[COLL_ALL_REDUCE], 3);
+        CU_ASSERT_EQUAL(c.colls[COLL_ALLTOALL], 1);
         CU_ASSERT_EQUAL(c.sends, 1);
         CU_ASSERT_EQUAL(c.recvs, 1);
     }
-    const trace_op *tp = OP(t, 5, 0), *snd = OP(t, 2, 2), *rcv = OP(t, 2, 3), *ag = OP(t, 2, 4), *bc = OP(t, 2, 6);
+    const trace_op *tp = OP(t, 5, 0), *snd = OP(t, 2, 2), *rcv = OP(t, 2, 3), *ag = OP(t, 2, 4), *bc = OP(t, 2, 7);
     CU_ASSERT_EQUAL(tp->bytes, 4194304ull * 2); /* bf16 (datatype 9) */
     const trace_group *g = g_ptr_array_index(t->groups, tp->group);
     CU_ASSERT(g->size == 4 && g->ranks[0] == 4 && g->ranks[3] == 7);
@@ -394,6 +394,8 @@ static void test_nccllog_job(void)
     CU_ASSERT_EQUAL(OP(t, 2, 5)->bytes, 1048576ull * 4 * 8);
     CU_ASSERT_EQUAL(bc->coll, COLL_BROADCAST);
     CU_ASSERT_EQUAL(bc->bytes, 4096);
+    const trace_op *a2a = OP(t, 2, 6); /* NCCL 2.28's AlltoAll: count per peer x 8 ranks */
+    CU_ASSERT(a2a->kind == TOP_COLL && a2a->coll == COLL_ALLTOALL && a2a->bytes == 65536ull * 4 * 8);
     CU_ASSERT_EQUAL(tp->seq, 0);
     CU_ASSERT_EQUAL(OP(t, 5, 1)->seq, 1);
     CU_ASSERT(tp->src_index > 10); /* the line it was read from */
@@ -408,6 +410,106 @@ static void test_nccllog_job(void)
     trace_free(d);
     g_free(note);
     trace_free(t);
+}
+
+/* Writes a 3-rank log: each rank's Init line, then its calls (lines of
+ * "Op opCount count datatype root", {r} standing for the rank). */
+static char *nccllog_3rank(const char *const calls[3])
+{
+    GString *g = g_string_new(NULL);
+    for (int r = 0; r < 3; r++)
+        g_string_append_printf(g, "h:%d:%d [%d] NCCL INFO comm 0xc%d rank %d nRanks 3 nNodes 1 localRanks 3\n", r + 1,
+                               r + 1, r, r, r);
+    for (int r = 0; r < 3; r++) {
+        char **l = g_strsplit(calls[r], "\n", -1);
+        for (char **k = l; *k; k++) {
+            char op[32];
+            unsigned oc, count, dt, root;
+            if (sscanf(*k, "%31s %u %u %u %u", op, &oc, &count, &dt, &root) == 5)
+                g_string_append_printf(g, "h:%d:%d [%d] NCCL INFO %s: opCount %x sendbuff 0x1 recvbuff 0x2 count %u "
+                                          "datatype %u op 0 root %u comm 0xc%d [nranks=3] stream 0xs\n",
+                                       r + 1, r + 1, r, op, oc, count, dt, root, r);
+        }
+        g_strfreev(l);
+    }
+    char *path = NULL;
+    int fd = g_file_open_tmp("nccllog-XXXXXX.log", &path, NULL);
+    close(fd);
+    g_file_set_contents(path, g->str, -1, NULL);
+    g_string_free(g, TRUE);
+    return path;
+}
+
+/* A group of one send to and one receive from every rank (itself included)
+ * of one size is an all-to-all when every member has it; NCCL 2.28's
+ * AlltoAll line is one; Gather and Scatter are the sends and receives NCCL
+ * turns them into. */
+static void test_nccllog_alltoall_gather_scatter(void)
+{
+    /* opCount 1: an all-to-all of 4 floats per peer; 2: Gather of 8 bytes to
+     * rank 1; 3: Scatter of 2 floats from rank 0; 4: sends of sizes that
+     * differ (an all-to-all-v); 5: NCCL 2.28's AlltoAll */
+    const char *a2a = "Send 1 4 7 0\nRecv 1 4 7 0\nSend 1 4 7 1\nRecv 1 4 7 1\nSend 1 4 7 2\nRecv 1 4 7 2\n";
+    char *calls[3];
+    for (int r = 0; r < 3; r++)
+        calls[r] = g_strdup_printf("%sGather 2 8 0 1\nScatter 3 2 7 0\nSend 4 %d 0 %d\nRecv 4 %d 0 %d\n"
+                                   "AlltoAll 5 16 0 0\n",
+                                   a2a, r + 1, (r + 1) % 3, (r + 2) % 3 + 1, (r + 2) % 3);
+    char *path = nccllog_3rank((const char *const *)calls);
+    GError *err = NULL;
+    char *note = NULL;
+    trace *t = trace_nccllog_load(path, &note, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "; 1 groups of sends/receives to every rank replayed as all_to_all; "
+                                                "10 sends/receives of a rank to itself (local copies) left out"));
+    for (int r = 0; r < 3; r++) {
+        const trace_op *o = OP(t, r, 0);
+        CU_ASSERT(o->kind == TOP_COLL && o->coll == COLL_ALLTOALL && o->bytes == 3 * 16 && o->seq == 0);
+        counts c = count_ops(t, r);
+        CU_ASSERT_EQUAL(c.colls[COLL_ALLTOALL], 2);
+        /* gather: 1 send off the root, 2 receives at it; scatter: the
+         * mirror; the all-to-all-v: 1 and 1 */
+        CU_ASSERT_EQUAL(c.sends, (r == 1 ? 0 : 1) + (r == 0 ? 2 : 0) + 1);
+        CU_ASSERT_EQUAL(c.recvs, (r == 1 ? 2 : 0) + (r == 0 ? 0 : 1) + 1);
+        const trace_op *last = OP(t, r, t->ranks[r].ops->len - 1);
+        CU_ASSERT(last->coll == COLL_ALLTOALL && last->bytes == 16 * 3 && last->seq == 1);
+    }
+    const trace_op *g1 = OP(t, 1, 1), *g2 = OP(t, 1, 2);
+    CU_ASSERT(g1->kind == TOP_RECV && g1->peer == 0 && g1->bytes == 8 && !strcmp(g1->name, "Gather"));
+    CU_ASSERT(g2->kind == TOP_RECV && g2->peer == 2 && g2->stream != g1->stream);
+    trace_free(t);
+    g_free(note);
+    g_unlink(path);
+    g_free(path);
+    /* rank 2 posts its all-to-all in two groups: the communicator's groups
+     * do not line up, so every rank's stays sends and receives */
+    g_free(calls[2]);
+    calls[2] = g_strdup("Send 1 4 7 0\nRecv 1 4 7 0\nSend 1 4 7 1\nRecv 1 4 7 1\nSend 2 4 7 2\nRecv 2 4 7 2\n");
+    for (int r = 0; r < 2; r++) {
+        g_free(calls[r]);
+        calls[r] = g_strdup(a2a);
+    }
+    path = nccllog_3rank((const char *const *)calls);
+    t = trace_nccllog_load(path, NULL, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int r = 0; r < 3; r++) {
+        counts c = count_ops(t, r);
+        CU_ASSERT(c.colls[COLL_ALLTOALL] == 0 && c.sends == 2 && c.recvs == 2);
+    }
+    trace_free(t);
+    g_unlink(path);
+    g_free(path);
+    /* a Gather's root outside the communicator */
+    g_free(calls[0]);
+    calls[0] = g_strdup("Gather 1 8 0 3\n");
+    path = nccllog_3rank((const char *const *)calls);
+    CU_ASSERT_PTR_NULL(trace_nccllog_load(path, NULL, NULL, &err));
+    CU_ASSERT(err && strstr(err->message, ":4: Gather root/peer 3: comm 0xc0 has ranks 0..2"));
+    g_clear_error(&err);
+    g_unlink(path);
+    g_free(path);
+    for (int r = 0; r < 3; r++)
+        g_free(calls[r]);
 }
 
 /* Sends and receives one after another on a stream are one group: each on a
@@ -564,6 +666,7 @@ int main(void)
         {"test_flightrec_directory", test_flightrec_directory},
         {"test_nccllog_job", test_nccllog_job},
         {"test_nccllog_group_of_sends", test_nccllog_group_of_sends},
+        {"test_nccllog_alltoall_gather_scatter", test_nccllog_alltoall_gather_scatter},
         {NULL, NULL},
     };
     return test_main("importers", cases);

@@ -40,6 +40,8 @@ typedef struct {
     int stream;       /* 1.. per distinct stream pointer of the process */
     uint64_t opcount; /* NCCL's: the calls of one group (ncclGroupStart/End) share it */
     int tuning;       /* its TUNING line: index + 1 into nl_ctx.tuning, 0 none */
+    bool self;        /* a send/receive to the rank itself: a local copy */
+    uint32_t a2a_len; /* > 0 on the first call of a group that is an all-to-all: the group's calls */
     int line;
     const char *file;
 } nl_call;
@@ -61,6 +63,8 @@ typedef struct {
     int *grank;          /* global ranks by communicator rank */
     int index;           /* in the list of communicators */
     int tgroup;          /* trace group */
+    bool a2a_off;        /* its members' groups of sends and receives do not line up as
+                          * all-to-alls: replayed as they are */
     const nl_comm *first; /* for messages */
 } nl_group;
 
@@ -69,7 +73,8 @@ typedef struct {
     GPtrArray *order;    /* nl_proc* in order of first line */
     GStringChunk *files; /* file names the calls point to */
     GArray *tuning;      /* nccltests_tuning, the TUNING lines tied to a call */
-    int lines, calls, skipped, self;
+    int lines, calls, skipped, self, a2a;
+    int64_t expanded; /* sends and receives of Gather/Scatter roots */
     const char *end_file; /* the last file read and its line count: where "no call" points */
     int end_line;
     char skipped_name[32];
@@ -189,6 +194,24 @@ static gboolean init_line(nl_proc *p, const char *msg, const char *file, int ln,
     return TRUE;
 }
 
+/* How a logged call becomes calls of the trace: as it is, or (NCCL 2.28's
+ * Gather and Scatter) as the sends and receives NCCL's taskAppend
+ * (src/enqueue.cc) turns it into, one to or from each rank, the rank's own
+ * block included. */
+typedef enum { X_ONE, X_GATHER, X_SCATTER } nl_expand;
+
+/* At most this many sends and receives from Gather/Scatter lines (a root's
+ * line is one per rank of its communicator). */
+#define NL_MAX_EXPANDED (1 << 22)
+
+static void add_call(nl_ctx *c, nl_proc *p, const nl_call *x)
+{
+    g_array_append_val(p->calls, *x);
+    nl_call *y = &g_array_index(p->calls, nl_call, p->calls->len - 1);
+    y->self = y->kind != TOP_COLL && y->root == y->comm->rank;
+    c->self += y->self;
+}
+
 /* "<Op>: opCount .. count N datatype D op O root R comm P [nranks=N] stream S". */
 static gboolean call_line(nl_ctx *c, nl_proc *p, const char *msg, const char *colon, const char *file, int ln,
                           const char *where, GError **err)
@@ -197,10 +220,17 @@ static gboolean call_line(nl_ctx *c, nl_proc *p, const char *msg, const char *co
         const char *name;
         trace_op_kind kind;
         coll_kind coll;
-    } ops[] = {{"AllReduce", TOP_COLL, COLL_ALL_REDUCE},         {"AllGather", TOP_COLL, COLL_ALL_GATHER},
-               {"ReduceScatter", TOP_COLL, COLL_REDUCE_SCATTER}, {"Broadcast", TOP_COLL, COLL_BROADCAST},
-               {"Reduce", TOP_COLL, COLL_REDUCE},                {"Send", TOP_SEND, COLL_SENDRECV},
-               {"Recv", TOP_RECV, COLL_SENDRECV}};
+        nl_expand expand;
+    } ops[] = {{"AllReduce", TOP_COLL, COLL_ALL_REDUCE, X_ONE},
+               {"AllGather", TOP_COLL, COLL_ALL_GATHER, X_ONE},
+               {"ReduceScatter", TOP_COLL, COLL_REDUCE_SCATTER, X_ONE},
+               {"Broadcast", TOP_COLL, COLL_BROADCAST, X_ONE},
+               {"Reduce", TOP_COLL, COLL_REDUCE, X_ONE},
+               {"AlltoAll", TOP_COLL, COLL_ALLTOALL, X_ONE},
+               {"Send", TOP_SEND, COLL_SENDRECV, X_ONE},
+               {"Recv", TOP_RECV, COLL_SENDRECV, X_ONE},
+               {"Gather", TOP_SEND, COLL_SENDRECV, X_GATHER},
+               {"Scatter", TOP_RECV, COLL_SENDRECV, X_SCATTER}};
     size_t nl = (size_t)(colon - msg);
     int k = -1;
     for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
@@ -234,10 +264,6 @@ static gboolean call_line(nl_ctx *c, nl_proc *p, const char *msg, const char *co
     if ((ops[k].kind != TOP_COLL || ops[k].coll == COLL_BROADCAST || ops[k].coll == COLL_REDUCE) &&
         (root < 0 || root >= m->nranks))
         return BAD("%s root/peer %ld: comm %s has ranks 0..%d", ops[k].name, root, ptr, m->nranks - 1);
-    if (ops[k].kind != TOP_COLL && root == m->rank) { /* a rank's own part of an all-to-all: a local copy */
-        c->self++;
-        return TRUE;
-    }
     int stream = 0;
     if (field(msg, "stream", st, sizeof st)) {
         stream = GPOINTER_TO_INT(g_hash_table_lookup(p->streams, st));
@@ -250,7 +276,23 @@ static gboolean call_line(nl_ctx *c, nl_proc *p, const char *msg, const char *co
     uint64_t opcount = field(msg, "opCount", oc, sizeof oc) ? g_ascii_strtoull(oc, NULL, 16) : 0;
     nl_call x = {.kind = ops[k].kind, .coll = ops[k].coll, .name = ops[k].name, .comm = m, .count = count,
                  .dt = (int)dt, .root = (int)root, .stream = stream, .opcount = opcount, .line = ln, .file = file};
-    g_array_append_val(p->calls, x);
+    if (ops[k].expand == X_ONE) {
+        add_call(c, p, &x);
+        return TRUE;
+    }
+    /* Gather: every rank sends its block to the root, which receives one
+     * from each; Scatter: the root sends each rank its block */
+    bool at_root = m->rank == root, gather = ops[k].expand == X_GATHER;
+    if (at_root && (c->expanded += m->nranks) > NL_MAX_EXPANDED)
+        return BAD("%s at root of %d ranks: more than %d sends and receives from Gather/Scatter lines", ops[k].name,
+                   m->nranks, NL_MAX_EXPANDED);
+    x.kind = gather ? TOP_SEND : TOP_RECV;
+    add_call(c, p, &x);
+    for (int q = 0; at_root && q < m->nranks; q++) {
+        x.kind = gather ? TOP_RECV : TOP_SEND;
+        x.root = q;
+        add_call(c, p, &x);
+    }
     return TRUE;
 }
 
@@ -467,6 +509,97 @@ static int local_of(const nl_group *g, int gr)
 
 static void tails_free(gpointer p) { g_array_unref(p); }
 
+/* The length of the group of sends and receives starting at call i of p
+ * (one after another on a stream with one opCount), 0 if call i is none. */
+static guint run_len(const nl_proc *p, guint i)
+{
+    const nl_call *a = &g_array_index(p->calls, nl_call, i);
+    guint j = i;
+    while (j < p->calls->len) {
+        const nl_call *x = &g_array_index(p->calls, nl_call, j);
+        if (x->kind == TOP_COLL || x->stream != a->stream || x->opcount != a->opcount)
+            break;
+        j++;
+    }
+    return j - i;
+}
+
+/* Whether calls i..i+len of p are an all-to-all: one send to and one
+ * receive from every rank of one communicator, the rank itself included,
+ * all of one size (nccl-tests' alltoall, PyTorch's all_to_all_single, and
+ * NCCL 2.28's AlltoAll as its taskAppend expands it). *per_peer gets the
+ * size. */
+static bool is_alltoall(const nl_proc *p, guint i, guint len, uint64_t *per_peer)
+{
+    const nl_call *a = &g_array_index(p->calls, nl_call, i);
+    int n = a->comm->nranks;
+    if (n < 2 || len != 2 * (guint)n)
+        return false;
+    uint8_t *seen = g_new0(uint8_t, (gsize)n);
+    bool ok = true;
+    for (guint j = i; ok && j < i + len; j++) {
+        const nl_call *x = &g_array_index(p->calls, nl_call, j);
+        uint8_t bit = x->kind == TOP_SEND ? 1 : 2;
+        ok = x->comm == a->comm && x->count * (uint64_t)dt_size[x->dt] == a->count * (uint64_t)dt_size[a->dt] &&
+             !(seen[x->root] & bit);
+        seen[x->root] |= bit;
+    }
+    g_free(seen);
+    *per_peer = a->count * (uint64_t)dt_size[a->dt];
+    return ok;
+}
+
+/* Marks the groups of sends and receives that are all-to-alls (is_alltoall)
+ * where every member of the communicator has the same ones (sizes, order):
+ * they replay as the all_to_all collective, as a trace of the job from the
+ * framework (Kineto, Chakra) has them and as `conveyor collective` runs them.
+ * Returns how many all-to-alls that is. */
+static int find_alltoalls(nl_ctx *c, GPtrArray *gs)
+{
+    GHashTable **mine = g_new0(GHashTable *, c->order->len); /* per process: group -> GArray of sizes */
+    for (guint k = 0; k < c->order->len; k++) {
+        nl_proc *p = g_ptr_array_index(c->order, k);
+        mine[k] = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, tails_free);
+        for (guint i = 0, len; i < p->calls->len; i += len ? len : 1) {
+            len = run_len(p, i);
+            uint64_t b;
+            if (len && is_alltoall(p, i, len, &b)) {
+                nl_call *x = &g_array_index(p->calls, nl_call, i);
+                GArray *l = g_hash_table_lookup(mine[k], GINT_TO_POINTER(x->comm->group));
+                if (!l) {
+                    l = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+                    g_hash_table_insert(mine[k], GINT_TO_POINTER(x->comm->group), l);
+                }
+                g_array_append_val(l, b);
+                x->a2a_len = len;
+            }
+        }
+    }
+    GHashTable *index = g_hash_table_new(g_direct_hash, g_direct_equal); /* process -> k */
+    for (guint k = 0; k < c->order->len; k++)
+        g_hash_table_insert(index, g_ptr_array_index(c->order, k), GUINT_TO_POINTER(k));
+    int count = 0;
+    for (guint gi = 0; gi < gs->len; gi++) {
+        nl_group *g = g_ptr_array_index(gs, gi);
+        const GArray *first = NULL;
+        for (int r = 0; r < g->nranks && !g->a2a_off; r++) {
+            guint k = GPOINTER_TO_UINT(g_hash_table_lookup(index, g->member[r]));
+            const GArray *l = g_hash_table_lookup(mine[k], GINT_TO_POINTER(g->index));
+            if (r == 0)
+                first = l;
+            else if ((l ? l->len : 0) != (first ? first->len : 0) ||
+                     (l && l->len && memcmp(l->data, first->data, l->len * sizeof(uint64_t))))
+                g->a2a_off = true;
+        }
+        count += !g->a2a_off && first ? (int)first->len : 0;
+    }
+    g_hash_table_destroy(index);
+    for (guint k = 0; k < c->order->len; k++)
+        g_hash_table_destroy(mine[k]);
+    g_free(mine);
+    return count;
+}
+
 /* A rank's calls as trace ops: a run of sends and receives on one stream
  * with one opCount runs together (each on a lane of its own, after what the
  * stream ran before; the stream's next op waits for all of them). */
@@ -483,7 +616,8 @@ static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane, const GArray
     uint64_t run_opcount = 0;
     for (guint i = 0; i <= p->calls->len; i++) {
         const nl_call *x = i < p->calls->len ? &g_array_index(p->calls, nl_call, i) : NULL;
-        bool p2p = x && x->kind != TOP_COLL;
+        const nl_group *g = x ? g_ptr_array_index(gs, (guint)x->comm->group) : NULL;
+        bool a2a = x && x->a2a_len && !g->a2a_off, p2p = x && x->kind != TOP_COLL && !a2a;
         if (run->len && (!p2p || x->stream != run_stream || x->opcount != run_opcount)) {
             /* the group ended: its stream waits for all of it */
             g_hash_table_replace(tail, GINT_TO_POINTER(run_stream), run);
@@ -491,12 +625,17 @@ static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane, const GArray
         }
         if (!x)
             break;
-        const nl_group *g = g_ptr_array_index(gs, (guint)x->comm->group);
-        trace_op op = {.kind = x->kind, .stream = x->stream, .name = x->name, .dur_ps = -1, .coll = x->coll,
-                       .group = g->tgroup, .seq = -1, .ts_ps = -1, .src_index = x->line,
-                       .bytes = x->count * (uint64_t)dt_size[x->dt]};
-        if (x->kind == TOP_COLL) {
-            op.bytes *= x->coll == COLL_ALL_GATHER || x->coll == COLL_REDUCE_SCATTER ? (uint64_t)g->nranks : 1;
+        if (x->self && !a2a) /* a local copy */
+            continue;
+        trace_op op = {.kind = a2a ? TOP_COLL : x->kind, .stream = x->stream, .name = a2a ? "AlltoAll" : x->name,
+                       .dur_ps = -1, .coll = a2a ? COLL_ALLTOALL : x->coll, .group = g->tgroup, .seq = -1,
+                       .ts_ps = -1, .src_index = x->line, .bytes = x->count * (uint64_t)dt_size[x->dt]};
+        if (a2a) /* the group as the all_to_all it is (find_alltoalls) */
+            i += x->a2a_len - 1;
+        if (op.kind == TOP_COLL) {
+            op.bytes *= op.coll == COLL_ALL_GATHER || op.coll == COLL_REDUCE_SCATTER || op.coll == COLL_ALLTOALL
+                            ? (uint64_t)g->nranks
+                            : 1;
             op.seq = seq[g->tgroup]++;
             if (x->coll == COLL_BROADCAST || x->coll == COLL_REDUCE)
                 op.root = local_of(g, g->grank[x->root]);
@@ -573,6 +712,7 @@ trace *trace_nccllog_load(const char *path, char **note, GArray **tuning, GError
     if (ok)
         ok = number_ranks(&c, gs, &nworld, err);
     if (ok) {
+        c.a2a = find_alltoalls(&c, gs);
         t = trace_new(nworld, path);
         for (guint i = 0; i < gs->len; i++) {
             nl_group *g = g_ptr_array_index(gs, i);
@@ -593,6 +733,8 @@ trace *trace_nccllog_load(const char *path, char **note, GArray **tuning, GError
         GString *n = g_string_new(NULL);
         g_string_printf(n, "NCCL log: %u file(s), %d NCCL INFO lines, %d ranks, %u communicators, %d calls replayed",
                         files->len, c.lines, nworld, gs->len, c.calls - c.skipped - c.self);
+        if (c.a2a)
+            g_string_append_printf(n, "; %d groups of sends/receives to every rank replayed as all_to_all", c.a2a);
         if (c.self)
             g_string_append_printf(n, "; %d sends/receives of a rank to itself (local copies) left out", c.self);
         if (c.skipped)

@@ -13,9 +13,12 @@
  * communicator. The log has no durations and no compute, so the replay runs
  * the communication alone, each call on the CUDA stream it was enqueued on;
  * consecutive sends and receives of one stream with one opCount run
- * together, as the group (ncclGroupStart/End) they are. A rank's sends and
- * receives to itself (its block of an all-to-all) are local copies, left
- * out. docs/traces-importers.md.
+ * together, as the group (ncclGroupStart/End) they are; a group of one send
+ * to and one receive from every rank of a communicator, all of one size, is
+ * the all-to-all it stands for (where every member has the same ones), and
+ * NCCL 2.28's Gather and Scatter are the sends and receives NCCL makes of
+ * them. A rank's sends and receives to itself (its block of an all-to-all)
+ * are local copies, left out. docs/traces-importers.md.
  */
 #ifndef TRACES_NCCLLOG_H
 #define TRACES_NCCLLOG_H

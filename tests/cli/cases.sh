@@ -151,7 +151,7 @@ check scale-timeline-auto 2 '--timeline writes one layout.s step; --auto tries s
 check scale-timeline-bad-path 2 '/nonexistent/t\.json' -- scale --model gpt-1.7b --systems dgx-h100:8 --seq 128 --timeline /nonexistent/t.json
 check scale-breakdown-csv 2 '--breakdown is for --format text or json' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --breakdown --format csv
 # NCCL debug logs (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL): one combined log or a directory of per-process logs
-check replay-nccllog 0 'NCCL log: 1 file\(s\), 175 NCCL INFO lines, 8 ranks, 7 communicators, 64 calls replayed; 8 of kinds not replayed \(e\.g\. AlltoAll\)' -- replay --topo dgx-h100 --nodes 2 --gpus 4 tests/data/traces/nccl-log/job-8rank.log
+check replay-nccllog 0 'NCCL log: 1 file\(s\), 175 NCCL INFO lines, 8 ranks, 7 communicators, 72 calls replayed \(the log' -- replay --topo dgx-h100 --nodes 2 --gpus 4 tests/data/traces/nccl-log/job-8rank.log
 check replay-nccllog-dir 0 'NCCL log: 8 file\(s\), 175 NCCL INFO lines, 8 ranks' -- replay --topo dgx-h100 --nodes 2 --gpus 4 tests/data/traces/nccl-log/per-rank
 check replay-nccllog-ops 0 'AllReduce +[0-9.]+ +[0-9.]+%' -- replay --topo dgx-h100 --nodes 2 --gpus 4 tests/data/traces/nccl-log/job-8rank.log
 check replay-nccllog-too-few-gpus 2 '8 ranks' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/nccl-log/job-8rank.log
@@ -166,6 +166,16 @@ calls=$(grep -c 'NCCL INFO AllReduce: opCount' "$rt")
 if [ "$calls" = 160 ] && awk -v g="$got" -v w="$want" 'BEGIN { d = g * 1e6 - w; exit !(w > 0 && (d < 0 ? -d : d) < 0.001 * w) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL nccllog-roundtrip: $calls calls, replay $got s, sweep $want us" >&2; fi
 rm -f "$rt"
+# an alltoall sweep logs each call as a group of one send to and one receive from every rank: the replay runs
+# each group as the all_to_all it is, in the sweep's time (5 calls per size as above)
+rt=$(mktemp)
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL "$C" collective --topo dgx-h100 --nodes 2 --op alltoall -b 64K -e 1M -f 16 -n 2 -w 1 -c 0 > "$rt" 2>&1
+want=$(awk '!/^#/ && !/NCCL INFO/ && NF > 10 { s += 5 * $6 } END { printf "%.3f", s }' "$rt")
+got=$("$C" replay --topo dgx-h100 --nodes 2 "$rt" --format json 2>"$rt.err" | sed -n 's/^{"step_time_s": \([0-9.e-]*\),.*/\1/p')
+if grep -q '; 10 groups of sends/receives to every rank replayed as all_to_all' "$rt.err" &&
+    awk -v g="$got" -v w="$want" 'BEGIN { d = g * 1e6 - w; exit !(w > 0 && (d < 0 ? -d : d) < 0.001 * w) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL nccllog-alltoall-roundtrip: replay $got s, sweep $want us" >&2; fi
+rm -f "$rt" "$rt.err"
 # with TUNING too, the replay sets NCCL's choices in the log against its own tuner's (here its own, so all agree)
 rt=$(mktemp)
 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING "$C" collective --topo dgx-h100 -b 8 -e 1G -f 8 -n 1 -w 0 -c 0 > "$rt" 2>&1
