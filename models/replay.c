@@ -647,9 +647,12 @@ static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg)
      * sendrecv of these bytes takes, as algo_p2p.c charges its pairs
      * (Simple: NVLink 3.4, network 14 us; LL 0.6 and 2.7; less the wire's) */
     int64_t lat = rt->nhops ? coll_route_step_lat_ps(p->o->sys, p->o->sys->fab, rt, ALGO_RING, c->proto) : 0;
+    /* and that protocol's bytes on the wire (LL: a flag beside every 4
+     * bytes of data), as algo_p2p.c sends them */
+    uint64_t wire = (uint64_t)((double)o->bytes / coll_proto_get(c->proto)->wire_eff + 0.5);
     c->rt = rt;
     if (p->o->iso && rt->nhops > 0) {
-        const p2p_memo *m = p2p_memo_get(p, rt, p->o->sys->gpu[src], p->o->sys->gpu[dst], o->bytes, chunk);
+        const p2p_memo *m = p2p_memo_get(p, rt, p->o->sys->gpu[src], p->o->sys->gpu[dst], wire, chunk);
         if (!m)
             return;
         if (m->reusable && p2p_reuse(p, c, m, lat))
@@ -657,7 +660,7 @@ static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg)
     }
     if (p->active_p2p)
         hold_links(p, p->active_p2p, rt->hop, rt->nhops, +1);
-    fabric_transfer_start(p->o->sys->fab, rt, FAB_NONE, o->bytes, chunk, COLL_P2P_WINDOW, lat, on_p2p_done, c, 0);
+    fabric_transfer_start(p->o->sys->fab, rt, FAB_NONE, wire, chunk, COLL_P2P_WINDOW, lat, on_p2p_done, c, 0);
 }
 
 /* ---- issue ---- */

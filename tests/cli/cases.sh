@@ -176,6 +176,14 @@ if grep -q '; 10 groups of sends/receives to every rank replayed as all_to_all' 
     awk -v g="$got" -v w="$want" 'BEGIN { d = g * 1e6 - w; exit !(w > 0 && (d < 0 ? -d : d) < 0.001 * w) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL nccllog-alltoall-roundtrip: replay $got s, sweep $want us" >&2; fi
 rm -f "$rt" "$rt.err"
+# a sendrecv sweep's Send/Recv pairs replay as the sweep runs them, LL's flags on the wire included (1-16 KiB)
+rt=$(mktemp)
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL "$C" collective --topo dgx-h100 --nodes 2 --op sendrecv -b 1K -e 256K -f 4 -n 1 -w 0 -c 0 > "$rt" 2>&1
+want=$(awk '!/^#/ && !/NCCL INFO/ && NF > 10 { s += 2 * $6 } END { printf "%.3f", s }' "$rt")
+got=$("$C" replay --topo dgx-h100 --nodes 2 "$rt" --format json 2>/dev/null | sed -n 's/^{"step_time_s": \([0-9.e-]*\),.*/\1/p')
+if awk -v g="$got" -v w="$want" 'BEGIN { d = g * 1e6 - w; exit !(w > 0 && (d < 0 ? -d : d) < 0.001 * w) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL nccllog-sendrecv-roundtrip: replay $got s, sweep $want us" >&2; fi
+rm -f "$rt"
 # with TUNING too, the replay sets NCCL's choices in the log against its own tuner's (here its own, so all agree)
 rt=$(mktemp)
 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING "$C" collective --topo dgx-h100 -b 8 -e 1G -f 8 -n 1 -w 0 -c 0 > "$rt" 2>&1
