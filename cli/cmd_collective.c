@@ -87,7 +87,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     coll_kind kind;
     if (coll_kind_from_name(co->op ? co->op : "all_reduce", &kind) != 0) {
         fprintf(stderr, "conveyor collective: unknown --op '%s' (all_reduce, all_gather, reduce_scatter, "
-                        "broadcast, reduce, alltoall, sendrecv)\n", co->op);
+                        "broadcast, reduce, alltoall, sendrecv, gather, scatter)\n", co->op);
         return EXIT_BADINPUT;
     }
     int root = coll_default_root(kind) >= 0 ? co->root : -1; /* (other collectives print -1, as nccl-tests) */
@@ -310,7 +310,7 @@ int cmd_collective(int argc, char **argv)
     coll_opts co = {.factor = 0, .iters = 20, .warmup = 1, .nthreads = 1, .check = 1, .agg = 1, .average = 1};
     sys_opts so = {.gpus_per_thread = 1, .no_topo_short = TRUE}; /* nccl-tests' -g default (0 given is an error below); -t is threads */
     GOptionEntry e[] = {
-        {"op", 0, 0, G_OPTION_ARG_STRING, &co.op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv", "OP"},
+        {"op", 0, 0, G_OPTION_ARG_STRING, &co.op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, gather, scatter", "OP"},
         {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &co.minb, "smallest size (K/M/G suffixes) [32M]", "SIZE"},
         {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &co.maxb, "largest size [32M]", "SIZE"},
         {"stepfactor", 'f', 0, G_OPTION_ARG_INT, &co.factor, "multiply the size by F each step", "F"},

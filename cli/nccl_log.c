@@ -292,7 +292,10 @@ char *nccl_log_coll(const nccl_log_comm *c, coll_kind kind, uint64_t count, nccl
 {
     if (!nccl_log_on("COLL"))
         return NULL;
-    static const char *const names[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce"};
+    static const char *const names[COLL_KINDS] = {
+        [COLL_ALL_REDUCE] = "AllReduce", [COLL_ALL_GATHER] = "AllGather", [COLL_REDUCE_SCATTER] = "ReduceScatter",
+        [COLL_BROADCAST] = "Broadcast",  [COLL_REDUCE] = "Reduce",        [COLL_GATHER] = "Gather",
+        [COLL_SCATTER] = "Scatter"};
     int n = c->sys->nranks, d = nccl_dtype(dt), ncclop = op == NCCLTESTS_OP_NONE ? 0 : (int)op - 1;
     uint64_t size = nccltests_dtype_bytes(dt), per = count; /* nccl-tests' count: per rank where it splits */
     GString *out = g_string_new(NULL);
@@ -315,15 +318,19 @@ char *nccl_log_coll(const nccl_log_comm *c, coll_kind kind, uint64_t count, nccl
                 }
                 continue;
             }
-            /* all_gather sends its block of the output, reduce_scatter's output is its block of the input */
+            /* all_gather (and gather) sends its block of the output, reduce_scatter's (and scatter's)
+             * output is its block of the input; gather and scatter as NCCL 2.28+ logs them (nccl-tests
+             * calls ncclGather/ncclScatter there) */
             uint64_t cnt = count;
-            if (inplace && kind == COLL_ALL_GATHER)
+            if (inplace && (kind == COLL_ALL_GATHER || kind == COLL_GATHER))
                 send = recv + (unsigned long long)r * per * size;
+            if (inplace && kind == COLL_SCATTER)
+                recv = send + (unsigned long long)r * per * size;
             if (inplace && kind == COLL_REDUCE_SCATTER)
                 recv = send + (unsigned long long)r * per * size;
             g_snprintf(sb, sizeof sb, "0x%llx", send);
             coll_line(out, pre, names[kind], *opcount, sb, recv, cnt, d, ncclop,
-                      kind == COLL_BROADCAST || kind == COLL_REDUCE ? root : 0, r, n);
+                      coll_default_root(kind) >= 0 ? root : 0, r, n);
         }
         if ((k + 1) % (agg > 0 ? agg : 1) == 0 || k + 1 == calls || k + 1 == in_place_from)
             ++*opcount; /* per launch (ncclProxyStart): -m calls of one iteration are one group */

@@ -1,7 +1,9 @@
 /* models/algo_p2p.c - point-to-point collectives: alltoall as direct
  * pairwise transfers (every rank sends S/n to each peer at once, peers in
- * rotated order, as NCCL's p2p schedule does), and sendrecv as nccl-tests'
- * ring-neighbour exchange (rank r sends S to r+1 while receiving from r-1).
+ * rotated order, as NCCL's p2p schedule does), sendrecv as nccl-tests'
+ * ring-neighbour exchange (rank r sends S to r+1 while receiving from r-1),
+ * gather as every rank's S/n to the root and scatter as the root's S/n to
+ * every rank (NCCL 2.28's taskAppend makes them these sends and receives).
  * Transfers are chunked at NCCL's P2P chunk size (512 KiB over NVLink, 128
  * KiB over PCIe or the network) with NCCL_STEPS slots in flight; they share
  * links with each other, so an alltoall's time is set by the most loaded
@@ -36,8 +38,8 @@ static void on_pair_done(sim_engine *e, void *ctx, uint64_t arg)
 static bool direct_supports(const coll_system *sys, coll_kind kind, const char **why)
 {
     (void)sys;
-    if (kind != COLL_ALLTOALL && kind != COLL_SENDRECV) {
-        *why = "Direct implements alltoall and sendrecv";
+    if (!coll_is_p2p(kind)) {
+        *why = "Direct implements alltoall, sendrecv, gather and scatter";
         return false;
     }
     return true;
@@ -99,9 +101,21 @@ static void direct_start(coll_exec *x)
         return;
     }
     uint64_t per_peer = x->req->bytes / (uint64_t)n;
-    for (int i = 1; i < n; i++)
+    int root = x->req->root >= 0 && x->req->root < n ? x->req->root : 0;
+    if (x->req->kind == COLL_GATHER || x->req->kind == COLL_SCATTER) {
+        /* NCCL's taskAppend: every rank sends its block to the root, which
+         * receives one from each (scatter: the mirror); the root's own block
+         * a local copy. A pair is done when its receiver has it. */
         for (int r = 0; r < n; r++)
-            send_pair(x, &pr[(r + i) % n], r, (r + i) % n, per_peer);
+            if (r != root) {
+                bool g = x->req->kind == COLL_GATHER;
+                send_pair(x, &pr[g ? root : r], g ? r : root, g ? root : r, per_peer);
+            }
+    } else {
+        for (int i = 1; i < n; i++)
+            for (int r = 0; r < n; r++)
+                send_pair(x, &pr[(r + i) % n], r, (r + i) % n, per_peer);
+    }
     for (int r = 0; r < n; r++) /* a rank whose peers had nothing to send */
         if (pr[r].pending == 0) {
             pr[r].pending = 1;

@@ -319,8 +319,8 @@ static void shm_channel(ring_unit *u, int m)
 static bool ring_supports(const coll_system *sys, coll_kind kind, const char **why)
 {
     (void)sys;
-    if (kind == COLL_ALLTOALL || kind == COLL_SENDRECV) {
-        *why = "alltoall and sendrecv are point-to-point (algorithm Direct)";
+    if (coll_is_p2p(kind)) {
+        *why = "alltoall, sendrecv, gather and scatter are point-to-point (algorithm Direct)";
         return false;
     }
     return true;

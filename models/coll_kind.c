@@ -11,7 +11,8 @@ static const char *const coll_names[COLL_KINDS] = {
     [COLL_ALL_REDUCE] = "all_reduce",   [COLL_ALL_GATHER] = "all_gather",
     [COLL_REDUCE_SCATTER] = "reduce_scatter", [COLL_BROADCAST] = "broadcast",
     [COLL_REDUCE] = "reduce",           [COLL_ALLTOALL] = "alltoall",
-    [COLL_SENDRECV] = "sendrecv",
+    [COLL_SENDRECV] = "sendrecv",     [COLL_GATHER] = "gather",
+    [COLL_SCATTER] = "scatter",
 };
 
 const char *coll_kind_name(coll_kind kind)
@@ -64,6 +65,8 @@ double coll_busbw_factor(coll_kind kind, int nranks)
     case COLL_ALL_GATHER:
     case COLL_REDUCE_SCATTER:
     case COLL_ALLTOALL:
+    case COLL_GATHER:
+    case COLL_SCATTER:
         return (n - 1) / n;
     case COLL_BROADCAST:
     case COLL_REDUCE:
@@ -82,6 +85,11 @@ bool coll_is_reducing(coll_kind kind)
 
 int coll_default_root(coll_kind kind)
 {
-    return (kind == COLL_BROADCAST || kind == COLL_REDUCE) ? 0 : -1;
+    return (kind == COLL_BROADCAST || kind == COLL_REDUCE || kind == COLL_GATHER || kind == COLL_SCATTER) ? 0 : -1;
+}
+
+bool coll_is_p2p(coll_kind kind)
+{
+    return kind == COLL_ALLTOALL || kind == COLL_SENDRECV || kind == COLL_GATHER || kind == COLL_SCATTER;
 }
 

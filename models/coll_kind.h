@@ -14,6 +14,8 @@ typedef enum {
     COLL_REDUCE,
     COLL_ALLTOALL,
     COLL_SENDRECV,
+    COLL_GATHER,  /* to a root: NCCL 2.28's ncclGather, nccl-tests' gather_perf */
+    COLL_SCATTER, /* from a root: ncclScatter, scatter_perf */
     COLL_KINDS
 } coll_kind;
 
@@ -26,14 +28,19 @@ const char *coll_kind_name(coll_kind kind);
 int coll_kind_from_name(const char *name, coll_kind *out);
 
 /* nccl-tests' busbw/algbw factor for nranks ranks: 2(n-1)/n for all_reduce,
- * (n-1)/n for all_gather, reduce_scatter and alltoall, 1 for broadcast,
- * reduce and sendrecv.  nranks must be >= 1. */
+ * (n-1)/n for all_gather, reduce_scatter, alltoall, gather and scatter, 1
+ * for broadcast, reduce and sendrecv.  nranks must be >= 1. */
 double coll_busbw_factor(coll_kind kind, int nranks);
 
 /* True for all_reduce, reduce_scatter and reduce (they take a redop). */
 bool coll_is_reducing(coll_kind kind);
 
-/* The root nccl-tests prints: 0 for broadcast and reduce, -1 otherwise. */
+/* The root nccl-tests prints: 0 for broadcast, reduce, gather and scatter,
+ * -1 otherwise. */
 int coll_default_root(coll_kind kind);
+
+/* True for the kinds NCCL runs as sends and receives (alltoall, sendrecv,
+ * gather, scatter: algorithm Direct). */
+bool coll_is_p2p(coll_kind kind);
 
 #endif

@@ -80,7 +80,10 @@ typedef struct {
     uint32_t sidx, ridx;
     const fab_route *rt;
     const p2p_memo *reuse; /* reused: hops held while its window lasts, or NULL */
+    const p2p_memo *memo;  /* its isolated run while its launch is pending (counted in pending_n), or NULL */
     coll_proto_id proto;   /* the protocol a sendrecv of its bytes takes (its step latency) */
+    uint64_t wire, chunk;  /* bytes on the wire in that protocol; the route's chunk */
+    int64_t lat;           /* the route's step latency in that protocol */
 } p2p_ctx;
 
 struct rp {
@@ -105,6 +108,8 @@ struct rp {
     int32_t *active;           /* per link: simulated collectives holding it */
     int32_t *active_p2p;       /* per link: sends/receives in flight on it */
     double *held_util;         /* per link: busy share of the reused collectives holding it */
+    int32_t *pending_n;        /* per link: matched sends/receives still in their launch */
+    int32_t *pending_src, *pending_dst; /* per rank: those it sends, those it receives */
     int32_t *held_n;           /* per link: how many */
     int32_t *ch_active;        /* per rank: channels of its collectives in flight (opts.gpu_sms) */
     replay_result *out;
@@ -572,7 +577,12 @@ static bool p2p_reuse(rp *p, p2p_ctx *c, const p2p_memo *m, int64_t lat)
     bool shared = false;
     for (uint32_t h = 0; h < rt->nhops; h++) {
         fab_link_id l = rt->hop[h];
-        if (p->active[l] > 0 || p->active_p2p[l] > 0 || p->held_util[l] + m->util[h] > 1.0 + 1e-4)
+        /* a rank's sends (or receives) launched at the same moment - a
+         * group's, a gather's blocks at its root - move their bytes at the
+         * same moment, so on a link they share they queue behind each other
+         * whatever their busy shares (the counts include this one) */
+        if (p->active[l] > 0 || p->active_p2p[l] > 0 || p->held_util[l] + m->util[h] > 1.0 + 1e-4 ||
+            (p->pending_n[l] > 1 && (p->pending_src[c->src] > 1 || p->pending_dst[c->dst] > 1)))
             return false;
         shared |= p->held_n[l] > 0;
     }
@@ -623,18 +633,6 @@ static void post_p2p(rp *p, int r, uint32_t i)
     int64_t setup = coll_tune(p->o->sys, COLL_SENDRECV, o->bytes, 0, 0, &req, NULL)
                         ? sim_time_from_us(coll_setup_us(p->o->sys, &req)) : 0;
     c->proto = setup ? req.proto : PROTO_SIMPLE;
-    sim_engine_after(p->eng, setup, p2p_go, c, 0);
-}
-
-/* The transfer of a matched send/receive, after its launch. */
-static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg)
-{
-    (void)eng;
-    (void)arg;
-    p2p_ctx *c = ctx;
-    rp *p = c->p;
-    int src = c->src, dst = c->dst;
-    const trace_op *o = OPR(p, src, c->sidx);
     GError *e = NULL;
     /* NCCL's p2p transport: PXN across servers (fabric_route_p2p) */
     const fab_route *rt = fabric_route_p2p(p->o->sys->fab, p->o->sys->gpu[src], p->o->sys->gpu[dst], 0, &e);
@@ -642,25 +640,50 @@ static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg)
         fail(p, e);
         return;
     }
-    uint64_t chunk = coll_p2p_chunk(p->o->sys->fab, rt);
+    c->rt = rt;
+    c->chunk = coll_p2p_chunk(p->o->sys->fab, rt);
     /* NCCL's per-step latency of the route's class in the protocol a
      * sendrecv of these bytes takes, as algo_p2p.c charges its pairs
-     * (Simple: NVLink 3.4, network 14 us; LL 0.6 and 2.7; less the wire's) */
-    int64_t lat = rt->nhops ? coll_route_step_lat_ps(p->o->sys, p->o->sys->fab, rt, ALGO_RING, c->proto) : 0;
-    /* and that protocol's bytes on the wire (LL: a flag beside every 4
-     * bytes of data), as algo_p2p.c sends them */
-    uint64_t wire = (uint64_t)((double)o->bytes / coll_proto_get(c->proto)->wire_eff + 0.5);
-    c->rt = rt;
+     * (Simple: NVLink 3.4, network 14 us; LL 0.6 and 2.7; less the wire's),
+     * and that protocol's bytes on the wire (LL: a flag beside every 4 bytes
+     * of data), as algo_p2p.c sends them */
+    c->lat = rt->nhops ? coll_route_step_lat_ps(p->o->sys, p->o->sys->fab, rt, ALGO_RING, c->proto) : 0;
+    const trace_op *so = OPR(p, src, c->sidx);
+    c->wire = (uint64_t)((double)so->bytes / coll_proto_get(c->proto)->wire_eff + 0.5);
     if (p->o->iso && rt->nhops > 0) {
-        const p2p_memo *m = p2p_memo_get(p, rt, p->o->sys->gpu[src], p->o->sys->gpu[dst], wire, chunk);
-        if (!m)
+        c->memo = p2p_memo_get(p, rt, p->o->sys->gpu[src], p->o->sys->gpu[dst], c->wire, c->chunk);
+        if (!c->memo)
             return;
-        if (m->reusable && p2p_reuse(p, c, m, lat))
-            return;
+        for (uint32_t h = 0; c->memo->reusable && h < rt->nhops; h++)
+            p->pending_n[rt->hop[h]]++;
+        p->pending_src[src]++;
+        p->pending_dst[dst]++;
     }
+    sim_engine_after(p->eng, setup, p2p_go, c, 0);
+}
+
+/* The transfer of a matched send/receive, after its launch: the isolated
+ * run's time where its links allow (p2p_reuse), else simulated. */
+static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    (void)arg;
+    p2p_ctx *c = ctx;
+    rp *p = c->p;
+    const fab_route *rt = c->rt;
+    const p2p_memo *m = c->memo;
+    bool reused = m && m->reusable && p2p_reuse(p, c, m, c->lat);
+    for (uint32_t h = 0; m && m->reusable && h < rt->nhops; h++)
+        p->pending_n[rt->hop[h]]--;
+    if (m) {
+        p->pending_src[c->src]--;
+        p->pending_dst[c->dst]--;
+    }
+    if (reused)
+        return;
     if (p->active_p2p)
         hold_links(p, p->active_p2p, rt->hop, rt->nhops, +1);
-    fabric_transfer_start(p->o->sys->fab, rt, FAB_NONE, wire, chunk, COLL_P2P_WINDOW, lat, on_p2p_done, c, 0);
+    fabric_transfer_start(p->o->sys->fab, rt, FAB_NONE, c->wire, c->chunk, COLL_P2P_WINDOW, c->lat, on_p2p_done, c, 0);
 }
 
 /* ---- issue ---- */
@@ -944,6 +967,9 @@ static void build_groups(rp *p)
     p->active = g_new0(int32_t, nl ? nl : 1);
     p->active_p2p = g_new0(int32_t, nl ? nl : 1);
     p->held_util = g_new0(double, nl ? nl : 1);
+    p->pending_n = g_new0(int32_t, nl ? nl : 1);
+    p->pending_src = g_new0(int32_t, p->t->nranks);
+    p->pending_dst = g_new0(int32_t, p->t->nranks);
     p->held_n = g_new0(int32_t, nl ? nl : 1);
     p->memo = g_hash_table_new_full(memo_hash, memo_equal, NULL, memo_free);
     p->views = g_hash_table_new_full(view_hash, view_equal, memo_free, NULL);
@@ -1326,6 +1352,9 @@ static void rp_free(rp *p)
     g_free(p->active);
     g_free(p->active_p2p);
     g_free(p->held_util);
+    g_free(p->pending_n);
+    g_free(p->pending_src);
+    g_free(p->pending_dst);
     g_free(p->held_n);
     g_free(p->ch_active);
     if (p->memo)

@@ -62,7 +62,7 @@ static double model_latbw(const coll_system *sys, coll_kind kind, coll_algo_id a
         bus = sys->net_Bps / 1e9;
     double lat = 0, algbw = 0;
     if (a == ALGO_RING) {
-        if (kind == COLL_ALLTOALL || kind == COLL_SENDRECV)
+        if (coll_is_p2p(kind))
             return -1; /* point-to-point: Direct only */
         if (p == PROTO_LL128 && !nvl)
             return -1; /* LL128 only on NVLink-connected nodes */
@@ -161,17 +161,19 @@ static double model_latbw(const coll_system *sys, coll_kind kind, coll_algo_id a
         lat = coll_base_lat_us(ALGO_PAT, p) + log2((double)sys->nnodes) * coll_hw_lat_us(2, ALGO_PAT, p) / 3.5 +
               sys->nranks * 2.8;
     } else if (a == ALGO_DIRECT) {
-        if (table || (kind != COLL_ALLTOALL && kind != COLL_SENDRECV))
+        if (table || !coll_is_p2p(kind))
             return -1; /* not one of tuning.cc's algorithms */
         if (p == PROTO_LL128)
             return -1;
-        double per = bytes / (double)(kind == COLL_ALLTOALL ? n : 1);
+        /* each pair's bytes: alltoall, gather and scatter move S/n per pair */
+        bool split = kind != COLL_SENDRECV;
+        double per = bytes / (double)(split ? n : 1);
         if (p == PROTO_LL && per > 16384) /* NCCL_P2P_LL_THRESHOLD */
             return -1;
         if (p == PROTO_SIMPLE && per <= 16384)
             return -1;
         algbw = bus * (p == PROTO_LL ? 0.5 : 1.0);
-        if (kind == COLL_ALLTOALL)
+        if (split) /* (n-1)/n of S crosses the busiest GPU's link */
             algbw = algbw * n / (n - 1);
         lat = coll_base_lat_us(ALGO_RING, p) + coll_hw_lat_us(sys->nnodes > 1 ? 2 : nvl ? 0 : 1, ALGO_RING, p);
     } else {

@@ -1062,6 +1062,49 @@ static void test_coll_alltoall_direct(void)
     topo_free(tp);
 }
 
+/* Gather and scatter: N-1 blocks of S/N into (out of) the root, in 512 KiB
+ * NVLink chunks stored and forwarded at the switch: the root's link carries
+ * (N-1)/N x S, plus one chunk's fill before it and NCCL's Simple base
+ * latency and NVLink step (8.4 + 3.4 us); on the symmetric star both take the
+ * same time whichever rank is the root. On 2 DGX H100s a gather's remote
+ * blocks all reach the root through its own NIC (50 GB/s), a scatter's leave
+ * by PXN through the receivers' rails: gather at least the 8 remote blocks at
+ * 50 GB/s, scatter under half of that. */
+static void test_coll_gather_scatter_direct(void)
+{
+    fabric *f;
+    fab_node_id g[N];
+    coll_system sys = star(&f, g);
+    uint64_t S = 64 << 20;
+    double floor_us = (double)S * (N - 1) / N / BW * 1e6, chunk_us = (double)(512 << 10) / BW * 1e6;
+    double tg = run(&sys, COLL_GATHER, ALGO_DIRECT, S, 1), ts = run(&sys, COLL_SCATTER, ALGO_DIRECT, S, 1);
+    CU_ASSERT(tg >= floor_us + 8.4 + 3.4);
+    CU_ASSERT(tg <= floor_us + chunk_us + 8.4 + 3.4 + 0.01);
+    ASSERT_REL(ts, tg, 1e-6);
+    coll_request req = {.kind = COLL_GATHER, .bytes = S, .algo = ALGO_DIRECT, .proto = PROTO_SIMPLE, .nchannels = 1,
+                        .root = N - 1};
+    coll_result res;
+    GError *err = NULL;
+    CU_ASSERT_FATAL(coll_run(&sys, &req, &res, &err));
+    ASSERT_REL(res.time_us, tg, 1e-6);
+    /* the tuner: Direct, LL while a block is at most NCCL_P2P_LL_THRESHOLD */
+    coll_request t = {0};
+    CU_ASSERT(coll_tune(&sys, COLL_SCATTER, (uint64_t)N * 16384, 0, 0, &t, NULL) && t.algo == ALGO_DIRECT &&
+              t.proto == PROTO_LL);
+    CU_ASSERT(coll_tune(&sys, COLL_SCATTER, (uint64_t)N * 16384 + N, 0, 0, &t, NULL) && t.proto == PROTO_SIMPLE);
+    fabric_free(f);
+
+    coll_system two;
+    topo *tp = shipped("dgx-h100", (topo_opts){.nodes = 2}, &two);
+    uint64_t B = 256u << 20;
+    double remote_us = (double)B / 2 / 50e9 * 1e6;
+    tg = run(&two, COLL_GATHER, ALGO_DIRECT, B, 1);
+    ts = run(&two, COLL_SCATTER, ALGO_DIRECT, B, 1);
+    CU_ASSERT(tg >= remote_us);
+    CU_ASSERT(ts < remote_us / 2);
+    topo_free(tp);
+}
+
 /* PXN: sendrecv's cross-server pairs (rank 8k+7 -> 8k+8: rail 7 -> rail 0)
  * leave through the receiver's rail via NVLink, so on 16 DGX H100s whose
  * leaves are 4:1 oversubscribed they never climb to a spine: twice the
@@ -1539,6 +1582,7 @@ int main(void)
         {"/coll/channels/nccl-knobs-from-env", test_coll_channel_knobs_from_env},
         {"/coll/ring/one-block-rate", test_coll_ring_one_block_rate},
         {"/coll/alltoall/direct", test_coll_alltoall_direct},
+        {"/coll/gather-scatter/direct", test_coll_gather_scatter_direct},
         {"/coll/sendrecv/pxn-stays-on-rails", test_coll_sendrecv_pxn_stays_on_rails},
         {"/coll/launch/per-channel", test_coll_launch_per_channel},
         {"/coll/tuner/small-tree-channels", test_coll_tuner_small_tree_channels},

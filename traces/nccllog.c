@@ -204,12 +204,14 @@ typedef enum { X_ONE, X_GATHER, X_SCATTER } nl_expand;
  * line is one per rank of its communicator). */
 #define NL_MAX_EXPANDED (1 << 22)
 
-static void add_call(nl_ctx *c, nl_proc *p, const nl_call *x)
+/* Appends x; a send/receive to the rank itself is marked, and counted
+ * where it is a line of the log (`counted`). */
+static void add_call(nl_ctx *c, nl_proc *p, const nl_call *x, bool counted)
 {
     g_array_append_val(p->calls, *x);
     nl_call *y = &g_array_index(p->calls, nl_call, p->calls->len - 1);
     y->self = y->kind != TOP_COLL && y->root == y->comm->rank;
-    c->self += y->self;
+    c->self += y->self && counted;
 }
 
 /* "<Op>: opCount .. count N datatype D op O root R comm P [nranks=N] stream S". */
@@ -277,7 +279,7 @@ static gboolean call_line(nl_ctx *c, nl_proc *p, const char *msg, const char *co
     nl_call x = {.kind = ops[k].kind, .coll = ops[k].coll, .name = ops[k].name, .comm = m, .count = count,
                  .dt = (int)dt, .root = (int)root, .stream = stream, .opcount = opcount, .line = ln, .file = file};
     if (ops[k].expand == X_ONE) {
-        add_call(c, p, &x);
+        add_call(c, p, &x, true);
         return TRUE;
     }
     /* Gather: every rank sends its block to the root, which receives one
@@ -287,11 +289,11 @@ static gboolean call_line(nl_ctx *c, nl_proc *p, const char *msg, const char *co
         return BAD("%s at root of %d ranks: more than %d sends and receives from Gather/Scatter lines", ops[k].name,
                    m->nranks, NL_MAX_EXPANDED);
     x.kind = gather ? TOP_SEND : TOP_RECV;
-    add_call(c, p, &x);
+    add_call(c, p, &x, false);
     for (int q = 0; at_root && q < m->nranks; q++) {
         x.kind = gather ? TOP_RECV : TOP_SEND;
         x.root = q;
-        add_call(c, p, &x);
+        add_call(c, p, &x, false);
     }
     return TRUE;
 }

@@ -16,7 +16,8 @@
 
 static bool coll_split_per_rank(coll_kind kind)
 {
-    return kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER || kind == COLL_ALLTOALL;
+    return kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER || kind == COLL_ALLTOALL || kind == COLL_GATHER ||
+           kind == COLL_SCATTER;
 }
 
 static const struct {

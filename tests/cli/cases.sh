@@ -184,6 +184,19 @@ got=$("$C" replay --topo dgx-h100 --nodes 2 "$rt" --format json 2>/dev/null | se
 if awk -v g="$got" -v w="$want" 'BEGIN { d = g * 1e6 - w; exit !(w > 0 && (d < 0 ? -d : d) < 0.001 * w) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL nccllog-sendrecv-roundtrip: replay $got s, sweep $want us" >&2; fi
 rm -f "$rt"
+# gather and scatter (nccl-tests' gather_perf/scatter_perf; NCCL 2.28's Gather/Scatter lines, which NCCL and the
+# importer turn into sends and receives): the replay of a sweep's log takes the sweep's time, the root's blocks
+# queueing on its links as in the sweep (1 KiB-64 MiB: LL and Simple)
+for op in gather scatter; do
+    rt=$(mktemp)
+    NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL "$C" collective --topo dgx-h100 --nodes 2 --op $op -b 1K -e 64M -f 16 -n 1 -w 0 -c 0 > "$rt" 2>&1
+    want=$(awk '!/^#/ && !/NCCL INFO/ && NF > 10 { s += 2 * $6 } END { printf "%.3f", s }' "$rt")
+    got=$("$C" replay --topo dgx-h100 --nodes 2 "$rt" --format json 2>/dev/null | sed -n 's/^{"step_time_s": \([0-9.e-]*\),.*/\1/p')
+    if grep -q "Collective test concluded: ${op}_perf" "$rt" && grep -qE "NCCL INFO (Gather|Scatter): opCount 0 " "$rt" &&
+        awk -v g="$got" -v w="$want" 'BEGIN { d = g * 1e6 - w; exit !(w > 0 && (d < 0 ? -d : d) < 0.001 * w) }'; then
+        pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL nccllog-$op-roundtrip: replay $got s, sweep $want us" >&2; fi
+    rm -f "$rt"
+done
 # with TUNING too, the replay sets NCCL's choices in the log against its own tuner's (here its own, so all agree)
 rt=$(mktemp)
 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING "$C" collective --topo dgx-h100 -b 8 -e 1G -f 8 -n 1 -w 0 -c 0 > "$rt" 2>&1
