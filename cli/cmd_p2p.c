@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "gnuplot.h"
 #include "models/p2psim.h"
 #include "traces/p2pmatrix.h"
 #include "sysbuild.h"
@@ -114,9 +115,81 @@ static void compare(const char *path, const p2pmatrix_set *meas, const p2pmatrix
     g_free(errs);
 }
 
+/* One heat map panel of matrix m (n x n; the diagonal, NaN cells, and cells
+ * <= 0 where `positive`, blank) with its title and colour-bar label; values
+ * written in the cells (printf format fmt) up to 16 GPUs. */
+static void heat_panel(GString *g, const char *name, const double *m, int n, bool positive, const char *fmt,
+                       const char *title, const char *cblabel, const char *palette)
+{
+    GString *lab = g_string_new(NULL); /* the cells with a value, for their labels */
+    g_string_append_printf(g, "$%s << EOD\n", name);
+    g_string_append_printf(lab, "$%s_l << EOD\n", name);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double v = m[(size_t)i * n + j];
+            if (i != j && isfinite(v) && (v > 0 || !positive)) {
+                g_string_append_printf(g, "%d %d %.6g\n", j, i, v);
+                g_string_append_printf(lab, "%d %d %.6g\n", j, i, v);
+            } else {
+                g_string_append_printf(g, "%d %d NaN\n", j, i);
+            }
+        }
+    g_string_append(lab, "EOD\n");
+    g_string_append(g, "EOD\n");
+    g_string_append(g, lab->str);
+    g_string_free(lab, TRUE);
+    g_string_append(g, "set title ");
+    cli_gp_quote(g, title);
+    g_string_append(g, " noenhanced\nset cblabel ");
+    cli_gp_quote(g, cblabel);
+    g_string_append_printf(g, "\nset palette %s\nplot $%s using 1:2:3 with image pixels notitle", palette, name);
+    if (n <= 16)
+        g_string_append_printf(g, ", $%s_l using 1:2:(sprintf('%s', $3)) with labels font ',8' notitle", name, fmt);
+    g_string_append_c(g, '\n');
+}
+
+/* --plot: heat maps of the simulated unidirectional bandwidth and GPU
+ * latency with P2P enabled (the sample's two main matrices), and with
+ * --compare the bandwidth error against the measured one, in %. */
+static int plot_p2p(const char *path, const topo *t, const p2pmatrix_set *pred, const p2pmatrix_set *meas)
+{
+    int n = pred->ngpus;
+    const double *bw = pred->m[P2PMATRIX_UNI_BW_ENABLED], *lat = pred->m[P2PMATRIX_LAT_GPU_ENABLED];
+    /* the measured bandwidth matrix: unidirectional, else bidirectional (some logs have only that) */
+    p2pmatrix_kind ek = meas && !meas->m[P2PMATRIX_UNI_BW_ENABLED] ? P2PMATRIX_BI_BW_ENABLED : P2PMATRIX_UNI_BW_ENABLED;
+    const double *mbw = meas ? meas->m[ek] : NULL, *pbw = pred->m[ek];
+    int panels = 2 + (mbw != NULL);
+    GString *g = g_string_new(NULL);
+    g_string_append_printf(g, "set multiplot layout 1,%d\nset size ratio -1\nset xrange [-0.5:%d.5]\n"
+                              "set yrange [%d.5:-0.5]\nset xlabel 'destination GPU'\nset ylabel 'source GPU'\n"
+                              "set tics scale 0\nset xtics %d\nset ytics %d\n",
+                           panels, n - 1, n - 1, n <= 16 ? 1 : 8, n <= 16 ? 1 : 8);
+    char *title = g_strdup_printf("%s (%d GPUs): unidirectional bandwidth, P2P enabled", t->name, n);
+    heat_panel(g, "bw", bw, n, true, "%.0f", title, "GB/s", "defined (0 '#deebf7', 1 '#6baed6', 2 '#08306b')");
+    g_free(title);
+    heat_panel(g, "lat", lat, n, true, "%.1f", "GPU latency, P2P enabled", "us",
+               "defined (0 '#fee6ce', 1 '#fd8d3c', 2 '#7f2704')");
+    if (mbw) {
+        double *e = g_new(double, (size_t)n * n);
+        for (int c = 0; c < n * n; c++) /* off the diagonal, where the log has a figure */
+            e[c] = mbw[c] > 0 && isfinite(mbw[c]) && c / n != c % n ? 100 * (pbw[c] - mbw[c]) / mbw[c] : NAN;
+        g_string_append(g, "set cbrange [-50:50]\n");
+        heat_panel(g, "err", e, n, false, "%+.0f",
+                   ek == P2PMATRIX_UNI_BW_ENABLED ? "unidirectional bandwidth: conveyor vs measured"
+                                                  : "bidirectional bandwidth: conveyor vs measured",
+                   "error %",
+                   "defined (-50 '#b2182b', 0 'white', 50 '#2166ac')");
+        g_free(e);
+    }
+    g_string_append(g, "unset multiplot\n");
+    int rc = cli_gnuplot_svg_sized("p2p", path, 420 * panels, 460, g->str);
+    g_string_free(g, TRUE);
+    return rc;
+}
+
 /* Simulate and print (fmt "text"/"csv"/"json", or NULL: print nothing but
  * the comparison), comparing with the measured log `cmp` when not NULL. */
-static int run_p2p(const sys_opts *so, const char *cmp, const char *fmt)
+static int run_p2p(const sys_opts *so, const char *cmp, const char *fmt, const char *plot)
 {
     GError *err = NULL;
     p2pmatrix_set *meas = NULL, *set = NULL;
@@ -171,6 +244,8 @@ static int run_p2p(const sys_opts *so, const char *cmp, const char *fmt)
     }
     if (meas)
         compare(cmp, meas, set);
+    if (plot)
+        rc = plot_p2p(plot, ton, set, meas);
 out:
     p2pmatrix_free(meas);
     p2pmatrix_free(set);
@@ -181,16 +256,19 @@ out:
 
 int p2p_compare_only(const sys_opts *so, const char *path)
 {
-    return run_p2p(so, path, NULL);
+    return run_p2p(so, path, NULL, NULL);
 }
 
 int cmd_p2p(int argc, char **argv)
 {
-    char *cmp = NULL, *fmt = NULL;
+    char *cmp = NULL, *fmt = NULL, *plot = NULL;
     sys_opts so = {0};
     GOptionEntry e[] = {
         {"compare", 0, 0, G_OPTION_ARG_FILENAME, &cmp, "compare with a real p2pBandwidthLatencyTest log", "FILE"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &fmt, "text (the sample's layout), csv or json [text]", "FMT"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
+         "heat maps of bandwidth and latency (P2P enabled; with --compare, the bandwidth error) (SVG, gnuplot)",
+         "FILE"},
         {0},
     };
     g_autoptr(GOptionContext) ctx =
@@ -207,8 +285,9 @@ int cmd_p2p(int argc, char **argv)
         rc = EXIT_BADINPUT;
     }
     if (rc == EXIT_OK)
-        rc = run_p2p(&so, cmp, fmt ? fmt : "text");
+        rc = run_p2p(&so, cmp, fmt ? fmt : "text", plot);
     g_free(cmp);
+    g_free(plot);
     g_free(fmt);
     sys_opts_clear(&so);
     return rc;

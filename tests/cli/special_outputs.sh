@@ -33,6 +33,7 @@ sp_check sweep point -- sweep tests/data/sweep/collective-ctas.json -o "$sp_dir/
 sp_check calibrate-fit '{' -- calibrate fit calibrate/data/h200-2026-11-29/calibration.jsonl -o "$sp_dir/fifo"
 if command -v gnuplot > /dev/null 2>&1; then
     sp_check collective-plot '<svg' -- collective --topo dgx-h100 -b 1M -e 4M -f 2 --plot "$sp_dir/fifo"
+    sp_check p2p-plot '<svg' -- p2p --topo dgx1-v100 --compare tests/data/nccltests/11-dgx1-v100-8gpu-hybridcubemesh-p2p-bidir-matrix.txt --plot "$sp_dir/fifo"
 fi
 # a symbolic link (as /dev/stdout -> /proc/self/fd/1): written through,
 # the link kept (a rename replaced the link itself)
