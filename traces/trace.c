@@ -248,6 +248,13 @@ static gboolean check_one_coll(trace *t, GHashTable *seen, int r, guint i, GErro
                     r, i, coll_kind_name(o->coll), r, gd);
         return FALSE;
     }
+    if (coll_default_root(o->coll) >= 0 && (o->root < 0 || o->root >= g->size)) {
+        g_autofree char *gd = group_desc(g);
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
+                    "%s: rank %d op %u (%s): root %d is not a rank of %s (its ranks are numbered 0..%d)", t->source,
+                    r, i, coll_kind_name(o->coll), o->root, gd, g->size - 1);
+        return FALSE;
+    }
     gint64 key = ((gint64)o->group << 40) | (o->seq & ((G_GINT64_CONSTANT(1) << 40) - 1));
     coll_seen *s = g_hash_table_lookup(seen, &key);
     if (!s) {
