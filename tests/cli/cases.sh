@@ -152,6 +152,11 @@ check scale-timeline-bad-path 2 '/nonexistent/t\.json' -- scale --model gpt-1.7b
 check scale-breakdown-csv 2 '--breakdown is for --format text or json' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --breakdown --format csv
 # NCCL debug logs (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL): one combined log or a directory of per-process logs
 check replay-nccllog 0 'NCCL log: 1 file\(s\), 175 NCCL INFO lines, 8 ranks, 7 communicators, 72 calls replayed \(the log' -- replay --topo dgx-h100 --nodes 2 --gpus 4 tests/data/traces/nccl-log/job-8rank.log
+# NCCL_DEBUG_TIMESTAMP_LEVELS=INFO puts NCCL_DEBUG_TIMESTAMP_FORMAT's "[%F %T] " before each line: read the same
+ts=$(mktemp)
+sed 's/^node/[2026-05-05 06:16:47] node/' tests/data/traces/nccl-log/job-8rank.log > "$ts"
+check replay-nccllog-timestamps 0 '8 ranks, 7 communicators, 72 calls replayed' -- replay --topo dgx-h100 --nodes 2 --gpus 4 "$ts"
+rm -f "$ts"
 check replay-nccllog-dir 0 'NCCL log: 8 file\(s\), 175 NCCL INFO lines, 8 ranks' -- replay --topo dgx-h100 --nodes 2 --gpus 4 tests/data/traces/nccl-log/per-rank
 check replay-nccllog-ops 0 'AllReduce +[0-9.]+ +[0-9.]+%' -- replay --topo dgx-h100 --nodes 2 --gpus 4 tests/data/traces/nccl-log/job-8rank.log
 check replay-nccllog-too-few-gpus 2 '8 ranks' -- replay --topo dgx-h100 --gpus 4 tests/data/traces/nccl-log/job-8rank.log
