@@ -9,6 +9,7 @@
 #include "progress.h"
 #include "commands.h"
 #include "models/replay.h"
+#include "ncclgraph.h"
 #include "sysbuild.h"
 #include "topologies/accuracy.h"
 #include "traces/nccllog.h"
@@ -404,8 +405,8 @@ static void print_tuner(const trace *t, const replay_result *res, const GArray *
 static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
 {
     GError *err = NULL;
-    GArray *tuning = NULL;
-    trace *t = trace_load_any(paths, n, &tuning, &err);
+    nccllog_extras x = {0};
+    trace *t = trace_load_any(paths, n, &x, &err);
     if (!t)
         return cli_fail(err);
     if (c->ranks > 0) {
@@ -413,8 +414,7 @@ static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
         trace_free(t);
         if (!r || !trace_validate(r, &err)) {
             trace_free(r);
-            if (tuning)
-                g_array_unref(tuning);
+            nccllog_extras_clear(&x);
             return cli_fail(err);
         }
         t = r;
@@ -462,8 +462,17 @@ static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
         print_json(t, &res, sys.fab, &sys);
     } else {
         print_text(t, tp, &res, sys.fab, &sys);
-        if (tuning)
-            print_tuner(t, &res, tuning);
+        if (x.tuning)
+            print_tuner(t, &res, x.tuning);
+        /* the rings and trees NCCL built for all the log's ranks (the
+         * replay's ranks are the system's GPUs), against the system's */
+        bool graphs = (x.rings || x.trees) && t->nranks == sys.nranks;
+        if (graphs)
+            printf("\n");
+        if (graphs && x.rings)
+            ncclgraph_print_rings((const nccltests_ring *)(void *)x.rings->data, x.rings->len, &sys);
+        if (graphs && x.trees)
+            ncclgraph_print_trees((const nccltests_tree *)(void *)x.trees->data, x.trees->len, &sys);
     }
     if (c->timeline && !timeline_write(c->timeline, t, &res, sys.fab, 64, &err))
         rc = cli_fail(err);
@@ -473,8 +482,7 @@ static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
                 c->timeline, FABRIC_MAX_RECORDS, fabric_records_dropped(sys.fab));
     replay_result_clear(&res);
 out:
-    if (tuning)
-        g_array_unref(tuning);
+    nccllog_extras_clear(&x);
     topo_free(tpi);
     topo_free(tp);
     trace_free(t);

@@ -28,15 +28,15 @@ static trace *load_flightrec(const char *path, GError **err)
     return noted(t, note);
 }
 
-static trace *load_nccllog(const char *path, GArray **tuning, GError **err)
+static trace *load_nccllog(const char *path, nccllog_extras *x, GError **err)
 {
     char *note = NULL;
-    trace *t = trace_nccllog_load(path, &note, tuning, err);
+    trace *t = trace_nccllog_load(path, &note, x, err);
     return noted(t, note);
 }
 
 /* Pick the importer from the path and, for JSON, its content. */
-static trace *load_one(const char *path, GArray **tuning, GError **err)
+static trace *load_one(const char *path, nccllog_extras *x, GError **err)
 {
     if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
         g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
@@ -51,7 +51,7 @@ static trace *load_one(const char *path, GArray **tuning, GError **err)
             fr |= len > 0 && flightrec_sniff(head, len);
             nl |= len > 0 && nccllog_sniff(head, len);
         }
-        return nl ? load_nccllog(path, tuning, err) : fr ? load_flightrec(path, err) : trace_kineto_load(path, err);
+        return nl ? load_nccllog(path, x, err) : fr ? load_flightrec(path, err) : trace_kineto_load(path, err);
     }
     if (g_str_has_suffix(path, ".et"))
         return trace_chakra_load(path, err);
@@ -66,7 +66,7 @@ static trace *load_one(const char *path, GArray **tuning, GError **err)
     if (!ops && flightrec_sniff(head, n))
         return load_flightrec(path, err);
     if (!ops && nccllog_sniff(head, n))
-        return load_nccllog(path, tuning, err);
+        return load_nccllog(path, x, err);
     if (!ops && g_strstr_len(head, n, "\"traceEvents\""))
         return trace_kineto_load(path, err);
     if (!ops && (g_strstr_len(head, n, "\"dataDeps\"") || g_strstr_len(head, n, "\"ctrlDeps\"")))
@@ -74,10 +74,10 @@ static trace *load_one(const char *path, GArray **tuning, GError **err)
     return trace_native_load(&path, 1, err);
 }
 
-trace *trace_load_any(char **paths, int n, GArray **tuning, GError **err)
+trace *trace_load_any(char **paths, int n, nccllog_extras *x, GError **err)
 {
-    if (tuning)
-        *tuning = NULL;
+    if (x)
+        *x = (nccllog_extras){0};
     bool all_native = true;
     for (int i = 0; i < n; i++)
         all_native &= g_str_has_suffix(paths[i], ".csv") || (g_str_has_suffix(paths[i], ".json") &&
@@ -90,6 +90,6 @@ trace *trace_load_any(char **paths, int n, GArray **tuning, GError **err)
                     "per-rank Kineto or Chakra files");
         return NULL;
     }
-    return load_one(paths[0], tuning, err);
+    return load_one(paths[0], x, err);
 }
 

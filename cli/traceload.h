@@ -6,11 +6,12 @@
 #ifndef CLI_TRACELOAD_H
 #define CLI_TRACELOAD_H
 
+#include "traces/nccllog.h"
 #include "traces/trace.h"
 
-/* Caller trace_free's the result; NULL with *err (TRACE_ERROR). *tuning
- * (may be NULL): an NCCL log's TUNING lines by shape (nccllog_tuning;
- * NULL when none; caller g_array_unref's). */
-trace *trace_load_any(char **paths, int n, GArray **tuning, GError **err);
+/* Caller trace_free's the result; NULL with *err (TRACE_ERROR). *x (may be
+ * NULL): what an NCCL log says besides its calls (TUNING lines, rings and
+ * trees; all NULL for other formats; caller nccllog_extras_clear's). */
+trace *trace_load_any(char **paths, int n, nccllog_extras *x, GError **err);
 
 #endif

@@ -8,12 +8,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_file_write(data, size, ".log");
     GError *err = NULL;
     char *note = NULL;
-    GArray *tuning = NULL;
-    trace *t = trace_nccllog_load(path, &note, &tuning, &err);
+    nccllog_extras x;
+    trace *t = trace_nccllog_load(path, &note, &x, &err);
     if (t)
         trace_free(t);
-    if (tuning)
-        g_array_unref(tuning);
+    nccllog_extras_clear(&x);
     g_free(note);
     g_clear_error(&err);
     return 0;

@@ -367,8 +367,15 @@ static void test_nccllog_job(void)
 {
     GError *err = NULL;
     char *note = NULL;
-    trace *t = trace_nccllog_load(DATA "nccl-log/job-8rank.log", &note, NULL, &err);
+    nccllog_extras x;
+    trace *t = trace_nccllog_load(DATA "nccl-log/job-8rank.log", &note, &x, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    /* the world communicator's ring line (its processes print channel 0 of 24) */
+    CU_ASSERT_FATAL(x.rings && x.rings->len == 1);
+    const nccltests_ring *ring = &g_array_index(x.rings, nccltests_ring, 0);
+    CU_ASSERT(ring->channel == 0 && ring->nchannels == 24 && ring->n == 8 && ring->rank[7] == 7);
+    CU_ASSERT(x.tuning == NULL && x.trees == NULL);
+    nccllog_extras_clear(&x);
     CU_ASSERT_EQUAL_FATAL(t->nranks, 8);
     CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "8 ranks, 7 communicators, 72 calls replayed (the log"));
     CU_ASSERT_EQUAL(t->groups->len, 7); /* world, 2 x tensor parallel of 4, 4 pipeline pairs */
@@ -537,8 +544,9 @@ static void test_nccllog_group_of_sends(void)
     close(fd);
     g_file_set_contents(path, log, -1, NULL);
     GError *err = NULL;
-    GArray *tuning = NULL;
-    trace *t = trace_nccllog_load(path, NULL, &tuning, &err);
+    nccllog_extras x;
+    trace *t = trace_nccllog_load(path, NULL, &x, &err);
+    GArray *tuning = x.tuning;
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_EQUAL(t->nranks, 2);
     /* the TUNING lines go with each rank's latest AllReduce of 32 bytes (the
@@ -548,7 +556,8 @@ static void test_nccllog_group_of_sends(void)
     CU_ASSERT(k->coll == COLL_ALL_REDUCE && k->bytes == 32 && k->calls == 2 && k->t.nchannels == 2);
     CU_ASSERT_STRING_EQUAL(k->t.algo, "RING");
     CU_ASSERT_STRING_EQUAL(k->t.proto, "LL");
-    g_array_unref(tuning);
+    CU_ASSERT(x.rings == NULL && x.trees == NULL);
+    nccllog_extras_clear(&x);
     const trace_op *ar = OP(t, 0, 0), *s = OP(t, 0, 1), *r = OP(t, 0, 2), *ar2 = OP(t, 0, 3);
     CU_ASSERT_NOT_EQUAL(s->stream, ar->stream);
     CU_ASSERT_NOT_EQUAL(s->stream, r->stream);

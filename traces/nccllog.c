@@ -27,6 +27,8 @@ typedef struct {
     int group;    /* index into the communicator groups, after grouping */
     int line;     /* of its first Init line */
     const char *file;
+    GArray *rings; /* nccltests_ring this process printed for it (a channel once), or NULL */
+    GArray *trees; /* nccltests_tree of its Trees line, or NULL */
 } nl_comm;
 
 /* One call as logged. */
@@ -53,6 +55,7 @@ typedef struct {
     GHashTable *streams; /* ptr -> id */
     GArray *calls;       /* nl_call */
     int world;           /* global rank */
+    nl_comm *cur;        /* the communicator of its latest Init line: its ring and Trees lines follow */
 } nl_proc;
 
 /* A communicator: its members' processes by rank. */
@@ -95,6 +98,10 @@ static void comm_free(gpointer p)
     nl_comm *c = p;
     g_free(c->ptr);
     g_free(c->id);
+    if (c->rings)
+        g_array_unref(c->rings);
+    if (c->trees)
+        g_array_unref(c->trees);
     g_free(c);
 }
 
@@ -191,7 +198,32 @@ static gboolean init_line(nl_proc *p, const char *msg, const char *file, int ln,
     }
     if (!m->id && field(msg, "commId", b, sizeof b))
         m->id = g_strdup(b);
+    p->cur = m;
     return TRUE;
+}
+
+/* A ring line ("Channel cc/NN :   0   1 ...") or a Trees line of the
+ * process's current communicator; other lines are ignored. */
+static void graph_line(nl_proc *p, const char *msg, int ln)
+{
+    nl_comm *m = p->cur;
+    nccltests_ring r;
+    if (!m)
+        return;
+    if (!strncmp(msg, "Channel ", 8) && nccltests_ring_parse(msg, ln, &r)) {
+        if (!m->rings)
+            m->rings = g_array_new(FALSE, FALSE, sizeof(nccltests_ring));
+        for (guint i = 0; i < m->rings->len; i++)
+            if (g_array_index(m->rings, nccltests_ring, i).channel == r.channel)
+                return;
+        g_array_append_val(m->rings, r);
+    } else if (!strncmp(msg, "Trees", 5) && !m->trees) {
+        GArray *t = g_array_new(FALSE, FALSE, sizeof(nccltests_tree));
+        if (nccltests_trees_parse(msg, ln, t) >= 0)
+            m->trees = t;
+        else
+            g_array_unref(t);
+    }
 }
 
 /* How a logged call becomes calls of the trace: as it is, or (NCCL 2.28's
@@ -370,6 +402,8 @@ static gboolean read_file(nl_ctx *c, const char *path, GError **err)
             tuning_line(c, p, msg);
         else if (strstr(msg, "comm 0x"))
             ok = init_line(p, msg, file, ln, where, err);
+        else
+            graph_line(p, msg, ln);
     }
     c->end_file = file;
     c->end_line = ln;
@@ -681,19 +715,61 @@ static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane, const GArray
     g_free(seq);
 }
 
-trace *trace_nccllog_load(const char *path, char **note, GArray **tuning, GError **err)
+void nccllog_extras_clear(nccllog_extras *x)
+{
+    GArray **a[] = {&x->tuning, &x->rings, &x->trees};
+    for (size_t i = 0; i < G_N_ELEMENTS(a); i++)
+        if (*a[i]) {
+            g_array_unref(*a[i]);
+            *a[i] = NULL;
+        }
+}
+
+/* The ring and Trees lines of the communicator of all ranks (the largest):
+ * the rings of the first member (by rank) that printed some, every member's
+ * Trees line. */
+static void world_graph(GPtrArray *gs, nccllog_extras *x)
+{
+    nl_group *w = NULL;
+    for (guint i = 0; i < gs->len; i++) {
+        nl_group *g = g_ptr_array_index(gs, i);
+        if (!w || g->nranks > w->nranks)
+            w = g;
+    }
+    for (int r = 0; w && r < w->nranks; r++) {
+        const nl_proc *p = w->member[r];
+        for (guint j = 0; j < p->comm_list->len; j++) {
+            const nl_comm *m = g_ptr_array_index(p->comm_list, j);
+            if (m->group != w->index)
+                continue;
+            if (m->rings && m->rings->len && !x->rings)
+                x->rings = g_array_ref(m->rings);
+            for (guint k = 0; m->trees && k < m->trees->len; k++) {
+                nccltests_tree t = g_array_index(m->trees, nccltests_tree, k);
+                if (t.rank != m->rank)
+                    break;
+                t.rank = w->grank[r];
+                if (!x->trees)
+                    x->trees = g_array_new(FALSE, FALSE, sizeof(nccltests_tree));
+                g_array_append_val(x->trees, t);
+            }
+        }
+    }
+}
+
+trace *trace_nccllog_load(const char *path, char **note, nccllog_extras *extras, GError **err)
 {
     if (note)
         *note = NULL;
-    if (tuning)
-        *tuning = NULL;
+    if (extras)
+        *extras = (nccllog_extras){0};
     GPtrArray *files = tracefile_list(path, want_log, "NCCL debug logs (files with \" NCCL INFO \" lines)", err);
     if (!files)
         return NULL;
     nl_ctx c = {.procs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, proc_free),
                 .order = g_ptr_array_new(), .files = g_string_chunk_new(1024),
                 .tuning = g_array_new(FALSE, FALSE, sizeof(nccltests_tuning))};
-    GArray *tuned = tuning ? g_array_new(FALSE, FALSE, sizeof(nccllog_tuning)) : NULL;
+    GArray *tuned = extras ? g_array_new(FALSE, FALSE, sizeof(nccllog_tuning)) : NULL;
     trace *t = NULL;
     GPtrArray *gs = NULL;
     gboolean ok = TRUE;
@@ -749,12 +825,14 @@ trace *trace_nccllog_load(const char *path, char **note, GArray **tuning, GError
             trace_free(t);
         t = NULL;
     }
-    if (gs)
-        g_ptr_array_unref(gs);
     if (ok && tuned && tuned->len)
-        *tuning = tuned;
+        extras->tuning = tuned;
     else if (tuned)
         g_array_unref(tuned);
+    if (ok && extras)
+        world_graph(gs, extras);
+    if (gs)
+        g_ptr_array_unref(gs);
     g_array_unref(c.tuning);
     g_ptr_array_unref(c.order);
     g_hash_table_destroy(c.procs);

@@ -41,14 +41,27 @@ typedef struct {
     int calls;
 } nccllog_tuning;
 
+/* What the log says besides the calls, each NULL where it says nothing:
+ * NCCL's choices (TUNING lines, nccllog_tuning by shape) and the graphs its
+ * init built for the communicator of all ranks: its ring lines (INIT
+ * "Channel cc/NN :   0   1 ...", nccltests_ring, one per channel, from the
+ * first of its ranks that printed them) and its ranks' Trees lines
+ * (nccltests_tree, ranks as global ranks). */
+typedef struct {
+    GArray *tuning;
+    GArray *rings;
+    GArray *trees;
+} nccllog_extras;
+
+void nccllog_extras_clear(nccllog_extras *x);
+
 /* Loads a log file holding every rank's lines (mpirun's combined output;
  * other lines are ignored) or a directory of logs (NCCL_DEBUG_FILE per
  * process: every file whose head has "NCCL INFO"). Validated. NULL with
  * *err (TRACE_ERROR_IO; _PARSE / _VALUE / _REF with file:line). *note (may
  * be NULL) gets one line on what was read and left out (caller g_free's).
- * *tuning (may be NULL): the TUNING lines by shape (nccllog_tuning; NULL
- * when the log has none; caller g_array_unref's). */
-trace *trace_nccllog_load(const char *path_or_dir, char **note, GArray **tuning, GError **err);
+ * *extras (may be NULL) is filled on success (caller nccllog_extras_clear's). */
+trace *trace_nccllog_load(const char *path_or_dir, char **note, nccllog_extras *extras, GError **err);
 
 /* Whether the first bytes of a file look like an NCCL debug log. */
 gboolean nccllog_sniff(const char *head, gssize len);

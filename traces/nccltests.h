@@ -230,6 +230,17 @@ typedef struct {
     int line;
 } nccltests_tree;
 
+/* The text after "NCCL INFO " as a ring line ("Channel cc/NN :   0   1 ...":
+ * only numbers after the colon; a connection line "Channel cc/c : a[d] -> b[d]
+ * via ..." is not one): true and *out (line `line`), or false. */
+bool nccltests_ring_parse(const char *info, int line, nccltests_ring *out);
+
+/* The text after "NCCL INFO " as a rank's Trees line ("Trees [0]
+ * 1/-1/-1->0->-1 [1] ..."; NCCL's 1024-byte line may be cut: the whole
+ * channels are kept): appends one nccltests_tree per channel to out and
+ * returns the rank, or -1 (nothing appended) when it is not one. */
+int nccltests_trees_parse(const char *info, int line, GArray *out);
+
 typedef struct {
     char *path;               /* as given */
     coll_kind coll;

@@ -514,15 +514,13 @@ static void latbw_line(parser *p, const char *info)
     }
 }
 
-/* rank 0's "Channel cc/NN :   0   1 ..." (only numbers after the colon; a
- * connection line "Channel cc/c : a[d] -> b[d] via ..." is not one) */
-static void ring_line(parser *p, const char *info)
+bool nccltests_ring_parse(const char *info, int line, nccltests_ring *out)
 {
-    nccltests_ring r = {.line = p->line};
+    nccltests_ring r = {.line = line};
     int at = 0;
-    if (p->rings_done || sscanf(info, "Channel %d/%d :%n", &r.channel, &r.nchannels, &at) != 2 || at == 0 ||
-        r.channel < 0 || r.nchannels < 1 || r.channel >= r.nchannels || r.nchannels > 1024)
-        return;
+    if (sscanf(info, "Channel %d/%d :%n", &r.channel, &r.nchannels, &at) != 2 || at == 0 || r.channel < 0 ||
+        r.nchannels < 1 || r.channel >= r.nchannels || r.nchannels > 1024)
+        return false;
     const char *s = info + at;
     while (*s) {
         char *end;
@@ -532,13 +530,23 @@ static void ring_line(parser *p, const char *info)
             break;
         long v = strtol(s, &end, 10);
         if (end == s || (*end && *end != ' ') || v < 0 || v > INT_MAX)
-            return; /* not a ring line */
+            return false; /* not a ring line */
         if (r.n < NCCLTESTS_RING_MAX)
             r.rank[r.n] = (int)v;
         r.n++;
         s = end;
     }
     if (r.n == 0)
+        return false;
+    *out = r;
+    return true;
+}
+
+/* rank 0's "Channel cc/NN :   0   1 ..." */
+static void ring_line(parser *p, const char *info)
+{
+    nccltests_ring r;
+    if (p->rings_done || !nccltests_ring_parse(info, p->line, &r))
         return;
     for (guint i = 0; i < p->rings->len; i++)
         if (g_array_index(p->rings, nccltests_ring, i).channel == r.channel) {
@@ -548,17 +556,14 @@ static void ring_line(parser *p, const char *info)
     g_array_append_val(p->rings, r);
 }
 
-/* A rank's "Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1" (NCCL's 1024-byte
- * line, so many channels may be cut: the whole ones are kept). */
-static void trees_line(parser *p, const char *info)
+int nccltests_trees_parse(const char *info, int line, GArray *out)
 {
-    if (p->trees_done || strncmp(info, "Trees", 5) || (info[5] != ' ' && info[5] != 0))
-        return;
+    if (strncmp(info, "Trees", 5) || (info[5] != ' ' && info[5] != 0))
+        return -1;
     const char *s = info + 5;
-    GArray *got = g_array_new(FALSE, FALSE, sizeof(nccltests_tree));
     int rank = -1;
     for (;;) {
-        nccltests_tree t = {.line = p->line};
+        nccltests_tree t = {.line = line};
         int used = 0;
         if (sscanf(s, " [%d] %d/%d/%d->%d->%d%n", &t.channel, &t.down[0], &t.down[1], &t.down[2], &t.rank, &t.up,
                    &used) != 6 || used == 0)
@@ -566,9 +571,19 @@ static void trees_line(parser *p, const char *info)
         if (t.channel < 0 || t.channel > 1024 || t.rank < 0 || t.rank > (1 << 24) || (rank >= 0 && t.rank != rank))
             break;
         rank = t.rank;
-        g_array_append_val(got, t);
+        g_array_append_val(out, t);
         s += used;
     }
+    return rank;
+}
+
+/* A rank's "Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1" */
+static void trees_line(parser *p, const char *info)
+{
+    if (p->trees_done)
+        return;
+    GArray *got = g_array_new(FALSE, FALSE, sizeof(nccltests_tree));
+    int rank = nccltests_trees_parse(info, p->line, got);
     if (rank >= 0) {
         if (g_hash_table_contains(p->tree_ranks, GINT_TO_POINTER(rank + 1)))
             p->trees_done = true; /* a second communicator's trees */

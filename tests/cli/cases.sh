@@ -202,6 +202,15 @@ for op in gather scatter; do
         pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL nccllog-$op-roundtrip: replay $got s, sweep $want us" >&2; fi
     rm -f "$rt"
 done
+# with INIT, NCCL's rings and trees for all ranks against the system's: on the system that wrote them, all the same;
+# a ring edited, named with its line
+rt=$(mktemp)
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL "$C" collective --topo dgx-h100 --nodes 2 -b 1M -e 1M -n 1 -w 0 -c 0 > "$rt" 2>&1
+check replay-nccllog-rings 0 '^# rings: the log has 24 ring channels of 24 .*: 24 of the 24 compared in the same order$' -- replay --topo dgx-h100 --nodes 2 "$rt"
+check replay-nccllog-trees 0 '^# trees: the log.s Trees lines give 384 \(rank, channel\) pairs; 384 of the 384 on this system.s ranks and 24 channels the same$' -- replay --topo dgx-h100 --nodes 2 "$rt"
+sed 's/Channel 00\/24 :   0   7   6/Channel 00\/24 :   0   6   7/' "$rt" > "$rt.b"
+check replay-nccllog-rings-differ 0 '^# rings: channel 0 \(line [0-9]+\): NCCL 0 6 7 5 .*, conveyor 0 7 6 5 ' -- replay --topo dgx-h100 --nodes 2 "$rt.b"
+rm -f "$rt" "$rt.b"
 # with TUNING too, the replay sets NCCL's choices in the log against its own tuner's (here its own, so all agree)
 rt=$(mktemp)
 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING "$C" collective --topo dgx-h100 -b 8 -e 1G -f 8 -n 1 -w 0 -c 0 > "$rt" 2>&1
