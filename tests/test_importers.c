@@ -506,6 +506,32 @@ static void test_nccllog_alltoall_gather_scatter(void)
     trace_free(t);
     g_unlink(path);
     g_free(path);
+    /* a group on two communicators, the later one's peer beyond the
+     * first's ranks (rank 0: pair 0xp0 of ranks 0 and 1, then the world):
+     * not an all-to-all, and no write past the first's ranks (ASan) */
+    const char *mixed =
+        "h:1:1 [0] NCCL INFO comm 0xc0 rank 0 nRanks 3 nNodes 1 localRanks 3\n"
+        "h:2:2 [1] NCCL INFO comm 0xc1 rank 1 nRanks 3 nNodes 1 localRanks 3\n"
+        "h:3:3 [2] NCCL INFO comm 0xc2 rank 2 nRanks 3 nNodes 1 localRanks 3\n"
+        "h:1:1 [0] NCCL INFO comm 0xp0 rank 0 nRanks 2 nNodes 1 localRanks 2\n"
+        "h:2:2 [1] NCCL INFO comm 0xp1 rank 1 nRanks 2 nNodes 1 localRanks 2\n"
+        "h:1:1 [0] NCCL INFO Send: opCount 1 sendbuff 0x1 recvbuff 0x2 count 4 datatype 7 op 0 root 0 comm 0xp0 [nranks=2] stream 0xs\n"
+        "h:1:1 [0] NCCL INFO Recv: opCount 1 sendbuff 0x1 recvbuff 0x2 count 4 datatype 7 op 0 root 1 comm 0xp0 [nranks=2] stream 0xs\n"
+        "h:1:1 [0] NCCL INFO Send: opCount 1 sendbuff 0x1 recvbuff 0x2 count 4 datatype 7 op 0 root 2 comm 0xc0 [nranks=3] stream 0xs\n"
+        "h:1:1 [0] NCCL INFO Recv: opCount 1 sendbuff 0x1 recvbuff 0x2 count 4 datatype 7 op 0 root 2 comm 0xc0 [nranks=3] stream 0xs\n"
+        "h:2:2 [1] NCCL INFO Send: opCount 1 sendbuff 0x1 recvbuff 0x2 count 4 datatype 7 op 0 root 0 comm 0xp1 [nranks=2] stream 0xs\n"
+        "h:3:3 [2] NCCL INFO Send: opCount 1 sendbuff 0x1 recvbuff 0x2 count 4 datatype 7 op 0 root 0 comm 0xc2 [nranks=3] stream 0xs\n"
+        "h:3:3 [2] NCCL INFO Recv: opCount 1 sendbuff 0x1 recvbuff 0x2 count 4 datatype 7 op 0 root 0 comm 0xc2 [nranks=3] stream 0xs\n";
+    int fd = g_file_open_tmp("nccllog-XXXXXX.log", &path, NULL);
+    close(fd);
+    g_file_set_contents(path, mixed, -1, NULL);
+    t = trace_nccllog_load(path, NULL, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    counts mc = count_ops(t, 0);
+    CU_ASSERT(mc.colls[COLL_ALLTOALL] == 0 && mc.sends == 1 && mc.recvs == 2);
+    trace_free(t);
+    g_unlink(path);
+    g_free(path);
     /* a Gather's root outside the communicator */
     g_free(calls[0]);
     calls[0] = g_strdup("Gather 1 8 0 3\n");

@@ -576,9 +576,11 @@ static bool is_alltoall(const nl_proc *p, guint i, guint len, uint64_t *per_peer
     for (guint j = i; ok && j < i + len; j++) {
         const nl_call *x = &g_array_index(p->calls, nl_call, j);
         uint8_t bit = x->kind == TOP_SEND ? 1 : 2;
+        /* (a call on another communicator may name a peer beyond this one's ranks: checked first) */
         ok = x->comm == a->comm && x->count * (uint64_t)dt_size[x->dt] == a->count * (uint64_t)dt_size[a->dt] &&
              !(seen[x->root] & bit);
-        seen[x->root] |= bit;
+        if (ok)
+            seen[x->root] |= bit;
     }
     g_free(seen);
     *per_peer = a->count * (uint64_t)dt_size[a->dt];
