@@ -110,6 +110,8 @@ struct rp {
     double *held_util;         /* per link: busy share of the reused collectives holding it */
     int32_t *pending_n;        /* per link: matched sends/receives still in their launch */
     int32_t *pending_src, *pending_dst; /* per rank: those it sends, those it receives */
+    GPtrArray *go_batch;       /* p2p_ctx whose launch ends now, started together (p2p_flush) */
+    bool go_flush;             /* a p2p_flush is scheduled for now */
     int32_t *held_n;           /* per link: how many */
     int32_t *ch_active;        /* per rank: channels of its collectives in flight (opts.gpu_sms) */
     replay_result *out;
@@ -664,11 +666,8 @@ static void post_p2p(rp *p, int r, uint32_t i)
 
 /* The transfer of a matched send/receive, after its launch: the isolated
  * run's time where its links allow (p2p_reuse), else simulated. */
-static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg)
+static void p2p_start(p2p_ctx *c)
 {
-    (void)eng;
-    (void)arg;
-    p2p_ctx *c = ctx;
     rp *p = c->p;
     const fab_route *rt = c->rt;
     const p2p_memo *m = c->memo;
@@ -684,6 +683,54 @@ static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg)
     if (p->active_p2p)
         hold_links(p, p->active_p2p, rt->hop, rt->nhops, +1);
     fabric_transfer_start(p->o->sys->fab, rt, FAB_NONE, c->wire, c->chunk, COLL_P2P_WINDOW, c->lat, on_p2p_done, c, 0);
+}
+
+/* NCCL's p2p schedule: a group's sends and receives go round by round, in
+ * round i a rank sending to rank + i and receiving from rank - i (enqueue.cc,
+ * the peers rotated so that no rank is every sender's first peer at once):
+ * the transfers whose launch ends at one moment start in that order, by
+ * (dst - src) mod ranks, then source. (Started in the order their sides were
+ * posted instead, every rank's flows came in bursts to one peer at a time: a
+ * 64-rank all-to-all of 64 MiB as grouped sends took 3.95 ms against the
+ * collective's 2.54 ms, its NICs 62% busy.) */
+static gint go_order(gconstpointer a, gconstpointer b)
+{
+    const p2p_ctx *x = *(p2p_ctx *const *)a, *y = *(p2p_ctx *const *)b;
+    int n = x->p->t->nranks, dx = ((x->dst - x->src) % n + n) % n, dy = ((y->dst - y->src) % n + n) % n;
+    if (dx != dy)
+        return dx < dy ? -1 : 1;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    return (x->sidx > y->sidx) - (x->sidx < y->sidx);
+}
+
+static void p2p_flush(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    (void)arg;
+    rp *p = ctx;
+    p->go_flush = false;
+    GPtrArray *b = p->go_batch;
+    p->go_batch = g_ptr_array_new();
+    g_ptr_array_sort(b, go_order);
+    for (guint i = 0; i < b->len; i++)
+        p2p_start(g_ptr_array_index(b, i));
+    g_ptr_array_unref(b);
+}
+
+/* A matched send/receive's launch has ended: it starts with the others
+ * whose launch ends now, once all of them are known (p2p_flush, scheduled
+ * after every event already due now). */
+static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    p2p_ctx *c = ctx;
+    rp *p = c->p;
+    g_ptr_array_add(p->go_batch, c);
+    if (!p->go_flush) {
+        p->go_flush = true;
+        sim_engine_after(eng, 0, p2p_flush, p, 0);
+    }
 }
 
 /* ---- issue ---- */
@@ -1355,6 +1402,8 @@ static void rp_free(rp *p)
     g_free(p->pending_n);
     g_free(p->pending_src);
     g_free(p->pending_dst);
+    if (p->go_batch)
+        g_ptr_array_unref(p->go_batch);
     g_free(p->held_n);
     g_free(p->ch_active);
     if (p->memo)
@@ -1406,7 +1455,8 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
     out->colls = g_array_new(FALSE, FALSE, sizeof(replay_coll));
     out->intervals = g_array_new(FALSE, FALSE, sizeof(replay_interval));
     out->exposed_spans = g_array_new(FALSE, FALSE, sizeof(replay_exposed_span));
-    rp p = {.t = t, .o = o, .out = out, .garbage = g_ptr_array_new_with_free_func(g_free)};
+    rp p = {.t = t, .o = o, .out = out, .garbage = g_ptr_array_new_with_free_func(g_free),
+            .go_batch = g_ptr_array_new()};
     p.rvs = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, rv_free);
     p.p2p_q = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_queue_free);
     build_states(&p);

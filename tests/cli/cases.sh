@@ -197,8 +197,10 @@ for op in gather scatter; do
     NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL "$C" collective --topo dgx-h100 --nodes 2 --op $op -b 1K -e 64M -f 16 -n 1 -w 0 -c 0 > "$rt" 2>&1
     want=$(awk '!/^#/ && !/NCCL INFO/ && NF > 10 { s += 2 * $6 } END { printf "%.3f", s }' "$rt")
     got=$("$C" replay --topo dgx-h100 --nodes 2 "$rt" --format json 2>/dev/null | sed -n 's/^{"step_time_s": \([0-9.e-]*\),.*/\1/p')
+    gx=$("$C" replay --exact --topo dgx-h100 --nodes 2 "$rt" --format json 2>/dev/null | sed -n 's/^{"step_time_s": \([0-9.e-]*\),.*/\1/p')
     if grep -q "Collective test concluded: ${op}_perf" "$rt" && grep -qE "NCCL INFO (Gather|Scatter): opCount 0 " "$rt" &&
-        awk -v g="$got" -v w="$want" 'BEGIN { d = g * 1e6 - w; exit !(w > 0 && (d < 0 ? -d : d) < 0.001 * w) }'; then
+        awk -v g="$got" -v w="$want" 'BEGIN { d = g * 1e6 - w; exit !(w > 0 && (d < 0 ? -d : d) < 0.001 * w) }' &&
+        awk -v g="$gx" -v w="$want" 'BEGIN { d = g * 1e6 - w; exit !(w > 0 && (d < 0 ? -d : d) < 0.001 * w) }'; then
         pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL nccllog-$op-roundtrip: replay $got s, sweep $want us" >&2; fi
     rm -f "$rt"
 done
@@ -211,6 +213,17 @@ check replay-nccllog-trees 0 '^# trees: the log.s Trees lines give 384 \(rank, c
 sed 's/Channel 00\/24 :   0   7   6/Channel 00\/24 :   0   6   7/' "$rt" > "$rt.b"
 check replay-nccllog-rings-differ 0 '^# rings: channel 0 \(line [0-9]+\): NCCL 0 6 7 5 .*, conveyor 0 7 6 5 ' -- replay --topo dgx-h100 --nodes 2 "$rt.b"
 rm -f "$rt" "$rt.b"
+# an all-to-all whose sizes differ on one pair (an all-to-all-v) stays grouped sends and receives; started in NCCL's
+# p2p order (round i: rank + i) they take what the alltoall takes chunk by chunk (collective --exact), 32 ranks, 4 MiB
+rt=$(mktemp)
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL "$C" collective --topo dgx-h100 --nodes 4 --op alltoall -b 4M -e 4M -n 1 -w 0 -c 0 > "$rt" 2>&1
+sed -E '/^node0:10000:10000 \[0\] NCCL INFO Send: opCount 0 .* root 1 comm/ s/count 32768 /count 32767 /; /^node0:10001:10001 \[1\] NCCL INFO Recv: opCount 0 .* root 0 comm/ s/count 32768 /count 32767 /' "$rt" > "$rt.v"
+want=$("$C" collective --topo dgx-h100 --nodes 4 --op alltoall -b 4M -e 4M --exact 2>/dev/null | awk '!/^#/ && NF > 10 { printf "%.3f", 2 * $6 }')
+got=$("$C" replay --topo dgx-h100 --nodes 4 "$rt.v" --format json 2>"$rt.err" | sed -n 's/^{"step_time_s": \([0-9.e-]*\),.*/\1/p')
+if ! grep -q 'replayed as all_to_all' "$rt.err" && [ "$(diff "$rt" "$rt.v" | grep -c '^>')" = 2 ] &&
+    awk -v g="$got" -v w="$want" 'BEGIN { d = g * 1e6 - w; exit !(w > 0 && (d < 0 ? -d : d) < 0.02 * w) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL nccllog-alltoallv-sends: replay $got s, collective --exact $want us" >&2; fi
+rm -f "$rt" "$rt.v" "$rt.err"
 # with TUNING too, the replay sets NCCL's choices in the log against its own tuner's (here its own, so all agree)
 rt=$(mktemp)
 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING "$C" collective --topo dgx-h100 -b 8 -e 1G -f 8 -n 1 -w 0 -c 0 > "$rt" 2>&1
