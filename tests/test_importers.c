@@ -545,6 +545,47 @@ static void test_nccllog_alltoall_gather_scatter(void)
         g_free(calls[r]);
 }
 
+/* ncclCommSplit's children print their parent and color and (NCCL 2.2x)
+ * no commId: one split's children of one color are one communicator,
+ * though several have the same size (here {0,2} and {1,3} of a world of 4;
+ * by size and creation order alone, two processes would claim each rank). */
+static void test_nccllog_split_comms(void)
+{
+    GString *g = g_string_new(NULL);
+    for (int r = 0; r < 4; r++)
+        g_string_append_printf(g, "h:%d:%d [%d] NCCL INFO ncclCommInitRankConfig comm 0xw%d rank %d nranks 4 cudaDev "
+                                  "%d nvmlDev %d busId 1000 commId 0xabc - Init COMPLETE\n",
+                               r + 1, r + 1, r, r, r, r, r);
+    for (int r = 0; r < 4; r++)
+        g_string_append_printf(g, "h:%d:%d [%d] NCCL INFO ncclCommSplit comm 0xs%d rank %d nranks 2 cudaDev %d nvmlDev "
+                                  "%d busId 1000 parent 0xw%d splitCount 1 color %d key %d - Init COMPLETE\n",
+                               r + 1, r + 1, r, r, r / 2, r, r, r, r % 2, r);
+    for (int r = 0; r < 4; r++)
+        g_string_append_printf(g, "h:%d:%d [%d] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count %d "
+                                  "datatype 7 op 0 root 0 comm 0xs%d [nranks=2] stream 0xs\n",
+                               r + 1, r + 1, r, 256 << (r % 2), r);
+    char *path = NULL;
+    int fd = g_file_open_tmp("nccllog-XXXXXX.log", &path, NULL);
+    close(fd);
+    g_file_set_contents(path, g->str, -1, NULL);
+    GError *err = NULL;
+    trace *t = trace_nccllog_load(path, NULL, NULL, &err);
+    if (!t)
+        fprintf(stderr, "%s\n", err->message);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(t->groups->len, 3);
+    for (int r = 0; r < 4; r++) {
+        const trace_op *o = OP(t, r, 0);
+        const trace_group *tg = g_ptr_array_index(t->groups, o->group);
+        CU_ASSERT(tg->size == 2 && tg->ranks[0] == r % 2 && tg->ranks[1] == r % 2 + 2);
+        CU_ASSERT_EQUAL(o->bytes, (uint64_t)(256 << (r % 2)) * 4);
+    }
+    trace_free(t);
+    g_string_free(g, TRUE);
+    g_unlink(path);
+    g_free(path);
+}
+
 /* Sends and receives one after another on a stream are one group: each on a
  * lane of its own after the stream's previous call, and the stream's next
  * call after all of them; with nranks only in the comm line (no commId) the
@@ -702,6 +743,7 @@ int main(void)
         {"test_nccllog_job", test_nccllog_job},
         {"test_nccllog_group_of_sends", test_nccllog_group_of_sends},
         {"test_nccllog_alltoall_gather_scatter", test_nccllog_alltoall_gather_scatter},
+        {"test_nccllog_split_comms", test_nccllog_split_comms},
         {NULL, NULL},
     };
     return test_main("importers", cases);

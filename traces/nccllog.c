@@ -22,9 +22,12 @@
 typedef struct {
     char *ptr;    /* "0x55d1c5a0" */
     char *id;     /* commId, or NULL */
+    char *parent; /* ncclCommSplit's parent comm (a pointer of this process), or NULL */
+    int color, split; /* ncclCommSplit's color and splitCount (-1: not printed) */
     int rank, nranks;
     int order;    /* among this process's communicators of this size */
     int group;    /* index into the communicator groups, after grouping */
+    bool grouped; /* group is set */
     int line;     /* of its first Init line */
     const char *file;
     GArray *rings; /* nccltests_ring this process printed for it (a channel once), or NULL */
@@ -98,6 +101,7 @@ static void comm_free(gpointer p)
     nl_comm *c = p;
     g_free(c->ptr);
     g_free(c->id);
+    g_free(c->parent);
     if (c->rings)
         g_array_unref(c->rings);
     if (c->trees)
@@ -198,6 +202,15 @@ static gboolean init_line(nl_proc *p, const char *msg, const char *file, int ln,
     }
     if (!m->id && field(msg, "commId", b, sizeof b))
         m->id = g_strdup(b);
+    /* ncclCommSplit's lines (init.cc) name the parent and the color, and
+     * from NCCL 2.2x no commId: the children of one split with one color
+     * are one communicator */
+    long v;
+    if (!m->parent && field(msg, "parent", b, sizeof b) && !strncmp(b, "0x", 2)) {
+        m->parent = g_strdup(b);
+        m->color = int_of(field(msg, "color", b, sizeof b), INT32_MIN, INT32_MAX, &v) ? (int)v : -1;
+        m->split = int_of(field(msg, "splitCount", b, sizeof b), 0, INT32_MAX, &v) ? (int)v : -1;
+    }
     p->cur = m;
     return TRUE;
 }
@@ -430,7 +443,12 @@ static gboolean group_comms(nl_ctx *c, GPtrArray *gs, GError **err)
         nl_proc *p = g_ptr_array_index(c->order, i);
         for (guint j = 0; ok && j < p->comm_list->len; j++) {
             nl_comm *m = g_ptr_array_index(p->comm_list, j);
-            char *key = m->id ? g_strdup(m->id) : g_strdup_printf("nranks=%d#%d", m->nranks, m->order);
+            const nl_comm *par = m->parent ? g_hash_table_lookup(p->comms, m->parent) : NULL;
+            par = par && par->grouped ? par : NULL; /* (its Init line came first) */
+            char *key = m->id    ? g_strdup(m->id)
+                        : par ? g_strdup_printf("%s/split%d/color%d", ((nl_group *)g_ptr_array_index(gs, (guint)par->group))->key,
+                                                m->split, m->color)
+                              : g_strdup_printf("nranks=%d#%d", m->nranks, m->order);
             nl_group *g = g_hash_table_lookup(by, key);
             if (!g) {
                 g = g_new0(nl_group, 1);
@@ -453,6 +471,7 @@ static gboolean group_comms(nl_ctx *c, GPtrArray *gs, GError **err)
             } else {
                 g->member[m->rank] = p;
                 m->group = g->index;
+                m->grouped = true;
             }
         }
     }
