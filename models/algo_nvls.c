@@ -282,7 +282,7 @@ static bool nvls_common(const coll_system *sys, coll_kind kind, const char **why
         *why = "no NVLS-capable NVSwitch joins the ranks of a node";
         return false;
     }
-    if (sys->ppn <= 2) { /* ncclNvlsInit (src/transport/nvls.cc): gpuCount <= 2, or an MNNVL clique of <= 2; the tuner too */
+    if (!coll_nvls_on(sys)) {
         *why = "NCCL turns NVLS on only with more than 2 of the communicator's GPUs on a node (or NVLink clique)";
         return false;
     }

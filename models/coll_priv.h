@@ -52,6 +52,11 @@ extern const coll_algo coll_algo_direct;
  * and each rail's aggregation switch (garbage-owned array of ppn; NULL with
  * x->err set when a rail's NICs share no switch). */
 bool coll_collnet_common(const coll_system *sys, coll_kind kind, const char **why);
+/* NVLS (and NVLSTree) on: an NVLS NVSwitch, and more than 2 of the
+ * communicator's GPUs on a node or NVLink clique, as ncclNvlsInit requires
+ * (src/transport/nvls.cc: gpuCount <= 2, or clique.size <= 2 with MNNVL,
+ * leaves it off). The algorithms (algo_nvls.c) and the tuner both ask. */
+bool coll_nvls_on(const coll_system *sys);
 fab_node_id *coll_collnet_roots(coll_exec *x);
 
 /* A unit (one rank on one channel) finished. */

@@ -37,11 +37,7 @@ static double intra_bus_GBps(const coll_system *sys)
     return r ? fabric_route_bw(sys->fab, r) / 1e9 : 0;
 }
 
-/* NVLS (and NVLSTree) on: an NVLS NVSwitch, and more than 2 of the
- * communicator's GPUs on a node or NVLink clique, as ncclNvlsInit requires
- * (src/transport/nvls.cc: gpuCount <= 2, or clique.size <= 2 with MNNVL,
- * leaves it off). */
-static bool nvls_on(const coll_system *sys) { return sys->nvls && sys->ppn > 2; }
+bool coll_nvls_on(const coll_system *sys) { return sys->nvls && sys->ppn > 2; }
 
 static int nsteps_of(coll_kind k, int n)
 {
@@ -86,7 +82,7 @@ static double model_latbw(const coll_system *sys, coll_kind kind, coll_algo_id a
             lat *= sys->gpu_sm < 80 ? 1.9 : 1.4;
     } else if (a == ALGO_NVLS) {
         bool rsag = kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER;
-        if (p != PROTO_SIMPLE || (kind != COLL_ALL_REDUCE && !rsag) || !nvls_on(sys) || sys->nnodes > 1)
+        if (p != PROTO_SIMPLE || (kind != COLL_ALL_REDUCE && !rsag) || !coll_nvls_on(sys) || sys->nnodes > 1)
             return -1;
         if (rsag && sys->ppn > COLL_NVLS_MAX_ARITY) /* enqueue.cc: only all_reduce past 32 local ranks */
             return -1;
@@ -112,7 +108,7 @@ static double model_latbw(const coll_system *sys, coll_kind kind, coll_algo_id a
         lat = coll_base_lat_us(ALGO_TREE, p) + 2 * ((sys->ppn - 1) * coll_hw_lat_us(hw, ALGO_TREE, p) +
                                                    log2((double)sys->nnodes) * coll_hw_lat_us(2, ALGO_TREE, p));
     } else if (a == ALGO_NVLS_TREE) {
-        if (p != PROTO_SIMPLE || kind != COLL_ALL_REDUCE || !nvls_on(sys) || sys->nnodes < 2)
+        if (p != PROTO_SIMPLE || kind != COLL_ALL_REDUCE || !coll_nvls_on(sys) || sys->nnodes < 2)
             return -1;
         /* NVLS inside: each GPU moves S(1+1/ppn) each way; between nodes
          * each node sends S (2 nodes) or about 2S (a tree of more) */
