@@ -111,6 +111,7 @@ struct rp {
     int32_t *pending_n;        /* per link: matched sends/receives still in their launch */
     int32_t *pending_src, *pending_dst; /* per rank: those it sends, those it receives */
     GPtrArray *go_batch;       /* p2p_ctx whose launch ends now, started together (p2p_flush) */
+    GHashTable *p2p_tune;      /* bytes -> p2p_launch: a send/receive's launch and protocol by size */
     bool go_flush;             /* a p2p_flush is scheduled for now */
     int32_t *held_n;           /* per link: how many */
     int32_t *ch_active;        /* per rank: channels of its collectives in flight (opts.gpu_sms) */
@@ -603,6 +604,30 @@ static bool p2p_reuse(rp *p, p2p_ctx *c, const p2p_memo *m, int64_t lat)
 
 static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg);
 
+/* What NCCL's launch of a send/receive of some bytes costs and which
+ * protocol it takes (the tuner's answer for a sendrecv of those bytes),
+ * looked up once per size. */
+typedef struct {
+    uint64_t bytes; /* the key */
+    int64_t setup_ps;
+    coll_proto_id proto;
+} p2p_launch;
+
+static const p2p_launch *p2p_launch_of(rp *p, uint64_t bytes)
+{
+    p2p_launch *l = g_hash_table_lookup(p->p2p_tune, &bytes);
+    if (!l) {
+        coll_request req = {0};
+        l = g_new0(p2p_launch, 1);
+        l->bytes = bytes;
+        l->setup_ps = coll_tune(p->o->sys, COLL_SENDRECV, bytes, 0, 0, &req, NULL)
+                          ? sim_time_from_us(coll_setup_us(p->o->sys, &req)) : 0;
+        l->proto = l->setup_ps ? req.proto : PROTO_SIMPLE;
+        g_hash_table_insert(p->p2p_tune, &l->bytes, l);
+    }
+    return l;
+}
+
 static void post_p2p(rp *p, int r, uint32_t i)
 {
     const trace_op *o = OPR(p, r, i);
@@ -631,10 +656,9 @@ static void post_p2p(rp *p, int r, uint32_t i)
     /* NCCL launches a send/receive as a kernel (one per group: the group's
      * sends and receives pay it side by side): the host launch and the base
      * latency the collective layer charges a sendrecv of these bytes */
-    coll_request req = {0};
-    int64_t setup = coll_tune(p->o->sys, COLL_SENDRECV, o->bytes, 0, 0, &req, NULL)
-                        ? sim_time_from_us(coll_setup_us(p->o->sys, &req)) : 0;
-    c->proto = setup ? req.proto : PROTO_SIMPLE;
+    const p2p_launch *launch = p2p_launch_of(p, o->bytes);
+    int64_t setup = launch->setup_ps;
+    c->proto = launch->proto;
     GError *e = NULL;
     /* NCCL's p2p transport: PXN across servers (fabric_route_p2p) */
     const fab_route *rt = fabric_route_p2p(p->o->sys->fab, p->o->sys->gpu[src], p->o->sys->gpu[dst], 0, &e);
@@ -710,12 +734,11 @@ static void p2p_flush(sim_engine *eng, void *ctx, uint64_t arg)
     (void)arg;
     rp *p = ctx;
     p->go_flush = false;
-    GPtrArray *b = p->go_batch;
-    p->go_batch = g_ptr_array_new();
+    GPtrArray *b = p->go_batch; /* (p2p_start schedules events, adds to no batch) */
     g_ptr_array_sort(b, go_order);
     for (guint i = 0; i < b->len; i++)
         p2p_start(g_ptr_array_index(b, i));
-    g_ptr_array_unref(b);
+    g_ptr_array_set_size(b, 0);
 }
 
 /* A matched send/receive's launch has ended: it starts with the others
@@ -1404,6 +1427,8 @@ static void rp_free(rp *p)
     g_free(p->pending_dst);
     if (p->go_batch)
         g_ptr_array_unref(p->go_batch);
+    if (p->p2p_tune)
+        g_hash_table_destroy(p->p2p_tune);
     g_free(p->held_n);
     g_free(p->ch_active);
     if (p->memo)
@@ -1456,7 +1481,8 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
     out->intervals = g_array_new(FALSE, FALSE, sizeof(replay_interval));
     out->exposed_spans = g_array_new(FALSE, FALSE, sizeof(replay_exposed_span));
     rp p = {.t = t, .o = o, .out = out, .garbage = g_ptr_array_new_with_free_func(g_free),
-            .go_batch = g_ptr_array_new()};
+            .go_batch = g_ptr_array_new(),
+            .p2p_tune = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free)};
     p.rvs = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, rv_free);
     p.p2p_q = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_queue_free);
     build_states(&p);
