@@ -81,6 +81,7 @@ typedef struct {
     GArray *tuning;      /* nccltests_tuning, the TUNING lines tied to a call */
     int lines, calls, skipped, self, a2a;
     int64_t expanded; /* sends and receives of Gather/Scatter roots */
+    const nl_group *world; /* the communicator of all ranks (number_ranks) */
     const char *end_file; /* the last file read and its line count: where "no call" points */
     int end_line;
     char skipped_name[32];
@@ -545,6 +546,7 @@ static gboolean number_ranks(nl_ctx *c, GPtrArray *gs, int *nworld, GError **err
         }
     }
     *nworld = w->nranks;
+    c->world = w;
     return TRUE;
 }
 
@@ -746,18 +748,12 @@ void nccllog_extras_clear(nccllog_extras *x)
         }
 }
 
-/* The ring and Trees lines of the communicator of all ranks (the largest):
- * the rings of the first member (by rank) that printed some, every member's
- * Trees line. */
-static void world_graph(GPtrArray *gs, nccllog_extras *x)
+/* The ring and Trees lines of the communicator of all ranks, w: the rings
+ * of the first member (by rank) that printed some, every member's Trees
+ * line. */
+static void world_graph(const nl_group *w, nccllog_extras *x)
 {
-    nl_group *w = NULL;
-    for (guint i = 0; i < gs->len; i++) {
-        nl_group *g = g_ptr_array_index(gs, i);
-        if (!w || g->nranks > w->nranks)
-            w = g;
-    }
-    for (int r = 0; w && r < w->nranks; r++) {
+    for (int r = 0; r < w->nranks; r++) {
         const nl_proc *p = w->member[r];
         for (guint j = 0; j < p->comm_list->len; j++) {
             const nl_comm *m = g_ptr_array_index(p->comm_list, j);
@@ -851,7 +847,7 @@ trace *trace_nccllog_load(const char *path, char **note, nccllog_extras *extras,
     else if (tuned)
         g_array_unref(tuned);
     if (ok && extras)
-        world_graph(gs, extras);
+        world_graph(c.world, extras);
     if (gs)
         g_ptr_array_unref(gs);
     g_array_unref(c.tuning);
