@@ -232,6 +232,12 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
                res->memo_runs, res->memo_hits, res->memo_overlaps);
     else
         printf(" simulated");
+    guint fused = 0;
+    for (guint i = 0; i < res->colls->len; i++)
+        fused += g_array_index(res->colls, replay_coll, i).fused;
+    if (fused)
+        printf("; %u launched in one kernel with the collective before them (one NCCL group: no host launch)",
+               fused);
     if (res->p2p_memo_runs)
         printf("; sends/receives: %" G_GUINT64_FORMAT " reused the time of one of %" G_GUINT64_FORMAT
                " distinct ones simulated alone", res->p2p_memo_hits, res->p2p_memo_runs);
@@ -328,7 +334,7 @@ static void print_json(const trace *t, const replay_result *res, fabric *f, cons
                coll_proto_name(c->proto), c->start_ps * 1e-12, c->sim_ps * 1e-12);
         if (c->traced_ps > 0)
             printf(", \"traced_s\": %.9g", c->traced_ps * 1e-12);
-        printf(", \"reused\": %s}", c->reused ? "true" : "false");
+        printf(", \"reused\": %s, \"fused\": %s}", c->reused ? "true" : "false", c->fused ? "true" : "false");
     }
     int nb;
     lbusy *b = busiest(f, 10, &nb);

@@ -435,7 +435,7 @@ double coll_net_ovh_us(const coll_system *sys, coll_proto_id p)
 double coll_setup_us(const coll_system *sys, const coll_request *req)
 {
     int a = req->algo == ALGO_DIRECT ? ALGO_RING : (int)req->algo;
-    return coll_setup_host_us(sys, req) + coll_base_lat_us(a, req->proto);
+    return (req->fused ? 0 : coll_setup_host_us(sys, req)) + coll_base_lat_us(a, req->proto);
 }
 
 static sim_time setup_ps(const coll_system *sys, const coll_request *req)

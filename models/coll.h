@@ -109,6 +109,8 @@ typedef struct {
     coll_algo_id algo;
     coll_proto_id proto;
     int nchannels;
+    bool fused;       /* launched in the kernel of the collective before it (one NCCL
+                       * group): its setup has no host launch, only the base latency */
 } coll_request;
 
 typedef struct {
@@ -139,7 +141,8 @@ bool coll_launch(const coll_system *sys, const coll_request *req, sim_engine *en
 bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out, GError **err);
 /* The time before a collective's first transfer: the host launch of each
  * GPU one thread drives ((launch_us + nchannels x launch_ch_us) x
- * gpus_per_thread) and NCCL's base latency of the algorithm and protocol, us. */
+ * gpus_per_thread; none when req->fused) and NCCL's base latency of the algorithm and
+ * protocol, us. */
 double coll_setup_us(const coll_system *sys, const coll_request *req);
 /* Its host part alone: (launch_us + nchannels x launch_ch_us) x gpus_per_thread, us. */
 double coll_setup_host_us(const coll_system *sys, const coll_request *req);
@@ -203,7 +206,8 @@ bool coll_run_footprint(const coll_system *sys, const coll_request *req, coll_re
  * with NCCL 2.30's cost model (tuning.cc: bandwidth caps, base + per-step
  * latencies, the small-size channel reduction). algo_mask/proto_mask limit
  * the choice (bit i = coll_algo_id/coll_proto_id i; 0 = all). Fills *req
- * and, if model_us is not NULL, NCCL's predicted time. Returns false when
+ * (all but root; fused false) and, if model_us is not NULL, NCCL's predicted
+ * time. Returns false when
  * no enabled combination can run the collective here. */
 bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t algo_mask,
                uint32_t proto_mask, coll_request *req, double *model_us);

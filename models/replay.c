@@ -25,6 +25,7 @@ typedef struct {
     int group;
     int64_t seq;
     int arrived;
+    int fused;      /* members whose op is fused (launched with the collective before it) */
     int64_t first_arrival_ps;
     int *who;       /* ranks arrived, in order */
     uint32_t *idx;  /* their op indices */
@@ -34,6 +35,7 @@ typedef struct {
 typedef struct {
     int group; /* canonical group (same ranks = same group) */
     int kind, algo, proto, nch, root;
+    int fused; /* no host launch (coll_request.fused) */
     uint64_t bytes;
 } memo_key;
 
@@ -232,14 +234,14 @@ static guint memo_hash(gconstpointer v)
     guint h = (guint)k->group * 2654435761u;
     h ^= (guint)(k->kind | k->algo << 4 | k->proto << 8 | k->nch << 12) * 40503u;
     h ^= (guint)(k->bytes ^ k->bytes >> 32) * 2246822519u;
-    return h ^ (guint)k->root;
+    return h ^ (guint)k->root ^ (guint)k->fused << 31;
 }
 
 static gboolean memo_equal(gconstpointer a, gconstpointer b)
 {
     const memo_key *x = a, *y = b;
     return x->group == y->group && x->kind == y->kind && x->algo == y->algo && x->proto == y->proto &&
-           x->nch == y->nch && x->root == y->root && x->bytes == y->bytes;
+           x->nch == y->nch && x->root == y->root && x->fused == y->fused && x->bytes == y->bytes;
 }
 
 /* views: by (canonical entry, group) */
@@ -270,7 +272,7 @@ static void memo_free(gpointer v)
 static const memo_ent *memo_get(rp *p, int g, const coll_request *req)
 {
     memo_key k = {.group = p->gcanon[g], .kind = req->kind, .algo = req->algo, .proto = req->proto,
-                  .nch = req->nchannels, .root = req->root, .bytes = req->bytes};
+                  .nch = req->nchannels, .root = req->root, .fused = req->fused, .bytes = req->bytes};
     memo_ent *m = g_hash_table_lookup(p->memo, &k);
     if (m)
         return m;
@@ -419,6 +421,10 @@ static void launch_coll(rp *p, rendezvous *rv)
         return;
     }
     req.root = o->root;
+    /* launched in one kernel with the collective before it when every
+     * member did so (NCCL launches each rank's group as one kernel) */
+    req.fused = rv->fused == rv->arrived;
+    rc.fused = req.fused;
     rc.algo = req.algo;
     rc.proto = req.proto;
     rc.nchannels = req.nchannels;
@@ -474,6 +480,7 @@ static void arrive_coll(rp *p, int r, uint32_t i)
     }
     rv->who[rv->arrived] = r;
     rv->idx[rv->arrived] = i;
+    rv->fused += o->fused;
     if (++rv->arrived == g->size)
         launch_coll(p, rv);
 }

@@ -71,6 +71,7 @@ typedef struct {
     int nchannels;            /* the tuner's */
     int group;                /* trace group */
     bool reused;              /* took the isolated duration (opts.iso) */
+    bool fused;               /* launched with the collective before it: no host launch */
 } replay_coll;
 
 typedef struct {

@@ -253,6 +253,7 @@ bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t 
         return false;
     req->kind = kind;
     req->bytes = bytes;
+    req->fused = false; /* a launch of its own unless the caller says otherwise */
     if (model_us)
         *model_us = best;
     return true;

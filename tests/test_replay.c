@@ -110,6 +110,73 @@ static trace *overlap_example(void)
     return trace_native_load(&p, 1, NULL);
 }
 
+/* Collectives launched in one NCCL group (a fused op follows a collective of
+ * its group on its stream): one kernel, so the second pays NCCL's base
+ * latency but no host launch of its own. Back to back on an idle server,
+ * the step is shorter by exactly that launch; where one member launched it
+ * alone, the collective pays it. The native writer keeps the flag (and a
+ * broadcast's root). */
+static void test_replay_fused_group_one_launch(void)
+{
+    const char *ar = "\"kind\":\"all_reduce\",\"bytes\":\"64K\",\"group\":[0,1]";
+    char fused[256];
+    g_snprintf(fused, sizeof fused, "%s,\"fused\":true", ar);
+    rig a, b;
+    rig_open(&a, 2, spmd_trace(2, ar, ar, NULL));
+    rig_open(&b, 2, spmd_trace(2, ar, fused, NULL));
+    a.sys.launch_us = b.sys.launch_us = COLL_LAUNCH_US; /* (the rig launches for free) */
+    coll_request req;
+    CU_ASSERT_TRUE(coll_tune(&a.sys, COLL_ALL_REDUCE, 64 << 10, 0, 0, &req, NULL));
+    double host = coll_setup_host_us(&a.sys, &req);
+    CU_ASSERT_TRUE(host > 2);
+    CU_ASSERT_TRUE_FATAL(replay_run(a.t, &a.o, &a.res, &a.err));
+    CU_ASSERT_TRUE_FATAL(replay_run(b.t, &b.o, &b.res, &b.err));
+    ASSERT_REL((a.res.end_ps - b.res.end_ps) / 1e6, host, 1e-6);
+    CU_ASSERT_FALSE(g_array_index(b.res.colls, replay_coll, 0).fused);
+    CU_ASSERT_TRUE(g_array_index(b.res.colls, replay_coll, 1).fused);
+    /* the same with reuse of isolated runs: the fused one is its own shape */
+    coll_system iso = a.sys;
+    topo *itp = topo_load("dgx-h100", &(topo_opts){.gpus = 2}, NULL);
+    topo_coll_system(&iso, itp, COLL_LAUNCH_US, 1);
+    replay_result_clear(&b.res);
+    b.o.iso = &iso;
+    CU_ASSERT_TRUE_FATAL(replay_run(b.t, &b.o, &b.res, &b.err));
+    ASSERT_REL((a.res.end_ps - b.res.end_ps) / 1e6, host, 1e-6);
+    CU_ASSERT_EQUAL(b.res.memo_runs, 2);
+    topo_free(itp);
+    rig_close(&b);
+    /* only rank 0 launched it with the one before: rank 1's launch is paid */
+    char one[512];
+    g_snprintf(one, sizeof one, "{\"ops\": [{\"rank\":0,%s},{\"rank\":0,%s},{\"rank\":1,%s},{\"rank\":1,%s}]}",
+               ar, fused, ar, ar);
+    rig_open(&b, 2, parse(one, NULL));
+    b.sys.launch_us = COLL_LAUNCH_US;
+    CU_ASSERT_TRUE_FATAL(replay_run(b.t, &b.o, &b.res, &b.err));
+    CU_ASSERT_EQUAL(b.res.end_ps, a.res.end_ps);
+    CU_ASSERT_FALSE(g_array_index(b.res.colls, replay_coll, 1).fused);
+    /* written and read back: fused and a broadcast's root survive */
+    rig_close(&b);
+    trace *t = spmd_trace(2, ar, fused, "\"kind\":\"broadcast\",\"bytes\":\"1K\",\"group\":[0,1],\"root\":1", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    char *path = g_strdup("/tmp/conveyor-test-fused-XXXXXX.json");
+    int fd = g_mkstemp(path);
+    close(fd);
+    CU_ASSERT_TRUE(trace_native_write_json(t, path, NULL));
+    const char *pp = path;
+    trace *u = trace_native_load(&pp, 1, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(u);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_FALSE(g_array_index(u->ranks[r].ops, trace_op, 0).fused);
+        CU_ASSERT_TRUE(g_array_index(u->ranks[r].ops, trace_op, 1).fused);
+        CU_ASSERT_EQUAL(g_array_index(u->ranks[r].ops, trace_op, 2).root, 1);
+    }
+    remove(path);
+    g_free(path);
+    trace_free(u);
+    trace_free(t);
+    rig_close(&a);
+}
+
 static void test_replay_compute_then_allreduce_closed_form(void)
 {
     rig g;
@@ -756,6 +823,7 @@ int main(void)
         {"/replay/compute-beside-collective-slows", test_replay_compute_beside_collective_slows},
         {"/replay/reuse/p2p-matches-full-simulation", test_replay_reuse_p2p_matches_full_simulation},
         {"/replay/closed-form/compute-then-allreduce", test_replay_compute_then_allreduce_closed_form},
+        {"/replay/fused-group-one-launch", test_replay_fused_group_one_launch},
         {"/replay/overlap/two-streams", test_replay_overlap_on_two_streams},
         {"/replay/deps/chain-across-streams", test_replay_dependency_chain_across_streams},
         {"/replay/p2p/pipeline", test_replay_send_recv_pipeline},

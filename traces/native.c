@@ -2,10 +2,11 @@
  *
  * JSON: {"ranks": N, "groups": [{"name", "ranks": [...]}], "ops": [{"rank",
  * "id", "kind", "stream", "dur_us", "bytes", "group", "peer", "tag", "root",
- * "deps": [ids], "name", "flops", "mem_bytes"}]}; a file may instead hold
- * one rank ({"rank": r, "ops": [...]}, ops without "rank"). CSV: one op per
- * row with the header rank,id,kind,stream,dur_us,bytes,group,peer,tag,deps
- * (group: "world" or space-separated ranks; deps: ids separated by ';').
+ * "deps": [ids], "name", "flops", "mem_bytes", "fused"}]}; a file may instead
+ * hold one rank ({"rank": r, "ops": [...]}, ops without "rank"). CSV: one op
+ * per row with the header rank,id,kind,stream,dur_us,bytes,group,peer,tag,deps
+ * and optionally fused (group: "world" or space-separated ranks; deps: ids
+ * separated by ';'; fused: true/false or 1/0).
  * kind: compute, send, recv, or a collective name (all_reduce, ...).
  * Sizes accept K/M/G suffixes (powers of two).
  */
@@ -172,7 +173,7 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *fil
                         GError **err)
 {
     static const char *const keys[] = {"rank", "id", "kind", "stream", "dur_us", "bytes", "group", "peer",
-                                       "tag", "root", "deps", "name", "flops", "mem_bytes", NULL};
+                                       "tag", "root", "deps", "name", "flops", "mem_bytes", "fused", NULL};
     if (!cJSON_IsObject(o))
         return bad_at(err, TRACE_ERROR_SCHEMA, w, "expected an object");
     for (const cJSON *c = o->child; c; c = c->next) {
@@ -204,6 +205,10 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *fil
     p->op.peer = peer;
     p->op.tag = tag;
     p->op.root = root;
+    const cJSON *fu = cJSON_GetObjectItemCaseSensitive(o, "fused");
+    if (fu && !cJSON_IsBool(fu))
+        return bad_at(err, TRACE_ERROR_SCHEMA, w, "\"fused\": expected true or false");
+    p->op.fused = fu && cJSON_IsTrue(fu);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "dur_us");
     if (v) {
         if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > 1e12)
@@ -331,9 +336,9 @@ out:
 
 /* ---- CSV ---- */
 
-enum { C_RANK, C_ID, C_KIND, C_STREAM, C_DUR, C_BYTES, C_GROUP, C_PEER, C_TAG, C_DEPS, C_NCOLS };
+enum { C_RANK, C_ID, C_KIND, C_STREAM, C_DUR, C_BYTES, C_GROUP, C_PEER, C_TAG, C_DEPS, C_FUSED, C_NCOLS };
 static const char *const csv_cols[C_NCOLS] = {"rank", "id", "kind", "stream", "dur_us", "bytes",
-                                              "group", "peer", "tag", "deps"};
+                                              "group", "peer", "tag", "deps", "fused"};
 
 typedef struct {
     nload *L;
@@ -398,6 +403,10 @@ static gboolean csv_row(csv_ctx *c)
     p->op.stream = (int)stream;
     p->op.peer = (int)peer;
     p->op.tag = tag;
+    const char *fu = fld(c, C_FUSED);
+    if (*fu && strcmp(fu, "true") && strcmp(fu, "false") && strcmp(fu, "1") && strcmp(fu, "0"))
+        return bad_at(c->err, TRACE_ERROR_VALUE, w, "fused: expected true, false, 1 or 0, got '%.64s'", fu);
+    p->op.fused = !strcmp(fu, "true") || !strcmp(fu, "1");
     const char *dur = fld(c, C_DUR), *bytes = fld(c, C_BYTES);
     if (*dur) {
         char *end;
@@ -441,7 +450,7 @@ static void csv_record(int term, void *data)
                 k++;
             if (k == C_NCOLS) {
                 c->ok = bad(c->err, TRACE_ERROR_SCHEMA, c->path, "record 1: unknown column '%.64s' (expected %s, ...)",
-                            h, "rank,id,kind,stream,dur_us,bytes,group,peer,tag,deps");
+                            h, "rank,id,kind,stream,dur_us,bytes,group,peer,tag,deps,fused");
                 break;
             }
             c->col_of[k] = (int)i;
@@ -641,6 +650,10 @@ gboolean trace_native_write_json(const trace *t, const char *path, GError **err)
                 cJSON_AddNumberToObject(o, "bytes", (double)op->bytes);
             if (op->kind == TOP_COLL)
                 cJSON_AddStringToObject(o, "group", ((trace_group *)g_ptr_array_index(t->groups, op->group))->name);
+            if (op->kind == TOP_COLL && coll_default_root(op->coll) >= 0)
+                cJSON_AddNumberToObject(o, "root", op->root);
+            if (op->fused)
+                cJSON_AddBoolToObject(o, "fused", 1);
             if (op->kind == TOP_SEND || op->kind == TOP_RECV) {
                 cJSON_AddNumberToObject(o, "peer", op->peer);
                 cJSON_AddNumberToObject(o, "tag", (double)op->tag);

@@ -447,10 +447,47 @@ gboolean trace_check_whole(const trace *t, GError **err)
     return TRUE;
 }
 
+G_STATIC_ASSERT(sizeof(trace_op) == 104); /* millions per generated step: keep it packed */
+
+/* A fused collective (launched in the kernel of the one before it) must
+ * follow a collective of its own group on its stream. */
+static gboolean check_fused(trace *t, int r, GError **err)
+{
+    GHashTable *last = NULL; /* stream -> op index + 1 */
+    gboolean ok = TRUE;
+    for (guint i = 0; i < t->ranks[r].ops->len && ok; i++) {
+        const trace_op *o = OP(t, r, i);
+        if (o->fused && !last) { /* built at the first fused op: most traces have none */
+            last = g_hash_table_new(g_direct_hash, g_direct_equal);
+            for (guint j = 0; j < i; j++)
+                g_hash_table_replace(last, GINT_TO_POINTER(OP(t, r, j)->stream), GUINT_TO_POINTER(j + 1));
+        }
+        if (o->fused) {
+            guint prev = GPOINTER_TO_UINT(g_hash_table_lookup(last, GINT_TO_POINTER(o->stream)));
+            const trace_op *p = prev ? OP(t, r, prev - 1) : NULL;
+            if (o->kind != TOP_COLL || !p || p->kind != TOP_COLL || p->group != o->group) {
+                g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
+                            "%s: rank %d op %u (%s) is fused (launched with the collective before it) but %s",
+                            t->source, r, i, o->kind == TOP_COLL ? coll_kind_name(o->coll) : trace_op_kind_name(o->kind),
+                            o->kind != TOP_COLL ? "only collectives can be"
+                            : !p ? "it is the first op on its stream"
+                            : p->kind != TOP_COLL ? "the op before it on its stream is not a collective"
+                                                  : "the collective before it on its stream is of another group");
+                ok = FALSE;
+            }
+        }
+        if (last)
+            g_hash_table_replace(last, GINT_TO_POINTER(o->stream), GUINT_TO_POINTER(i + 1));
+    }
+    if (last)
+        g_hash_table_destroy(last);
+    return ok;
+}
+
 gboolean trace_validate(trace *t, GError **err)
 {
     for (int r = 0; r < t->nranks; r++)
-        if (!check_rank_graph(t, r, err))
+        if (!check_rank_graph(t, r, err) || !check_fused(t, r, err))
             return FALSE;
     fill_seq(t);
     return check_colls(t, err) && check_p2p(t, err);

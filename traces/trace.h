@@ -25,9 +25,12 @@ typedef enum {
 } trace_op_kind;
 
 /* Fields paired so that the struct has no padding (104 bytes): a generated
- * step holds millions of these. */
+ * step holds millions of these (`fused` shares the word of `kind`). */
 typedef struct {
-    trace_op_kind kind;
+    trace_op_kind kind : 8;
+    unsigned fused : 1;  /* TOP_COLL: launched in one kernel with the collective before it on
+                          * its stream, of the same group (one ncclGroupStart/End, PyTorch's
+                          * coalesced calls): no host launch of its own */
     int stream;          /* stream id within the rank (0 = the default/compute stream) */
     const char *name;    /* kernel / op name: interned (g_intern_string), shared, never freed */
     int64_t dur_ps;      /* measured duration, ps; -1 if unknown */
@@ -90,7 +93,8 @@ void trace_op_dep(trace *t, int r, uint32_t after, uint32_t before);
 /* Check what replay needs: deps point backwards to existing ops, groups
  * contain the ranks that use them, collectives of one (group, seq) agree
  * on op, bytes and root on every member rank and every member has it,
- * send/recv peers exist and every send has a matching receive (and back).
+ * send/recv peers exist and every send has a matching receive (and back),
+ * a fused collective follows a collective of its group on its stream.
  * Fills missing collective seq numbers (-1) in per-(rank, group) order.
  * Errors name the ranks, the operation and its index in each rank's trace
  * (TRACE_ERROR_MISMATCH / TRACE_ERROR_UNMATCHED / TRACE_ERROR_REF). */
