@@ -545,6 +545,69 @@ static void test_nccllog_alltoall_gather_scatter(void)
         g_free(calls[r]);
 }
 
+/* Calls of one group print one opCount (NCCL 2.13-2.26 advance it once per
+ * kernel launch): a collective after one of its communicator with the same
+ * opCount is fused (one kernel). Where a communicator's opCount never moves
+ * (NCCL 2.27+ on one node advances it only for launches with network work)
+ * it says nothing of groups: no collective is fused, and a group of sends
+ * and receives ends where a call repeats a peer and direction of it. */
+static void test_nccllog_groups_by_opcount(void)
+{
+    char *calls[3];
+    for (int r = 0; r < 3; r++)
+        calls[r] = g_strdup("AllReduce 1 1024 7 0\nAllReduce 2 1024 7 0\nAllReduce 2 256 7 0\nAllReduce 3 1024 7 0\n");
+    char *path = nccllog_3rank((const char *const *)calls);
+    GError *err = NULL;
+    char *note = NULL;
+    trace *t = trace_nccllog_load(path, &note, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "; 3 collectives in a group with the one before"));
+    for (int r = 0; r < 3; r++) {
+        CU_ASSERT_EQUAL(t->ranks[r].ops->len, 4);
+        for (int i = 0; i < 4; i++)
+            CU_ASSERT_EQUAL(OP(t, r, i)->fused, i == 2);
+    }
+    trace_free(t);
+    g_free(note);
+    g_unlink(path);
+    g_free(path);
+    /* opCount 0 throughout: two all-to-alls (the rank itself included), two
+     * ring exchanges, two all_reduces */
+    for (int r = 0; r < 3; r++) {
+        g_free(calls[r]);
+        GString *g = g_string_new(NULL);
+        for (int it = 0; it < 2; it++)
+            for (int q = 0; q < 3; q++)
+                g_string_append_printf(g, "Send 0 4 7 %d\nRecv 0 4 7 %d\n", q, q);
+        for (int it = 0; it < 2; it++)
+            g_string_append_printf(g, "Send 0 8 7 %d\nRecv 0 8 7 %d\n", (r + 1) % 3, (r + 2) % 3);
+        g_string_append(g, "AllReduce 0 1024 7 0\nAllReduce 0 1024 7 0\n");
+        calls[r] = g_string_free(g, FALSE);
+    }
+    path = nccllog_3rank((const char *const *)calls);
+    t = trace_nccllog_load(path, &note, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "; 2 groups of sends/receives to every rank replayed as all_to_all"));
+    CU_ASSERT_PTR_NOT_NULL(note && !strstr(note, "in a group with the one before"));
+    for (int r = 0; r < 3; r++) {
+        counts c = count_ops(t, r);
+        CU_ASSERT(c.colls[COLL_ALLTOALL] == 2 && c.sends == 2 && c.recvs == 2 && c.colls[COLL_ALL_REDUCE] == 2);
+        /* ops: a2a, a2a, send, recv, send, recv, all_reduce, all_reduce; the
+         * second exchange waits for the first (two groups, not one) */
+        const trace_op *s2 = OP(t, r, 4);
+        CU_ASSERT_FATAL(s2->kind == TOP_SEND && s2->deps && s2->deps->len == 2);
+        CU_ASSERT_EQUAL(g_array_index(s2->deps, uint32_t, 0), 2);
+        CU_ASSERT_EQUAL(g_array_index(s2->deps, uint32_t, 1), 3);
+        CU_ASSERT_FALSE(OP(t, r, 7)->fused);
+    }
+    trace_free(t);
+    g_free(note);
+    g_unlink(path);
+    g_free(path);
+    for (int r = 0; r < 3; r++)
+        g_free(calls[r]);
+}
+
 /* ncclCommSplit's children print their parent and color and (NCCL 2.2x)
  * no commId: one split's children of one color are one communicator,
  * though several have the same size (here {0,2} and {1,3} of a world of 4;
@@ -743,6 +806,7 @@ int main(void)
         {"test_nccllog_job", test_nccllog_job},
         {"test_nccllog_group_of_sends", test_nccllog_group_of_sends},
         {"test_nccllog_alltoall_gather_scatter", test_nccllog_alltoall_gather_scatter},
+        {"test_nccllog_groups_by_opcount", test_nccllog_groups_by_opcount},
         {"test_nccllog_split_comms", test_nccllog_split_comms},
         {NULL, NULL},
     };

@@ -30,6 +30,11 @@ typedef struct {
     bool grouped; /* group is set */
     int line;     /* of its first Init line */
     const char *file;
+    uint64_t oc0; /* the opCount of its first call in this process */
+    int ncalls;   /* its calls in this process */
+    bool oc_moves; /* they print more than one opCount (mark_runs): NCCL 2.27+ advances it
+                    * only for launches with proxy (network) work, so on one node it stays 0
+                    * and says nothing of groups */
     GArray *rings; /* nccltests_ring this process printed for it (a channel once), or NULL */
     GArray *trees; /* nccltests_tree of its Trees line, or NULL */
 } nl_comm;
@@ -44,6 +49,7 @@ typedef struct {
     int dt, root;
     int stream;       /* 1.. per distinct stream pointer of the process */
     uint64_t opcount; /* NCCL's: the calls of one group (ncclGroupStart/End) share it */
+    uint32_t run;     /* sends/receives: the group it is in (mark_runs), 0 for collectives */
     int tuning;       /* its TUNING line: index + 1 into nl_ctx.tuning, 0 none */
     bool self;        /* a send/receive to the rank itself: a local copy */
     uint32_t a2a_len; /* > 0 on the first call of a group that is an all-to-all: the group's calls */
@@ -566,15 +572,51 @@ static int local_of(const nl_group *g, int gr)
 
 static void tails_free(gpointer p) { g_array_unref(p); }
 
+/* The groups of sends and receives of p: consecutive calls on one stream
+ * with one opCount (NCCL 2.13-2.26 advances it once per kernel launch, so
+ * the calls of one ncclGroupStart/End print one value) get one run number.
+ * On a communicator whose opCount never moves in this process (NCCL 2.27+
+ * on one node: no proxy work, no increment) a group also ends where a call
+ * repeats a (communicator, direction, peer) of the group: the next
+ * iteration of a loop of groups. Also marks each communicator's oc_moves. */
+static void mark_runs(nl_proc *p)
+{
+    for (guint i = 0; i < p->calls->len; i++) {
+        const nl_call *x = &g_array_index(p->calls, nl_call, i);
+        nl_comm *m = x->comm;
+        if (m->ncalls++ == 0)
+            m->oc0 = x->opcount;
+        else if (x->opcount != m->oc0)
+            m->oc_moves = true;
+    }
+    GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    uint32_t run = 0;
+    const nl_call *prev = NULL;
+    for (guint i = 0; i < p->calls->len; prev = &g_array_index(p->calls, nl_call, i), i++) {
+        nl_call *x = &g_array_index(p->calls, nl_call, i);
+        if (x->kind == TOP_COLL)
+            continue;
+        char *key = g_strdup_printf("%p/%d/%d", (void *)x->comm, (int)x->kind, x->root);
+        bool repeat = !x->comm->oc_moves && g_hash_table_contains(seen, key);
+        if (!prev || prev->kind == TOP_COLL || prev->stream != x->stream || prev->opcount != x->opcount || repeat) {
+            run++;
+            g_hash_table_remove_all(seen);
+        }
+        g_hash_table_add(seen, key);
+        x->run = run;
+    }
+    g_hash_table_destroy(seen);
+}
+
 /* The length of the group of sends and receives starting at call i of p
- * (one after another on a stream with one opCount), 0 if call i is none. */
+ * (mark_runs), 0 if call i is none. */
 static guint run_len(const nl_proc *p, guint i)
 {
     const nl_call *a = &g_array_index(p->calls, nl_call, i);
     guint j = i;
     while (j < p->calls->len) {
         const nl_call *x = &g_array_index(p->calls, nl_call, j);
-        if (x->kind == TOP_COLL || x->stream != a->stream || x->opcount != a->opcount)
+        if (x->kind == TOP_COLL || x->run != a->run)
             break;
         j++;
     }
@@ -659,10 +701,13 @@ static int find_alltoalls(nl_ctx *c, GPtrArray *gs)
     return count;
 }
 
-/* A rank's calls as trace ops: a run of sends and receives on one stream
- * with one opCount runs together (each on a lane of its own, after what the
- * stream ran before; the stream's next op waits for all of them). */
-static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane, const GArray *tlines, GArray *tuned)
+/* A rank's calls as trace ops: a run of sends and receives (mark_runs) runs
+ * together (each on a lane of its own, after what the stream ran before; the
+ * stream's next op waits for all of them). A collective that follows one of
+ * its communicator on its stream with the same opCount, where that opCount
+ * moves, was launched in the same group: one kernel (fused); *nfused counts
+ * them. */
+static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane, const GArray *tlines, GArray *tuned, int *nfused)
 {
     int r = p->world;
     /* next sequence number per trace group: communicators over the same ranks
@@ -672,12 +717,13 @@ static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane, const GArray
     GHashTable *tail = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, tails_free); /* stream -> ops */
     GArray *run = g_array_new(FALSE, FALSE, sizeof(uint32_t)), *before = NULL;
     int run_stream = -1;
-    uint64_t run_opcount = 0;
+    uint32_t run_id = 0;
+    GHashTable *last_coll = g_hash_table_new(g_direct_hash, g_direct_equal); /* stream -> its last collective call */
     for (guint i = 0; i <= p->calls->len; i++) {
         const nl_call *x = i < p->calls->len ? &g_array_index(p->calls, nl_call, i) : NULL;
         const nl_group *g = x ? g_ptr_array_index(gs, (guint)x->comm->group) : NULL;
         bool a2a = x && x->a2a_len && !g->a2a_off, p2p = x && x->kind != TOP_COLL && !a2a;
-        if (run->len && (!p2p || x->stream != run_stream || x->opcount != run_opcount)) {
+        if (run->len && (!p2p || x->run != run_id)) {
             /* the group ended: its stream waits for all of it */
             g_hash_table_replace(tail, GINT_TO_POINTER(run_stream), run);
             run = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -698,12 +744,17 @@ static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane, const GArray
             op.seq = seq[g->tgroup]++;
             if (x->coll == COLL_BROADCAST || x->coll == COLL_REDUCE)
                 op.root = local_of(g, g->grank[x->root]);
+            const nl_call *prev = g_hash_table_lookup(last_coll, GINT_TO_POINTER(x->stream));
+            op.fused = !a2a && prev && prev->comm == x->comm && prev->opcount == x->opcount && x->comm->oc_moves;
+            *nfused += op.fused;
+            g_hash_table_replace(last_coll, GINT_TO_POINTER(x->stream), a2a ? NULL : (gpointer)x);
         } else {
+            g_hash_table_remove(last_coll, GINT_TO_POINTER(x->stream));
             op.peer = g->grank[x->root];
             op.stream = (*lane)++;
             if (!run->len) {
                 run_stream = x->stream;
-                run_opcount = x->opcount;
+                run_id = x->run;
                 before = g_hash_table_lookup(tail, GINT_TO_POINTER(x->stream));
             }
         }
@@ -735,6 +786,7 @@ static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane, const GArray
     }
     g_array_unref(run);
     g_hash_table_destroy(tail);
+    g_hash_table_destroy(last_coll);
     g_free(seq);
 }
 
@@ -803,10 +855,12 @@ trace *trace_nccllog_load(const char *path, char **note, nccllog_extras *extras,
         gs = g_ptr_array_new_with_free_func(group_free);
         ok = group_comms(&c, gs, err);
     }
-    int nworld = 0;
+    int nworld = 0, nfused = 0;
     if (ok)
         ok = number_ranks(&c, gs, &nworld, err);
     if (ok) {
+        for (guint i = 0; i < c.order->len; i++)
+            mark_runs(g_ptr_array_index(c.order, i));
         c.a2a = find_alltoalls(&c, gs);
         t = trace_new(nworld, path);
         for (guint i = 0; i < gs->len; i++) {
@@ -820,7 +874,7 @@ trace *trace_nccllog_load(const char *path, char **note, nccllog_extras *extras,
         for (guint i = 0; i < c.order->len; i++) {
             nl_proc *p = g_ptr_array_index(c.order, i);
             if (p->world >= 0)
-                add_ops(t, gs, p, &lane, c.tuning, tuned);
+                add_ops(t, gs, p, &lane, c.tuning, tuned, &nfused);
         }
         ok = trace_validate(t, err);
     }
@@ -830,6 +884,9 @@ trace *trace_nccllog_load(const char *path, char **note, nccllog_extras *extras,
                         files->len, c.lines, nworld, gs->len, c.calls - c.skipped - c.self);
         if (c.a2a)
             g_string_append_printf(n, "; %d groups of sends/receives to every rank replayed as all_to_all", c.a2a);
+        if (nfused)
+            g_string_append_printf(n, "; %d collectives in a group with the one before (one opCount: one kernel, "
+                                      "no host launch of their own)", nfused);
         if (c.self)
             g_string_append_printf(n, "; %d sends/receives of a rank to itself (local copies) left out", c.self);
         if (c.skipped)
