@@ -332,8 +332,10 @@ char *nccl_log_coll(const nccl_log_comm *c, coll_kind kind, uint64_t count, nccl
             coll_line(out, pre, names[kind], *opcount, sb, recv, cnt, d, ncclop,
                       coll_default_root(kind) >= 0 ? root : 0, r, n);
         }
-        if ((k + 1) % (agg > 0 ? agg : 1) == 0 || k + 1 == calls || k + 1 == in_place_from)
-            ++*opcount; /* per launch (ncclProxyStart): -m calls of one iteration are one group */
+        /* per launch (ncclProxyStart): -m calls of one iteration are one group; NCCL 2.27+
+         * starts the proxy only for a launch with network work, so on one node it stays */
+        if (((k + 1) % (agg > 0 ? agg : 1) == 0 || k + 1 == calls || k + 1 == in_place_from) && c->sys->nnodes > 1)
+            ++*opcount;
     }
     return g_string_free(out, FALSE);
 }
