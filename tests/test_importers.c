@@ -555,17 +555,41 @@ static void test_nccllog_groups_by_opcount(void)
 {
     char *calls[3];
     for (int r = 0; r < 3; r++)
-        calls[r] = g_strdup("AllReduce 1 1024 7 0\nAllReduce 2 1024 7 0\nAllReduce 2 256 7 0\nAllReduce 3 1024 7 0\n");
+        calls[r] = g_strdup("AllReduce 1 1024 7 0\nAllReduce 2 1024 7 0\nAllReduce 2 256 7 0\nAllGather 2 64 7 0\n"
+                            "AllReduce 3 1024 7 0\n");
     char *path = nccllog_3rank((const char *const *)calls);
     GError *err = NULL;
     char *note = NULL;
     trace *t = trace_nccllog_load(path, &note, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "; 3 collectives in a group with the one before"));
+    CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "; 6 collectives in a group with the one before (one opCount: one "
+                                                "kernel, no host launch of their own), 3 of them of its function"));
+    /* AllReduce; the two all_reduces of opCount 2 as one of 1280 floats;
+     * the AllGather fused after them; AllReduce */
+    const uint64_t bytes[4] = {4096, 5120, 768, 4096};
     for (int r = 0; r < 3; r++) {
-        CU_ASSERT_EQUAL(t->ranks[r].ops->len, 4);
-        for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL_FATAL(t->ranks[r].ops->len, 4);
+        for (int i = 0; i < 4; i++) {
             CU_ASSERT_EQUAL(OP(t, r, i)->fused, i == 2);
+            CU_ASSERT_EQUAL(OP(t, r, i)->bytes, bytes[i]);
+        }
+    }
+    trace_free(t);
+    g_free(note);
+    g_unlink(path);
+    g_free(path);
+    /* rank 2 launched the two all_reduces apart: the members disagree, so
+     * every rank's collectives replay as launched alone */
+    g_free(calls[2]);
+    calls[2] = g_strdup("AllReduce 1 1024 7 0\nAllReduce 2 1024 7 0\nAllReduce 3 256 7 0\nAllGather 4 64 7 0\n"
+                        "AllReduce 5 1024 7 0\n");
+    path = nccllog_3rank((const char *const *)calls);
+    t = trace_nccllog_load(path, &note, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int r = 0; r < 3; r++) {
+        CU_ASSERT_EQUAL_FATAL(t->ranks[r].ops->len, 5);
+        for (int i = 0; i < 5; i++)
+            CU_ASSERT_FALSE(OP(t, r, i)->fused);
     }
     trace_free(t);
     g_free(note);

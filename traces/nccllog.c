@@ -53,6 +53,10 @@ typedef struct {
     int tuning;       /* its TUNING line: index + 1 into nl_ctx.tuning, 0 none */
     bool self;        /* a send/receive to the rank itself: a local copy */
     uint32_t a2a_len; /* > 0 on the first call of a group that is an all-to-all: the group's calls */
+    bool fused;       /* a collective launched in one group with the collective before it on its
+                       * stream (same communicator and opCount, where opCount moves: mark_fused) */
+    uint32_t agg_len; /* > 0 on the first of adjacent calls of one group and one function, root
+                       * and type: NCCL's planner sizes them as one (agg_len of them) */
     int line;
     const char *file;
 } nl_call;
@@ -77,6 +81,8 @@ typedef struct {
     int tgroup;          /* trace group */
     bool a2a_off;        /* its members' groups of sends and receives do not line up as
                           * all-to-alls: replayed as they are */
+    bool fuse_off;       /* its members' groups of collectives differ (mark_fused): each of
+                          * their collectives replays as launched alone */
     const nl_comm *first; /* for messages */
 } nl_group;
 
@@ -86,6 +92,7 @@ typedef struct {
     GStringChunk *files; /* file names the calls point to */
     GArray *tuning;      /* nccltests_tuning, the TUNING lines tied to a call */
     int lines, calls, skipped, self, a2a;
+    int fused, aggregated; /* collectives launched with the one before; of them, merged into it */
     int64_t expanded; /* sends and receives of Gather/Scatter roots */
     const nl_group *world; /* the communicator of all ranks (number_ranks) */
     const char *end_file; /* the last file read and its line count: where "no call" points */
@@ -623,6 +630,78 @@ static guint run_len(const nl_proc *p, guint i)
     return j - i;
 }
 
+/* A process's collectives launched in one group: a collective is fused when
+ * the collective before it on its stream (no send/receive between) is of
+ * its communicator with the same opCount and that communicator's opCount
+ * moves (mark_runs). Adjacent fused calls of one function, root and type
+ * form one aggregate under their first (agg_len): NCCL's planner
+ * (ncclPrepareTasks, src/enqueue.cc) picks the algorithm for their summed
+ * size and spreads them over the channels side by side. */
+static void mark_fused(nl_proc *p)
+{
+    GHashTable *last = g_hash_table_new(g_direct_hash, g_direct_equal); /* stream -> call index + 1 */
+    nl_call *lead = NULL;
+    for (guint i = 0; i < p->calls->len; i++) {
+        nl_call *x = &g_array_index(p->calls, nl_call, i);
+        if (x->kind != TOP_COLL) {
+            g_hash_table_remove(last, GINT_TO_POINTER(x->stream));
+            lead = NULL;
+            continue;
+        }
+        guint k = GPOINTER_TO_UINT(g_hash_table_lookup(last, GINT_TO_POINTER(x->stream)));
+        const nl_call *prev = k ? &g_array_index(p->calls, nl_call, k - 1) : NULL;
+        x->fused = prev && prev->comm == x->comm && prev->opcount == x->opcount && x->comm->oc_moves;
+        g_hash_table_replace(last, GINT_TO_POINTER(x->stream), GUINT_TO_POINTER(i + 1));
+        if (x->fused && lead && k == i && lead->coll == x->coll && lead->root == x->root && lead->dt == x->dt) {
+            lead->agg_len++;
+        } else {
+            lead = x;
+            x->agg_len = 1;
+        }
+    }
+    g_hash_table_destroy(last);
+}
+
+/* The communicators whose members disagree on their collectives' groups
+ * (fused flags and aggregates in order) get fuse_off: NCCL requires the
+ * same calls in the same order of every member, but a member may have
+ * launched them in other groups (or its opCount may not move). */
+static void check_fused(nl_ctx *c, GPtrArray *gs)
+{
+    GHashTable *index = g_hash_table_new(g_direct_hash, g_direct_equal); /* process -> k */
+    GHashTable **mine = g_new0(GHashTable *, c->order->len); /* per process: group -> GString of (fused, agg) */
+    for (guint k = 0; k < c->order->len; k++) {
+        nl_proc *p = g_ptr_array_index(c->order, k);
+        g_hash_table_insert(index, p, GUINT_TO_POINTER(k));
+        mine[k] = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_free);
+        for (guint i = 0; i < p->calls->len; i++) {
+            const nl_call *x = &g_array_index(p->calls, nl_call, i);
+            if (x->kind != TOP_COLL)
+                continue;
+            gpointer key = GINT_TO_POINTER(x->comm->group);
+            char *old = g_hash_table_lookup(mine[k], key);
+            char *now = g_strdup_printf("%s%d/%u,", old ? old : "", x->fused, x->agg_len);
+            g_hash_table_replace(mine[k], key, now);
+        }
+    }
+    for (guint gi = 0; gi < gs->len; gi++) {
+        nl_group *g = g_ptr_array_index(gs, gi);
+        const char *first = NULL;
+        for (int r = 0; r < g->nranks && !g->fuse_off; r++) {
+            guint k = GPOINTER_TO_UINT(g_hash_table_lookup(index, g->member[r]));
+            const char *l = g_hash_table_lookup(mine[k], GINT_TO_POINTER(g->index));
+            if (r == 0)
+                first = l;
+            else if (g_strcmp0(l, first))
+                g->fuse_off = true;
+        }
+    }
+    for (guint k = 0; k < c->order->len; k++)
+        g_hash_table_destroy(mine[k]);
+    g_free(mine);
+    g_hash_table_destroy(index);
+}
+
 /* Whether calls i..i+len of p are an all-to-all: one send to and one
  * receive from every rank of one communicator, the rank itself included,
  * all of one size (nccl-tests' alltoall, PyTorch's all_to_all_single, and
@@ -703,12 +782,12 @@ static int find_alltoalls(nl_ctx *c, GPtrArray *gs)
 
 /* A rank's calls as trace ops: a run of sends and receives (mark_runs) runs
  * together (each on a lane of its own, after what the stream ran before; the
- * stream's next op waits for all of them). A collective that follows one of
- * its communicator on its stream with the same opCount, where that opCount
- * moves, was launched in the same group: one kernel (fused); *nfused counts
- * them. */
-static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane, const GArray *tlines, GArray *tuned, int *nfused)
+ * stream's next op waits for all of them). Collectives launched in one group
+ * (mark_fused) are fused, an aggregate of them one op of their summed size,
+ * unless the communicator's members disagree on the groups (check_fused). */
+static void add_ops(nl_ctx *c, trace *t, GPtrArray *gs, nl_proc *p, int *lane, GArray *tuned)
 {
+    const GArray *tlines = c->tuning;
     int r = p->world;
     /* next sequence number per trace group: communicators over the same ranks
      * (a default group and a data-parallel one of the same size) share one,
@@ -718,7 +797,6 @@ static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane, const GArray
     GArray *run = g_array_new(FALSE, FALSE, sizeof(uint32_t)), *before = NULL;
     int run_stream = -1;
     uint32_t run_id = 0;
-    GHashTable *last_coll = g_hash_table_new(g_direct_hash, g_direct_equal); /* stream -> its last collective call */
     for (guint i = 0; i <= p->calls->len; i++) {
         const nl_call *x = i < p->calls->len ? &g_array_index(p->calls, nl_call, i) : NULL;
         const nl_group *g = x ? g_ptr_array_index(gs, (guint)x->comm->group) : NULL;
@@ -744,12 +822,19 @@ static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane, const GArray
             op.seq = seq[g->tgroup]++;
             if (x->coll == COLL_BROADCAST || x->coll == COLL_REDUCE)
                 op.root = local_of(g, g->grank[x->root]);
-            const nl_call *prev = g_hash_table_lookup(last_coll, GINT_TO_POINTER(x->stream));
-            op.fused = !a2a && prev && prev->comm == x->comm && prev->opcount == x->opcount && x->comm->oc_moves;
-            *nfused += op.fused;
-            g_hash_table_replace(last_coll, GINT_TO_POINTER(x->stream), a2a ? NULL : (gpointer)x);
+            if (!a2a && !g->fuse_off) {
+                op.fused = x->fused;
+                /* an aggregate: one collective of the calls' summed size */
+                for (guint j = 1; j < x->agg_len; j++) {
+                    const nl_call *y = &g_array_index(p->calls, nl_call, i + j);
+                    op.bytes += y->count * (uint64_t)dt_size[y->dt] *
+                                (op.coll == COLL_ALL_GATHER || op.coll == COLL_REDUCE_SCATTER ? (uint64_t)g->nranks : 1);
+                }
+                c->fused += x->fused + (int)x->agg_len - 1;
+                c->aggregated += (int)x->agg_len - 1;
+                i += x->agg_len - 1;
+            }
         } else {
-            g_hash_table_remove(last_coll, GINT_TO_POINTER(x->stream));
             op.peer = g->grank[x->root];
             op.stream = (*lane)++;
             if (!run->len) {
@@ -786,7 +871,6 @@ static void add_ops(trace *t, GPtrArray *gs, nl_proc *p, int *lane, const GArray
     }
     g_array_unref(run);
     g_hash_table_destroy(tail);
-    g_hash_table_destroy(last_coll);
     g_free(seq);
 }
 
@@ -855,12 +939,15 @@ trace *trace_nccllog_load(const char *path, char **note, nccllog_extras *extras,
         gs = g_ptr_array_new_with_free_func(group_free);
         ok = group_comms(&c, gs, err);
     }
-    int nworld = 0, nfused = 0;
+    int nworld = 0;
     if (ok)
         ok = number_ranks(&c, gs, &nworld, err);
     if (ok) {
-        for (guint i = 0; i < c.order->len; i++)
+        for (guint i = 0; i < c.order->len; i++) {
             mark_runs(g_ptr_array_index(c.order, i));
+            mark_fused(g_ptr_array_index(c.order, i));
+        }
+        check_fused(&c, gs);
         c.a2a = find_alltoalls(&c, gs);
         t = trace_new(nworld, path);
         for (guint i = 0; i < gs->len; i++) {
@@ -874,7 +961,7 @@ trace *trace_nccllog_load(const char *path, char **note, nccllog_extras *extras,
         for (guint i = 0; i < c.order->len; i++) {
             nl_proc *p = g_ptr_array_index(c.order, i);
             if (p->world >= 0)
-                add_ops(t, gs, p, &lane, c.tuning, tuned, &nfused);
+                add_ops(&c, t, gs, p, &lane, tuned);
         }
         ok = trace_validate(t, err);
     }
@@ -884,9 +971,10 @@ trace *trace_nccllog_load(const char *path, char **note, nccllog_extras *extras,
                         files->len, c.lines, nworld, gs->len, c.calls - c.skipped - c.self);
         if (c.a2a)
             g_string_append_printf(n, "; %d groups of sends/receives to every rank replayed as all_to_all", c.a2a);
-        if (nfused)
+        if (c.fused)
             g_string_append_printf(n, "; %d collectives in a group with the one before (one opCount: one kernel, "
-                                      "no host launch of their own)", nfused);
+                                      "no host launch of their own), %d of them of its function, type and root, "
+                                      "replayed with it as one collective of their summed size", c.fused, c.aggregated);
         if (c.self)
             g_string_append_printf(n, "; %d sends/receives of a rank to itself (local copies) left out", c.self);
         if (c.skipped)
