@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "models/compute.h"
+#include "traces/tracefile.h"
 #include "topologies/topo_internal.h"
 
 cJSON *imp_node(cJSON *nodes, const char *id, const char *kind)
@@ -139,6 +140,7 @@ char *topo_import(const char *path, const topo_import_opts *o, char **note, GErr
         n = fread(head, 1, sizeof head, f);
         fclose(f);
     }
+    tracefile_blank_bom(head, n);
     size_t i = 0;
     while (i < n && g_ascii_isspace(head[i]))
         i++;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "topologies/topo_internal.h"
+#include "traces/tracefile.h"
 
 G_DEFINE_QUARK(topo-error-quark, topo_error)
 
@@ -116,6 +117,7 @@ bool topo_src_load(topo_src *s, const char *path, cJSON **root, GError **err)
         g_error_free(e);
         return false;
     }
+    tracefile_blank_bom(s->text, len);
     s->pos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     const char *end = NULL;
     *root = cJSON_ParseWithOpts(s->text, &end, true);

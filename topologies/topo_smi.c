@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "topologies/topo_internal.h"
+#include "traces/tracefile.h"
 
 #define SMI_MAX_GPUS 64
 #define SMI_MAX_DEVS 256
@@ -597,6 +598,7 @@ char *topo_import_smi(const char *path, const topo_import_opts *o, char **note, 
         g_error_free(e);
         return NULL;
     }
+    tracefile_blank_bom(text, strlen(text));
     smi s = {.file = path, .legend = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)};
     char **lines = g_strsplit(text, "\n", -1);
     g_free(text);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "topologies/topo_internal.h"
+#include "traces/tracefile.h"
 
 typedef struct {
     char *id;     /* node id of the nearest CPU / bridge above, or own id */
@@ -320,6 +321,7 @@ char *topo_import_nccl_xml(const char *path, const topo_import_opts *o, char **n
         g_error_free(e);
         return NULL;
     }
+    tracefile_blank_bom(text, len);
     static const GMarkupParser parser = {.start_element = start_el, .end_element = end_el};
     xstate x = {.file = path, .stack = g_ptr_array_new_with_free_func(frame_free),
                 .nodes = cJSON_CreateArray(), .links = cJSON_CreateArray(),

@@ -16,6 +16,7 @@
 #include "traces/tracefile.h"
 
 enum { NODE_INVALID, NODE_METADATA, NODE_MEM_LOAD, NODE_MEM_STORE, NODE_COMP, NODE_SEND, NODE_RECV, NODE_COLL };
+#define CHAKRA_MAX_RANKS 1048576 /* as the other importers */
 
 typedef struct {
     uint64_t id;
@@ -152,28 +153,49 @@ static gboolean pb_read(const char *path, const guint8 *p, gsize len, GArray *no
 
 /* ---- chakra_jsonizer JSON ---- */
 
-static int64_t jint(const cJSON *o, const char *key, int64_t dflt)
+/* An integer field: a whole number, its decimal string (the jsonizer
+ * writes int64 as strings) or a bool. Absent: *out unchanged, TRUE. FALSE
+ * for anything else, or a magnitude of 2^63 or more (the plain cast of
+ * 8e108 was UB, found by fuzz/fuzz_chakra; "abc" used to read as 0). */
+static gboolean jint(const cJSON *o, const char *key, int64_t *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (cJSON_IsString(v))
-        return g_ascii_strtoll(v->valuestring, NULL, 10);
-    if (cJSON_IsNumber(v)) /* saturate: the plain cast of 8e108 was UB (found by fuzz/fuzz_chakra) */
-        return v->valuedouble >= 0x1p63 ? INT64_MAX : v->valuedouble < -0x1p63 ? INT64_MIN : (int64_t)v->valuedouble;
-    if (cJSON_IsBool(v))
-        return cJSON_IsTrue(v);
-    return dflt;
+    if (!v)
+        return TRUE;
+    if (cJSON_IsString(v)) {
+        gint64 x;
+        if (!g_ascii_string_to_signed(v->valuestring, 10, G_MININT64, G_MAXINT64, &x, NULL))
+            return FALSE;
+        *out = x;
+        return TRUE;
+    }
+    if (cJSON_IsNumber(v)) {
+        if (!(v->valuedouble < 0x1p63 && v->valuedouble >= -0x1p63) || v->valuedouble != floor(v->valuedouble))
+            return FALSE;
+        *out = (int64_t)v->valuedouble;
+        return TRUE;
+    }
+    if (cJSON_IsBool(v)) {
+        *out = cJSON_IsTrue(v);
+        return TRUE;
+    }
+    return FALSE;
 }
 
+/* The node type by name or number; -1 for anything else (absent too). */
 static int type_from_json(const cJSON *v)
 {
     static const char *names[] = {"INVALID_NODE", "METADATA_NODE", "MEM_LOAD_NODE", "MEM_STORE_NODE",
                                   "COMP_NODE", "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE"};
     if (cJSON_IsNumber(v))
-        return v->valueint;
+        return v->valuedouble >= 0 && v->valuedouble < (double)G_N_ELEMENTS(names) &&
+                       v->valuedouble == floor(v->valuedouble)
+                   ? (int)v->valuedouble
+                   : -1;
     for (int i = 0; cJSON_IsString(v) && i < (int)G_N_ELEMENTS(names); i++)
         if (!strcmp(v->valuestring, names[i]))
             return i;
-    return cJSON_IsString(v) ? -1 : NODE_INVALID;
+    return -1;
 }
 
 /* A dependency: a node id, a whole number 0..2^63 (or its decimal string);
@@ -200,16 +222,26 @@ static bool dep_id(const cJSON *d, uint64_t *v)
 static char *json_node(cnode *n, const cJSON *o)
 {
     static const char *ival[] = {"int64Val", "int32Val", "uint64Val", "boolVal", "uint32Val", "sint64Val"};
-    n->id = (uint64_t)jint(o, "id", 0);
+    const cJSON *idv = cJSON_GetObjectItemCaseSensitive(o, "id");
+    if (!idv || !dep_id(idv, &n->id))
+        return g_strdup("id: expected a node id (a whole number >= 0)");
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
+    if (nm && !cJSON_IsString(nm))
+        return g_strdup("name: expected a string");
     n->name = g_strdup(cJSON_IsString(nm) ? nm->valuestring : "");
     n->type = type_from_json(cJSON_GetObjectItemCaseSensitive(o, "type"));
-    n->start_us = jint(o, "startTimeMicros", 0);
-    n->dur_us = jint(o, "durationMicros", 0);
+    if (n->type < 0)
+        return g_strdup("type: expected a node type (COMP_NODE, COMM_COLL_NODE, ... or 0..7)");
+    if (!jint(o, "startTimeMicros", &n->start_us))
+        return g_strdup("startTimeMicros: expected a whole number of microseconds");
+    if (!jint(o, "durationMicros", &n->dur_us) || n->dur_us < 0)
+        return g_strdup("durationMicros: expected a whole number of microseconds >= 0");
     const char *dk[] = {"dataDeps", "ctrlDeps"};
     for (int k = 0; k < 2; k++) {
-        const cJSON *d;
-        cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(o, dk[k]))
+        const cJSON *d, *arr = cJSON_GetObjectItemCaseSensitive(o, dk[k]);
+        if (arr && !cJSON_IsArray(arr))
+            return g_strdup_printf("%s: expected an array of node ids", dk[k]);
+        cJSON_ArrayForEach(d, arr)
         {
             uint64_t v;
             if (!dep_id(d, &v)) {
@@ -221,16 +253,21 @@ static char *json_node(cnode *n, const cJSON *o)
             g_array_append_val(k ? n->ctrl : n->deps, v);
         }
     }
-    const cJSON *a;
-    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(o, "attr"))
+    const cJSON *a, *attrs = cJSON_GetObjectItemCaseSensitive(o, "attr");
+    if (attrs && !cJSON_IsArray(attrs))
+        return g_strdup("attr: expected an array of attributes");
+    cJSON_ArrayForEach(a, attrs)
     {
         const cJSON *an = cJSON_GetObjectItemCaseSensitive(a, "name");
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(a, "stringVal");
+        if (!cJSON_IsObject(a) || !cJSON_IsString(an))
+            return g_strdup("attr: expected objects with a \"name\"");
         int64_t iv = 0;
         for (size_t i = 0; i < G_N_ELEMENTS(ival); i++)
-            iv = jint(a, ival[i], iv);
-        if (cJSON_IsString(an))
-            attr_set(n, an->valuestring, iv, cJSON_IsString(s) ? s->valuestring : NULL);
+            if (!jint(a, ival[i], &iv))
+                return g_strdup_printf("attr \"%.64s\": %s: expected a whole number below 2^63", an->valuestring,
+                                       ival[i]);
+        attr_set(n, an->valuestring, iv, cJSON_IsString(s) ? s->valuestring : NULL);
     }
     return NULL;
 }
@@ -245,7 +282,9 @@ static gboolean json_read(const char *path, const char *text, gsize len, GArray 
         if (p >= text + len)
             return TRUE;
         const char *end = NULL;
-        cJSON *o = cJSON_ParseWithOpts(p, &end, 0);
+        /* with the length: without it cJSON measured the rest of the file for
+         * every object (strlen), quadratic in the nodes (35 s for 200,000) */
+        cJSON *o = cJSON_ParseWithLengthOpts(p, (size_t)(text + len - p), &end, 0);
         if (!cJSON_IsObject(o)) {
             int line, col;
             gsize off = (gsize)((o ? p : end ? end : p) - text);
@@ -319,8 +358,8 @@ static gboolean node_to_op(cctx *c, const cnode *n, trace_op *op, GError **err)
     op->seq = -1;
     op->ts_ps = n->start_us > 0 && n->start_us <= INT64_MAX / 1000000 ? n->start_us * 1000000 : -1;
     op->src_index = n->src_index;
-    if (n->comm_size < 0)
-        return node_fail(c, n, TRACE_ERROR_VALUE, err, "negative comm_size");
+    if (n->comm_size < 0 || n->comm_size > (INT64_C(1) << 50))
+        return node_fail(c, n, TRACE_ERROR_VALUE, err, "comm_size: expected bytes in 0..2^50");
     op->bytes = (uint64_t)n->comm_size;
     if (n->type == NODE_COLL && n->has_comm_type) {
         if (n->comm_type < 0 || n->comm_type >= (int64_t)G_N_ELEMENTS(kinds) || kinds[n->comm_type] < 0)
@@ -332,8 +371,11 @@ static gboolean node_to_op(cctx *c, const cnode *n, trace_op *op, GError **err)
         gboolean send = n->type == NODE_SEND;
         if (send ? !n->has_dst : !n->has_src)
             return node_fail(c, n, TRACE_ERROR_SCHEMA, err, send ? "send without comm_dst" : "recv without comm_src");
+        int64_t peer = send ? n->comm_dst : n->comm_src;
+        if (peer < 0 || peer >= CHAKRA_MAX_RANKS)
+            return node_fail(c, n, TRACE_ERROR_VALUE, err, send ? "comm_dst: expected a rank in 0..2^20" : "comm_src: expected a rank in 0..2^20");
         op->kind = send ? TOP_SEND : TOP_RECV;
-        op->peer = (int)(send ? n->comm_dst : n->comm_src);
+        op->peer = (int)peer;
         op->tag = n->comm_tag;
     }
     return TRUE;
@@ -382,7 +424,7 @@ static gboolean emit_node(cctx *c, int v, GError **err)
     trace_op op;
     if (!node_to_op(c, n, &op, err))
         return FALSE;
-    int64_t key = n->tid * 2 + (n->is_cpu ? 1 : 0);
+    int64_t key = (int64_t)((uint64_t)n->tid << 1 | (n->is_cpu ? 1u : 0u)); /* (tid * 2 overflowed: UB) */
     int s = GPOINTER_TO_INT(g_hash_table_lookup(c->streams, &key)) - 1;
     if (s < 0) {
         s = (int)g_hash_table_size(c->streams);

@@ -12,6 +12,7 @@
 #include "sim/hash.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,51 +118,106 @@ int kineto_coll_from_name(const char *name, coll_kind *out)
     return -1;
 }
 
-/* Group ranks from "[0, 1, 2]" (or a JSON array); NULL if absent/empty. */
-static GArray *ranks_parse(const cJSON *v)
+/* Group ranks from "[0, 1, 2]" (or a JSON array of numbers): *out NULL if
+ * absent or empty. FALSE (and *why) for anything else: a rank that is not
+ * a whole number in 0..2^20, a rank named twice, text that is not such a
+ * list. */
+static gboolean ranks_parse(const cJSON *v, GArray **out, const char **why)
 {
+    *out = NULL;
+    if (!v)
+        return TRUE;
     GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+    *why = NULL;
     if (cJSON_IsString(v)) {
         const char *p = v->valuestring;
-        while (*p) {
-            char *end;
-            long x = strtol(p, &end, 10);
-            if (end == p) {
+        while (g_ascii_isspace(*p))
+            p++;
+        if (*p++ != '[') {
+            *why = "expected a list of ranks like \"[0, 1]\"";
+        } else {
+            while (g_ascii_isspace(*p))
                 p++;
-                continue;
+            while (!*why && *p != ']') {
+                char *end;
+                errno = 0;
+                long x = g_ascii_isdigit(*p) ? strtol(p, &end, 10) : -1;
+                if (x < 0 || errno || x >= KINETO_MAX_RANKS) {
+                    *why = "expected ranks that are whole numbers in 0..2^20";
+                    break;
+                }
+                int xi = (int)x;
+                g_array_append_val(a, xi);
+                p = end;
+                while (g_ascii_isspace(*p))
+                    p++;
+                if (*p == ',') {
+                    p++;
+                    while (g_ascii_isspace(*p))
+                        p++;
+                } else if (*p != ']') {
+                    *why = "expected a list of ranks like \"[0, 1]\"";
+                }
             }
-            int xi = (int)x;
-            g_array_append_val(a, xi);
-            p = end;
+            if (!*why) {
+                p++;
+                while (g_ascii_isspace(*p))
+                    p++;
+                if (*p)
+                    *why = "expected a list of ranks like \"[0, 1]\"";
+            }
         }
     } else if (cJSON_IsArray(v)) {
         const cJSON *e;
-        cJSON_ArrayForEach(e, v) if (cJSON_IsNumber(e))
+        cJSON_ArrayForEach(e, v)
         {
-            int xi = e->valueint;
+            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= KINETO_MAX_RANKS ||
+                e->valuedouble != floor(e->valuedouble)) {
+                *why = "expected ranks that are whole numbers in 0..2^20";
+                break;
+            }
+            int xi = (int)e->valuedouble;
             g_array_append_val(a, xi);
         }
+    } else {
+        *why = "expected a list of ranks";
     }
-    if (!a->len) {
+    for (guint i = 0; !*why && i < a->len; i++)
+        for (guint j = 0; j < i && !*why; j++)
+            if (g_array_index(a, int, i) == g_array_index(a, int, j))
+                *why = "a rank is named twice";
+    if (*why || !a->len) {
         g_array_free(a, TRUE);
-        return NULL;
+        return !*why;
     }
-    return a;
+    *out = a;
+    return TRUE;
 }
 
+static gboolean fail(kctx *k, const gpu_ev *g, int code, GError **err, const char *what);
+
 /* The default process group: pg_config's pg "0", else 0..world_size-1,
- * else all loaded ranks. */
-static int default_group(kctx *k)
+ * else all loaded ranks; -1 (and *err) when pg "0"'s ranks are malformed. */
+static int default_group(kctx *k, const gpu_ev *g, GError **err)
 {
     const cJSON *pgs = cJSON_GetObjectItemCaseSensitive(k->dist, "pg_config"), *pg;
     cJSON_ArrayForEach(pg, pgs)
     {
         const char *name = str(pg, "pg_name");
-        GArray *a = name && !strcmp(name, "0") ? ranks_parse(cJSON_GetObjectItemCaseSensitive(pg, "ranks")) : NULL;
+        if (!name || strcmp(name, "0"))
+            continue;
+        GArray *a;
+        const char *why;
+        if (!ranks_parse(cJSON_GetObjectItemCaseSensitive(pg, "ranks"), &a, &why)) {
+            char *m = g_strdup_printf("distributedInfo.pg_config: process group \"0\"'s ranks: %s", why);
+            fail(k, g, TRACE_ERROR_VALUE, err, m);
+            g_free(m);
+            return -1;
+        }
         if (a) {
-            int g = trace_group_add(k->t, "0", (int *)a->data, (int)a->len);
+            int gi = trace_group_add(k->t, "0", (int *)a->data, (int)a->len);
             g_array_free(a, TRUE);
-            return g;
+            return gi;
         }
     }
     double wsd = num(k->dist, "world_size", 0);
@@ -172,9 +228,9 @@ static int default_group(kctx *k)
     int *rk = g_new(int, ws);
     for (int i = 0; i < ws; i++)
         rk[i] = i;
-    int g = trace_group_add(k->t, "0", rk, ws);
+    int gi = trace_group_add(k->t, "0", rk, ws);
     g_free(rk);
-    return g;
+    return gi;
 }
 
 static gboolean fail(kctx *k, const gpu_ev *g, int code, GError **err, const char *what)
@@ -195,16 +251,28 @@ static gboolean comm_from_args(kctx *k, const gpu_ev *g, const cJSON *a, const c
     double in = num(a, "In msg nelems", -1), out = num(a, "Out msg nelems", -1);
     if (esz <= 0)
         return fail(k, g, TRACE_ERROR_VALUE, err, "unknown or missing dtype");
-    if (in < 0 || out < 0)
-        return fail(k, g, TRACE_ERROR_SCHEMA, err, "missing In/Out msg nelems");
+    if (in < 0 || out < 0) {
+        gboolean absent = !cJSON_GetObjectItemCaseSensitive(a, in < 0 ? "In msg nelems" : "Out msg nelems");
+        return fail(k, g, absent ? TRACE_ERROR_SCHEMA : TRACE_ERROR_VALUE, err,
+                    absent ? "missing In/Out msg nelems" : "In/Out msg nelems: expected a count of elements >= 0");
+    }
     /* bounds before the (uint64_t)/(int) casts below, which overflowed (UB) */
     if (in * esz > KINETO_MAX_BYTES || out * esz > KINETO_MAX_BYTES)
         return fail(k, g, TRACE_ERROR_VALUE, err, "In/Out msg nelems x dtype size over 2^50 bytes");
     if (!cname)
         return fail(k, g, TRACE_ERROR_SCHEMA, err, "missing Collective name");
-    GArray *rk = ranks_parse(cJSON_GetObjectItemCaseSensitive(a, "Process Group Ranks"));
+    GArray *rk;
+    const char *why;
+    if (!ranks_parse(cJSON_GetObjectItemCaseSensitive(a, "Process Group Ranks"), &rk, &why)) {
+        char *m = g_strdup_printf("Process Group Ranks: %s", why);
+        fail(k, g, TRACE_ERROR_VALUE, err, m);
+        g_free(m);
+        return FALSE;
+    }
     op->group = rk ? trace_group_add(k->t, str(a, "Process Group Name"), (int *)rk->data, (int)rk->len)
-                   : default_group(k);
+                   : default_group(k, g, err);
+    if (op->group < 0)
+        return FALSE;
     op->seq = (int64_t)num(a, "Seq", -1);
     gboolean ok = TRUE;
     if (!strcmp(cname, "send") || !strcmp(cname, "recv")) {
@@ -261,7 +329,9 @@ static gboolean comm_from_annotation(kctx *k, const gpu_ev *g, const cJSON *ann,
     if (bytes <= 0)
         return fail(k, g, TRACE_ERROR_SCHEMA, err, "linked nccl: annotation has no sized tensor input");
     op->kind = TOP_COLL;
-    op->group = default_group(k);
+    op->group = default_group(k, g, err);
+    if (op->group < 0)
+        return FALSE;
     const trace_group *grp = g_ptr_array_index(k->t->groups, op->group);
     op->bytes = (uint64_t)(op->coll == COLL_ALL_GATHER ? bytes * grp->size : bytes);
     op->seq = -1;

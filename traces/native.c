@@ -94,7 +94,7 @@ static gboolean parse_size(const char *s, double num, bool is_num, uint64_t *out
         char *end = NULL;
         errno = 0;
         v = g_ascii_strtod(s, &end);
-        if (end == s || errno == ERANGE)
+        if (end == s || errno == ERANGE || strspn(s, "0123456789.eE+-") != (size_t)(end - s)) /* (hex: strtod's) */
             return FALSE;
         switch (g_ascii_toupper(*end)) {
         case 'K': mult = 1024.0; end++; break;
@@ -345,6 +345,7 @@ typedef struct {
     const char *path;
     GPtrArray *fields;   /* current record */
     int col_of[C_NCOLS]; /* column index of each known name, -1 if absent */
+    guint ncols;         /* the header's */
     long record;         /* 1-based, header = 1 */
     GError **err;
     gboolean ok;
@@ -411,7 +412,7 @@ static gboolean csv_row(csv_ctx *c)
     if (*dur) {
         char *end;
         double us = g_ascii_strtod(dur, &end);
-        if (*end || !(us >= 0) || us > 1e12)
+        if (*end || !(us >= 0) || us > 1e12 || strspn(dur, "0123456789.eE+-") != strlen(dur)) /* (hex: strtod's) */
             return bad_at(c->err, TRACE_ERROR_VALUE, w, "dur_us: expected microseconds in 0..1e12, got '%.64s'", dur);
         p->op.dur_ps = (int64_t)llround(us * 1e6);
     } else if (p->op.kind == TOP_COMPUTE) {
@@ -453,10 +454,18 @@ static void csv_record(int term, void *data)
                             h, "rank,id,kind,stream,dur_us,bytes,group,peer,tag,deps,fused");
                 break;
             }
+            if (c->col_of[k] >= 0) {
+                c->ok = bad(c->err, TRACE_ERROR_SCHEMA, c->path, "record 1: column '%s' twice", h);
+                break;
+            }
             c->col_of[k] = (int)i;
         }
+        c->ncols = c->fields->len;
         if (c->ok && (c->col_of[C_RANK] < 0 || c->col_of[C_KIND] < 0))
             c->ok = bad(c->err, TRACE_ERROR_SCHEMA, c->path, "record 1: the header needs rank and kind columns");
+    } else if (c->fields->len != c->ncols) { /* an extra field was ignored, a missing one read as empty */
+        nwhere wh = {.text = c->path, .pos = c->record, .csv = true};
+        c->ok = bad_at(c->err, TRACE_ERROR_SCHEMA, &wh, "%u fields, but the header has %u", c->fields->len, c->ncols);
     } else {
         c->ok = csv_row(c);
     }
@@ -605,6 +614,7 @@ trace *trace_native_load(const char *const *paths, int npaths, GError **err)
             g_error_free(e);
             break;
         }
+        tracefile_blank_bom(text, len);
         const char *nul = memchr(text, 0, len), *bad_utf8 = NULL;
         if (nul || !g_utf8_validate(text, (gssize)len, &bad_utf8))
             ok = bad(err, TRACE_ERROR_PARSE, paths[i], "byte %td: binary data: not a native trace (JSON or CSV text)",

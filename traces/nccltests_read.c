@@ -11,6 +11,7 @@
  * etc., no redop).  Without a header the first row's width picks one.
  */
 #include "traces/nccltests.h"
+#include "traces/tracefile.h"
 #include "sim/hash.h"
 
 #include <ctype.h>
@@ -245,17 +246,19 @@ static bool parse_u64(parser *p, const token *t, const char *what, uint64_t *out
     return ok;
 }
 
-/* Parses a time or bandwidth: a finite number >= 0. */
+/* Parses a time or bandwidth: a decimal number >= 0 (nccl-tests prints
+ * %7.2f or %6.2f; hex, which strtod also reads, is refused), at most 1e12
+ * (us: 11 days; GB/s: beyond any link), a time above 0. */
 static bool parse_value(parser *p, const token *t, const char *what, double *out)
 {
     char *w = tok_dup(t), *end = NULL;
     double v = g_ascii_strtod(w, &end);
-    bool ok = false;
-    if (end == w || *end != '\0')
+    bool ok = false, time = !strcmp(what, "time");
+    if (end == w || *end != '\0' || strpbrk(w, "xXpP"))
         fail(p, NCCLTESTS_ERROR_NOT_NUMBER, t->col, "%s: expected a number, got \"%s\"", what, w);
-    else if (isnan(v) || isinf(v) || v < 0)
-        fail(p, NCCLTESTS_ERROR_BAD_VALUE, t->col, "%s: expected a finite value >= 0, got \"%s\"",
-             what, w);
+    else if (isnan(v) || isinf(v) || v < 0 || v > 1e12 || (time && v == 0))
+        fail(p, NCCLTESTS_ERROR_BAD_VALUE, t->col, "%s: expected a value %s 0 and at most 1e12, got \"%s\"",
+             what, time ? ">" : ">=", w);
     else
         ok = true;
     g_free(w);
@@ -855,6 +858,7 @@ nccltests_log *nccltests_read_with(const char *path, int coll_hint, GError **err
         g_error_free(io);
         return NULL;
     }
+    tracefile_blank_bom(text, len);
     nccltests_log *log = nccltests_parse(path, text, len, coll_hint, err);
     g_free(text);
     return log;

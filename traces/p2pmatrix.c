@@ -6,6 +6,7 @@
  * trailing blanks and elide matrices with "..."; both are accepted.
  */
 #include "traces/p2pmatrix.h"
+#include "traces/tracefile.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -152,7 +153,7 @@ static bool read_header(reader *r, const char *label, int *n)
     return true;
 }
 
-static bool read_cells(reader *r, double *m, int n)
+static bool read_cells(reader *r, double *m, int n, bool binary)
 {
     for (int i = 0; i < n; i++, r->at++) {
         int line = r->at + 1;
@@ -176,10 +177,18 @@ static bool read_cells(reader *r, double *m, int n)
                 return false;
             }
             double v = g_ascii_strtod(p, &end);
-            /* bandwidths, latencies and 0/1 connectivity are never negative */
-            if (end == p || (*end && *end != ' ' && *end != '\t' && *end != '\r') || !isfinite(v) || v < 0) {
+            /* bandwidths, latencies and 0/1 connectivity are never negative; decimal only (strtod
+             * reads hex too); at most 1e9 (GB/s or us: a 1e308 cell printed 309 digits) */
+            if (end == p || (*end && *end != ' ' && *end != '\t' && *end != '\r') || !isfinite(v) || v < 0 ||
+                v > 1e9 || strspn(p, "0123456789.eE+-") != (size_t)(end - p)) {
                 fail(r, P2PMATRIX_ERROR_NOT_NUMBER, line, (int)(p - s) + 1,
-                     "expected a number >= 0 in row %d column %d, got \"%.*s\"", i, j,
+                     "expected a decimal number in 0..1e9 in row %d column %d, got \"%.*s\"", i, j,
+                     (int)strcspn(p, " \t\r"), p);
+                return false;
+            }
+            if (binary && v != 0 && v != 1) {
+                fail(r, P2PMATRIX_ERROR_NOT_NUMBER, line, (int)(p - s) + 1,
+                     "expected 0 or 1 (P2P connectivity) in row %d column %d, got \"%.*s\"", i, j,
                      (int)strcspn(p, " \t\r"), p);
                 return false;
             }
@@ -207,7 +216,7 @@ static bool read_block(reader *r, p2pmatrix_kind kind, const char *label)
              r->set->ngpus, n);
         return false;
     }
-    return read_cells(r, p2pmatrix_ensure(r->set, kind), n);
+    return read_cells(r, p2pmatrix_ensure(r->set, kind), n, kind == P2PMATRIX_CONNECTIVITY);
 }
 
 static bool read_matrix(reader *r, int kind)
@@ -261,6 +270,7 @@ p2pmatrix_set *p2pmatrix_read(const char *path, GError **err)
         g_error_free(io);
         return NULL;
     }
+    tracefile_blank_bom(text, len);
     p2pmatrix_set *s = p2pmatrix_parse(path, text, len, err);
     g_free(text);
     return s;

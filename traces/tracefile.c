@@ -59,6 +59,7 @@ char *tracefile_read(const char *path, gsize *len, GError **err)
         return out;
     }
     *len = n; /* g_file_get_contents NUL-terminates */
+    tracefile_blank_bom(raw, n);
     return raw;
 }
 
@@ -156,5 +157,12 @@ gssize tracefile_head(const char *path, char *buf, size_t n)
     if (f)
         fclose(f);
     buf[len] = 0;
+    tracefile_blank_bom(buf, len);
     return (gssize)len;
+}
+
+void tracefile_blank_bom(char *text, gsize len)
+{
+    if (len >= 3 && (guint8)text[0] == 0xef && (guint8)text[1] == 0xbb && (guint8)text[2] == 0xbf)
+        memset(text, ' ', 3);
 }

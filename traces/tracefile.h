@@ -15,6 +15,12 @@
  * compressed bytes (M decompressed): ..."). */
 char *tracefile_read(const char *path, gsize *len, GError **err);
 
+/* A UTF-8 byte order mark (EF BB BF, which Windows editors write) at the
+ * start of text becomes three spaces: the formats' readers skip it as
+ * whitespace and byte offsets stay those of the file. tracefile_read and
+ * tracefile_head do it; readers of their own call it. */
+void tracefile_blank_bom(char *text, gsize len);
+
 /* Line and column (1-based) of byte offset `off` in text[0..len). */
 void tracefile_line_col(const char *text, gsize len, gsize off, int *line, int *col);
 
