@@ -23,6 +23,18 @@ typedef struct {
  * with a message in *err. */
 gboolean cli_parse_bytes(const char *s, uint64_t *out, GError **err);
 
+/* An integer option's value: a decimal whole number in lo..hi, else FALSE
+ * with a G_OPTION_ERROR naming the option ("--tp: expected a whole number
+ * in 1..1048576, got '0'"). For options whose 0 used to read as "not
+ * given" (GOption's ints have no unset state): they parse through a
+ * G_OPTION_ARG_CALLBACK with this. */
+gboolean cli_int_arg(const char *opt, const char *value, gint64 lo, gint64 hi, int *out, GError **err);
+
+/* The initial value of an integer option whose 0 is not "not given": after
+ * parsing, CLI_UNSET means it was not given, and anything else is checked
+ * as the user's (an explicit 0 used to run with the default). */
+#define CLI_UNSET G_MININT
+
 /* The sizes nccl-tests would run from lo to hi: times factor (>= 2), else
  * plus step; at most 4096 of them. NULL with *err when lo > hi, neither a
  * factor nor a step is given, or hi is above CLI_MAX_COLL_BYTES (no GPU holds

@@ -497,7 +497,7 @@ out:
 
 int cmd_replay(int argc, char **argv)
 {
-    replay_cli c = {.compute_scale = 1.0};
+    replay_cli c = {.compute_scale = 1.0, .ranks = CLI_UNSET};
     sys_opts so = {.gpus_per_thread = 1}; /* -g 0 given is an error below */
     GOptionEntry e[] = {
         {"ranks", 0, 0, G_OPTION_ARG_INT, &c.ranks, "replicate a one-rank trace to N ranks (SPMD)", "N"},
@@ -524,7 +524,9 @@ int cmd_replay(int argc, char **argv)
                         "Flight Recorder dump or directory)\n");
         rc = EXIT_BADINPUT;
     }
-    if (rc == EXIT_OK && (!(c.compute_scale > 0) || c.compute_scale > 1e6 || c.ranks < 0 || c.ranks > 1048576)) {
+    bool ranks_bad = c.ranks != CLI_UNSET && (c.ranks < 1 || c.ranks > 1048576);
+    c.ranks = c.ranks == CLI_UNSET ? 0 : c.ranks; /* 0: as the trace has them */
+    if (rc == EXIT_OK && (!(c.compute_scale > 0) || c.compute_scale > 1e6 || ranks_bad)) {
         fprintf(stderr, "conveyor replay: --compute-scale must be in (0, 1e6] and --ranks in 1..1048576\n");
         rc = EXIT_BADINPUT;
     }

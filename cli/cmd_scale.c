@@ -673,7 +673,7 @@ static int run_scale(wl_opts *o, scale_cli *c)
 int cmd_scale(int argc, char **argv)
 {
     wl_opts o = {0};
-    scale_cli c = {0};
+    scale_cli c = {.tp = CLI_UNSET, .pp = CLI_UNSET, .max_gpus = CLI_UNSET};
     GOptionEntry e[] = {
         {"systems", 's', 0, G_OPTION_ARG_STRING, &c.systems,
          "NAME[@FABRIC][:SIZES] or NAME:FABRIC[:SIZES],... SIZES = A..B (doubling) or A/B/C [dgx-h100]", "LIST"},
@@ -717,10 +717,14 @@ int cmd_scale(int argc, char **argv)
                         "--tp/--pp)\n");
         rc = EXIT_BADINPUT;
     }
-    if (rc == EXIT_OK && (c.tp < 0 || c.pp < 0 || c.max_gpus < 0)) {
-        fprintf(stderr, "conveyor scale: --tp, --pp and --max-gpus must be positive\n");
+    if (rc == EXIT_OK && ((c.tp != CLI_UNSET && c.tp < 1) || (c.pp != CLI_UNSET && c.pp < 1) ||
+                          (c.max_gpus != CLI_UNSET && c.max_gpus < 1))) {
+        fprintf(stderr, "conveyor scale: --tp, --pp and --max-gpus must be >= 1\n");
         rc = EXIT_BADINPUT;
     }
+    c.tp = c.tp == CLI_UNSET ? 0 : c.tp; /* 0: chosen per size */
+    c.pp = c.pp == CLI_UNSET ? 0 : c.pp;
+    c.max_gpus = c.max_gpus == CLI_UNSET ? 0 : c.max_gpus;
     if (rc == EXIT_OK && !wl_opts_list_models(&o, stdout))
         rc = run_scale(&o, &c);
     g_free(c.systems);

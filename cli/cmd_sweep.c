@@ -202,7 +202,7 @@ static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, ch
         g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "datatype: unknown type '%s'", dts);
         return false;
     }
-    if (!point_int(p, "nodes", 1, 100000, &so.nodes, err) || !point_int(p, "gpus", 1, 1024, &so.gpus, err) ||
+    if (!point_int(p, "nodes", 1, TOPO_MAX_NODES, &so.nodes, err) || !point_int(p, "gpus", 1, 1024, &so.gpus, err) ||
         !point_int(p, "ngpus", 1, 1024, &so.gpus_per_thread, err))
         return false;
     g_autoptr(GArray) req = coll_sizes(p, err);
@@ -504,7 +504,7 @@ static int run_spec(const sweep_opts *so, const char *path)
 
 static int sweep_main(int argc, char **argv)
 {
-    sweep_opts so = {.jobs = 0};
+    sweep_opts so = {.jobs = CLI_UNSET};
     GOptionEntry e[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &so.out, "results CSV (stdout if absent); with --plot: the SVG", "FILE"},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &so.jobs, "points run at once (threads) [CPU count]", "N"},
@@ -523,7 +523,7 @@ static int sweep_main(int argc, char **argv)
                 so.plot ? "results CSV" : "spec file");
         rc = EXIT_BADINPUT;
     }
-    if (rc == EXIT_OK && so.jobs == 0)
+    if (rc == EXIT_OK && so.jobs == CLI_UNSET)
         so.jobs = (gint)g_get_num_processors();
     if (rc == EXIT_OK && (so.jobs < 1 || so.jobs > 4096)) {
         fprintf(stderr, "conveyor sweep: -j must be in 1..4096\n");

@@ -7,6 +7,7 @@
  *   topo import FILE [-o out]      NCCL_TOPO_DUMP_FILE XML or nvidia-smi topo -m -> topology JSON
  * Bad input exits 2 with "file:line:col: ..." on stderr.
  */
+#include <float.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -139,7 +140,7 @@ static int cmd_list(void)
 
 static int cmd_show_dot(const char *sub, int argc, char **argv)
 {
-    gint nodes = 0, gpus = 0;
+    gint nodes = CLI_UNSET, gpus = CLI_UNSET;
     char *fabric = NULL;
     char **sets = NULL;
     GOptionEntry entries[] = {
@@ -157,7 +158,10 @@ static int cmd_show_dot(const char *sub, int argc, char **argv)
     char *name = g_strdup_printf("topo %s", sub);
     if (!cli_parse(ctx, name, &argc, &argv))
         goto out;
-    if (argc != 2 || nodes < 0 || gpus < 0) {
+    bool counts_bad = (nodes != CLI_UNSET && nodes < 1) || (gpus != CLI_UNSET && gpus < 1);
+    nodes = nodes == CLI_UNSET ? 0 : nodes; /* 0: the topology's */
+    gpus = gpus == CLI_UNSET ? 0 : gpus;
+    if (argc != 2 || counts_bad) {
         fprintf(stderr, "conveyor topo %s: expected one topology name or file and --nodes/--gpus >= 1 "
                         "(see 'conveyor topo %s --help')\n", sub, sub);
         goto out;
@@ -215,8 +219,8 @@ out:
 static int cmd_import(int argc, char **argv)
 {
     char *out = NULL, *gpu = NULL, *cpu = NULL;
-    double nic_gbps = 0;
-    int nvl_domain = 0;
+    double nic_gbps = -DBL_MAX; /* not given */
+    int nvl_domain = CLI_UNSET;
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write the JSON here [stdout]", "FILE"},
         {"gpu", 0, 0, G_OPTION_ARG_STRING, &gpu,
@@ -238,20 +242,22 @@ static int cmd_import(int argc, char **argv)
         fprintf(stderr, "conveyor topo import: expected one file (an NCCL XML dump or nvidia-smi topo -m output)\n");
         goto done;
     }
-    if (nic_gbps < 0 || nic_gbps > 3200 || (nic_gbps > 0 && nic_gbps < 0.008)) {
+    if (nic_gbps != -DBL_MAX && !(nic_gbps >= 0.008 && nic_gbps <= 3200)) { /* (NaN was taken as not given) */
         fprintf(stderr, "conveyor topo import: --nic-gbps %g: expected 0.008 .. 3200 Gb/s\n", nic_gbps);
         goto done;
     }
+    nic_gbps = nic_gbps == -DBL_MAX ? 0 : nic_gbps; /* 0: assumed */
     if (cpu && strcmp(cpu, "intel") && strcmp(cpu, "amd") && strcmp(cpu, "arm")) {
         fprintf(stderr, "conveyor topo import: --cpu %s: expected intel, amd or arm\n", cpu);
         goto done;
     }
     GError *e = NULL;
     char *note = NULL;
-    if (nvl_domain < 0) {
+    if (nvl_domain != CLI_UNSET && (nvl_domain < 1 || nvl_domain > 576)) {
         fprintf(stderr, "conveyor topo import: --nvl-domain %d: expected 1..576 servers\n", nvl_domain);
         goto done;
     }
+    nvl_domain = nvl_domain == CLI_UNSET ? 0 : nvl_domain; /* 0: from the dump */
     topo_import_opts o = {.gpu = gpu, .nic_gbps = nic_gbps, .cpu = cpu, .nvl_domain = nvl_domain};
     char *json = topo_import(argv[1], &o, &note, &e);
     if (!json) {

@@ -1,5 +1,6 @@
 /* cli/sysbuild.c - shared options and topo -> coll_system. */
 #include "sysbuild.h"
+#include "cli.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,12 +30,21 @@ static gboolean launch_arg(const gchar *name, const gchar *value, gpointer data,
     return TRUE;
 }
 
+/* --nodes and --gpus: whole numbers >= 1 (0 used to read as not given) */
+static gboolean count_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    sys_opts *o = data;
+    bool nodes = !strcmp(name, "--nodes") || !strcmp(name, "-N");
+    return cli_int_arg(nodes ? "--nodes" : "--gpus", value, 1, nodes ? TOPO_MAX_NODES : 1024,
+                       nodes ? &o->nodes : &o->gpus, error);
+}
+
 GOptionGroup *sys_opts_group(sys_opts *o)
 {
     GOptionEntry e[] = {
         {"topo", 't', 0, G_OPTION_ARG_STRING, &o->topo, "shipped system name or topology file", "T"},
-        {"nodes", 'N', 0, G_OPTION_ARG_INT, &o->nodes, "servers joined by the scale-out fabric [1]", "N"},
-        {"gpus", 0, 0, G_OPTION_ARG_INT, &o->gpus, "use the first G GPUs of each server [all]", "G"},
+        {"nodes", 'N', 0, G_OPTION_ARG_CALLBACK, (gpointer)count_arg, "servers joined by the scale-out fabric [1]", "N"},
+        {"gpus", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)count_arg, "use the first G GPUs of each server [all]", "G"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric (ib-hdr, ib-ndr, ...)", "F"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "override a topology parameter (repeatable)", "KEY=VALUE"},
         {"launch-us", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)launch_arg, "host launch cost per GPU kernel, us [the topology's calibration, else 2.5]", "US"},

@@ -97,3 +97,15 @@ bool cli_same_name(const char *a, const char *b)
             return false;
     }
 }
+
+gboolean cli_int_arg(const char *opt, const char *value, gint64 lo, gint64 hi, int *out, GError **err)
+{
+    gint64 v;
+    if (!value || !g_ascii_string_to_signed(value, 10, lo, hi, &v, NULL)) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: expected a whole number in %" G_GINT64_FORMAT
+                    "..%" G_GINT64_FORMAT ", got '%s'", opt, lo, hi, value ? value : "");
+        return FALSE;
+    }
+    *out = (int)v;
+    return TRUE;
+}

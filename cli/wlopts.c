@@ -2,6 +2,7 @@
 #include "wlopts.h"
 #include "sysbuild.h"
 
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,19 +27,44 @@ gboolean wl_opts_fits_memory(const workload_spec *w, double bytes_per_op, const 
     return TRUE;
 }
 
+/* The integer options: whole numbers >= 1 (0 used to read as "not given",
+ * so --tp 0 ran with the default). */
+static const struct {
+    const char *opt;
+    size_t off;
+} int_opts[] = {
+    {"--gpus", offsetof(wl_opts, gpus)},           {"--tp", offsetof(wl_opts, tp)},
+    {"--pp", offsetof(wl_opts, pp)},               {"--dp", offsetof(wl_opts, dp)},
+    {"--cp", offsetof(wl_opts, cp)},               {"--ep", offsetof(wl_opts, ep)},
+    {"--micro-batch", offsetof(wl_opts, micro_batch)}, {"--global-batch", offsetof(wl_opts, global_batch)},
+    {"--seq", offsetof(wl_opts, seq)},             {"--layer-fuse", offsetof(wl_opts, layer_fuse)},
+    {"--layers", offsetof(wl_opts, layers)},       {"--hidden", offsetof(wl_opts, hidden)},
+    {"--heads", offsetof(wl_opts, heads)},         {"--kv-heads", offsetof(wl_opts, kv_heads)},
+    {"--ffn", offsetof(wl_opts, ffn)},             {"--vocab", offsetof(wl_opts, vocab)},
+};
+
+static gboolean int_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(int_opts); i++)
+        if (!strcmp(name, int_opts[i].opt))
+            return cli_int_arg(name, value, 1, 1 << 30, (int *)((char *)data + int_opts[i].off), error);
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_UNKNOWN_OPTION, "%s: not an integer option", name);
+    return FALSE;
+}
+
 GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
 {
     GOptionEntry layout[] = {
-        {"gpus", 0, 0, G_OPTION_ARG_INT, &o->gpus, "GPUs in the job (tp*pp*dp*cp)", "N"},
-        {"tp", 0, 0, G_OPTION_ARG_INT, &o->tp, "tensor-parallel size [1]", "T"},
-        {"pp", 0, 0, G_OPTION_ARG_INT, &o->pp, "pipeline-parallel size [1]", "P"},
-        {"dp", 0, 0, G_OPTION_ARG_INT, &o->dp, "data-parallel size [gpus/(tp*pp*cp)]", "D"},
+        {"gpus", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "GPUs in the job (tp*pp*dp*cp)", "N"},
+        {"tp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "tensor-parallel size [1]", "T"},
+        {"pp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "pipeline-parallel size [1]", "P"},
+        {"dp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "data-parallel size [gpus/(tp*pp*cp)]", "D"},
         {0},
     };
     GOptionEntry e[] = {
         {"model", 'm', 0, G_OPTION_ARG_STRING, &o->model, "preset (llama3-8b, gpt3-175b, ...; list: print them) or custom", "M"},
-        {"cp", 0, 0, G_OPTION_ARG_INT, &o->cp, "context-parallel size [1]", "C"},
-        {"ep", 0, 0, G_OPTION_ARG_INT, &o->ep, "expert-parallel size (MoE; divides dp) [1]", "E"},
+        {"cp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "context-parallel size [1]", "C"},
+        {"ep", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "expert-parallel size (MoE; divides dp) [1]", "E"},
         {"sp", 0, 0, G_OPTION_ARG_NONE, &o->sp, "sequence parallelism (reduce_scatter + all_gather)", NULL},
         {"zero", 0, 0, G_OPTION_ARG_STRING, &o->zero_s, "ZeRO stage 0, 1, 2 or 3 [0 = DDP]", "Z"},
         {"fsdp", 0, 0, G_OPTION_ARG_NONE, &o->fsdp, "PyTorch FSDP (full shard) = ZeRO-3", NULL},
@@ -48,9 +74,9 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          NULL},
         {"reuse-distance", 0, 0, G_OPTION_ARG_STRING, &o->reuse,
          "DeepSpeed ZeRO-3 stage3_max_reuse_distance, parameters (1e9, 500M, ...) [1e9]", "N"},
-        {"micro-batch", 0, 0, G_OPTION_ARG_INT, &o->micro_batch, "sequences per microbatch [1]", "b"},
-        {"global-batch", 0, 0, G_OPTION_ARG_INT, &o->global_batch, "sequences per step [dp*b, x2pp with pp]", "B"},
-        {"seq", 0, 0, G_OPTION_ARG_INT, &o->seq, "sequence length [2048]", "S"},
+        {"micro-batch", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "sequences per microbatch [1]", "b"},
+        {"global-batch", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "sequences per step [dp*b, x2pp with pp]", "B"},
+        {"seq", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "sequence length [2048]", "S"},
         {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule,
          "pipeline schedule: 1f1b, or interleaved:V (Megatron's interleaved 1F1B, V model chunks per pp rank) [1f1b]",
          "S"},
@@ -58,20 +84,20 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"recompute", 0, 0, G_OPTION_ARG_NONE, &o->recompute, "full activation recomputation", NULL},
         {"grad-fp32", 0, 0, G_OPTION_ARG_NONE, &o->grad_fp32, "reduce gradients in fp32 (4 bytes)", NULL},
         {"bucket", 0, 0, G_OPTION_ARG_STRING, &o->bucket, "DP gradient bucket [25M, DDP's default]", "BYTES"},
-        {"layer-fuse", 0, 0, G_OPTION_ARG_INT, &o->layer_fuse, "layers per trace op (coarser, faster) [1]", "K"},
-        {"layers", 0, 0, G_OPTION_ARG_INT, &o->layers, "custom: transformer layers", "L"},
-        {"hidden", 0, 0, G_OPTION_ARG_INT, &o->hidden, "custom: hidden size", "H"},
-        {"heads", 0, 0, G_OPTION_ARG_INT, &o->heads, "custom: attention heads", "A"},
-        {"kv-heads", 0, 0, G_OPTION_ARG_INT, &o->kv_heads, "custom: KV heads [heads]", "K"},
-        {"ffn", 0, 0, G_OPTION_ARG_INT, &o->ffn, "custom: FFN size [4*hidden]", "F"},
-        {"vocab", 0, 0, G_OPTION_ARG_INT, &o->vocab, "custom: vocabulary [51200]", "V"},
+        {"layer-fuse", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "layers per trace op (coarser, faster) [1]", "K"},
+        {"layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom: transformer layers", "L"},
+        {"hidden", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom: hidden size", "H"},
+        {"heads", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom: attention heads", "A"},
+        {"kv-heads", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom: KV heads [heads]", "K"},
+        {"ffn", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom: FFN size [4*hidden]", "F"},
+        {"vocab", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom: vocabulary [51200]", "V"},
         {"gated", 0, 0, G_OPTION_ARG_NONE, &o->gated, "custom: SwiGLU MLP, untied embeddings (Llama style)", NULL},
         {"topo", 't', 0, G_OPTION_ARG_STRING, &o->topo, "system (gives the GPU kind)", "T"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric override", "F"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "gpu.gemm_eff=0.6 etc., or a topology parameter", "K=V"},
         {0},
     };
-    GOptionGroup *g = g_option_group_new("workload", "Workload options", "Show workload options", NULL, NULL);
+    GOptionGroup *g = g_option_group_new("workload", "Workload options", "Show workload options", o, NULL);
     if (with_layout)
         g_option_group_add_entries(g, layout);
     g_option_group_add_entries(g, e);
@@ -123,6 +149,9 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
                                 .kv_heads = o->kv_heads, .ffn = o->ffn, .vocab = o->vocab, .gated = o->gated,
                                 .tied = !o->gated, .source = "command line"};
     } else {
+        if (o->layers || o->hidden || o->heads || o->kv_heads || o->ffn || o->vocab)
+            return BAD("--layers, --hidden, --heads, --kv-heads, --ffn and --vocab describe --model custom; "
+                       "'%s' is a preset with its own shape (--model list)", o->model);
         const workload_model *m = workload_preset_find(o->model, err);
         if (!m)
             return FALSE;

@@ -454,6 +454,18 @@ check workload-fuse-too-big 2 'layer fuse \(11\) must be in 1..layers \(10\)' --
 check workload-reuse-distance-bad 2 "reuse-distance 'x': expected a number of parameters" -- workload --model gpt3-175b --gpus 8 --zero 3 --reuse-distance x --topo dgx-h100 -o /dev/null
 check workload-zero3-per-param-needs-zero3 2 "per-parameter ZeRO-3 fetching \(DeepSpeed of 2021\) needs --zero 3" -- workload --model gpt3-175b --gpus 8 --zero3-per-param --topo dgx-h100 -o /dev/null
 check workload-zero3-per-param 0 "wrote .*: 8 ranks" -- workload --model gpt-1.7b --gpus 8 --zero 3 --zero3-per-param --seq 256 --topo dgx-a100 -o "$wl"
+# an explicit 0 is an error, not "not given" (GOption's ints have no unset state; it ran with the default)
+check opt-zero-tp 2 '^conveyor workload: --tp: expected a whole number in 1\.\.' -- workload --model llama2-7b --gpus 8 --tp 0 --topo dgx-h100 -o /dev/null
+check opt-zero-nodes 2 '^conveyor collective: --nodes: expected a whole number in 1\.\.131072, got .0.' -- collective --topo dgx-h100 -N 0
+check opt-zero-topo-gpus 2 'expected one topology name or file and --nodes/--gpus >= 1' -- topo show dgx-h100 --gpus 0
+check opt-zero-ranks 2 '--ranks in 1\.\.1048576' -- replay --topo dgx-a100 --gpus 2 --ranks 0 docs/examples/two-rank-overlap.json
+check opt-nan-nic-gbps 2 '--nic-gbps nan: expected 0\.008 \.\. 3200 Gb/s' -- topo import tests/data/nccl-topo/pcie-only.xml --nic-gbps nan
+check opt-preset-layers 2 'describe --model custom; .llama2-7b. is a preset' -- workload --model llama2-7b --gpus 8 --layers 5 --topo dgx-h100 -o /dev/null
+# a UTF-8 byte order mark (Windows editors) is read as whitespace
+bom=$(mktemp --suffix=.csv)
+printf '\357\273\277rank,kind,dur_us\n0,compute,5\n' > "$bom"
+check trace-csv-bom 0 '^step time: 0\.005 ms' -- replay --topo dgx-a100 --gpus 1 "$bom"
+rm -f "$bom"
 check workload-trace-over-memory 2 "would hold about [0-9]+ M ops .* more than 3/4 of this machine" -- workload --model gpt3-175b --recompute --zero 3 --zero3-per-param --gpus 65536 --topo dgx-a100 -o /dev/null
 check workload-reuse-distance-range 2 'expected 1 to 1e15 parameters' -- workload --model gpt3-175b --gpus 8 --zero 3 --reuse-distance 0 --topo dgx-h100 -o /dev/null
 check workload-unknown-model 2 "unknown model 'gpt-5'" -- workload --model gpt-5 --gpus 8 --topo dgx-h100 -o /dev/null
