@@ -376,6 +376,37 @@ static bool record_parse(cJSON *o, const char *where, record *r, GError **err)
     return true;
 }
 
+static int dtype_index(const char *name);
+
+/* What calibrate/ writes (run.sh's benchmarks): an unknown bench, a reduce
+ * of an unknown type or a second device's record in one file used to be
+ * fitted into latencies_s (or into the first device's fit) without a word. */
+static bool record_known(const record *r, const char *where, const char *first_device, GError **err)
+{
+    static const char *const benches[] = {"d2d_copy", "d2h",   "h2d",  "event",   "flag_pingpong", "gemm", "launch",
+                                          "p2p",      "p2p_access", "stream_order", "overlap", "reduce", "nccl"};
+    bool known = false;
+    for (size_t i = 0; i < G_N_ELEMENTS(benches) && !known; i++)
+        known = !strcmp(r->bench, benches[i]);
+    if (!known) {
+        g_set_error(err, CALIB_ERROR, CALIB_ERROR_FIELD, "%s: unknown bench \"%s\" (calibrate/ writes d2d_copy, "
+                    "d2h, h2d, event, flag_pingpong, gemm, launch, p2p, p2p_access, stream_order, overlap, reduce, "
+                    "nccl)", where, r->bench);
+        return false;
+    }
+    if (!strcmp(r->bench, "reduce") && !r->info && dtype_index(r->dtype) < 0) {
+        g_set_error(err, CALIB_ERROR, CALIB_ERROR_FIELD, "%s: reduce of dtype \"%s\": expected fp32, fp16 or bf16",
+                    where, r->dtype ? r->dtype : "(none)");
+        return false;
+    }
+    if (first_device && strcmp(r->device, first_device)) {
+        g_set_error(err, CALIB_ERROR, CALIB_ERROR_FIELD, "%s: device \"%s\", but the file's first record is of "
+                    "\"%s\": fit one device at a time", where, r->device, first_device);
+        return false;
+    }
+    return true;
+}
+
 bool calib_fit_set_add_jsonl(calib_fit_set *s, const char *path, GError **err)
 {
     char *text = NULL;
@@ -421,7 +452,7 @@ bool calib_fit_set_add_jsonl(calib_fit_set *s, const char *path, GError **err)
         g_ptr_array_add(objs, o);
         char *where = g_strdup_printf("%s:%d", path, lineno);
         record r;
-        ok = record_parse(o, where, &r, err);
+        ok = record_parse(o, where, &r, err) && record_known(&r, where, first_device, err);
         if (ok && !strcmp(r.bench, "gemm")) { /* its own model (fit_gemm.c), not an alpha-beta path */
             calib_gemm_pt gp;
             if ((ok = calib_gemm_pt_parse(o, where, &gp, err)))

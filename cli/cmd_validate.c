@@ -237,6 +237,12 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
         rc = EXIT_BADINPUT;
         goto out;
     }
+    if (sys.nranks % sys.gpus_per_thread) { /* as `collective` refuses it: ranks = threads x GPUs each */
+        fprintf(stderr, "conveyor validate: %s: -g %d does not divide the %d ranks\n", path, sys.gpus_per_thread,
+                sys.nranks);
+        rc = EXIT_BADINPUT;
+        goto out;
+    }
     if (plot_path && log->ngroups > 1) {
         fprintf(stderr, "conveyor validate: --plot draws one sweep; %s holds %d (one per type, reduction or root)\n",
                 path, log->ngroups);

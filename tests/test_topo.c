@@ -109,6 +109,8 @@ static const struct { const char *file; int code, line, col; } bad[] = {
     {"tiny-bandwidth", TOPO_ERROR_VALUE, 11, 73},
     {"tiny-eff", TOPO_ERROR_VALUE, 11, 95},
     {"repeat-expr-overflow", TOPO_ERROR_SCHEMA, 8, 14},
+    /* a review of bad inputs: cJSON keeps both, the first was read */
+    {"duplicate-key", TOPO_ERROR_SCHEMA, 5, 49},
 };
 
 static void test_topo_bad_inputs_report_code_and_position(void)

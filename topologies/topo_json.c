@@ -218,6 +218,13 @@ bool tj_object(tj_ctx *c, const cJSON *v, const char *path, const char *const *a
             g_free(p);
             return false;
         }
+        for (const cJSON *j = v->child; j != k; j = j->next)
+            if (!strcmp(j->string, k->string)) { /* cJSON keeps both; the first was read, the second ignored */
+                char *p = tj_path_key(path, k->string);
+                topo_src_error(c->src, c->err, TOPO_ERROR_SCHEMA, p, "key given twice");
+                g_free(p);
+                return false;
+            }
     }
     return true;
 }

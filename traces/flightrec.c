@@ -83,8 +83,12 @@ static int *parse_ranks(const cJSON *v, int *n)
         while (ok) {
             while (*s == ' ' || *s == ',')
                 s++;
-            if (*s == ']')
+            if (*s == ']') {
+                for (s++; *s == ' '; s++)
+                    ;
+                ok = !*s; /* "[0, 1] junk" was read as [0, 1] */
                 break;
+            }
             char *end;
             errno = 0;
             long r = strtol(s, &end, 10);
@@ -97,12 +101,21 @@ static int *parse_ranks(const cJSON *v, int *n)
     } else {
         ok = FALSE;
     }
+    for (guint i = 1; ok && i < a->len; i++) /* a rank twice: a group smaller than it says */
+        for (guint j = 0; ok && j < i; j++)
+            ok = g_array_index(a, int, i) != g_array_index(a, int, j);
     *n = (int)a->len;
     if (!ok || !a->len) {
         g_array_free(a, TRUE);
         return NULL;
     }
     return (int *)(void *)g_array_free(a, FALSE);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
 }
 
 /* The groups of pg_config into the trace, by name. */
@@ -115,13 +128,25 @@ static gboolean load_groups(fr_ctx *c, const cJSON *root, int *max_rank, GError 
         int n;
         int *ranks = parse_ranks(cJSON_GetObjectItemCaseSensitive(g, "ranks"), &n);
         if (!ranks)
-            return fail(err, TRACE_ERROR_VALUE, c->path, "$.pg_config[\"%.64s\"].ranks: expected a list of ranks "
-                        "(\"[0, 1]\") in 0..%d", g->string, FR_MAX_RANKS - 1);
+            return fail(err, TRACE_ERROR_VALUE, c->path, "$.pg_config[\"%.64s\"].ranks: expected a list of distinct "
+                        "ranks (\"[0, 1]\") in 0..%d", g->string, FR_MAX_RANKS - 1);
         for (int i = 0; i < n; i++)
             *max_rank = MAX(*max_rank, ranks[i]);
-        if (!g_hash_table_contains(c->pg, g->string)) {
+        gpointer had = g_hash_table_lookup(c->pg, g->string);
+        if (!had) {
             int gi = trace_group_add(c->t, g->string, ranks, n);
             g_hash_table_insert(c->pg, g_strdup(g->string), GINT_TO_POINTER(gi + 1));
+        } else { /* another rank's file named it: the same members, or the dumps are of different jobs */
+            const trace_group *tg = g_ptr_array_index(c->t->groups, GPOINTER_TO_INT(had) - 1);
+            int *sorted = g_memdup2(ranks, sizeof(int) * (gsize)n);
+            qsort(sorted, (size_t)n, sizeof(int), cmp_int);
+            bool same = n == tg->size && !memcmp(sorted, tg->ranks, sizeof(int) * (size_t)n);
+            g_free(sorted);
+            if (!same) {
+                g_free(ranks);
+                return fail(err, TRACE_ERROR_MISMATCH, c->path, "$.pg_config[\"%.64s\"].ranks: other ranks than "
+                            "an earlier file gives the same process group", g->string);
+            }
         }
         g_free(ranks);
     }
@@ -210,8 +235,8 @@ static gboolean load_entry(fr_ctx *c, fr_file *f, const cJSON *e, int idx, int64
         x.kind = TOP_COLL;
         x.coll = strcmp(op, "barrier") ? k : COLL_ALL_REDUCE; /* PyTorch's barrier: an all_reduce of one element */
         double seq = num(e, "collective_seq_id", -1);
-        if (!(seq >= 0))
-            return BAD(TRACE_ERROR_VALUE, "$.entries[%d].collective_seq_id: expected a number >= 0", idx);
+        if (!(seq >= 0) || seq != floor(seq))
+            return BAD(TRACE_ERROR_VALUE, "$.entries[%d].collective_seq_id: expected a whole number >= 0", idx);
         x.seq = (int64_t)seq;
     } else {
         if (!c->unknown++)
@@ -235,8 +260,11 @@ static gboolean load_entry(fr_ctx *c, fr_file *f, const cJSON *e, int idx, int64
     if (b > FR_MAX_BYTES)
         return BAD(TRACE_ERROR_VALUE, "$.entries[%d]: over 2^50 bytes", idx);
     x.bytes = (uint64_t)b;
+    const cJSON *dv = cJSON_GetObjectItemCaseSensitive(e, "duration_ms");
     double ms = num(e, "duration_ms", -1);
-    if (ms >= 0 && ms < 1e9)
+    if (dv && !cJSON_IsNull(dv) && !(ms >= 0 && ms < 1e9)) /* (was dropped silently) */
+        return BAD(TRACE_ERROR_VALUE, "$.entries[%d].duration_ms: expected milliseconds in 0..1e9 (or null)", idx);
+    if (ms >= 0)
         x.dur_ps = (int64_t)llround(ms * 1e9);
     double ns = num(e, "time_created_ns", -1);
     if (ns >= 0) {

@@ -182,6 +182,9 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *fil
             known = !strcmp(*k, c->string);
         if (!known)
             return bad_at(err, TRACE_ERROR_SCHEMA, w, "unknown key \"%s\"", c->string);
+        for (const cJSON *d = o->child; d != c; d = d->next)
+            if (!strcmp(d->string, c->string)) /* cJSON keeps both; the first was read */
+                return bad_at(err, TRACE_ERROR_SCHEMA, w, "key \"%s\" given twice", c->string);
     }
     pend_op *p = g_new0(pend_op, 1);
     p->file = file;
@@ -496,6 +499,12 @@ static gboolean csv_file(nload *L, const char *path, const char *text, gsize len
 
 /* ---- build ---- */
 
+static int cmp_rank(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 static int group_of(nload *L, trace *t, pend_op *p, GError **err)
 {
     const char *spec = p->group ? p->group : "world";
@@ -522,6 +531,18 @@ static int group_of(nload *L, trace *t, pend_op *p, GError **err)
         int iv = (int)v;
         g_array_append_val(r, iv);
     }
+    int *sorted = g_memdup2(r->data, sizeof(int) * r->len); /* a rank twice was dropped silently: [0, 0, 1] was a group of 2 */
+    qsort(sorted, r->len, sizeof(int), cmp_rank);
+    for (guint k = 1; k < r->len; k++)
+        if (sorted[k] == sorted[k - 1]) {
+            int twice = sorted[k];
+            g_free(sorted);
+            g_array_free(r, TRUE);
+            g_autofree char *w = pend_where(p);
+            bad(err, TRACE_ERROR_VALUE, w, "group '%.64s' names rank %d twice", spec, twice);
+            return -1;
+        }
+    g_free(sorted);
     if (r->len == 0) {
         g_array_free(r, TRUE);
         g_autofree char *w = pend_where(p);

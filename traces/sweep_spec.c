@@ -95,12 +95,18 @@ static bool check_keys(pctx *c, const cJSON *v, const char *path, const char *co
         g_free(d);
         return false;
     }
-    for (const cJSON *k = v->child; k; k = k->next)
+    for (const cJSON *k = v->child; k; k = k->next) {
         if (!in_list(allowed, k->string)) {
             g_autofree char *p = tj_path_key(path, k->string);
             g_autofree char *list = g_strjoinv(", ", (char **)allowed);
             return fail(c, SWEEP_ERROR_SCHEMA, p, "unknown key (expected one of: %s)", list);
         }
+        for (const cJSON *j = v->child; j != k; j = j->next)
+            if (!strcmp(j->string, k->string)) { /* cJSON keeps both; the first was read */
+                g_autofree char *p = tj_path_key(path, k->string);
+                return fail(c, SWEEP_ERROR_SCHEMA, p, "key given twice");
+            }
+    }
     return true;
 }
 
