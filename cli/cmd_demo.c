@@ -26,6 +26,10 @@ int cmd_demo(int argc, char **argv)
     g_option_context_add_main_entries(ctx, entries, NULL);
     if (!cli_parse(ctx, "demo", &argc, &argv))
         return EXIT_BADINPUT;
+    if (argc > 1) {
+        fprintf(stderr, "conveyor demo: unexpected argument '%s' (see 'conveyor demo --help')\n", argv[1]);
+        return EXIT_BADINPUT;
+    }
     if (n < 0 || n > 1000000000) {
         fprintf(stderr, "conveyor demo: --events must be in 0..1e9, got %" G_GINT64_FORMAT "\n", n);
         return EXIT_BADINPUT;

@@ -83,7 +83,7 @@ int cli_gnuplot_svg_sized(const char *cmd, const char *path, int width, int heig
                 fprintf(stderr, "conveyor %s: %s\n", cmd, e->message);
             else
                 fprintf(stderr, "conveyor %s: %s: %s\n", cmd, path, g_strerror(errno));
-            rc = EXIT_INTERNAL;
+            rc = EXIT_BADINPUT; /* the user's path would not take it (/dev/full): as for --timeline and -o */
         } else {
             fprintf(stderr, "plot written to %s\n", path);
         }

@@ -62,6 +62,14 @@ static trace *load_one(const char *path, nccllog_extras *x, GError **err)
     /* the first 64 KiB say which format it is (the whole file used to be read for this) */
     char head[65536 + 1];
     gssize n = tracefile_head(path, head, sizeof head);
+    gsize blank = 0;
+    while ((gssize)blank < n && g_ascii_isspace(head[blank]))
+        blank++;
+    if (g_file_test(path, G_FILE_TEST_IS_REGULAR) && (gssize)blank == n && n < (gssize)sizeof head - 1) {
+        /* (an empty .log was read as a malformed native JSON trace) */
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_PARSE, "%s:1:1: the file is empty: no trace in it", path);
+        return NULL;
+    }
     bool ops = g_strstr_len(head, n, "\"ops\"") != NULL;
     if (!ops && flightrec_sniff(head, n))
         return load_flightrec(path, err);

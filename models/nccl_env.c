@@ -178,6 +178,12 @@ bool coll_nccl_env_read(coll_nccl_env *e, GError **err)
         }
         e->nvls_off = !strcmp(nv, "0");
     }
+    const char *cn = g_getenv("NCCL_COLLNET_ENABLE"); /* read by the tuner; "yes" was taken as off */
+    if (cn && *cn && strcmp(cn, "0") && strcmp(cn, "1")) {
+        g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "environment NCCL_COLLNET_ENABLE='%s': expected 0 or 1",
+                    cn);
+        return false;
+    }
     return true;
 }
 

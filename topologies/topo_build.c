@@ -237,6 +237,11 @@ static bool prepare(bctx *b, const topo_opts *o, int *nodes, GError **err)
         char *probe = g_strdup_printf("%s/fabrics/%s.json", topo_dir(), fname);
         bool exists = g_file_test(probe, G_FILE_TEST_IS_REGULAR);
         g_free(probe);
+        if (!exists && o && o->fabric) { /* the option's, not the file's: no position in the file */
+            g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "--fabric %s: unknown fabric (no %s/fabrics/%s.json)",
+                        fname, topo_dir(), fname);
+            return false;
+        }
         if (!exists) {
             topo_src_error(b->src, err, TOPO_ERROR_VALUE, g->fabric_path ? g->fabric_path : "$",
                            "unknown fabric \"%s\" (no %s/fabrics/%s.json)", fname, topo_dir(), fname);

@@ -853,7 +853,7 @@ nccltests_log *nccltests_read_with(const char *path, int coll_hint, GError **err
     gsize len = 0;
     GError *io = NULL;
     if (!g_file_get_contents(path, &text, &len, &io)) {
-        g_set_error(err, NCCLTESTS_ERROR, NCCLTESTS_ERROR_IO, "%s:0:0: cannot read: %s", path,
+        g_set_error(err, NCCLTESTS_ERROR, NCCLTESTS_ERROR_IO, "%s: cannot read: %s", path,
                     io->message);
         g_error_free(io);
         return NULL;

@@ -265,7 +265,7 @@ p2pmatrix_set *p2pmatrix_read(const char *path, GError **err)
     gsize len = 0;
     GError *io = NULL;
     if (!g_file_get_contents(path, &text, &len, &io)) {
-        g_set_error(err, P2PMATRIX_ERROR, P2PMATRIX_ERROR_IO, "%s:0:0: cannot read: %s", path,
+        g_set_error(err, P2PMATRIX_ERROR, P2PMATRIX_ERROR_IO, "%s: cannot read: %s", path,
                     io->message);
         g_error_free(io);
         return NULL;

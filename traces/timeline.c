@@ -122,9 +122,18 @@ static gboolean finish(FILE *o, char *tmp, const char *path, GError **err)
 {
     fprintf(o, "\n]}\n");
     gboolean ok = !ferror(o);
-    ok = (fclose(o) == 0) && ok;
-    if (!ok || (tmp && rename(tmp, path) != 0)) {
-        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write failed", path);
+    int e = ok ? 0 : errno;
+    if (fclose(o) != 0) {
+        ok = FALSE;
+        e = e ? e : errno;
+    }
+    if (ok && tmp && rename(tmp, path) != 0) {
+        ok = FALSE;
+        e = errno;
+    }
+    if (!ok) { /* with the reason: "/tmp: write failed" said nothing (a directory, here) */
+        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write failed: %s", *path ? path : "(empty file name)",
+                    e ? g_strerror(e) : "I/O error");
         if (tmp)
             remove(tmp);
         ok = FALSE;
