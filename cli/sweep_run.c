@@ -176,8 +176,26 @@ static void run_point(const sweep_spec *s, size_t index, char **row, char **erro
         for (guint a = 0; a < s->axis_names->len; a++)
             g_string_append_printf(d, "%s%s=%s", a ? ", " : "", (char *)s->axis_names->pdata[a],
                                    sweep_spec_axis_value(s, index, a));
-        *error = g_strdup_printf("%s: point %zu (%s): %s", s->file, index, d->len ? d->str : "the only point",
-                                 err ? err->message : "failed");
+        /* where in the spec the parameter the message starts with comes from ("nodes: expected ..."):
+         * an axis of vary, a fixed arg, or (absent) the args object */
+        const char *m = err ? err->message : "failed";
+        size_t kl = strspn(m, "abcdefghijklmnopqrstuvwxyz_.0123456789");
+        g_autofree char *key = kl && m[kl] == ':' ? g_strndup(m, kl) : NULL;
+        g_autofree char *where = NULL;
+        for (guint a = 0; key && !where && a < s->axis_names->len; a++)
+            if (!strcmp(key, s->axis_names->pdata[a]))
+                where = g_strdup_printf("$.vary.%s", key);
+        for (guint a = 0; key && !where && a < s->arg_keys->len; a++)
+            if (!strcmp(key, s->arg_keys->pdata[a]))
+                where = g_strdup_printf("$.args.%s", key);
+        for (guint a = 0; !where && a < s->axis_names->len; a++) { /* a topology's "--set KEY: ..." */
+            const char *ax = s->axis_names->pdata[a];
+            g_autofree char *said = g_str_has_prefix(ax, "set.") ? g_strdup_printf("--set %s:", ax + 4) : NULL;
+            if (said && strstr(m, said))
+                where = g_strdup_printf("$.vary.%s", ax);
+        }
+        *error = g_strdup_printf("%s: %s: point %zu (%s): %s", s->file, where ? where : "$.args", index,
+                                 d->len ? d->str : "the only point", m);
         g_string_free(d, TRUE);
         g_clear_error(&err);
     }
