@@ -196,6 +196,18 @@ static gboolean ranks_parse(const cJSON *v, GArray **out, const char **why)
 
 static gboolean fail(kctx *k, const gpu_ev *g, int code, GError **err, const char *what);
 
+/* ranks_parse of v, the error naming `what` and event g. */
+static gboolean ranks_get(kctx *k, const gpu_ev *g, const cJSON *v, const char *what, GArray **out, GError **err)
+{
+    const char *why;
+    if (ranks_parse(v, out, &why))
+        return TRUE;
+    char *m = g_strdup_printf("%s: %s", what, why);
+    fail(k, g, TRACE_ERROR_VALUE, err, m);
+    g_free(m);
+    return FALSE;
+}
+
 /* The default process group: pg_config's pg "0", else 0..world_size-1,
  * else all loaded ranks; -1 (and *err) when pg "0"'s ranks are malformed. */
 static int default_group(kctx *k, const gpu_ev *g, GError **err)
@@ -207,13 +219,9 @@ static int default_group(kctx *k, const gpu_ev *g, GError **err)
         if (!name || strcmp(name, "0"))
             continue;
         GArray *a;
-        const char *why;
-        if (!ranks_parse(cJSON_GetObjectItemCaseSensitive(pg, "ranks"), &a, &why)) {
-            char *m = g_strdup_printf("distributedInfo.pg_config: process group \"0\"'s ranks: %s", why);
-            fail(k, g, TRACE_ERROR_VALUE, err, m);
-            g_free(m);
+        if (!ranks_get(k, g, cJSON_GetObjectItemCaseSensitive(pg, "ranks"),
+                       "distributedInfo.pg_config: process group \"0\"'s ranks", &a, err))
             return -1;
-        }
         if (a) {
             int gi = trace_group_add(k->t, "0", (int *)a->data, (int)a->len);
             g_array_free(a, TRUE);
@@ -262,13 +270,8 @@ static gboolean comm_from_args(kctx *k, const gpu_ev *g, const cJSON *a, const c
     if (!cname)
         return fail(k, g, TRACE_ERROR_SCHEMA, err, "missing Collective name");
     GArray *rk;
-    const char *why;
-    if (!ranks_parse(cJSON_GetObjectItemCaseSensitive(a, "Process Group Ranks"), &rk, &why)) {
-        char *m = g_strdup_printf("Process Group Ranks: %s", why);
-        fail(k, g, TRACE_ERROR_VALUE, err, m);
-        g_free(m);
+    if (!ranks_get(k, g, cJSON_GetObjectItemCaseSensitive(a, "Process Group Ranks"), "Process Group Ranks", &rk, err))
         return FALSE;
-    }
     op->group = rk ? trace_group_add(k->t, str(a, "Process Group Name"), (int *)rk->data, (int)rk->len)
                    : default_group(k, g, err);
     if (op->group < 0)

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "traces/tracefile.h"
@@ -662,44 +663,67 @@ static void mark_fused(nl_proc *p)
     g_hash_table_destroy(last);
 }
 
+/* Per process k, mine[k] maps a communicator (group index) to a string
+ * that says what the process did on it (its signature). Sets the bool
+ * `flag` bytes into each nl_group whose members' signatures differ, and
+ * frees mine. With `first`, *first gets per communicator a copy of the
+ * signature its members agree on, NULL where they disagree or have none
+ * (gs->len entries; the caller frees each and the array). */
+static void members_agree(nl_ctx *c, GPtrArray *gs, GHashTable **mine, size_t flag, char ***first)
+{
+    GHashTable *index = g_hash_table_new(g_direct_hash, g_direct_equal); /* process -> k */
+    for (guint k = 0; k < c->order->len; k++)
+        g_hash_table_insert(index, g_ptr_array_index(c->order, k), GUINT_TO_POINTER(k));
+    if (first)
+        *first = g_new0(char *, gs->len + 1);
+    for (guint gi = 0; gi < gs->len; gi++) {
+        nl_group *g = g_ptr_array_index(gs, gi);
+        bool *off = (bool *)((char *)g + flag);
+        const char *sig0 = NULL;
+        for (int r = 0; r < g->nranks && !*off; r++) {
+            guint k = GPOINTER_TO_UINT(g_hash_table_lookup(index, g->member[r]));
+            const char *l = g_hash_table_lookup(mine[k], GINT_TO_POINTER(g->index));
+            if (r == 0)
+                sig0 = l;
+            else if (g_strcmp0(l, sig0))
+                *off = true;
+        }
+        if (first)
+            (*first)[gi] = !*off && sig0 ? g_strdup(sig0) : NULL;
+    }
+    for (guint k = 0; k < c->order->len; k++)
+        g_hash_table_destroy(mine[k]);
+    g_free(mine);
+    g_hash_table_destroy(index);
+}
+
+/* Appends `add` to process k's signature of communicator `group`. */
+static void sig_append(GHashTable *mine, int group, const char *add)
+{
+    const char *old = g_hash_table_lookup(mine, GINT_TO_POINTER(group));
+    g_hash_table_replace(mine, GINT_TO_POINTER(group), g_strconcat(old ? old : "", add, NULL));
+}
+
 /* The communicators whose members disagree on their collectives' groups
  * (fused flags and aggregates in order) get fuse_off: NCCL requires the
  * same calls in the same order of every member, but a member may have
  * launched them in other groups (or its opCount may not move). */
 static void check_fused(nl_ctx *c, GPtrArray *gs)
 {
-    GHashTable *index = g_hash_table_new(g_direct_hash, g_direct_equal); /* process -> k */
-    GHashTable **mine = g_new0(GHashTable *, c->order->len); /* per process: group -> GString of (fused, agg) */
+    GHashTable **mine = g_new0(GHashTable *, c->order->len); /* per process: group -> "fused/agg," per collective */
     for (guint k = 0; k < c->order->len; k++) {
         nl_proc *p = g_ptr_array_index(c->order, k);
-        g_hash_table_insert(index, p, GUINT_TO_POINTER(k));
-        mine[k] = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_free);
+        mine[k] = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
         for (guint i = 0; i < p->calls->len; i++) {
             const nl_call *x = &g_array_index(p->calls, nl_call, i);
+            char one[32];
             if (x->kind != TOP_COLL)
                 continue;
-            gpointer key = GINT_TO_POINTER(x->comm->group);
-            char *old = g_hash_table_lookup(mine[k], key);
-            char *now = g_strdup_printf("%s%d/%u,", old ? old : "", x->fused, x->agg_len);
-            g_hash_table_replace(mine[k], key, now);
+            g_snprintf(one, sizeof one, "%d/%u,", x->fused, x->agg_len);
+            sig_append(mine[k], x->comm->group, one);
         }
     }
-    for (guint gi = 0; gi < gs->len; gi++) {
-        nl_group *g = g_ptr_array_index(gs, gi);
-        const char *first = NULL;
-        for (int r = 0; r < g->nranks && !g->fuse_off; r++) {
-            guint k = GPOINTER_TO_UINT(g_hash_table_lookup(index, g->member[r]));
-            const char *l = g_hash_table_lookup(mine[k], GINT_TO_POINTER(g->index));
-            if (r == 0)
-                first = l;
-            else if (g_strcmp0(l, first))
-                g->fuse_off = true;
-        }
-    }
-    for (guint k = 0; k < c->order->len; k++)
-        g_hash_table_destroy(mine[k]);
-    g_free(mine);
-    g_hash_table_destroy(index);
+    members_agree(c, gs, mine, offsetof(nl_group, fuse_off), NULL);
 }
 
 /* Whether calls i..i+len of p are an all-to-all: one send to and one
@@ -736,47 +760,31 @@ static bool is_alltoall(const nl_proc *p, guint i, guint len, uint64_t *per_peer
  * Returns how many all-to-alls that is. */
 static int find_alltoalls(nl_ctx *c, GPtrArray *gs)
 {
-    GHashTable **mine = g_new0(GHashTable *, c->order->len); /* per process: group -> GArray of sizes */
+    GHashTable **mine = g_new0(GHashTable *, c->order->len); /* per process: group -> "size," per all-to-all */
     for (guint k = 0; k < c->order->len; k++) {
         nl_proc *p = g_ptr_array_index(c->order, k);
-        mine[k] = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, tails_free);
+        mine[k] = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
         for (guint i = 0, len; i < p->calls->len; i += len ? len : 1) {
             len = run_len(p, i);
             uint64_t b;
             if (len && is_alltoall(p, i, len, &b)) {
                 nl_call *x = &g_array_index(p->calls, nl_call, i);
-                GArray *l = g_hash_table_lookup(mine[k], GINT_TO_POINTER(x->comm->group));
-                if (!l) {
-                    l = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-                    g_hash_table_insert(mine[k], GINT_TO_POINTER(x->comm->group), l);
-                }
-                g_array_append_val(l, b);
+                char one[32];
+                g_snprintf(one, sizeof one, "%" G_GUINT64_FORMAT ",", b);
+                sig_append(mine[k], x->comm->group, one);
                 x->a2a_len = len;
             }
         }
     }
-    GHashTable *index = g_hash_table_new(g_direct_hash, g_direct_equal); /* process -> k */
-    for (guint k = 0; k < c->order->len; k++)
-        g_hash_table_insert(index, g_ptr_array_index(c->order, k), GUINT_TO_POINTER(k));
+    char **first;
+    members_agree(c, gs, mine, offsetof(nl_group, a2a_off), &first);
     int count = 0;
-    for (guint gi = 0; gi < gs->len; gi++) {
-        nl_group *g = g_ptr_array_index(gs, gi);
-        const GArray *first = NULL;
-        for (int r = 0; r < g->nranks && !g->a2a_off; r++) {
-            guint k = GPOINTER_TO_UINT(g_hash_table_lookup(index, g->member[r]));
-            const GArray *l = g_hash_table_lookup(mine[k], GINT_TO_POINTER(g->index));
-            if (r == 0)
-                first = l;
-            else if ((l ? l->len : 0) != (first ? first->len : 0) ||
-                     (l && l->len && memcmp(l->data, first->data, l->len * sizeof(uint64_t))))
-                g->a2a_off = true;
-        }
-        count += !g->a2a_off && first ? (int)first->len : 0;
+    for (guint gi = 0; gi < gs->len; gi++) { /* one comma per all-to-all */
+        for (const char *q = first[gi]; q && *q; q++)
+            count += *q == ',';
+        g_free(first[gi]);
     }
-    g_hash_table_destroy(index);
-    for (guint k = 0; k < c->order->len; k++)
-        g_hash_table_destroy(mine[k]);
-    g_free(mine);
+    g_free(first);
     return count;
 }
 
