@@ -189,7 +189,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
                     row_id[off + i] = (nccltests_sweep_id){.dtype = dts[a], .redop = ops[b], .root = rt};
                 }
                 if (!simsweep_run(&sys, kind, rt, elt, nccltests_nvls_reduces(ops[b], dts[a]), sizes + off, nreq,
-                                  aspec, pspec, rows + off, ex + off, "collective", &err)) {
+                                  co->agg, aspec, pspec, rows + off, ex + off, "collective", &err)) {
                     rc = cli_fail(err);
                     goto out;
                 }
@@ -282,7 +282,8 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         rc = collplot_sweep(co->plot, title, rows, n, ex, any ? blo : NULL, any ? bhi : NULL);
         g_free(title);
     }
-    if (rc == EXIT_OK && co->timeline && !write_timeline(co->timeline, &sys, kind, sizes[n - 1], &ex[n - 1], &err))
+    if (rc == EXIT_OK && co->timeline &&
+        !write_timeline(co->timeline, &sys, kind, sizes[n - 1] * (uint64_t)co->agg, &ex[n - 1], &err))
         rc = cli_fail(err);
     g_free(blo);
     g_free(bhi);
@@ -324,7 +325,7 @@ int cmd_collective(int argc, char **argv)
         {"nthreads", 't', 0, G_OPTION_ARG_INT, &co.nthreads, "host threads per process, as nccl-tests -t: printed; "
          "each drives -g GPUs, launched in parallel with the other threads' [1]", "T"},
         {"check", 'c', 0, G_OPTION_ARG_INT, &co.check, "printed in the header (validation: N) [1]", "N"},
-        {"agg_iters", 'm', 0, G_OPTION_ARG_INT, &co.agg, "operations per iteration; 1 is what is simulated [1]", "M"},
+        {"agg_iters", 'm', 0, G_OPTION_ARG_INT, &co.agg, "operations per iteration, in one NCCL group (run as NCCL aggregates them: one collective of M x the size, a 1/M share each; not for alltoall, sendrecv, gather, scatter) [1]", "M"},
         {"blocking", 'z', 0, G_OPTION_ARG_INT, &co.blocking, "0 or 1, as nccl-tests -z: the host launch is charged "
          "to every collective either way [0]", "Z"},
         {"average", 'a', 0, G_OPTION_ARG_INT, &co.average, "0-3 (rank 0, mean, min, max over ranks), as nccl-tests -a: "
@@ -361,12 +362,21 @@ int cmd_collective(int argc, char **argv)
         fprintf(stderr, "conveyor collective: -t must be in 1..1024, -r >= -1 (-1: every root), -z 0 or 1, -a 0..3\n");
         rc = EXIT_BADINPUT;
     }
-    /* several operations per iteration (one group, one launch for the m) and
-     * CUDA graph launches change the host's share of the time: not modelled */
-    if (rc == EXIT_OK && (co.agg != 1 || co.graph != 0)) {
-        fprintf(stderr, "conveyor collective: %s is not modelled (the simulation launches one operation per "
-                        "iteration from the host); use %s\n", co.agg != 1 ? "-m other than 1" : "-G other than 0",
-                co.agg != 1 ? "-m 1" : "-G 0");
+    /* CUDA graph launches change the host's share of the time: not modelled; -m
+     * (one group of m) runs as NCCL's planner aggregates it (simsweep_agg_ok) */
+    if (rc == EXIT_OK && co.graph != 0) {
+        fprintf(stderr, "conveyor collective: -G other than 0 is not modelled (the simulation launches each "
+                        "operation from the host); use -G 0\n");
+        rc = EXIT_BADINPUT;
+    }
+    coll_kind agk;
+    if (rc == EXIT_OK && (co.agg < 1 || co.agg > 1024)) {
+        fprintf(stderr, "conveyor collective: -m must be in 1..1024\n");
+        rc = EXIT_BADINPUT;
+    } else if (rc == EXIT_OK && co.agg > 1 && coll_kind_from_name(co.op ? co.op : "all_reduce", &agk) == 0 &&
+               !simsweep_agg_ok(agk)) {
+        fprintf(stderr, "conveyor collective: -m other than 1 is not modelled for %s (NCCL runs a group of sends "
+                        "and receives otherwise than one of collectives); use -m 1\n", co.op);
         rc = EXIT_BADINPUT;
     }
     if (rc == EXIT_OK)

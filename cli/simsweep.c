@@ -5,10 +5,16 @@
 
 #include "progress.h"
 
+bool simsweep_agg_ok(coll_kind kind)
+{
+    return !coll_is_p2p(kind) && kind != COLL_ALLTOALL;
+}
+
 static bool run_sizes(const coll_system *sys, coll_kind kind, int root, size_t elt_bytes, bool nvls_reduces,
-                      const uint64_t *sizes, size_t n, const char *algo_spec, const char *proto_spec,
+                      const uint64_t *sizes, size_t n, int agg, const char *algo_spec, const char *proto_spec,
                       nccltests_row *rows, simsweep_explain *ex, cli_progress *pg, GError **err)
 {
+    g_assert(agg == 1 || (agg > 1 && simsweep_agg_ok(kind)));
     uint32_t amask, pmask;
     if (!coll_tune_parse_mask(algo_spec, kind, true, &amask, err) ||
         !coll_tune_parse_mask(proto_spec, kind, false, &pmask, err))
@@ -24,8 +30,9 @@ static bool run_sizes(const coll_system *sys, coll_kind kind, int root, size_t e
         }
     }
     for (size_t i = 0; i < n; i++) {
-        coll_request req = {.kind = kind, .bytes = sizes[i]};
-        if (!coll_tune(sys, kind, sizes[i], amask, pmask, &req, NULL)) {
+        uint64_t bytes = sizes[i] * (uint64_t)agg; /* -m: the group's aggregate, one launch */
+        coll_request req = {.kind = kind, .bytes = bytes};
+        if (!coll_tune(sys, kind, bytes, amask, pmask, &req, NULL)) {
             g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
                         "no enabled algorithm/protocol can run %s on this system (check --algo/--proto)",
                         coll_kind_name(kind));
@@ -45,7 +52,7 @@ static bool run_sizes(const coll_system *sys, coll_kind kind, int root, size_t e
         memset(r, 0, sizeof *r);
         r->size_bytes = sizes[i];
         r->count = nccltests_count_for_size(kind, sizes[i], sys->nranks, elt_bytes);
-        r->time_us[NCCLTESTS_OOP] = r->time_us[NCCLTESTS_IP] = res.time_us;
+        r->time_us[NCCLTESTS_OOP] = r->time_us[NCCLTESTS_IP] = res.time_us / agg; /* nccl-tests: per call */
         nccltests_row_compute_bw(r, kind, sys->nranks);
         if (ex) {
             ex[i] = (simsweep_explain){.algo = req.algo, .proto = req.proto, .nchannels = req.nchannels,
@@ -58,13 +65,14 @@ static bool run_sizes(const coll_system *sys, coll_kind kind, int root, size_t e
 }
 
 bool simsweep_run(const coll_system *sys, coll_kind kind, int root, size_t elt_bytes, bool nvls_reduces,
-                  const uint64_t *sizes, size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
-                  simsweep_explain *ex, const char *progress, GError **err)
+                  const uint64_t *sizes, size_t n, int agg, const char *algo_spec, const char *proto_spec,
+                  nccltests_row *rows, simsweep_explain *ex, const char *progress, GError **err)
 {
     cli_progress pgs, *pg = progress ? &pgs : NULL;
     if (pg)
         cli_progress_start(pg, progress);
-    bool ok = run_sizes(sys, kind, root, elt_bytes, nvls_reduces, sizes, n, algo_spec, proto_spec, rows, ex, pg, err);
+    bool ok = run_sizes(sys, kind, root, elt_bytes, nvls_reduces, sizes, n, agg, algo_spec, proto_spec, rows, ex, pg,
+                        err);
     if (pg)
         cli_progress_end(pg);
     return ok;

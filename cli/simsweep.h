@@ -26,11 +26,22 @@ typedef struct {
  * the NVSwitch (nccltests_nvls_reduces); if not, NVLS and NVLSTree are not
  * candidates for all_reduce/reduce_scatter (NCCL's nvlsSupport). progress
  * (a command name, or NULL: none) draws a progress line naming the size that
- * runs (cli/progress.h). Returns false with *err on a bad spec or a failed
- * simulation. */
+ * runs (cli/progress.h). agg: nccl-tests -m, collectives per group (1: one
+ * launch each); agg > 1 needs simsweep_agg_ok(kind). Returns false with
+ * *err on a bad spec or a failed simulation. */
 bool simsweep_run(const coll_system *sys, coll_kind kind, int root, size_t elt_bytes, bool nvls_reduces,
-                  const uint64_t *sizes, size_t n, const char *algo_spec, const char *proto_spec, nccltests_row *rows,
-                  simsweep_explain *ex, const char *progress, GError **err);
+                  const uint64_t *sizes, size_t n, int agg, const char *algo_spec, const char *proto_spec,
+                  nccltests_row *rows, simsweep_explain *ex, const char *progress, GError **err);
+
+/* Whether -m (several collectives in one ncclGroupStart/End) is modelled
+ * for kind: the collectives NCCL's planner aggregates (ncclPrepareTasks,
+ * src/enqueue.cc: tasks of one function, operation and type are sized as
+ * one, their algorithm, protocol and channels picked for the summed size,
+ * and they run side by side on shares of the channels in one kernel), so m
+ * calls of S bytes run as one collective of m x S and each takes 1/m of it.
+ * Not the ones made of sends and receives (alltoall, sendrecv, gather,
+ * scatter), which NCCL schedules otherwise. */
+bool simsweep_agg_ok(coll_kind kind);
 
 /* The "# explain:" block (per size: algorithm, protocol, channels, busiest
  * link and its utilisation, events, the predicted busbw and, where blo/bhi

@@ -39,7 +39,7 @@ typedef struct {
     bool have_layout, has_redop, has_root, old_error;
     int ncols;
     int coll_start, coll_bang, coll_cmd; /* -1 when not seen */
-    int ndev, bang_gpus, nthread, ngpus;
+    int ndev, bang_gpus, nthread, ngpus, agg;
     bool have_first;
     uint64_t prev_size;             /* the previous row's size: a sweep's sizes increase, so a new
                                      * (type, reduction, root) group starts where they do not */
@@ -218,6 +218,11 @@ static bool comment_line(parser *p, const char *line, const char *s)
         }
     } else if (g_str_has_prefix(body, "nThread ")) {
         sscanf(body, "nThread %d nGpus %d", &p->nthread, &p->ngpus);
+        const char *ag = strstr(body, "agg iters: "); /* -m, printed in the same header line */
+        if (ag) {
+            long v = strtol(ag + strlen("agg iters: "), NULL, 10);
+            p->agg = v >= 1 && v <= 1024 ? (int)v : 0;
+        }
     } else if (g_str_has_prefix(body, "Rank ")) {
         p->ndev++;
     } else if ((m = strstr(body, "Avg bus bandwidth"))) {
@@ -772,6 +777,7 @@ static nccltests_log *finish(parser *p, int hint)
     log->old_format = !p->has_root || p->old_error;
     log->avg_busbw_GBps = p->avg_busbw;
     log->nccl_code = p->nccl_code ? p->nccl_code : p->bang_code;
+    log->agg_iters = p->agg > 0 ? p->agg : 1;
     log->nccl_code_line = p->nccl_code ? p->nccl_code_line : p->bang_code_line;
     log->nrows = p->rows->len;
     log->rows = (nccltests_row *)(void *)g_array_free(p->rows, FALSE);

@@ -93,7 +93,23 @@ check collective-nccltests-header-flags 0 '^# nThread 2 nGpus 4 minBytes 1048576
 check collective-root 0 '^ +1048576 +262144 +float +none +5 ' -- collective --topo dgx-h100 --op broadcast -r 5 -b 1M -e 1M
 check collective-root-out-of-range 2 '-r 8: the system has ranks 0..7' -- collective --topo dgx-h100 --op reduce -r 8
 check collective-graph-not-modelled 2 '-G other than 0 is not modelled' -- collective --topo dgx-h100 -G 1
-check collective-agg-not-modelled 2 '-m other than 1 is not modelled' -- collective --topo dgx-h100 -m 4
+check collective-agg-alltoall-not-modelled 2 '-m other than 1 is not modelled for alltoall' -- collective --topo dgx-h100 --op alltoall -m 4
+# -m 4: one group of four, run as NCCL's planner aggregates it (one collective of 4 x S, a quarter each)
+t4=$("$C" collective --topo dgx-h100 -b 1M -e 1M -m 4 | awk '!/^#/ && NF > 10 { print $6 }')
+t1=$("$C" collective --topo dgx-h100 -b 4M -e 4M | awk '!/^#/ && NF > 10 { print $6 }')
+if awk -v a="$t4" -v b="$t1" 'BEGIN { d = 4 * a - b; exit !(b > 0 && (d < 0 ? -d : d) <= 0.01 * 4 + 0.001 * b) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL collective-agg-quarter: -m 4 at 1M $t4 us, 4M alone $t1 us" >&2; fi
+m4=$(mktemp)
+"$C" collective --topo dgx-h100 -b 1M -e 1M -m 4 > "$m4"
+check validate-agg-iters 0 'max_abs_err=0\.00%' -- validate --topo dgx-h100 "$m4"
+# its NCCL log (one opCount per group of four, across servers) replays in the sweep's time
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL "$C" collective --topo dgx-h100 --nodes 2 -b 64K -e 16M -f 16 -m 4 -n 2 -w 0 -c 0 > "$m4" 2>&1
+want=$(awk '!/^#/ && NF > 10 && $1 ~ /^[0-9]+$/ { s += 2 * 4 * ($6 + $10) } END { printf "%.3f", s }' "$m4")
+got=$("$C" replay --topo dgx-h100 --nodes 2 "$m4" --format json 2>"$m4.err" | sed -n 's/^{"step_time_s": \([0-9.e-]*\),.*/\1/p')
+if grep -q '576 of them of its function, type and root' "$m4.err" &&
+    awk -v g="$got" -v w="$want" 'BEGIN { d = g * 1e6 - w; exit !(w > 0 && (d < 0 ? -d : d) < 0.001 * w) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL nccllog-agg-groups: replay $got s, sweep $want us" >&2; fi
+rm -f "$m4" "$m4.err"
 check collective-bad-blocking 2 '-z 0 or 1' -- collective --topo dgx-h100 -z 2
 # a mesh: NCCL's NVLink rings, not rank order (which went through host memory on the DGX-1)
 check topo-show-mesh-rings 0 '^rings \(NVLink mesh, NCCL.s search\): 6 at 20\.0 GB/s each' -- topo show dgx1-v100
