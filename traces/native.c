@@ -531,8 +531,11 @@ static int group_of(nload *L, trace *t, pend_op *p, GError **err)
         int iv = (int)v;
         g_array_append_val(r, iv);
     }
-    int *sorted = g_memdup2(r->data, sizeof(int) * r->len); /* a rank twice was dropped silently: [0, 0, 1] was a group of 2 */
-    qsort(sorted, r->len, sizeof(int), cmp_rank);
+    /* a rank twice was dropped silently: [0, 0, 1] was a group of 2 (an empty group has no array to
+     * sort: qsort of NULL was UB, found by fuzz_native_json; it is refused below) */
+    int *sorted = r->len ? g_memdup2(r->data, sizeof(int) * r->len) : NULL;
+    if (sorted)
+        qsort(sorted, r->len, sizeof(int), cmp_rank);
     for (guint k = 1; k < r->len; k++)
         if (sorted[k] == sorted[k - 1]) {
             int twice = sorted[k];

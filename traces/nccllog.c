@@ -663,7 +663,7 @@ static void mark_fused(nl_proc *p)
     g_hash_table_destroy(last);
 }
 
-/* Per process k, mine[k] maps a communicator (group index) to a string
+/* Per process k, mine[k] maps a communicator (group index) to a GString
  * that says what the process did on it (its signature). Sets the bool
  * `flag` bytes into each nl_group whose members' signatures differ, and
  * frees mine. With `first`, *first gets per communicator a copy of the
@@ -682,7 +682,8 @@ static void members_agree(nl_ctx *c, GPtrArray *gs, GHashTable **mine, size_t fl
         const char *sig0 = NULL;
         for (int r = 0; r < g->nranks && !*off; r++) {
             guint k = GPOINTER_TO_UINT(g_hash_table_lookup(index, g->member[r]));
-            const char *l = g_hash_table_lookup(mine[k], GINT_TO_POINTER(g->index));
+            const GString *gl = g_hash_table_lookup(mine[k], GINT_TO_POINTER(g->index));
+            const char *l = gl ? gl->str : NULL;
             if (r == 0)
                 sig0 = l;
             else if (g_strcmp0(l, sig0))
@@ -700,9 +701,16 @@ static void members_agree(nl_ctx *c, GPtrArray *gs, GHashTable **mine, size_t fl
 /* Appends `add` to process k's signature of communicator `group`. */
 static void sig_append(GHashTable *mine, int group, const char *add)
 {
-    const char *old = g_hash_table_lookup(mine, GINT_TO_POINTER(group));
-    g_hash_table_replace(mine, GINT_TO_POINTER(group), g_strconcat(old ? old : "", add, NULL));
+    GString *g = g_hash_table_lookup(mine, GINT_TO_POINTER(group));
+    if (!g) /* (a GString: concatenating strings was quadratic in a long log's calls) */
+        g_hash_table_insert(mine, GINT_TO_POINTER(group), g = g_string_new(NULL));
+    g_string_append(g, add);
 }
+
+static void sig_free(gpointer g) { g_string_free(g, TRUE); }
+
+/* A new per-process signature table (communicator -> GString). */
+static GHashTable *sig_table(void) { return g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, sig_free); }
 
 /* The communicators whose members disagree on their collectives' groups
  * (fused flags and aggregates in order) get fuse_off: NCCL requires the
@@ -713,7 +721,7 @@ static void check_fused(nl_ctx *c, GPtrArray *gs)
     GHashTable **mine = g_new0(GHashTable *, c->order->len); /* per process: group -> "fused/agg," per collective */
     for (guint k = 0; k < c->order->len; k++) {
         nl_proc *p = g_ptr_array_index(c->order, k);
-        mine[k] = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+        mine[k] = sig_table();
         for (guint i = 0; i < p->calls->len; i++) {
             const nl_call *x = &g_array_index(p->calls, nl_call, i);
             char one[32];
@@ -763,7 +771,7 @@ static int find_alltoalls(nl_ctx *c, GPtrArray *gs)
     GHashTable **mine = g_new0(GHashTable *, c->order->len); /* per process: group -> "size," per all-to-all */
     for (guint k = 0; k < c->order->len; k++) {
         nl_proc *p = g_ptr_array_index(c->order, k);
-        mine[k] = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+        mine[k] = sig_table();
         for (guint i = 0, len; i < p->calls->len; i += len ? len : 1) {
             len = run_len(p, i);
             uint64_t b;
