@@ -739,6 +739,54 @@ static void test_nccllog_group_of_sends(void)
     g_free(path);
 }
 
+/* A coalesced block as PyTorch 2.7+ records it (each op an entry with the
+ * block's collective_seq_id, then nccl:coalesced): one NCCL group, so the
+ * ops of one kind are one collective of their summed size and the next
+ * kind is fused after it. */
+static void test_flightrec_coalesced_block(void)
+{
+    char *dir = g_dir_make_tmp("conveyor-fr-XXXXXX", NULL);
+    for (int r = 0; r < 2; r++) {
+        GString *g = g_string_new("{\"version\": \"2.7\", \"pg_config\": {\"0\": {\"name\": \"0\", \"desc\": \"default_pg\", "
+                                  "\"ranks\": \"[0, 1]\"}}, \"pg_status\": {}, \"entries\": [");
+        const char *ent[][2] = {{"nccl:all_reduce", "1"}, {"nccl:_broadcast_oop", "2"}, {"nccl:_broadcast_oop", "2"},
+                                {"nccl:all_gather", "2"}, {"nccl:coalesced", "2"}, {"nccl:all_reduce", "3"}};
+        for (size_t i = 0; i < G_N_ELEMENTS(ent); i++)
+            g_string_append_printf(g, "%s{\"record_id\": %zu, \"process_group\": [\"0\", \"default_pg\"], "
+                                      "\"collective_seq_id\": %s, \"p2p_seq_id\": 0, \"profiling_name\": \"%s\", "
+                                      "\"input_sizes\": [[1024]], \"input_dtypes\": [\"Float\"], \"output_sizes\": "
+                                      "[[%s]], \"output_dtypes\": [\"Float\"]}",
+                                   i ? ", " : "", i, ent[i][1], ent[i][0], strstr(ent[i][0], "gather") ? "2048" : "1024");
+        g_string_append(g, "]}");
+        char *f = g_strdup_printf("%s/nccl_trace_rank_%d", dir, r);
+        g_file_set_contents(f, g->str, -1, NULL);
+        g_free(f);
+        g_string_free(g, TRUE);
+    }
+    GError *err = NULL;
+    char *note = NULL;
+    trace *t = trace_flightrec_load(dir, &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "; 4 in a coalesced block with the one before (one NCCL group: one "
+                                                "kernel), 2 of them of its kind"));
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL_FATAL(t->ranks[r].ops->len, 4);
+        const trace_op *b = OP(t, r, 1), *ag = OP(t, r, 2);
+        CU_ASSERT(b->coll == COLL_BROADCAST && b->bytes == 2 * 4096 && !b->fused);
+        CU_ASSERT(ag->coll == COLL_ALL_GATHER && ag->bytes == 8192 && ag->fused);
+        CU_ASSERT(!OP(t, r, 0)->fused && !OP(t, r, 3)->fused);
+    }
+    trace_free(t);
+    g_free(note);
+    for (int r = 0; r < 2; r++) {
+        char *f = g_strdup_printf("%s/nccl_trace_rank_%d", dir, r);
+        remove(f);
+        g_free(f);
+    }
+    g_rmdir(dir);
+    g_free(dir);
+}
+
 /* PyTorch Flight Recorder dumps (tests/data/traces/flightrec, counts in
  * PROVENANCE.md): the ranks' windows lined up per group sequence number and
  * per sender/receiver pair, sizes from the tensors, durations kept. */
@@ -827,6 +875,7 @@ int main(void)
         {"test_json_arena", test_json_arena},
         {"test_kineto_directory_validated", test_kineto_directory_validated},
         {"test_flightrec_directory", test_flightrec_directory},
+        {"test_flightrec_coalesced_block", test_flightrec_coalesced_block},
         {"test_nccllog_job", test_nccllog_job},
         {"test_nccllog_group_of_sends", test_nccllog_group_of_sends},
         {"test_nccllog_alltoall_gather_scatter", test_nccllog_alltoall_gather_scatter},

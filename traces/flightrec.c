@@ -442,20 +442,48 @@ trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err)
             t->ranks[r].ops = g_array_new(FALSE, TRUE, sizeof(trace_op));
         line_up(t, fs, nf, &dropped);
     }
+    int fused = 0, merged = 0;
     for (int i = 0; ok && i < nf; i++) {
         int r = dir ? fs[i].rank : 0;
+        /* per group: the entry behind its last op (a collective), or NULL; and that op's index */
+        const fr_ent **last = g_new0(const fr_ent *, t->groups->len);
+        uint32_t *last_at = g_new0(uint32_t, t->groups->len);
         for (guint j = 0; j < fs[i].ent->len; j++) {
             const fr_ent *x = &g_array_index(fs[i].ent, fr_ent, j);
             if (x->kind == TOP_KINDS)
                 continue;
+            /* entries of one coalesced block (PyTorch 2.7+ records each op of a startCoalescing/
+             * endCoalescing block with the block's collective_seq_id) are one NCCL group: one kernel,
+             * the ops of one kind one aggregate of their summed size, as NCCL's planner runs them and
+             * as the NCCL log importer reads them (fused) */
+            const fr_ent *prev = x->kind == TOP_COLL ? last[x->group] : NULL;
+            bool block = prev && prev->seq == x->seq;
+            if (block && prev->coll == x->coll) {
+                trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, last_at[x->group]);
+                o->bytes += x->bytes;
+                o->dur_ps = o->dur_ps >= 0 && x->dur_ps >= 0 ? MAX(o->dur_ps, x->dur_ps) : -1;
+                merged++;
+                fused++;
+                kept++;
+                continue;
+            }
             /* each process group on a stream of its own, as PyTorch gives each its NCCL stream */
             trace_op op = {.kind = x->kind, .stream = 1 + x->group, .name = x->name, .dur_ps = x->dur_ps,
                            .coll = x->coll, .group = x->group, .bytes = x->bytes, .seq = -1, .peer = x->peer,
-                           .ts_ps = x->ts_ps, .src_index = x->idx};
-            trace_op_add(t, r, &op);
+                           .ts_ps = x->ts_ps, .src_index = x->idx, .fused = block};
+            uint32_t at = trace_op_add(t, r, &op);
+            fused += block;
             kept += x->kind == TOP_COLL;
             kept_p2p += x->kind != TOP_COLL;
+            if (x->kind == TOP_COLL) {
+                last[x->group] = x;
+                last_at[x->group] = at;
+            } else {
+                last[x->group] = NULL;
+            }
         }
+        g_free(last);
+        g_free(last_at);
     }
     ok = ok && (!trace_check_whole(t, NULL) || trace_validate(t, err));
     if (ok && note) {
@@ -463,6 +491,10 @@ trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err)
         g_string_printf(m, "flight recorder: %d file%s, %d entries: %d collectives and %d sends/receives replayed "
                         "(communication only: a dump records no compute)", nf, nf == 1 ? "" : "s", c.entries, kept,
                         kept_p2p);
+        if (fused)
+            g_string_append_printf(m, "; %d in a coalesced block with the one before (one NCCL group: one kernel), "
+                                      "%d of them of its kind, replayed with it as one collective of their summed "
+                                      "size", fused, merged);
         if (dropped)
             g_string_append_printf(m, "; %d not in every member's window", dropped);
         if (c.unknown)

@@ -102,7 +102,7 @@ int kineto_coll_from_name(const char *name, coll_kind *out)
         if (*p != '_' && *p != '-')
             buf[m++] = g_ascii_tolower(*p);
     buf[m] = 0;
-    static const char *suffix[] = {"coalesced", "base", "intotensor", "tensor", "v"};
+    static const char *suffix[] = {"coalesced", "base", "intotensor", "tensor", "oop", "v"}; /* _broadcast_oop, _reduce_oop: out of place */
     for (size_t i = 0; i < G_N_ELEMENTS(suffix); i++) {
         size_t l = strlen(suffix[i]);
         if (m > l && !strcmp(buf + m - l, suffix[i]))
