@@ -21,6 +21,13 @@ static trace *noted(trace *t, char *note)
     return t;
 }
 
+static trace *load_kineto(const char *path, GError **err)
+{
+    char *note = NULL;
+    trace *t = trace_kineto_load_noted(path, &note, err);
+    return noted(t, note);
+}
+
 static trace *load_flightrec(const char *path, GError **err)
 {
     char *note = NULL;
@@ -51,14 +58,14 @@ static trace *load_one(const char *path, nccllog_extras *x, GError **err)
             fr |= len > 0 && flightrec_sniff(head, len);
             nl |= len > 0 && nccllog_sniff(head, len);
         }
-        return nl ? load_nccllog(path, x, err) : fr ? load_flightrec(path, err) : trace_kineto_load(path, err);
+        return nl ? load_nccllog(path, x, err) : fr ? load_flightrec(path, err) : load_kineto(path, err);
     }
     if (g_str_has_suffix(path, ".et"))
         return trace_chakra_load(path, err);
     if (g_str_has_suffix(path, ".csv"))
         return trace_native_load(&path, 1, err);
     if (g_str_has_suffix(path, ".gz"))
-        return trace_kineto_load(path, err);
+        return load_kineto(path, err);
     /* the first 64 KiB say which format it is (the whole file used to be read for this) */
     char head[65536 + 1];
     gssize n = tracefile_head(path, head, sizeof head);
@@ -76,7 +83,7 @@ static trace *load_one(const char *path, nccllog_extras *x, GError **err)
     if (!ops && nccllog_sniff(head, n))
         return load_nccllog(path, x, err);
     if (!ops && g_strstr_len(head, n, "\"traceEvents\""))
-        return trace_kineto_load(path, err);
+        return load_kineto(path, err);
     if (!ops && (g_strstr_len(head, n, "\"dataDeps\"") || g_strstr_len(head, n, "\"ctrlDeps\"")))
         return trace_chakra_load(path, err);
     return trace_native_load(&path, 1, err);

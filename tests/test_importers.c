@@ -132,6 +132,31 @@ static void test_kineto_old_style_annotation_and_host_gap(void)
     CU_ASSERT_EQUAL(((trace_group *)g_ptr_array_index(t->groups, ar->group))->size, 2);
     CU_ASSERT_EQUAL(t->step_ps, 1000000000LL);
     trace_free(t);
+    /* the same trace with the annotation turned into PyTorch's nccl:coalesced (a batch_isend_irecv's
+     * SendRecv kernel, launched where no record_param_comms is open): no size anywhere, so the
+     * kernel stays at its traced 50 us as compute, and the note says so (the load used to fail) */
+    gchar *body = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(DATA "kineto_old_style.json", &body, NULL, NULL));
+    GString *g = g_string_new(body);
+    g_string_replace(g, "\"nccl:all_reduce\"", "\"nccl:coalesced\"", 1);
+    g_string_replace(g, "ncclKernel_AllReduce_RING_LL_Sum_float", "ncclDevKernel_SendRecv", 1);
+    char *path = NULL;
+    int fd = g_file_open_tmp("kineto-XXXXXX.json", &path, NULL);
+    close(fd);
+    g_file_set_contents(path, g->str, -1, NULL);
+    char *note = NULL;
+    t = trace_kineto_load_noted(path, &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const trace_op *k = OP(t, 0, 3);
+    CU_ASSERT(k->kind == TOP_COMPUTE && k->dur_ps == 50000000 && g_str_has_prefix(k->name, "ncclDevKernel_SendRecv"));
+    CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "Kineto: 1 NCCL kernel without the collective's size in the trace "
+                                                "(e.g. ncclDevKernel_SendRecv"));
+    g_free(note);
+    trace_free(t);
+    g_unlink(path);
+    g_free(path);
+    g_string_free(g, TRUE);
+    g_free(body);
 }
 
 /* python3 wire-format decode (PROVENANCE.md): 3664 nodes = 3643 COMP + 21

@@ -49,6 +49,8 @@ typedef struct {
     double ts0_us;           /* earliest ts: trace time 0 */
     double tsmax_us;         /* latest ts + dur */
     int tsmax_ev;            /* its event */
+    int *opaque;             /* NCCL kernels whose collective the trace does not give (all files) */
+    char *opaque_name;       /* the first one's name (64 bytes) */
 } kctx;
 
 /* Largest message (as the native format) and rank number accepted. */
@@ -375,10 +377,16 @@ static gboolean gpu_to_op(kctx *k, const gpu_ev *g, trace_op *op, GError **err)
     const cJSON *ann = by_ext(k->ncclop, ext);
     if (!ann)
         ann = by_ext(k->ncclop, ext + 1); /* nested right under record_param_comms */
-    if (ann)
+    if (ann && strcmp(str(ann, "name"), "nccl:coalesced"))
         return comm_from_annotation(k, g, ann, op, err);
-    return fail(k, g, TRACE_ERROR_SCHEMA, err,
-                "NCCL kernel without collective args, record_param_comms or nccl: op (by External id); its size is unknown");
+    /* no collective args, record_param_comms or nccl:<op> by External id: PyTorch launches the
+     * kernel of a coalesced group (batch_isend_irecv, _coalescing_manager with a device) at
+     * endCoalescing, where no record_param_comms is open, so the kernel carries no sizes (the
+     * ops' own record_param_comms are not linked to it). Rather than refuse the whole trace
+     * (it did), the kernel stays at its traced duration, as compute, and the note says so. */
+    if (!(*k->opaque)++)
+        g_strlcpy(k->opaque_name, name, 64);
+    return TRUE;
 }
 
 static gboolean scan_event(kctx *k, const cJSON *e, int i, GError **err)
@@ -569,9 +577,11 @@ static cJSON *parse_file(const char *path, GError **err)
     return root;
 }
 
-static gboolean load_rank(trace *t, int r, const char *path, const cJSON *root, GArray *steps, GError **err)
+static gboolean load_rank(trace *t, int r, const char *path, const cJSON *root, GArray *steps, int *opaque,
+                          char *opaque_name, GError **err)
 {
-    kctx k = {.t = t, .r = r, .path = path, .ts0_us = INFINITY, .tsmax_us = -INFINITY};
+    kctx k = {.t = t, .r = r, .path = path, .ts0_us = INFINITY, .tsmax_us = -INFINITY, .opaque = opaque,
+              .opaque_name = opaque_name};
     k.dist = cJSON_GetObjectItemCaseSensitive(root, "distributedInfo");
     k.launch = g_hash_table_new(g_direct_hash, g_direct_equal);
     k.rpc = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -644,6 +654,15 @@ static void assign_ranks(const double *dist, int n, int *rank)
  * ranks, so moving a rank's op list is all the reordering needs. */
 trace *trace_kineto_load(const char *path_or_dir, GError **err)
 {
+    return trace_kineto_load_noted(path_or_dir, NULL, err);
+}
+
+trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **err)
+{
+    if (note)
+        *note = NULL;
+    int opaque = 0;
+    char opaque_name[64] = "";
     GPtrArray *files = tracefile_list(path_or_dir, is_json, "*.json or *.json.gz files", err);
     if (!files)
         return NULL;
@@ -656,7 +675,7 @@ trace *trace_kineto_load(const char *path_or_dir, GError **err)
     for (int i = 0; i < n && ok; i++) {
         json_arena *arena = json_arena_open(); /* names are interned and groups copied by trace_op_add / trace_group_add */
         cJSON *root = parse_file(g_ptr_array_index(files, i), err);
-        ok = root != NULL && load_rank(t, i, g_ptr_array_index(files, i), root, steps, err);
+        ok = root != NULL && load_rank(t, i, g_ptr_array_index(files, i), root, steps, &opaque, opaque_name, err);
         dist[i] = ok ? num(cJSON_GetObjectItemCaseSensitive(root, "distributedInfo"), "rank", -1) : -1;
         if (!arena)
             cJSON_Delete(root);
@@ -685,6 +704,12 @@ trace *trace_kineto_load(const char *path_or_dir, GError **err)
         trace_free(t);
         t = NULL;
     }
+    if (ok && opaque && note)
+        *note = g_strdup_printf("Kineto: %d NCCL kernel%s without the collective's size in the trace (e.g. %.48s: the "
+                                "kernel of a coalesced group, such as PyTorch's batch_isend_irecv, carries no "
+                                "record_param_comms) replayed at %s traced duration%s, as compute",
+                                opaque, opaque == 1 ? "" : "s", opaque_name, opaque == 1 ? "its" : "their",
+                                opaque == 1 ? "" : "s");
     g_free(rank);
     g_free(dist);
     g_array_free(steps, TRUE);

@@ -19,6 +19,11 @@
  * _PARSE with line:col and byte offset, _SCHEMA / _VALUE with the event
  * index). The result is not validated (call trace_validate). */
 trace *trace_kineto_load(const char *path_or_dir, GError **err);
+/* The same, with *note (g_free; NULL when there is nothing to say) naming
+ * what was read other than as it stands: NCCL kernels whose collective the
+ * trace does not give (a coalesced group's), replayed at their traced
+ * durations as compute. */
+trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **err);
 
 /* Bytes of one element of a c10 ScalarType name ("Float", "BFloat16",
  * "Long", ...) or of a C++ type from "Input type" ("float", "c10::Half",
