@@ -11,7 +11,6 @@
 #include "traces/flightrec.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -62,56 +61,6 @@ gboolean flightrec_sniff(const char *head, gssize len)
     return g_strstr_len(head, len, "\"pg_config\"") != NULL && g_strstr_len(head, len, "\"traceEvents\"") == NULL;
 }
 
-/* "[0, 1, 2]" (ranks_str) or a JSON array: the group's global ranks. */
-static int *parse_ranks(const cJSON *v, int *n)
-{
-    GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
-    gboolean ok = TRUE;
-    if (cJSON_IsArray(v)) {
-        for (const cJSON *e = v->child; e && ok; e = e->next) {
-            ok = cJSON_IsNumber(e) && e->valuedouble >= 0 && e->valuedouble < FR_MAX_RANKS &&
-                 e->valuedouble == floor(e->valuedouble);
-            int r = ok ? (int)e->valuedouble : 0;
-            g_array_append_val(a, r);
-        }
-    } else if (cJSON_IsString(v)) {
-        const char *s = v->valuestring;
-        while (*s == ' ')
-            s++;
-        ok = *s == '[';
-        s += ok;
-        while (ok) {
-            while (*s == ' ' || *s == ',')
-                s++;
-            if (*s == ']') {
-                for (s++; *s == ' '; s++)
-                    ;
-                ok = !*s; /* "[0, 1] junk" was read as [0, 1] */
-                break;
-            }
-            char *end;
-            errno = 0;
-            long r = strtol(s, &end, 10);
-            ok = end != s && errno == 0 && r >= 0 && r < FR_MAX_RANKS;
-            int ri = (int)r;
-            if (ok)
-                g_array_append_val(a, ri);
-            s = end;
-        }
-    } else {
-        ok = FALSE;
-    }
-    for (guint i = 1; ok && i < a->len; i++) /* a rank twice: a group smaller than it says */
-        for (guint j = 0; ok && j < i; j++)
-            ok = g_array_index(a, int, i) != g_array_index(a, int, j);
-    *n = (int)a->len;
-    if (!ok || !a->len) {
-        g_array_free(a, TRUE);
-        return NULL;
-    }
-    return (int *)(void *)g_array_free(a, FALSE);
-}
-
 static int cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
@@ -125,11 +74,12 @@ static gboolean load_groups(fr_ctx *c, const cJSON *root, int *max_rank, GError 
     if (!cJSON_IsObject(cfg))
         return fail(err, TRACE_ERROR_SCHEMA, c->path, "$.pg_config: expected an object of process groups");
     for (const cJSON *g = cfg->child; g; g = g->next) {
-        int n;
-        int *ranks = parse_ranks(cJSON_GetObjectItemCaseSensitive(g, "ranks"), &n);
-        if (!ranks)
-            return fail(err, TRACE_ERROR_VALUE, c->path, "$.pg_config[\"%.64s\"].ranks: expected a list of distinct "
-                        "ranks (\"[0, 1]\") in 0..%d", g->string, FR_MAX_RANKS - 1);
+        GArray *ra = NULL;
+        const char *why = "an empty list";
+        if (!kineto_ranks_parse(cJSON_GetObjectItemCaseSensitive(g, "ranks"), &ra, &why) || !ra)
+            return fail(err, TRACE_ERROR_VALUE, c->path, "$.pg_config[\"%.64s\"].ranks: %s", g->string, why);
+        int n = (int)ra->len;
+        int *ranks = (int *)(void *)g_array_free(ra, FALSE);
         for (int i = 0; i < n; i++)
             *max_rank = MAX(*max_rank, ranks[i]);
         gpointer had = g_hash_table_lookup(c->pg, g->string);

@@ -120,11 +120,8 @@ int kineto_coll_from_name(const char *name, coll_kind *out)
     return -1;
 }
 
-/* Group ranks from "[0, 1, 2]" (or a JSON array of numbers): *out NULL if
- * absent or empty. FALSE (and *why) for anything else: a rank that is not
- * a whole number in 0..2^20, a rank named twice, text that is not such a
- * list. */
-static gboolean ranks_parse(const cJSON *v, GArray **out, const char **why)
+/* kineto.h; also the Flight Recorder's (flightrec.c). */
+gboolean kineto_ranks_parse(const cJSON *v, GArray **out, const char **why)
 {
     *out = NULL;
     if (!v)
@@ -202,7 +199,7 @@ static gboolean fail(kctx *k, const gpu_ev *g, int code, GError **err, const cha
 static gboolean ranks_get(kctx *k, const gpu_ev *g, const cJSON *v, const char *what, GArray **out, GError **err)
 {
     const char *why;
-    if (ranks_parse(v, out, &why))
+    if (kineto_ranks_parse(v, out, &why))
         return TRUE;
     char *m = g_strdup_printf("%s: %s", what, why);
     fail(k, g, TRACE_ERROR_VALUE, err, m);

@@ -9,6 +9,8 @@
 
 #include <glib.h>
 
+#include <cjson/cJSON.h>
+
 #include "traces/trace.h"
 
 /* Loads `path_or_dir`: a file gives a 1-rank trace (its groups keep the
@@ -24,6 +26,13 @@ trace *trace_kineto_load(const char *path_or_dir, GError **err);
  * trace does not give (a coalesced group's), replayed at their traced
  * durations as compute. */
 trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **err);
+
+/* A process group's ranks as PyTorch writes them: "[0, 1, 2]" (Kineto's
+ * "Process Group Ranks", the Flight Recorder's pg_config ranks) or a JSON
+ * array of numbers. *out NULL when v is absent or the list empty; FALSE with
+ * *why (static) for anything else: a rank not a whole number in 0..2^20, a
+ * rank named twice, text that is not such a list. */
+gboolean kineto_ranks_parse(const cJSON *v, GArray **out, const char **why);
 
 /* Bytes of one element of a c10 ScalarType name ("Float", "BFloat16",
  * "Long", ...) or of a C++ type from "Input type" ("float", "c10::Half",

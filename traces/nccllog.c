@@ -587,6 +587,8 @@ static void tails_free(gpointer p) { g_array_unref(p); }
  * on one node: no proxy work, no increment) a group also ends where a call
  * repeats a (communicator, direction, peer) of the group: the next
  * iteration of a loop of groups. Also marks each communicator's oc_moves. */
+G_STATIC_ASSERT(sizeof(gsize) >= 8); /* mark_runs packs (communicator, direction, peer) into a pointer */
+
 static void mark_runs(nl_proc *p)
 {
     for (guint i = 0; i < p->calls->len; i++) {
@@ -597,14 +599,15 @@ static void mark_runs(nl_proc *p)
         else if (x->opcount != m->oc0)
             m->oc_moves = true;
     }
-    GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal); /* (communicator, direction, peer) */
     uint32_t run = 0;
     const nl_call *prev = NULL;
     for (guint i = 0; i < p->calls->len; prev = &g_array_index(p->calls, nl_call, i), i++) {
         nl_call *x = &g_array_index(p->calls, nl_call, i);
         if (x->kind == TOP_COLL)
             continue;
-        char *key = g_strdup_printf("%p/%d/%d", (void *)x->comm, (int)x->kind, x->root);
+        gpointer key = GSIZE_TO_POINTER((gsize)(guint32)x->comm->group << 32 | (gsize)(x->kind == TOP_SEND) << 31 |
+                                        (guint32)x->root); /* (roots are < 2^31) */
         bool repeat = !x->comm->oc_moves && g_hash_table_contains(seen, key);
         if (!prev || prev->kind == TOP_COLL || prev->stream != x->stream || prev->opcount != x->opcount || repeat) {
             run++;
