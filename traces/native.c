@@ -574,11 +574,19 @@ static trace *build(nload *L, const char *source, GError **err)
     for (int r = 0; r < n; r++)
         ids[r] = g_hash_table_new(g_str_hash, g_str_equal);
     gboolean ok = TRUE;
+    /* a group's spec -> its id + 1: parsed (and checked) once, not for every op that names it */
+    GHashTable *gcache = g_hash_table_new(g_str_hash, g_str_equal);
     for (guint i = 0; i < L->pending->len && ok; i++) {
         pend_op *p = g_ptr_array_index(L->pending, i);
-        if (p->op.kind == TOP_COLL && (p->op.group = group_of(L, t, p, err)) < 0) {
-            ok = FALSE;
-            break;
+        if (p->op.kind == TOP_COLL) {
+            const char *spec = p->group ? p->group : "world";
+            int gid = GPOINTER_TO_INT(g_hash_table_lookup(gcache, spec)) - 1;
+            if (gid < 0 && (gid = group_of(L, t, p, err)) < 0) {
+                ok = FALSE;
+                break;
+            }
+            g_hash_table_insert(gcache, (gpointer)spec, GINT_TO_POINTER(gid + 1));
+            p->op.group = gid;
         }
         if ((p->op.kind == TOP_SEND || p->op.kind == TOP_RECV) && p->op.peer >= n) {
             g_autofree char *w = pend_where(p);
@@ -615,6 +623,7 @@ static trace *build(nload *L, const char *source, GError **err)
     for (int r = 0; r < n; r++)
         g_hash_table_destroy(ids[r]);
     g_free(ids);
+    g_hash_table_destroy(gcache);
     if (ok)
         ok = trace_validate(t, err);
     if (!ok) {
