@@ -217,11 +217,25 @@ static bool comment_line(parser *p, const char *line, const char *s)
             p->nccl_code_line = p->line;
         }
     } else if (g_str_has_prefix(body, "nThread ")) {
-        sscanf(body, "nThread %d nGpus %d", &p->nthread, &p->ngpus);
+        /* nccl-tests prints positive values here; anything else is not its header (these were
+         * dropped silently, and an "agg iters: 0" read as 1) */
+        int nt = 0, ng = 0;
+        if (sscanf(body, "nThread %d nGpus %d", &nt, &ng) == 2 && (nt < 1 || nt > 1000000 || ng < 1 || ng > 1000000)) {
+            fail(p, NCCLTESTS_ERROR_BAD_VALUE, (int)(body - line) + 1,
+                 "nThread %d nGpus %d: expected whole numbers in 1..1000000", nt, ng);
+            return false;
+        }
+        p->nthread = nt, p->ngpus = ng;
         const char *ag = strstr(body, "agg iters: "); /* -m, printed in the same header line */
         if (ag) {
-            long v = strtol(ag + strlen("agg iters: "), NULL, 10);
-            p->agg = v >= 1 && v <= 1024 ? (int)v : 0;
+            char *end;
+            long v = strtol(ag + strlen("agg iters: "), &end, 10);
+            if (end == ag + strlen("agg iters: ") || v < 1 || v > 1024) {
+                fail(p, NCCLTESTS_ERROR_BAD_VALUE, (int)(ag - line) + 1,
+                     "agg iters: expected a whole number in 1..1024 (nccl-tests -m, as conveyor collective takes it)");
+                return false;
+            }
+            p->agg = (int)v;
         }
     } else if (g_str_has_prefix(body, "Rank ")) {
         p->ndev++;
