@@ -193,8 +193,9 @@ static bool step_band(const replay_result *res, const coll_system *sys, int step
 static void print_text(const trace *t, const topo *tp, const replay_result *res, fabric *f,
                        const coll_system *sys)
 {
-    printf("# replay: %s (%d ranks, %zu ops) on %s (%d nodes x %d GPUs)\n", t->source, t->nranks,
-           trace_op_count(t), tp->name, tp->nodes, tp->gpus_per_node);
+    printf("# replay: %s (%d ranks, %zu ops) on %s (%d node%s x %d GPU%s)\n", t->source, t->nranks,
+           trace_op_count(t), tp->name, tp->nodes, tp->nodes == 1 ? "" : "s", tp->gpus_per_node,
+           tp->gpus_per_node == 1 ? "" : "s");
     int steps = t->steps > 0 ? t->steps : 1;
     int64_t step = res->end_ps / steps;
     if (t->steps > 1)
