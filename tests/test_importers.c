@@ -209,6 +209,34 @@ static void test_chakra_json_deps_through_metadata(void)
     trace_free(t);
 }
 
+/* Chakra's GATHER (3) and SCATTER (4) are the collectives, of comm_size
+ * bytes; a Chakra node has no root, so it is 0 (as for REDUCE and BROADCAST). */
+static void test_chakra_gather_scatter(void)
+{
+    char *dir = g_dir_make_tmp("conveyor-chakra-XXXXXX", NULL);
+    char *f = g_build_filename(dir, "gs.json", NULL);
+    g_assert(g_file_set_contents(
+        f,
+        "{\"version\":\"0.0.4\"}\n"
+        "{\"id\":\"1\",\"name\":\"g\",\"type\":\"COMM_COLL_NODE\",\"attr\":[{\"name\":\"comm_type\",\"int64Val\":\"3\"},"
+        "{\"name\":\"comm_size\",\"int64Val\":\"4096\"}]}\n"
+        "{\"id\":\"2\",\"name\":\"s\",\"type\":\"COMM_COLL_NODE\",\"dataDeps\":[\"1\"],\"attr\":[{\"name\":"
+        "\"comm_type\",\"int64Val\":\"4\"},{\"name\":\"comm_size\",\"int64Val\":\"8192\"}]}\n",
+        -1, NULL));
+    GError *err = NULL;
+    trace *t = trace_chakra_load(f, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL_FATAL(t->ranks[0].ops->len, 2);
+    const trace_op *g = OP(t, 0, 0), *sc = OP(t, 0, 1);
+    CU_ASSERT(g->kind == TOP_COLL && g->coll == COLL_GATHER && g->bytes == 4096 && g->root == 0);
+    CU_ASSERT(sc->kind == TOP_COLL && sc->coll == COLL_SCATTER && sc->bytes == 8192 && sc->root == 0);
+    trace_free(t);
+    remove(f);
+    g_free(f);
+    g_rmdir(dir);
+    g_free(dir);
+}
+
 static void test_pbwire_varint_and_packed(void)
 {
     const uint8_t buf[] = {0x08, 0x96, 0x01, 0x22, 0x03, 0x01, 0xac, 0x02};
@@ -336,6 +364,86 @@ static void test_kineto_directory_validated(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "rank 2 is not in group"));
     g_clear_error(&err);
     kineto_dir_remove(dir);
+}
+
+/* Two ranks' Kineto files, each with a broadcast, a gather and a scatter
+ * (kernels carrying PyTorch's record_param_comms args) whose "Rank" is
+ * root[file]; gather records Out = piece x 2, scatter In = piece x 2 (as
+ * PyTorch 2.2+). Returns the directory. */
+static char *kineto_rooted_dir(const int root[2], int group_size)
+{
+    char *dir = g_dir_make_tmp("conveyor-kineto-XXXXXX", NULL);
+    g_assert(dir);
+    const char *ops[][4] = {{"Broadcast", "broadcast", "256", "256"},
+                            {"SendRecv", "gather", "256", "512"},
+                            {"SendRecv", "scatter", "512", "256"}};
+    for (int r = 0; r < 2; r++) {
+        GString *g = g_string_new(NULL);
+        g_string_printf(g, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 2}, \"traceEvents\": [", r);
+        for (int i = 0; i < 3; i++)
+            g_string_append_printf(g, "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_%s\", "
+                                      "\"pid\": 0, \"tid\": 20, \"ts\": %d, \"dur\": 10, \"args\": {\"stream\": 20, "
+                                      "\"Collective name\": \"%s\", \"dtype\": \"Float\", \"In msg nelems\": %s, "
+                                      "\"Out msg nelems\": %s, \"Group size\": %d, \"Rank\": %d, \"Process Group Name\": "
+                                      "\"0\", \"Process Group Ranks\": \"[0, 1]\"}}",
+                                   i ? ", " : "", ops[i][0], 100 * i, ops[i][1], ops[i][2], ops[i][3], group_size,
+                                   root[r]);
+        g_string_append(g, "]}");
+        char *f = g_strdup_printf("%s/r%d.json", dir, r);
+        g_assert(g_file_set_contents(f, g->str, -1, NULL));
+        g_free(f);
+        g_string_free(g, TRUE);
+    }
+    return dir;
+}
+
+/* Gather and scatter (PyTorch runs them as sends and receives in one NCCL
+ * group) are read as the collectives, of the whole list's bytes; a rooted
+ * collective's "Rank" is its root (PyTorch 2.2+, pytorch#113828), and where
+ * the members disagree on it (before 2.2: each caller's own rank) root 0
+ * is taken and the note says so. A root outside the group is an error. */
+static void test_kineto_gather_scatter_roots(void)
+{
+    GError *err = NULL;
+    char *note = NULL;
+    int one[2] = {1, 1}, own[2] = {0, 1}, bad[2] = {5, 5};
+    char *dir = kineto_rooted_dir(one, 2);
+    trace *t = trace_kineto_load_noted(dir, &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_PTR_NULL(note);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL_FATAL(t->ranks[r].ops->len, 3);
+        const trace_op *b = OP(t, r, 0), *ga = OP(t, r, 1), *sc = OP(t, r, 2);
+        CU_ASSERT(b->kind == TOP_COLL && b->coll == COLL_BROADCAST && b->bytes == 1024 && b->root == 1);
+        CU_ASSERT(ga->kind == TOP_COLL && ga->coll == COLL_GATHER && ga->bytes == 2048 && ga->root == 1);
+        CU_ASSERT(sc->kind == TOP_COLL && sc->coll == COLL_SCATTER && sc->bytes == 2048 && sc->root == 1);
+    }
+    trace_free(t);
+    kineto_dir_remove(dir);
+
+    dir = kineto_rooted_dir(own, 2);
+    t = trace_kineto_load_noted(dir, &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int r = 0; r < 2; r++)
+        for (guint i = 0; i < 3; i++)
+            CU_ASSERT_EQUAL(OP(t, r, i)->root, 0);
+    CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "3 broadcast/reduce/gather/scatters whose members disagree on "
+                                                "\"Rank\""));
+    g_free(note);
+    note = NULL;
+    trace_free(t);
+    kineto_dir_remove(dir);
+
+    dir = kineto_rooted_dir(bad, 2);
+    CU_ASSERT_PTR_NULL(trace_kineto_load_noted(dir, &note, &err));
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "event 0 (kernel 'ncclDevKernel_Broadcast'): Rank (the root"));
+    g_clear_error(&err);
+    kineto_dir_remove(dir);
+
+    coll_kind k;
+    CU_ASSERT(kineto_coll_from_name("gather", &k) == 0 && k == COLL_GATHER);
+    CU_ASSERT(kineto_coll_from_name("nccl:scatter", &k) != 0); /* the caller strips "nccl:" */
+    CU_ASSERT(kineto_coll_from_name("scatter", &k) == 0 && k == COLL_SCATTER);
 }
 
 /* json_arena: a document parsed inside an arena reads as it does outside
@@ -812,6 +920,51 @@ static void test_flightrec_coalesced_block(void)
     g_free(dir);
 }
 
+/* Gather and scatter entries: each rank's input is its piece (scatter's
+ * too: PyTorch records the received tensor as its input), the root's output
+ * the list; the collective is the whole list's bytes, and a dump records no
+ * root, so it is 0 and the note counts them. */
+static void test_flightrec_gather_scatter(void)
+{
+    char *dir = g_dir_make_tmp("conveyor-fr-XXXXXX", NULL);
+    for (int r = 0; r < 2; r++) {
+        const char *list = r == 0 ? "[[256], [256]]" : "[]", *types = r == 0 ? "[\"Float\", \"Float\"]" : "[]";
+        char *txt = g_strdup_printf(
+            "{\"version\": \"2.7\", \"pg_config\": {\"0\": {\"name\": \"0\", \"desc\": \"default_pg\", "
+            "\"ranks\": \"[0, 1]\"}}, \"entries\": [{\"record_id\": 0, \"process_group\": [\"0\", \"default_pg\"], "
+            "\"collective_seq_id\": 1, \"profiling_name\": \"nccl:gather\", \"input_sizes\": [[256]], "
+            "\"input_dtypes\": [\"Float\"], \"output_sizes\": %s, \"output_dtypes\": %s}, {\"record_id\": 1, "
+            "\"process_group\": [\"0\", \"default_pg\"], \"collective_seq_id\": 2, \"profiling_name\": "
+            "\"nccl:scatter\", \"input_sizes\": [[256]], \"input_dtypes\": [\"Float\"], \"output_sizes\": %s, "
+            "\"output_dtypes\": %s}]}",
+            list, types, list, types);
+        char *f = g_strdup_printf("%s/nccl_trace_rank_%d", dir, r);
+        g_assert(g_file_set_contents(f, txt, -1, NULL));
+        g_free(f);
+        g_free(txt);
+    }
+    GError *err = NULL;
+    char *note = NULL;
+    trace *t = trace_flightrec_load(dir, &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL_FATAL(t->ranks[r].ops->len, 2);
+        const trace_op *ga = OP(t, r, 0), *sc = OP(t, r, 1);
+        CU_ASSERT(ga->kind == TOP_COLL && ga->coll == COLL_GATHER && ga->bytes == 2048 && ga->root == 0);
+        CU_ASSERT(sc->kind == TOP_COLL && sc->coll == COLL_SCATTER && sc->bytes == 2048 && sc->root == 0);
+    }
+    CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "; 4 broadcast/reduce/gather/scatter with root 0 (a dump records no root)"));
+    trace_free(t);
+    g_free(note);
+    for (int r = 0; r < 2; r++) {
+        char *f = g_strdup_printf("%s/nccl_trace_rank_%d", dir, r);
+        remove(f);
+        g_free(f);
+    }
+    g_rmdir(dir);
+    g_free(dir);
+}
+
 /* PyTorch Flight Recorder dumps (tests/data/traces/flightrec, counts in
  * PROVENANCE.md): the ranks' windows lined up per group sequence number and
  * per sender/receiver pair, sizes from the tensors, durations kept. */
@@ -899,6 +1052,9 @@ int main(void)
         {"test_kineto_names_and_dtypes", test_kineto_names_and_dtypes},
         {"test_json_arena", test_json_arena},
         {"test_kineto_directory_validated", test_kineto_directory_validated},
+        {"test_kineto_gather_scatter_roots", test_kineto_gather_scatter_roots},
+        {"test_chakra_gather_scatter", test_chakra_gather_scatter},
+        {"test_flightrec_gather_scatter", test_flightrec_gather_scatter},
         {"test_flightrec_directory", test_flightrec_directory},
         {"test_flightrec_coalesced_block", test_flightrec_coalesced_block},
         {"test_nccllog_job", test_nccllog_job},

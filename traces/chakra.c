@@ -346,8 +346,10 @@ static gboolean node_fail(cctx *c, const cnode *n, int code, GError **err, const
 
 static gboolean node_to_op(cctx *c, const cnode *n, trace_op *op, GError **err)
 {
-    static const int kinds[] = {COLL_ALL_REDUCE, COLL_REDUCE, COLL_ALL_GATHER, -1, -1, COLL_BROADCAST,
-                                COLL_ALLTOALL, COLL_REDUCE_SCATTER, COLL_REDUCE_SCATTER, COLL_ALL_REDUCE};
+    /* CollectiveCommType (et_def.proto): a REDUCE, GATHER, SCATTER or BROADCAST node carries no
+     * root, so its root is 0 */
+    static const int kinds[] = {COLL_ALL_REDUCE, COLL_REDUCE,   COLL_ALL_GATHER,     COLL_GATHER,         COLL_SCATTER,
+                                COLL_BROADCAST,  COLL_ALLTOALL, COLL_REDUCE_SCATTER, COLL_REDUCE_SCATTER, COLL_ALL_REDUCE};
     memset(op, 0, sizeof *op);
     op->kind = TOP_COMPUTE;
     /* range checks before the * 1000000: the products overflowed (UB, found by fuzz/fuzz_chakra) */
@@ -363,7 +365,7 @@ static gboolean node_to_op(cctx *c, const cnode *n, trace_op *op, GError **err)
     op->bytes = (uint64_t)n->comm_size;
     if (n->type == NODE_COLL && n->has_comm_type) {
         if (n->comm_type < 0 || n->comm_type >= (int64_t)G_N_ELEMENTS(kinds) || kinds[n->comm_type] < 0)
-            return node_fail(c, n, TRACE_ERROR_VALUE, err, "unsupported comm_type (GATHER, SCATTER or unknown)");
+            return node_fail(c, n, TRACE_ERROR_VALUE, err, "comm_type: expected a CollectiveCommType, 0..9");
         op->kind = TOP_COLL;
         op->coll = (coll_kind)kinds[n->comm_type];
         op->group = c->group;

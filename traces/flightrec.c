@@ -204,6 +204,9 @@ static gboolean load_entry(fr_ctx *c, fr_file *f, const cJSON *e, int idx, int64
     double b = x.kind != TOP_COLL ? fmax(in, out)
              : x.coll == COLL_ALL_GATHER ? (out > 0 ? out : in * grp->size)
              : x.coll == COLL_REDUCE_SCATTER ? (in > 0 ? in : out * grp->size)
+             /* gather's input is the rank's piece, and so is scatter's (PyTorch records the received
+              * tensor as its input); the other side is the root's list of every piece */
+             : x.coll == COLL_GATHER || x.coll == COLL_SCATTER ? (in > 0 ? in * grp->size : out)
              : in > 0 ? in : out;
     if (!strcmp(op, "barrier"))
         b = fmax(b, 4);
@@ -392,7 +395,7 @@ trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err)
             t->ranks[r].ops = g_array_new(FALSE, TRUE, sizeof(trace_op));
         line_up(t, fs, nf, &dropped);
     }
-    int fused = 0, merged = 0;
+    int fused = 0, merged = 0, rootless = 0;
     for (int i = 0; ok && i < nf; i++) {
         int r = dir ? fs[i].rank : 0;
         /* per group: the entry behind its last op (a collective), or NULL; and that op's index */
@@ -425,6 +428,7 @@ trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err)
             fused += block;
             kept += x->kind == TOP_COLL;
             kept_p2p += x->kind != TOP_COLL;
+            rootless += x->kind == TOP_COLL && coll_default_root(x->coll) >= 0;
             if (x->kind == TOP_COLL) {
                 last[x->group] = x;
                 last_at[x->group] = at;
@@ -445,6 +449,9 @@ trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err)
             g_string_append_printf(m, "; %d in a coalesced block with the one before (one NCCL group: one kernel), "
                                       "%d of them of its kind, replayed with it as one collective of their summed "
                                       "size", fused, merged);
+        if (rootless)
+            g_string_append_printf(m, "; %d broadcast/reduce/gather/scatter with root 0 (a dump records no root)",
+                                   rootless);
         if (dropped)
             g_string_append_printf(m, "; %d not in every member's window", dropped);
         if (c.unknown)

@@ -36,6 +36,13 @@ typedef struct {
     int op[2];
 } recent;
 
+/* What the note on stderr says, over all files. */
+struct knotes {
+    int opaque;              /* NCCL kernels whose collective the trace does not give */
+    char opaque_name[64];    /* the first one's name */
+    int rootless;            /* rooted collectives whose root the trace does not give: root 0 */
+};
+
 typedef struct {
     trace *t;
     int r;
@@ -49,8 +56,7 @@ typedef struct {
     double ts0_us;           /* earliest ts: trace time 0 */
     double tsmax_us;         /* latest ts + dur */
     int tsmax_ev;            /* its event */
-    int *opaque;             /* NCCL kernels whose collective the trace does not give (all files) */
-    char *opaque_name;       /* the first one's name (64 bytes) */
+    struct knotes *notes;    /* what the note says (all files) */
 } kctx;
 
 /* Largest message (as the native format) and rank number accepted. */
@@ -115,7 +121,7 @@ int kineto_coll_from_name(const char *name, coll_kind *out)
         return 0;
     }
     if (!strcmp(buf, "reducescatter") || !strcmp(buf, "allreduce") || !strcmp(buf, "allgather") ||
-        !strcmp(buf, "broadcast") || !strcmp(buf, "reduce"))
+        !strcmp(buf, "broadcast") || !strcmp(buf, "reduce") || !strcmp(buf, "gather") || !strcmp(buf, "scatter"))
         return coll_kind_from_name(buf, out);
     return -1;
 }
@@ -291,7 +297,27 @@ static gboolean comm_from_args(kctx *k, const gpu_ev *g, const cJSON *a, const c
         }
     } else if (kineto_coll_from_name(cname, &op->coll) == 0) {
         op->kind = TOP_COLL;
-        op->bytes = (uint64_t)((op->coll == COLL_ALL_GATHER ? out : in) * esz);
+        /* nccl-tests' size: all_gather's total output; gather's and scatter's whole list (PyTorch
+         * records the rank's piece x the group size as Out for gather, as In for scatter since
+         * 2.2 and as Out before) */
+        gboolean rooted = op->coll == COLL_BROADCAST || op->coll == COLL_REDUCE || op->coll == COLL_GATHER ||
+                          op->coll == COLL_SCATTER;
+        op->bytes = (uint64_t)((op->coll == COLL_ALL_GATHER                                  ? out
+                                : op->coll == COLL_GATHER || op->coll == COLL_SCATTER ? fmax(in, out)
+                                                                                       : in) *
+                               esz);
+        /* "Rank": the root (group-local) of a rooted collective since PyTorch 2.2 (pytorch#113828),
+         * the caller's own rank before; members that disagree are settled after loading
+         * (settle_roots) */
+        double root = rooted ? num(a, "Rank", num(rpc, "Rank", 0)) : 0;
+        int gsize = ((const trace_group *)g_ptr_array_index(k->t->groups, op->group))->size;
+        if (!(root >= 0 && root == floor(root) && (root < gsize || (!rk && root < KINETO_MAX_RANKS))))
+            ok = fail(k, g, TRACE_ERROR_VALUE, err, "Rank (the root of a broadcast, reduce, gather or scatter): "
+                                                    "expected a rank of its process group");
+        else if (root >= gsize) /* the caller's rank (before 2.2) in a group the trace does not list */
+            k->notes->rootless++;
+        else
+            op->root = (int)root;
     } else {
         ok = fail(k, g, TRACE_ERROR_VALUE, err, "unsupported Collective name");
     }
@@ -335,7 +361,12 @@ static gboolean comm_from_annotation(kctx *k, const gpu_ev *g, const cJSON *ann,
     if (op->group < 0)
         return FALSE;
     const trace_group *grp = g_ptr_array_index(k->t->groups, op->group);
-    op->bytes = (uint64_t)(op->coll == COLL_ALL_GATHER ? bytes * grp->size : bytes);
+    /* all_gather's annotation lists the rank's input; so does gather's, and scatter's lists the
+     * received piece on every rank but the root: the total is the piece x the group size */
+    gboolean pieces = op->coll == COLL_ALL_GATHER || op->coll == COLL_GATHER || op->coll == COLL_SCATTER;
+    if (pieces && bytes * grp->size > KINETO_MAX_BYTES) /* (2^50 x 2^20 overflowed the cast) */
+        return fail(k, g, TRACE_ERROR_VALUE, err, "linked nccl: annotation's tensor x the group size is over 2^50 bytes");
+    op->bytes = (uint64_t)(pieces ? bytes * grp->size : bytes);
     op->seq = -1;
     return TRUE;
 }
@@ -381,8 +412,8 @@ static gboolean gpu_to_op(kctx *k, const gpu_ev *g, trace_op *op, GError **err)
      * endCoalescing, where no record_param_comms is open, so the kernel carries no sizes (the
      * ops' own record_param_comms are not linked to it). Rather than refuse the whole trace
      * (it did), the kernel stays at its traced duration, as compute, and the note says so. */
-    if (!(*k->opaque)++)
-        g_strlcpy(k->opaque_name, name, 64);
+    if (!k->notes->opaque++)
+        g_strlcpy(k->notes->opaque_name, name, sizeof k->notes->opaque_name);
     return TRUE;
 }
 
@@ -574,11 +605,10 @@ static cJSON *parse_file(const char *path, GError **err)
     return root;
 }
 
-static gboolean load_rank(trace *t, int r, const char *path, const cJSON *root, GArray *steps, int *opaque,
-                          char *opaque_name, GError **err)
+static gboolean load_rank(trace *t, int r, const char *path, const cJSON *root, GArray *steps,
+                          struct knotes *notes, GError **err)
 {
-    kctx k = {.t = t, .r = r, .path = path, .ts0_us = INFINITY, .tsmax_us = -INFINITY, .opaque = opaque,
-              .opaque_name = opaque_name};
+    kctx k = {.t = t, .r = r, .path = path, .ts0_us = INFINITY, .tsmax_us = -INFINITY, .notes = notes};
     k.dist = cJSON_GetObjectItemCaseSensitive(root, "distributedInfo");
     k.launch = g_hash_table_new(g_direct_hash, g_direct_equal);
     k.rpc = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -643,6 +673,41 @@ static void assign_ranks(const double *dist, int n, int *rank)
     g_free(used);
 }
 
+/* Since PyTorch 2.2 a rooted collective's "Rank" is its root, before it was the caller's own rank
+ * in the group. Where the members of a group disagree on a rooted collective's (numbered as
+ * trace_validate numbers them: "Seq", else call order per rank and group) it was the latter: the
+ * root is not in the trace, and 0 is taken (counted for the note). */
+static void settle_roots(trace *t, struct knotes *kn)
+{
+    GHashTable *seen = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, NULL); /* key -> root + 1, or -1 */
+    for (int pass = 0; pass < 2; pass++)
+        for (int r = 0; r < t->nranks; r++) {
+            int64_t *next = g_new0(int64_t, t->groups->len + 1);
+            for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+                trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+                if (o->kind != TOP_COLL || o->group < 0 || (guint)o->group >= t->groups->len)
+                    continue;
+                int64_t seq = o->seq >= 0 ? o->seq : next[o->group];
+                next[o->group] = MAX(next[o->group], seq + 1);
+                if (coll_default_root(o->coll) < 0)
+                    continue;
+                gint64 key = ((gint64)o->group << 40) | (seq & ((G_GINT64_CONSTANT(1) << 40) - 1));
+                gpointer v;
+                if (pass == 0 && !g_hash_table_lookup_extended(seen, &key, NULL, &v))
+                    g_hash_table_insert(seen, g_memdup2(&key, sizeof key), GINT_TO_POINTER(o->root + 1));
+                else if (pass == 0 && GPOINTER_TO_INT(v) != o->root + 1)
+                    g_hash_table_insert(seen, g_memdup2(&key, sizeof key), GINT_TO_POINTER(-1));
+                else if (pass == 1 && GPOINTER_TO_INT(g_hash_table_lookup(seen, &key)) == -1) {
+                    o->root = 0;
+                    if (((const trace_group *)g_ptr_array_index(t->groups, o->group))->ranks[0] == r)
+                        kn->rootless++; /* once per collective: at its first member */
+                }
+            }
+            g_free(next);
+        }
+    g_hash_table_destroy(seen);
+}
+
 /* One document in memory at a time: each file is parsed in an arena, loaded
  * into the rank of its place in the file list and freed whole before the
  * next (a directory of large per-rank traces used to hold every document at
@@ -658,8 +723,7 @@ trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **er
 {
     if (note)
         *note = NULL;
-    int opaque = 0;
-    char opaque_name[64] = "";
+    struct knotes kn = {0};
     GPtrArray *files = tracefile_list(path_or_dir, is_json, "*.json or *.json.gz files", err);
     if (!files)
         return NULL;
@@ -672,7 +736,7 @@ trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **er
     for (int i = 0; i < n && ok; i++) {
         json_arena *arena = json_arena_open(); /* names are interned and groups copied by trace_op_add / trace_group_add */
         cJSON *root = parse_file(g_ptr_array_index(files, i), err);
-        ok = root != NULL && load_rank(t, i, g_ptr_array_index(files, i), root, steps, &opaque, opaque_name, err);
+        ok = root != NULL && load_rank(t, i, g_ptr_array_index(files, i), root, steps, &kn, err);
         dist[i] = ok ? num(cJSON_GetObjectItemCaseSensitive(root, "distributedInfo"), "rank", -1) : -1;
         if (!arena)
             cJSON_Delete(root);
@@ -689,7 +753,10 @@ trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **er
      * sequence numbers: a directory of ranks used to reach the replay without them (every
      * collective of a group one rendezvous: a false deadlock, or an overrun with files naming
      * groups of other ranks). A rank of a larger job is validated after --ranks replicates it. */
-    ok = ok && (!trace_check_whole(t, NULL) || trace_validate(t, err));
+    gboolean whole = ok && trace_check_whole(t, NULL);
+    if (whole)
+        settle_roots(t, &kn);
+    ok = ok && (!whole || trace_validate(t, err));
     if (ok && steps->len) {
         g_array_sort(steps, i64_cmp);
         guint m = steps->len;
@@ -701,12 +768,20 @@ trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **er
         trace_free(t);
         t = NULL;
     }
-    if (ok && opaque && note)
-        *note = g_strdup_printf("Kineto: %d NCCL kernel%s without the collective's size in the trace (e.g. %.48s: the "
-                                "kernel of a coalesced group, such as PyTorch's batch_isend_irecv, carries no "
-                                "record_param_comms) replayed at %s traced duration%s, as compute",
-                                opaque, opaque == 1 ? "" : "s", opaque_name, opaque == 1 ? "its" : "their",
-                                opaque == 1 ? "" : "s");
+    if (ok && (kn.opaque || kn.rootless) && note) {
+        GString *m = g_string_new("Kineto: ");
+        if (kn.opaque)
+            g_string_append_printf(m, "%d NCCL kernel%s without the collective's size in the trace (e.g. %.48s: the "
+                                   "kernel of a coalesced group, such as PyTorch's batch_isend_irecv, carries no "
+                                   "record_param_comms) replayed at %s traced duration%s, as compute",
+                                   kn.opaque, kn.opaque == 1 ? "" : "s", kn.opaque_name, kn.opaque == 1 ? "its" : "their",
+                                   kn.opaque == 1 ? "" : "s");
+        if (kn.rootless)
+            g_string_append_printf(m, "%s%d broadcast/reduce/gather/scatter%s whose members disagree on \"Rank\" (PyTorch "
+                                   "before 2.2 recorded each caller's own rank there, not the root) replayed with root 0",
+                                   kn.opaque ? "; " : "", kn.rootless, kn.rootless == 1 ? "" : "s");
+        *note = g_string_free(m, FALSE);
+    }
     g_free(rank);
     g_free(dist);
     g_array_free(steps, TRUE);

@@ -41,8 +41,8 @@ int kineto_dtype_bytes(const char *name);
 
 /* The collective of a PyTorch "Collective name" ("allreduce",
  * "_allgather_base", "reduce_scatter_tensor_coalesced", "all_to_allv", ...)
- * or an "nccl:<op>" suffix; 0 and *out, -1 if unknown (send, recv, barrier
- * and gather/scatter are unknown here). */
+ * or an "nccl:<op>" suffix, "gather", "scatter"; 0 and *out, -1 if unknown
+ * (send, recv and barrier are unknown here). */
 int kineto_coll_from_name(const char *name, coll_kind *out);
 
 #endif
