@@ -239,6 +239,9 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
     if (fused)
         printf("; %u launched in one kernel with the collective before them (one NCCL group: no host launch)",
                fused);
+    if (res->empty_colls)
+        printf("; %" G_GUINT64_FORMAT " calls of 0 bytes done at once (NCCL discards them: no launch, no wait "
+               "for peers)", res->empty_colls);
     if (res->p2p_memo_runs)
         printf("; sends/receives: %" G_GUINT64_FORMAT " reused the time of one of %" G_GUINT64_FORMAT
                " distinct ones simulated alone", res->p2p_memo_hits, res->p2p_memo_runs);
@@ -347,8 +350,9 @@ static void print_json(const trace *t, const replay_result *res, fabric *f, cons
     printf("],\n\"events\": %" G_GUINT64_FORMAT ", \"isolated_runs\": %" G_GUINT64_FORMAT
            ", \"isolated_events\": %" G_GUINT64_FORMAT ", \"reused\": %" G_GUINT64_FORMAT
            ", \"reuse_overlaps\": %" G_GUINT64_FORMAT ", \"p2p_isolated_runs\": %" G_GUINT64_FORMAT
-           ", \"p2p_reused\": %" G_GUINT64_FORMAT "}\n", res->events, res->memo_runs, res->memo_events,
-           res->memo_hits, res->memo_overlaps, res->p2p_memo_runs, res->p2p_memo_hits);
+           ", \"p2p_reused\": %" G_GUINT64_FORMAT ", \"empty_calls\": %" G_GUINT64_FORMAT "}\n", res->events,
+           res->memo_runs, res->memo_events, res->memo_hits, res->memo_overlaps, res->p2p_memo_runs,
+           res->p2p_memo_hits, res->empty_colls);
     g_free(b);
 }
 

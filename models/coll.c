@@ -505,7 +505,8 @@ static bool launch(const coll_system *sys, const coll_request *req, sim_engine *
         x->proto_own.chunk_bytes_pipe = x->proto_own.step_bytes;
     }
     x->seen = seen ? g_hash_table_ref(seen) : NULL;
-    x->start = x->launched + setup_ps(sys, req);
+    /* NCCL discards an empty collective: no launch, nothing to wait for */
+    x->start = req->bytes == 0 && coll_empty_is_noop(req->kind) ? x->launched : x->launched + setup_ps(sys, req);
     x->starting = true;
     if (sys->nranks > 1 && req->bytes > 0)
         algo_impl(req->algo)->start(x);

@@ -93,3 +93,8 @@ bool coll_is_p2p(coll_kind kind)
     return kind == COLL_ALLTOALL || kind == COLL_SENDRECV || kind == COLL_GATHER || kind == COLL_SCATTER;
 }
 
+
+bool coll_empty_is_noop(coll_kind kind)
+{
+    return !coll_is_p2p(kind);
+}

@@ -43,4 +43,11 @@ int coll_default_root(coll_kind kind);
  * gather, scatter: algorithm Direct). */
 bool coll_is_p2p(coll_kind kind);
 
+/* True where NCCL drops a call of 0 elements without launching anything or
+ * waiting for the other ranks ("Empty collectives can be discarded",
+ * taskAppend in src/enqueue.cc, NCCL 2.12+): all_reduce, all_gather,
+ * reduce_scatter, broadcast, reduce. Sends and receives of 0 bytes (and the
+ * kinds NCCL runs as them) still meet their peer. */
+bool coll_empty_is_noop(coll_kind kind);
+
 #endif

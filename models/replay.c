@@ -787,7 +787,13 @@ static void issue(rp *p, int r, uint32_t i)
         break;
     }
     case TOP_COLL:
-        arrive_coll(p, r, i);
+        if (o->bytes == 0 && coll_empty_is_noop(o->coll)) { /* NCCL discards it: it waits for no peer */
+            s->start_ps = now;
+            p->out->empty_colls++;
+            sim_engine_after(p->eng, 0, on_compute_done, p, ((uint64_t)(uint32_t)r << 32) | i);
+        } else {
+            arrive_coll(p, r, i);
+        }
         break;
     case TOP_SEND:
     case TOP_RECV:

@@ -121,6 +121,8 @@ typedef struct {
                                  reused this way was holding (contention not simulated) */
     uint64_t p2p_memo_runs;   /* distinct sends/receives (route parameters, size) simulated alone */
     uint64_t p2p_memo_hits;   /* sends/receives that took the isolated duration */
+    uint64_t empty_colls;     /* collectives of 0 bytes, which NCCL discards (coll_empty_is_noop):
+                               * done when issued, per rank; not in colls */
 } replay_result;
 
 /* Replay t on o->sys (t->nranks must equal o->sys->nranks; t must have

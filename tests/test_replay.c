@@ -197,6 +197,34 @@ static void test_replay_compute_then_allreduce_closed_form(void)
     rig_close(&g);
 }
 
+/* A collective of 0 bytes: NCCL discards it ("Empty collectives can be
+ * discarded", taskAppend), so no rank waits at it for the others. Rank 0
+ * computes 100 us before it and 10 after, rank 1 100 after: the step is
+ * 110 us, not the 200 a rendezvous would make it; the sweep's 0-byte call
+ * takes no time either. */
+static void test_replay_empty_collective_waits_for_nobody(void)
+{
+    rig g;
+    rig_open(&g, 2,
+             parse("{\"ops\": [{\"rank\": 0, \"kind\": \"compute\", \"dur_us\": 100},"
+                   "{\"rank\": 0, \"kind\": \"all_reduce\", \"bytes\": 0},"
+                   "{\"rank\": 0, \"kind\": \"compute\", \"dur_us\": 10},"
+                   "{\"rank\": 1, \"kind\": \"all_reduce\", \"bytes\": 0},"
+                   "{\"rank\": 1, \"kind\": \"compute\", \"dur_us\": 100}]}",
+                   NULL));
+    CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
+    CU_ASSERT_EQUAL(g.res.end_ps, 110 * SIM_US);
+    CU_ASSERT_EQUAL(g.res.empty_colls, 2);
+    CU_ASSERT_EQUAL(g.res.colls->len, 0);
+    CU_ASSERT_EQUAL(g.res.ranks[0].wait_peers_ps, 0);
+    coll_request req;
+    CU_ASSERT_TRUE_FATAL(coll_tune(&g.sys, COLL_ALL_REDUCE, 0, 0, 0, &req, NULL));
+    coll_result res;
+    CU_ASSERT_TRUE_FATAL(coll_run(&g.sys, &req, &res, NULL));
+    CU_ASSERT_EQUAL(res.time_us, 0);
+    rig_close(&g);
+}
+
 /* Compute beside a collective (opts.gpu_sms): an op that starts while its
  * rank's all_reduce is in flight runs S / (S - C) x (1 + penalty) longer,
  * C the collective's channels; one that starts alone does not. Rank r:
@@ -824,6 +852,7 @@ int main(void)
         {"/replay/reuse/p2p-matches-full-simulation", test_replay_reuse_p2p_matches_full_simulation},
         {"/replay/closed-form/compute-then-allreduce", test_replay_compute_then_allreduce_closed_form},
         {"/replay/fused-group-one-launch", test_replay_fused_group_one_launch},
+        {"/replay/empty-collective-waits-for-nobody", test_replay_empty_collective_waits_for_nobody},
         {"/replay/overlap/two-streams", test_replay_overlap_on_two_streams},
         {"/replay/deps/chain-across-streams", test_replay_dependency_chain_across_streams},
         {"/replay/p2p/pipeline", test_replay_send_recv_pipeline},
