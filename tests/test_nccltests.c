@@ -668,20 +668,23 @@ static void test_percentile_nearest_rank_by_hand(void)
 
 static void test_vstats_summary_by_hand(void)
 {
-    /* errors: excluded (meas 0), +10% (small), -20%, +5%, -40% (>= 1 MiB) */
+    /* busbw errors from the times (meas_time / pred_time - 1): excluded (0 bytes), +10% (small,
+     * whose printed busbw 0.00 does not matter), -20%, +5%, -40% (>= 1 MiB) */
     vstats_point p[] = {
-        {.size_bytes = 8, .meas_time_us = 10, .meas_busbw_GBps = 0, .pred_time_us = 12, .pred_busbw_GBps = 0.01},
-        {.size_bytes = 65536, .meas_time_us = 10, .meas_busbw_GBps = 10, .pred_time_us = 9, .pred_busbw_GBps = 11},
+        {.size_bytes = 0, .meas_time_us = 10, .meas_busbw_GBps = 0, .pred_time_us = 12, .pred_busbw_GBps = 0},
+        {.size_bytes = 8, .meas_time_us = 11, .meas_busbw_GBps = 0, .pred_time_us = 10, .pred_busbw_GBps = 0.0008},
         {.size_bytes = 1048576, .meas_time_us = 100, .meas_busbw_GBps = 100, .pred_time_us = 125, .pred_busbw_GBps = 80},
-        {.size_bytes = 4194304, .meas_time_us = 100, .meas_busbw_GBps = 200, .pred_time_us = 95, .pred_busbw_GBps = 210},
-        {.size_bytes = 16777216, .meas_time_us = 100, .meas_busbw_GBps = 250, .pred_time_us = 160, .pred_busbw_GBps = 150},
+        {.size_bytes = 4194304, .meas_time_us = 105, .meas_busbw_GBps = 200, .pred_time_us = 100, .pred_busbw_GBps = 210},
+        {.size_bytes = 16777216, .meas_time_us = 60, .meas_busbw_GBps = 250, .pred_time_us = 100, .pred_busbw_GBps = 150},
     };
     vstats_summary s;
     vstats_compute(p, G_N_ELEMENTS(p), &s);
     CU_ASSERT(p[0].excluded);
     CU_ASSERT(isnan(p[0].busbw_err_pct));
     ASSERT_REL(p[0].time_err_pct, 20.0, 1e-12);
+    ASSERT_REL(p[1].busbw_err_pct, 10.0, 1e-12);
     ASSERT_REL(p[2].busbw_err_pct, -20.0, 1e-12);
+    ASSERT_REL(p[4].busbw_err_pct, -40.0, 1e-12);
     CU_ASSERT_EQUAL(s.points, 4);
     /* |err| sorted: 5 10 20 40; median rank 2 -> 10; p90 rank ceil(3.6) = 4 -> 40 */
     ASSERT_REL(s.median, 10.0, 1e-12);

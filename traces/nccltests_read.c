@@ -267,12 +267,13 @@ static bool parse_u64(parser *p, const token *t, const char *what, uint64_t *out
 
 /* Parses a time or bandwidth: a decimal number >= 0 (nccl-tests prints
  * %7.2f or %6.2f; hex, which strtod also reads, is refused), at most 1e12
- * (us: 11 days; GB/s: beyond any link), a time above 0. */
-static bool parse_value(parser *p, const token *t, const char *what, double *out)
+ * (us: 11 days; GB/s: beyond any link), a time above 0 except in a row of
+ * 0 bytes (a call NCCL discards, which conveyor collective prints as 0.00). */
+static bool parse_value(parser *p, const token *t, const char *what, bool empty, double *out)
 {
     char *w = tok_dup(t), *end = NULL;
     double v = g_ascii_strtod(w, &end);
-    bool ok = false, time = !strcmp(what, "time");
+    bool ok = false, time = !strcmp(what, "time") && !empty;
     if (end == w || *end != '\0' || strpbrk(w, "xXpP"))
         fail(p, NCCLTESTS_ERROR_NOT_NUMBER, t->col, "%s: expected a number, got \"%s\"", what, w);
     else if (isnan(v) || isinf(v) || v < 0 || v > 1e12 || (time && v == 0))
@@ -428,9 +429,10 @@ static bool data_row(parser *p, const char *line, const char *s)
     if (!row_identity(p, tok, &k, r.size_bytes))
         return false;
     for (int pl = 0; pl < 2; pl++, k += 4) {
-        if (!parse_value(p, &tok[k], "time", &r.time_us[pl]) ||
-            !parse_value(p, &tok[k + 1], "algbw", &r.algbw_GBps[pl]) ||
-            !parse_value(p, &tok[k + 2], "busbw", &r.busbw_GBps[pl]) ||
+        bool empty = r.size_bytes == 0;
+        if (!parse_value(p, &tok[k], "time", empty, &r.time_us[pl]) ||
+            !parse_value(p, &tok[k + 1], "algbw", empty, &r.algbw_GBps[pl]) ||
+            !parse_value(p, &tok[k + 2], "busbw", empty, &r.busbw_GBps[pl]) ||
             !parse_wrong(p, &tok[k + 3], &r.wrong[pl]))
             return false;
     }

@@ -45,8 +45,11 @@ void vstats_compute(vstats_point *pts, size_t n, vstats_summary *sum)
     for (size_t i = 0; i < n; i++) {
         vstats_point *p = &pts[i];
         p->time_err_pct = rel_pct(p->pred_time_us, p->meas_time_us);
-        p->excluded = !(p->meas_busbw_GBps > 0);
-        p->busbw_err_pct = rel_pct(p->pred_busbw_GBps, p->meas_busbw_GBps);
+        /* busbw is size / time x the collective's factor on both sides, so its relative error
+         * is meas_time / pred_time - 1: from the times, not the printed busbw, which nccl-tests
+         * rounds to 0.01 GB/s (0.0064 prints as 0.01, a 56% error before anything is compared) */
+        p->excluded = !(p->size_bytes > 0 && p->meas_time_us > 0 && p->pred_time_us > 0);
+        p->busbw_err_pct = p->excluded ? NAN : 100.0 * (p->meas_time_us / p->pred_time_us - 1);
         if (p->excluded)
             continue;
         double e = fabs(p->busbw_err_pct);

@@ -1,8 +1,10 @@
 /* traces/validate_stats.h - statistics of `conveyor validate`: measured vs
  * predicted nccl-tests rows, per-size relative errors, and a summary with
- * nearest-rank percentiles.  Rows whose measured busbw is 0 (nccl-tests
- * prints 0.00 for tiny sizes) stay in the table but are excluded from the
- * busbw error statistics: a relative error against 0.00 is undefined.
+ * nearest-rank percentiles.  The busbw error is computed from the times
+ * (busbw is size / time x a factor on both sides: error = meas_time /
+ * pred_time - 1), not from the printed busbw, which nccl-tests rounds to
+ * 0.01 GB/s. Rows of 0 bytes (nothing moved) stay in the table but are
+ * excluded from the statistics.
  */
 #ifndef TRACES_VALIDATE_STATS_H
 #define TRACES_VALIDATE_STATS_H
@@ -18,9 +20,10 @@ typedef struct {
     uint64_t size_bytes;
     double meas_time_us, meas_busbw_GBps;
     double pred_time_us, pred_busbw_GBps;
-    double busbw_err_pct; /* 100 (pred - meas) / meas; NAN when excluded */
-    double time_err_pct;  /* same for time; NAN when measured time is 0 */
-    bool excluded;        /* measured busbw == 0: not in the busbw statistics */
+    double busbw_err_pct; /* 100 (pred - meas) / meas busbw = 100 (meas_time / pred_time - 1);
+                           * NAN when excluded */
+    double time_err_pct;  /* 100 (pred - meas) / meas time; NAN when measured time is 0 */
+    bool excluded;        /* 0 bytes, or a time of 0: not in the busbw statistics */
 } vstats_point;
 
 typedef struct {

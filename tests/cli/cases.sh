@@ -101,7 +101,7 @@ if awk -v a="$t4" -v b="$t1" 'BEGIN { d = 4 * a - b; exit !(b > 0 && (d < 0 ? -d
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL collective-agg-quarter: -m 4 at 1M $t4 us, 4M alone $t1 us" >&2; fi
 m4=$(mktemp)
 "$C" collective --topo dgx-h100 -b 1M -e 1M -m 4 > "$m4"
-check validate-agg-iters 0 'max_abs_err=0\.00%' -- validate --topo dgx-h100 "$m4"
+check validate-agg-iters 0 'max_abs_err=0\.0[01]%' -- validate --topo dgx-h100 "$m4"
 # its NCCL log (one opCount per group of four, across servers) replays in the sweep's time
 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL "$C" collective --topo dgx-h100 --nodes 2 -b 64K -e 16M -f 16 -m 4 -n 2 -w 0 -c 0 > "$m4" 2>&1
 want=$(awk '!/^#/ && NF > 10 && $1 ~ /^[0-9]+$/ { s += 2 * 4 * ($6 + $10) } END { printf "%.3f", s }' "$m4")
@@ -121,7 +121,7 @@ check collective-all-ops-allgather-none 0 '^ +1048576 +65536 +half +none ' -- co
 check collective-every-root 0 '^ +67108864 +16777216 +float +none +7 ' -- collective --topo dgx1-v100 --op broadcast -r -1 -b 64M -e 64M
 check collective-threads-gpus-divide 2 '-t 3 x -g 4 does not divide the system.s 8 ranks' -- collective --topo dgx-h100 -t 3 -g 4 -b 1M -e 1M
 check collective-too-many-rows 2 'rows; at most 65536' -- collective --topo dgx-h100 -N 1024 --op reduce -d all -o all -r -1 -b 1 -e 4096 -i 1
-check validate-topo-short-t 0 'summary: points=21' -- validate -t dgx-a100 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
+check validate-topo-short-t 0 'summary: points=25' -- validate -t dgx-a100 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
 # validate reads a -d all / -o all / -r -1 table sweep by sweep (round trip: our own output)
 check validate-all-types-round-trip 0 '^summary: points=40 median_abs_err=0\.0[01]%' -- validate --topo dgx-a100 tests/data/nccltests/conveyor-dgx-a100-all-types.txt
 check validate-all-types-sweep-names 0 '^# sweep 10: bfloat16 sum, root -1 \(table rows 37-40\)' -- validate --topo dgx-a100 tests/data/nccltests/conveyor-dgx-a100-all-types.txt
@@ -394,7 +394,7 @@ check collective-collnetdirect-pcie 2 'no enabled algorithm' -- collective --top
 check collective-alltoall 0 'alltoall_perf' -- collective --topo dgx-h100 --op alltoall -b 1M -e 16M -f 4
 check collective-sendrecv-2node 0 'sendrecv_perf' -- collective --topo dgx-h100 --nodes 2 --op sendrecv -b 1M -e 16M -f 4
 check collective-broadcast 0 'broadcast_perf' -- collective --topo dgx-a100 --op broadcast -b 1M -e 16M -f 4
-check validate-a100 0 'summary: points=21' -- validate --topo dgx-a100 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
+check validate-a100 0 'summary: points=25' -- validate --topo dgx-a100 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
 check validate-rank-mismatch 2 'use --nodes/--gpus' -- validate --topo dgx-h100 tests/data/nccltests/23-rtx2080ti-2gpu-pcie3-noP2P-allreduce.txt
 check validate-bad-log 2 'truncated|expected' -- validate --topo dgx-a100 tests/bad_input/nccltests/truncated-row.txt
 check validate-max-error 1 'summary' -- validate --topo dgx-a100 --max-error 0.001 tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
