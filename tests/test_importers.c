@@ -209,6 +209,21 @@ static void test_chakra_json_deps_through_metadata(void)
     trace_free(t);
 }
 
+/* Removes a temporary directory with the files in it, and frees its name. */
+static void tmp_dir_remove(char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    for (const char *n; d && (n = g_dir_read_name(d));) {
+        char *f = g_build_filename(dir, n, NULL);
+        remove(f);
+        g_free(f);
+    }
+    if (d)
+        g_dir_close(d);
+    remove(dir);
+    g_free(dir);
+}
+
 /* Chakra's GATHER (3) and SCATTER (4) are the collectives, of comm_size
  * bytes; a Chakra node has no root, so it is 0 (as for REDUCE and BROADCAST). */
 static void test_chakra_gather_scatter(void)
@@ -231,10 +246,8 @@ static void test_chakra_gather_scatter(void)
     CU_ASSERT(g->kind == TOP_COLL && g->coll == COLL_GATHER && g->bytes == 4096 && g->root == 0);
     CU_ASSERT(sc->kind == TOP_COLL && sc->coll == COLL_SCATTER && sc->bytes == 8192 && sc->root == 0);
     trace_free(t);
-    remove(f);
     g_free(f);
-    g_rmdir(dir);
-    g_free(dir);
+    tmp_dir_remove(dir);
 }
 
 static void test_pbwire_varint_and_packed(void)
@@ -328,20 +341,6 @@ static char *kineto_dir(const int *ranks, int n)
     return dir;
 }
 
-static void kineto_dir_remove(char *dir)
-{
-    GDir *d = g_dir_open(dir, 0, NULL);
-    for (const char *n; d && (n = g_dir_read_name(d));) {
-        char *f = g_build_filename(dir, n, NULL);
-        remove(f);
-        g_free(f);
-    }
-    if (d)
-        g_dir_close(d);
-    remove(dir);
-    g_free(dir);
-}
-
 static void test_kineto_directory_validated(void)
 {
     GError *err = NULL;
@@ -356,14 +355,14 @@ static void test_kineto_directory_validated(void)
         CU_ASSERT_EQUAL(ar->seq, 0); /* numbered */
     }
     trace_free(t);
-    kineto_dir_remove(dir);
+    tmp_dir_remove(dir);
     int three[3] = {0, 1, 2};
     dir = kineto_dir(three, 3);
     CU_ASSERT_PTR_NULL(trace_kineto_load(dir, &err));
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "rank 2 is not in group"));
     g_clear_error(&err);
-    kineto_dir_remove(dir);
+    tmp_dir_remove(dir);
 }
 
 /* Two ranks' Kineto files, each with a broadcast, a gather and a scatter
@@ -419,7 +418,7 @@ static void test_kineto_gather_scatter_roots(void)
         CU_ASSERT(sc->kind == TOP_COLL && sc->coll == COLL_SCATTER && sc->bytes == 2048 && sc->root == 1);
     }
     trace_free(t);
-    kineto_dir_remove(dir);
+    tmp_dir_remove(dir);
 
     dir = kineto_rooted_dir(own, 2);
     t = trace_kineto_load_noted(dir, &note, &err);
@@ -432,13 +431,13 @@ static void test_kineto_gather_scatter_roots(void)
     g_free(note);
     note = NULL;
     trace_free(t);
-    kineto_dir_remove(dir);
+    tmp_dir_remove(dir);
 
     dir = kineto_rooted_dir(bad, 2);
     CU_ASSERT_PTR_NULL(trace_kineto_load_noted(dir, &note, &err));
     CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "event 0 (kernel 'ncclDevKernel_Broadcast'): Rank (the root"));
     g_clear_error(&err);
-    kineto_dir_remove(dir);
+    tmp_dir_remove(dir);
 
     coll_kind k;
     CU_ASSERT(kineto_coll_from_name("gather", &k) == 0 && k == COLL_GATHER);
@@ -911,13 +910,7 @@ static void test_flightrec_coalesced_block(void)
     }
     trace_free(t);
     g_free(note);
-    for (int r = 0; r < 2; r++) {
-        char *f = g_strdup_printf("%s/nccl_trace_rank_%d", dir, r);
-        remove(f);
-        g_free(f);
-    }
-    g_rmdir(dir);
-    g_free(dir);
+    tmp_dir_remove(dir);
 }
 
 /* Gather and scatter entries: each rank's input is its piece (scatter's
@@ -956,13 +949,7 @@ static void test_flightrec_gather_scatter(void)
     CU_ASSERT_PTR_NOT_NULL(note && strstr(note, "; 4 broadcast/reduce/gather/scatter with root 0 (a dump records no root)"));
     trace_free(t);
     g_free(note);
-    for (int r = 0; r < 2; r++) {
-        char *f = g_strdup_printf("%s/nccl_trace_rank_%d", dir, r);
-        remove(f);
-        g_free(f);
-    }
-    g_rmdir(dir);
-    g_free(dir);
+    tmp_dir_remove(dir);
 }
 
 /* PyTorch Flight Recorder dumps (tests/data/traces/flightrec, counts in
