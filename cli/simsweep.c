@@ -53,6 +53,8 @@ static bool run_sizes(const coll_system *sys, coll_kind kind, int root, size_t e
         r->size_bytes = sizes[i];
         r->count = nccltests_count_for_size(kind, sizes[i], sys->nranks, elt_bytes);
         r->time_us[NCCLTESTS_OOP] = r->time_us[NCCLTESTS_IP] = res.time_us / agg; /* nccl-tests: per call */
+        if (sys->nranks == 1 && !coll_is_p2p(kind)) /* in place on one rank: nothing to copy, no launch */
+            r->time_us[NCCLTESTS_IP] = 0;
         nccltests_row_compute_bw(r, kind, sys->nranks);
         if (ex) {
             ex[i] = (simsweep_explain){.algo = req.algo, .proto = req.proto, .nchannels = req.nchannels,

@@ -1,6 +1,7 @@
 /* models/coll.c - runs one collective: launch overhead, base latency, the
  * chosen algorithm's state machines on the fabric, and the result. */
 #include "coll_priv.h"
+#include "models/compute.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -507,6 +508,12 @@ static bool launch(const coll_system *sys, const coll_request *req, sim_engine *
     x->seen = seen ? g_hash_table_ref(seen) : NULL;
     /* NCCL discards an empty collective: no launch, nothing to wait for */
     x->start = req->bytes == 0 && coll_empty_is_noop(req->kind) ? x->launched : x->launched + setup_ps(sys, req);
+    /* one rank (ncclLaunchOneRank, src/enqueue.cc): no NCCL kernel, a device-to-device copy of the
+     * buffer out of place, read and written in HBM (coll_request is the out-of-place call) */
+    if (sys->nranks == 1 && req->bytes > 0)
+        x->start = x->launched + sim_time_from_us(sys->launch_us + (sys->hbm_Bps > 0 ? 2.0 * (double)req->bytes /
+                                                                                      (sys->hbm_Bps * COMPUTE_COPY_HBM_EFF) * 1e6
+                                                                                : 0));
     x->starting = true;
     if (sys->nranks > 1 && req->bytes > 0)
         algo_impl(req->algo)->start(x);

@@ -72,6 +72,14 @@ double compute_peak(const gpu_model *g, compute_dtype dt);
 int compute_dtype_parse(const char *s);
 const char *compute_dtype_name(compute_dtype dt);
 
+/* A device-to-device copy (cudaMemcpy on the copy engines) reads and writes
+ * each byte in device memory, moving that traffic at this fraction of the
+ * datasheet HBM bandwidth: 0.882, measured on an H200 (calibrate/data/
+ * h200-2026-11-29, d2d_copy ce: 4 GiB in 2,024.7 us = 4.23 of 4.8 TB/s).
+ * Used where a copy is the whole operation: a one-rank collective (NCCL's
+ * ncclLaunchOneRank) and p2pBandwidthLatencyTest's diagonal. */
+#define COMPUTE_COPY_HBM_EFF 0.882
+
 #define COMPUTE_ERROR (compute_error_quark())
 GQuark compute_error_quark(void);
 enum { COMPUTE_ERROR_UNKNOWN = 1, COMPUTE_ERROR_SET };

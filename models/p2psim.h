@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "models/compute.h"
 #include "models/fabric.h"
 
 /* Bytes of one simulated bandwidth copy. The sample copies 40,000,000
@@ -35,9 +36,10 @@
  * has 0 hops; not fitted per pair. */
 #define P2PSIM_COPY_OVERHEAD_US 1.3
 /* Diagonal bandwidth: a device-local copy reads and writes device memory,
- * so it is reported as hbm_Bps x this factor (see docs/validation-p2p.md for
- * how this compares with measured diagonals). */
-#define P2PSIM_DIAG_HBM_FACTOR 0.5
+ * and p2pBandwidthLatencyTest counts both ("gb *= 2; // must count both the
+ * read and the write here"), so it prints the HBM traffic rate of a copy:
+ * hbm_Bps x the copy's efficiency (docs/validation-p2p.md). */
+#define P2PSIM_DIAG_HBM_FACTOR COMPUTE_COPY_HBM_EFF
 
 typedef struct {
     uint64_t copy_bytes, chunk_bytes, lat_bytes;

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "models/coll.h"
+#include "models/compute.h"
 #include "testutil.h"
 #include "topologies/topo.h"
 #include "traces/timeline.h"
@@ -510,6 +511,31 @@ static void test_coll_tree_four_nodes_network_bound(void)
  * an all_gather's node-boundary rank sends n-1 steps, so a small one over 4
  * DGX A100s (32 ranks) lasts at least 31 of them; the same ring inside one
  * node has no network step and no such floor. */
+/* One rank: NCCL launches no kernel (ncclLaunchOneRank) but copies the
+ * buffer device to device when it is out of place, reading and writing it in
+ * HBM: launch + 2 B / (hbm x copy efficiency). 1 GiB on one H100: 2.5 us +
+ * 2^31 / (3.35e12 x 0.882) s = 729.3 us. An empty call takes nothing. */
+static void test_coll_one_rank_is_a_copy(void)
+{
+    coll_system sys;
+    topo *t = shipped("dgx-h100", (topo_opts){.gpus = 1}, &sys);
+    CU_ASSERT_EQUAL_FATAL(sys.nranks, 1);
+    sys.launch_us = COLL_LAUNCH_US;
+    for (int k = 0; k < 3; k++) {
+        coll_kind kind = k == 0 ? COLL_ALL_REDUCE : k == 1 ? COLL_ALL_GATHER : COLL_BROADCAST;
+        coll_request req = {.kind = kind, .bytes = 1ull << 30};
+        CU_ASSERT_TRUE_FATAL(coll_tune(&sys, kind, req.bytes, 0, 0, &req, NULL));
+        coll_result res;
+        CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+        ASSERT_REL(res.time_us, sys.launch_us + 2.0 * 1073741824 / (sys.hbm_Bps * COMPUTE_COPY_HBM_EFF) * 1e6, 1e-6);
+        ASSERT_REL(res.time_us, 729.3, 1e-3);
+        req.bytes = 0;
+        CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+        CU_ASSERT_EQUAL(res.time_us, 0);
+    }
+    topo_free(t);
+}
+
 static void test_coll_ring_net_overhead_per_step(void)
 {
     coll_system sys, one;
@@ -1560,6 +1586,7 @@ int main(void)
         {"/coll/timeline/records-the-run", test_coll_timeline_records_the_run},
         {"/coll/ring/shm-passes", test_coll_ring_shm_passes},
         {"/coll/ring/net-overhead-per-step", test_coll_ring_net_overhead_per_step},
+        {"/coll/one-rank-is-a-copy", test_coll_one_rank_is_a_copy},
         {"/coll/tree/one-gpu-per-node-pipelines", test_coll_tree_one_gpu_per_node_pipelines},
         {"/coll/tree/chain-writes-hide-latency", test_coll_tree_chain_writes_hide_latency},
         {"/coll/tree/chains-share-links", test_coll_tree_chains_share_links},
