@@ -189,7 +189,8 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
                     row_id[off + i] = (nccltests_sweep_id){.dtype = dts[a], .redop = ops[b], .root = rt};
                 }
                 if (!simsweep_run(&sys, kind, rt, elt, nccltests_nvls_reduces(ops[b], dts[a]), sizes + off, nreq,
-                                  co->agg, aspec, pspec, rows + off, ex + off, "collective", &err)) {
+                                  (simsweep_launch){.agg = co->agg, .graph = co->graph > 0}, aspec, pspec, rows + off,
+                                  ex + off, "collective", &err)) {
                     rc = cli_fail(err);
                     goto out;
                 }
@@ -330,7 +331,7 @@ int cmd_collective(int argc, char **argv)
          "to every collective either way [0]", "Z"},
         {"average", 'a', 0, G_OPTION_ARG_INT, &co.average, "0-3 (rank 0, mean, min, max over ranks), as nccl-tests -a: "
          "the simulated ranks finish together, so all give the same time [1]", "A"},
-        {"cudagraph", 'G', 0, G_OPTION_ARG_INT, &co.graph, "CUDA graph launches; 0 is what is simulated [0]", "N"},
+        {"cudagraph", 'G', 0, G_OPTION_ARG_INT, &co.graph, "CUDA graph launches, as nccl-tests -G: above 0 the calls run from a graph, without a host launch each [0]", "N"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &co.algo, "force algorithms, NCCL_ALGO syntax (e.g. ring, ^nvls)", "LIST"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &co.proto, "force protocols, NCCL_PROTO syntax (LL, LL128, Simple)", "LIST"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &co.format, "text (nccl-tests), csv or json [text]", "FMT"},
@@ -362,11 +363,10 @@ int cmd_collective(int argc, char **argv)
         fprintf(stderr, "conveyor collective: -t must be in 1..1024, -r >= -1 (-1: every root), -z 0 or 1, -a 0..3\n");
         rc = EXIT_BADINPUT;
     }
-    /* CUDA graph launches change the host's share of the time: not modelled; -m
+    /* -G: the calls run from a CUDA graph, no host launch each (simsweep_launch); -m
      * (one group of m) runs as NCCL's planner aggregates it (simsweep_agg_ok) */
-    if (rc == EXIT_OK && co.graph != 0) {
-        fprintf(stderr, "conveyor collective: -G other than 0 is not modelled (the simulation launches each "
-                        "operation from the host); use -G 0\n");
+    if (rc == EXIT_OK && (co.graph < 0 || co.graph > 1000000)) {
+        fprintf(stderr, "conveyor collective: -G must be in 0..1000000\n");
         rc = EXIT_BADINPUT;
     }
     coll_kind agk;

@@ -232,7 +232,7 @@ static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, ch
     const char *aspec = sweep_point_get(p, "algo"), *pspec = sweep_point_get(p, "proto");
     /* sweeps reduce with sum, as nccl-tests' default; NVLS only where the switch can */
     bool nvls = nccltests_nvls_reduces(coll_is_reducing(kind) ? NCCLTESTS_OP_SUM : NCCLTESTS_OP_NONE, dt);
-    bool ok = simsweep_run(&sys, kind, root, elt, nvls, sizes, n, 1, aspec ? aspec : g_getenv("NCCL_ALGO"),
+    bool ok = simsweep_run(&sys, kind, root, elt, nvls, sizes, n, (simsweep_launch){.agg = 1}, aspec ? aspec : g_getenv("NCCL_ALGO"),
                            pspec ? pspec : g_getenv("NCCL_PROTO"), rows, ex, NULL, err);
     for (size_t i = 0; ok && i < nfig; i++)
         out[i] = coll_figure(fig[i], rows, ex, n, sys.nranks);

@@ -282,7 +282,8 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
         }
         int agg = log->agg_iters > 1 && simsweep_agg_ok(log->coll) ? log->agg_iters : 1; /* -m: one group of m */
         if (!simsweep_run(&sys, log->coll, root, nccltests_dtype_bytes(dt), nccltests_nvls_reduces(op, dt), sizes + n0,
-                          n - n0, agg, algo, proto, pred + n0, ex + n0, "validate", &err)) {
+                          n - n0, (simsweep_launch){.agg = agg, .graph = log->graph > 0}, algo, proto, pred + n0,
+                          ex + n0, "validate", &err)) {
             rc = cli_fail(err);
             break;
         }

@@ -11,10 +11,11 @@ bool simsweep_agg_ok(coll_kind kind)
 }
 
 static bool run_sizes(const coll_system *sys, coll_kind kind, int root, size_t elt_bytes, bool nvls_reduces,
-                      const uint64_t *sizes, size_t n, int agg, const char *algo_spec, const char *proto_spec,
+                      const uint64_t *sizes, size_t n, simsweep_launch ln, const char *algo_spec, const char *proto_spec,
                       nccltests_row *rows, simsweep_explain *ex, cli_progress *pg, GError **err)
 {
-    g_assert(agg == 1 || (agg > 1 && simsweep_agg_ok(kind)));
+    int agg = ln.agg > 1 ? ln.agg : 1;
+    g_assert(agg == 1 || simsweep_agg_ok(kind));
     uint32_t amask, pmask;
     if (!coll_tune_parse_mask(algo_spec, kind, true, &amask, err) ||
         !coll_tune_parse_mask(proto_spec, kind, false, &pmask, err))
@@ -39,6 +40,7 @@ static bool run_sizes(const coll_system *sys, coll_kind kind, int root, size_t e
             return false;
         }
         req.root = root > 0 && coll_default_root(kind) >= 0 ? root : 0;
+        req.fused = ln.graph; /* in a CUDA graph no call pays the host launch (as a fused call) */
         if (pg) {
             char sz[32];
             cli_progress_bytes(sz, sizeof sz, sizes[i]);
@@ -67,13 +69,13 @@ static bool run_sizes(const coll_system *sys, coll_kind kind, int root, size_t e
 }
 
 bool simsweep_run(const coll_system *sys, coll_kind kind, int root, size_t elt_bytes, bool nvls_reduces,
-                  const uint64_t *sizes, size_t n, int agg, const char *algo_spec, const char *proto_spec,
+                  const uint64_t *sizes, size_t n, simsweep_launch ln, const char *algo_spec, const char *proto_spec,
                   nccltests_row *rows, simsweep_explain *ex, const char *progress, GError **err)
 {
     cli_progress pgs, *pg = progress ? &pgs : NULL;
     if (pg)
         cli_progress_start(pg, progress);
-    bool ok = run_sizes(sys, kind, root, elt_bytes, nvls_reduces, sizes, n, agg, algo_spec, proto_spec, rows, ex, pg,
+    bool ok = run_sizes(sys, kind, root, elt_bytes, nvls_reduces, sizes, n, ln, algo_spec, proto_spec, rows, ex, pg,
                         err);
     if (pg)
         cli_progress_end(pg);

@@ -19,6 +19,15 @@ typedef struct {
     uint64_t events;
 } simsweep_explain;
 
+/* How nccl-tests launches the calls: agg, its -m (collectives per group; 1:
+ * one launch each; agg > 1 needs simsweep_agg_ok(kind)); graph, its -G > 0
+ * (the calls captured in a CUDA graph: NCCL's host work is done at capture,
+ * so no call pays a host launch; NCCL's base latency, on the GPU, stays). */
+typedef struct {
+    int agg;
+    bool graph;
+} simsweep_launch;
+
 /* For each size (nccl-tests size column, bytes) fill rows[i] (size, count,
  * times, bandwidths; in-place = out-of-place) and, if ex is not NULL,
  * ex[i]. root: broadcast/reduce's root rank (< 0: rank 0). algo_spec/proto_spec are NCCL_ALGO/NCCL_PROTO-style strings or
@@ -26,11 +35,10 @@ typedef struct {
  * the NVSwitch (nccltests_nvls_reduces); if not, NVLS and NVLSTree are not
  * candidates for all_reduce/reduce_scatter (NCCL's nvlsSupport). progress
  * (a command name, or NULL: none) draws a progress line naming the size that
- * runs (cli/progress.h). agg: nccl-tests -m, collectives per group (1: one
- * launch each); agg > 1 needs simsweep_agg_ok(kind). Returns false with
- * *err on a bad spec or a failed simulation. */
+ * runs (cli/progress.h). ln: how the calls are launched (agg 0 counts as 1).
+ * Returns false with *err on a bad spec or a failed simulation. */
 bool simsweep_run(const coll_system *sys, coll_kind kind, int root, size_t elt_bytes, bool nvls_reduces,
-                  const uint64_t *sizes, size_t n, int agg, const char *algo_spec, const char *proto_spec,
+                  const uint64_t *sizes, size_t n, simsweep_launch ln, const char *algo_spec, const char *proto_spec,
                   nccltests_row *rows, simsweep_explain *ex, const char *progress, GError **err);
 
 /* Whether -m (several collectives in one ncclGroupStart/End) is modelled

@@ -272,6 +272,7 @@ typedef struct {
                                * "#! nccl_version: X.Y.Z" provenance header; 0: not in the log */
     int nccl_code_line;       /* where it was read */
     int agg_iters;            /* the header's "agg iters: M" (nccl-tests -m: M calls per group), 1 if absent */
+    int graph;                /* the header's "graph: N" (nccl-tests -G: CUDA graph launches), 0 if absent */
     /* nccl-tests -d all / -o all / -r -1 print one sweep per (type, reduction, root), one after another in
      * one table: ngroups of them (1 for most logs; dtype/redop/root above are the first's); row_id[i]
      * is row i's. */

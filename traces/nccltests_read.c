@@ -39,7 +39,7 @@ typedef struct {
     bool have_layout, has_redop, has_root, old_error;
     int ncols;
     int coll_start, coll_bang, coll_cmd; /* -1 when not seen */
-    int ndev, bang_gpus, nthread, ngpus, agg;
+    int ndev, bang_gpus, nthread, ngpus, agg, graph;
     bool have_first;
     uint64_t prev_size;             /* the previous row's size: a sweep's sizes increase, so a new
                                      * (type, reduction, root) group starts where they do not */
@@ -236,6 +236,17 @@ static bool comment_line(parser *p, const char *line, const char *s)
                 return false;
             }
             p->agg = (int)v;
+        }
+        const char *gr = strstr(body, "graph: "); /* -G, in the same line */
+        if (gr) {
+            char *end;
+            long v = strtol(gr + strlen("graph: "), &end, 10);
+            if (end == gr + strlen("graph: ") || v < 0 || v > 1000000) {
+                fail(p, NCCLTESTS_ERROR_BAD_VALUE, (int)(gr - line) + 1,
+                     "graph: expected a whole number in 0..1000000 (nccl-tests -G)");
+                return false;
+            }
+            p->graph = (int)v;
         }
     } else if (g_str_has_prefix(body, "Rank ")) {
         p->ndev++;
@@ -794,6 +805,7 @@ static nccltests_log *finish(parser *p, int hint)
     log->avg_busbw_GBps = p->avg_busbw;
     log->nccl_code = p->nccl_code ? p->nccl_code : p->bang_code;
     log->agg_iters = p->agg > 0 ? p->agg : 1;
+    log->graph = p->graph;
     log->nccl_code_line = p->nccl_code ? p->nccl_code_line : p->bang_code_line;
     log->nrows = p->rows->len;
     log->rows = (nccltests_row *)(void *)g_array_free(p->rows, FALSE);

@@ -88,11 +88,21 @@ check collective-empty-redop 2 "unknown -o op ''" -- collective --topo dgx-h100 
 check scale-sizes-trailing-garbage 2 "bad sizes '8..16x'" -- scale --model llama2-7b --systems dgx-h100:8..16x
 check replay-g-negative 2 '-g must be in 1..1024' -- replay --topo dgx-a100 --gpus 2 -g -1 docs/examples/two-rank-overlap.json
 check validate-max-error-nan 2 '--max-error must be a percentage' -- validate --topo dgx-a100 --max-error nan tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
-# nccl-tests' own flags: -t threads (header), -r root (simulated and printed), -c (header); -m/-G refused
+# nccl-tests' own flags: -t threads (header), -r root (simulated and printed), -c (header); -m, -G modelled
 check collective-nccltests-header-flags 0 '^# nThread 2 nGpus 4 minBytes 1048576 maxBytes 1048576 .* agg iters: 1 validation: 0 graph: 0' -- collective --topo dgx-h100 -t 2 -g 4 -c 0 -z 1 -a 3 -b 1M -e 1M
 check collective-root 0 '^ +1048576 +262144 +float +none +5 ' -- collective --topo dgx-h100 --op broadcast -r 5 -b 1M -e 1M
 check collective-root-out-of-range 2 '-r 8: the system has ranks 0..7' -- collective --topo dgx-h100 --op reduce -r 8
-check collective-graph-not-modelled 2 '-G other than 0 is not modelled' -- collective --topo dgx-h100 -G 1
+check collective-graph-negative 2 '-G must be in 0..1000000' -- collective --topo dgx-h100 -G -1
+# -G 1: the calls run from a CUDA graph: each is faster by exactly its host launch (2.5 us + 0.1 us
+# per channel: 1 channel at 8 B, 16 at 16 MiB on a DGX H100), and validate reads "graph: 1" back
+gr=$(mktemp)
+"$C" collective --topo dgx-h100 -b 8 -e 16M -f 2097152 > "$gr"
+"$C" collective --topo dgx-h100 -b 8 -e 16M -f 2097152 -G 1 >> "$gr"
+if awk '!/^#/ && NF > 10 { t[n++] = $6 } END { exit !(n == 4 && t[0] - t[2] > 2.59 && t[0] - t[2] < 2.61 && t[1] - t[3] > 4.09 && t[1] - t[3] < 4.11) }' "$gr"; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL collective-graph-no-host-launch: $(grep -v '^#' "$gr" | awk '{print $1, $6}' | tr '\n' ' ')" >&2; fi
+"$C" collective --topo dgx-h100 -b 1M -e 1M -G 1 > "$gr"
+check validate-graph 0 'max_abs_err=0\.0[01]%' -- validate --topo dgx-h100 "$gr"
+rm -f "$gr"
 check collective-agg-alltoall-not-modelled 2 '-m other than 1 is not modelled for alltoall' -- collective --topo dgx-h100 --op alltoall -m 4
 # -m 4: one group of four, run as NCCL's planner aggregates it (one collective of 4 x S, a quarter each)
 t4=$("$C" collective --topo dgx-h100 -b 1M -e 1M -m 4 | awk '!/^#/ && NF > 10 { print $6 }')
