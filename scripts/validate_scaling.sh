@@ -325,27 +325,33 @@ END {
     printf "\nWall time: %d s for the whole table on this machine (%s CPUs), slowest row %.0f s; limit per row %s.\n",
         total, cpus, slowest, (limit > 0 ? limit " CPU s" : "none (--all)")
 }' "$results" > "$sec"
-# Error band for `conveyor scale` (topologies/accuracy/training.json, read
+# Error bands for `conveyor scale` (topologies/accuracy/training.json, read
 # through topologies/accuracy.h): the signed errors of the Megatron A100 rows
 # (data, tensor, pipeline parallel; the fit row and the alternative reading
-# left out, as in the figures above), as quantiles.
+# left out, as in the figures above) and, apart, of the DeepSpeed ZeRO-3 rows
+# (the band of a ZeRO-3 / FSDP prediction), as quantiles.
 mkdir -p topologies/accuracy
-awk -F'|' '$14 == "row" && $16 == "ok" && $12 != 3 && $3 == "dgx-a100" { print ($17 - $13) / $13 }' "$results" | sort -g |
+awk -F'|' '$14 == "row" && $16 == "ok" && $3 == "dgx-a100" { print ($12 == 3 ? "training-zero3" : "training"), ($17 - $13) / $13 }' "$results" |
+    sort -k1,1 -k2,2g |
     awk -v when="$(date -u +%Y-%m-%d)" '
-        {a[n++] = $1}
+        { if ($1 != cur) { if (cur != "") band(); cur = $1; n = 0 } a[n++] = $2 }
         function q(p,  x, i) { x = p * (n - 1); i = int(x); return i + 1 < n ? a[i] + (x - i) * (a[i + 1] - a[i]) : a[i] }
+        function band() { if (n >= 5) out = out sprintf("%s    {\"regime\": \"%s\", \"n\": %d, \"p10\": %.4f, \"p50\": %.4f, \"p90\": %.4f}", out == "" ? "" : ",\n", cur, n, q(0.1), q(0.5), q(0.9)) }
         END {
+            if (cur != "") band()
             print "{"
-            printf "  \"source\": \"make validate (scripts/validate_scaling.sh), Megatron-LM rows on DGX A100, %s\",\n", when
+            printf "  \"source\": \"make validate (scripts/validate_scaling.sh), Megatron-LM rows (training) and DeepSpeed ZeRO-3 rows (training-zero3) on DGX A100, %s\",\n", when
             print "  \"error\": \"(predicted - published) / published TFLOP/s per GPU\","
-            print "  \"note\": \"in-sample: gemm_eff was fitted on a 1-GPU row of the same study; DeepSpeed ZeRO-3 and V100 rows not included\","
+            print "  \"note\": \"in-sample: gemm_eff was fitted on a 1-GPU row of the same study; V100 rows not included\","
             print "  \"bands\": ["
-            if (n >= 5) printf "    {\"regime\": \"training\", \"n\": %d, \"p10\": %.4f, \"p50\": %.4f, \"p90\": %.4f}\n", n, q(0.1), q(0.5), q(0.9)
+            if (out != "") print out
             print "  ]"
             print "}"
         }' > topologies/accuracy/training.json
-sed -n 's/.*"n": \([0-9]*\), "p10": \([-0-9.]*\), "p50": \([-0-9.]*\), "p90": \([-0-9.]*\).*/\1 \2 \3 \4/p' topologies/accuracy/training.json |
+sed -n 's/.*"training", "n": \([0-9]*\), "p10": \([-0-9.]*\), "p50": \([-0-9.]*\), "p90": \([-0-9.]*\).*/\1 \2 \3 \4/p' topologies/accuracy/training.json |
     awk '{ printf "\nError band of `conveyor scale` (topologies/accuracy/training.json): over these %d Megatron rows the error was\nbetween %+.1f%% (p10) and %+.1f%% (p90), median %+.1f%%; so for a predicted TFLOP/s P the published figure was\nbetween %.2f P and %.2f P for 80%% of them (step time: %.2f to %.2f times the prediction). In-sample, and only\nfor dense GPT training on A100s with Megatron-LM; a floor on the uncertainty elsewhere.\n", $1, 100 * $2, 100 * $4, 100 * $3, 1 / (1 + $4), 1 / (1 + $2), 1 + $2, 1 + $4 }' >> "$sec"
+sed -n 's/.*"training-zero3", "n": \([0-9]*\), "p10": \([-0-9.]*\), "p50": \([-0-9.]*\), "p90": \([-0-9.]*\).*/\1 \2 \3 \4/p' topologies/accuracy/training.json |
+    awk '{ printf "A prediction with ZeRO-3 or FSDP (`--zero 3`, `--fsdp`) takes the band of these %d DeepSpeed ZeRO-3 rows instead: error\nbetween %+.1f%% (p10) and %+.1f%% (p90), median %+.1f%% (step time %.2f to %.2f times the prediction); in-sample, from\nDeepSpeed as it ran in 2021, and narrower than the worst row.\n", $1, 100 * $2, 100 * $4, 100 * $3, 1 + $2, 1 + $4 }' >> "$sec"
 skipped=$tmp/skipped
 grep '^SKIP|' "$rows" > "$skipped"
 if [ -s "$skipped" ]; then

@@ -49,8 +49,10 @@ int acc_regime_from_name(const char *s);
  * false when topologies/accuracy/collectives.json is missing, unreadable,
  * or has no band for it (never an error: predictions stand without one). */
 bool acc_coll_band(acc_regime r, uint64_t bytes, acc_band *out);
-/* The band of the training-throughput comparison (Megatron rows). */
-bool acc_training_band(acc_band *out);
+/* The band of the training-throughput comparison: of the Megatron rows
+ * (data, tensor, pipeline parallel; regime "training"), or with zero3 of the
+ * DeepSpeed ZeRO-3 rows ("training-zero3"). False when the file has none. */
+bool acc_training_band(bool zero3, acc_band *out);
 
 /* The range M in [P/(1+e90), P/(1+e10)] of a predicted rate P (bandwidth,
  * throughput) and, for a predicted time, [P(1+e10), P(1+e90)]. */
@@ -61,7 +63,7 @@ void acc_time_range(double pred, const acc_band *b, double *lo, double *hi);
  * text; for tests and the loader. The table is owned by the caller
  * (g_array_unref); elements are acc_entry. */
 typedef struct {
-    int regime;          /* acc_regime, or -1 for the training entry */
+    int regime;          /* acc_regime, or -1 for the training entry, -2 for its ZeRO-3 one */
     uint64_t min_bytes, max_bytes; /* [min, max) */
     acc_band band;
 } acc_entry;

@@ -88,7 +88,8 @@ GArray *acc_parse(const char *json, const char *what, GError **err)
             ok = BAD("%s: bands[%d]: no \"regime\"", what, i);
             break;
         }
-        e.regime = !strcmp(r->valuestring, "training") ? -1 : acc_regime_from_name(r->valuestring);
+        bool z3 = !strcmp(r->valuestring, "training-zero3");
+        e.regime = z3 ? -2 : !strcmp(r->valuestring, "training") ? -1 : acc_regime_from_name(r->valuestring);
         if (e.regime == -1 && strcmp(r->valuestring, "training")) {
             ok = BAD("%s: bands[%d].regime: unknown \"%s\"", what, i, r->valuestring);
             break;
@@ -155,12 +156,12 @@ bool acc_coll_band(acc_regime r, uint64_t bytes, acc_band *out)
     return false;
 }
 
-bool acc_training_band(acc_band *out)
+bool acc_training_band(bool zero3, acc_band *out)
 {
     GArray *t = table("training.json");
     for (guint i = 0; t && i < t->len; i++) {
         const acc_entry *e = &g_array_index(t, acc_entry, i);
-        if (e->regime == -1) {
+        if (e->regime == (zero3 ? -2 : -1)) {
             *out = e->band;
             return true;
         }

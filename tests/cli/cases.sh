@@ -145,6 +145,15 @@ check collective-timeline-bad-path 2 '/nonexistent/t\.json: cannot write' -- col
 check collective-csv-band 0 'busbw_lo_GBps,busbw_hi_GBps' -- collective --topo dgx-h100 -b 1M -e 1M --format csv
 check scale-uneven-dp-groups 0 'dgx-h100 +H100-SXM +72 +1 +2 +36' -- scale --model llama3-8b --systems dgx-h100:72 --tp 1 --pp 2 --sp --zero 1 --global-batch 576 --seq 256
 check scale-auto 0 'fastest of [0-9]+ layouts that fit' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --auto
+# a ZeRO-3 row takes the ZeRO-3 rows' error band (topologies/accuracy/training.json), not the Megatron rows'
+check scale-zero3-band 0 'step_ms 80% of a ZeRO-3/FSDP row: where it fell for 80% of [0-9]+ DeepSpeed ZeRO-3 rows' -- scale --model llama2-7b --systems dgx-h100:8 --seq 256 --zero 3
+z3=$("$C" scale --model llama2-7b --systems dgx-h100:8 --seq 256 --zero 3 --format csv | tail -1)
+dd=$("$C" scale --model llama2-7b --systems dgx-h100:8 --seq 256 --zero 1 --format csv | tail -1)
+zb=$(sed -n 's/.*"training-zero3", "n": [0-9]*, "p10": \([-0-9.]*\), "p50": [-0-9.]*, "p90": \([-0-9.]*\).*/\1 \2/p' topologies/accuracy/training.json)
+db=$(sed -n 's/.*"training", "n": [0-9]*, "p10": \([-0-9.]*\), "p50": [-0-9.]*, "p90": \([-0-9.]*\).*/\1 \2/p' topologies/accuracy/training.json)
+if echo "$z3 $zb;$dd $db" | awk -F';' '{ for (i = 1; i <= 2; i++) { split($i, f, / /); split(f[1], c, /,/)
+        if (!(c[17] > 0 && (c[17] / c[9] - 1 - f[2]) ^ 2 < 1e-6 && (c[18] / c[9] - 1 - f[3]) ^ 2 < 1e-6)) exit 1 } }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL scale-zero3-band-csv: $z3 ($zb) / $dd ($db)" >&2; fi
 check scale-pp-not-dividing 2 'dgx-h100 with 72 GPUs: no layout with tp 4 pp 8' -- scale --model llama3-8b --systems dgx-h100:72 --tp 4 --pp 8 --seq 256
 check scale-interleaved-too-deep 2 "no layout with tp 8 pp 16 .*under interleaved:V, pp at least 2 and at most layers / V" -- scale --model llama3-405b --systems dgx-h100:8192 --tp 8 --pp 16 --max-gpus 8192 --schedule interleaved:8
 # Llama 3 405B's layout: 126 layers on pp 16 x 2 chunks, the first and the last chunk one layer short
