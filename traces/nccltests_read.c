@@ -192,6 +192,26 @@ static void header_line(parser *p, token *tok, int n)
     p->ncols = 3 + redop + root + 8;
 }
 
+/* The whole number after `key` in the nccl-tests header line `body` (left
+ * alone where the key is absent); false after setting an error where it is
+ * not a number in lo..hi. */
+static bool header_int(parser *p, const char *line, const char *body, const char *key, long lo, long hi,
+                       const char *what, int *out)
+{
+    const char *k = strstr(body, key);
+    if (!k)
+        return true;
+    char *end;
+    long v = strtol(k + strlen(key), &end, 10);
+    if (end == k + strlen(key) || v < lo || v > hi) {
+        fail(p, NCCLTESTS_ERROR_BAD_VALUE, (int)(k - line) + 1, "%.*s: expected a whole number in %ld..%ld (%s)",
+             (int)strlen(key) - 2, key, lo, hi, what);
+        return false;
+    }
+    *out = (int)v;
+    return true;
+}
+
 /* Returns false after setting an error. */
 static bool comment_line(parser *p, const char *line, const char *s)
 {
@@ -226,28 +246,10 @@ static bool comment_line(parser *p, const char *line, const char *s)
             return false;
         }
         p->nthread = nt, p->ngpus = ng;
-        const char *ag = strstr(body, "agg iters: "); /* -m, printed in the same header line */
-        if (ag) {
-            char *end;
-            long v = strtol(ag + strlen("agg iters: "), &end, 10);
-            if (end == ag + strlen("agg iters: ") || v < 1 || v > 1024) {
-                fail(p, NCCLTESTS_ERROR_BAD_VALUE, (int)(ag - line) + 1,
-                     "agg iters: expected a whole number in 1..1024 (nccl-tests -m, as conveyor collective takes it)");
-                return false;
-            }
-            p->agg = (int)v;
-        }
-        const char *gr = strstr(body, "graph: "); /* -G, in the same line */
-        if (gr) {
-            char *end;
-            long v = strtol(gr + strlen("graph: "), &end, 10);
-            if (end == gr + strlen("graph: ") || v < 0 || v > 1000000) {
-                fail(p, NCCLTESTS_ERROR_BAD_VALUE, (int)(gr - line) + 1,
-                     "graph: expected a whole number in 0..1000000 (nccl-tests -G)");
-                return false;
-            }
-            p->graph = (int)v;
-        }
+        /* -m and -G, printed in the same line */
+        if (!header_int(p, line, body, "agg iters: ", 1, 1024, "nccl-tests -m, as conveyor collective takes it", &p->agg) ||
+            !header_int(p, line, body, "graph: ", 0, 1000000, "nccl-tests -G", &p->graph))
+            return false;
     } else if (g_str_has_prefix(body, "Rank ")) {
         p->ndev++;
     } else if ((m = strstr(body, "Avg bus bandwidth"))) {
