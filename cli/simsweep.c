@@ -30,6 +30,8 @@ static bool run_sizes(const coll_system *sys, coll_kind kind, int root, size_t e
             return false;
         }
     }
+    if (sys->nranks == 1) /* one copy per call (ncclLaunchOneRank), not an aggregate */
+        agg = 1;
     for (size_t i = 0; i < n; i++) {
         uint64_t bytes = sizes[i] * (uint64_t)agg; /* -m: the group's aggregate, one launch */
         coll_request req = {.kind = kind, .bytes = bytes};

@@ -439,6 +439,13 @@ double coll_setup_us(const coll_system *sys, const coll_request *req)
     return (req->fused ? 0 : coll_setup_host_us(sys, req)) + coll_base_lat_us(a, req->proto);
 }
 
+/* coll.h */
+double coll_one_rank_us(const coll_system *sys, const coll_request *req)
+{
+    double copy = sys->hbm_Bps > 0 ? 2.0 * (double)req->bytes / (sys->hbm_Bps * COMPUTE_COPY_HBM_EFF) * 1e6 : 0;
+    return (req->fused ? 0 : sys->launch_us) + copy;
+}
+
 static sim_time setup_ps(const coll_system *sys, const coll_request *req)
 {
     return sim_time_from_us(coll_setup_us(sys, req));
@@ -508,12 +515,8 @@ static bool launch(const coll_system *sys, const coll_request *req, sim_engine *
     x->seen = seen ? g_hash_table_ref(seen) : NULL;
     /* NCCL discards an empty collective: no launch, nothing to wait for */
     x->start = req->bytes == 0 && coll_empty_is_noop(req->kind) ? x->launched : x->launched + setup_ps(sys, req);
-    /* one rank (ncclLaunchOneRank, src/enqueue.cc): no NCCL kernel, a device-to-device copy of the
-     * buffer out of place, read and written in HBM (coll_request is the out-of-place call) */
-    if (sys->nranks == 1 && req->bytes > 0)
-        x->start = x->launched + sim_time_from_us(sys->launch_us + (sys->hbm_Bps > 0 ? 2.0 * (double)req->bytes /
-                                                                                      (sys->hbm_Bps * COMPUTE_COPY_HBM_EFF) * 1e6
-                                                                                : 0));
+    if (sys->nranks == 1 && !(req->bytes == 0 && coll_empty_is_noop(req->kind)))
+        x->start = x->launched + sim_time_from_us(coll_one_rank_us(sys, req));
     x->starting = true;
     if (sys->nranks > 1 && req->bytes > 0)
         algo_impl(req->algo)->start(x);

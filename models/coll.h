@@ -144,6 +144,11 @@ bool coll_run(const coll_system *sys, const coll_request *req, coll_result *out,
  * gpus_per_thread; none when req->fused) and NCCL's base latency of the algorithm and
  * protocol, us. */
 double coll_setup_us(const coll_system *sys, const coll_request *req);
+/* A collective on one rank, us: NCCL launches no kernel (ncclLaunchOneRank,
+ * src/enqueue.cc) but, out of place, copies the buffer device to device: its
+ * launch (none when req->fused: a CUDA graph's node) and req->bytes read and
+ * written in HBM at COMPUTE_COPY_HBM_EFF of hbm_Bps. */
+double coll_one_rank_us(const coll_system *sys, const coll_request *req);
 /* Its host part alone: (launch_us + nchannels x launch_ch_us) x gpus_per_thread, us. */
 double coll_setup_host_us(const coll_system *sys, const coll_request *req);
 /* NCCL's per-step network overhead of a multi-node ring (getNetOverhead,

@@ -222,6 +222,13 @@ static void on_memo_done(sim_engine *e, void *ctx, uint64_t arg)
     on_coll_done(e, ctx, &none);
 }
 
+static void on_one_rank_done(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    coll_result none = {0};
+    on_coll_done(e, ctx, &none);
+}
+
 static gint link_cmp(gconstpointer a, gconstpointer b)
 {
     fab_link_id x = *(const fab_link_id *)a, y = *(const fab_link_id *)b;
@@ -406,10 +413,14 @@ static void launch_coll(rp *p, rendezvous *rv)
     coll_ctx *c = g_new0(coll_ctx, 1);
     g_ptr_array_add(p->garbage, c);
     *c = (coll_ctx){.p = p, .rv = rv, .launch_ps = now, .traced_idx = p->out->colls->len};
-    if (gs->nranks == 1 || o->bytes == 0) {
+    if (gs->nranks == 1) {
+        /* one rank: no NCCL kernel (ncclLaunchOneRank); PyTorch's all_reduce, broadcast and reduce
+         * are in place (nothing to do), its all_gather, reduce_scatter, all_to_all, gather and
+         * scatter write another tensor: a device-to-device copy (coll_one_rank_us) */
         g_array_append_val(p->out->colls, rc);
-        coll_result none = {0};
-        on_coll_done(p->eng, c, &none);
+        bool in_place = o->coll == COLL_ALL_REDUCE || o->coll == COLL_BROADCAST || o->coll == COLL_REDUCE;
+        coll_request one = {.kind = o->coll, .bytes = o->bytes, .fused = rv->fused == rv->arrived};
+        sim_engine_after(p->eng, in_place ? 0 : sim_time_from_us(coll_one_rank_us(gs, &one)), on_one_rank_done, c, 0);
         return;
     }
     coll_request req = {.root = o->root};
@@ -463,6 +474,24 @@ static void launch_coll(rp *p, rendezvous *rv)
         fail(p, e);
 }
 
+/* Whether op i (a collective) is launched in the kernel of a collective before
+ * it: fused, after one that launched one. A call NCCL discarded (0 bytes,
+ * coll_empty_is_noop) launched nothing, so look past it: behind a group that
+ * starts with an empty call, the first real one pays the host launch. */
+static bool rides_a_kernel(rp *p, int r, uint32_t i)
+{
+    for (const trace_op *o = OPR(p, r, i); o->fused;) {
+        uint32_t j = ST(p, r, i)->stream_prev;
+        if (j == UINT32_MAX || OPR(p, r, j)->kind != TOP_COLL)
+            return false;
+        const trace_op *q = OPR(p, r, j);
+        if (!(q->bytes == 0 && coll_empty_is_noop(q->coll)))
+            return true;
+        i = j, o = q;
+    }
+    return false;
+}
+
 static void arrive_coll(rp *p, int r, uint32_t i)
 {
     const trace_op *o = OPR(p, r, i);
@@ -480,7 +509,7 @@ static void arrive_coll(rp *p, int r, uint32_t i)
     }
     rv->who[rv->arrived] = r;
     rv->idx[rv->arrived] = i;
-    rv->fused += o->fused;
+    rv->fused += rides_a_kernel(p, r, i);
     if (++rv->arrived == g->size)
         launch_coll(p, rv);
 }

@@ -439,6 +439,32 @@ static void test_kineto_gather_scatter_roots(void)
     g_clear_error(&err);
     tmp_dir_remove(dir);
 
+    /* two process groups over the same ranks, each numbering its collectives ("Seq" 0 both):
+     * two communicators, not one group calling collective #0 twice */
+    dir = g_dir_make_tmp("conveyor-kineto-XXXXXX", NULL);
+    for (int r = 0; r < 2; r++) {
+        char *txt = g_strdup_printf(
+            "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 2}, \"traceEvents\": ["
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce\", \"pid\": 0, \"tid\": 20, "
+            "\"ts\": 0, \"dur\": 10, \"args\": {\"stream\": 20, \"Collective name\": \"allreduce\", \"dtype\": \"Float\", "
+            "\"In msg nelems\": 256, \"Out msg nelems\": 256, \"Process Group Name\": \"0\", \"Process Group Ranks\": "
+            "\"[0, 1]\", \"Seq\": 0}}, {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce\", "
+            "\"pid\": 0, \"tid\": 20, \"ts\": 100, \"dur\": 10, \"args\": {\"stream\": 20, \"Collective name\": "
+            "\"allreduce\", \"dtype\": \"Float\", \"In msg nelems\": 512, \"Out msg nelems\": 512, \"Process Group "
+            "Name\": \"1\", \"Process Group Ranks\": \"[0, 1]\", \"Seq\": 0}}]}",
+            r);
+        char *f = g_strdup_printf("%s/r%d.json", dir, r);
+        g_assert(g_file_set_contents(f, txt, -1, NULL));
+        g_free(f);
+        g_free(txt);
+    }
+    t = trace_kineto_load_noted(dir, &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_NOT_EQUAL(OP(t, 0, 0)->group, OP(t, 0, 1)->group);
+    CU_ASSERT(OP(t, 1, 0)->group == OP(t, 0, 0)->group && OP(t, 1, 1)->group == OP(t, 0, 1)->group);
+    trace_free(t);
+    tmp_dir_remove(dir);
+
     coll_kind k;
     CU_ASSERT(kineto_coll_from_name("gather", &k) == 0 && k == COLL_GATHER);
     CU_ASSERT(kineto_coll_from_name("nccl:scatter", &k) != 0); /* the caller strips "nccl:" */

@@ -223,6 +223,31 @@ static void test_replay_empty_collective_waits_for_nobody(void)
     CU_ASSERT_TRUE_FATAL(coll_run(&g.sys, &req, &res, NULL));
     CU_ASSERT_EQUAL(res.time_us, 0);
     rig_close(&g);
+    /* a group that starts with an empty call: the discarded call launched no kernel, so the
+     * 64 KiB one "fused" after it pays the host launch, as the same call alone does */
+    int64_t end[2];
+    for (int k = 0; k < 2; k++) {
+        rig_open(&g, 2,
+                 spmd_trace(2, k ? "\"kind\":\"all_reduce\",\"bytes\":0" : "\"kind\":\"compute\",\"dur_us\":0",
+                            k ? "\"kind\":\"all_reduce\",\"bytes\":\"64K\",\"fused\":true"
+                              : "\"kind\":\"all_reduce\",\"bytes\":\"64K\"",
+                            NULL));
+        CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
+        end[k] = g.res.end_ps;
+        rig_close(&g);
+    }
+    CU_ASSERT_EQUAL(end[0], end[1]);
+    /* one rank: PyTorch's all_reduce is in place (no time), its all_gather copies its output
+     * (coll_one_rank_us: 2 x 1 GiB through an H100's HBM at the copy efficiency) */
+    for (int k = 0; k < 2; k++) {
+        rig_open(&g, 1, spmd_trace(1, k ? "\"kind\":\"all_gather\",\"bytes\":\"1G\"" : "\"kind\":\"all_reduce\",\"bytes\":\"1G\"",
+                                   NULL));
+        CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
+        coll_request one = {.kind = COLL_ALL_GATHER, .bytes = 1ull << 30};
+        CU_ASSERT_EQUAL(g.res.end_ps, k ? sim_time_from_us(coll_one_rank_us(&g.sys, &one)) : 0);
+        CU_ASSERT(k == 0 || g.res.end_ps > 700 * SIM_US);
+        rig_close(&g);
+    }
 }
 
 /* Compute beside a collective (opts.gpu_sms): an op that starts while its

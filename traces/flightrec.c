@@ -413,6 +413,11 @@ trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err)
             bool block = prev && prev->seq == x->seq;
             if (block && prev->coll == x->coll) {
                 trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, last_at[x->group]);
+                if (o->bytes + x->bytes > FR_MAX_BYTES) { /* (the sum wrapped, or ran for hours) */
+                    ok = fail(err, TRACE_ERROR_VALUE, g_ptr_array_index(files, (guint)i),
+                              "$.entries[%d]: a coalesced block over 2^50 bytes", x->idx);
+                    break;
+                }
                 o->bytes += x->bytes;
                 o->dur_ps = o->dur_ps >= 0 && x->dur_ps >= 0 ? MAX(o->dur_ps, x->dur_ps) : -1;
                 merged++;

@@ -40,7 +40,8 @@ typedef struct {
 struct knotes {
     int opaque;              /* NCCL kernels whose collective the trace does not give */
     char opaque_name[64];    /* the first one's name */
-    int rootless;            /* rooted collectives whose root the trace does not give: root 0 */
+    int rootless;            /* rooted collectives whose members disagree on the root: root 0 */
+    int past_group;          /* rooted ops whose "Rank" lies past an unlisted (default) group: root 0 */
 };
 
 typedef struct {
@@ -309,13 +310,17 @@ static gboolean comm_from_args(kctx *k, const gpu_ev *g, const cJSON *a, const c
         /* "Rank": the root (group-local) of a rooted collective since PyTorch 2.2 (pytorch#113828),
          * the caller's own rank before; members that disagree are settled after loading
          * (settle_roots) */
-        double root = rooted ? num(a, "Rank", num(rpc, "Rank", 0)) : 0;
+        /* a "Rank" that is there but not a number ("1", true, 1e300) is an error, not root 0 */
+        const cJSON *rv = cJSON_GetObjectItemCaseSensitive(a, "Rank");
+        if (!rv)
+            rv = cJSON_GetObjectItemCaseSensitive(rpc, "Rank");
+        double root = !rooted || !rv ? 0 : cJSON_IsNumber(rv) && fabs(rv->valuedouble) < 1e15 ? rv->valuedouble : -1;
         int gsize = ((const trace_group *)g_ptr_array_index(k->t->groups, op->group))->size;
         if (!(root >= 0 && root == floor(root) && (root < gsize || (!rk && root < KINETO_MAX_RANKS))))
             ok = fail(k, g, TRACE_ERROR_VALUE, err, "Rank (the root of a broadcast, reduce, gather or scatter): "
                                                     "expected a rank of its process group");
         else if (root >= gsize) /* the caller's rank (before 2.2) in a group the trace does not list */
-            k->notes->rootless++;
+            k->notes->past_group++;
         else
             op->root = (int)root;
     } else {
@@ -768,7 +773,7 @@ trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **er
         trace_free(t);
         t = NULL;
     }
-    if (ok && (kn.opaque || kn.rootless) && note) {
+    if (ok && (kn.opaque || kn.rootless || kn.past_group) && note) {
         GString *m = g_string_new("Kineto: ");
         if (kn.opaque)
             g_string_append_printf(m, "%d NCCL kernel%s without the collective's size in the trace (e.g. %.48s: the "
@@ -780,6 +785,11 @@ trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **er
             g_string_append_printf(m, "%s%d broadcast/reduce/gather/scatter%s whose members disagree on \"Rank\" (PyTorch "
                                    "before 2.2 recorded each caller's own rank there, not the root) replayed with root 0",
                                    kn.opaque ? "; " : "", kn.rootless, kn.rootless == 1 ? "" : "s");
+        if (kn.past_group)
+            g_string_append_printf(m, "%s%d broadcast/reduce/gather/scatter op%s whose \"Rank\" lies past the default "
+                                   "group (no \"Process Group Ranks\"; PyTorch before 2.2 recorded the caller's rank "
+                                   "there) replayed with root 0", kn.opaque || kn.rootless ? "; " : "", kn.past_group,
+                                   kn.past_group == 1 ? "" : "s");
         *note = g_string_free(m, FALSE);
     }
     g_free(rank);

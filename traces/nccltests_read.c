@@ -202,10 +202,15 @@ static bool header_int(parser *p, const char *line, const char *body, const char
     if (!k)
         return true;
     char *end;
+    errno = 0;
     long v = strtol(k + strlen(key), &end, 10);
-    if (end == k + strlen(key) || v < lo || v > hi) {
-        fail(p, NCCLTESTS_ERROR_BAD_VALUE, (int)(k - line) + 1, "%.*s: expected a whole number in %ld..%ld (%s)",
-             (int)strlen(key) - 2, key, lo, hi, what);
+    /* a whole number: "3.5" or "2abc" were read as 3 and 2 */
+    if (end == k + strlen(key) || errno || (*end && *end != ' ' && *end != '\t') || v < lo || v > hi) {
+        int kl = (int)strlen(key);
+        while (kl > 0 && (key[kl - 1] == ' ' || key[kl - 1] == ':'))
+            kl--;
+        fail(p, NCCLTESTS_ERROR_BAD_VALUE, (int)(k - line) + 1, "%.*s: expected a whole number in %ld..%ld (%s)", kl,
+             key, lo, hi, what);
         return false;
     }
     *out = (int)v;
@@ -240,9 +245,13 @@ static bool comment_line(parser *p, const char *line, const char *s)
         /* nccl-tests prints positive values here; anything else is not its header (these were
          * dropped silently, and an "agg iters: 0" read as 1) */
         int nt = 0, ng = 0;
-        if (sscanf(body, "nThread %d nGpus %d", &nt, &ng) == 2 && (nt < 1 || nt > 1000000 || ng < 1 || ng > 1000000)) {
+        /* (read as %d, 4294967304 wrapped to 8; and nThread x nGpus overflowed an int) */
+        if (!header_int(p, line, body, "nThread ", 1, 1000000, "nccl-tests -t", &nt) ||
+            !header_int(p, line, body, "nGpus ", 1, 1000000, "nccl-tests -g", &ng))
+            return false;
+        if (nt && ng && (int64_t)nt * ng > 1000000) {
             fail(p, NCCLTESTS_ERROR_BAD_VALUE, (int)(body - line) + 1,
-                 "nThread %d nGpus %d: expected whole numbers in 1..1000000", nt, ng);
+                 "nThread %d x nGpus %d: expected at most 1000000 GPUs", nt, ng);
             return false;
         }
         p->nthread = nt, p->ngpus = ng;

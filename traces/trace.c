@@ -77,7 +77,9 @@ int trace_group_add(trace *t, const char *name, const int *ranks, int n)
             s[m++] = s[i];
     for (guint i = 0; i < t->groups->len; i++) {
         trace_group *g = g_ptr_array_index(t->groups, i);
-        if (g->size == m && !memcmp(g->ranks, s, (size_t)m * sizeof(int))) {
+        /* two named groups of the same ranks are two communicators (PyTorch process groups,
+         * NCCL comms), each numbering its own collectives: kept apart */
+        if (g->size == m && !memcmp(g->ranks, s, (size_t)m * sizeof(int)) && (!name || !strcmp(g->name, name))) {
             g_free(s);
             return (int)i;
         }

@@ -77,8 +77,9 @@ trace *trace_new(int nranks, const char *source);
 void trace_free(trace *t);
 
 /* The group over these global ranks (sorted, de-duplicated internally);
- * returns its index, reusing an existing group with the same member set.
- * `name` may be NULL (then "g<index>"). */
+ * returns its index, reusing an existing group with the same member set
+ * and name (any name when `name` is NULL): two named groups of the same
+ * ranks are two communicators. `name` may be NULL (then "g<index>"). */
 int trace_group_add(trace *t, const char *name, const int *ranks, int n);
 /* The group of all ranks. */
 int trace_group_world(trace *t);
