@@ -257,6 +257,12 @@ static gboolean check_one_coll(trace *t, GHashTable *seen, int r, guint i, GErro
                     r, i, coll_kind_name(o->coll), o->root, gd, g->size - 1);
         return FALSE;
     }
+    if (o->seq >= (G_GINT64_CONSTANT(1) << 40)) { /* (the key below keeps 40 bits: collectives collided) */
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
+                    "%s: rank %d op %u (%s): sequence number %" G_GINT64_FORMAT " is 2^40 or more", t->source, r, i,
+                    coll_kind_name(o->coll), o->seq);
+        return FALSE;
+    }
     gint64 key = ((gint64)o->group << 40) | (o->seq & ((G_GINT64_CONSTANT(1) << 40) - 1));
     coll_seen *s = g_hash_table_lookup(seen, &key);
     if (!s) {
