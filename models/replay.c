@@ -495,7 +495,7 @@ static bool rides_a_kernel(rp *p, int r, uint32_t i)
 static void arrive_coll(rp *p, int r, uint32_t i)
 {
     const trace_op *o = OPR(p, r, i);
-    gint64 key = ((gint64)o->group << 40) | o->seq;
+    gint64 key = trace_coll_key(o->group, o->seq);
     rendezvous *rv = g_hash_table_lookup(p->rvs, &key);
     const trace_group *g = g_ptr_array_index(p->t->groups, o->group);
     if (!rv) {
@@ -1408,7 +1408,7 @@ static GError *deadlock_error(rp *p)
             const trace_op *o = OPR(p, r, i);
             if (o->kind == TOP_COLL) {
                 const trace_group *g = g_ptr_array_index(p->t->groups, o->group);
-                gint64 key = ((gint64)o->group << 40) | o->seq;
+                gint64 key = trace_coll_key(o->group, o->seq);
                 rendezvous *rv = g_hash_table_lookup(p->rvs, &key);
                 g_string_append_printf(msg, "\n  rank %d op %u: %s #%" G_GINT64_FORMAT " of group '%s' waits for "
                                        "%d of its %d ranks, which never reach it", r, i, coll_kind_name(o->coll),

@@ -185,8 +185,8 @@ static gboolean load_entry(fr_ctx *c, fr_file *f, const cJSON *e, int idx, int64
         x.kind = TOP_COLL;
         x.coll = strcmp(op, "barrier") ? k : COLL_ALL_REDUCE; /* PyTorch's barrier: an all_reduce of one element */
         double seq = num(e, "collective_seq_id", -1);
-        if (!(seq >= 0) || seq != floor(seq))
-            return BAD(TRACE_ERROR_VALUE, "$.entries[%d].collective_seq_id: expected a whole number >= 0", idx);
+        if (!(seq >= 0 && seq < (double)TRACE_MAX_SEQ) || seq != floor(seq)) /* (trace_coll_key: 40 bits) */
+            return BAD(TRACE_ERROR_VALUE, "$.entries[%d].collective_seq_id: expected a whole number in 0..2^40-1", idx);
         x.seq = (int64_t)seq;
     } else {
         if (!c->unknown++)
@@ -293,7 +293,7 @@ static void line_up(trace *t, fr_file *fs, int nf, int *dropped)
             fr_ent *x = &g_array_index(fs[i].ent, fr_ent, j);
             if (x->kind != TOP_COLL)
                 continue;
-            int64_t key = ((int64_t)x->group << 40) | x->seq;
+            int64_t key = trace_coll_key(x->group, x->seq);
             x->occ = GPOINTER_TO_INT(g_hash_table_lookup(mine, &key));
             g_hash_table_replace(mine, g_memdup2(&key, sizeof key), GINT_TO_POINTER(x->occ + 1));
         }
@@ -331,7 +331,7 @@ static void line_up(trace *t, fr_file *fs, int nf, int *dropped)
             fr_ent *x = &g_array_index(fs[i].ent, fr_ent, j);
             gboolean keep;
             if (x->kind == TOP_COLL) {
-                int64_t key = ((int64_t)x->group << 40) | x->seq;
+                int64_t key = trace_coll_key(x->group, x->seq);
                 const int *s = g_hash_table_lookup(seen, &key);
                 const trace_group *g = g_ptr_array_index(t->groups, x->group);
                 keep = s && s[0] == g->size && x->occ < s[1];

@@ -301,8 +301,7 @@ static gboolean comm_from_args(kctx *k, const gpu_ev *g, const cJSON *a, const c
         /* nccl-tests' size: all_gather's total output; gather's and scatter's whole list (PyTorch
          * records the rank's piece x the group size as Out for gather, as In for scatter since
          * 2.2 and as Out before) */
-        gboolean rooted = op->coll == COLL_BROADCAST || op->coll == COLL_REDUCE || op->coll == COLL_GATHER ||
-                          op->coll == COLL_SCATTER;
+        gboolean rooted = coll_default_root(op->coll) >= 0;
         op->bytes = (uint64_t)((op->coll == COLL_ALL_GATHER                                  ? out
                                 : op->coll == COLL_GATHER || op->coll == COLL_SCATTER ? fmax(in, out)
                                                                                        : in) *
@@ -684,19 +683,16 @@ static void assign_ranks(const double *dist, int n, int *rank)
  * root is not in the trace, and 0 is taken (counted for the note). */
 static void settle_roots(trace *t, struct knotes *kn)
 {
+    trace_number_collectives(t);
     GHashTable *seen = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, NULL); /* key -> root + 1, or -1 */
     for (int pass = 0; pass < 2; pass++)
-        for (int r = 0; r < t->nranks; r++) {
-            int64_t *next = g_new0(int64_t, t->groups->len + 1);
+        for (int r = 0; r < t->nranks; r++)
             for (guint i = 0; i < t->ranks[r].ops->len; i++) {
                 trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
-                if (o->kind != TOP_COLL || o->group < 0 || (guint)o->group >= t->groups->len)
+                if (o->kind != TOP_COLL || coll_default_root(o->coll) < 0 || o->group < 0 ||
+                    (guint)o->group >= t->groups->len || o->seq >= TRACE_MAX_SEQ) /* (validate refuses those) */
                     continue;
-                int64_t seq = o->seq >= 0 ? o->seq : next[o->group];
-                next[o->group] = MAX(next[o->group], seq + 1);
-                if (coll_default_root(o->coll) < 0)
-                    continue;
-                gint64 key = ((gint64)o->group << 40) | (seq & ((G_GINT64_CONSTANT(1) << 40) - 1));
+                gint64 key = trace_coll_key(o->group, o->seq);
                 gpointer v;
                 if (pass == 0 && !g_hash_table_lookup_extended(seen, &key, NULL, &v))
                     g_hash_table_insert(seen, g_memdup2(&key, sizeof key), GINT_TO_POINTER(o->root + 1));
@@ -708,8 +704,6 @@ static void settle_roots(trace *t, struct knotes *kn)
                         kn->rootless++; /* once per collective: at its first member */
                 }
             }
-            g_free(next);
-        }
     g_hash_table_destroy(seen);
 }
 

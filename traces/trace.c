@@ -210,8 +210,8 @@ static char *group_desc(const trace_group *g)
     return g_string_free(s, FALSE);
 }
 
-/* Missing seq numbers are filled per (rank, group) in call order. */
-static void fill_seq(trace *t)
+/* trace.h */
+void trace_number_collectives(trace *t)
 {
     for (int r = 0; r < t->nranks; r++) {
         int64_t *next = g_new0(int64_t, t->groups->len + 1);
@@ -257,13 +257,13 @@ static gboolean check_one_coll(trace *t, GHashTable *seen, int r, guint i, GErro
                     r, i, coll_kind_name(o->coll), o->root, gd, g->size - 1);
         return FALSE;
     }
-    if (o->seq >= (G_GINT64_CONSTANT(1) << 40)) { /* (the key below keeps 40 bits: collectives collided) */
+    if (o->seq >= TRACE_MAX_SEQ) { /* (trace_coll_key keeps 40 bits: collectives collided) */
         g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
                     "%s: rank %d op %u (%s): sequence number %" G_GINT64_FORMAT " is 2^40 or more", t->source, r, i,
                     coll_kind_name(o->coll), o->seq);
         return FALSE;
     }
-    gint64 key = ((gint64)o->group << 40) | (o->seq & ((G_GINT64_CONSTANT(1) << 40) - 1));
+    gint64 key = trace_coll_key(o->group, o->seq);
     coll_seen *s = g_hash_table_lookup(seen, &key);
     if (!s) {
         s = g_new0(coll_seen, 1);
@@ -497,7 +497,7 @@ gboolean trace_validate(trace *t, GError **err)
     for (int r = 0; r < t->nranks; r++)
         if (!check_rank_graph(t, r, err) || !check_fused(t, r, err))
             return FALSE;
-    fill_seq(t);
+    trace_number_collectives(t);
     return check_colls(t, err) && check_p2p(t, err);
 }
 

@@ -101,6 +101,18 @@ void trace_op_dep(trace *t, int r, uint32_t after, uint32_t before);
  * (TRACE_ERROR_MISMATCH / TRACE_ERROR_UNMATCHED / TRACE_ERROR_REF). */
 gboolean trace_validate(trace *t, GError **err);
 
+/* Largest collective sequence number + 1 (trace_validate refuses more). */
+#define TRACE_MAX_SEQ (INT64_C(1) << 40)
+/* The key of collective `seq` (0 <= seq < TRACE_MAX_SEQ) of group `group`:
+ * one integer per (group, seq), for the tables that line collectives up. */
+static inline int64_t trace_coll_key(int group, int64_t seq)
+{
+    return ((int64_t)group << 40) | seq;
+}
+/* Fills missing collective seq numbers (-1) in per-(rank, group) call order,
+ * as trace_validate does first. */
+void trace_number_collectives(trace *t);
+
 /* FALSE with *err (which may be NULL) when t is a rank (or some ranks) of a
  * larger job: a group names a rank, or a send/receive a peer, beyond t's
  * ranks. Such a trace is validated after trace_replicate; the replay
