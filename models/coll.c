@@ -513,10 +513,12 @@ static bool launch(const coll_system *sys, const coll_request *req, sim_engine *
         x->proto_own.chunk_bytes_pipe = x->proto_own.step_bytes;
     }
     x->seen = seen ? g_hash_table_ref(seen) : NULL;
-    /* NCCL discards an empty collective: no launch, nothing to wait for */
-    x->start = req->bytes == 0 && coll_empty_is_noop(req->kind) ? x->launched : x->launched + setup_ps(sys, req);
-    if (sys->nranks == 1 && !(req->bytes == 0 && coll_empty_is_noop(req->kind)))
-        x->start = x->launched + sim_time_from_us(coll_one_rank_us(sys, req));
+    /* NCCL discards an empty collective (no launch, nothing to wait for) and runs one rank
+     * without a kernel (coll_one_rank_us) */
+    bool empty = req->bytes == 0 && coll_empty_is_noop(req->kind);
+    x->start = x->launched + (empty                ? 0
+                              : sys->nranks == 1 ? sim_time_from_us(coll_one_rank_us(sys, req))
+                                                 : setup_ps(sys, req));
     x->starting = true;
     if (sys->nranks > 1 && req->bytes > 0)
         algo_impl(req->algo)->start(x);

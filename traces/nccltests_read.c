@@ -242,23 +242,18 @@ static bool comment_line(parser *p, const char *line, const char *s)
             p->nccl_code_line = p->line;
         }
     } else if (g_str_has_prefix(body, "nThread ")) {
-        /* nccl-tests prints positive values here; anything else is not its header (these were
-         * dropped silently, and an "agg iters: 0" read as 1) */
-        int nt = 0, ng = 0;
-        /* (read as %d, 4294967304 wrapped to 8; and nThread x nGpus overflowed an int) */
-        if (!header_int(p, line, body, "nThread ", 1, 1000000, "nccl-tests -t", &nt) ||
-            !header_int(p, line, body, "nGpus ", 1, 1000000, "nccl-tests -g", &ng))
-            return false;
-        if (nt && ng && (int64_t)nt * ng > 1000000) {
-            fail(p, NCCLTESTS_ERROR_BAD_VALUE, (int)(body - line) + 1,
-                 "nThread %d x nGpus %d: expected at most 1000000 GPUs", nt, ng);
-            return false;
-        }
-        p->nthread = nt, p->ngpus = ng;
-        /* -m and -G, printed in the same line */
-        if (!header_int(p, line, body, "agg iters: ", 1, 1024, "nccl-tests -m, as conveyor collective takes it", &p->agg) ||
+        /* -t, -g, -m and -G: whole numbers in range (they were dropped silently or wrapped, and
+         * nThread x nGpus overflowed an int) */
+        if (!header_int(p, line, body, "nThread ", 1, 1000000, "nccl-tests -t", &p->nthread) ||
+            !header_int(p, line, body, "nGpus ", 1, 1000000, "nccl-tests -g", &p->ngpus) ||
+            !header_int(p, line, body, "agg iters: ", 1, 1024, "nccl-tests -m, as conveyor collective takes it", &p->agg) ||
             !header_int(p, line, body, "graph: ", 0, 1000000, "nccl-tests -G", &p->graph))
             return false;
+        if ((int64_t)p->nthread * p->ngpus > 1000000) {
+            fail(p, NCCLTESTS_ERROR_BAD_VALUE, (int)(body - line) + 1,
+                 "nThread %d x nGpus %d: expected at most 1000000 GPUs", p->nthread, p->ngpus);
+            return false;
+        }
     } else if (g_str_has_prefix(body, "Rank ")) {
         p->ndev++;
     } else if ((m = strstr(body, "Avg bus bandwidth"))) {
