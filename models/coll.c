@@ -594,8 +594,12 @@ static bool run(const coll_system *sys, const coll_request *req, coll_result *ou
             g_propagate_error(err, async);
             ok = false;
         } else if (rc != SIM_OK || !sink.done) {
-            g_set_error(err, COLL_ERROR, COLL_ERROR_SIM, "simulation of %s did not complete (engine %d)",
-                        coll_kind_name(req->kind), rc);
+            if (rc != SIM_OK)
+                g_set_error(err, COLL_ERROR, COLL_ERROR_SIM, "simulation of %s stopped: %s", coll_kind_name(req->kind),
+                            sim_engine_strerror(rc));
+            else
+                g_set_error(err, COLL_ERROR, COLL_ERROR_SIM, "simulation of %s did not complete",
+                            coll_kind_name(req->kind));
             ok = false;
         }
     }

@@ -189,16 +189,21 @@ static void start_service(fabric *f, fab_link_id l, fab_chunk *c)
     sim_time from = c->cut ? r->free_at : now;
     sim_time start = c->ready > from ? c->ready : from;
     double ps = (double)c->bytes * r->ps_per_byte;
-    sim_time ser = (sim_time)ps;
-    ser += (double)ser < ps; /* round up: a non-empty chunk takes >= 1 ps */
+    sim_time ser = SIM_TIME_LIMIT; /* past the axis: the engine's overflow error */
+    if (ps < (double)SIM_TIME_LIMIT) {
+        ser = (sim_time)ps;
+        ser += (double)ser < ps; /* round up: a non-empty chunk takes >= 1 ps */
+    }
     /* the link is free when it has sent the bytes; a piece whose tail comes
      * later, from a slower link upstream, moves on with that tail time
      * (on_link_done), and the next link cannot finish it before */
-    sim_time end = start + ser > now ? start + ser : now;
+    sim_time end = sim_time_sat_add(start, ser); /* past SIM_TIME_LIMIT: the engine's overflow error */
+    end = end > now ? end : now;
     r->cur = c;
-    r->st.qdelay_ps += start - c->ready > 0 ? start - c->ready : 0;
+    /* sums over chunks: saturate (a queue of long waits passes 2^63 ps before the clock does) */
+    r->st.qdelay_ps = sim_time_sat_add(r->st.qdelay_ps, start - c->ready > 0 ? start - c->ready : 0);
     c->ready = start; /* a cut-through piece's head leaves now */
-    r->st.busy_ps += ser;
+    r->st.busy_ps = sim_time_sat_add(r->st.busy_ps, ser);
     r->st.bytes += c->bytes;
     r->st.chunks++;
     if (f->recs) {
@@ -272,7 +277,7 @@ static void inject(fabric *f, fab_xfer *x, sim_time ready)
         c->cut = x->cut;
         if (paced) {
             sim_time from = ready > x->pacer->t_ps ? ready : x->pacer->t_ps;
-            c->ready = x->pacer->t_ps = from + sim_time_for_bytes((double)c->bytes, x->pacer->Bps);
+            c->ready = x->pacer->t_ps = sim_time_sat_add(from, sim_time_for_bytes((double)c->bytes, x->pacer->Bps));
         } else if (left > cb) {
             /* every chunk the window admits now, as one batch */
             uint64_t chunks = left / cb + (left % cb != 0), room = x->window ? x->window - x->inflight : chunks;
@@ -376,7 +381,7 @@ static void on_link_done(sim_engine *e, void *ctx, uint64_t arg)
      * still coming from a slower link upstream, has passed (c->tail) */
     sim_time done = c->cut && c->tail > r->free_at ? c->tail : r->free_at;
     int64_t lat = r->lat_ps;
-    sim_time at = done + lat;
+    sim_time at = sim_time_sat_add(done, lat);
     int32_t nhops = (int32_t)c->route->nhops;
     if (c->hop + 1 < nhops) {
         c->hop++;
@@ -486,8 +491,8 @@ void fabric_link_account(fabric *f, fab_link_id l, const fab_link_stats *add)
     fab_link_stats *st = &f->run[server_of(f, l)].st;
     st->bytes += add->bytes;
     st->chunks += add->chunks;
-    st->busy_ps += add->busy_ps;
-    st->qdelay_ps += add->qdelay_ps;
+    st->busy_ps = sim_time_sat_add(st->busy_ps, add->busy_ps);
+    st->qdelay_ps = sim_time_sat_add(st->qdelay_ps, add->qdelay_ps);
     if (add->peak_queue > st->peak_queue)
         st->peak_queue = add->peak_queue;
 }

@@ -113,8 +113,13 @@ static int64_t run_copies(fabric *f, const fab_node_id *src, const fab_node_id *
     else
         for (int k = 0; k < n; k++)
             fabric_transfer_start(f, c[k].route, FAB_NONE, bytes, chunk, window, 0, on_copy, &c[k], 0);
-    sim_engine_run(e);
+    int rc = sim_engine_run(e);
     sim_engine_free(e);
+    if (rc != SIM_OK) {
+        g_set_error(err, FABRIC_ERROR, FABRIC_ERROR_UNREACHABLE, "copy of %" G_GUINT64_FORMAT " bytes stopped: %s", bytes,
+                    sim_engine_strerror(rc));
+        return -1;
+    }
     for (int k = 0; k < n; k++)
         if ((int64_t)c[k].done > end)
             end = (int64_t)c[k].done;

@@ -1546,7 +1546,8 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
         g_propagate_error(err, p.err);
         ok = false;
     } else if (rc != SIM_OK) {
-        g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE, "%s: the simulation stopped (engine error %d)", t->source, rc);
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE, "%s: the simulation stopped: %s", t->source,
+                    sim_engine_strerror(rc));
         ok = false;
     } else {
         for (int r = 0; r < t->nranks && ok; r++)
@@ -1571,7 +1572,7 @@ bool replay_run(const trace *t, const replay_opts *o, replay_result *out, GError
         }
         for (fab_link_id l = 0; l < fabric_link_count(sys->fab); l++)
             if (fabric_link(sys->fab, l)->kind != LINK_SERVER)
-                out->link_qdelay_ps += fabric_link_stats(sys->fab, l)->qdelay_ps;
+                out->link_qdelay_ps = sim_time_sat_add(out->link_qdelay_ps, fabric_link_stats(sys->fab, l)->qdelay_ps);
     }
     if (getenv("CONVEYOR_DEBUG_REUSE"))
         fprintf(stderr, "reuse: runs %" G_GUINT64_FORMAT " events %" G_GUINT64_FORMAT " hits %" G_GUINT64_FORMAT

@@ -57,6 +57,19 @@ sim_time sim_engine_now(const sim_engine *e) { return e->now; }
 sim_rng *sim_engine_rng(sim_engine *e) { return &e->rng; }
 size_t sim_engine_pending(const sim_engine *e) { return sim_queue_len(e->q); }
 int sim_engine_error(const sim_engine *e) { return e->error; }
+
+const char *sim_engine_strerror(int code)
+{
+    switch (code) {
+    case SIM_OK: return "";
+    case SIM_ETIME_OVERFLOW:
+        return "the simulated time passed the clock's range (2^60 ps, about 13 days): a link too slow for the bytes it "
+               "was given";
+    case SIM_EPAST: return "an event was scheduled in the past (a model's bug)";
+    case SIM_ETOO_MANY: return "more than 2^24 events pending at once";
+    default: return "unknown engine error";
+    }
+}
 const sim_stats *sim_engine_stats(const sim_engine *e) { return &e->stats; }
 void sim_engine_stop(sim_engine *e) { e->stop = true; }
 
@@ -99,7 +112,7 @@ static sim_event fail(sim_engine *e, int code)
 
 sim_event sim_engine_at(sim_engine *e, sim_time at, sim_handler fn, void *ctx, uint64_t arg)
 {
-    if (at == SIM_TIME_MAX)
+    if (at >= SIM_TIME_LIMIT)
         return fail(e, SIM_ETIME_OVERFLOW);
     if (at < e->now)
         return fail(e, SIM_EPAST);

@@ -28,7 +28,7 @@ typedef struct {
 
 enum {
     SIM_OK = 0,
-    SIM_ETIME_OVERFLOW = -1, /* an event was scheduled past SIM_TIME_MAX */
+    SIM_ETIME_OVERFLOW = -1, /* an event was scheduled at or past SIM_TIME_LIMIT */
     SIM_EPAST = -2,          /* an event was scheduled before now */
     SIM_ETOO_MANY = -3,      /* more than 2^24 (16.7 million) events pending at once */
 };
@@ -78,6 +78,8 @@ void sim_engine_set_progress(sim_engine *e, sim_progress_fn fn, void *ctx);
 
 size_t sim_engine_pending(const sim_engine *e);
 int sim_engine_error(const sim_engine *e);
+/* What an error code means, in words for a user ("" for SIM_OK). */
+const char *sim_engine_strerror(int code);
 const sim_stats *sim_engine_stats(const sim_engine *e);
 
 #endif

@@ -93,14 +93,23 @@ static void test_engine_overflow_is_reported_not_wrapped(void)
 {
     sim_engine *e = sim_engine_new(1);
     int n = 0;
-    sim_engine_at(e, SIM_TIME_MAX - 5, on_count, &n, 0);
+    sim_engine_at(e, SIM_TIME_LIMIT - 5, on_count, &n, 0);
     sim_engine_run(e);
     CU_ASSERT_EQUAL(n, 1);
     sim_event ev = sim_engine_after(e, 10, on_count, &n, 0);
     CU_ASSERT_EQUAL(ev.seq, UINT64_MAX);
     CU_ASSERT_EQUAL(sim_engine_error(e), SIM_ETIME_OVERFLOW);
     CU_ASSERT_EQUAL(sim_engine_pending(e), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sim_engine_strerror(sim_engine_error(e)), "clock's range"));
     sim_engine_free(e);
+    /* a time that saturated (SIM_TIME_MAX from a sum) is refused too */
+    e = sim_engine_new(1);
+    ev = sim_engine_at(e, sim_time_sat_add(SIM_TIME_MAX - 5, 10), on_count, &n, 0);
+    CU_ASSERT_EQUAL(ev.seq, UINT64_MAX);
+    CU_ASSERT_EQUAL(sim_engine_error(e), SIM_ETIME_OVERFLOW);
+    sim_engine_free(e);
+    CU_ASSERT_EQUAL(sim_time_sat_add(SIM_TIME_MAX - 5, 10), SIM_TIME_MAX);
+    CU_ASSERT_EQUAL(sim_time_sat_add(SIM_S, SIM_S), 2 * SIM_S);
 
     sim_time out;
     CU_ASSERT_FALSE(sim_time_add(SIM_TIME_MAX, 1, &out));
@@ -138,7 +147,8 @@ static void test_time_conversions_round_trip(void)
     CU_ASSERT_EQUAL(sim_time_for_bytes(1e9, 1e9), SIM_S);
     CU_ASSERT_EQUAL(sim_time_for_bytes(1, 3e12), 1); /* rounds up, never 0 */
     ASSERT_REL(sim_time_to_us(123456789), 123.456789, 1e-12);
-    CU_ASSERT_EQUAL(sim_time_from_s(1e30), SIM_TIME_MAX);
+    CU_ASSERT_EQUAL(sim_time_from_s(1e30), SIM_TIME_LIMIT);
+    CU_ASSERT_EQUAL(sim_time_for_bytes(1e30, 1), SIM_TIME_LIMIT); /* saturates: sums of a few stay in int64 */
 }
 
 static void test_rng_exponential_moments_and_tail(void)
