@@ -89,6 +89,8 @@ static void print_header(const topo *t)
         printf("  calibration: %s\n", t->calibration);
     printf("  p2p %s; scale-out %s, %d NIC(s) x %.0f Gb/s per server", t->p2p ? "on" : "off",
            t->fabric_name ? t->fabric_name : "none", t->nics_per_node, t->nic_Bps * 8 / 1e9);
+    if (t->nic_raw_Bps > t->nic_Bps) /* a NIC faster than the switch port trains down to it */
+        printf(" (%.0f Gb/s NICs at the %s ports' rate)", t->nic_raw_Bps * 8 / 1e9, t->fabric_name);
     if (t->nic_devices > 1) /* what NCCL's tuner sees (nics.net_devices) */
         printf(", each %d network devices of %.0f Gb/s to NCCL", t->nic_devices, t->nic_Bps * 8 / 1e9 / t->nic_devices);
     printf("\n");

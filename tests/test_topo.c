@@ -232,14 +232,12 @@ static void test_topo_nodes4_replicates_and_rails(void)
     topo_free(t);
 }
 
-static void test_topo_oversubscription_halves_uplinks(void)
+/* The raw rates of a leaf's links down to NICs and up to spines, summed. */
+static void leaf_rates(const topo *t, const char *leaf, double *down, double *up)
 {
-    const char *const two[] = {"oversubscription=2", NULL};
-    topo *t = load("dgx-h100", 64, 0, two); /* radix 64: 32 servers per group, 2 groups */
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    double down = 0, up = 0;
+    *down = *up = 0;
     for (fab_node_id n = 0; n < fabric_node_count(t->fab); n++) {
-        if (strcmp(fabric_node(t->fab, n)->name, "leaf1.3"))
+        if (strcmp(fabric_node(t->fab, n)->name, leaf))
             continue;
         const fab_link_id *out;
         uint32_t k;
@@ -247,14 +245,47 @@ static void test_topo_oversubscription_halves_uplinks(void)
         for (uint32_t i = 0; i < k; i++) {
             fab_node_kind other = fabric_node(t->fab, fabric_link_dst(t->fab, out[i]))->kind;
             if (other == FAB_NIC)
-                down += fabric_link(t->fab, out[i])->bw_Bps;
+                *down += fabric_link(t->fab, out[i])->bw_Bps;
             else if (other == FAB_NET_SPINE)
-                up += fabric_link(t->fab, out[i])->bw_Bps;
+                *up += fabric_link(t->fab, out[i])->bw_Bps;
         }
     }
+}
+
+static void test_topo_oversubscription_halves_uplinks(void)
+{
+    const char *const two[] = {"oversubscription=2", NULL};
+    topo *t = load("dgx-h100", 64, 0, two); /* radix 64: 32 servers per group, 2 groups */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double down, up;
+    leaf_rates(t, "leaf1.3", &down, &up);
     ASSERT_REL(down, 32 * 400e9 / 8, 1e-9);
     ASSERT_REL(up, down / 2, 1e-9);
     topo_free(t);
+}
+
+/* A NIC's link runs at the slower of the NIC and the switch port; uplinks at
+ * the port rate: 400G NICs on HDR (200G ports) run at 200; 100G EDR NICs
+ * (DGX-1) under HDR leaves keep 100 while the leaf's uplinks run at 200. */
+static void test_topo_nic_links_at_port_rate(void)
+{
+    GError *e = NULL;
+    topo *h = topo_load("dgx-h100", &(topo_opts){.nodes = 64, .fabric = "ib-hdr"}, &e);
+    topo *v = load("dgx1-v100", 64, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    double down, up;
+    leaf_rates(h, "leaf0.3", &down, &up); /* ib-hdr radix 40: 20 servers per leaf */
+    ASSERT_REL(down, 20 * 200e9 / 8, 1e-9);
+    ASSERT_REL(up, down, 1e-9);
+    ASSERT_REL(h->nic_Bps, 200e9 / 8, 1e-12); /* what NCCL's tuner sees */
+    ASSERT_REL(h->nic_raw_Bps, 400e9 / 8, 1e-12);
+    leaf_rates(v, "leaf0.3", &down, &up);
+    ASSERT_REL(down, 20 * 100e9 / 8, 1e-9);
+    ASSERT_REL(up, 2 * down, 1e-9);
+    ASSERT_REL(v->nic_Bps, 100e9 / 8, 1e-12);
+    topo_free(h);
+    topo_free(v);
 }
 
 static void test_topo_gpus2_uses_first_two(void)
@@ -592,6 +623,7 @@ int main(void)
         {"p2p_defaults_and_set", test_topo_p2p_defaults_and_set},
         {"nodes4_replicates_and_rails", test_topo_nodes4_replicates_and_rails},
         {"oversubscription_halves_uplinks", test_topo_oversubscription_halves_uplinks},
+        {"nic_links_at_port_rate", test_topo_nic_links_at_port_rate},
         {"gpus2_uses_first_two", test_topo_gpus2_uses_first_two},
         {"nvl72_shares_one_nvswitch_per_domain", test_topo_nvl72_shares_one_nvswitch_per_domain},
         {"dgx1_six_nvlinks_per_gpu", test_topo_dgx1_six_nvlinks_per_gpu},

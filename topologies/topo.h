@@ -53,7 +53,9 @@ typedef struct {
     char *fabric_name;   /* e.g. "ib-ndr"; NULL for a single-node-only system */
     int nics_per_node;
     bool sharp;          /* the scale-out switches reduce in-network (SHARP) */
-    double nic_Bps;      /* per NIC, bytes/s, one direction (raw) */
+    double nic_Bps;      /* per NIC, bytes/s, one direction (raw), as its link runs: the
+                          * slower of the NIC and the fabric's switch port */
+    double nic_raw_Bps;  /* the NIC's own rate (nic.gbps) */
     int nic_devices;     /* network devices NCCL sees per NIC ("net_devices"; 1 unless the NIC
                           * models several, e.g. four 100G EFA per GPU as one 400G NIC) */
     /* the built graph; owned by the topo */

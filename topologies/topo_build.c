@@ -169,9 +169,19 @@ static fab_node_id switch_add(fabric *f, fab_node_kind kind, const char *name)
     return fabric_node_add(f, &d);
 }
 
+/* The rate a NIC's link to its leaf runs at: the slower of the NIC and the
+ * switch port (a link trains to the speed both ends support: a 400 Gb/s NIC
+ * on an HDR switch runs at 200). */
+static double net_link_Bps(const tgraph *g, const tfabric *F)
+{
+    return F->link_Bps > 0 && F->link_Bps < g->nic_Bps ? F->link_Bps : g->nic_Bps;
+}
+
 /* Two-tier leaf/spine: rail-optimized puts NIC k of each server of a group on
  * leaf (group, k); otherwise a group's NICs fill one leaf. Each of `nics`
- * spines joins every leaf with (down bw / oversubscription) / spines. */
+ * spines joins every leaf with (down ports x port rate / oversubscription) /
+ * spines: uplinks are switch-to-switch links at the fabric's port rate,
+ * whatever the NICs below run at. */
 static void build_network(bctx *b, int nodes, double oversub)
 {
     const tfabric *F = &b->fab;
@@ -186,7 +196,7 @@ static void build_network(bctx *b, int nodes, double oversub)
         g_free(nm);
     }
     int64_t sw_ps = (int64_t)llround(F->switch_lat_ns * 1e3);
-    fab_link_desc nl = {.kind = LINK_NET, .bw_Bps = b->g->nic_Bps, .eff = F->eff, .count = 1,
+    fab_link_desc nl = {.kind = LINK_NET, .bw_Bps = net_link_Bps(b->g, F), .eff = F->eff, .count = 1,
                         .lat_ps = (int64_t)llround(F->nic_lat_ns * 1e3) + sw_ps / 2};
     for (int s = 0; s < nodes; s++)
         for (int k = 0; k < nics; k++)
@@ -194,7 +204,7 @@ static void build_network(bctx *b, int nodes, double oversub)
                             &nl);
     int down = F->rail_optimized ? spg : spg * nics;
     fab_link_desc up = {.kind = LINK_NET, .eff = F->eff, .lat_ps = sw_ps,
-                        .bw_Bps = down * b->g->nic_Bps / oversub / MAX(nspine, 1),
+                        .bw_Bps = down * F->link_Bps / oversub / MAX(nspine, 1),
                         .count = MAX(1, (int)ceil(down / oversub / MAX(nspine, 1)))};
     for (int j = 0; j < nspine; j++) {
         char *nm = g_strdup_printf("spine%d", j);
@@ -269,7 +279,8 @@ static void fill_summary(bctx *b, int nodes)
     t->nvl_domain_nodes = g->nvl_domain_nodes;
     t->p2p = param_on(g->params, "p2p", true);
     t->nics_per_node = g->nics;
-    t->nic_Bps = g->nic_Bps;
+    t->nic_Bps = b->fab.name ? net_link_Bps(g, &b->fab) : g->nic_Bps;
+    t->nic_raw_Bps = g->nic_Bps;
     t->nic_devices = g->nic_devices > 0 ? g->nic_devices : 1;
     t->fabric_name = b->fab.name ? g_strdup(b->fab.name) : NULL;
     t->sharp = b->fab.name && b->fab.sharp;

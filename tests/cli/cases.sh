@@ -160,6 +160,8 @@ check scale-interleaved-too-deep 2 "no layout with tp 8 pp 16 .*under interleave
 check workload-uneven-chunks 0 "uneven chunks of 3,4 \| 4,4 \| .* \| 4,3 layers" -- workload --model llama3-405b --topo dgx-h100 --tp 8 --pp 16 --dp 1 --schedule interleaved:2 --seq 128 --global-batch 16 -o /dev/null
 check scale-system-colon-fabric 0 'dgx-h100@ib-hdr +H100-SXM +16 ' -- scale --model llama2-7b --systems dgx-h100:ib-hdr:16 --seq 256
 check scale-system-two-fabrics 2 "two fabrics" -- scale --model llama2-7b --systems dgx-h100@ib-ndr:ib-hdr --seq 256
+# a 400G NIC on an HDR fabric runs at the port's 200 (test_topo: nic_links_at_port_rate), and topo show says so
+check topo-show-nic-port-rate 0 "8 NIC\(s\) x 200 Gb/s per server \(400 Gb/s NICs at the ib-hdr ports' rate\)" -- topo show dgx-h100 --nodes 2 --fabric ib-hdr
 check scale-system-empty-after-colon 2 "nothing after ':'" -- scale --model llama2-7b --systems dgx-h100: --seq 256
 check scale-band 0 'step_ms 80%: where the published step fell' -- scale --model llama2-7b --systems dgx-h100:8 --seq 256
 # exposed communication by fabric: the net% column's footer names the fabrics; a 16-GPU DGX H100
