@@ -100,7 +100,7 @@ static int parse_points(const scale_cli *c, point *pts, GError **err)
             if (!*colon) {
                 g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE,
                             "'%s': nothing after ':' (expected FABRIC or SIZES)", *it);
-                return -1;
+                goto fail;
             }
             if (!g_ascii_isdigit(*colon)) { /* NAME:FABRIC[:SIZES] */
                 if (next)
@@ -112,31 +112,52 @@ static int parse_points(const scale_cli *c, point *pts, GError **err)
             }
         }
         if (sz && !parse_sizes(sz, sizes, err))
-            return -1;
+            goto fail;
         char *at2 = strchr(name, '@');
         if (at2) {
             if (at) {
                 g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE,
                             "'%s': two fabrics (NAME@FABRIC or NAME:FABRIC, not both)", *it);
-                return -1;
+                goto fail;
             }
             *at2++ = 0;
             at = at2;
         }
         if (at && !*at) {
             g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, "'%s': empty fabric name", *it);
-            return -1;
+            goto fail;
         }
+        for (const char *ch = *it; *ch; ch++)
+            if (*ch == '"' || (unsigned char)*ch < 0x20) { /* the CSV and text rows print names as they are */
+                g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, "'%s': a system or fabric name with a quote or "
+                            "a control character", *it);
+                goto fail;
+            }
         GArray *use = sz ? sizes : dflt;
         for (guint k = 0; k < use->len; k++) {
             if (n == MAX_POINTS) {
                 g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, "more than %d points", MAX_POINTS);
-                return -1;
+                goto fail;
             }
-            pts[n++] = (point){g_strdup(name), at ? g_strdup(at) : NULL, g_array_index(use, int, k)};
+            point q = {g_strdup(name), at ? g_strdup(at) : NULL, g_array_index(use, int, k)};
+            for (int j = 0; j < n; j++)
+                if (pts[j].gpus == q.gpus && !strcmp(pts[j].system, q.system) && !g_strcmp0(pts[j].fabric, q.fabric)) {
+                    g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, "'%s': %d GPUs of %s%s%s given twice", *it,
+                                q.gpus, q.system, q.fabric ? "@" : "", q.fabric ? q.fabric : "");
+                    g_free(q.system);
+                    g_free(q.fabric);
+                    goto fail;
+                }
+            pts[n++] = q;
         }
     }
     return n;
+fail: /* the points made so far */
+    for (int j = 0; j < n; j++) {
+        g_free(pts[j].system);
+        g_free(pts[j].fabric);
+    }
+    return -1;
 }
 
 static int pow2_floor(int n)
@@ -147,13 +168,6 @@ static int pow2_floor(int n)
     return p;
 }
 
-/* The layout rule (docs/scaling.md): TP = the largest power of two <= 8,
- * the NVLink domain and N dividing heads, KV heads and FFN; PP = the
- * smallest divisor of N/TP, at most the layers, whose memory estimate fits
- * 90% of HBM (stages uneven when PP does not divide the layers:
- * workload_stage_layers; with interleaved:V, pp >= 2 and pp*V at most the
- * layers, model chunks uneven as stages are: workload_chunk_layers); DP =
- * the rest. */
 /* Whether w's schedule allows pp pipeline stages: under interleaved:V at
  * least 2, and a layer per model chunk (workload_spec_check's rule). */
 static bool schedule_allows(const workload_spec *w, int pp)
@@ -161,32 +175,60 @@ static bool schedule_allows(const workload_spec *w, int pp)
     return w->vpp <= 1 || (pp >= 2 && w->m.layers >= pp * w->vpp);
 }
 
+/* Whether tp x pp x cp GPUs per data-parallel replica tile n GPUs with a
+ * data-parallel size that is a multiple of ep. */
+static bool layout_tiles(const workload_spec *w, int n, int tp, int pp)
+{
+    long rep = (long)tp * pp * MAX(w->cp, 1);
+    return n % rep == 0 && (n / rep) % MAX(w->ep, 1) == 0;
+}
+
+/* Whether tp splits the model's heads, KV heads and FFN. */
+static bool tp_splits(const workload_spec *w, int tp)
+{
+    return w->m.heads % tp == 0 && w->m.kv_heads % tp == 0 && w->m.ffn % tp == 0;
+}
+
+/* The layout rule (docs/scaling.md): TP = the largest power of two <= 8,
+ * the NVLink domain and N dividing heads, KV heads and FFN for which some
+ * PP is possible; PP = the smallest divisor of N/(TP x CP), at most the
+ * layers, whose memory estimate fits 90% of HBM (stages uneven when PP does
+ * not divide the layers: workload_stage_layers; with interleaved:V, pp >= 2
+ * and pp*V at most the layers, model chunks uneven as stages are:
+ * workload_chunk_layers); DP = the rest, a multiple of EP. --tp/--pp pin
+ * theirs (a pinned PP or an interleaved schedule can lower the rule's TP).
+ * Without any layout, w keeps tp/pp 0 (plan reports it). */
 static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, const gpu_model *g, bool *fits)
 {
     int n = w->gpus, domain = (t->nvswitch || t->nvlink_links > 0) ? t->gpus_per_node * t->nvl_domain_nodes : 1;
-    int tp = c->tp > 0 ? c->tp : pow2_floor(MIN(MIN(8, domain), n));
-    while (c->tp <= 0 && tp > 1 &&
-           (w->m.heads % tp || w->m.kv_heads % tp || w->m.ffn % tp || n % tp || (n / tp) % MAX(w->ep, 1)))
-        tp /= 2;
-    w->tp = tp;
-    *fits = true;
-    int best = 0;
-    for (int pp = 1; pp <= w->m.layers && pp * tp <= n; pp++) {
-        if (c->pp > 0 && pp != c->pp)
+    int cp = MAX(w->cp, 1);
+    *fits = false;
+    w->tp = w->pp = 0;
+    for (int tp = c->tp > 0 ? c->tp : pow2_floor(MIN(MIN(8, domain), n)); tp >= 1; tp /= 2) {
+        if (c->tp <= 0 && !tp_splits(w, tp))
             continue;
-        if ((n / tp) % pp || n % (tp * pp) || (n / (tp * pp)) % MAX(w->ep, 1))
-            continue;
-        if (!schedule_allows(w, pp))
-            continue;
-        w->pp = pp;
-        w->dp = n / (tp * pp);
-        best = pp;
-        if (workload_memory_bytes(w) <= 0.9 * g->spec.mem_bytes)
+        int best = 0;
+        for (int pp = 1; pp <= w->m.layers && (long)pp * tp * cp <= n; pp++) {
+            if ((c->pp > 0 && pp != c->pp) || !layout_tiles(w, n, tp, pp) || !schedule_allows(w, pp))
+                continue;
+            w->tp = tp;
+            w->pp = pp;
+            w->dp = n / (tp * pp * cp);
+            if (!best)
+                best = pp;
+            if (workload_memory_bytes(w) <= 0.9 * g->spec.mem_bytes) {
+                *fits = true;
+                return;
+            }
+        }
+        if (best) { /* nothing fits: the rule's smallest PP, flagged */
+            w->pp = best;
+            w->dp = n / (tp * best * cp);
+            return;
+        }
+        if (c->tp > 0)
             return;
     }
-    *fits = false;
-    w->pp = best ? best : 1;
-    w->dp = n / (tp * w->pp) > 0 ? n / (tp * w->pp) : 1;
 }
 
 static long gcd(long a, long b)
@@ -265,11 +307,13 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
         }
         R[i].w.gpus = R[i].p.gpus;
         choose_layout(c, &R[i].w, t, &g, &R[i].fits);
-        if ((c->tp > 0 && R[i].w.tp != c->tp) || (c->pp > 0 && R[i].w.pp != c->pp)) {
+        if (!R[i].w.tp) {
             g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT,
-                        "%s with %d GPUs: no layout with%s%.0d%s%.0d (tp x pp must divide the GPUs, pp at most "
-                        "the layers, and dp a multiple of ep%s)", R[i].p.system, R[i].p.gpus, c->tp > 0 ? " tp " : "",
-                        c->tp, c->pp > 0 ? " pp " : "", c->pp,
+                        "%s with %d GPUs: no layout%s%.0d%s%.0d%s%.0d (tp x pp x cp must divide the GPUs, tp divide "
+                        "the heads, KV heads and FFN, pp at most the layers, and dp a multiple of ep%s)",
+                        R[i].p.system, R[i].p.gpus, c->tp > 0 ? " with tp " : "", c->tp,
+                        c->pp > 0 ? (c->tp > 0 ? " pp " : " with pp ") : "", c->pp,
+                        R[i].w.cp > 1 ? (c->tp > 0 || c->pp > 0 ? " cp " : " with cp ") : "", R[i].w.cp > 1 ? R[i].w.cp : 0,
                         R[i].w.vpp > 1 ? "; under interleaved:V, pp at least 2 and at most layers / V" : "");
             topo_free(t);
             return false;
@@ -302,13 +346,14 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
     return true;
 }
 
-/* speedup and efficiency against the first size of the same system */
+/* speedup and efficiency against the smallest size of the same system */
 static void relate(result *R, int n)
 {
     for (int i = 0; i < n; i++) {
         const result *base = NULL;
-        for (int k = 0; k <= i && !base; k++)
-            if (R[k].ok && !strcmp(R[k].p.system, R[i].p.system) && !g_strcmp0(R[k].p.fabric, R[i].p.fabric))
+        for (int k = 0; k < n; k++)
+            if (R[k].ok && !strcmp(R[k].p.system, R[i].p.system) && !g_strcmp0(R[k].p.fabric, R[i].p.fabric) &&
+                (!base || R[k].p.gpus < base->p.gpus))
                 base = &R[k];
         if (!R[i].ok || !base)
             continue;
@@ -367,14 +412,22 @@ static void print_results(const result *R, int n, const char *fmt)
                    r->speedup, r->eff, r->st.exposed, r->fits ? "yes" : "no", cband, r->st.exposed_net, r->st.server_fabric,
                    r->st.net_fabric);
         else if (json) {
-            printf("%s\n {\"system\": \"%s\", \"gpu\": \"%s\", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, "
+            printf("%s\n {\"system\": ", k ? "," : "");
+            timeline_json_str(stdout, s); /* a topology path may hold a backslash */
+            printf(", \"gpu\": ");
+            timeline_json_str(stdout, r->st.gpu);
+            printf(", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, \"cp\": %d, \"ep\": %d, "
                    "\"global_batch\": %d, \"layer_fuse\": %d, \"step_time_s\": %.6g, \"tokens_per_s\": %.6g, "
                    "\"tflops_per_gpu\": %.4g, \"mfu\": %.4f, \"speedup\": %.4f, \"efficiency\": %.4f, "
-                   "\"exposed_comm_frac\": %.4f, \"exposed_net_frac\": %.4f, \"server_fabric\": \"%s\", "
-                   "\"net_fabric\": \"%s\", \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "%s",
-                   k ? "," : "", s, r->st.gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->st.step_s,
-                   r->st.tokens_s, r->st.tflops, r->st.mfu, r->speedup, r->eff, r->st.exposed, r->st.exposed_net, r->st.server_fabric,
-                   r->st.net_fabric, r->fits ? "true" : "false", r->st.events, jband);
+                   "\"exposed_comm_frac\": %.4f, \"exposed_net_frac\": %.4f, \"server_fabric\": ",
+                   w->gpus, w->tp, w->pp, w->dp, MAX(w->cp, 1), MAX(w->ep, 1), w->global_batch, w->layer_fuse,
+                   r->st.step_s, r->st.tokens_s, r->st.tflops, r->st.mfu, r->speedup, r->eff, r->st.exposed,
+                   r->st.exposed_net);
+            timeline_json_str(stdout, r->st.server_fabric);
+            printf(", \"net_fabric\": ");
+            timeline_json_str(stdout, r->st.net_fabric);
+            printf(", \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "%s", r->fits ? "true" : "false",
+                   r->st.events, jband);
             if (r->st.by_name) {
                 double f = 1.0 / ((double)r->st.nranks * r->st.step_s * 1e12);
                 printf(", \"compute_frac\": %.4f, \"idle_frac\": %.4f, \"compute_by_name\": [", r->st.compute, r->st.idle);
@@ -542,8 +595,8 @@ static int plot(const result *R, int n, const char *path)
 
 /* --auto: simulate every layout that fits 90% of the GPU's memory (TP a
  * power of two up to 8 inside the NVLink domain dividing heads, KV heads,
- * FFN and N; PP a divisor of N/TP up to the layers, from the smallest that
- * fits to 4 times it; DP the rest, a multiple of EP; the common global batch
+ * FFN and N; PP a divisor of N/(TP x CP) up to the layers, from the smallest
+ * that fits to 4 times it; DP the rest, a multiple of EP; the common global batch
  * divisible by its microbatches) and keep the fastest step. --tp/--pp pin that part. Without a layout that fits, the
  * rule's layout stays (flagged "exceeds HBM"). */
 static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tty, int idx, int n, GError **err)
@@ -553,21 +606,22 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
     result best = *R;
     best.ok = false;
     R->tried = 0;
+    int cp = MAX(base.cp, 1);
     for (int tp = 1; tp <= MIN(8, MIN(N, R->domain)); tp *= 2) {
-        if ((c->tp > 0 && tp != c->tp) || base.m.heads % tp || base.m.kv_heads % tp || base.m.ffn % tp || N % tp)
+        if ((c->tp > 0 && tp != c->tp) || !tp_splits(&base, tp))
             continue;
         int first = 0; /* the smallest PP that fits; deeper than 4x that is not tried */
-        for (int pp = 1; pp <= base.m.layers && tp * pp <= N && R->tried < AUTO_MAX; pp++) {
-            if ((c->pp > 0 && pp != c->pp) || N % (tp * pp) || (first && pp > 4 * first))
+        for (int pp = 1; pp <= base.m.layers && (long)tp * pp * cp <= N && R->tried < AUTO_MAX; pp++) {
+            if ((c->pp > 0 && pp != c->pp) || !layout_tiles(&base, N, tp, pp) || (first && pp > 4 * first))
                 continue;
             workload_spec w = base;
             w.tp = tp;
             w.pp = pp;
-            w.dp = N / (tp * pp);
+            w.dp = N / (tp * pp * cp);
             if (!schedule_allows(&w, pp))
                 continue;
-            if (w.dp % w.ep || w.global_batch % (w.micro_batch * w.dp) ||
-                (w.vpp > 1 && (w.global_batch / (w.micro_batch * w.dp)) % pp))
+            int64_t per = (int64_t)w.micro_batch * w.dp; /* micro-batch not checked yet */
+            if (w.global_batch % per || (w.vpp > 1 && (w.global_batch / per) % pp))
                 continue;
             if (workload_memory_bytes(&w) > 0.9 * R->hbm)
                 continue;
@@ -654,6 +708,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
                    R[0].w.recompute ? ", full recompute" : "");
             if (R[0].w.vpp > 1)
                 printf(", interleaved 1F1B (%d model chunks per pp rank)", R[0].w.vpp);
+            if (R[0].w.cp > 1 || R[0].w.ep > 1) /* not columns of the table: tp x pp x cp x dp GPUs */
+                printf(", context parallel %d, expert parallel %d", MAX(R[0].w.cp, 1), MAX(R[0].w.ep, 1));
             printf("\n");
             if (c->autolayout)
                 for (int i = 0; i < n; i++)

@@ -59,6 +59,7 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"tp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "tensor-parallel size [1]", "T"},
         {"pp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "pipeline-parallel size [1]", "P"},
         {"dp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "data-parallel size [gpus/(tp*pp*cp)]", "D"},
+        {"topo", 't', 0, G_OPTION_ARG_STRING, &o->topo, "system (gives the GPU kind)", "T"},
         {0},
     };
     GOptionEntry e[] = {
@@ -92,7 +93,6 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"ffn", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom: FFN size [4*hidden]", "F"},
         {"vocab", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom: vocabulary [51200]", "V"},
         {"gated", 0, 0, G_OPTION_ARG_NONE, &o->gated, "custom: SwiGLU MLP, untied embeddings (Llama style)", NULL},
-        {"topo", 't', 0, G_OPTION_ARG_STRING, &o->topo, "system (gives the GPU kind)", "T"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric override", "F"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "gpu.gemm_eff=0.6 etc., or a topology parameter", "K=V"},
         {0},

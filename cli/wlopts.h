@@ -22,7 +22,8 @@ typedef struct {
                                   * chunk (exact); not an option of the group, not freed by wl_opts_clear */
 } wl_opts;
 
-/* Model, parallelism and training options (with_layout: --gpus/--tp/--pp/--dp). */
+/* Model, parallelism and training options (with_layout: --gpus/--tp/--pp/--dp and --topo; scale takes
+ * its systems and sizes from --systems). */
 GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout);
 void wl_opts_clear(wl_opts *o);
 /* --model list: print the presets (shape, parameters, source) to out and

@@ -3,6 +3,7 @@
  * Every number below carries its source; docs/workloads.md repeats them.
  */
 #include "models/compute.h"
+#include "sim/simtime.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -134,7 +135,7 @@ bool compute_model_set(gpu_model *g, const char *kv, GError **err)
     }
     double *slot = NULL, scale = 1, lo = 0, hi = 1e9;
     if (!strcmp(key, "kernel_us"))
-        slot = &g->kernel_ps, scale = 1e6, lo = -1, hi = 1e6;
+        slot = &g->kernel_ps, scale = 1e6, lo = -1e-300, hi = 1e6; /* >= 0 */
     else if (!strcmp(key, "gemm_k0"))
         slot = &g->gemm_k0, lo = -1e-300, hi = 1e6; /* >= 0 */
     else if (!strcmp(key, "comm_penalty"))
@@ -160,8 +161,11 @@ bool compute_model_set(gpu_model *g, const char *kv, GError **err)
         return false;
     }
     if (!(v > lo && v <= hi)) {
-        g_set_error(err, COMPUTE_ERROR, COMPUTE_ERROR_SET, "--set gpu.%s: must be in (%g, %g], got %g", key,
-                    lo, hi, v);
+        if (lo < 0) /* the "(-1e-300" bounds: zero allowed */
+            g_set_error(err, COMPUTE_ERROR, COMPUTE_ERROR_SET, "--set gpu.%s: must be in [0, %g], got %g", key, hi, v);
+        else
+            g_set_error(err, COMPUTE_ERROR, COMPUTE_ERROR_SET, "--set gpu.%s: must be in (%g, %g], got %g", key,
+                        lo, hi, v);
         return false;
     }
     *slot = v * scale;
@@ -174,12 +178,21 @@ double compute_peak(const gpu_model *g, compute_dtype dt)
     return p > 0 ? p : g->spec.peak_flops[COMPUTE_BF16];
 }
 
+/* A kernel's picoseconds: the slower roofline bound plus the fixed cost,
+ * at most SIM_TIME_LIMIT (a kernel past the simulated clock's range: the
+ * replay stops there with its error instead of a wrapped time). */
+static int64_t kernel_ps(const gpu_model *g, double tf, double tb)
+{
+    double ps = (tf > tb ? tf : tb) * 1e12 + g->kernel_ps;
+    return ps < (double)SIM_TIME_LIMIT ? (int64_t)llround(ps) : SIM_TIME_LIMIT;
+}
+
 int64_t compute_kernel_ps(const gpu_model *g, compute_kclass k, compute_dtype dt, double flops, double bytes)
 {
     g_assert(k >= 0 && k < KC_KINDS && flops >= 0 && bytes >= 0);
     double tf = flops / (compute_peak(g, dt) * g->eff_flops[k]);
     double tb = bytes / (g->spec.hbm_Bps * g->eff_bytes[k]);
-    return (int64_t)llround((tf > tb ? tf : tb) * 1e12 + g->kernel_ps);
+    return kernel_ps(g, tf, tb);
 }
 
 int64_t compute_gemm_ps(const gpu_model *g, compute_dtype dt, double m, double n, double k)
@@ -187,7 +200,7 @@ int64_t compute_gemm_ps(const gpu_model *g, compute_dtype dt, double m, double n
     g_assert(m > 0 && n > 0 && k > 0);
     double tf = 2 * m * n * k / (compute_peak(g, dt) * g->eff_flops[KC_GEMM] * (k / (k + g->gemm_k0)));
     double tb = 2 * (m * k + k * n + m * n) / (g->spec.hbm_Bps * g->eff_bytes[KC_GEMM]);
-    return (int64_t)llround((tf > tb ? tf : tb) * 1e12 + g->kernel_ps);
+    return kernel_ps(g, tf, tb);
 }
 
 int compute_dtype_parse(const char *s)

@@ -63,8 +63,8 @@ const char *sim_engine_strerror(int code)
     switch (code) {
     case SIM_OK: return "";
     case SIM_ETIME_OVERFLOW:
-        return "the simulated time passed the clock's range (2^60 ps, about 13 days): a link too slow for the bytes it "
-               "was given";
+        return "the simulated time passed the clock's range (2^60 ps, about 13 days): a transfer or kernel too slow "
+               "for its size";
     case SIM_EPAST: return "an event was scheduled in the past (a model's bug)";
     case SIM_ETOO_MANY: return "more than 2^24 events pending at once";
     default: return "unknown engine error";

@@ -214,7 +214,7 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *fil
     p->op.fused = fu && cJSON_IsTrue(fu);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "dur_us");
     if (v) {
-        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > 1e12)
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > TRACE_MAX_DUR_PS / 1e6)
             return bad_at(err, TRACE_ERROR_VALUE, w, "\"dur_us\": expected a number of microseconds in 0..1e12");
         p->op.dur_ps = (int64_t)llround(v->valuedouble * 1e6);
     } else if (p->op.kind == TOP_COMPUTE) {
@@ -415,7 +415,7 @@ static gboolean csv_row(csv_ctx *c)
     if (*dur) {
         char *end;
         double us = g_ascii_strtod(dur, &end);
-        if (*end || !(us >= 0) || us > 1e12 || strspn(dur, "0123456789.eE+-") != strlen(dur)) /* (hex: strtod's) */
+        if (*end || !(us >= 0) || us > TRACE_MAX_DUR_PS / 1e6 || strspn(dur, "0123456789.eE+-") != strlen(dur)) /* (hex: strtod's) */
             return bad_at(c->err, TRACE_ERROR_VALUE, w, "dur_us: expected microseconds in 0..1e12, got '%.64s'", dur);
         p->op.dur_ps = (int64_t)llround(us * 1e6);
     } else if (p->op.kind == TOP_COMPUTE) {
@@ -679,6 +679,12 @@ gboolean trace_native_write_json(const trace *t, const char *path, GError **err)
     for (int r = 0; r < t->nranks; r++) {
         for (guint i = 0; i < t->ranks[r].ops->len; i++) {
             const trace_op *op = &g_array_index(t->ranks[r].ops, trace_op, i);
+            if (op->dur_ps > TRACE_MAX_DUR_PS) { /* the reader's bound: a file it would refuse */
+                g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE, "%s: op %u of rank %d (%s) lasts %.4g us, over the "
+                            "format's 1e12", path, i, r, op->name ? op->name : "", (double)op->dur_ps / 1e6);
+                cJSON_Delete(root);
+                return FALSE;
+            }
             cJSON *o = cJSON_CreateObject();
             char id[32];
             g_snprintf(id, sizeof id, "r%do%u", r, i);

@@ -103,6 +103,8 @@ gboolean trace_validate(trace *t, GError **err);
 
 /* Largest collective sequence number + 1 (trace_validate refuses more). */
 #define TRACE_MAX_SEQ (INT64_C(1) << 40)
+/* A native trace op's longest duration, ps ("dur_us" up to 1e12). */
+#define TRACE_MAX_DUR_PS 1e18
 /* The key of collective `seq` (0 <= seq < TRACE_MAX_SEQ) of group `group`:
  * one integer per (group, seq), for the tables that line collectives up. */
 static inline int64_t trace_coll_key(int group, int64_t seq)

@@ -91,8 +91,10 @@ void workload_spec_defaults(workload_spec *w)
         w->micro_batch = 1;
     if (w->seq <= 0)
         w->seq = 2048;
-    if (w->global_batch <= 0 && w->dp > 0) /* enough microbatches to fill the pipeline twice */
-        w->global_batch = w->micro_batch * w->dp * (w->pp > 1 ? 2 * w->pp : 1);
+    if (w->global_batch <= 0 && w->dp > 0) { /* enough microbatches to fill the pipeline twice */
+        int64_t gb = (int64_t)w->micro_batch * w->dp * (w->pp > 1 ? 2 * w->pp : 1);
+        w->global_batch = gb <= G_MAXINT ? (int)gb : 0; /* 0: workload_spec_check says why */
+    }
     if (w->grad_bytes <= 0)
         w->grad_bytes = 2;
     if (w->bucket_bytes == 0)
@@ -105,7 +107,7 @@ void workload_spec_defaults(workload_spec *w)
         w->vpp = 1;
     if (w->m.kv_heads <= 0)
         w->m.kv_heads = w->m.heads;
-    if (w->m.ffn <= 0)
+    if (w->m.ffn <= 0 && w->m.hidden <= WL_MAX_HIDDEN) /* a larger hidden fails the shape check */
         w->m.ffn = 4 * w->m.hidden;
     if (w->m.vocab <= 0)
         w->m.vocab = 51200;
@@ -191,12 +193,13 @@ int workload_stage_layers(const workload_spec *w, int stage, int *first_layer)
 bool workload_spec_check(const workload_spec *w, GError **err)
 {
     const workload_model *m = &w->m;
-    if (m->layers < 1 || m->layers > 100000 || m->hidden < 1 || m->hidden > 1000000 || m->heads < 1 ||
-        m->hidden % m->heads || m->kv_heads < 1 || m->heads % m->kv_heads || m->ffn < 1 || m->vocab < 1 ||
-        m->vocab > 10000000)
-        return VALUE("model shape: need layers >= 1, hidden divisible by heads, heads divisible by kv-heads, "
-                     "ffn >= 1, vocab in 1..1e7 (got layers %d hidden %d heads %d kv-heads %d ffn %d vocab %d)",
-                     m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab);
+    if (m->layers < 1 || m->layers > WL_MAX_LAYERS || m->hidden < 1 || m->hidden > WL_MAX_HIDDEN || m->heads < 1 ||
+        m->hidden % m->heads || m->kv_heads < 1 || m->heads % m->kv_heads || m->ffn < 1 ||
+        m->ffn > 4 * WL_MAX_HIDDEN || m->vocab < 1 || m->vocab > 10000000)
+        return VALUE("model shape: need layers in 1..%d, hidden in 1..%d divisible by heads, heads divisible by "
+                     "kv-heads, ffn in 1..%d, vocab in 1..1e7 (got layers %d hidden %d heads %d kv-heads %d ffn %d "
+                     "vocab %d)", WL_MAX_LAYERS, WL_MAX_HIDDEN, 4 * WL_MAX_HIDDEN, m->layers, m->hidden, m->heads,
+                     m->kv_heads, m->ffn, m->vocab);
     if (w->dp < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->gpus % (w->tp * w->pp * w->cp))
         return LAYOUT("--gpus %d is not a multiple of tp*pp*cp = %d*%d*%d", w->gpus, w->tp, w->pp, w->cp);
     if (w->tp < 1 || w->pp < 1 || w->dp < 1 || w->cp < 1 || w->ep < 1 || w->gpus < 1)
@@ -211,12 +214,18 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     if (w->pp > m->layers)
         return LAYOUT("pp (%d) must be at most the layers (%d): every pipeline stage needs a layer", w->pp,
                       m->layers);
-    if (w->micro_batch < 1 || w->seq < 1 || w->seq > 10000000)
-        return VALUE("--micro-batch must be >= 1 and --seq in 1..1e7");
+    if (w->micro_batch < 1 || w->micro_batch > WL_MAX_MICRO_BATCH || w->seq < 1 || w->seq > 10000000)
+        return VALUE("--micro-batch must be in 1..%d and --seq in 1..1e7", WL_MAX_MICRO_BATCH);
+    /* one activation tensor per micro-batch and GPU: beyond any GPU's memory, and its collectives would take
+     * the replay hours */
+    if ((double)w->micro_batch * w->seq / w->cp * m->hidden > WL_MAX_ACT_ELEMS)
+        return VALUE("micro-batch x seq / cp x hidden = %d x %d / %d x %d = %.3g activation elements per GPU: "
+                     "at most 2^35 (64 GiB in bf16, more than any GPU holds)", w->micro_batch, w->seq, w->cp,
+                     m->hidden, (double)w->micro_batch * w->seq / w->cp * m->hidden);
     if (w->seq % (w->cp * (w->sp ? w->tp : 1)))
         return LAYOUT("seq (%d) must be divisible by cp%s (%d)", w->seq, w->sp ? "*tp with --sp" : "",
                       w->cp * (w->sp ? w->tp : 1));
-    if (w->global_batch < 1 || w->global_batch % (w->micro_batch * w->dp))
+    if (w->global_batch < 1 || w->global_batch % ((int64_t)w->micro_batch * w->dp))
         return LAYOUT("global batch (%d) must be a multiple of micro-batch*dp = %d*%d", w->global_batch,
                       w->micro_batch, w->dp);
     if (w->ep > 1 && (!m->experts || m->experts % w->ep || w->dp % w->ep))
@@ -238,7 +247,7 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return VALUE("gradient element size must be 2 or 4 bytes");
     if (w->bucket_bytes < 1024)
         return VALUE("bucket must be >= 1 KiB");
-    if (w->global_batch / (w->micro_batch * w->dp) > 100000)
+    if (w->global_batch / ((int64_t)w->micro_batch * w->dp) > 100000)
         return VALUE("more than 100000 microbatches per step");
     return true;
 }
@@ -418,7 +427,7 @@ double workload_memory_bytes(const workload_spec *w)
     if (!w->sp && !w->recompute) /* without SP, the 10sbh of norms and dropout are not split */
         per_layer = s * b * h * (10 + 24.0 / w->tp);
     /* no global batch yet (a layout being chosen): assume a full pipeline */
-    int64_t mb = w->global_batch > 0 ? w->global_batch / (w->micro_batch * w->dp) : G_MAXINT;
+    int64_t mb = w->global_batch > 0 ? w->global_batch / ((int64_t)w->micro_batch * w->dp) : G_MAXINT;
     if (w->vpp > 1) {
         /* interleaved: stage s holds its warm-up + 1 chunk-microbatches, 2(p-s-1) + (V-1)p + 1
          * (at most mV), of its chunks' layers: for stage 0 with equal chunks p (1 + (p-1)/(pV))
@@ -455,7 +464,7 @@ double workload_memory_bytes(const workload_spec *w)
 
 double workload_op_estimate(const workload_spec *w)
 {
-    int mb = w->global_batch / (w->micro_batch * w->dp);
+    double mb = (double)(w->global_batch / ((int64_t)w->micro_batch * w->dp));
     double per_layer = (w->recompute ? 3 : 2) * (w->m.experts ? 12 : 8);
     /* layer groups of a stage: at most layer_fuse layers each */
     double groups = ceil(ceil((double)w->m.layers / w->pp / w->vpp) / w->layer_fuse) * w->vpp; /* the longest chunk's */

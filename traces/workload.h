@@ -64,6 +64,12 @@ const workload_model *workload_preset_find(const char *name, GError **err);
  * seq 2048, grad_bytes 2, bucket 25 MiB, layer_fuse 1, vpp 1, kv_heads = heads. */
 void workload_spec_defaults(workload_spec *w);
 
+/* Bounds of the shapes and sizes workload_spec_check accepts. */
+#define WL_MAX_LAYERS 100000
+#define WL_MAX_HIDDEN 1000000
+#define WL_MAX_MICRO_BATCH 1000000
+#define WL_MAX_ACT_ELEMS 34359738368.0 /* 2^35: micro-batch x seq / cp x hidden */
+
 /* Check the parallel layout and shapes (tp*pp*dp*cp == gpus, heads % tp,
  * kv_heads % tp, pp <= layers, global_batch % (micro_batch*dp), seq % cp,
  * experts % ep, dp % ep, layer_fuse dividing every stage's layers, ...;

@@ -10,6 +10,7 @@
 #include "traces/workload.h"
 
 #include "models/coll.h"
+#include "sim/simtime.h"
 
 #include <math.h>
 #include <string.h>
@@ -61,7 +62,7 @@ static int rank_of(const workload_spec *w, int tp_i, int cp_i, int dp_i, int pp_
 static void kern(cost *c, const gen *G, compute_kclass k, double flops, double bytes)
 {
     compute_dtype dt = k == KC_GEMM ? G->w->dtype : COMPUTE_BF16;
-    c->ps += compute_kernel_ps(G->g, k, dt, flops, bytes);
+    c->ps = sim_time_sat_add(c->ps, compute_kernel_ps(G->g, k, dt, flops, bytes));
     if (k != KC_ELEM)
         c->flops += flops;
     c->bytes += bytes;
@@ -69,7 +70,7 @@ static void kern(cost *c, const gen *G, compute_kclass k, double flops, double b
 
 static void gemm_kern(cost *c, const gen *G, double m, double n, double k)
 {
-    c->ps += compute_gemm_ps(G->g, G->w->dtype, m, n, k);
+    c->ps = sim_time_sat_add(c->ps, compute_gemm_ps(G->g, G->w->dtype, m, n, k));
     c->flops += 2 * m * n * k;
     c->bytes += 2 * (m * k + k * n + m * n);
 }
@@ -153,8 +154,9 @@ static uint32_t add(gen *G, trace_op *o, uint32_t dep)
 
 static void compute(gen *G, const char *name, const cost *c, double mult)
 {
+    double ps = (double)c->ps * mult; /* past the clock's range: the replay's error there */
     trace_op o = {.kind = TOP_COMPUTE, .stream = S_MAIN, .name = name,
-                  .dur_ps = (int64_t)llround((double)c->ps * mult), .flops = c->flops * mult,
+                  .dur_ps = ps < (double)SIM_TIME_LIMIT ? (int64_t)llround(ps) : SIM_TIME_LIMIT, .flops = c->flops * mult,
                   .mem_bytes = c->bytes * mult, .seq = -1};
     add(G, &o, NONE);
 }

@@ -6,3 +6,15 @@
 check clock-range-collective 2 "clock's range" -- collective --topo tests/data/topo/slowest-links.json -b 256G -e 256G
 check clock-range-alltoall 2 "clock's range" -- collective --topo tests/data/topo/slowest-links.json --op alltoall -b 1T -e 1T
 check clock-range-inside 0 "1073741824 +268435456" -- collective --topo tests/data/topo/slowest-links.json -b 1G -e 1G
+
+# workload shapes and sizes past their bounds: the bound in the message, not an int overflow (UBSan)
+check wl-hidden-bound 2 "hidden in 1\.\.1000000" -- workload --model custom --layers 2 --hidden 536870912 --heads 1 --gpus 1 -o /dev/null
+check wl-layers-bound 2 "layers in 1\.\.100000" -- workload --model custom --layers 1073741824 --hidden 256 --heads 4 --gpus 1 -o /dev/null
+check wl-micro-batch-bound 2 "micro-batch must be in 1\.\.1000000" -- workload --model llama3-8b --gpus 8 --pp 2 --micro-batch 1073741824 -o /dev/null
+check scale-micro-batch-bound 2 "micro-batch must be in 1\.\.1000000" -- scale --model custom --layers 2 --hidden 8 --heads 1 --ffn 8 --vocab 8 --seq 8 --systems dgx-h100:2 --tp 1 --pp 1 --micro-batch 1073741824 --global-batch 1073741824
+check scale-activation-bound 2 "activation elements per GPU: at most 2\^35" -- scale --model custom --layers 2 --hidden 256 --heads 4 --seq 10000000 --micro-batch 100000 --systems dgx-h100:1 --tp 1 --pp 1
+# a kernel past the clock (a GPU of 1e-9 TFLOP/s): scale stops with the clock's error, workload will not
+# write a trace its reader refuses
+check scale-kernel-past-clock 2 "clock's range" -- scale --model llama3-8b --systems dgx-h100:8 --seq 256 --set gpu.peak_tflops=1e-9
+check wl-kernel-past-format 2 "attn_fwd\) lasts .* over the format's 1e12" -- workload --model llama3-8b --gpus 8 --set gpu.peak_tflops=1e-9 -o /dev/null
+check gpu-kernel-us-negative 2 "gpu.kernel_us: must be in \[0, " -- scale --model llama3-8b --systems dgx-h100:8 --seq 256 --set gpu.kernel_us=-0.5

@@ -1,0 +1,21 @@
+# tests/cli/scale_layouts.sh - sourced by cases.sh (inside run.sh: $C, check):
+# scale's layout rule with context parallelism, a pinned PP, interleaving;
+# speedup against the smallest size; names in JSON.
+
+# tp x pp x cp x dp = GPUs: context parallel 2 on 8 GPUs leaves tp 4 (the header names cp)
+check scale-cp 0 "context parallel 2, expert parallel 1" -- scale --model llama3-8b --seq 256 --systems dgx-h100:8 --cp 2
+check scale-cp-row 0 "dgx-h100 +H100-SXM +8 +4 +1 +1 " -- scale --model llama3-8b --seq 256 --systems dgx-h100:8 --cp 2
+check scale-cp-json 0 '"tp": 8, "pp": 1, "dp": 1, "cp": 2, "ep": 1' -- scale --model llama3-8b --seq 256 --systems dgx-h100:16 --cp 2 --format json
+check scale-cp-auto 0 "fastest of [0-9]+ layouts? that fit" -- scale --model llama3-8b --seq 256 --systems dgx-h100:16 --cp 2 --auto
+check scale-cp-none 2 "no layout with cp 3" -- scale --model llama3-8b --seq 252 --systems dgx-h100:8 --cp 3
+# a pinned pp (or the interleaved schedule's pp >= 2) lowers the rule's tp: 8 GPUs -> tp 4 x pp 2
+check scale-pp-pinned 0 "dgx-h100 +H100-SXM +8 +4 +2 +1 " -- scale --model llama3-8b --seq 256 --systems dgx-h100:8 --pp 2
+check scale-pp-pinned-auto 0 "dgx-h100 +H100-SXM +8 +[124] +2 " -- scale --model llama3-8b --seq 256 --systems dgx-h100:8 --pp 2 --auto
+check scale-interleaved-8 0 "dgx-h100 +H100-SXM +8 +4 +2 +1 " -- scale --model llama3-8b --seq 256 --systems dgx-h100:8 --schedule interleaved:2
+# speedup and efficiency against the smallest size, whatever the order given; a size given twice is refused
+check scale-speedup-smallest 0 "dgx-h100 +H100-SXM +8 +8 +1 +1 +4 +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +1\.00 +100\.0" -- scale --model custom --layers 2 --hidden 1024 --heads 8 --systems dgx-h100:16/8
+check scale-size-twice 2 "8 GPUs of dgx-h100 given twice" -- scale --model custom --layers 2 --hidden 1024 --heads 8 --systems dgx-h100:8/8
+check scale-size-twice-items 2 "given twice" -- scale --model custom --layers 2 --hidden 1024 --heads 8 --systems dgx-h100:8,dgx-h100:8/16
+check scale-name-quote 2 "a quote or a control character" -- scale --model llama3-8b --systems 'dgx"h100:8'
+# scale takes its systems from --systems: --topo is workload's
+check scale-no-topo 2 "Unknown option --topo" -- scale --model llama3-8b --systems dgx-h100:8 --topo dgx-a100
