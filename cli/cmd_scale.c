@@ -214,14 +214,13 @@ static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, c
             w->tp = tp;
             w->pp = pp;
             w->dp = n / (tp * pp * cp);
-            if (!best)
-                best = pp;
+            best = pp;
             if (workload_memory_bytes(w) <= 0.9 * g->spec.mem_bytes) {
                 *fits = true;
                 return;
             }
         }
-        if (best) { /* nothing fits: the rule's smallest PP, flagged */
+        if (best) { /* nothing fits: the largest PP tried, flagged */
             w->pp = best;
             w->dp = n / (tp * best * cp);
             return;
