@@ -107,6 +107,23 @@ static void test_decimal_values_print_as_written(void)
     sweep_spec_free(s);
 }
 
+/* A range ends at "to" even when its step is a billionth of its values
+ * (1e9 to 1e9 + 2 by 1 used to add 1e9 + 3: the slack was 1e-9 of the
+ * values, not a fraction of the step). */
+static void test_range_stops_at_to(void)
+{
+    GError *err = NULL;
+    sweep_spec *s = sweep_spec_load(DATA "range-last-point.json", &cat, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    const char *want_mb[] = {"1000000000", "1000000001", "1000000002"};
+    assert_values(s->axis_values->pdata[0], want_mb, 3);
+    GPtrArray *lu = s->axis_values->pdata[1]; /* 1.0000000001^k for k = 0..10 */
+    CU_ASSERT_EQUAL_FATAL(lu->len, 11);
+    CU_ASSERT_STRING_EQUAL(lu->pdata[1], "1.0000000001");
+    CU_ASSERT_STRING_EQUAL(lu->pdata[10], "1.000000001");
+    sweep_spec_free(s);
+}
+
 /* ---- bad specs: code and line ---------------------------------------------- */
 
 static void test_bad_specs_report_code_and_line(void)
@@ -134,6 +151,7 @@ static void test_bad_specs_report_code_and_line(void)
         {"duplicate_value.json", SWEEP_ERROR_VALUE, 5, "$.vary.nodes[2]: duplicate value"},
         {"vary_set_without_key.json", SWEEP_ERROR_PARAM, 5, "set.KEY"},
         {"truncated.json", SWEEP_ERROR_PARSE, 5, "truncated"},
+        {"range_values_not_distinct.json", SWEEP_ERROR_VALUE, 5, "$.vary.launch_us: values 0 and 1 are both 1"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *path = g_strconcat(BAD, cases[i].file, NULL);
@@ -428,6 +446,7 @@ int main(void)
         {"/sweep/grid/ranges-inclusive", test_ranges_expand_inclusively},
         {"/sweep/spec/decimal-values-print-as-written", test_decimal_values_print_as_written},
         {"/sweep/spec/bad-code-and-line", test_bad_specs_report_code_and_line},
+        {"/sweep/spec/range-stops-at-to", test_range_stops_at_to},
         {"/sweep/csv/quote-and-split", test_csv_quotes_and_splits_back},
         {"/sweep/csv/writer-order", test_writer_holds_rows_until_earlier_ones_are_out},
         {"/sweep/csv/resume-prefix-cut-line", test_resume_counts_prefix_and_drops_cut_line},

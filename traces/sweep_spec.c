@@ -216,7 +216,11 @@ static bool parse_range(pctx *c, const cJSON *r, const char *path, GPtrArray *ou
         return fail(c, SWEEP_ERROR_VALUE, path, "a geometric range needs factor > 1 and from > 0");
     if (has[3] && !(v[3] > 0))
         return fail(c, SWEEP_ERROR_VALUE, path, "empty range: step must be > 0, got %g", v[3]);
-    double slack = 1e-9 * fmax(fabs(v[0]), fabs(v[1]));
+    /* "to" counts when a point misses it by rounding only: 1e-9 of the
+     * values, and never more than a thousandth of the gap between points
+     * (1e9 to 1e9 + 2 by 1 stops at 1e9 + 2) */
+    double gap = has[2] ? v[1] * (v[2] - 1) : v[3];
+    double slack = fmin(1e-9 * fmax(fabs(v[0]), fabs(v[1])), 1e-3 * gap);
     for (int k = 0;; k++) {
         double x = has[2] ? v[0] * pow(v[2], k) : v[0] + k * v[3];
         if (x > v[1] + slack)
@@ -226,7 +230,15 @@ static bool parse_range(pctx *c, const cJSON *r, const char *path, GPtrArray *ou
         char buf[G_ASCII_DTOSTR_BUF_SIZE]; /* a range's decimal values: 0 + 3 x 0.1 is 0.3, not 0.30000000000000004 */
         if (x != floor(x)) /* (whole numbers stay exact: 2^40 is not 1099511627780) */
             x = g_ascii_strtod(g_ascii_formatd(buf, sizeof buf, "%.12g", x), NULL);
-        g_ptr_array_add(out, fmt_num(x));
+        char *val = fmt_num(x);
+        /* values only grow, so two that print alike are neighbours */
+        if (out->len && !strcmp(out->pdata[out->len - 1], val)) {
+            fail(c, SWEEP_ERROR_VALUE, path, "values %u and %u are both %s: the %s is too fine for values this "
+                 "large (the points must be distinct)", out->len - 1, out->len, val, has[2] ? "factor" : "step");
+            g_free(val);
+            return false;
+        }
+        g_ptr_array_add(out, val);
     }
     return true;
 }
