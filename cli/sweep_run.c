@@ -49,6 +49,10 @@ static int collector_open(collector *c, const sweep_run_opts *o)
             fprintf(stderr, "conveyor sweep: %s: --resume needs a regular file\n", o->out_path);
             return EXIT_BADINPUT;
         }
+    } else if (o->out_path && g_file_test(o->out_path, G_FILE_TEST_IS_DIR)) {
+        /* (checked now: the rename at the end would fail after the whole grid ran) */
+        fprintf(stderr, "conveyor sweep: -o %s: is a directory; give the path of the results CSV\n", o->out_path);
+        return EXIT_BADINPUT;
     } else if (o->out_path) {
         c->work = g_strdup_printf("%s.partial", o->out_path);
         if (o->resume && !g_file_test(c->work, G_FILE_TEST_EXISTS) && g_file_test(o->out_path, G_FILE_TEST_EXISTS)) {

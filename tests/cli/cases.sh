@@ -464,6 +464,7 @@ check sweep-nccl-knobs 0 '^1,2,44\.334,2,Ring' -- sweep tests/data/sweep/collect
 check sweep-nccl-bad-nvls 2 "nvls: expected on or off, got 'maybe'" -- sweep tests/data/sweep/collective-bad-nvls.json
 check sweep-replay-needs-trace 2 'needs a trace' -- sweep tests/data/sweep/replay-no-trace.json
 . "$(dirname "$0")/determinism.sh"
+. "$(dirname "$0")/sweep_review.sh"
 . "$(dirname "$0")/bad_inputs.sh"
 . "$(dirname "$0")/special_outputs.sh"
 . "$(dirname "$0")/limits.sh"
