@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #ifdef CONVEYOR_MPI
 #include <mpi.h>
 #endif
@@ -30,6 +32,45 @@ typedef struct {
     bool write_failed;
     char *work;           /* OUT.partial, where rows are appended until the end */
 } collector;
+
+/* --resume: check the rows already in the output and return how many
+ * points they hold, or -1 after printing the error. out: -o's path; work:
+ * OUT.partial, or NULL (out is written in place). Rows are read from
+ * OUT.partial when an interrupted sweep left one, else from a copy of OUT
+ * made as OUT.partial. A copy that fails the check is removed and the error
+ * names OUT (a stale copy read before OUT made a fixed OUT fail again). */
+static long resume_rows(const sweep_spec *s, const char *out, const char *work)
+{
+    GError *err = NULL;
+    bool copied = false;
+    if (work && !g_file_test(work, G_FILE_TEST_EXISTS) && g_file_test(out, G_FILE_TEST_EXISTS)) {
+        g_autofree char *text = NULL;
+        gsize len = 0;
+        if (!g_file_get_contents(out, &text, &len, &err) || !g_file_set_contents(work, text, (gssize)len, &err)) {
+            cli_fail(err);
+            return -1;
+        }
+        copied = true;
+    }
+    long done = sweep_csv_resume(s, work ? work : out, &err);
+    if (done >= 0)
+        return done;
+    if (copied) {
+        g_unlink(work);
+        if (g_str_has_prefix(err->message, work)) { /* "OUT.partial:4: ..." is line 4 of OUT */
+            char *m = g_strconcat(out, err->message + strlen(work), NULL);
+            g_free(err->message);
+            err->message = m;
+        }
+        cli_fail(err);
+    } else {
+        cli_fail(err);
+        if (work && g_file_test(out, G_FILE_TEST_EXISTS)) /* both there: say which one was read */
+            fprintf(stderr, "conveyor sweep: %s is what an interrupted sweep left, and --resume reads it before "
+                            "%s: remove it to resume from %s\n", work, out, out);
+    }
+    return -1;
+}
 
 /* Open the output (resume: check and extend it), write the header if the
  * file is new. Returns 0 or an exit code after printing the error. */
@@ -55,23 +96,10 @@ static int collector_open(collector *c, const sweep_run_opts *o)
         return EXIT_BADINPUT;
     } else if (o->out_path) {
         c->work = g_strdup_printf("%s.partial", o->out_path);
-        if (o->resume && !g_file_test(c->work, G_FILE_TEST_EXISTS) && g_file_test(o->out_path, G_FILE_TEST_EXISTS)) {
-            g_autofree char *text = NULL;
-            gsize len = 0;
-            GError *e = NULL;
-            if (!g_file_get_contents(o->out_path, &text, &len, &e) || !g_file_set_contents(c->work, text, (gssize)len, &e)) {
-                g_clear_pointer(&c->work, g_free);
-                return cli_fail(e);
-            }
-        }
     }
-    if (o->resume) {
-        GError *err = NULL;
-        done = sweep_csv_resume(s, c->work ? c->work : o->out_path, &err);
-        if (done < 0) {
-            g_clear_pointer(&c->work, g_free);
-            return cli_fail(err);
-        }
+    if (o->resume && (done = resume_rows(s, o->out_path, c->work)) < 0) {
+        g_clear_pointer(&c->work, g_free);
+        return EXIT_BADINPUT;
     }
     c->f = o->out_path ? fopen(c->work ? c->work : o->out_path, o->resume ? "a" : "w") : stdout;
     if (!c->f) {
