@@ -6,6 +6,7 @@
  */
 #include <csv.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,11 +96,30 @@ static int column(GPtrArray *header, const char *name, const char *path)
     return -1;
 }
 
-static bool is_number(const char *s, double *v)
+/* Whole text read as a number (g_ascii_strtod: also nan, inf, 1e999). */
+static bool reads_as_number(const char *s, double *v)
 {
     char *end = NULL;
     *v = g_ascii_strtod(s, &end);
     return *s && end != s && !*end;
+}
+
+/* A finite decimal number, as gnuplot reads it: not nan, inf, 1e999
+ * (gnuplot then failed) nor hexadecimal. */
+static bool is_number(const char *s, double *v)
+{
+    return reads_as_number(s, v) && isfinite(*v) && !s[strspn(s, " +-.0123456789eE")];
+}
+
+/* A value of column col that reads as a number and is not finite (nan,
+ * inf, 1e999): an error naming file:line, true after printing it. */
+static bool non_finite(const char *path, guint line, const char *col, const char *s)
+{
+    double v;
+    if (!reads_as_number(s, &v) || isfinite(v))
+        return false;
+    fprintf(stderr, "conveyor sweep: %s:%u: column '%s' is not a finite number: '%s'\n", path, line, col, s);
+    return true;
 }
 
 /* Data row text for a category label: double-quoted, quotes dropped. */
@@ -134,6 +154,9 @@ static char *build_script(GPtrArray *rows, int x, int y, int sc, const char *pat
             fprintf(stderr, "conveyor sweep: %s:%u: %u fields, the header has %u\n", path, r + 1, row->len, hdr->len);
             return NULL;
         }
+        if (non_finite(path, r + 1, hdr->pdata[x], row->pdata[x]) ||
+            non_finite(path, r + 1, hdr->pdata[y], row->pdata[y]))
+            return NULL;
         if (!is_number(row->pdata[y], &v)) {
             fprintf(stderr, "conveyor sweep: %s:%u: column '%s' is not a number: '%s'\n", path, r + 1,
                     (char *)hdr->pdata[y], (char *)row->pdata[y]);

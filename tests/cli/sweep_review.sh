@@ -28,4 +28,9 @@ sr_true sweep-resume-fixed-file-complete cmp -s "$sr_dir/more.csv" "$sr_dir/full
 { cat "$sr_dir/full.csv"; echo "2,7,1.0,Ring"; } > "$sr_dir/more.csv.partial"
 check sweep-resume-stale-partial 2 'more\.csv\.partial is what an interrupted sweep left.*remove it' -- sweep tests/data/sweep/collective-root.json -o "$sr_dir/more.csv" --resume
 
+# --plot: nan, inf and 1e999 are not numbers to plot (gnuplot failed on them, exit 1): file:line, exit 2
+check sweep-plot-y-nan 2 'y-not-finite-nan\.csv:3: column .y. is not a finite number: .nan.' -- sweep --plot x,y tests/bad_input/sweep-results/y-not-finite-nan.csv -o "$sr_dir/p.svg"
+check sweep-plot-y-1e999 2 'y-not-finite-1e999\.csv:3: column .y. is not a finite number: .1e999.' -- sweep --plot x,y tests/bad_input/sweep-results/y-not-finite-1e999.csv -o "$sr_dir/p.svg"
+check sweep-plot-x-inf 2 'x-not-finite-inf\.csv:3: column .x. is not a finite number: .inf.' -- sweep --plot x,y tests/bad_input/sweep-results/x-not-finite-inf.csv -o "$sr_dir/p.svg"
+
 rm -rf "$sr_dir"
