@@ -61,6 +61,20 @@ static bool point_int(const sweep_point *p, const char *key, int lo, int hi, int
     return true;
 }
 
+/* An on/off parameter (nvls, sp, recompute): *on set when given. */
+static bool point_on_off(const sweep_point *p, const char *key, bool *on, GError **err)
+{
+    const char *v = sweep_point_get(p, key);
+    if (!v)
+        return true;
+    if (strcmp(v, "on") && strcmp(v, "off")) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "%s: expected on or off, got '%s'", key, v);
+        return false;
+    }
+    *on = !strcmp(v, "on");
+    return true;
+}
+
 static bool point_bytes(const sweep_point *p, const char *key, uint64_t *out, GError **err)
 {
     const char *v = sweep_point_get(p, key);
@@ -134,7 +148,7 @@ static bool point_nccl(const sweep_point *p, coll_nccl_env *e, GError **err)
         if (v >= 0)
             *dst[i] = v;
     }
-    const char *bs = sweep_point_get(p, "buffsize"), *nv = sweep_point_get(p, "nvls");
+    const char *bs = sweep_point_get(p, "buffsize");
     if (bs) {
         uint64_t b = 0;
         GError *e2 = NULL;
@@ -146,13 +160,10 @@ static bool point_nccl(const sweep_point *p, coll_nccl_env *e, GError **err)
         }
         e->buffsize = b;
     }
-    if (nv) {
-        if (strcmp(nv, "on") && strcmp(nv, "off")) {
-            g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "nvls: expected on or off, got '%s'", nv);
-            return false;
-        }
-        e->nvls_off = !strcmp(nv, "off");
-    }
+    bool nvls = !e->nvls_off;
+    if (!point_on_off(p, "nvls", &nvls, err))
+        return false;
+    e->nvls_off = !nvls;
     const char *pl = sweep_point_get(p, "p2p_level");
     if (pl) {
         if (!coll_p2p_level_from_name(pl, &e->p2p_level)) {
@@ -392,9 +403,11 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.dtype = (char *)sweep_point_get(p, "dtype");
     o.schedule = (char *)sweep_point_get(p, "schedule"); /* 1f1b or interleaved:V, as `scale --schedule` */
     o.sets = p->sets[0] ? p->sets : NULL;
-    const char *sp = sweep_point_get(p, "sp"), *rc = sweep_point_get(p, "recompute");
-    o.sp = sp && !strcmp(sp, "on");
-    o.recompute = rc && !strcmp(rc, "on");
+    bool sp = false, rc = false; /* "yes" and "true" were read as off */
+    if (!point_on_off(p, "sp", &sp, err) || !point_on_off(p, "recompute", &rc, err))
+        return false;
+    o.sp = sp;
+    o.recompute = rc;
     if (!o.topo || !o.model) {
         g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "the scale base needs topo and model");
         return false;

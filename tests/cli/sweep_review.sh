@@ -33,4 +33,8 @@ check sweep-plot-y-nan 2 'y-not-finite-nan\.csv:3: column .y. is not a finite nu
 check sweep-plot-y-1e999 2 'y-not-finite-1e999\.csv:3: column .y. is not a finite number: .1e999.' -- sweep --plot x,y tests/bad_input/sweep-results/y-not-finite-1e999.csv -o "$sr_dir/p.svg"
 check sweep-plot-x-inf 2 'x-not-finite-inf\.csv:3: column .x. is not a finite number: .inf.' -- sweep --plot x,y tests/bad_input/sweep-results/x-not-finite-inf.csv -o "$sr_dir/p.svg"
 
+# scale's sp and recompute are on or off: "yes" and "true" were read as off, exit 0
+check sweep-scale-sp-on-off 2 '\$\.vary\.sp: point 1 \(sp=yes\): sp: expected on or off, got .yes.' -- sweep tests/data/sweep/scale-bad-sp.json -j 1
+check sweep-scale-recompute-on-off 2 '\$\.args\.recompute: point 0 .*recompute: expected on or off, got .true.' -- sweep tests/data/sweep/scale-bad-recompute.json
+
 rm -rf "$sr_dir"
