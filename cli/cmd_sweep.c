@@ -224,7 +224,11 @@ static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, ch
         return false;
     coll_system sys;
     sys_from_topo(&sys, t, &so);
-    if (!point_nccl(p, &sys.nccl, err) || !sys_check_p2p_env(&sys.nccl, t, err)) {
+    bool divides = sys.nranks % sys.gpus_per_thread == 0; /* as collective -g: ranks = threads x GPUs each */
+    if (!divides)
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "ngpus: -t 1 x -g %d does not divide the system's %d ranks",
+                    sys.gpus_per_thread, sys.nranks);
+    if (!divides || !point_nccl(p, &sys.nccl, err) || !sys_check_p2p_env(&sys.nccl, t, err)) {
         topo_free(t);
         return false;
     }

@@ -37,4 +37,8 @@ check sweep-plot-x-inf 2 'x-not-finite-inf\.csv:3: column .x. is not a finite nu
 check sweep-scale-sp-on-off 2 '\$\.vary\.sp: point 1 \(sp=yes\): sp: expected on or off, got .yes.' -- sweep tests/data/sweep/scale-bad-sp.json -j 1
 check sweep-scale-recompute-on-off 2 '\$\.args\.recompute: point 0 .*recompute: expected on or off, got .true.' -- sweep tests/data/sweep/scale-bad-recompute.json
 
+# collective's ngpus divides the ranks, as collective -g (3 and 1024 on 8 ranks ran, exit 0)
+check sweep-ngpus-not-dividing 2 '\$\.vary\.ngpus: point 1 \(ngpus=3\): ngpus: -t 1 x -g 3 does not divide the system.s 8 ranks' -- sweep tests/data/sweep/collective-ngpus-not-dividing.json -j 1
+check collective-ngpus-not-dividing 2 '-t 1 x -g 3 does not divide the system.s 8 ranks' -- collective --topo dgx-h100 -g 3 -b 4M -e 4M
+
 rm -rf "$sr_dir"
