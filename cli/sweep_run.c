@@ -192,6 +192,57 @@ static int collector_close(collector *c)
     return rc;
 }
 
+/* Does message m blame parameter key (value val at the point)? how 0: m
+ * starts with "key:" (the bases' own checks: "nodes: expected ..."); 1: m
+ * names it as an option ("--set K: ..." for "set.K", "--nodes 2 needs",
+ * "--dtype 'fp7'"); 2: m quotes the value ("unknown topology 'x'") or
+ * starts with it (a trace file's "path: ..."). */
+static bool blames(const char *m, int how, const char *key, const char *val)
+{
+    size_t kl = strlen(key), vl = strlen(val);
+    if (how == 0)
+        return !strncmp(m, key, kl) && m[kl] == ':';
+    if (how == 2) {
+        g_autofree char *quoted = g_strdup_printf("'%s'", val);
+        return strstr(m, quoted) || (!strncmp(m, val, vl) && m[vl] == ':');
+    }
+    if (g_str_has_prefix(key, "set.")) {
+        g_autofree char *said = g_strdup_printf("--set %s:", key + 4);
+        return strstr(m, said) != NULL;
+    }
+    g_autofree char *opt = g_strdup_printf("--%s", key);
+    g_strdelimit(opt + 2, "_", '-'); /* launch_us: --launch-us */
+    for (const char *f = strstr(m, opt); f; f = strstr(f + 1, opt)) {
+        char next = f[strlen(opt)];
+        if (!g_ascii_isalnum(next) && next != '-' && next != '_')
+            return true;
+    }
+    return false;
+}
+
+/* Where in the spec the parameter that message m (of point index) blames
+ * comes from: "$.vary.KEY", "$.args.KEY", or "$.args" when none is named
+ * (a required one is missing). The surest sign first (blames), axes
+ * before fixed args. Caller g_free's. */
+static char *error_where(const sweep_spec *s, size_t index, const char *m)
+{
+    for (int how = 0; how < 3; how++) {
+        for (guint a = 0; a < s->axis_names->len; a++)
+            if (blames(m, how, s->axis_names->pdata[a], sweep_spec_axis_value(s, index, a)))
+                return g_strdup_printf("$.vary.%s", (char *)s->axis_names->pdata[a]);
+        for (guint a = 0; a < s->arg_keys->len; a++)
+            if (blames(m, how, s->arg_keys->pdata[a], s->arg_vals->pdata[a]))
+                return g_strdup_printf("$.args.%s", (char *)s->arg_keys->pdata[a]);
+        for (guint a = 0; how == 1 && a < s->arg_sets->len; a++) { /* "K=V" of args.set: "--set K:" */
+            const char *kv = s->arg_sets->pdata[a];
+            g_autofree char *key = g_strdup_printf("set.%.*s", (int)strcspn(kv, "="), kv);
+            if (blames(m, how, key, ""))
+                return g_strdup_printf("$.args.set[%u]", a);
+        }
+    }
+    return g_strdup("$.args");
+}
+
 /* Run point `index`: a finished CSV row in *row, or a message naming the
  * point in *error. Touches nothing shared but the read-only spec. */
 static void run_point(const sweep_spec *s, size_t index, char **row, char **error)
@@ -208,26 +259,10 @@ static void run_point(const sweep_spec *s, size_t index, char **row, char **erro
         for (guint a = 0; a < s->axis_names->len; a++)
             g_string_append_printf(d, "%s%s=%s", a ? ", " : "", (char *)s->axis_names->pdata[a],
                                    sweep_spec_axis_value(s, index, a));
-        /* where in the spec the parameter the message starts with comes from ("nodes: expected ..."):
-         * an axis of vary, a fixed arg, or (absent) the args object */
         const char *m = err ? err->message : "failed";
-        size_t kl = strspn(m, "abcdefghijklmnopqrstuvwxyz_.0123456789");
-        g_autofree char *key = kl && m[kl] == ':' ? g_strndup(m, kl) : NULL;
-        g_autofree char *where = NULL;
-        for (guint a = 0; key && !where && a < s->axis_names->len; a++)
-            if (!strcmp(key, s->axis_names->pdata[a]))
-                where = g_strdup_printf("$.vary.%s", key);
-        for (guint a = 0; key && !where && a < s->arg_keys->len; a++)
-            if (!strcmp(key, s->arg_keys->pdata[a]))
-                where = g_strdup_printf("$.args.%s", key);
-        for (guint a = 0; !where && a < s->axis_names->len; a++) { /* a topology's "--set KEY: ..." */
-            const char *ax = s->axis_names->pdata[a];
-            g_autofree char *said = g_str_has_prefix(ax, "set.") ? g_strdup_printf("--set %s:", ax + 4) : NULL;
-            if (said && strstr(m, said))
-                where = g_strdup_printf("$.vary.%s", ax);
-        }
-        *error = g_strdup_printf("%s: %s: point %zu (%s): %s", s->file, where ? where : "$.args", index,
-                                 d->len ? d->str : "the only point", m);
+        g_autofree char *where = error_where(s, index, m);
+        *error = g_strdup_printf("%s: %s: point %zu (%s): %s", s->file, where, index, d->len ? d->str : "the only point",
+                                 m);
         g_string_free(d, TRUE);
         g_clear_error(&err);
     }

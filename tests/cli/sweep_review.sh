@@ -41,4 +41,11 @@ check sweep-scale-recompute-on-off 2 '\$\.args\.recompute: point 0 .*recompute: 
 check sweep-ngpus-not-dividing 2 '\$\.vary\.ngpus: point 1 \(ngpus=3\): ngpus: -t 1 x -g 3 does not divide the system.s 8 ranks' -- sweep tests/data/sweep/collective-ngpus-not-dividing.json -j 1
 check collective-ngpus-not-dividing 2 '-t 1 x -g 3 does not divide the system.s 8 ranks' -- collective --topo dgx-h100 -g 3 -b 4M -e 4M
 
+# a failing point's error names the key it comes from (these all said $.args): a varied topo, a varied
+# nodes (the topology's "--nodes 2 needs ..."), a fixed dtype, a fixed --set
+check sweep-where-vary-topo 2 '\$\.vary\.topo: point 1 \(topo=no-such-topo\): unknown topology' -- sweep tests/data/sweep/collective-unknown-topo.json -j 1
+check sweep-where-vary-nodes 2 '\$\.vary\.nodes: point 1 \(nodes=2\): .*--nodes 2 needs a scale-out fabric' -- sweep tests/data/sweep/collective-nodes-no-fabric.json -j 1
+check sweep-where-args-dtype 2 '\$\.args\.dtype: point 0 .*--dtype .fp7.' -- sweep tests/data/sweep/scale-bad-dtype.json
+check sweep-where-args-set 2 '\$\.args\.set\[1\]: point 0 .*--set nic\.gbps: must be in' -- sweep tests/data/sweep/collective-bad-fixed-set.json
+
 rm -rf "$sr_dir"
