@@ -448,8 +448,10 @@ static void print_results(const result *R, int n, const char *fmt)
             printf("}");
         } else {
             char sb[48] = "";
-            if (band)
-                g_snprintf(sb, sizeof sb, "  %.0f-%.0f", slo * 1e3, shi * 1e3);
+            if (band) { /* three figures at least: a 3.25 ms step's band is 2.94-3.40, not 3-3 */
+                int dec = shi * 1e3 >= 100 ? 0 : shi * 1e3 >= 10 ? 1 : 2;
+                g_snprintf(sb, sizeof sb, "  %.*f-%.*f", dec, slo * 1e3, dec, shi * 1e3);
+            }
             printf("%-22s %-9s %6d %3d %3d %5d %6d %10.2f %12.0f %8.1f %6.1f %8.2f %6.1f %8.1f %5.1f%s%s\n", s,
                    r->st.gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, r->st.step_s * 1e3, r->st.tokens_s, r->st.tflops,
                    r->st.mfu * 100, r->speedup, r->eff * 100, r->st.exposed * 100, r->st.exposed_net * 100, sb,
