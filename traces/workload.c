@@ -83,10 +83,15 @@ void workload_spec_defaults(workload_spec *w)
         w->tp = 1;
     if (w->pp <= 0)
         w->pp = 1;
-    if (w->dp <= 0 && w->gpus > 0 && w->gpus % (w->tp * w->pp * w->cp) == 0)
-        w->dp = w->gpus / (w->tp * w->pp * w->cp);
-    if (w->gpus <= 0)
-        w->gpus = w->tp * w->pp * w->cp * (w->dp > 0 ? w->dp : 1);
+    int64_t rep = (int64_t)w->tp * w->pp * w->cp; /* GPUs of one data-parallel replica */
+    if (w->dp <= 0 && w->gpus > 0 && w->gpus % rep == 0)
+        w->dp = (int)(w->gpus / rep);
+    if (w->gpus <= 0) { /* no --gpus: one replica, or --dp of them */
+        if (w->dp <= 0)
+            w->dp = 1;
+        int64_t n = rep * w->dp;
+        w->gpus = n <= G_MAXINT ? (int)n : 0; /* 0: workload_spec_check says so */
+    }
     if (w->micro_batch <= 0)
         w->micro_batch = 1;
     if (w->seq <= 0)
@@ -202,6 +207,8 @@ bool workload_spec_check(const workload_spec *w, GError **err)
                      m->kv_heads, m->ffn, m->vocab);
     if (w->dp < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->gpus % (w->tp * w->pp * w->cp))
         return LAYOUT("--gpus %d is not a multiple of tp*pp*cp = %d*%d*%d", w->gpus, w->tp, w->pp, w->cp);
+    if (w->gpus < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->dp >= 1) /* workload_spec_defaults' 0 */
+        return LAYOUT("tp*pp*cp*dp = %d*%d*%d*%d is more GPUs than an int holds", w->tp, w->pp, w->cp, w->dp);
     if (w->tp < 1 || w->pp < 1 || w->dp < 1 || w->cp < 1 || w->ep < 1 || w->gpus < 1)
         return LAYOUT("--tp, --pp, --dp, --cp, --ep and --gpus must be >= 1");
     if ((int64_t)w->tp * w->pp * w->dp * w->cp != w->gpus)

@@ -18,3 +18,7 @@ check scale-activation-bound 2 "activation elements per GPU: at most 2\^35" -- s
 check scale-kernel-past-clock 2 "clock's range" -- scale --model llama3-8b --systems dgx-h100:8 --seq 256 --set gpu.peak_tflops=1e-9
 check wl-kernel-past-format 2 "attn_fwd\) lasts .* over the format's 1e12" -- workload --model llama3-8b --gpus 8 --set gpu.peak_tflops=1e-9 -o /dev/null
 check gpu-kernel-us-negative 2 "gpu.kernel_us: must be in \[0, " -- scale --model llama3-8b --systems dgx-h100:8 --seq 256 --set gpu.kernel_us=-0.5
+# workload without --gpus: one replica (tp x pp x cp), or --dp of them; a product past int is an error
+check wl-no-gpus 0 "8 GPUs = tp 8 x pp 1 x dp 1 x cp 1" -- workload --model llama3-8b --tp 8 -o /dev/null
+check wl-no-gpus-dp 0 "16 GPUs = tp 8 x pp 1 x dp 2 x cp 1" -- workload --model llama3-8b --tp 8 --dp 2 -o /dev/null
+check wl-gpus-overflow 2 "more GPUs than an int holds" -- workload --model llama3-8b --tp 1073741824 --pp 1073741824 -o /dev/null
