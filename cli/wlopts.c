@@ -149,8 +149,8 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
                                 .kv_heads = o->kv_heads, .ffn = o->ffn, .vocab = o->vocab, .gated = o->gated,
                                 .tied = !o->gated, .source = "command line"};
     } else {
-        if (o->layers || o->hidden || o->heads || o->kv_heads || o->ffn || o->vocab)
-            return BAD("--layers, --hidden, --heads, --kv-heads, --ffn and --vocab describe --model custom; "
+        if (o->layers || o->hidden || o->heads || o->kv_heads || o->ffn || o->vocab || o->gated)
+            return BAD("--layers, --hidden, --heads, --kv-heads, --ffn, --vocab and --gated describe --model custom; "
                        "'%s' is a preset with its own shape (--model list)", o->model);
         const workload_model *m = workload_preset_find(o->model, err);
         if (!m)
@@ -199,6 +199,8 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         if (*end || !(v >= 1) || v > 1e15)
             return BAD("--reuse-distance '%s': expected 1 to 1e15 parameters (1e9, 500M, 2G)", o->reuse);
         w->reuse_distance = v;
+        if (w->zero != 3 || w->fsdp)
+            return BAD("--reuse-distance is DeepSpeed ZeRO-3's (--zero 3)");
     }
     w->gpus = o->gpus;
     w->tp = o->tp;
