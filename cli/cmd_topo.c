@@ -244,8 +244,9 @@ static int cmd_import(int argc, char **argv)
         fprintf(stderr, "conveyor topo import: expected one file (an NCCL XML dump or nvidia-smi topo -m output)\n");
         goto done;
     }
-    if (nic_gbps != -DBL_MAX && !(nic_gbps >= 0.008 && nic_gbps <= 3200)) { /* (NaN was taken as not given) */
-        fprintf(stderr, "conveyor topo import: --nic-gbps %g: expected 0.008 .. 3200 Gb/s\n", nic_gbps);
+    if (nic_gbps != -DBL_MAX && !(nic_gbps >= 0.008 && nic_gbps <= TOPO_MAX_NIC_GBPS)) { /* (NaN: not given) */
+        fprintf(stderr, "conveyor topo import: --nic-gbps %g: expected 0.008 .. %d Gb/s\n", nic_gbps,
+                TOPO_MAX_NIC_GBPS);
         goto done;
     }
     nic_gbps = nic_gbps == -DBL_MAX ? 0 : nic_gbps; /* 0: assumed */
@@ -255,8 +256,9 @@ static int cmd_import(int argc, char **argv)
     }
     GError *e = NULL;
     char *note = NULL;
-    if (nvl_domain != CLI_UNSET && (nvl_domain < 1 || nvl_domain > 576)) {
-        fprintf(stderr, "conveyor topo import: --nvl-domain %d: expected 1..576 servers\n", nvl_domain);
+    if (nvl_domain != CLI_UNSET && (nvl_domain < 1 || nvl_domain > TOPO_MAX_NVL_DOMAIN)) {
+        fprintf(stderr, "conveyor topo import: --nvl-domain %d: expected 1..%d servers\n", nvl_domain,
+                TOPO_MAX_NVL_DOMAIN);
         goto done;
     }
     nvl_domain = nvl_domain == CLI_UNSET ? 0 : nvl_domain; /* 0: from the dump */

@@ -19,6 +19,18 @@
 /* Largest --nodes: 131072 servers (a million GPUs at 8 per server). */
 #define TOPO_MAX_NODES 131072
 
+/* Bounds of a topology file that `topo import` must respect too (the
+ * importers check these, so what they write loads; docs/topology.md). */
+#define TOPO_MIN_SM 30            /* gpu.sm: compute capability x10 */
+#define TOPO_MAX_SM 200
+#define TOPO_MAX_LINK_NVLINKS 64  /* "links" of one nvlink entry (a bundle) */
+#define TOPO_MAX_GPU_NVLINKS 18   /* the nvlink.links parameter: NVLinks per GPU to its NVSwitch */
+#define TOPO_MAX_PCIE_LANES 32
+#define TOPO_MAX_NICS 64          /* node.nics.count and nics_per_node */
+#define TOPO_MAX_NIC_GBPS 3200    /* nic.gbps */
+#define TOPO_MAX_SOCKETS 64       /* a cpu's socket is 0 .. TOPO_MAX_SOCKETS - 1 */
+#define TOPO_MAX_NVL_DOMAIN 576   /* scaleout.nvl_domain_nodes: servers in one NVLink domain */
+
 typedef struct {
     int nodes;             /* servers to build; 0 = the file's default (1) */
     int gpus;              /* GPUs per server to use (first G, as CUDA_VISIBLE_DEVICES); 0 = all */

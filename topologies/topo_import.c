@@ -112,9 +112,10 @@ gboolean imp_scaleout(cJSON *root, const char *file, const topo_import_opts *o, 
                       GError **err)
 {
     bool domain = o->nvl_domain > 1;
-    if (domain && (!nvswitch || o->nvl_domain > 576)) {
+    if (domain && (!nvswitch || o->nvl_domain > TOPO_MAX_NVL_DOMAIN)) {
         g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "%s: --nvl-domain %d: %s", file, o->nvl_domain,
-                    nvswitch ? "at most 576 servers" : "the GPUs have no NVSwitch to join servers with");
+                    nvswitch ? "at most " G_STRINGIFY(TOPO_MAX_NVL_DOMAIN) " servers"
+                             : "the GPUs have no NVSwitch to join servers with");
         return FALSE;
     }
     if (!nics && !domain)

@@ -137,7 +137,7 @@ static bool parse_node(pctx *x, const cJSON *o, const char *path)
     if (!tj_object(&x->c, o, path, keys) || !tj_str(&x->c, o, path, "id", true, &id) ||
         !enum_of(x, o, path, "kind", node_kinds, &kind) ||
         !tj_int(&x->c, o, path, "repeat", false, 1, 1, 1024, &repeat) ||
-        !tj_int(&x->c, o, path, "socket", false, 0, 0, 63, &socket) ||
+        !tj_int(&x->c, o, path, "socket", false, 0, 0, TOPO_MAX_SOCKETS - 1, &socket) ||
         !tj_rate(&x->c, o, path, "p2p_GBps", false, 1, 1e5, &p2p) ||
         !tj_num(&x->c, o, path, "transit_lat_ns", false, 0, 0, false, 1e9, &tlat) ||
         !tj_rate(&x->c, o, path, "tx_GBps", false, 1, 1e5, &tx) ||
@@ -186,14 +186,14 @@ static bool link_rate(pctx *x, const cJSON *o, const char *path, int kind, fab_l
             return tj_rate(c, o, path, "GBps", true, 1, 1e5, &GBps) &&
                    (d->bw_Bps = GBps * 1e9, d->count = 1, true);
         if (!tj_int(c, o, path, "gen", true, 0, 1, 6, &gen) ||
-            !tj_int(c, o, path, "lanes", true, 0, 1, 32, &n))
+            !tj_int(c, o, path, "lanes", true, 0, 1, TOPO_MAX_PCIE_LANES, &n))
             return false;
         d->bw_Bps = n * topo_pcie_lane_Bps(gen);
         d->count = n;
         return true;
     case LINK_NVLINK: {
         double per = 0;
-        if (!tj_int(c, o, path, "links", true, 0, 1, 64, &n))
+        if (!tj_int(c, o, path, "links", true, 0, 1, TOPO_MAX_LINK_NVLINKS, &n))
             return false;
         if (cJSON_GetObjectItemCaseSensitive(o, "link_GBps")) {
             if (!tj_rate(c, o, path, "link_GBps", true, 1, 1e4, &per))
@@ -335,7 +335,7 @@ static bool parse_gpu_cpu(pctx *x, const cJSON *root)
     const char *model, *s;
     int vendor = 0;
     if (!tj_object(&x->c, gpu, "$.gpu", gk) || !tj_str(&x->c, gpu, "$.gpu", "model", true, &model) ||
-        !tj_int(&x->c, gpu, "$.gpu", "sm", true, 0, 30, 200, &x->g->gpu_sm) ||
+        !tj_int(&x->c, gpu, "$.gpu", "sm", true, 0, TOPO_MIN_SM, TOPO_MAX_SM, &x->g->gpu_sm) ||
         !tj_rate(&x->c, gpu, "$.gpu", "hbm_GBps", true, 1, 1e6, &x->g->gpu_hbm_Bps) ||
         !tj_str(&x->c, gpu, "$.gpu", "source", false, &s) ||
         !tj_object(&x->c, cpu, "$.cpu", ck) || !enum_of(x, cpu, "$.cpu", "vendor", vendors, &vendor) ||
@@ -359,10 +359,10 @@ static bool parse_nics(pctx *x, const cJSON *node)
     if (!o)
         return true;
     fab_link_desc *d = &x->g->nic_pcie;
-    if (!tj_object(&x->c, o, p, keys) || !tj_int(&x->c, o, p, "count", true, 0, 0, 64, &x->g->nics) ||
+    if (!tj_object(&x->c, o, p, keys) || !tj_int(&x->c, o, p, "count", true, 0, 0, TOPO_MAX_NICS, &x->g->nics) ||
         !tj_rate(&x->c, o, p, "gbps", true, 0.125, 1e5, &gbps) ||
         !tj_int(&x->c, o, p, "gen", true, 0, 1, 6, &gen) ||
-        !tj_int(&x->c, o, p, "lanes", true, 0, 1, 32, &lanes) ||
+        !tj_int(&x->c, o, p, "lanes", true, 0, 1, TOPO_MAX_PCIE_LANES, &lanes) ||
         !tj_num(&x->c, o, p, "eff", false, link_eff_default[LINK_PCIE], TOPO_MIN_EFF, false, 1, &d->eff) ||
         !tj_num(&x->c, o, p, "lat_ns", false, link_lat_ns_default[LINK_PCIE], 0, false, 1e9, &lat) ||
         !tj_rate(&x->c, o, p, "tx_GBps", false, 1, 1e5, &tx) ||
@@ -391,7 +391,8 @@ static bool parse_scaleout(pctx *x, const cJSON *root)
         return true;
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "fabric");
     if (!tj_object(&x->c, o, "$.scaleout", keys) ||
-        !tj_int(&x->c, o, "$.scaleout", "nvl_domain_nodes", false, 1, 1, 576, &x->g->nvl_domain_nodes) ||
+        !tj_int(&x->c, o, "$.scaleout", "nvl_domain_nodes", false, 1, 1, TOPO_MAX_NVL_DOMAIN,
+                 &x->g->nvl_domain_nodes) ||
         !tj_str(&x->c, o, "$.scaleout", "source", false, &s) ||
         (!cJSON_IsNull(f) && !tj_str(&x->c, o, "$.scaleout", "fabric", false, &s)))
         return false;

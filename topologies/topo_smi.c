@@ -27,7 +27,7 @@
 enum { R_NONE, R_X, R_NV, R_PIX, R_PXB, R_PHB, R_NODE, R_SYS };
 
 typedef struct {
-    int k, nv, line; /* R_*, NVLink count, line it was read on */
+    int k, nv, line, col; /* R_*, NVLink count, where it was read */
 } rel;
 
 typedef struct {
@@ -174,7 +174,7 @@ static bool cell(smi *s, const tok *t, int ln, int i, int j, GError **err)
         int k;
     } kw[] = {{"X", R_X}, {"PIX", R_PIX}, {"PXB", R_PXB}, {"PHB", R_PHB},
               {"NODE", R_NODE}, {"SYS", R_SYS}, {"SOC", R_SYS}};
-    rel r = {R_NONE, 0, ln};
+    rel r = {R_NONE, 0, ln, t->col};
     for (size_t k = 0; k < G_N_ELEMENTS(kw); k++)
         if (is(t, kw[k].w))
             r.k = kw[k].k;
@@ -183,8 +183,9 @@ static bool cell(smi *s, const tok *t, int ln, int i, int j, GError **err)
         r.k = R_NV;
         r.nv = atoi(t->s + 2);
     }
-    if (r.k == R_NONE || (r.k == R_NV && (r.nv < 1 || r.nv > 64)))
-        return fail(s, err, ln, t->col, "'%.*s': expected X, NV<1..64>, PIX, PXB, PHB, NODE or SYS", t->len, t->s);
+    if (r.k == R_NONE || (r.k == R_NV && (r.nv < 1 || r.nv > TOPO_MAX_LINK_NVLINKS)))
+        return fail(s, err, ln, t->col, "'%.*s': expected X, NV<1.." G_STRINGIFY(TOPO_MAX_LINK_NVLINKS)
+                                        ">, PIX, PXB, PHB, NODE or SYS", t->len, t->s);
     if (i == j && r.k != R_X)
         return fail(s, err, ln, t->col, "%s with itself is '%.*s', expected X", s->name[i], t->len, t->s);
     if (i != j && r.k == R_X)
@@ -415,6 +416,14 @@ static cJSON *build(smi *s, const topo_import_opts *o, GString *note, GError **e
         minpeers = MIN(minpeers, peers);
     }
     allk = MAX(allk, 0);
+    /* NV<k> between every pair of 3 or more GPUs with k over what a GPU has
+     * is an NVSwitch of k links per GPU (nvlink.links, at most 18) */
+    if (n >= 3 && allk > TOPO_MAX_GPU_NVLINKS) {
+        const rel *r = rel_of(s, 0, 1);
+        fail(s, err, r->line, r->col, "NV%d between every pair of GPUs is an NVSwitch with %d NVLinks per GPU: at most "
+             G_STRINGIFY(TOPO_MAX_GPU_NVLINKS) " (nvlink.links)", allk, allk);
+        return NULL;
+    }
     char *why = NULL;
     /* a mesh's links tell the GPU (V100 6, A100 12 over 3+ peers); a bridged
      * pair's do not (an A100 PCIe and an H100 NVL pair both show NV12) */
@@ -520,8 +529,8 @@ static cJSON *build(smi *s, const topo_import_opts *o, GString *note, GError **e
         nic_name(s, to, i);
     }
     int nics = nrail ? nrail : nnic;
-    if (nics > 64) {
-        fail(s, err, s->hdr_line, s->name_col[n], "%d NICs: at most 64 per server", nics);
+    if (nics > TOPO_MAX_NICS) {
+        fail(s, err, s->hdr_line, s->name_col[n], "%d NICs: at most " G_STRINGIFY(TOPO_MAX_NICS) " per server", nics);
         nics = -1;
     } else if (nnic) {
         g_string_append_printf(note, "%s: %d NIC(s) modelled: %s", s->file, nics, nrail ? used->str : unused->str);

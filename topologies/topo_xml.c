@@ -94,8 +94,12 @@ static void add_pcie(xstate *x, const char *a, const char *b, int gen, int width
 
 static xframe *top(xstate *x) { return x->stack->len ? g_ptr_array_index(x->stack, x->stack->len - 1) : NULL; }
 
-static bool on_cpu(xstate *x, const char **n, const char **v)
+static bool on_cpu(xstate *x, const char **n, const char **v, GError **err)
 {
+    if (x->ncpu >= TOPO_MAX_SOCKETS) { /* a topology's sockets are 0..63 */
+        xerr(x, err, "more than " G_STRINGIFY(TOPO_MAX_SOCKETS) " <cpu>s (sockets) in one server%s", "");
+        return false;
+    }
     char *id = g_strdup_printf("cpu%d", x->ncpu), *mem = g_strdup_printf("mem%d", x->ncpu);
     cJSON *c = imp_node(x->nodes, id, "cpu");
     cJSON_AddNumberToObject(c, "socket", x->ncpu++);
@@ -122,12 +126,13 @@ static bool on_pci(xstate *x, const char **n, const char **v, GError **err)
     const char *cls = attr(n, v, "class"), *sp = attr(n, v, "link_speed");
     const char *w = attr(n, v, "link_width");
     f->gen = pcie_gen_of(sp);
-    if (!xint(w, 1, 32, &f->width))
+    if (!xint(w, 1, TOPO_MAX_PCIE_LANES, &f->width))
         f->width = 0;
     g_ptr_array_add(x->stack, f);
     if (!up || f->gen == 0 || f->width < 1) {
         xerr(x, err, !up ? "<pci> outside a <cpu>%s"
-                         : "<pci>: need link_speed like \"16.0 GT/s PCIe\" and link_width 1..32%s", "");
+                         : "<pci>: need link_speed like \"16.0 GT/s PCIe\" and link_width 1.."
+                           G_STRINGIFY(TOPO_MAX_PCIE_LANES) "%s", "");
         return false;
     }
     g_free(x->cur_bus);
@@ -147,8 +152,10 @@ static bool on_gpu(xstate *x, const char **n, const char **v, GError **err)
     xframe *pf = top(x);
     const char *sm = attr(n, v, "sm");
     int smv;
-    if (!pf || !x->stack->len || !pf->gen || !xint(sm, 10, 1000, &smv)) {
-        xerr(x, err, "<gpu> must sit in a <pci> and have sm=\"NN\" (10..1000)%s", "");
+    /* the topology's bounds on gpu.sm (compute capability x10) */
+    if (!pf || !x->stack->len || !pf->gen || !xint(sm, TOPO_MIN_SM, TOPO_MAX_SM, &smv)) {
+        xerr(x, err, "<gpu> must sit in a <pci> and have sm=\"NN\" (" G_STRINGIFY(TOPO_MIN_SM) ".."
+                     G_STRINGIFY(TOPO_MAX_SM) ")%s", "");
         return false;
     }
     /* Two GPUs on one PCI function used to pass, the second silently taking
@@ -172,9 +179,10 @@ static bool on_nvlink(xstate *x, const char **n, const char **v, GError **err)
 {
     const char *tgt = attr(n, v, "target"), *cnt = attr(n, v, "count"), *tc = attr(n, v, "tclass");
     int count;
-    /* 64: a topology's NVLink bundle (topo_parse.c); an H100 has 18 */
-    if (!x->cur_gpu || !tgt || !xint(cnt, 1, 64, &count)) {
-        xerr(x, err, "<nvlink> must sit in a <gpu> and have target and count 1..64%s", "");
+    /* a topology's NVLink bundle; an H100 has 18 */
+    if (!x->cur_gpu || !tgt || !xint(cnt, 1, TOPO_MAX_LINK_NVLINKS, &count)) {
+        xerr(x, err, "<nvlink> must sit in a <gpu> and have target and count 1.."
+                     G_STRINGIFY(TOPO_MAX_LINK_NVLINKS) "%s", "");
         return false;
     }
     if (tc && !g_ascii_strcasecmp(tc, "0x068000")) {
@@ -182,8 +190,8 @@ static bool on_nvlink(xstate *x, const char **n, const char **v, GError **err)
             cJSON_AddBoolToObject(imp_node(x->nodes, "nvsw", "nvswitch"), "nvls", x->sm >= 90);
         x->nvsw = true;
         x->nvsw_links += count; /* one bundle per GPU, added at </gpu> */
-        if (x->nvsw_links > 64) {
-            xerr(x, err, "<gpu> with more than 64 NVLinks to NVSwitches%s", "");
+        if (x->nvsw_links > TOPO_MAX_LINK_NVLINKS) {
+            xerr(x, err, "<gpu> with more than " G_STRINGIFY(TOPO_MAX_LINK_NVLINKS) " NVLinks to NVSwitches%s", "");
             return false;
         }
     } else {
@@ -198,7 +206,7 @@ static void start_el(GMarkupParseContext *c, const char *el, const char **n, con
     (void)c;
     xstate *x = ud;
     if (!strcmp(el, "cpu"))
-        on_cpu(x, n, v);
+        on_cpu(x, n, v, err);
     else if (!strcmp(el, "pci"))
         on_pci(x, n, v, err);
     else if (!strcmp(el, "gpu"))
@@ -208,11 +216,20 @@ static void start_el(GMarkupParseContext *c, const char *el, const char **n, con
     else if (!strcmp(el, "net")) {
         const char *sp = attr(n, v, "speed");
         xframe *f = top(x);
-        x->nnet++;
+        if (++x->nnet > TOPO_MAX_NICS) {
+            xerr(x, err, "more than " G_STRINGIFY(TOPO_MAX_NICS) " <net>s (NICs) in one server%s", "");
+            return;
+        }
         char *end = NULL;
         double mbps = sp ? g_ascii_strtod(sp, &end) : 0;
-        if (sp && (end == sp || *end || !isfinite(mbps) || mbps < 0 || mbps > 3.2e6)) { /* NCCL prints Mb/s; 3200 Gb/s at most */
-            xerr(x, err, "<net speed=\"%s\">: expected Mb/s in 0..3200000", sp);
+        /* NCCL prints Mb/s; 0: unknown (the NIC rate is assumed), else a
+         * topology's NIC rate: at least 1 MB/s (8 Mb/s), at most nic.gbps's */
+        if (sp && (end == sp || *end || !isfinite(mbps) || mbps < 0 || (mbps > 0 && mbps < 8e3 * TOPO_MIN_GBPS) ||
+                   mbps > 1e3 * TOPO_MAX_NIC_GBPS)) {
+            char *m = g_strdup_printf("<net speed=\"%s\">: expected 0 (unknown) or Mb/s in %.0f..%.0f", sp,
+                                      8e3 * TOPO_MIN_GBPS, 1e3 * TOPO_MAX_NIC_GBPS);
+            xerr(x, err, "%s", m);
+            g_free(m);
             return;
         }
         x->net_mbps = MAX(x->net_mbps, mbps);

@@ -1,0 +1,37 @@
+# tests/cli/topo_review.sh - sourced by cases.sh (inside run.sh: $C, check,
+# pass, fail). A review of the topology loader, `topo import` and `calibrate
+# fit` (2026-12-02, docs/reliability.md): what an importer or the fitter
+# writes loads, what the loader takes reaches the outputs intact, and what it
+# would fail on later is refused at load with the file and position.
+
+# imported_loads NAME FILE IMPORT-ARGS...: `topo import FILE ARGS` exits 0 and
+# `topo show` of what it wrote exits 0 too
+imported_loads() {
+    name=$1; file=$2; shift 2
+    tmp=$(mktemp --suffix=.json)
+    if "$C" topo import "$file" "$@" -o "$tmp" >/dev/null 2>&1 && "$C" topo show "$tmp" >/dev/null 2>&1; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name: the import of $file $* does not load:" >&2
+        "$C" topo show "$tmp" 2>&1 | head -3 >&2
+    fi
+    rm -f "$tmp"
+}
+
+# 1. the importers refuse what the loader would, by the loader's bounds
+#    (topologies/topo.h): NV<k> between every pair is an NVSwitch of k links
+#    per GPU, nvlink.links at most 18; gpu.sm 30..200
+check import-smi-nv64-nvswitch 2 'nvswitch-nv64-over-18-links\.txt:2:10: NV64 between every pair .*at most 18' -- \
+    topo import tests/bad_input/smi-topo/nvswitch-nv64-over-18-links.txt --gpu H100
+check import-xml-sm-25 2 'gpu-sm-25-under-30\.xml:5:48: .*sm="NN" \(30\.\.200\)' -- \
+    topo import tests/bad_input/nccl-xml/gpu-sm-25-under-30.xml
+rv=$(mktemp -d)
+sed 's/sm="75"/sm="30"/' tests/data/nccl-topo/pcie-only.xml > "$rv/sm-30.xml"
+sed 's/sm="75"/sm="200"/' tests/data/nccl-topo/pcie-only.xml > "$rv/sm-200.xml"
+imported_loads import-xml-sm-30-loads "$rv/sm-30.xml"
+imported_loads import-xml-sm-200-loads "$rv/sm-200.xml"
+sed 's/NV18/NV17/g' tests/data/smi-topo/dgx-h100-like.txt > "$rv/nv17.txt"
+imported_loads import-smi-nv17-loads "$rv/nv17.txt" --gpu H100
+imported_loads import-smi-dgx-h100-loads tests/data/smi-topo/dgx-h100-like.txt
+imported_loads import-xml-dgx-a100-loads tests/data/nccl-topo/dgx-a100-like.xml
