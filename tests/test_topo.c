@@ -111,6 +111,8 @@ static const struct { const char *file; int code, line, col; } bad[] = {
     {"repeat-expr-overflow", TOPO_ERROR_SCHEMA, 8, 14},
     /* a review of bad inputs: cJSON keeps both, the first was read */
     {"duplicate-key", TOPO_ERROR_SCHEMA, 5, 49},
+    /* a review of the loader (2026-12-02): an id that broke topo dot's output */
+    {"id-with-quote-and-newline", TOPO_ERROR_SCHEMA, 25, 11},
 };
 
 static void test_topo_bad_inputs_report_code_and_position(void)

@@ -109,8 +109,27 @@ static const char *const node_kinds[] = {"gpu", "pcie_switch", "cpu", "hostmem",
 static const fab_node_kind node_kind_map[] = {FAB_GPU, FAB_PCIE_SWITCH, FAB_CPU, FAB_HOSTMEM,
                                               FAB_NVSWITCH};
 
+/* An id is letters, digits, '_', '-' and '.': it names a device in every
+ * output (topo show and dot, CSV and JSON link names, Perfetto timelines). */
+static bool id_ok(const char *id)
+{
+    for (const char *p = id; *p; p++)
+        if (!g_ascii_isalnum(*p) && !strchr("_-.", *p))
+            return false;
+    return *id != 0;
+}
+
 static bool node_add(pctx *x, const char *path, const char *id, const tnode *proto)
 {
+    if (!id_ok(id)) {
+        char *p = tj_path_key(path, "id"), *esc = g_strescape(id, NULL);
+        topo_src_error(x->c.src, x->c.err, TOPO_ERROR_SCHEMA, p,
+                       "id \"%s\": use letters, digits, '_', '-' and '.' (an id names the device in every output)",
+                       esc);
+        g_free(p);
+        g_free(esc);
+        return false;
+    }
     if (g_hash_table_contains(x->g->ids, id)) {
         char *p = tj_path_key(path, "id");
         topo_src_error(x->c.src, x->c.err, TOPO_ERROR_REF, p, "duplicate id \"%s\"", id);

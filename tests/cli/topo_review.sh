@@ -35,3 +35,13 @@ sed 's/NV18/NV17/g' tests/data/smi-topo/dgx-h100-like.txt > "$rv/nv17.txt"
 imported_loads import-smi-nv17-loads "$rv/nv17.txt" --gpu H100
 imported_loads import-smi-dgx-h100-loads tests/data/smi-topo/dgx-h100-like.txt
 imported_loads import-xml-dgx-a100-loads tests/data/nccl-topo/dgx-a100-like.xml
+
+# 2. node ids are letters, digits, '_', '-' and '.' (they name devices in DOT,
+#    CSV, JSON and Perfetto output); the DOT graph's name (a file's name when
+#    the topology has none) is quoted
+check topo-id-quote-newline 2 'id-with-quote-and-newline\.json:25:11: \$\.node\.nodes\[2\]\.id: id "s\\"w;0\\n": use letters, digits' -- \
+    topo show tests/bad_input/topo/id-with-quote-and-newline.json
+sed '/"name":/d' tests/data/topo/full-mesh-4gpu.json > "$rv/a\"b\\c.json"
+check topo-dot-name-quoted 0 '^graph "a\\"b_c" \{' -- topo dot "$rv/a\"b\\c.json"
+
+rm -rf "$rv"
