@@ -113,6 +113,9 @@ static const struct { const char *file; int code, line, col; } bad[] = {
     {"duplicate-key", TOPO_ERROR_SCHEMA, 5, 49},
     /* a review of the loader (2026-12-02): an id that broke topo dot's output */
     {"id-with-quote-and-newline", TOPO_ERROR_SCHEMA, 25, 11},
+    /* "nvls" on a node that is not an NVSwitch */
+    {"nvls-on-gpu", TOPO_ERROR_VALUE, 32, 13},
+    {"nvls-on-pcie-switch", TOPO_ERROR_VALUE, 27, 13},
 };
 
 static void test_topo_bad_inputs_report_code_and_position(void)

@@ -164,6 +164,14 @@ static bool parse_node(pctx *x, const cJSON *o, const char *path)
         !tj_bool(&x->c, o, path, "nvls", false, &nvls) ||
         !tj_str(&x->c, o, path, "source", false, &src))
         return false;
+    if (nvls && node_kind_map[kind] != FAB_NVSWITCH) {
+        char *p = tj_path_key(path, "nvls");
+        topo_src_error(x->c.src, x->c.err, TOPO_ERROR_VALUE, p,
+                       "\"nvls\": true marks an NVSwitch with in-switch reduction; a \"%s\" node cannot have it",
+                       node_kinds[kind]);
+        g_free(p);
+        return false;
+    }
     for (int i = 0; i < repeat; i++) {
         char *eid = expand(id, i);
         tnode n = {.kind = node_kind_map[kind],

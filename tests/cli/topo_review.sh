@@ -44,4 +44,10 @@ check topo-id-quote-newline 2 'id-with-quote-and-newline\.json:25:11: \$\.node\.
 sed '/"name":/d' tests/data/topo/full-mesh-4gpu.json > "$rv/a\"b\\c.json"
 check topo-dot-name-quoted 0 '^graph "a\\"b_c" \{' -- topo dot "$rv/a\"b\\c.json"
 
+# 7. "nvls" marks an NVSwitch; on any other node it is an error
+check topo-nvls-on-gpu 2 'nvls-on-gpu\.json:32:13: \$\.node\.nodes\[3\]\.nvls: .*a "gpu" node cannot have it' -- \
+    topo show tests/bad_input/topo/nvls-on-gpu.json
+check topo-nvls-on-pcie-switch 2 'nvls-on-pcie-switch\.json:27:13: \$\.node\.nodes\[2\]\.nvls: .*"pcie_switch"' -- \
+    topo show tests/bad_input/topo/nvls-on-pcie-switch.json
+
 rm -rf "$rv"
