@@ -116,6 +116,11 @@ static const struct { const char *file; int code, line, col; } bad[] = {
     /* "nvls" on a node that is not an NVSwitch */
     {"nvls-on-gpu", TOPO_ERROR_VALUE, 32, 13},
     {"nvls-on-pcie-switch", TOPO_ERROR_VALUE, 27, 13},
+    /* GPUs no route joins: at the GPUs' entry (its "{" opens line 28 or 33),
+     * at nvl_domain_nodes' value */
+    {"gpu-reached-only-through-hostmem", TOPO_ERROR_UNREACHABLE, 28, 4},
+    {"nvl-domain-without-nvswitch", TOPO_ERROR_UNREACHABLE, 60, 23},
+    {"nvl-domain-gpu-without-nvlink-to-nvswitch", TOPO_ERROR_UNREACHABLE, 33, 4},
 };
 
 static void test_topo_bad_inputs_report_code_and_position(void)

@@ -30,7 +30,9 @@ static bool used(const bctx *b, guint k)
     return n->kind != FAB_GPU || n->gpu_local < b->G;
 }
 
-/* Every used GPU must reach every other one without transiting a GPU. */
+/* Every used GPU must reach every other one through nodes a route may pass
+ * (models/fabric_route.c: never a GPU or host memory; NICs are not in the
+ * template). */
 static bool check_reach(bctx *b, GError **err)
 {
     tgraph *g = b->g;
@@ -47,7 +49,7 @@ static bool check_reach(bctx *b, GError **err)
         seen[s] = true;
         while (top) {
             guint u = stack[--top];
-            if (u != s && TN(g, u)->kind == FAB_GPU)
+            if (u != s && (TN(g, u)->kind == FAB_GPU || TN(g, u)->kind == FAB_HOSTMEM))
                 continue;
             for (guint k = 0; k < g->links->len; k++) {
                 const tlink *l = TL(g, k);
@@ -61,7 +63,8 @@ static bool check_reach(bctx *b, GError **err)
         for (guint d = 0; d < n && ok; d++)
             if (TN(g, d)->kind == FAB_GPU && used(b, d) && !seen[d]) {
                 topo_src_error(b->src, err, TOPO_ERROR_UNREACHABLE, TN(g, d)->path,
-                               "GPU \"%s\" cannot reach GPU \"%s\" through non-GPU nodes",
+                               "GPU \"%s\" cannot reach GPU \"%s\" over a link or through switches, CPUs or "
+                               "NVSwitches (a route never passes through another GPU or host memory)",
                                TN(g, d)->id, TN(g, s)->id);
                 ok = false;
             }
@@ -71,12 +74,43 @@ static bool check_reach(bctx *b, GError **err)
     return ok;
 }
 
-static bool gpu_has_nvlink(const tgraph *g, guint k)
+/* Whether template GPU k has an NVLink (to an NVSwitch only, when to_switch). */
+static bool gpu_has_nvlink(const tgraph *g, guint k, bool to_switch)
 {
-    for (guint i = 0; i < g->links->len; i++)
-        if (TL(g, i)->d.kind == LINK_NVLINK && (TL(g, i)->a == k || TL(g, i)->b == k))
+    for (guint i = 0; i < g->links->len; i++) {
+        const tlink *l = TL(g, i);
+        guint o = l->a == k ? l->b : l->b == k ? l->a : G_MAXUINT;
+        if (l->d.kind == LINK_NVLINK && o != G_MAXUINT && (!to_switch || TN(g, o)->kind == FAB_NVSWITCH))
             return true;
+    }
     return false;
+}
+
+/* Servers of one NVLink domain meet only at its shared NVSwitch (their GPUs
+ * get the domain for their NVLinks): with nvl_domain_nodes > 1 the template
+ * needs an nvswitch and every used GPU an NVLink to one. */
+static bool check_domain(bctx *b, GError **err)
+{
+    tgraph *g = b->g;
+    if (g->nvl_domain_nodes < 2)
+        return true;
+    bool nvsw = false;
+    for (guint k = 0; k < g->nodes->len; k++)
+        nvsw = nvsw || TN(g, k)->kind == FAB_NVSWITCH;
+    if (!nvsw) {
+        topo_src_error(b->src, err, TOPO_ERROR_UNREACHABLE, "$.scaleout.nvl_domain_nodes",
+                       "%d servers in one NVLink domain meet at an \"nvswitch\" node, and this topology has none",
+                       g->nvl_domain_nodes);
+        return false;
+    }
+    for (guint k = 0; k < g->nodes->len; k++)
+        if (TN(g, k)->kind == FAB_GPU && used(b, k) && !gpu_has_nvlink(g, k, true)) {
+            topo_src_error(b->src, err, TOPO_ERROR_UNREACHABLE, TN(g, k)->path,
+                           "GPU \"%s\" has no NVLink to an nvswitch, where the %d servers of an NVLink domain "
+                           "($.scaleout.nvl_domain_nodes) meet", TN(g, k)->id, g->nvl_domain_nodes);
+            return false;
+        }
+    return true;
 }
 
 /* Add server s's nodes (shared NVSwitches once per domain) and links. */
@@ -99,7 +133,7 @@ static void build_server(bctx *b, int s)
         }
         char *name = shared ? g_strdup_printf("d%d.%s", dom, tn->id)
                             : g_strdup_printf("n%d.%s", s, tn->id);
-        bool nvl = tn->kind == FAB_NVSWITCH || (tn->kind == FAB_GPU && gpu_has_nvlink(g, k));
+        bool nvl = tn->kind == FAB_NVSWITCH || (tn->kind == FAB_GPU && gpu_has_nvlink(g, k, false));
         fab_node_desc d = {.kind = tn->kind, .name = name, .server = shared ? -1 : s,
                            .local = loc, .socket = tn->socket, .domain = nvl ? dom : -1,
                            .nvls = tn->nvls, .transit_Bps = tn->transit_Bps,
@@ -240,7 +274,7 @@ static bool prepare(bctx *b, const topo_opts *o, int *nodes, GError **err)
                        *nodes, b->G);
         return false;
     }
-    if (!check_reach(b, err))
+    if (!check_reach(b, err) || !check_domain(b, err))
         return false;
     const char *fname = o && o->fabric ? o->fabric : g->fabric;
     if (fname && g->nics > 0) {

@@ -50,4 +50,16 @@ check topo-nvls-on-gpu 2 'nvls-on-gpu\.json:32:13: \$\.node\.nodes\[3\]\.nvls: .
 check topo-nvls-on-pcie-switch 2 'nvls-on-pcie-switch\.json:27:13: \$\.node\.nodes\[2\]\.nvls: .*"pcie_switch"' -- \
     topo show tests/bad_input/topo/nvls-on-pcie-switch.json
 
+# 6. what the router cannot join is a load error with the file and path: a
+#    route never passes through host memory; servers of an NVLink domain meet
+#    only at its NVSwitch
+check topo-gpu-via-hostmem 2 'gpu-reached-only-through-hostmem\.json:28:4: \$\.node\.nodes\[3\]: GPU "gpu1" cannot reach GPU "gpu0"' -- \
+    p2p --topo tests/bad_input/topo/gpu-reached-only-through-hostmem.json
+check topo-gpu-via-hostmem-one-gpu 0 'x 1 GPU\(s\)' -- topo show tests/bad_input/topo/gpu-reached-only-through-hostmem.json --gpus 1
+check topo-nvl-domain-no-nvswitch 2 'nvl-domain-without-nvswitch\.json:60:23: \$\.scaleout\.nvl_domain_nodes: 4 servers' -- \
+    collective --topo tests/bad_input/topo/nvl-domain-without-nvswitch.json --nodes 2
+check topo-nvl-domain-gpu-no-nvlink 2 'nvl-domain-gpu-without-nvlink-to-nvswitch\.json:33:4: \$\.node\.nodes\[4\]: GPU "gpu1" has no NVLink to an nvswitch' -- \
+    p2p --topo tests/bad_input/topo/nvl-domain-gpu-without-nvlink-to-nvswitch.json --nodes 2
+check topo-nvl-domain-gb200 0 '^ +1048576 +262144 +float' -- collective --topo gb200-nvl72 --nodes 2 -b 1M -e 1M
+
 rm -rf "$rv"
