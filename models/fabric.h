@@ -100,7 +100,9 @@ fab_link_id fabric_server_add(fabric *f, const char *name, double bw_Bps, int64_
 
 /* Set per-GPU/NIC endpoint limits (copy-engine/SM or NIC injection and
  * ejection rates), bytes/s; 0 = unlimited. Applied to every route that
- * starts (tx) or ends (rx) at the node. */
+ * starts (tx) or ends (rx) at the node; a NIC's also where a route passes
+ * it: tx when the route leaves for the network through it, rx when it
+ * comes in from the network. */
 void fabric_node_set_endpoint(fabric *f, fab_node_id n, double tx_Bps, double rx_Bps);
 
 /* P2P policy between two GPUs: when false, GPU->GPU routes are staged

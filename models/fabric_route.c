@@ -9,7 +9,8 @@
  * destination GPU. Between servers: GPU -> its NIC (the rail it is bound to,
  * else the nearest) -> leaf -> [spine chosen by a deterministic ECMP hash of
  * (src, dst, flow)] -> leaf -> NIC -> GPU. Endpoint and transit servers are
- * spliced in. Routes are cached per (src, dst, flow).
+ * spliced in (a NIC's endpoint limits where the route leaves or enters the
+ * network through it). Routes are cached per (src, dst, flow).
  *
  * Most of a route does not depend on the flow: the in-server legs (GPU ->
  * its NIC, NIC -> GPU) and paths inside a server or NVLink domain are
@@ -435,13 +436,19 @@ static bool plain_path(fabric *f, fab_node_id src, fab_node_id dst, uint32_t flo
     return cross_server(f, src, dst, flow, ref, p);
 }
 
-/* Append l to h after the transit server of the node before it (a graph link
- * after another). */
+/* Append l to h after the servers of the node before it (a graph link after
+ * another): its transit server, and for a NIC, which a route only passes
+ * through, its endpoint limit in the direction taken: tx when l leaves it
+ * for the network, rx when prev came in from the network. */
 static void splice_next(const fabric *f, GArray *h, fab_link_id prev, fab_link_id l)
 {
     fab_node *mid = NODE(f, LINK(f, l)->src);
     if (mid->transit != FAB_NONE && LINK(f, prev)->d.kind != LINK_MEM && LINK(f, l)->d.kind != LINK_MEM)
         g_array_append_val(h, mid->transit);
+    if (mid->d.kind == FAB_NIC && LINK(f, l)->d.kind == LINK_NET && mid->tx != FAB_NONE)
+        g_array_append_val(h, mid->tx);
+    else if (mid->d.kind == FAB_NIC && LINK(f, prev)->d.kind == LINK_NET && mid->rx != FAB_NONE)
+        g_array_append_val(h, mid->rx);
     g_array_append_val(h, l);
 }
 

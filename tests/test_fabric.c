@@ -218,6 +218,55 @@ static void test_fabric_cross_server_rail_and_ecmp(void)
     fabric_free(f);
 }
 
+/* A NIC's endpoint limits apply where a route passes it (a NIC is never the
+ * end of a route between GPUs): tx where the route leaves for the network,
+ * rx where it comes in; the same with the GPUs' rails bound (the route from
+ * PXN's cached parts) and without (the nearest NIC). */
+static void test_fabric_nic_limits_cap_traffic_through_it(void)
+{
+    for (int bound = 0; bound < 2; bound++) {
+        fab_node_id g[2], leaf[2], sp[2], nic[2];
+        fabric *f = two_servers(50, g, leaf, sp);
+        for (fab_node_id n = 0; n < fabric_node_count(f); n++)
+            if (fabric_node(f, n)->kind == FAB_NIC)
+                nic[fabric_node(f, n)->server] = n;
+        fabric_node_set_endpoint(f, nic[0], 10e9, 0);
+        fabric_node_set_endpoint(f, nic[1], 0, 4e9);
+        if (bound) {
+            fabric_gpu_set_nic(f, g[0], nic[0]);
+            fabric_gpu_set_nic(f, g[1], nic[1]);
+        }
+        /* gpu sw nic [n0.nic0.tx] leaf spine leaf nic [n1.nic0.rx] sw gpu */
+        const fab_route *r = fabric_route(f, g[0], g[1], 0, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        CU_ASSERT_EQUAL_FATAL(r->nhops, 10);
+        CU_ASSERT_STRING_EQUAL(fabric_link_name(f, r->hop[2]), "n0.nic0.tx");
+        CU_ASSERT_STRING_EQUAL(fabric_link_name(f, r->hop[7]), "n1.nic0.rx");
+        ASSERT_REL(fabric_route_bw(f, r), 4e9, 1e-12);
+        /* the other way neither NIC is limited: PCIe's 32 x 0.9 GB/s */
+        const fab_route *back = fabric_route(f, g[1], g[0], 0, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+        CU_ASSERT_EQUAL(back->nhops, 8);
+        ASSERT_REL(fabric_route_bw(f, back), 32e9 * 0.9, 1e-12);
+        /* pipelined store and forward on an idle path: the bytes at the
+         * receiving NIC's 4 GB/s, one chunk at every other hop, the latencies */
+        uint64_t S = 64 << 20, c = 1 << 20;
+        double want = (double)S / 4e9 * 1e12 - (double)c / 4e9 * 1e12;
+        for (uint32_t h = 0; h < r->nhops; h++) {
+            const fab_link_desc *d = fabric_link(f, r->hop[h]);
+            want += (double)c / (d->bw_Bps * d->eff) * 1e12 + (double)d->lat_ps;
+        }
+        sim_engine *e = sim_engine_new(1);
+        fabric_attach(f, e);
+        sim_time t[1] = {0};
+        fabric_transfer_start(f, r, FAB_NONE, S, c, 0, 0, on_done, t, 0);
+        sim_engine_run(e);
+        ASSERT_REL(t[0], want, 1e-6);
+        sim_engine_free(e);
+        fabric_free(f);
+    }
+}
+
 static void test_fabric_private_server_caps_rate(void)
 {
     box b = make_box();
@@ -346,6 +395,7 @@ int main(void)
         {"/fabric/route/cross-server-rail-ecmp", test_fabric_cross_server_rail_and_ecmp},
         {"/fabric/route/adaptive-avoids-ecmp-collision", test_fabric_adaptive_routing_avoids_ecmp_collision},
         {"/fabric/server/caps-rate", test_fabric_private_server_caps_rate},
+        {"/fabric/server/nic-limits-through-it", test_fabric_nic_limits_cap_traffic_through_it},
         {"/fabric/pacing/equals-private-server", test_fabric_paced_equals_private_server},
         {"/fabric/cut-through/closed-form", test_fabric_cut_through_closed_form},
         {0},

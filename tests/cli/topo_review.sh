@@ -62,4 +62,19 @@ check topo-nvl-domain-gpu-no-nvlink 2 'nvl-domain-gpu-without-nvlink-to-nvswitch
     p2p --topo tests/bad_input/topo/nvl-domain-gpu-without-nvlink-to-nvswitch.json --nodes 2
 check topo-nvl-domain-gb200 0 '^ +1048576 +262144 +float' -- collective --topo gb200-nvl72 --nodes 2 -b 1M -e 1M
 
+# 3. a NIC's tx_GBps / rx_GBps limit the traffic through it (a NIC is never
+#    a route's end): dgx-h100 with 10 GB/s NICs, 64 MiB over 2 servers x 1 GPU
+#    (46.35 GB/s busbw without), and with 1 MB/s (the repro: it was ignored)
+sed 's/"nics": {/"nics": {"tx_GBps": 10, "rx_GBps": 10,/' topologies/dgx-h100.json > "$rv/nic-10.json"
+sed 's/"nics": {/"nics": {"rx_GBps": 10,/' topologies/dgx-h100.json > "$rv/nic-rx-10.json"
+sed 's/"nics": {/"nics": {"tx_GBps": 0.001, "rx_GBps": 0.001,/' topologies/dgx-h100.json > "$rv/nic-1MBps.json"
+check topo-nic-tx-rx-10 0 '^ +67108864 +16777216 +float +sum +-1 +[0-9.]+ +9\.[0-9]+ +9\.[0-9]+ ' -- \
+    collective --topo "$rv/nic-10.json" --nodes 2 --gpus 1 -b 64M -e 64M
+check topo-nic-rx-10 0 '^ +67108864 +16777216 +float +sum +-1 +[0-9.]+ +9\.[0-9]+ +9\.[0-9]+ ' -- \
+    collective --topo "$rv/nic-rx-10.json" --nodes 2 --gpus 1 -b 64M -e 64M
+check topo-nic-1MBps 0 'Avg bus bandwidth +: 0\.000996' -- \
+    collective --topo "$rv/nic-1MBps.json" --nodes 2 --gpus 1 -b 64M -e 64M
+check topo-nic-unlimited 0 '^ +67108864 +16777216 +float +sum +-1 +[0-9.]+ +46\.35 +46\.35 ' -- \
+    collective --topo dgx-h100 --nodes 2 --gpus 1 -b 64M -e 64M
+
 rm -rf "$rv"
