@@ -184,6 +184,7 @@ const char *calib_dtype_name(calib_dtype dt)
 
 typedef struct {
     char *name, *bench, *mode, *dtype;
+    char *where;   /* "path:line" of its first record ("path" for a log), for messages */
     bool is_coll, bw_unit;
     int nranks;
     GArray *pts; /* of pt */
@@ -204,7 +205,7 @@ struct calib_fit_set {
 static void group_free(gpointer data)
 {
     group *g = data;
-    g_free(g->name), g_free(g->bench), g_free(g->mode), g_free(g->dtype);
+    g_free(g->name), g_free(g->bench), g_free(g->mode), g_free(g->dtype), g_free(g->where);
     g_array_unref(g->pts);
     g_free(g);
 }
@@ -232,13 +233,13 @@ void calib_fit_set_free(calib_fit_set *s)
 }
 
 static group *group_get(calib_fit_set *s, const char *name, const char *bench, const char *mode,
-                        const char *dtype)
+                        const char *dtype, const char *where)
 {
     group *g = g_hash_table_lookup(s->by_name, name);
     if (g)
         return g;
     g = g_new0(group, 1);
-    g->name = g_strdup(name), g->bench = g_strdup(bench);
+    g->name = g_strdup(name), g->bench = g_strdup(bench), g->where = g_strdup(where);
     g->mode = g_strdup(mode), g->dtype = g_strdup(dtype);
     g->pts = g_array_new(FALSE, FALSE, sizeof(pt));
     g_ptr_array_add(s->groups, g);
@@ -276,6 +277,7 @@ typedef struct {
     const char *bench, *mode, *dtype, *device;
     bool bw, info; /* info: unit "flag", a capability record, not fitted */
     double s, t;
+    int line;
 } record;
 
 static const char *opt_str(cJSON *o, const char *key, const char *where, GError **err, bool *bad)
@@ -451,7 +453,7 @@ bool calib_fit_set_add_jsonl(calib_fit_set *s, const char *path, GError **err)
         }
         g_ptr_array_add(objs, o);
         char *where = g_strdup_printf("%s:%d", path, lineno);
-        record r;
+        record r = {.line = lineno};
         ok = record_parse(o, where, &r, err) && record_known(&r, where, first_device, err);
         if (ok && !strcmp(r.bench, "gemm")) { /* its own model (fit_gemm.c), not an alpha-beta path */
             calib_gemm_pt gp;
@@ -471,7 +473,9 @@ bool calib_fit_set_add_jsonl(calib_fit_set *s, const char *path, GError **err)
     }
     for (guint i = 0; ok && i < recs->len; i++) {
         record *r = &g_array_index(recs, record, i);
-        group *g = group_get(s, r->name, r->bench, r->mode, r->dtype);
+        char *where = g_strdup_printf("%s:%d", path, r->line);
+        group *g = group_get(s, r->name, r->bench, r->mode, r->dtype, where);
+        g_free(where);
         g->bw_unit = g->bw_unit || r->bw;
         g_array_append_val(g->pts, ((pt){r->s, r->t}));
     }
@@ -506,7 +510,7 @@ bool calib_fit_set_add_nccltests(calib_fit_set *s, const char *path, GError **er
     }
     char *name = g_strdup_printf("nccl/%s/%dr/%s", coll_kind_name(log->coll), log->nranks,
                                  nccltests_dtype_name(log->dtype));
-    group *g = group_get(s, name, "nccl", NULL, nccltests_dtype_name(log->dtype));
+    group *g = group_get(s, name, "nccl", NULL, nccltests_dtype_name(log->dtype), path);
     g->is_coll = true, g->nranks = log->nranks;
     size_t added = 0;
     for (size_t i = 0; i < log->nrows; i++)
@@ -557,6 +561,32 @@ static int dtype_index(const char *name)
     return -1;
 }
 
+/* A fitted path (or collective) and the launch cost within what a params
+ * file may hold (calib_params_load's bounds); false with *err at the
+ * group's first record. */
+static bool fit_in_bounds(const calib_fit_set *s, const group *launch, GError **err)
+{
+    for (guint gi = 0; gi < s->groups->len; gi++) {
+        const group *g = s->groups->pdata[gi];
+        if (g->fitted && g->fit.alpha_s > CALIB_ALPHA_MAX_S) {
+            g_set_error(err, CALIB_ERROR, CALIB_ERROR_VALUE, "%s: %s: fitted alpha %g s is over %g s, the most a "
+                        "params file holds", g->where, g->name, g->fit.alpha_s, CALIB_ALPHA_MAX_S);
+            return false;
+        }
+        if (g->fitted && !(g->fit.beta_Bps >= CALIB_BETA_MIN_BPS && isfinite(g->fit.beta_Bps))) {
+            g_set_error(err, CALIB_ERROR, CALIB_ERROR_VALUE, "%s: %s: fitted beta %g B/s: a params file holds finite "
+                        "rates of at least %g B/s (1 MB/s)", g->where, g->name, g->fit.beta_Bps, CALIB_BETA_MIN_BPS);
+            return false;
+        }
+    }
+    if (launch && launch->scalar > CALIB_LAUNCH_MAX_S) {
+        g_set_error(err, CALIB_ERROR, CALIB_ERROR_VALUE, "%s: %s: launch cost %g s is over %g s, the most a "
+                    "params file holds (launch_s)", launch->where, launch->name, launch->scalar, CALIB_LAUNCH_MAX_S);
+        return false;
+    }
+    return true;
+}
+
 bool calib_fit_set_solve(calib_fit_set *s, calib_params *out, GError **err)
 {
     memset(out, 0, sizeof *out);
@@ -569,6 +599,7 @@ bool calib_fit_set_solve(calib_fit_set *s, calib_params *out, GError **err)
     GArray *paths = g_array_new(FALSE, FALSE, sizeof(calib_path));
     GArray *colls = g_array_new(FALSE, FALSE, sizeof(calib_path));
     GArray *scal = g_array_new(FALSE, FALSE, sizeof(calib_scalar));
+    const group *launch = NULL; /* the group launch_s is from */
     for (guint gi = 0; gi < s->groups->len; gi++) {
         group *g = s->groups->pdata[gi];
         size_t n = g->pts->len, distinct = 0;
@@ -584,8 +615,10 @@ bool calib_fit_set_solve(calib_fit_set *s, calib_params *out, GError **err)
             g->scalar = g->bw_unit ? sz[0] / med : med;
             calib_scalar c = {g_strdup(g->name), g->scalar, g->bw_unit};
             g_array_append_val(scal, c);
-            if (!strcmp(g->bench, "launch") && g->mode && !strcmp(g->mode, "kernel") && isnan(out->launch_s))
+            if (!strcmp(g->bench, "launch") && g->mode && !strcmp(g->mode, "kernel") && isnan(out->launch_s)) {
                 out->launch_s = med;
+                launch = g;
+            }
         } else if ((g->fitted = calib_fit_line(sz, t, n, &g->fit))) {
             calib_path c = {g_strdup(g->name), g->fit.alpha_s, g->fit.beta_Bps, g->fit.residual_rms_pct,
                             g->nranks};
@@ -601,6 +634,10 @@ bool calib_fit_set_solve(calib_fit_set *s, calib_params *out, GError **err)
     out->nscalars = scal->len, out->scalars = (calib_scalar *)g_array_free(scal, FALSE);
     calib_gemm_solve((const calib_gemm_pt *)s->gemm->data, s->gemm->len, s->gemm_fit);
     memcpy(out->gemm, s->gemm_fit, sizeof out->gemm);
+    if (!fit_in_bounds(s, launch, err)) {
+        calib_params_clear(out);
+        return false;
+    }
     if (!out->npaths && !out->ncollectives && !out->nscalars && !s->gemm->len) {
         g_set_error(err, CALIB_ERROR, CALIB_ERROR_FIT, "%s: nothing could be fitted (need >= 2 sizes with "
                     "time growing with size)", out->source);
@@ -748,9 +785,11 @@ static bool load_paths(cJSON *arr, const char *path, const char *key, GArray *ou
         cJSON *nr = cJSON_GetObjectItemCaseSensitive(e, "nranks");
         /* beta at least 1 MB/s, alpha at most 1 s: a slower path's times leave the picosecond clock */
         if (!cJSON_IsString(nm) || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) || !(a->valuedouble >= 0) ||
-            !(a->valuedouble <= 1) || !(b->valuedouble >= 1e6) || !isfinite(b->valuedouble)) {
+            !(a->valuedouble <= CALIB_ALPHA_MAX_S) || !(b->valuedouble >= CALIB_BETA_MIN_BPS) ||
+            !isfinite(b->valuedouble)) {
             g_set_error(err, CALIB_ERROR, CALIB_ERROR_VALUE,
-                        "%s: $.%s[%d]: need \"name\", \"alpha_s\" in 0..1 and \"beta_Bps\" >= 1e6", path, key, idx);
+                        "%s: $.%s[%d]: need \"name\", \"alpha_s\" in 0..%g and \"beta_Bps\" >= %g", path, key, idx,
+                        CALIB_ALPHA_MAX_S, CALIB_BETA_MIN_BPS);
             return false;
         }
         calib_path c = {g_strdup(nm->valuestring), a->valuedouble, b->valuedouble,
@@ -794,7 +833,8 @@ static bool load_gemm(cJSON *obj, const char *path, calib_gemm out[CALIB_GEMM_ND
         bool bad = d < 0 || !cJSON_IsObject(e) ||
                    (pk && (!cJSON_IsNumber(pk) || !(pk->valuedouble > 0) || !isfinite(pk->valuedouble))) ||
                    (ef && (!cJSON_IsNumber(ef) || !(ef->valuedouble > 0) || !isfinite(ef->valuedouble) ||
-                           !cJSON_IsNumber(k0) || !(k0->valuedouble >= 0) || !(k0->valuedouble <= 1e6))) ||
+                           !cJSON_IsNumber(k0) || !(k0->valuedouble >= 0) ||
+                           !(k0->valuedouble <= CALIB_GEMM_K0_MAX))) ||
                    (!pk && !ef);
         if (bad) {
             g_set_error(err, CALIB_ERROR, CALIB_ERROR_VALUE,
@@ -852,8 +892,9 @@ bool calib_params_load(const char *path, calib_params *out, GError **err)
     ok = ok && load_gemm(cJSON_GetObjectItemCaseSensitive(o, "gemm"), path, out->gemm, err);
     cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "launch_s");
     /* 0..1 s, as --launch-us (0..1e6 us): 1e300 overflowed the picosecond clock */
-    if (ok && l && (!cJSON_IsNumber(l) || !(l->valuedouble >= 0) || !(l->valuedouble <= 1))) {
-        g_set_error(err, CALIB_ERROR, CALIB_ERROR_VALUE, "%s: $.launch_s: must be seconds in 0..1", path);
+    if (ok && l && (!cJSON_IsNumber(l) || !(l->valuedouble >= 0) || !(l->valuedouble <= CALIB_LAUNCH_MAX_S))) {
+        g_set_error(err, CALIB_ERROR, CALIB_ERROR_VALUE, "%s: $.launch_s: must be seconds in 0..%g", path,
+                    CALIB_LAUNCH_MAX_S);
         ok = false;
     }
     out->launch_s = cJSON_IsNumber(l) && l->valuedouble >= 0 ? l->valuedouble : NAN;

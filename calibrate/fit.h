@@ -49,6 +49,16 @@ bool calib_fit_line(const double *size_bytes, const double *t_s, size_t n, calib
 
 /* ---- parameters ------------------------------------------------------- */
 
+/* What a params file may hold: calib_params_load refuses more, and
+ * calib_fit_set_solve refuses to fit more.  A path's alpha at most 1 s and
+ * beta at least 1 MB/s (slower, a transfer's time leaves the simulator's
+ * picosecond clock); the kernel launch cost at most 1 s (--launch-us is
+ * 0..1e6 us); a GEMM's k0 at most 1e6 reduction steps. */
+#define CALIB_ALPHA_MAX_S 1.0
+#define CALIB_BETA_MIN_BPS 1e6
+#define CALIB_LAUNCH_MAX_S 1.0
+#define CALIB_GEMM_K0_MAX 1e6
+
 typedef enum { CALIB_FP32, CALIB_FP16, CALIB_BF16, CALIB_NDTYPES } calib_dtype;
 /* "fp32", "fp16", "bf16". */
 const char *calib_dtype_name(calib_dtype dt);
@@ -154,7 +164,10 @@ bool calib_fit_set_add_file(calib_fit_set *s, const char *path, GError **err);
 
 /* Fits every group and fills *out (caller calib_params_clear()s it).  Groups
  * that cannot be fitted are reported by calib_fit_set_print and left out.
- * Returns false (CALIB_ERROR_FIT) when nothing at all could be fitted. */
+ * Returns false (CALIB_ERROR_FIT) when nothing at all could be fitted, and
+ * (CALIB_ERROR_VALUE, "path:line: name: ...", the group's first record)
+ * when a fit is outside what a params file may hold (CALIB_ALPHA_MAX_S,
+ * CALIB_BETA_MIN_BPS, CALIB_LAUNCH_MAX_S); *out is then zeroed. */
 bool calib_fit_set_solve(calib_fit_set *s, calib_params *out, GError **err);
 
 /* After solve: one block per group (fit line, then size, measured, model,

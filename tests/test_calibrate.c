@@ -183,6 +183,61 @@ static void test_bad_inputs_name_code_and_line(void)
     }
 }
 
+/* A fit the params loader would refuse (calib_params_load: alpha <= 1 s,
+ * beta >= 1 MB/s, launch_s <= 1 s) is refused by the fitter, at the group's
+ * first record, with the bound; at the bound it is written and loads. */
+static void test_fit_outside_params_bounds_is_refused(void)
+{
+    static const struct {
+        const char *file, *want;
+    } cases[] = {
+        {BAD "launch-1000-s-over-1-s.jsonl",
+         "launch-1000-s-over-1-s.jsonl:1: launch/gpu0/kernel: launch cost 1000 s is over 1 s"},
+        {BAD "path-alpha-100-s-over-1-s.jsonl",
+         "path-alpha-100-s-over-1-s.jsonl:1: h2d/gpu0/h2d/pinned: fitted alpha 100 s is over 1 s"},
+        {BAD "path-beta-under-1MBps.jsonl", "path-beta-under-1MBps.jsonl:1: h2d/gpu0/h2d/pinned: fitted beta 0.5 B/s"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        calib_fit_set *s = calib_fit_set_new();
+        calib_params p;
+        GError *err = NULL;
+        CU_ASSERT_FATAL(calib_fit_set_add_jsonl(s, cases[i].file, &err));
+        CU_ASSERT_FALSE(calib_fit_set_solve(s, &p, &err));
+        CU_ASSERT(g_error_matches(err, CALIB_ERROR, CALIB_ERROR_VALUE));
+        if (!err || !strstr(err->message, cases[i].want)) {
+            fprintf(stderr, "\n%s: got '%s', want '%s'\n", cases[i].file, err ? err->message : "(none)", cases[i].want);
+            CU_FAIL("message lacks the position or the bound");
+        }
+        CU_ASSERT_EQUAL(p.npaths + p.nscalars, 0);
+        g_clear_error(&err);
+        calib_fit_set_free(s);
+    }
+    /* a launch of exactly CALIB_LAUNCH_MAX_S: fitted, written, loaded */
+    char *tmp = NULL, *out = NULL;
+    int fd = g_file_open_tmp("calib-XXXXXX.jsonl", &tmp, NULL);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    CU_ASSERT_FATAL(g_file_set_contents(tmp, "{\"device\": \"G\", \"bench\": \"launch\", \"path\": \"gpu0\", "
+                                             "\"mode\": \"kernel\", \"size_bytes\": 0, \"unit\": \"s\", \"median\": 1, "
+                                             "\"min\": 1, \"max\": 1}\n", -1, NULL));
+    calib_fit_set *s = calib_fit_set_new();
+    calib_params p, q;
+    GError *err = NULL;
+    CU_ASSERT_FATAL(calib_fit_set_add_jsonl(s, tmp, &err));
+    CU_ASSERT_FATAL(calib_fit_set_solve(s, &p, &err));
+    char *json = calib_params_to_json(&p);
+    fd = g_file_open_tmp("calib-XXXXXX.json", &out, NULL);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    CU_ASSERT_FATAL(g_file_set_contents(out, json, -1, NULL));
+    CU_ASSERT(calib_params_load(out, &q, &err));
+    ASSERT_REL(q.launch_s, CALIB_LAUNCH_MAX_S, 1e-12);
+    g_unlink(tmp), g_unlink(out);
+    g_free(tmp), g_free(out), g_free(json);
+    calib_params_clear(&p), calib_params_clear(&q);
+    calib_fit_set_free(s);
+}
+
 /* GEMM records made from t = 2mnk / (E k / (k + K0)) (layer shapes) and
  * 2mnk / P (squares): the fit gives back K0 exactly (integer grid), E and
  * the best square rate; the params file carries them; the model time of a
@@ -311,6 +366,7 @@ int main(void)
         {"test_params_json_round_trip", test_params_json_round_trip},
         {"test_gemm_fit_recovers_shape_model", test_gemm_fit_recovers_shape_model},
         {"test_bad_inputs_name_code_and_line", test_bad_inputs_name_code_and_line},
+        {"test_fit_outside_params_bounds_is_refused", test_fit_outside_params_bounds_is_refused},
         {"test_nccltests_log_gives_collective_latency", test_nccltests_log_gives_collective_latency},
         {"test_real_nccltests_log_latency", test_real_nccltests_log_latency},
         {NULL, NULL},

@@ -77,4 +77,15 @@ check topo-nic-1MBps 0 'Avg bus bandwidth +: 0\.000996' -- \
 check topo-nic-unlimited 0 '^ +67108864 +16777216 +float +sum +-1 +[0-9.]+ +46\.35 +46\.35 ' -- \
     collective --topo dgx-h100 --nodes 2 --gpus 1 -b 64M -e 64M
 
+# 4. calibrate fit refuses a fit that a params file cannot hold (the loader's
+#    bounds), at the record; at the bound the file it writes loads
+check calib-fit-launch-over-1-s 2 'launch-1000-s-over-1-s\.jsonl:1: launch/gpu0/kernel: launch cost 1000 s is over 1 s' -- \
+    calibrate fit tests/bad_input/calibration/launch-1000-s-over-1-s.jsonl
+check calib-fit-beta-under-1MBps 2 'path-beta-under-1MBps\.jsonl:1: h2d/gpu0/h2d/pinned: fitted beta 0\.5 B/s' -- \
+    calibrate fit tests/bad_input/calibration/path-beta-under-1MBps.jsonl
+sed 's/"median":1000,"min":1000,"max":1000/"median":1,"min":1,"max":1/' \
+    tests/bad_input/calibration/launch-1000-s-over-1-s.jsonl > "$rv/launch-1-s.jsonl"
+check calib-fit-launch-1-s 0 'params: 0 paths' -- calibrate fit "$rv/launch-1-s.jsonl" -o "$rv/launch-1-s.params.json"
+check calib-fit-launch-1-s-loads 0 'launch 1000000\.00 us' -- topo show hgx-h200 --set "calibration=$rv/launch-1-s.params.json"
+
 rm -rf "$rv"
