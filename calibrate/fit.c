@@ -273,7 +273,7 @@ static const unit_def units[] = {
 
 /* One parsed record, before grouping. */
 typedef struct {
-    char name[512];
+    char *name; /* group name, whole (owned; NULL for a flag record) */
     const char *bench, *mode, *dtype, *device;
     bool bw, info; /* info: unit "flag", a capability record, not fitted */
     double s, t;
@@ -367,16 +367,17 @@ static bool record_parse(cJSON *o, const char *where, record *r, GError **err)
                     CALIB_T_MIN_S, CALIB_T_MAX_S);
         return false;
     }
+    /* the whole name: a cut one (it was 511 bytes) merged two paths' records */
     const char *parts[] = {r->bench, path, dir, r->mode, r->dtype};
-    r->name[0] = 0;
+    GString *name = g_string_new(NULL);
     for (size_t i = 0; i < G_N_ELEMENTS(parts); i++)
-        if (parts[i]) {
-            if (r->name[0])
-                g_strlcat(r->name, "/", sizeof r->name);
-            g_strlcat(r->name, parts[i], sizeof r->name);
-        }
+        if (parts[i])
+            g_string_append_printf(name, "%s%s", name->len ? "/" : "", parts[i]);
+    r->name = g_string_free(name, FALSE);
     return true;
 }
+
+static void record_clear(gpointer p) { g_free(((record *)p)->name); }
 
 static int dtype_index(const char *name);
 
@@ -420,6 +421,7 @@ bool calib_fit_set_add_jsonl(calib_fit_set *s, const char *path, GError **err)
         return false;
     }
     GArray *recs = g_array_new(FALSE, FALSE, sizeof(record));
+    g_array_set_clear_func(recs, record_clear);
     GArray *gemm = g_array_new(FALSE, FALSE, sizeof(calib_gemm_pt));
     const char *first_device = NULL;
     GPtrArray *objs = g_ptr_array_new_with_free_func((GDestroyNotify)cJSON_Delete);
@@ -461,7 +463,9 @@ bool calib_fit_set_add_jsonl(calib_fit_set *s, const char *path, GError **err)
                 g_array_append_val(gemm, gp);
         } else if (ok && !r.info) {
             g_array_append_val(recs, r);
+            r.name = NULL; /* recs owns it */
         }
+        g_free(r.name);
         if (ok && !first_device)
             first_device = r.device;
         g_free(where);

@@ -238,6 +238,44 @@ static void test_fit_outside_params_bounds_is_refused(void)
     calib_fit_set_free(s);
 }
 
+/* Two paths whose names agree for their first 600 bytes are two groups (a
+ * name cut at 511 bytes merged them into one fit with a 63% residual), each
+ * fitted exactly: t = S / beta with beta 1 and 0.1 GB/s. */
+static void test_long_names_stay_apart(void)
+{
+    char *tmp = NULL, *pre = g_strnfill(600, 'A');
+    int fd = g_file_open_tmp("calib-XXXXXX.jsonl", &tmp, NULL);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    GString *text = g_string_new(NULL);
+    for (int k = 0; k < 2; k++)
+        for (int s = 1000; s <= 8000; s *= 2)
+            g_string_append_printf(text, "{\"device\": \"G\", \"bench\": \"d2d_copy\", \"path\": \"%s%c\", "
+                                   "\"mode\": \"ce\", \"size_bytes\": %d, \"unit\": \"s\", \"median\": %g, "
+                                   "\"min\": %g, \"max\": %g}\n", pre, "xy"[k], s, s / (k ? 1e8 : 1e9),
+                                   s / (k ? 1e8 : 1e9), s / (k ? 1e8 : 1e9));
+    CU_ASSERT_FATAL(g_file_set_contents(tmp, text->str, -1, NULL));
+    calib_fit_set *set = calib_fit_set_new();
+    calib_params p;
+    GError *err = NULL;
+    CU_ASSERT_FATAL(calib_fit_set_add_jsonl(set, tmp, &err));
+    CU_ASSERT_FATAL(calib_fit_set_solve(set, &p, &err));
+    CU_ASSERT_EQUAL(p.npaths, 2);
+    for (int k = 0; k < 2; k++) {
+        char *name = g_strdup_printf("d2d_copy/%s%c/ce", pre, "xy"[k]);
+        const calib_path *c = calib_params_find(&p, name);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        ASSERT_REL(c->beta_Bps, k ? 1e8 : 1e9, 1e-9);
+        CU_ASSERT(c->residual_rms_pct < 1e-6);
+        g_free(name);
+    }
+    g_unlink(tmp);
+    g_free(tmp), g_free(pre);
+    g_string_free(text, TRUE);
+    calib_params_clear(&p);
+    calib_fit_set_free(set);
+}
+
 /* GEMM records made from t = 2mnk / (E k / (k + K0)) (layer shapes) and
  * 2mnk / P (squares): the fit gives back K0 exactly (integer grid), E and
  * the best square rate; the params file carries them; the model time of a
@@ -367,6 +405,7 @@ int main(void)
         {"test_gemm_fit_recovers_shape_model", test_gemm_fit_recovers_shape_model},
         {"test_bad_inputs_name_code_and_line", test_bad_inputs_name_code_and_line},
         {"test_fit_outside_params_bounds_is_refused", test_fit_outside_params_bounds_is_refused},
+        {"test_long_names_stay_apart", test_long_names_stay_apart},
         {"test_nccltests_log_gives_collective_latency", test_nccltests_log_gives_collective_latency},
         {"test_real_nccltests_log_latency", test_real_nccltests_log_latency},
         {NULL, NULL},

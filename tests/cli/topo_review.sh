@@ -88,4 +88,16 @@ sed 's/"median":1000,"min":1000,"max":1000/"median":1,"min":1,"max":1/' \
 check calib-fit-launch-1-s 0 'params: 0 paths' -- calibrate fit "$rv/launch-1-s.jsonl" -o "$rv/launch-1-s.params.json"
 check calib-fit-launch-1-s-loads 0 'launch 1000000\.00 us' -- topo show hgx-h200 --set "calibration=$rv/launch-1-s.params.json"
 
+# 5. calibration names are kept whole: two paths alike for 600 bytes are two
+#    exact fits (a name cut at 511 bytes merged them: one fit, 63% residual)
+awk 'BEGIN { p = sprintf("%600s", ""); gsub(/ /, "A", p)
+             for (k = 0; k < 2; k++) for (s = 1000; s <= 8000; s *= 2) {
+                 t = s / (k ? 1e8 : 1e9)
+                 printf "{\"device\": \"G\", \"bench\": \"d2d_copy\", \"path\": \"%s%s\", \"mode\": \"ce\", ", p, k ? "y" : "x"
+                 printf "\"size_bytes\": %d, \"unit\": \"s\", \"median\": %g, \"min\": %g, \"max\": %g}\n", s, t, t, t } }' \
+    > "$rv/long-names.jsonl"
+check calib-fit-long-names-apart 0 'A{600}y/ce: alpha 0\.0000 us  beta 0\.1000 GB/s  residual rms 0\.00%' -- \
+    calibrate fit "$rv/long-names.jsonl"
+check calib-fit-long-names-two 0 'params: 2 paths' -- calibrate fit "$rv/long-names.jsonl" -o "$rv/long-names.params.json"
+
 rm -rf "$rv"
