@@ -300,6 +300,14 @@ static bool prepare(bctx *b, const topo_opts *o, int *nodes, GError **err)
                        *nodes, g->nics ? "no fabric" : "no NICs");
         return false;
     }
+    int D = g->nvl_domain_nodes;
+    if (D > 1 && *nodes > D && *nodes % D) { /* the option's, not the file's: no position */
+        g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE,
+                    "--nodes %d leaves a partial NVLink domain (%d domain%s of %d servers and one of %d): "
+                    "collectives over domains of different sizes are not modelled; use at most %d servers or a "
+                    "multiple of %d", *nodes, *nodes / D, *nodes / D == 1 ? "" : "s", D, *nodes % D, D, D);
+        return false;
+    }
     return true;
 }
 

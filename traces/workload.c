@@ -97,7 +97,7 @@ void workload_spec_defaults(workload_spec *w)
     if (w->seq <= 0)
         w->seq = 2048;
     if (w->global_batch <= 0 && w->dp > 0) { /* enough microbatches to fill the pipeline twice */
-        int64_t gb = (int64_t)w->micro_batch * w->dp * (w->pp > 1 ? 2 * w->pp : 1);
+        int64_t gb = (int64_t)w->micro_batch * w->dp * (w->pp > 1 ? 2 * (int64_t)w->pp : 1);
         w->global_batch = gb <= G_MAXINT ? (int)gb : 0; /* 0: workload_spec_check says why */
     }
     if (w->grad_bytes <= 0)
@@ -205,7 +205,7 @@ bool workload_spec_check(const workload_spec *w, GError **err)
                      "kv-heads, ffn in 1..%d, vocab in 1..1e7 (got layers %d hidden %d heads %d kv-heads %d ffn %d "
                      "vocab %d)", WL_MAX_LAYERS, WL_MAX_HIDDEN, 4 * WL_MAX_HIDDEN, m->layers, m->hidden, m->heads,
                      m->kv_heads, m->ffn, m->vocab);
-    if (w->dp < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->gpus % (w->tp * w->pp * w->cp))
+    if (w->dp < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->gpus % ((int64_t)w->tp * w->pp * w->cp))
         return LAYOUT("--gpus %d is not a multiple of tp*pp*cp = %d*%d*%d", w->gpus, w->tp, w->pp, w->cp);
     if (w->gpus < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->dp >= 1) /* workload_spec_defaults' 0 */
         return LAYOUT("tp*pp*cp*dp = %d*%d*%d*%d is more GPUs than an int holds", w->tp, w->pp, w->cp, w->dp);

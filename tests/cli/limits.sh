@@ -25,3 +25,9 @@ check wl-gpus-overflow 2 "more GPUs than an int holds" -- workload --model llama
 # options that describe something else are refused, not ignored
 check wl-gated-preset 2 "and --gated describe --model custom" -- workload --model llama3-8b --gated --gpus 8 -o /dev/null
 check wl-reuse-no-zero3 2 "reuse-distance is DeepSpeed ZeRO-3's" -- workload --model llama3-8b --reuse-distance 1e9 --gpus 8 -o /dev/null
+check wl-gpus-not-multiple-huge 2 "is not a multiple of tp\*pp\*cp = 1073741824\*1073741824\*1" -- workload --model llama3-8b --gpus 8 --tp 1073741824 --pp 1073741824 -o /dev/null
+# GB200 NVL72 trays beyond one rack: whole NVLink domains only (a partial one read past the
+# collective system's GPU table, ASan heap-buffer-overflow)
+check nvl-partial-domain 2 "--nodes 19 leaves a partial NVLink domain \(1 domain of 18 servers and one of 1\)" -- collective --topo gb200-nvl72 --nodes 19 --gpus 1
+check nvl-partial-domain-scale 2 "--nodes 32 leaves a partial NVLink domain" -- scale --model llama3-8b --systems gb200-nvl72:128 --seq 256
+check nvl-two-domains 0 "# Avg bus bandwidth" -- collective --topo gb200-nvl72 --nodes 36 --gpus 1 -b 1M -e 1M
