@@ -36,10 +36,12 @@ gboolean cli_int_arg(const char *opt, const char *value, gint64 lo, gint64 hi, i
 #define CLI_UNSET G_MININT
 
 /* The sizes nccl-tests would run from lo to hi: times factor (>= 2), else
- * plus step; at most 4096 of them. NULL with *err when lo > hi, neither a
- * factor nor a step is given, or hi is above CLI_MAX_COLL_BYTES (no GPU holds
- * a terabyte, and simulating a petabyte's chunks took hours). */
+ * plus step. NULL with *err when lo > hi, neither a factor nor a step is
+ * given, hi is above CLI_MAX_COLL_BYTES (no GPU holds a terabyte, and
+ * simulating a petabyte's chunks took hours), or there would be more than
+ * CLI_MAX_COLL_SIZES sizes (they were cut there, silently). */
 #define CLI_MAX_COLL_BYTES (1ull << 40)
+#define CLI_MAX_COLL_SIZES 4096 /* sizes in one sweep */
 GArray *cli_coll_sizes(uint64_t lo, uint64_t hi, int factor, uint64_t step, GError **err);
 
 /* Parse argv with `ctx`; on failure prints "conveyor NAME: message" and

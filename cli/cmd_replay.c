@@ -442,6 +442,12 @@ static int run_replay(replay_cli *c, sys_opts *so, char **paths, int n)
         rc = cli_fail(err);
         goto out;
     }
+    if (t->nranks % sys.gpus_per_thread) { /* one host thread launches -g of the ranks, as collective's -g */
+        fprintf(stderr, "conveyor replay: -g %d does not divide the trace's %d ranks\n", sys.gpus_per_thread,
+                t->nranks);
+        rc = EXIT_BADINPUT;
+        goto out;
+    }
     /* repeated collectives run once alone and are reused, unless --exact or
      * a timeline (which needs every chunk on the shared fabric) */
     if (!so->exact && !c->timeline) {

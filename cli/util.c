@@ -18,10 +18,22 @@ GArray *cli_coll_sizes(uint64_t lo, uint64_t hi, int factor, uint64_t step, GErr
         return NULL;
     }
     GArray *a = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    for (uint64_t s = lo; s <= hi && a->len < 4096;) {
+    for (uint64_t s = lo;;) {
+        if (a->len == CLI_MAX_COLL_SIZES) {
+            g_set_error(err, g_quark_from_static_string("cli"), 1,
+                        "bad sweep: more than %d sizes from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT
+                        " (a larger -i or -f)", CLI_MAX_COLL_SIZES, lo, hi);
+            g_array_free(a, TRUE);
+            return NULL;
+        }
         g_array_append_val(a, s);
+        /* the next size, or the end: s x factor or s + step past hi (checked before it could wrap) */
+        if (factor >= 2 ? s > hi / (uint64_t)factor : step > hi - s)
+            break;
         uint64_t next = factor >= 2 ? s * (uint64_t)factor : s + step;
-        s = next <= s ? s + 1 : next;
+        s = next <= s ? s + 1 : next; /* 0 x factor: on to 1 */
+        if (s > hi)
+            break;
     }
     return a;
 }

@@ -31,3 +31,9 @@ check wl-gpus-not-multiple-huge 2 "is not a multiple of tp\*pp\*cp = 1073741824\
 check nvl-partial-domain 2 "--nodes 19 leaves a partial NVLink domain \(1 domain of 18 servers and one of 1\)" -- collective --topo gb200-nvl72 --nodes 19 --gpus 1
 check nvl-partial-domain-scale 2 "--nodes 32 leaves a partial NVLink domain" -- scale --model llama3-8b --systems gb200-nvl72:128 --seq 256
 check nvl-two-domains 0 "# Avg bus bandwidth" -- collective --topo gb200-nvl72 --nodes 36 --gpus 1 -b 1M -e 1M
+# a size sweep stops at -e even where size x -f would pass 2^64; more than 4096 sizes is an error, not a cut
+rows=$("$C" collective --topo dgx-h100 --gpus 1 -b 16G -e 32G -f 1073741825 2>&1 | grep -c '^ *[0-9]')
+if [ "$rows" = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL coll-factor-wrap: $rows rows, want 1" >&2; fi
+check coll-too-many-sizes 2 "more than 4096 sizes from 0 to 8192" -- collective --topo dgx-h100 --gpus 2 -b 0 -e 8K -i 1
+# replay -g: one host thread launches -g ranks of the trace, which it must divide (as collective's -g)
+check replay-g-divides 2 "-g 1024 does not divide the trace's 2 ranks" -- replay --topo dgx-h100 --gpus 2 -g 1024 docs/examples/two-rank-overlap.json
