@@ -275,8 +275,8 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         nccltests_write_json(stdout, &sw);
     else
         nccltests_write(stdout, &sw);
-    if (co->explain)
-        simsweep_print_explain(stdout, rows, ex, n, kind, sys.nranks, blo, bhi, regime);
+    if (co->explain) /* comment lines: in the text, beside CSV or JSON on stderr */
+        simsweep_print_explain(strcmp(fmt, "text") ? stderr : stdout, rows, ex, n, kind, sys.nranks, blo, bhi, regime);
     if (co->plot) {
         char *title = g_strdup_printf("%s on %s: %d GPUs (%d node%s), conveyor", coll_kind_name(kind), t->name,
                                       sys.nranks, sys.nnodes, sys.nnodes > 1 ? "s" : "");

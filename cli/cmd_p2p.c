@@ -75,11 +75,11 @@ static void write_json(const topo *t, const p2pmatrix_set *s)
     cJSON_Delete(o);
 }
 
-/* Measured vs predicted, per matrix present in both. */
-static void compare(const char *path, const p2pmatrix_set *meas, const p2pmatrix_set *pred)
+/* Measured vs predicted, per matrix present in both, on o. */
+static void compare(FILE *o, const char *path, const p2pmatrix_set *meas, const p2pmatrix_set *pred)
 {
     int n = pred->ngpus;
-    printf("\n# compare: measured %s vs predicted\n", path);
+    fprintf(o, "\n# compare: measured %s vs predicted\n", path);
     double *errs = g_new(double, (size_t)n * n);
     for (int k = 0; k < P2PMATRIX_KINDS; k++) {
         if (!meas->m[k] || !pred->m[k])
@@ -88,10 +88,10 @@ static void compare(const char *path, const p2pmatrix_set *meas, const p2pmatrix
             int diff = 0;
             for (int c = 0; c < n * n; c++)
                 diff += lround(meas->m[k][c]) != lround(pred->m[k][c]);
-            printf("summary: %s cells=%d differing=%d\n", kind_key[k], n * n, diff);
+            fprintf(o, "summary: %s cells=%d differing=%d\n", kind_key[k], n * n, diff);
             continue;
         }
-        printf("%s\n   src  dst   measured  predicted     err%%\n", p2pmatrix_kind_title((p2pmatrix_kind)k, meas->p2p_reads));
+        fprintf(o, "%s\n   src  dst   measured  predicted     err%%\n", p2pmatrix_kind_title((p2pmatrix_kind)k, meas->p2p_reads));
         size_t ne = 0;
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++) {
@@ -99,18 +99,18 @@ static void compare(const char *path, const p2pmatrix_set *meas, const p2pmatrix
                     continue;
                 double m = meas->m[k][i * n + j], p = pred->m[k][i * n + j];
                 if (!(m > 0) || !isfinite(m)) {
-                    printf("%6d %4d %10.2f %10.2f %8s\n", i, j, m, p, "-");
+                    fprintf(o, "%6d %4d %10.2f %10.2f %8s\n", i, j, m, p, "-");
                     continue;
                 }
                 double e = 100 * (p - m) / m;
                 errs[ne++] = fabs(e);
-                printf("%6d %4d %10.2f %10.2f %+8.1f\n", i, j, m, p, e);
+                fprintf(o, "%6d %4d %10.2f %10.2f %+8.1f\n", i, j, m, p, e);
             }
         if (ne)
-            printf("summary: %s cells=%zu median_abs_err=%.1f%% max_abs_err=%.1f%%\n", kind_key[k], ne,
+            fprintf(o, "summary: %s cells=%zu median_abs_err=%.1f%% max_abs_err=%.1f%%\n", kind_key[k], ne,
                    vstats_percentile(errs, ne, 50), vstats_percentile(errs, ne, 100));
         else
-            printf("summary: %s cells=0 median_abs_err=n/a max_abs_err=n/a\n", kind_key[k]);
+            fprintf(o, "summary: %s cells=0 median_abs_err=n/a max_abs_err=n/a\n", kind_key[k]);
     }
     g_free(errs);
 }
@@ -242,8 +242,8 @@ static int run_p2p(const sys_opts *so, const char *cmp, const char *fmt, const c
         printf("\nNOTE: The CUDA Samples are not meant for performance measurements. Results may vary when "
                "GPU Boost is enabled.\n");
     }
-    if (meas)
-        compare(cmp, meas, set);
+    if (meas) /* beside CSV or JSON on stdout, the text comparison goes to stderr */
+        compare(fmt && (!strcmp(fmt, "csv") || !strcmp(fmt, "json")) ? stderr : stdout, cmp, meas, set);
     if (plot)
         rc = plot_p2p(plot, ton, set, meas);
 out:

@@ -152,15 +152,18 @@ static bool read_here(const char *name)
  * with *err at the log line, for a value NCCL would not take. */
 static bool apply_log_env(const nccltests_log *log, char **line, GError **err)
 {
+    *line = NULL;
+    coll_nccl_env own; /* conveyor's own environment first: its error is not the log's */
+    if (!coll_nccl_env_read(&own, err))
+        return false;
     GString *used = g_string_new(NULL), *kept = g_string_new(NULL);
     bool ok = true;
-    *line = NULL;
     for (int i = 0; ok && log->env[i]; i++) {
-        const char *e = log->env[i], *eq = strchr(e, '=');
+        const char *e = log->env[i], *eq = strchr(e, '='), *mine;
         g_autofree char *name = g_strndup(e, (gsize)(eq - e));
         if (!read_here(name))
             continue;
-        if (g_getenv(name)) {
+        if ((mine = g_getenv(name)) && *mine) { /* set and not empty: NCCL takes an empty one as unset */
             g_string_append_printf(kept, " %s", name);
             continue;
         }
@@ -188,13 +191,8 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
                         double max_err, const char *plot_path, bool explain, sys_opts *so)
 {
     GError *err = NULL;
-    if (is_p2p_log(path)) {
-        if (plot_path) {
-            fprintf(stderr, "conveyor validate: --plot draws nccl-tests logs; %s is a p2pBandwidthLatencyTest log\n", path);
-            return EXIT_BADINPUT;
-        }
+    if (is_p2p_log(path))
         return p2p_compare_only(so, path);
-    }
     int hint = -1;
     if (op) {
         coll_kind k;
@@ -387,8 +385,19 @@ int cmd_validate(int argc, char **argv)
         fprintf(stderr, "conveyor validate: --max-error must be a percentage >= 0 and -g in 1..1024\n");
         rc = EXIT_BADINPUT;
     }
+    if (rc == EXIT_OK && is_p2p_log(argv[1])) { /* a p2pBandwidthLatencyTest log: no collective sweep to shape */
+        const char *given = op ? "--op" : algo ? "--algo" : proto ? "--proto" : so.gpus_per_thread ? "-g" :
+                            explain ? "--explain" : max_err > 0 ? "--max-error" : plot ? "--plot" : NULL;
+        if (given) {
+            fprintf(stderr, "conveyor validate: %s is for nccl-tests logs; %s is a p2pBandwidthLatencyTest log "
+                            "(conveyor p2p --compare it: --format, --plot)\n", given, argv[1]);
+            rc = EXIT_BADINPUT;
+        }
+    }
+    const char *env_algo = g_getenv("NCCL_ALGO"), *env_proto = g_getenv("NCCL_PROTO"); /* empty: unset, as NCCL */
     if (rc == EXIT_OK)
-        rc = run_validate(argv[1], op, algo ? algo : g_getenv("NCCL_ALGO"), proto ? proto : g_getenv("NCCL_PROTO"),
+        rc = run_validate(argv[1], op, algo ? algo : env_algo && *env_algo ? env_algo : NULL,
+                          proto ? proto : env_proto && *env_proto ? env_proto : NULL,
                           max_err, plot, explain, &so);
     g_free(op);
     g_free(plot);

@@ -17,6 +17,14 @@ static void axes(GString *g, const char *title)
 int collplot_sweep(const char *path, const char *title, const nccltests_row *rows, size_t n,
                    const simsweep_explain *ex, const double *blo, const double *bhi)
 {
+    size_t drawn = 0; /* log axes: a point needs bytes and a bandwidth above 0 */
+    for (size_t i = 0; i < n; i++)
+        drawn += rows[i].size_bytes > 0 && rows[i].busbw_GBps[NCCLTESTS_OOP] > 0;
+    if (!drawn) {
+        fprintf(stderr, "conveyor: --plot %s: no size with bytes and a bandwidth above 0 to draw (sizes below one "
+                        "element count as 0 bytes)\n", path);
+        return EXIT_BADINPUT;
+    }
     GString *g = g_string_new(NULL);
     axes(g, title);
     bool band = false;

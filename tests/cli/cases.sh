@@ -469,6 +469,7 @@ check sweep-replay-needs-trace 2 'needs a trace' -- sweep tests/data/sweep/repla
 . "$(dirname "$0")/special_outputs.sh"
 . "$(dirname "$0")/limits.sh"
 . "$(dirname "$0")/scale_layouts.sh"
+. "$(dirname "$0")/options_review.sh"
 . "$(dirname "$0")/topo_review.sh"
 wl=$(mktemp --suffix=.json)
 check workload-llama2-tp8 0 'wrote .*: 8 ranks' -- workload --model llama2-7b --gpus 8 --tp 8 --seq 256 --topo dgx-h100 -o "$wl"
@@ -572,7 +573,7 @@ check calibrate-unwritable 2 'calibrate: /no-such-dir/p.json: cannot write: no s
 check workload-unwritable 2 '/no-such-dir/w.json: cannot write: no such directory' -- workload --model llama2-7b --gpus 8 --tp 8 --seq 256 -o /no-such-dir/w.json
 check plot-unwritable 2 'conveyor collective: cannot write /no-such-dir/x.svg: No such file' -- collective --topo dgx-h100 -b 1M -e 1M --plot /no-such-dir/x.svg
 fi
-check plot-validate-p2p-log 2 'draws nccl-tests logs' -- validate --topo pcie-gen3-2gpu --plot /tmp/x.svg tests/data/nccltests/22-rtx2080ti-2gpu-pcie3-noP2P-p2pBandwidthLatencyTest.txt
+check plot-validate-p2p-log 2 '--plot is for nccl-tests logs' -- validate --topo pcie-gen3-2gpu --plot /tmp/x.svg tests/data/nccltests/22-rtx2080ti-2gpu-pcie3-noP2P-p2pBandwidthLatencyTest.txt
 # replay's error band: text line and JSON field
 check replay-band 0 'step time 80%: [0-9.]+-[0-9.]+ ms \(the exposed communication, 0.199 ms per step' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json
 check replay-band-json 0 '"step_time_80_s": \[[0-9.e-]+, [0-9.e-]+\]' -- replay --topo dgx-h100 --gpus 2 --format json docs/examples/two-rank-overlap.json
