@@ -50,7 +50,7 @@ static trace *load_one(const char *path, nccllog_extras *x, GError **err)
         const char *n;
         bool fr = false, nl = false;
         while (d && (n = g_dir_read_name(d))) {
-            if (g_str_has_suffix(n, ".et"))
+            if (g_str_has_suffix(n, ".et") || g_str_has_suffix(n, ".et.gz"))
                 return trace_chakra_load(path, err);
             char head[4096 + 1];
             g_autofree char *p = g_build_filename(path, n, NULL);
@@ -60,7 +60,7 @@ static trace *load_one(const char *path, nccllog_extras *x, GError **err)
         }
         return nl ? load_nccllog(path, x, err) : fr ? load_flightrec(path, err) : load_kineto(path, err);
     }
-    if (g_str_has_suffix(path, ".et"))
+    if (g_str_has_suffix(path, ".et") || g_str_has_suffix(path, ".et.gz")) /* (.gz alone: Kineto's) */
         return trace_chakra_load(path, err);
     if (g_str_has_suffix(path, ".csv"))
         return trace_native_load(&path, 1, err);

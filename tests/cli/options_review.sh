@@ -25,3 +25,5 @@ if [ $rc = 2 ] && printf '%s' "$out" | grep -q "^conveyor: environment NCCL_MAX_
 else
     fail=$((fail + 1)); echo "FAIL validate-own-env: rc=$rc: $out" >&2
 fi
+# a gzipped Chakra execution trace (.et.gz, as the Chakra loader reads it) is not taken for Kineto's JSON
+check replay-chakra-et-gz 0 "tests/data/traces/chakra.0.et.gz \(1 ranks, 3664 ops\)" -- replay --topo dgx-a100 --gpus 1 tests/data/traces/chakra.0.et.gz
