@@ -139,6 +139,11 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     g_autoptr(GArray) req = cli_coll_sizes(lo, hi, co->factor, co->factor >= 2 ? 0 : step, &err);
     if (!req)
         return cli_fail(err);
+    if (hi > CLI_MAX_COLL_BYTES / (uint64_t)co->agg) { /* -m calls run as one of -m x the size */
+        fprintf(stderr, "conveyor collective: -m %d x -e %" G_GUINT64_FORMAT " bytes is above 1T (2^40 bytes), the "
+                        "largest size simulated\n", co->agg, hi);
+        return EXIT_BADINPUT;
+    }
     topo *t = sys_opts_load(so, &err);
     if (!t)
         return cli_fail(err);

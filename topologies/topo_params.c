@@ -78,10 +78,12 @@ static const param_spec *param_find(const char *key)
 /* NULL when `val` is acceptable for `ps`, else a message (caller g_free's). */
 static char *param_check(const param_spec *ps, const char *val)
 {
-    if (ps->onoff)
-        return strcmp(val, "on") && strcmp(val, "off")
-                   ? g_strdup_printf("expected on or off, got '%s'", val)
+    if (ps->onoff) {
+        bool dflt = !strcmp(ps->key, "adaptive_routing"); /* "default": the fabric's, as topo show prints it */
+        return strcmp(val, "on") && strcmp(val, "off") && !(dflt && !strcmp(val, "default"))
+                   ? g_strdup_printf("expected on or off%s, got '%s'", dflt ? " (or default)" : "", val)
                    : NULL;
+    }
     char *end = NULL;
     errno = 0;
     double x = g_ascii_strtod(val, &end);

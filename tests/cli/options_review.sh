@@ -27,3 +27,7 @@ else
 fi
 # a gzipped Chakra execution trace (.et.gz, as the Chakra loader reads it) is not taken for Kineto's JSON
 check replay-chakra-et-gz 0 "tests/data/traces/chakra.0.et.gz \(1 ranks, 3664 ops\)" -- replay --topo dgx-a100 --gpus 1 tests/data/traces/chakra.0.et.gz
+# -m calls run as one collective of -m x the size: that size has the same 1T limit as -e
+check coll-agg-size-limit 2 "-m 1024 x -e 1099511627776 bytes is above 1T" -- collective --topo dgx-h100 --gpus 2 -m 1024 -b 1T -e 1T
+# adaptive_routing=default (the fabric's), the value topo show prints, is taken back by --set
+check set-adaptive-default 0 "adaptive_routing=default" -- topo show dgx-h100 --nodes 2 --set adaptive_routing=default
