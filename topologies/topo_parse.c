@@ -455,6 +455,12 @@ bool topo_parse(const char *path, const char *const *sets, tgraph *g, topo_src *
         else
             g_ptr_array_add(psets, (gpointer)*p);
     g_ptr_array_add(psets, NULL);
+    if (calib_set && !*calib_set) { /* (it fell back to the file's silently) */
+        g_ptr_array_free(psets, TRUE);
+        g_set_error(err, TOPO_ERROR, TOPO_ERROR_SET, "--set calibration=: expected a params file (calibrate fit's)");
+        cJSON_Delete(root);
+        return false;
+    }
     bool ok = tj_object(&x.c, root, "$", keys) &&
               (g->params = topo_params_load(src, root, (const char *const *)psets->pdata, err)) != NULL;
     g_ptr_array_free(psets, TRUE);

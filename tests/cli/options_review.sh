@@ -31,3 +31,5 @@ check replay-chakra-et-gz 0 "tests/data/traces/chakra.0.et.gz \(1 ranks, 3664 op
 check coll-agg-size-limit 2 "-m 1024 x -e 1099511627776 bytes is above 1T" -- collective --topo dgx-h100 --gpus 2 -m 1024 -b 1T -e 1T
 # adaptive_routing=default (the fabric's), the value topo show prints, is taken back by --set
 check set-adaptive-default 0 "adaptive_routing=default" -- topo show dgx-h100 --nodes 2 --set adaptive_routing=default
+# --set calibration= with no file is an error (it fell back to the topology's own silently)
+check set-calibration-empty 2 "--set calibration=: expected a params file" -- topo show hgx-h200 --set calibration=
