@@ -147,10 +147,11 @@ static bool read_here(const char *name)
 
 /* The NCCL variables the run had, from its NCCL INFO "set by environment"
  * lines (NCCL_DEBUG=INFO logs them), that conveyor reads (coll_nccl_vars):
- * set for this simulation unless conveyor's own environment sets them (that
- * wins). *line: a "# environment from the log: ..." line, or NULL. False,
+ * set for this simulation unless conveyor's own environment sets them, or
+ * algo/proto (--algo, --proto, or the environment's) NCCL_ALGO/NCCL_PROTO
+ * (those win). *line: a "# environment from the log: ..." line, or NULL. False,
  * with *err at the log line, for a value NCCL would not take. */
-static bool apply_log_env(const nccltests_log *log, char **line, GError **err)
+static bool apply_log_env(const nccltests_log *log, const char *algo, const char *proto, char **line, GError **err)
 {
     *line = NULL;
     coll_nccl_env own; /* conveyor's own environment first: its error is not the log's */
@@ -163,7 +164,8 @@ static bool apply_log_env(const nccltests_log *log, char **line, GError **err)
         g_autofree char *name = g_strndup(e, (gsize)(eq - e));
         if (!read_here(name))
             continue;
-        if ((mine = g_getenv(name)) && *mine) { /* set and not empty: NCCL takes an empty one as unset */
+        bool given = (algo && !strcmp(name, "NCCL_ALGO")) || (proto && !strcmp(name, "NCCL_PROTO")); /* --algo/--proto */
+        if (given || ((mine = g_getenv(name)) && *mine)) { /* set and not empty: NCCL takes an empty one as unset */
             g_string_append_printf(kept, " %s", name);
             continue;
         }
@@ -206,7 +208,7 @@ static int run_validate(const char *path, const char *op, const char *algo, cons
     if (!log)
         return cli_fail(err);
     g_autofree char *log_env = NULL;
-    if (!apply_log_env(log, &log_env, &err)) {
+    if (!apply_log_env(log, algo, proto, &log_env, &err)) {
         nccltests_log_free(log);
         return cli_fail(err);
     }

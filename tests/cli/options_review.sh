@@ -33,3 +33,5 @@ check coll-agg-size-limit 2 "-m 1024 x -e 1099511627776 bytes is above 1T" -- co
 check set-adaptive-default 0 "adaptive_routing=default" -- topo show dgx-h100 --nodes 2 --set adaptive_routing=default
 # --set calibration= with no file is an error (it fell back to the topology's own silently)
 check set-calibration-empty 2 "--set calibration=: expected a params file" -- topo show hgx-h200 --set calibration=
+# validate --algo beside a log's NCCL_ALGO: --algo wins, and the header says the log's was set here instead
+check validate-algo-over-log-env 0 "environment from the log's NCCL INFO lines: NCCL_MAX_NCHANNELS=8 \(set here instead: NCCL_ALGO\)" -- validate --topo dgx-h100 --algo tree tests/data/nccl-debug/dgx-h100-allreduce-env.txt
