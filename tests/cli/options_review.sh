@@ -35,3 +35,5 @@ check set-adaptive-default 0 "adaptive_routing=default" -- topo show dgx-h100 --
 check set-calibration-empty 2 "--set calibration=: expected a params file" -- topo show hgx-h200 --set calibration=
 # validate --algo beside a log's NCCL_ALGO: --algo wins, and the header says the log's was set here instead
 check validate-algo-over-log-env 0 "environment from the log's NCCL INFO lines: NCCL_MAX_NCHANNELS=8 \(set here instead: NCCL_ALGO\)" -- validate --topo dgx-h100 --algo tree tests/data/nccl-debug/dgx-h100-allreduce-env.txt
+# the replay timeline names each GPU's stream tracks (Perfetto showed bare numbers)
+check replay-timeline-stream-names 0 '"name":"thread_name","pid":1,"tid":1,"args":\{"name":"stream 1 \(collective\)"\}' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json --timeline /dev/stdout
