@@ -406,7 +406,7 @@ static void print_results(const result *R, int n, const char *fmt)
                        tlo, thi);
         }
         if (csv)
-            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s,%.4f,%s,%s\n", s, r->st.gpu, w->gpus,
+            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.9g,%.9g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s,%.4f,%s,%s\n", s, r->st.gpu, w->gpus,
                    w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->st.step_s, r->st.tokens_s, r->st.tflops, r->st.mfu,
                    r->speedup, r->eff, r->st.exposed, r->fits ? "yes" : "no", cband, r->st.exposed_net, r->st.server_fabric,
                    r->st.net_fabric);
@@ -416,7 +416,7 @@ static void print_results(const result *R, int n, const char *fmt)
             printf(", \"gpu\": ");
             timeline_json_str(stdout, r->st.gpu);
             printf(", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, \"cp\": %d, \"ep\": %d, "
-                   "\"global_batch\": %d, \"layer_fuse\": %d, \"step_time_s\": %.6g, \"tokens_per_s\": %.6g, "
+                   "\"global_batch\": %d, \"layer_fuse\": %d, \"step_time_s\": %.9g, \"tokens_per_s\": %.9g, "
                    "\"tflops_per_gpu\": %.4g, \"mfu\": %.4f, \"speedup\": %.4f, \"efficiency\": %.4f, "
                    "\"exposed_comm_frac\": %.4f, \"exposed_net_frac\": %.4f, \"server_fabric\": ",
                    w->gpus, w->tp, w->pp, w->dp, MAX(w->cp, 1), MAX(w->ep, 1), w->global_batch, w->layer_fuse,
