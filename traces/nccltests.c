@@ -300,8 +300,13 @@ void nccltests_write_json(FILE *f, const nccltests_sweep *s)
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "collective", coll_kind_name(s->coll));
     cJSON_AddNumberToObject(doc, "nranks", s->nranks);
-    cJSON_AddStringToObject(doc, "type", nccltests_dtype_name(s->dtype));
-    cJSON_AddStringToObject(doc, "redop", nccltests_redop_name(s->redop));
+    bool dts = false, ops = false; /* several sweeps (-d all, -o all): the rows' types or operations differ */
+    for (size_t i = 1; i < s->nrows; i++) {
+        dts |= row_dt(s, i) != row_dt(s, 0);
+        ops |= row_op(s, i) != row_op(s, 0);
+    }
+    cJSON_AddStringToObject(doc, "type", dts ? "all" : nccltests_dtype_name(s->dtype));
+    cJSON_AddStringToObject(doc, "redop", ops ? "all" : nccltests_redop_name(s->redop));
     cJSON_AddNumberToObject(doc, "root", s->root);
     cJSON *results = cJSON_AddArrayToObject(doc, "results");
     for (size_t i = 0; i < s->nrows; i++) {

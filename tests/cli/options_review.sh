@@ -37,3 +37,5 @@ check set-calibration-empty 2 "--set calibration=: expected a params file" -- to
 check validate-algo-over-log-env 0 "environment from the log's NCCL INFO lines: NCCL_MAX_NCHANNELS=8 \(set here instead: NCCL_ALGO\)" -- validate --topo dgx-h100 --algo tree tests/data/nccl-debug/dgx-h100-allreduce-env.txt
 # the replay timeline names each GPU's stream tracks (Perfetto showed bare numbers)
 check replay-timeline-stream-names 0 '"name":"thread_name","pid":1,"tid":1,"args":\{"name":"stream 1 \(collective\)"\}' -- replay --topo dgx-h100 --gpus 2 docs/examples/two-rank-overlap.json --timeline /dev/stdout
+# -d all -o all as JSON: the document's type and redop say "all", each result its own
+check coll-json-all-types 0 '"type":	"all",' -- collective --topo dgx-h100 -b 1M -e 2M -f 2 -d all -o all --format json
