@@ -116,6 +116,7 @@ static const struct { const char *file; int code, line, col; } bad[] = {
     /* "nvls" on a node that is not an NVSwitch */
     {"nvls-on-gpu", TOPO_ERROR_VALUE, 32, 13},
     {"nvls-on-pcie-switch", TOPO_ERROR_VALUE, 27, 13},
+    {"tx-on-pcie-switch", TOPO_ERROR_VALUE, 27, 16},
     /* GPUs no route joins: at the GPUs' entry (its "{" opens line 28 or 33),
      * at nvl_domain_nodes' value */
     {"gpu-reached-only-through-hostmem", TOPO_ERROR_UNREACHABLE, 28, 4},

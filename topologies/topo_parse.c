@@ -172,6 +172,16 @@ static bool parse_node(pctx *x, const cJSON *o, const char *path)
         g_free(p);
         return false;
     }
+    fab_node_kind fk = node_kind_map[kind];
+    const char *endk = tx > 0 ? "tx_GBps" : rx > 0 ? "rx_GBps" : NULL;
+    if (endk && fk != FAB_GPU && fk != FAB_HOSTMEM) { /* a route passes switches and CPUs, never ends there */
+        char *p = tj_path_key(path, endk);
+        topo_src_error(x->c.src, x->c.err, TOPO_ERROR_VALUE, p,
+                       "\"%s\" limits where a route starts or ends, a gpu or hostmem node; routes pass a \"%s\" "
+                       "node (its limit there: p2p_GBps on a cpu)", endk, node_kinds[kind]);
+        g_free(p);
+        return false;
+    }
     for (int i = 0; i < repeat; i++) {
         char *eid = expand(id, i);
         tnode n = {.kind = node_kind_map[kind],
