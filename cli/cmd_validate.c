@@ -189,11 +189,11 @@ static bool apply_log_env(const nccltests_log *log, const char *algo, const char
     return ok;
 }
 
-static int run_validate(const char *path, const char *op, const char *algo, const char *proto,
+static int run_validate(const char *path, bool p2p_log, const char *op, const char *algo, const char *proto,
                         double max_err, const char *plot_path, bool explain, sys_opts *so)
 {
     GError *err = NULL;
-    if (is_p2p_log(path))
+    if (p2p_log)
         return p2p_compare_only(so, path);
     int hint = -1;
     if (op) {
@@ -387,7 +387,8 @@ int cmd_validate(int argc, char **argv)
         fprintf(stderr, "conveyor validate: --max-error must be a percentage >= 0 and -g in 1..1024\n");
         rc = EXIT_BADINPUT;
     }
-    if (rc == EXIT_OK && is_p2p_log(argv[1])) { /* a p2pBandwidthLatencyTest log: no collective sweep to shape */
+    bool p2p_log = rc == EXIT_OK && is_p2p_log(argv[1]); /* (read once: run_validate takes it) */
+    if (p2p_log) { /* a p2pBandwidthLatencyTest log: no collective sweep to shape */
         const char *given = op ? "--op" : algo ? "--algo" : proto ? "--proto" : so.gpus_per_thread ? "-g" :
                             explain ? "--explain" : max_err > 0 ? "--max-error" : plot ? "--plot" : NULL;
         if (given) {
@@ -398,7 +399,7 @@ int cmd_validate(int argc, char **argv)
     }
     const char *env_algo = g_getenv("NCCL_ALGO"), *env_proto = g_getenv("NCCL_PROTO"); /* empty: unset, as NCCL */
     if (rc == EXIT_OK)
-        rc = run_validate(argv[1], op, algo ? algo : env_algo && *env_algo ? env_algo : NULL,
+        rc = run_validate(argv[1], p2p_log, op, algo ? algo : env_algo && *env_algo ? env_algo : NULL,
                           proto ? proto : env_proto && *env_proto ? env_proto : NULL,
                           max_err, plot, explain, &so);
     g_free(op);

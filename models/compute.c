@@ -183,8 +183,7 @@ double compute_peak(const gpu_model *g, compute_dtype dt)
  * replay stops there with its error instead of a wrapped time). */
 static int64_t kernel_ps(const gpu_model *g, double tf, double tb)
 {
-    double ps = (tf > tb ? tf : tb) * 1e12 + g->kernel_ps;
-    return ps < (double)SIM_TIME_LIMIT ? (int64_t)llround(ps) : SIM_TIME_LIMIT;
+    return sim_time_from_ps((tf > tb ? tf : tb) * 1e12 + g->kernel_ps);
 }
 
 int64_t compute_kernel_ps(const gpu_model *g, compute_kclass k, compute_dtype dt, double flops, double bytes)

@@ -289,6 +289,6 @@ uint64_t fabric_records_dropped(const fabric *f);
 
 #define FABRIC_ERROR (fabric_error_quark())
 GQuark fabric_error_quark(void);
-enum { FABRIC_ERROR_UNREACHABLE = 1 };
+enum { FABRIC_ERROR_UNREACHABLE = 1, FABRIC_ERROR_SIM /* the engine stopped (its error in words) */ };
 
 #endif

@@ -116,7 +116,7 @@ static int64_t run_copies(fabric *f, const fab_node_id *src, const fab_node_id *
     int rc = sim_engine_run(e);
     sim_engine_free(e);
     if (rc != SIM_OK) {
-        g_set_error(err, FABRIC_ERROR, FABRIC_ERROR_UNREACHABLE, "copy of %" G_GUINT64_FORMAT " bytes stopped: %s", bytes,
+        g_set_error(err, FABRIC_ERROR, FABRIC_ERROR_SIM, "copy of %" G_GUINT64_FORMAT " bytes stopped: %s", bytes,
                     sim_engine_strerror(rc));
         return -1;
     }

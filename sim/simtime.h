@@ -42,6 +42,13 @@ static inline sim_time sim_time_sat_add(sim_time a, sim_time b)
     return a > SIM_TIME_MAX - b ? SIM_TIME_MAX : a + b;
 }
 
+/* ps (a model's double) rounded to the nearest picosecond, SIM_TIME_LIMIT
+ * at most: past the clock's range, the engine's error where it is used. */
+static inline sim_time sim_time_from_ps(double ps)
+{
+    return ps < (double)SIM_TIME_LIMIT ? (sim_time)(ps + 0.5) : SIM_TIME_LIMIT;
+}
+
 static inline double sim_time_to_s(sim_time t) { return (double)t * 1e-12; }
 static inline double sim_time_to_us(sim_time t) { return (double)t * 1e-6; }
 

@@ -154,9 +154,8 @@ static uint32_t add(gen *G, trace_op *o, uint32_t dep)
 
 static void compute(gen *G, const char *name, const cost *c, double mult)
 {
-    double ps = (double)c->ps * mult; /* past the clock's range: the replay's error there */
     trace_op o = {.kind = TOP_COMPUTE, .stream = S_MAIN, .name = name,
-                  .dur_ps = ps < (double)SIM_TIME_LIMIT ? (int64_t)llround(ps) : SIM_TIME_LIMIT, .flops = c->flops * mult,
+                  .dur_ps = sim_time_from_ps((double)c->ps * mult), .flops = c->flops * mult,
                   .mem_bytes = c->bytes * mult, .seq = -1};
     add(G, &o, NONE);
 }
