@@ -164,12 +164,12 @@ gboolean timeline_write(const char *path, const trace *t, const replay_result *r
             t->nranks);
     for (int r = 0; r < t->nranks; r++)
         fprintf(o, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"GPU %d\"}}", r, r);
-    GHashTable *named = g_hash_table_new(g_int64_hash, g_int64_equal); /* (rank, stream) tracks named so far */
-    gint64 *keys = g_new(gint64, res->intervals->len);
+    GHashTable *named = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL); /* (rank, stream) tracks named so far */
     for (guint i = 0; i < res->intervals->len; i++) {
         const replay_interval *iv = &g_array_index(res->intervals, replay_interval, i);
-        keys[i] = (gint64)iv->rank << 32 | (guint32)iv->stream;
-        if (g_hash_table_add(named, &keys[i])) /* a stream's track: named by the first op kind on it */
+        gint64 key = (gint64)iv->rank << 32 | (guint32)iv->stream;
+        if (!g_hash_table_contains(named, &key) && /* a stream's track: named by the first op kind on it */
+            g_hash_table_add(named, g_memdup2(&key, sizeof key)))
             fprintf(o, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":"
                        "\"stream %d (%s)\"}}", iv->rank, iv->stream, iv->stream, trace_op_kind_name(iv->kind));
         fprintf(o, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", trace_op_kind_name(iv->kind));
@@ -178,7 +178,6 @@ gboolean timeline_write(const char *path, const trace *t, const replay_result *r
                 (iv->end_ps - iv->start_ps) / 1e6);
     }
     g_hash_table_destroy(named);
-    g_free(keys);
     /* each GPU's exposed communication on a track of its own, network or not */
     int last = -1, xtid = timeline_exposed_tid(res);
     for (guint i = 0; res->exposed_spans && i < res->exposed_spans->len; i++) {
