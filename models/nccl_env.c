@@ -25,9 +25,11 @@
 
 #define NCCL_MAXCHANNELS 64
 
-/* Env variable `name` as an integer: *set false when unset or empty; false
- * when it is not a decimal integer (surrounding spaces and tabs after it
- * allowed), the caller then reports it with its own expectation. */
+/* Env variable `name` as an integer, read as NCCL's ncclLoadParam reads it
+ * (strtoll base 0: 0x10 and 020 are 16): *set false when unset or empty;
+ * false when it is not such an integer (spaces and tabs after it allowed;
+ * other trailing text, which NCCL drops silently, is refused), the caller
+ * then reports it with its own expectation. */
 static bool env_int(const char *name, const char **v, long long *out, bool *set)
 {
     *v = g_getenv(name);
@@ -37,7 +39,7 @@ static bool env_int(const char *name, const char **v, long long *out, bool *set)
         return true;
     char *end;
     errno = 0;
-    *out = strtoll(*v, &end, 10);
+    *out = strtoll(*v, &end, 0);
     while (*end == ' ' || *end == '\t')
         end++;
     return !errno && end != *v && !*end;
