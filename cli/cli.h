@@ -51,6 +51,14 @@ gboolean cli_parse(GOptionContext *ctx, const char *name, int *argc, char ***arg
 /* Print "conveyor: <msg>" to stderr and return EXIT_BADINPUT. Frees err. */
 int cli_fail(GError *err);
 
+/* Outputs named "-" (--plot -, --timeline -, -o -) go to standard output
+ * and the command's own report (its table, its summary) to standard error,
+ * so `conveyor scale ... --plot - > curves.svg` holds just the picture.
+ * `paths` has `n` output options (NULL when not given); more than one "-" is
+ * an error (message printed, FALSE: exit 2). Call after parsing, before any
+ * output. */
+gboolean cli_dash_output(const char *cmd, const char *const *paths, size_t n);
+
 /* Whether NCCL's name for an algorithm or protocol (a TUNING line's
  * "NVLS_TREE", "SIMPLE") is conveyor's (coll_algo_name "NVLSTree",
  * coll_proto_name "Simple"): letters and digits compared without case. */

@@ -58,6 +58,8 @@ int cmd_calibrate(int argc, char **argv)
         "files and nccl-tests logs");
     g_option_context_add_main_entries(ctx, e, NULL);
     int rc = cli_parse(ctx, "calibrate", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && !cli_dash_output("calibrate", (const char *[]){out}, 1))
+        rc = EXIT_BADINPUT;
     if (rc == EXIT_OK && (argc < 2 || strcmp(argv[1], "fit"))) {
         fprintf(stderr, "conveyor calibrate: expected 'fit FILE...' (see 'conveyor calibrate --help')\n");
         rc = EXIT_BADINPUT;

@@ -350,6 +350,8 @@ int cmd_collective(int argc, char **argv)
     g_option_context_add_main_entries(ctx, e, NULL);
     g_option_context_add_group(ctx, sys_opts_group(&so));
     int rc = cli_parse(ctx, "collective", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && !cli_dash_output("collective", (const char *[]){co.plot, co.timeline}, 2))
+        rc = EXIT_BADINPUT;
     if (rc == EXIT_OK && argc > 1) {
         fprintf(stderr, "conveyor collective: unexpected argument '%s'\n", argv[1]);
         rc = EXIT_BADINPUT;

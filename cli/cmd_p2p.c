@@ -276,6 +276,8 @@ int cmd_p2p(int argc, char **argv)
     g_option_context_add_main_entries(ctx, e, NULL);
     g_option_context_add_group(ctx, sys_opts_group(&so));
     int rc = cli_parse(ctx, "p2p", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && !cli_dash_output("p2p", (const char *[]){plot}, 1))
+        rc = EXIT_BADINPUT;
     if (rc == EXIT_OK && argc > 1) {
         fprintf(stderr, "conveyor p2p: unexpected argument '%s'\n", argv[1]);
         rc = EXIT_BADINPUT;

@@ -530,6 +530,8 @@ int cmd_replay(int argc, char **argv)
     g_option_context_add_main_entries(ctx, e, NULL);
     g_option_context_add_group(ctx, sys_opts_group(&so));
     int rc = cli_parse(ctx, "replay", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && !cli_dash_output("replay", (const char *[]){c.timeline}, 1))
+        rc = EXIT_BADINPUT;
     if (rc == EXIT_OK && argc < 2) {
         fprintf(stderr, "conveyor replay: give a trace (native .json/.csv, Kineto .json[.gz] or directory, Chakra .et, "
                         "Flight Recorder dump or directory)\n");

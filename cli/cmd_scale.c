@@ -762,6 +762,8 @@ int cmd_scale(int argc, char **argv)
     g_option_context_set_main_group(ctx, wl_opts_group(&o, FALSE));
     g_option_context_add_main_entries(ctx, e, NULL);
     int rc = cli_parse(ctx, "scale", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && !cli_dash_output("scale", (const char *[]){c.plot, c.timeline}, 2))
+        rc = EXIT_BADINPUT;
     if (rc == EXIT_OK && argc > 1) {
         fprintf(stderr, "conveyor scale: unexpected argument '%s'\n", argv[1]);
         rc = EXIT_BADINPUT;

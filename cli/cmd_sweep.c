@@ -535,6 +535,8 @@ static int sweep_main(int argc, char **argv)
     g_option_context_set_description(ctx, desc);
     g_option_context_add_main_entries(ctx, e, NULL);
     int rc = cli_parse(ctx, "sweep", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && !cli_dash_output("sweep", (const char *[]){so.out}, 1))
+        rc = EXIT_BADINPUT;
     if (rc == EXIT_OK && argc != 2) {
         fprintf(stderr, "conveyor sweep: expected one %s (see 'conveyor sweep --help')\n",
                 so.plot ? "results CSV" : "spec file");

@@ -240,6 +240,8 @@ static int cmd_import(int argc, char **argv)
     int rc = EXIT_BADINPUT;
     if (!cli_parse(ctx, "topo import", &argc, &argv))
         goto done;
+    if (!cli_dash_output("topo import", (const char *[]){out}, 1))
+        goto done;
     if (argc != 2) {
         fprintf(stderr, "conveyor topo import: expected one file (an NCCL XML dump or nvidia-smi topo -m output)\n");
         goto done;

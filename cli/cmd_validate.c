@@ -379,6 +379,8 @@ int cmd_validate(int argc, char **argv)
     g_option_context_add_main_entries(ctx, e, NULL);
     g_option_context_add_group(ctx, sys_opts_group(&so));
     int rc = cli_parse(ctx, "validate", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && !cli_dash_output("validate", (const char *[]){plot}, 1))
+        rc = EXIT_BADINPUT;
     if (rc == EXIT_OK && argc != 2) {
         fprintf(stderr, "conveyor validate: expected exactly one measured log (see 'conveyor validate --help')\n");
         rc = EXIT_BADINPUT;

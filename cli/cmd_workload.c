@@ -97,6 +97,8 @@ int cmd_workload(int argc, char **argv)
     g_option_context_set_main_group(ctx, wl_opts_group(&o, TRUE));
     g_option_context_add_main_entries(ctx, e, NULL);
     int rc = cli_parse(ctx, "workload", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
+    if (rc == EXIT_OK && !cli_dash_output("workload", (const char *[]){out}, 1))
+        rc = EXIT_BADINPUT;
     if (rc == EXIT_OK && argc > 1) {
         fprintf(stderr, "conveyor workload: unexpected argument '%s'\n", argv[1]);
         rc = EXIT_BADINPUT;

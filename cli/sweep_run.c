@@ -101,7 +101,9 @@ static int collector_open(collector *c, const sweep_run_opts *o)
         g_clear_pointer(&c->work, g_free);
         return EXIT_BADINPUT;
     }
-    c->f = o->out_path ? fopen(c->work ? c->work : o->out_path, o->resume ? "a" : "w") : stdout;
+    c->f = !o->out_path ? stdout
+           : o->resume  ? fopen(c->work ? c->work : o->out_path, "a")
+                        : (c->work ? fopen(c->work, "w") : tracefile_open_write(o->out_path));
     if (!c->f) {
         fprintf(stderr, "conveyor sweep: %s: %s\n", c->work ? c->work : o->out_path, g_strerror(errno));
         g_clear_pointer(&c->work, g_free);

@@ -2,8 +2,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "traces/tracefile.h"
 
 GArray *cli_coll_sizes(uint64_t lo, uint64_t hi, int factor, uint64_t step, GError **err)
 {
@@ -119,5 +122,34 @@ gboolean cli_int_arg(const char *opt, const char *value, gint64 lo, gint64 hi, i
         return FALSE;
     }
     *out = (int)v;
+    return TRUE;
+}
+
+gboolean cli_dash_output(const char *cmd, const char *const *paths, size_t n)
+{
+    size_t dashes = 0;
+    for (size_t i = 0; i < n; i++)
+        dashes += paths[i] && strcmp(paths[i], "-") == 0;
+    if (dashes > 1) {
+        fprintf(stderr, "conveyor %s: only one output can be '-' (standard output)\n", cmd);
+        return FALSE;
+    }
+    if (dashes == 0)
+        return TRUE;
+    /* the output keeps the real stdout (a new descriptor); stdout itself
+     * now writes to stderr, so the report and the output never mix */
+    fflush(stdout);
+    int fd = dup(STDOUT_FILENO);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        fprintf(stderr, "conveyor %s: standard output: %s\n", cmd, g_strerror(errno));
+        if (f)
+            fclose(f);
+        else if (fd >= 0)
+            close(fd);
+        return FALSE;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with stderr's */
+    tracefile_set_dash(f);
     return TRUE;
 }

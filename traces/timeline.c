@@ -106,7 +106,7 @@ static void write_links(FILE *o, int64_t end_ps, fabric *f, int max_links, int p
 static FILE *open_tmp(const char *path, char **tmp, GError **err)
 {
     *tmp = tracefile_is_special(path) ? NULL : g_strdup_printf("%s.tmp.%d", path, (int)getpid());
-    FILE *o = fopen(*tmp ? *tmp : path, "w");
+    FILE *o = tracefile_open_write(*tmp ? *tmp : path);
     if (!o) {
         g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: cannot write: %s", path,
                     g_strerror(errno));
@@ -123,7 +123,7 @@ static gboolean finish(FILE *o, char *tmp, const char *path, GError **err)
     fprintf(o, "\n]}\n");
     gboolean ok = !ferror(o);
     int e = ok ? 0 : errno;
-    if (fclose(o) != 0) {
+    if (tracefile_close_write(o) != 0) {
         ok = FALSE;
         e = e ? e : errno;
     }

@@ -78,9 +78,37 @@ void tracefile_line_col(const char *text, gsize len, gsize off, int *line, int *
     *col = c;
 }
 
+static FILE *dash_stream;
+
+void tracefile_set_dash(FILE *stream)
+{
+    dash_stream = stream;
+}
+
+static gboolean is_dash(const char *path)
+{
+    return path && strcmp(path, "-") == 0;
+}
+
+FILE *tracefile_open_write(const char *path)
+{
+    if (is_dash(path))
+        return dash_stream ? dash_stream : stdout;
+    return fopen(path, "w");
+}
+
+int tracefile_close_write(FILE *f)
+{
+    if (f == stdout || (dash_stream && f == dash_stream))
+        return fflush(f);
+    return fclose(f);
+}
+
 gboolean tracefile_is_special(const char *path)
 {
     struct stat st;
+    if (is_dash(path))
+        return TRUE;
     if (!path || lstat(path, &st) != 0)
         return FALSE; /* a new file */
     /* a link (/dev/stdout -> /proc/self/fd/1, even when that is a regular
@@ -100,10 +128,10 @@ gboolean tracefile_set_contents(const char *path, const char *data, gssize len, 
         return FALSE;
     }
     size_t n = len < 0 ? strlen(data) : (size_t)len;
-    FILE *o = fopen(path, "w");
+    FILE *o = tracefile_open_write(path);
     gboolean ok = o && fwrite(data, 1, n, o) == n;
     int e = errno;
-    if (o && fclose(o) != 0 && ok) {
+    if (o && tracefile_close_write(o) != 0 && ok) {
         ok = FALSE;
         e = errno;
     }

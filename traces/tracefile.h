@@ -6,6 +6,8 @@
 #ifndef TRACES_TRACEFILE_H
 #define TRACES_TRACEFILE_H
 
+#include <stdio.h>
+
 #include <glib.h>
 
 /* The bytes of `path` (decompressed if gzip), NUL-terminated (the NUL is not
@@ -47,5 +49,12 @@ gssize tracefile_head(const char *path, char *buf, size_t n);
 gboolean tracefile_is_special(const char *path);
 /* g_file_set_contents, or an in-place write to a special file. */
 gboolean tracefile_set_contents(const char *path, const char *data, gssize len, GError **err);
+/* The path "-" names standard output (special, as above): the stream given
+ * here (the command's saved stdout, cli_dash_output), or stdout when none. */
+void tracefile_set_dash(FILE *stream);
+/* fopen(path, "w"), or the stream "-" names; close with tracefile_close_write
+ * (which only flushes that stream). */
+FILE *tracefile_open_write(const char *path);
+int tracefile_close_write(FILE *f);
 
 #endif

@@ -383,7 +383,20 @@ check scale-bad-nccl-algo 2 "unknown algorithm 'warp'" -- scale --model llama3-8
 unset NCCL_ALGO
 export NCCL_BUFFSIZE=4M
 check collective-bad-buffsize 2 "environment NCCL_BUFFSIZE='4M'" -- collective --topo dgx-a100 -b 1M -e 1M
+# NCCL reads its integers with strtoll base 0 (ncclLoadParam): 0x10000 is 64 KiB, 010 is 8;
+# the hex and decimal runs agree and differ from the default 4 MiB buffer
+env_same() {
+    name=$1; var=$2; a=$3; b=$4; shift 5
+    d=$("$C" "$@" 2>&1 | cksum)
+    x=$(env "$var=$a" "$C" "$@" 2>&1 | cksum); y=$(env "$var=$b" "$C" "$@" 2>&1 | cksum)
+    if [ "$x" = "$y" ] && [ "$x" != "$d" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $name: $var=$a and $b differ, or equal the default" >&2; fi
+}
 unset NCCL_BUFFSIZE
+env_same collective-hex-buffsize NCCL_BUFFSIZE 0x10000 65536 -- collective --topo dgx-a100 --nodes 2 -b 64M -e 64M --proto simple
+env_same collective-octal-channels NCCL_MAX_NCHANNELS 010 8 -- collective --topo dgx-a100 -b 64M -e 64M
+export NCCL_MAX_NCHANNELS=08
+check collective-bad-octal-channels 2 "environment NCCL_MAX_NCHANNELS='08'" -- collective --topo dgx-a100 -b 1M -e 1M
+unset NCCL_MAX_NCHANNELS
 export NCCL_NET_OVERHEAD=abc
 check collective-bad-net-overhead 2 "environment NCCL_NET_OVERHEAD='abc'" -- collective --topo dgx-a100 --nodes 4 -b 8K -e 8K
 export NCCL_NET_OVERHEAD=0

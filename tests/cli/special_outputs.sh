@@ -45,4 +45,30 @@ if [ -L "$sp_dir/link" ] && grep -q '"ops"' "$sp_dir/target"; then
 else
     fail=$((fail + 1)); echo "FAIL special-output-symlink: the link was replaced or its target not written" >&2
 fi
+# "-" is standard output: the output alone there (FILTER, given the file it
+# went to as $1, reads it back), the report on stderr; no file named "-" is
+# made; two outputs cannot both be "-"
+dash_check() { # NAME FILTER -- ARGS
+    name=$1; filter=$2; shift 3
+    rm -f ./-
+    "$C" "$@" 2> "$sp_dir/err" > "$sp_dir/out"; rc=$?
+    if [ "$rc" = 0 ] && sh -c "$filter" sh "$sp_dir/out" > /dev/null 2>&1 && [ ! -e ./- ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1)); echo "FAIL dash-output-$name: exit $rc, stdout fails '$filter' or a file '-' was made" >&2
+    fi
+    rm -f ./-
+}
+tl_ok='head -c 40 "$1" | grep -q traceEvents && [ "$(tail -c 3 "$1")" = "]}" ]'
+dash_check workload "\"$C\" replay --topo dgx-h100 \"\$1\"" -- workload --model llama2-7b --gpus 8 --tp 8 --seq 256 --topo dgx-h100 -o -
+dash_check replay-timeline "$tl_ok" -- replay --topo dgx-a100 --gpus 2 --timeline - docs/examples/two-rank-overlap.json
+dash_check scale-timeline "$tl_ok" -- scale --model llama3-8b --systems dgx-h100:8 --seq 256 --timeline -
+dash_check topo-import "cp \"\$1\" \"\$1.json\" && \"$C\" topo show \"\$1.json\"" -- topo import tests/data/nccl-topo/dgx-a100-like.xml -o -
+dash_check sweep 'head -1 "$1" | grep -qx point,max_ctas,busbw_at_max,nchannels_at_max,algo_at_max' -- sweep tests/data/sweep/collective-ctas.json -o -
+if command -v gnuplot > /dev/null 2>&1; then
+    svg_ok='head -1 "$1" | grep -q "^<?xml" && tail -2 "$1" | grep -q "^</svg>"'
+    dash_check scale-plot "$svg_ok" -- scale --model llama3-8b --systems dgx-h100:8/16 --seq 256 --plot -
+    dash_check validate-plot "$svg_ok" -- validate --topo dgx-a100 --plot - tests/data/nccltests/15-a100-sxm4-80gb-8gpu-nvswitch-allreduce.txt
+fi
+check dash-output-two 2 "only one output can be '-'" -- collective --topo dgx-a100 -b 1M -e 1M --plot - --timeline -
 rm -rf "$sp_dir"
