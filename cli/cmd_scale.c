@@ -305,6 +305,10 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
             return false;
         }
         R[i].w.gpus = R[i].p.gpus;
+        /* the batch is chosen after the layouts (below): until then the memory estimate takes a
+         * full pipeline, unless --global-batch is given (workload_spec_defaults' batch, made for
+         * one replica, left 1 / (mb dp) = 0 microbatches per pipeline: no activations counted) */
+        R[i].w.global_batch = o->global_batch;
         choose_layout(c, &R[i].w, t, &g, &R[i].fits);
         if (!R[i].w.tp) {
             g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT,
