@@ -82,8 +82,8 @@ static trace *load_one(const char *path, nccllog_extras *x, GError **err)
         return load_flightrec(path, err);
     if (!ops && nccllog_sniff(head, n))
         return load_nccllog(path, x, err);
-    if (!ops && g_strstr_len(head, n, "\"traceEvents\""))
-        return load_kineto(path, err);
+    if (!ops && (g_strstr_len(head, n, "\"traceEvents\"") || g_strstr_len(head, n, "\"distributedInfo\"")))
+        return load_kineto(path, err); /* (a large job's pg_config can push traceEvents past the head) */
     if (!ops && (g_strstr_len(head, n, "\"dataDeps\"") || g_strstr_len(head, n, "\"ctrlDeps\"")))
         return trace_chakra_load(path, err);
     return trace_native_load(&path, 1, err);

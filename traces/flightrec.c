@@ -58,7 +58,12 @@ typedef struct {
 
 gboolean flightrec_sniff(const char *head, gssize len)
 {
-    return g_strstr_len(head, len, "\"pg_config\"") != NULL && g_strstr_len(head, len, "\"traceEvents\"") == NULL;
+    /* dump_json builds an nlohmann::json, whose objects keep their keys sorted: "entries"
+     * (each opening with "collective_seq_id") comes before "pg_config", which a real ring
+     * buffer pushes far past the head; a Kineto trace has a "pg_config" too, inside its
+     * "distributedInfo" */
+    return (g_strstr_len(head, len, "\"pg_config\"") || g_strstr_len(head, len, "\"collective_seq_id\"")) &&
+           !g_strstr_len(head, len, "\"traceEvents\"") && !g_strstr_len(head, len, "\"distributedInfo\"");
 }
 
 static int cmp_int(const void *a, const void *b)

@@ -30,7 +30,8 @@
  * what was kept and left out (caller g_free's). */
 trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err);
 
-/* Whether the first bytes of a JSON file look like a Flight Recorder dump. */
+/* Whether the first bytes of a JSON file look like a Flight Recorder dump: "pg_config" or an
+ * entry's "collective_seq_id", and no Kineto "traceEvents" or "distributedInfo". */
 gboolean flightrec_sniff(const char *head, gssize len);
 
 #endif

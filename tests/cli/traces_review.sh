@@ -1,0 +1,38 @@
+# tests/cli/traces_review.sh - sourced by cases.sh (inside run.sh: $C, check,
+# pass, fail). A review of the trace importers and `replay` (2026-12-02,
+# docs/reliability.md): files laid out as the real tools write them are read
+# by the right importer and read whole. The inputs are written at run time.
+tr_dir=$(mktemp -d)
+
+# 1. A Flight Recorder dump as PyTorch writes it: dump_json fills an nlohmann::json, whose keys come
+#    out sorted, so "entries" precedes "pg_config"; past the sniffer's head (4 KiB in a directory,
+#    64 KiB for a file) the dump went to the native reader ("$.ops: expected an array") or was no
+#    trace at all ("no *.json or *.json.gz files"). 2 ranks, 160 all_reduces with stack frames.
+mkdir "$tr_dir/fr"
+for r in 0 1; do
+    {
+        printf '{"comm_lib_version": "2.21.5", "entries": ['
+        i=1
+        while [ $i -le 160 ]; do
+            [ $i -gt 1 ] && printf ', '
+            printf '{"collective_seq_id": %d, "duration_ms": 0.05, "frames": [{"filename": "/opt/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", "line": 2501, "name": "all_reduce"}], "input_dtypes": ["Float"], "input_sizes": [[1024]], "is_p2p": false, "op_id": %d, "output_dtypes": ["Float"], "output_sizes": [[1024]], "p2p_seq_id": 0, "pg_id": 0, "process_group": ["0", "default_pg"], "profiling_name": "nccl:all_reduce", "record_id": %d, "retired": true, "state": "completed", "time_created_ns": 1700000000000000000, "timeout_ms": 600000}' $i $i $i
+            i=$((i + 1))
+        done
+        printf '], "pg_config": {"0": {"desc": "default_pg", "name": "0", "ranks": "[0, 1]"}}, "pg_status": {}, "version": "2.7"}\n'
+    } > "$tr_dir/fr/nccl_trace_rank_$r"
+done
+check fr-sorted-keys-dir 0 'flight recorder: 2 files, 320 entries: 320 collectives' -- replay --topo dgx-a100 --gpus 2 "$tr_dir/fr"
+check fr-sorted-keys-file 0 'flight recorder: 1 file, 160 entries: 160 collectives' -- replay --topo dgx-a100 --gpus 2 --ranks 2 "$tr_dir/fr/nccl_trace_rank_0"
+
+# 2. A Kineto directory whose distributedInfo.pg_config (a job with several process groups) keeps
+#    "traceEvents" past the directory sniffer's 4 KiB: read as Flight Recorder dumps ("$.pg_config:
+#    expected an object of process groups")
+mkdir "$tr_dir/kineto"
+pad=$(printf '%04000d' 0)
+for r in 0 1; do
+    sed "1s/.*/{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": $r, \"world_size\": 2, \"pg_config\": [{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"ranks\": [0, 1]}, {\"pg_name\": \"1\", \"pg_desc\": \"x$pad\", \"ranks\": [0, 1]}]},/" \
+        tests/data/traces/kineto_old_style.json > "$tr_dir/kineto/rank$r.json"
+done
+check kineto-dir-big-pg-config 0 'replay: .*/kineto \(2 ranks, 8 ops\)' -- replay --topo dgx-a100 --gpus 2 "$tr_dir/kineto"
+
+rm -rf "$tr_dir"
