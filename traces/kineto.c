@@ -439,6 +439,12 @@ static gboolean scan_event(kctx *k, const cJSON *e, int i, GError **err)
         k->tsmax_us = ts + dur;
         k->tsmax_ev = i;
     }
+    /* Kineto repeats a user annotation that covers GPU work on the GPU's timeline, with the same
+     * name and External id ("gpu_user_annotation"): ProfilerStep#N twice (twice the steps, their
+     * median mixed with the GPU's span), an nccl:<op> without its Input Dims in place of the CPU
+     * one. Only its time span counts. */
+    if (!strcmp(cat, "gpu_user_annotation"))
+        return TRUE;
     if (!strcmp(cat, "kernel") || !strcmp(cat, "gpu_memcpy") || !strcmp(cat, "gpu_memset")) {
         gpu_ev g = {e, i, ts, dur, (int64_t)num(a, "stream", num(e, "tid", 0))};
         g_array_append_val(k->gpu, g);

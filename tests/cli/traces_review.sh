@@ -35,4 +35,13 @@ for r in 0 1; do
 done
 check kineto-dir-big-pg-config 0 'replay: .*/kineto \(2 ranks, 8 ops\)' -- replay --topo dgx-a100 --gpus 2 "$tr_dir/kineto"
 
+# 3. Kineto repeats a user annotation over GPU work as a gpu_user_annotation of the same name and
+#    External id (the TraceLens sample has 3): ProfilerStep#1 counted twice (step 0.090 ms over 2
+#    steps, traced 0.620 ms), and an nccl:all_reduce without Input Dims replaced the CPU one ("linked
+#    nccl: annotation has no sized tensor input"). The file without them: 0.181 ms, traced 1.000 ms.
+sed 's/^\(  {"ph": "i".*\)$/  {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 7, "ts": 20.0, "dur": 240.0, "args": {"External id": 1}},\
+  {"ph": "X", "cat": "gpu_user_annotation", "name": "nccl:all_reduce", "pid": 0, "tid": 20, "ts": 209.0, "dur": 52.0, "args": {"External id": 10}},\
+\1/' tests/data/traces/kineto_old_style.json > "$tr_dir/gpu-annotations.json"
+check kineto-gpu-annotation-twins 0 'step time: 0\.181 ms  \(traced 1\.000 ms' -- replay --topo dgx-a100 --gpus 2 --ranks 2 "$tr_dir/gpu-annotations.json"
+
 rm -rf "$tr_dir"
