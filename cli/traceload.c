@@ -62,6 +62,11 @@ static trace *load_one(const char *path, nccllog_extras *x, GError **err)
     }
     if (g_str_has_suffix(path, ".et") || g_str_has_suffix(path, ".et.gz")) /* (.gz alone: Kineto's) */
         return trace_chakra_load(path, err);
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) { /* a Chakra prefix: <path>.0.et, as ASTRA-sim takes them */
+        g_autofree char *e0 = g_strconcat(path, ".0.et", NULL), *z0 = g_strconcat(path, ".0.et.gz", NULL);
+        if (g_file_test(e0, G_FILE_TEST_IS_REGULAR) || g_file_test(z0, G_FILE_TEST_IS_REGULAR))
+            return trace_chakra_load(path, err);
+    }
     if (g_str_has_suffix(path, ".csv"))
         return trace_native_load(&path, 1, err);
     if (g_str_has_suffix(path, ".gz"))

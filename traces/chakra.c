@@ -89,6 +89,8 @@ static int pb_attr(cnode *n, const pbwire_field *af)
             g_free(name), name = g_strndup((const char *)f.data, f.len);
         else if (f.field == 29 && f.wire == PB_LEN)
             g_free(sv), sv = g_strndup((const char *)f.data, f.len);
+        else if (f.wire == PB_VARINT && (f.field == 15 || f.field == 17)) /* sint32_val, sint64_val: zigzag */
+            iv = (int64_t)(f.v >> 1) ^ -(int64_t)(f.v & 1);
         else if (f.wire == PB_VARINT)
             iv = (int64_t)f.v;
     }
@@ -222,8 +224,10 @@ static bool dep_id(const cJSON *d, uint64_t *v)
 static char *json_node(cnode *n, const cJSON *o)
 {
     static const char *ival[] = {"int64Val", "int32Val", "uint64Val", "boolVal", "uint32Val", "sint64Val"};
+    /* proto3's JSON mapping leaves out a field at its default: a node without "id" is node 0, as
+     * in the .et (Chakra's generator and TACOS number nodes from 0) */
     const cJSON *idv = cJSON_GetObjectItemCaseSensitive(o, "id");
-    if (!idv || !dep_id(idv, &n->id))
+    if (idv && !dep_id(idv, &n->id))
         return g_strdup("id: expected a node id (a whole number >= 0)");
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
     if (nm && !cJSON_IsString(nm))
@@ -555,8 +559,33 @@ static gboolean load_rank(trace *t, int r, const char *path, GError **err)
     return ok;
 }
 
+/* A directory's `<prefix>.0.et` (or .et.gz) as DIR/<prefix>, newly allocated; NULL if none. */
+static char *dir_prefix(const char *dir)
+{
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    const char *n, *best = NULL;
+    char *p = NULL;
+    while (d && (n = g_dir_read_name(d))) /* (the least name: the same prefix whatever the listing order) */
+        if ((g_str_has_suffix(n, ".0.et") || g_str_has_suffix(n, ".0.et.gz")) && (!best || strcmp(n, best) < 0)) {
+            g_free(p);
+            p = g_strdup(n);
+            best = p;
+        }
+    if (!p)
+        return NULL;
+    p[strlen(p) - strlen(g_str_has_suffix(p, ".gz") ? ".0.et.gz" : ".0.et")] = 0;
+    char *full = g_build_filename(dir, p, NULL);
+    g_free(p);
+    return full;
+}
+
 trace *trace_chakra_load(const char *path_or_prefix, GError **err)
 {
+    /* a directory of per-rank files (chakra_converter's output): its <prefix>.<r>.et (it used to
+     * look for DIR.0.et beside the directory, so no multi-rank trace could be replayed) */
+    g_autofree char *inner = g_file_test(path_or_prefix, G_FILE_TEST_IS_DIR) ? dir_prefix(path_or_prefix) : NULL;
+    if (inner)
+        path_or_prefix = inner;
     GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
     static const char *ext[] = {".et", ".et.gz", ".json", ".json.gz"};
     gboolean single = g_file_test(path_or_prefix, G_FILE_TEST_IS_REGULAR);

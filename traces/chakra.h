@@ -13,7 +13,8 @@
 
 /* Loads a single file (a 1-rank trace) or, when `path_or_prefix` is not a
  * file, `<prefix>.0.et`, `<prefix>.1.et`, ... (also `.et.gz`, `.json`,
- * `.json.gz`) up to the first missing rank. The format is sniffed: text
+ * `.json.gz`) up to the first missing rank; a directory is the prefix of
+ * its `<prefix>.0.et` (or .et.gz). The format is sniffed: text
  * starting with '{' is jsonizer JSON, anything else protobuf. Collectives use
  * the group of all loaded ranks (named by pg_name when present). Dependencies
  * on nodes that are not imported (METADATA, MEM_LOAD/STORE) are followed

@@ -44,4 +44,21 @@ sed 's/^\(  {"ph": "i".*\)$/  {"ph": "X", "cat": "gpu_user_annotation", "name": 
 \1/' tests/data/traces/kineto_old_style.json > "$tr_dir/gpu-annotations.json"
 check kineto-gpu-annotation-twins 0 'step time: 0\.181 ms  \(traced 1\.000 ms' -- replay --topo dgx-a100 --gpus 2 --ranks 2 "$tr_dir/gpu-annotations.json"
 
+# 4. Chakra: proto3's JSON mapping leaves out a field at its default, so chakra_jsonizer writes node
+#    id 0 without "id" (Chakra's generator and TACOS number nodes from 0): refused, "id: expected a
+#    node id", where the .et loads
+printf '{"version":"0.0.4"}\n{"name":"a","type":"COMP_NODE","durationMicros":"5"}\n{"id":"1","name":"b","type":"COMP_NODE","dataDeps":["0"],"durationMicros":"7"}\n' > "$tr_dir/id0.json"
+check chakra-json-node-id-0 0 'replay: .*id0\.json \(1 ranks, 2 ops\)' -- replay --topo dgx-a100 --gpus 1 "$tr_dir/id0.json"
+
+# 5. Chakra .et: a sint64_val attribute is zigzag-encoded; comm_dst 1 (wire 2) was read as rank 2
+#    ("a send with rank 2"), as the jsonized file's "sint64Val": "1" is not. And per-rank files,
+#    chakra_converter's <prefix>.<r>.et, in a directory or by their prefix, could not be replayed
+#    (the directory looked for DIR.0.et beside it; the prefix went to the native reader).
+mkdir "$tr_dir/chakra"
+# GlobalMetadata {version "0.0.4"}, then a Node {id 1, name, type, attr comm_dst/comm_src sint64 (17), comm_size int64 (9) 64}
+printf '\007\012\0050.0.4\045\010\001\022\001s\030\005\122\015\012\010comm_dst\210\001\002\122\015\012\011comm_size\110\100' > "$tr_dir/chakra/job.0.et"
+printf '\007\012\0050.0.4\045\010\001\022\001r\030\006\122\015\012\010comm_src\210\001\000\122\015\012\011comm_size\110\100' > "$tr_dir/chakra/job.1.et"
+check chakra-et-dir 0 'replay: .*chakra/job \(2 ranks, 2 ops\)' -- replay --topo dgx-a100 --gpus 2 "$tr_dir/chakra"
+check chakra-et-prefix 0 'replay: .*chakra/job \(2 ranks, 2 ops\)' -- replay --topo dgx-a100 --gpus 2 "$tr_dir/chakra/job"
+
 rm -rf "$tr_dir"
