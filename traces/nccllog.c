@@ -808,9 +808,7 @@ static void add_ops(nl_ctx *c, trace *t, GPtrArray *gs, nl_proc *p, int *lane, G
 {
     const GArray *tlines = c->tuning;
     int r = p->world;
-    /* next sequence number per trace group: communicators over the same ranks
-     * (a default group and a data-parallel one of the same size) share one,
-     * so their calls line up in the order every rank made them */
+    /* next sequence number per trace group (one per communicator) */
     int *seq = g_new0(int, t->groups->len);
     GHashTable *tail = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, tails_free); /* stream -> ops */
     GArray *run = g_array_new(FALSE, FALSE, sizeof(uint32_t)), *before = NULL;
@@ -973,7 +971,10 @@ trace *trace_nccllog_load(const char *path, char **note, nccllog_extras *extras,
             nl_group *g = g_ptr_array_index(gs, i);
             int *sorted = g_memdup2(g->grank, sizeof(int) * (gsize)g->nranks);
             qsort(sorted, (size_t)g->nranks, sizeof(int), cmp_int);
-            g->tgroup = trace_group_add(t, g->nranks == nworld ? "world" : g->key, sorted, g->nranks);
+            /* by its key: another communicator of all ranks is another group, numbering its own
+             * calls (named "world" as well, its calls were lined up with the first's, and a log
+             * whose ranks called the two in different orders was refused) */
+            g->tgroup = trace_group_add(t, g == c.world ? "world" : g->key, sorted, g->nranks);
             g_free(sorted);
         }
         int lane = 1 << 20; /* streams for sends and receives that run together */

@@ -61,4 +61,21 @@ printf '\007\012\0050.0.4\045\010\001\022\001r\030\006\122\015\012\010comm_src\2
 check chakra-et-dir 0 'replay: .*chakra/job \(2 ranks, 2 ops\)' -- replay --topo dgx-a100 --gpus 2 "$tr_dir/chakra"
 check chakra-et-prefix 0 'replay: .*chakra/job \(2 ranks, 2 ops\)' -- replay --topo dgx-a100 --gpus 2 "$tr_dir/chakra/job"
 
+# 6. NCCL log: two communicators of all ranks (commIds 0x1111 and 0x2222) on streams of their own,
+#    called in other orders by the two ranks, as NCCL allows: both were the group 'world', numbered
+#    together ("ranks disagree on collective #0 of group 'world'")
+l='NCCL INFO ncclCommInitRankConfig comm'
+c='sendbuff 0x1 recvbuff 0x1'
+{
+    echo "h0:100:100 [0] $l 0xa0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 18000 commId 0x1111 - Init COMPLETE"
+    echo "h0:200:200 [1] $l 0xb0 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 28000 commId 0x1111 - Init COMPLETE"
+    echo "h0:100:100 [0] $l 0xa1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 18000 commId 0x2222 - Init COMPLETE"
+    echo "h0:200:200 [1] $l 0xb1 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 28000 commId 0x2222 - Init COMPLETE"
+    echo "h0:100:100 [0] NCCL INFO AllReduce: opCount 0 $c count 1024 datatype 7 op 0 root 0 comm 0xa0 [nranks=2] stream 0x10"
+    echo "h0:100:100 [0] NCCL INFO AllGather: opCount 0 $c count 4096 datatype 7 op 0 root 0 comm 0xa1 [nranks=2] stream 0x11"
+    echo "h0:200:200 [1] NCCL INFO AllGather: opCount 0 $c count 4096 datatype 7 op 0 root 0 comm 0xb1 [nranks=2] stream 0x21"
+    echo "h0:200:200 [1] NCCL INFO AllReduce: opCount 0 $c count 1024 datatype 7 op 0 root 0 comm 0xb0 [nranks=2] stream 0x20"
+} > "$tr_dir/two-world-comms.log"
+check nccllog-two-world-comms 0 '2 ranks, 2 communicators, 4 calls replayed' -- replay --topo dgx-h100 --gpus 2 "$tr_dir/two-world-comms.log"
+
 rm -rf "$tr_dir"
