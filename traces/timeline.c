@@ -20,8 +20,15 @@ void timeline_json_str(FILE *o, const char *s)
             fprintf(o, "\\%c", c);
         else if (c < 0x20)
             fprintf(o, "\\u%04x", c);
-        else
+        else if (c < 0x80)
             fputc(c, o);
+        else if (g_utf8_get_char_validated(s, -1) >= 0x80000000u) /* (-1, -2): JSON is UTF-8 */
+            fputs("\\ufffd", o); /* a Chakra .et name is any bytes: they went out raw */
+        else {
+            const char *nx = g_utf8_next_char(s);
+            fwrite(s, 1, (size_t)(nx - s), o);
+            s = nx - 1;
+        }
     }
     fputc('"', o);
 }

@@ -31,7 +31,8 @@ gboolean timeline_write_coll(const char *path, const char *label, double setup_u
 #define TIMELINE_EXPOSED_TID 9999
 int timeline_exposed_tid(const replay_result *res);
 
-/* s as a JSON string, quoted and escaped, to o (NULL: ""). */
+/* s as a JSON string, quoted and escaped, to o (NULL: ""); bytes that are not UTF-8 become
+ * U+FFFD. */
 void timeline_json_str(FILE *o, const char *s);
 
 #endif

@@ -78,4 +78,14 @@ c='sendbuff 0x1 recvbuff 0x1'
 } > "$tr_dir/two-world-comms.log"
 check nccllog-two-world-comms 0 '2 ranks, 2 communicators, 4 calls replayed' -- replay --topo dgx-h100 --gpus 2 "$tr_dir/two-world-comms.log"
 
+# 7. Names that are not UTF-8 (a Chakra .et name is any bytes) went raw into the JSON outputs, which
+#    then were not JSON (RFC 8259: UTF-8); now U+FFFD
+printf '\007\012\0050.0.4\017\010\001\022\007gemm\377\376\042\030\004\070\005' > "$tr_dir/not-utf8.et"
+check chakra-name-not-utf8-json 0 '"name": "gemm\\ufffd\\ufffd\\""' -- replay --topo dgx-a100 --gpus 1 "$tr_dir/not-utf8.et" --format json
+check chakra-name-not-utf8-timeline 0 'replay' -- replay --topo dgx-a100 --gpus 1 "$tr_dir/not-utf8.et" --timeline "$tr_dir/not-utf8-timeline.json"
+if grep -q 'gemm\\ufffd\\ufffd\\"' "$tr_dir/not-utf8-timeline.json" && ! LC_ALL=C grep -q "$(printf '\377')" "$tr_dir/not-utf8-timeline.json"; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL chakra-name-not-utf8-timeline-bytes: a byte that is not UTF-8 in the timeline" >&2
+fi
 rm -rf "$tr_dir"
