@@ -362,6 +362,13 @@ static void nt_start(coll_exec *x)
     double lat = coll_hw_lat_us(0, ALGO_NVLS_TREE, PROTO_SIMPLE) +
                  2 * log2((double)N) * coll_hw_lat_us(2, ALGO_NVLS_TREE, PROTO_SIMPLE);
     x->start += sim_time_from_us(lat);
+    /* a slot's round trip is one hop's: the latency of two nodes (one network hop each way),
+     * whatever the tree's depth - every hop of a pipelined tree keeps its own slots, so depth
+     * delays the first step (lat, above), not the rate of the rest (docs/collectives.md,
+     * "NVLSTree steps") */
+    double slot_lat = N > 2 ? coll_hw_lat_us(0, ALGO_NVLS_TREE, PROTO_SIMPLE) +
+                                  2 * coll_hw_lat_us(2, ALGO_NVLS_TREE, PROTO_SIMPLE)
+                            : lat;
     uint64_t chunk = coll_nvls_chunk(x, nch, N);
     GPtrArray *chans = g_ptr_array_new();
     for (int ci = 0; ci < nch; ci++) {
@@ -394,7 +401,7 @@ static void nt_start(coll_exec *x)
         /* NT_SLOTS of NCCL's chunks per round trip: a window holding more
          * (a step of more than 8 heads) returns after proportionally more */
         double held = (double)c->window * (double)c->chunk / (double)c->nccl_chunk;
-        c->rtt = sim_time_from_us(lat * held / NT_SLOTS);
+        c->rtt = sim_time_from_us(slot_lat * held / NT_SLOTS);
         size_t cells = (size_t)N * c->nchunks;
         c->arrived = g_new0(uint8_t, cells);
         c->kids_in = g_new0(uint8_t, cells);
