@@ -533,7 +533,30 @@ static void print_results(const result *R, int n, const char *fmt)
 static int plot(const result *R, int n, const char *path)
 {
     GString *d = g_string_new(NULL), *sp = g_string_new(NULL), *ef = g_string_new(NULL);
-    g_string_append_printf(sp, "plot x/%d with lines dt 2 lc rgb 'gray' title 'ideal'", R[0].p.gpus);
+    /* the ideal speedup is x / (the system's smallest size), as relate() measures it: one line per
+     * distinct smallest size (it was x / the first point's GPUs, off when sizes were given largest
+     * first or systems started at different sizes) */
+    int bases[16], nb = 0;
+    for (int i = 0; i < n; i++) {
+        int b = 0;
+        for (int k = 0; k < n; k++)
+            if (R[k].ok && !strcmp(R[k].p.system, R[i].p.system) && !g_strcmp0(R[k].p.fabric, R[i].p.fabric) &&
+                (!b || R[k].p.gpus < b))
+                b = R[k].p.gpus;
+        bool seen = !b;
+        for (int j = 0; j < nb && !seen; j++)
+            seen = bases[j] == b;
+        if (!seen && nb < (int)G_N_ELEMENTS(bases))
+            bases[nb++] = b;
+    }
+    g_string_append(sp, "plot ");
+    for (int j = 0; j < MAX(nb, 1); j++) {
+        int b = nb ? bases[j] : R[0].p.gpus;
+        g_string_append_printf(sp, "%sx/%d with lines dt 2 lc rgb 'gray' title 'ideal", j ? ", " : "", b);
+        if (nb > 1)
+            g_string_append_printf(sp, " (from %d GPUs)", b);
+        g_string_append_c(sp, '\'');
+    }
     g_string_append(ef, "plot 100 with lines dt 2 lc rgb 'gray' title 'ideal'");
     int blocks = 0;
     char s[128], prev[128] = "";

@@ -24,3 +24,11 @@ check scale-no-topo 2 "Unknown option --topo" -- scale --model llama3-8b --syste
 # one replica counted no activations and took PP 16 (96.3 GiB) as fitting (docs/scaling.md)
 check scale-rule-counts-activations 0 "dgx-h100 +H100-SXM +1024 +8 +64 +2 " -- scale --model llama3-405b --systems dgx-h100 --gpus 1024
 check scale-rule-pp16-exceeds 0 "96\.3 GiB of 80" -- workload --model llama3-405b --gpus 1024 --tp 8 --pp 16 --topo dgx-h100 -o /dev/null
+# --plot: the ideal speedup line starts at each system's smallest size, as the speedup column does
+# (it was x / the first point's GPUs: sizes given largest first drew it 2x off)
+if command -v gnuplot > /dev/null 2>&1; then
+    sl_svg=$(mktemp)
+    "$C" scale --model custom --layers 2 --hidden 1024 --heads 8 --seq 256 --systems dgx-h100:16/8,dgx-a100:16/32 --plot "$sl_svg" > /dev/null 2>&1
+    if grep -q "ideal (from 8 GPUs)" "$sl_svg" && grep -q "ideal (from 16 GPUs)" "$sl_svg"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL scale-plot-ideal-per-base" >&2; fi
+    rm -f "$sl_svg"
+fi
