@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <math.h>
+#include <limits.h>
 #include <string.h>
 
 #include "traces/pbwire.h"
@@ -110,7 +111,7 @@ static int pb_node(cnode *n, pbwire_reader *r, size_t *bad)
         switch (f.field) {
         case 1: n->id = f.v; break;
         case 2: g_free(n->name); n->name = g_strndup((const char *)f.data, f.len); break;
-        case 3: n->type = (int)f.v; break;
+        case 3: n->type = f.v <= INT_MAX ? (int)f.v : INT_MAX; break; /* (2^32 + 5 was type 5) */
         case 4: rc = pbwire_varints(&f, dep_push, n->ctrl); break;
         case 5: rc = pbwire_varints(&f, dep_push, n->deps); break;
         case 6: n->start_us = (int64_t)f.v; break;
