@@ -341,8 +341,8 @@ int cmd_collective(int argc, char **argv)
         {"proto", 0, 0, G_OPTION_ARG_STRING, &co.proto, "force protocols, NCCL_PROTO syntax (LL, LL128, Simple)", "LIST"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &co.format, "text (nccl-tests), csv or json [text]", "FMT"},
         {"explain", 0, 0, G_OPTION_ARG_NONE, &co.explain, "per size: algorithm, protocol, channels, busiest link", NULL},
-        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &co.plot, "busbw against size with the algorithms and the error band (SVG, gnuplot)", "FILE"},
-        {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &co.timeline, "Chrome/Perfetto trace of the largest size: its span and the 64 busiest links' chunks", "FILE"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &co.plot, "busbw against size with the algorithms and the error band (SVG, gnuplot; - for stdout)", "FILE"},
+        {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &co.timeline, "Chrome/Perfetto trace of the largest size: its span and the 64 busiest links' chunks (- for stdout)", "FILE"},
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate an nccl-tests sweep");

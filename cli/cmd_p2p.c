@@ -267,7 +267,7 @@ int cmd_p2p(int argc, char **argv)
         {"compare", 0, 0, G_OPTION_ARG_FILENAME, &cmp, "compare with a real p2pBandwidthLatencyTest log", "FILE"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &fmt, "text (the sample's layout), csv or json [text]", "FMT"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
-         "heat maps of bandwidth and latency (P2P enabled; with --compare, the bandwidth error) (SVG, gnuplot)",
+         "heat maps of bandwidth and latency (P2P enabled; with --compare, the bandwidth error) (SVG, gnuplot; - for stdout)",
          "FILE"},
         {0},
     };

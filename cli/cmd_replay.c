@@ -512,7 +512,7 @@ int cmd_replay(int argc, char **argv)
     sys_opts so = {.gpus_per_thread = 1}; /* -g 0 given is an error below */
     GOptionEntry e[] = {
         {"ranks", 0, 0, G_OPTION_ARG_INT, &c.ranks, "replicate a one-rank trace to N ranks (SPMD)", "N"},
-        {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &c.timeline, "write a Chrome/Perfetto trace of the replay", "FILE"},
+        {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &c.timeline, "write a Chrome/Perfetto trace of the replay (- for stdout)", "FILE"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &c.format, "text or json [text]", "FMT"},
         {"compute-scale", 0, 0, G_OPTION_ARG_DOUBLE, &c.compute_scale, "multiply compute durations (0.5 = twice as fast) [1]", "X"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &c.algo, "limit collective algorithms (NCCL_ALGO syntax)", "LIST"},

@@ -772,7 +772,7 @@ int cmd_scale(int argc, char **argv)
         {"tp", 0, 0, G_OPTION_ARG_INT, &c.tp, "tensor-parallel size [rule: NVLink domain, <= 8]", "T"},
         {"pp", 0, 0, G_OPTION_ARG_INT, &c.pp, "pipeline-parallel size [rule: smallest that fits HBM]", "P"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &c.format, "text, csv or json [text]", "FMT"},
-        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &c.plot, "speedup and scaling-efficiency curves per system (SVG, gnuplot)", "FILE"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &c.plot, "speedup and scaling-efficiency curves per system (SVG, gnuplot; - for stdout)", "FILE"},
         {"max-gpus", 0, 0, G_OPTION_ARG_INT, &c.max_gpus, "refuse sizes above this (replay cost) [1024]", "N"},
         {"auto", 0, 0, G_OPTION_ARG_NONE, &c.autolayout, "per point, simulate every layout that fits memory and keep "
          "the fastest (--tp/--pp pin that part)", NULL},
@@ -781,7 +781,7 @@ int cmd_scale(int argc, char **argv)
         {"breakdown", 0, 0, G_OPTION_ARG_NONE, &c.breakdown, "per point, where the step goes: compute and exposed "
          "communication by operation (its part on the network), idle; text or json (with --plot, stacked bars too)", NULL},
         {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &c.timeline, "one point (one system, one size, no --auto): write "
-         "its step as a Chrome/Perfetto trace (every chunk simulated, as --exact)", "FILE"},
+         "its step as a Chrome/Perfetto trace (every chunk simulated, as --exact; - for stdout)", "FILE"},
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- scaling study across sizes and systems");

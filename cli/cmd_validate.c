@@ -366,7 +366,7 @@ int cmd_validate(int argc, char **argv)
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo, "force algorithms (NCCL_ALGO syntax)", "LIST"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto, "force protocols (NCCL_PROTO syntax)", "LIST"},
         {"max-error", 0, 0, G_OPTION_ARG_DOUBLE, &max_err, "exit 1 if the median |busbw error| over sizes >= 1 MiB exceeds PCT", "PCT"},
-        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "measured and predicted busbw against size (SVG, gnuplot)", "FILE"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "measured and predicted busbw against size (SVG, gnuplot; - for stdout)", "FILE"},
         {"explain", 0, 0, G_OPTION_ARG_NONE, &explain, "per size: the algorithm, protocol, channels and busiest link simulated", NULL},
         {0},
     };

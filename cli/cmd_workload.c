@@ -89,7 +89,7 @@ int cmd_workload(int argc, char **argv)
     wl_opts o = {0};
     char *out = NULL;
     GOptionEntry e[] = {
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "trace to write (native JSON)", "FILE"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "trace to write (native JSON; - for stdout)", "FILE"},
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- write the trace of one training step (Megatron-LM, "
