@@ -364,6 +364,39 @@ static void test_workload_memory_zero_paper(void)
     }
 }
 
+/* An untied model (Llama: input embedding and LM head) on one pipeline
+ * stage holds both matrices: its states are 16 bytes per parameter of all
+ * of workload_params under DDP, and its optimizer step updates the same
+ * parameters as the two stages of pp 2 together (until 2026-12-02 both the
+ * estimate and the optimizer left the LM head out at pp 1: Llama 3 8B
+ * 111.9 GiB against 119.7 GiB of states). */
+static void test_workload_untied_head_at_pp1(void)
+{
+    workload_spec w = spec("llama3-8b", 1, 1, 1, 1, 8);
+    CU_ASSERT_FALSE(w.m.tied);
+    double states = 16 * workload_params(&w.m);
+    double got = workload_memory_bytes(&w);
+    CU_ASSERT(got >= states);
+    ASSERT_REL(got, states, 1e-3); /* 8 tokens of activations */
+    /* optimizer: memory-bound, kernel_us + bytes / bandwidth per stage */
+    gpu_model g = gpu("H100");
+    CU_ASSERT_TRUE(compute_model_set(&g, "gpu.kernel_us=0", NULL));
+    double opt[3] = {0};
+    for (int pp = 1; pp <= 2; pp++) {
+        workload_spec v = spec("llama3-8b", 1, pp, 1, pp, 8);
+        trace *t = workload_generate(&v, &g, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        for (int r = 0; r < t->nranks; r++)
+            for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+                const trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+                if (o->kind == TOP_COMPUTE && !strcmp(o->name, "optimizer_adam"))
+                    opt[pp] += (double)o->dur_ps;
+            }
+        trace_free(t);
+    }
+    ASSERT_REL(opt[1], opt[2], 1e-6);
+}
+
 static void test_workload_layout_errors(void)
 {
     GError *err = NULL;
@@ -457,6 +490,7 @@ int main(void)
         {"/workload/zero3-per-param", test_workload_zero3_per_param},
         {"/workload/memory-experts-by-ep", test_workload_memory_experts_by_ep},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
+        {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},
         {"/workload/layout-errors", test_workload_layout_errors},
         {"/workload/1f1b-bubble", test_workload_1f1b_bubble},
         {"/workload/replay-llama2-tp8", test_workload_replay_llama2_tp8},
