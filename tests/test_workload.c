@@ -397,6 +397,26 @@ static void test_workload_untied_head_at_pp1(void)
     ASSERT_REL(opt[1], opt[2], 1e-6);
 }
 
+/* Full recompute keeps each layer's input, 2sbh bytes, split by tp under
+ * sequence parallelism (Korthikanti et al. 2022 Table 2: 2sbhL/t); the
+ * activations are what grows with the sequence, the states stay. */
+static void test_workload_memory_sp_recompute(void)
+{
+    workload_spec w = spec("llama3-70b", 8, 4, 1, 8, 2048);
+    w.recompute = true;
+    double act[2];
+    for (int sp = 0; sp <= 1; sp++) {
+        w.sp = sp;
+        w.seq = 2048;
+        double a = workload_memory_bytes(&w);
+        w.seq = 4096;
+        act[sp] = workload_memory_bytes(&w) - a;
+    }
+    /* stage 0: 20 layers, 4 microbatches in flight, 2 x 2048 x 8192 bytes per layer more */
+    ASSERT_REL(act[0], 20.0 * 4 * 2 * 2048 * 8192, 1e-12);
+    ASSERT_REL(act[1], act[0] / 8, 1e-12);
+}
+
 static void test_workload_layout_errors(void)
 {
     GError *err = NULL;
@@ -491,6 +511,7 @@ int main(void)
         {"/workload/memory-experts-by-ep", test_workload_memory_experts_by_ep},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},
+        {"/workload/memory-sp-recompute", test_workload_memory_sp_recompute},
         {"/workload/layout-errors", test_workload_layout_errors},
         {"/workload/1f1b-bubble", test_workload_1f1b_bubble},
         {"/workload/replay-llama2-tp8", test_workload_replay_llama2_tp8},

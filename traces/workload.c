@@ -441,7 +441,9 @@ double workload_memory_bytes(const workload_spec *w)
     double s = (double)w->seq / w->cp, b = w->micro_batch, h = m->hidden;
     /* Korthikanti et al.'s 34 s b h per layer without their 5 a s^2 b of attention scores, softmax
      * and its dropout mask: FlashAttention (the attention kernel timed here) keeps none of them */
-    double per_layer = w->recompute ? 2 * s * b * h : s * b * h * 34 / w->tp;
+    /* full recompute keeps each layer's input, 2sbh, split by tp under SP (Korthikanti et al. 2022
+     * Table 2: 2sbhL/t; until 2026-12-02 SP did not split it here) */
+    double per_layer = w->recompute ? 2 * s * b * h / (w->sp ? w->tp : 1) : s * b * h * 34 / w->tp;
     if (!w->sp && !w->recompute) /* without SP, the 10sbh of norms and dropout are not split */
         per_layer = s * b * h * (10 + 24.0 / w->tp);
     /* no global batch yet (a layout being chosen): assume a full pipeline */

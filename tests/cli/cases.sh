@@ -482,6 +482,7 @@ check sweep-replay-needs-trace 2 'needs a trace' -- sweep tests/data/sweep/repla
 . "$(dirname "$0")/special_outputs.sh"
 . "$(dirname "$0")/limits.sh"
 . "$(dirname "$0")/scale_layouts.sh"
+. "$(dirname "$0")/meta_scale_review.sh"
 . "$(dirname "$0")/options_review.sh"
 . "$(dirname "$0")/topo_review.sh"
 . "$(dirname "$0")/traces_review.sh"
