@@ -22,8 +22,9 @@ static bool run_sizes(const coll_system *sys, coll_kind kind, int root, size_t e
         return false;
     if (!nvls_reduces && (kind == COLL_ALL_REDUCE || kind == COLL_REDUCE_SCATTER)) {
         uint32_t nv = (1u << ALGO_NVLS) | (1u << ALGO_NVLS_TREE);
-        amask = (amask ? amask : (1u << ALGO_COUNT) - 1) & ~nv;
-        if (!(amask & ~(1u << ALGO_DIRECT))) { /* (Direct is always in a mask: point-to-point) */
+        /* every algorithm but NVLS does not name CollNet: it stays off unless enabled */
+        amask = (amask ? amask : COLL_ALGO_MASK_ALL | COLL_ALGO_MASK_UNNAMED) & ~nv;
+        if (!(amask & COLL_ALGO_MASK_ALL & ~(1u << ALGO_DIRECT))) { /* (Direct is always in a mask: point-to-point) */
             g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED,
                         "NCCL cannot run this reduction and type in the NVSwitch (NVLS: sum, and min/max on integer "
                         "and 16-bit types); choose another --algo");

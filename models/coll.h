@@ -210,12 +210,18 @@ bool coll_run_footprint(const coll_system *sys, const coll_request *req, coll_re
 /* The tuner: pick (algorithm, protocol, channels) for `kind` of `bytes`
  * with NCCL 2.30's cost model (tuning.cc: bandwidth caps, base + per-step
  * latencies, the small-size channel reduction). algo_mask/proto_mask limit
- * the choice (bit i = coll_algo_id/coll_proto_id i; 0 = all). Fills *req
+ * the choice (bit i = coll_algo_id/coll_proto_id i; 0 = all). CollNet runs
+ * only when NCCL_COLLNET_ENABLE=1 or the mask names it: a mask that also has
+ * COLL_ALGO_MASK_UNNAMED (a negated list such as "^nvls", or "every algorithm
+ * but NVLS" for a reduction the switch cannot do) allows CollNet without
+ * turning it on, as NCCL_ALGO does in NCCL. Fills *req
  * (all but root; fused false) and, if model_us is not NULL, NCCL's predicted
  * time. Returns false when
  * no enabled combination can run the collective here. */
 bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t algo_mask,
                uint32_t proto_mask, coll_request *req, double *model_us);
+#define COLL_ALGO_MASK_ALL ((1u << ALGO_COUNT) - 1)
+#define COLL_ALGO_MASK_UNNAMED (1u << 31) /* the mask's algorithms were not named (see coll_tune) */
 
 /* One cell of NCCL's "Latency/AlgBw" table (tuning.cc, printed under
  * NCCL_DEBUG_SUBSYS=TUNING): the tuner's latency (us) and algbw (GB/s) of

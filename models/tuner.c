@@ -221,9 +221,12 @@ bool coll_tune(const coll_system *sys, coll_kind kind, uint64_t bytes, uint32_t 
                uint32_t proto_mask, coll_request *req, double *model_us)
 {
     double best = -1;
-    /* CollNet is off unless asked for (NCCL_COLLNET_ENABLE=1, or named in the algorithm list) */
+    /* CollNet is off unless asked for (NCCL_COLLNET_ENABLE=1, or named in the algorithm list):
+     * "^nvls" or a reduction NVLS cannot do leaves it allowed, not on */
     const char *cn = g_getenv("NCCL_COLLNET_ENABLE");
-    bool collnet = (algo_mask & ((1u << ALGO_COLLNET_DIRECT) | (1u << ALGO_COLLNET_CHAIN))) || (cn && !strcmp(cn, "1"));
+    bool collnet = ((algo_mask & ((1u << ALGO_COLLNET_DIRECT) | (1u << ALGO_COLLNET_CHAIN))) &&
+                    !(algo_mask & COLL_ALGO_MASK_UNNAMED)) ||
+                   (cn && !strcmp(cn, "1"));
     for (int a = 0; a < ALGO_COUNT; a++) {
         if (algo_mask && !(algo_mask & (1u << a)))
             continue;
@@ -278,8 +281,8 @@ static bool mask_list(const char *list, bool algos, uint32_t *mask, GError **err
         }
         m |= 1u << v;
     }
-    if (negate)
-        m = ~m & ((1u << (algos ? ALGO_COUNT : PROTO_COUNT)) - 1);
+    if (negate) /* (CollNet allowed by "^nvls" is not asked for: coll_tune) */
+        m = (~m & ((1u << (algos ? ALGO_COUNT : PROTO_COUNT)) - 1)) | (algos ? COLL_ALGO_MASK_UNNAMED : 0);
     if (algos)
         m &= ~(1u << ALGO_DIRECT); /* (not an NCCL_ALGO name; added back by used_mask) */
     *mask = m;
@@ -292,7 +295,7 @@ static bool mask_list(const char *list, bool algos, uint32_t *mask, GError **err
  * leave nothing: NCCL only fails when that collective runs. */
 static bool used_mask(const char *list, bool algos, uint32_t m, uint32_t *mask, GError **err)
 {
-    if (!m) {
+    if (!(m & (algos ? COLL_ALGO_MASK_ALL : (1u << PROTO_COUNT) - 1))) {
         g_set_error(err, COLL_ERROR, COLL_ERROR_UNSUPPORTED, "'%s' leaves no %s", list,
                     algos ? "algorithm" : "protocol");
         return false;

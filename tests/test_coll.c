@@ -761,6 +761,32 @@ static void test_coll_collnet_sharp_reduces_in_network(void)
     CU_ASSERT(tuned.algo != ALGO_COLLNET_DIRECT);
     CU_ASSERT_TRUE(coll_tune(&sys, COLL_ALL_REDUCE, S, 1u << ALGO_COLLNET_DIRECT, 0, &tuned, NULL));
     CU_ASSERT_EQUAL(tuned.algo, ALGO_COLLNET_DIRECT);
+    /* a negated list (NCCL_ALGO=^nvls) allows CollNet but does not turn it on
+     * (meta-coll review: it did, as did a reduction NVLS cannot do, -d int8 or
+     * -o prod, whose mask is every algorithm but NVLS) */
+    uint32_t m;
+    CU_ASSERT_TRUE_FATAL(coll_tune_parse_mask("^nvls", COLL_ALL_REDUCE, true, &m, NULL));
+    CU_ASSERT(m & (1u << ALGO_COLLNET_DIRECT));
+    for (uint64_t b = 1u << 20; b <= S; b <<= 5) {
+        coll_request plain, neg;
+        CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, b, 0, 0, &plain, NULL));
+        CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, b, m, 0, &neg, NULL));
+        CU_ASSERT_EQUAL(neg.algo, plain.algo);
+        CU_ASSERT(neg.algo != ALGO_COLLNET_DIRECT && neg.algo != ALGO_COLLNET_CHAIN);
+        CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, b, COLL_ALGO_MASK_ALL | COLL_ALGO_MASK_UNNAMED, 0,
+                                       &neg, NULL));
+        CU_ASSERT_EQUAL(neg.algo, plain.algo);
+    }
+    /* with NCCL_COLLNET_ENABLE=1 the negated list lets the tuner take it */
+    g_setenv("NCCL_COLLNET_ENABLE", "1", TRUE);
+    CU_ASSERT_TRUE(coll_tune(&sys, COLL_ALL_REDUCE, 1u << 20, m, 0, &tuned, NULL));
+    CU_ASSERT_EQUAL(tuned.algo, ALGO_COLLNET_DIRECT);
+    g_unsetenv("NCCL_COLLNET_ENABLE");
+    /* a list leaving only CollNet, unnamed, leaves nothing that runs */
+    CU_ASSERT_TRUE_FATAL(coll_tune_parse_mask("^ring,tree,nvls,nvlstree,pat", COLL_ALL_REDUCE, true, &m, NULL));
+    CU_ASSERT_FALSE(coll_tune(&sys, COLL_ALL_REDUCE, 1u << 20, m, 0, &tuned, NULL));
+    CU_ASSERT_FALSE(coll_tune_parse_mask("^ring,tree,nvls,nvlstree,pat,collnetdirect,collnetchain", COLL_ALL_REDUCE,
+                                         true, &m, NULL));
     topo_free(t);
     /* no SHARP on RoCE */
     t = shipped("hgx-h200", (topo_opts){.nodes = 2}, &sys);
