@@ -12,6 +12,7 @@
 #define T 1e12
 #define GB 1e9
 #define GIB 1073741824.0
+#define MIB 1048576.0
 
 /* Dense (no 2:4 sparsity) tensor-core peaks. bf16 slot: bf16 where the GPU
  * has it, fp16 with fp32 accumulate otherwise (V100, RTX 2080 Ti). */
@@ -28,9 +29,11 @@ static const gpu_spec gpus[] = {
      "67 TFLOPS fp32, 3.35 TB/s HBM3, 80 GB; 132 SMs (Hopper whitepaper)", 0},
     {"H100-PCIe", 90, 114, {756 * T, 1513 * T, 51.2 * T}, 2000 * GB, 80 * GIB,
      "NVIDIA H100 datasheet (PCIe): 756 TFLOPS bf16 and 1,513 TFLOPS fp8 dense, 51 TFLOPS fp32, 2 TB/s; 114 SMs", 0},
-    {"H200", 90, 132, {989.4 * T, 1978.9 * T, 66.9 * T}, 4800 * GB, 141 * GB,
+    {"H200", 90, 132, {989.4 * T, 1978.9 * T, 66.9 * T}, 4800 * GB, 143771 * MIB,
      "NVIDIA H200 datasheet (SXM): 989 TFLOPS bf16 and 1,979 TFLOPS fp8 dense, 67 TFLOPS fp32, 4.8 TB/s "
-     "HBM3e, 141 GB; 132 SMs (same GH100 configuration as H100 SXM)", 0},
+     "HBM3e; memory: nvidia-smi -q's FB total on an H200, 143,771 MiB (the datasheet's \"141 GB\" is "
+     "binary: 140.4 GiB; calibrate/data/h200-2026-11-29/machine.txt); 132 SMs (same GH100 configuration "
+     "as H100 SXM)", 0},
     {"B200", 100, 148, {2250 * T, 4500 * T, 75 * T}, 8000 * GB, 180 * GB,
      "NVIDIA HGX B200 datasheet, 8 GPUs: 36 PFLOPS bf16 and 72 PFLOPS fp8 with sparsity -> 2.25 / 4.5 "
      "PFLOPS dense per GPU, 600 TFLOPS fp32 -> 75 per GPU, 64 TB/s HBM3e -> 8 TB/s, 1.44 TB -> 180 GB; "

@@ -32,3 +32,5 @@ if command -v gnuplot > /dev/null 2>&1; then
     if grep -q "ideal (from 8 GPUs)" "$sl_svg" && grep -q "ideal (from 16 GPUs)" "$sl_svg"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL scale-plot-ideal-per-base" >&2; fi
     rm -f "$sl_svg"
 fi
+# H200's memory is what nvidia-smi reported on one (143,771 MiB = 140.4 GiB); 141e9 bytes was 131 GiB
+check h200-memory-measured 0 "GiB of 140$" -- workload --model llama3-8b --gpus 8 --tp 8 --seq 256 --topo hgx-h200 -o /dev/null
