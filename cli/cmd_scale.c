@@ -33,6 +33,7 @@ typedef struct {
     workload_spec w;
     wl_step st;      /* the replayed step (its name lists owned; --breakdown) */
     double speedup, eff;
+    int base_gpus;   /* the system's smallest size that ran: speedup's and efficiency's base */
     double hbm;      /* the GPU's memory, bytes (the layout's limit: 90% of it) */
     int domain;      /* GPUs in one NVLink domain (1 without NVLink) */
     int tried;       /* --auto: layouts simulated for this point */
@@ -360,6 +361,7 @@ static void relate(result *R, int n)
                 base = &R[k];
         if (!R[i].ok || !base)
             continue;
+        R[i].base_gpus = base->p.gpus;
         R[i].speedup = R[i].st.tokens_s / base->st.tokens_s;
         R[i].eff = R[i].speedup / ((double)R[i].p.gpus / base->p.gpus);
     }
@@ -538,11 +540,7 @@ static int plot(const result *R, int n, const char *path)
      * first or systems started at different sizes) */
     int bases[16], nb = 0;
     for (int i = 0; i < n; i++) {
-        int b = 0;
-        for (int k = 0; k < n; k++)
-            if (R[k].ok && !strcmp(R[k].p.system, R[i].p.system) && !g_strcmp0(R[k].p.fabric, R[i].p.fabric) &&
-                (!b || R[k].p.gpus < b))
-                b = R[k].p.gpus;
+        int b = R[i].ok ? R[i].base_gpus : 0; /* (relate) */
         bool seen = !b;
         for (int j = 0; j < nb && !seen; j++)
             seen = bases[j] == b;

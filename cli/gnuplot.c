@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -86,7 +85,7 @@ int cli_gnuplot_svg_sized(const char *cmd, const char *path, int width, int heig
                 fprintf(stderr, "conveyor %s: %s: %s\n", cmd, path, g_strerror(errno));
             rc = EXIT_BADINPUT; /* the user's path would not take it (/dev/full): as for --timeline and -o */
         } else {
-            fprintf(stderr, "plot written to %s\n", strcmp(path, "-") ? path : "standard output");
+            fprintf(stderr, "plot written to %s\n", tracefile_is_dash(path) ? "standard output" : path);
         }
         g_free(err_text);
     }

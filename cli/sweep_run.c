@@ -101,9 +101,8 @@ static int collector_open(collector *c, const sweep_run_opts *o)
         g_clear_pointer(&c->work, g_free);
         return EXIT_BADINPUT;
     }
-    c->f = !o->out_path ? stdout
-           : o->resume  ? fopen(c->work ? c->work : o->out_path, "a")
-                        : (c->work ? fopen(c->work, "w") : tracefile_open_write(o->out_path));
+    /* (no .partial only for a special path, where --resume was refused above) */
+    c->f = !o->out_path ? stdout : c->work ? fopen(c->work, o->resume ? "a" : "w") : tracefile_open_write(o->out_path);
     if (!c->f) {
         fprintf(stderr, "conveyor sweep: %s: %s\n", c->work ? c->work : o->out_path, g_strerror(errno));
         g_clear_pointer(&c->work, g_free);
@@ -179,7 +178,7 @@ static int collector_close(collector *c)
                     c->o->out_path, sweep_csv_writer_next(c->w));
         rc = EXIT_BADINPUT;
     }
-    if (c->f && c->f != stdout && fclose(c->f) != 0 && rc == EXIT_OK) {
+    if (c->f && tracefile_close_write(c->f) != 0 && rc == EXIT_OK) {
         fprintf(stderr, "conveyor sweep: %s: %s\n", c->work ? c->work : c->o->out_path, g_strerror(errno));
         rc = EXIT_INTERNAL;
     }

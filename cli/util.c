@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -129,7 +128,7 @@ gboolean cli_dash_output(const char *cmd, const char *const *paths, size_t n)
 {
     size_t dashes = 0;
     for (size_t i = 0; i < n; i++)
-        dashes += paths[i] && strcmp(paths[i], "-") == 0;
+        dashes += tracefile_is_dash(paths[i]);
     if (dashes > 1) {
         fprintf(stderr, "conveyor %s: only one output can be '-' (standard output)\n", cmd);
         return FALSE;

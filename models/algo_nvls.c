@@ -359,16 +359,13 @@ static void nt_start(coll_exec *x)
         return;
     }
     double eff = coll_nvls_eff(sys->gpu_sm);
-    double lat = coll_hw_lat_us(0, ALGO_NVLS_TREE, PROTO_SIMPLE) +
-                 2 * log2((double)N) * coll_hw_lat_us(2, ALGO_NVLS_TREE, PROTO_SIMPLE);
+    double intra = coll_hw_lat_us(0, ALGO_NVLS_TREE, PROTO_SIMPLE), inter = coll_hw_lat_us(2, ALGO_NVLS_TREE, PROTO_SIMPLE);
+    double lat = intra + 2 * log2((double)N) * inter;
     x->start += sim_time_from_us(lat);
-    /* a slot's round trip is one hop's: the latency of two nodes (one network hop each way),
-     * whatever the tree's depth - every hop of a pipelined tree keeps its own slots, so depth
-     * delays the first step (lat, above), not the rate of the rest (docs/collectives.md,
-     * "NVLSTree steps") */
-    double slot_lat = N > 2 ? coll_hw_lat_us(0, ALGO_NVLS_TREE, PROTO_SIMPLE) +
-                                  2 * coll_hw_lat_us(2, ALGO_NVLS_TREE, PROTO_SIMPLE)
-                            : lat;
+    /* a slot's round trip is one hop's (at most one network hop each way), whatever the tree's
+     * depth: every hop of a pipelined tree keeps its own slots, so depth delays the first step
+     * (lat, above), not the rate of the rest (docs/collectives.md, "Depth") */
+    double slot_lat = intra + 2 * fmin(log2((double)N), 1.0) * inter;
     uint64_t chunk = coll_nvls_chunk(x, nch, N);
     GPtrArray *chans = g_ptr_array_new();
     for (int ci = 0; ci < nch; ci++) {

@@ -61,7 +61,7 @@ typedef struct {
     const memo_ent *reuse; /* reused: links held while its window lasts, or NULL */
     int nch;               /* channels (thread blocks) it holds on each member's GPU */
     const memo_ent *wait;  /* waiting for reused instances to leave room on its links, or NULL */
-    coll_request req;      /* (while it waits) */
+    coll_request req;      /* as tuned (reused or not, it may start later: held_wait) */
 } coll_ctx;
 
 /* A distinct send/receive (opts.iso): its isolated duration and what it
@@ -397,6 +397,15 @@ static const memo_ent *memo_view(rp *p, const memo_ent *m, int g)
  * than --exact). Sharing a link within that, or with sends/receives in
  * flight, is allowed and reported through *shared (they do not contend). */
 enum { LINKS_FREE, LINKS_SIM, LINKS_HELD };
+
+/* No room on link l for a reused run of busy share `util`: the reused ones
+ * holding it would pass 100% with it, or a collective waits there first.
+ * The one rule for collectives (links_free) and transfers (p2p_reuse). */
+static bool no_room(const rp *p, fab_link_id l, double util)
+{
+    return p->wait_n[l] > 0 || (p->held_n[l] > 0 && p->held_util[l] + util > 1.0 + 1e-4);
+}
+
 static int links_free(const rp *p, const memo_ent *m, bool *shared)
 {
     bool sh = false, held = false;
@@ -404,7 +413,7 @@ static int links_free(const rp *p, const memo_ent *m, bool *shared)
         fab_link_id l = m->links[i];
         if (p->active[l] > 0)
             return LINKS_SIM;
-        held |= p->wait_n[l] > 0 || (p->held_n[l] > 0 && p->held_util[l] + m->util[i] > 1.0 + 1e-4);
+        held |= no_room(p, l, m->util[i]);
         sh |= p->active_p2p[l] > 0 || p->held_n[l] > 0;
     }
     *shared = sh;
@@ -416,8 +425,6 @@ static void wait_marks(rp *p, const memo_ent *m, int d)
     for (guint i = 0; i < m->nlinks; i++)
         p->wait_n[m->links[i]] += d;
 }
-
-static void on_memo_done(sim_engine *e, void *ctx, uint64_t arg);
 
 /* Start instance c (tuned to c->req, its isolated run m) now: reused when
  * its links are free, on the fabric when a simulated collective runs there;
@@ -687,7 +694,7 @@ static bool p2p_reuse(rp *p, p2p_ctx *c, const p2p_memo *m, int64_t lat)
          * group's, a gather's blocks at its root - move their bytes at the
          * same moment, so on a link they share they queue behind each other
          * whatever their busy shares (the counts include this one) */
-        if (p->active[l] > 0 || p->active_p2p[l] > 0 || p->wait_n[l] > 0 || p->held_util[l] + m->util[h] > 1.0 + 1e-4 ||
+        if (p->active[l] > 0 || p->active_p2p[l] > 0 || no_room(p, l, m->util[h]) ||
             (p->pending_n[l] > 1 && (p->pending_src[c->src] > 1 || p->pending_dst[c->dst] > 1)))
             return false;
         shared |= p->held_n[l] > 0;

@@ -85,14 +85,14 @@ void tracefile_set_dash(FILE *stream)
     dash_stream = stream;
 }
 
-static gboolean is_dash(const char *path)
+gboolean tracefile_is_dash(const char *path)
 {
     return path && strcmp(path, "-") == 0;
 }
 
 FILE *tracefile_open_write(const char *path)
 {
-    if (is_dash(path))
+    if (tracefile_is_dash(path))
         return dash_stream ? dash_stream : stdout;
     return fopen(path, "w");
 }
@@ -107,7 +107,7 @@ int tracefile_close_write(FILE *f)
 gboolean tracefile_is_special(const char *path)
 {
     struct stat st;
-    if (is_dash(path))
+    if (tracefile_is_dash(path))
         return TRUE;
     if (!path || lstat(path, &st) != 0)
         return FALSE; /* a new file */

@@ -52,6 +52,8 @@ gboolean tracefile_set_contents(const char *path, const char *data, gssize len, 
 /* The path "-" names standard output (special, as above): the stream given
  * here (the command's saved stdout, cli_dash_output), or stdout when none. */
 void tracefile_set_dash(FILE *stream);
+/* Whether path is "-". */
+gboolean tracefile_is_dash(const char *path);
 /* fopen(path, "w"), or the stream "-" names; close with tracefile_close_write
  * (which only flushes that stream). */
 FILE *tracefile_open_write(const char *path);

@@ -409,13 +409,9 @@ static double param_state_bytes(const workload_spec *w, double p, double shards)
 /* A rank's weights and states: dense parameters split by tp, their ZeRO
  * states over the dp x cp group; routed experts split by ep (as the trace
  * holds them), their states over the expert-data-parallel group dp x cp / ep. */
-/* Embedding-sized matrices a stage (or model chunk) holds: the input
- * embedding on the first, the LM head on the last; one matrix for both when
- * they are tied and on one stage (pp 1), two when untied (Llama: until
- * 2026-12-02 a pp-1 untied model's LM head was left out, 7.8 GiB of
- * Llama 3 8B's states under DDP). A tied model's last stage with pp > 1
- * holds its own copy (Megatron's embedding group). */
-static int emb_matrices(const workload_spec *w, bool first, bool last)
+/* (until 2026-12-02 a pp-1 untied model's LM head was left out: 7.8 GiB of Llama 3 8B's states
+ * under DDP, and its Adam update) */
+int workload_emb_matrices(const workload_spec *w, bool first, bool last)
 {
     return (first ? 1 : 0) + (last ? 1 : 0) - (first && last && w->m.tied ? 1 : 0);
 }
@@ -463,7 +459,7 @@ double workload_memory_bytes(const workload_spec *w)
             int longest = 0;
             for (int c = 0; c < v; c++) {
                 int first, n = workload_chunk_layers(w, st, c, &first);
-                states += states_bytes(w, first, n, emb_matrices(w, st == 0 && c == 0, st == w->pp - 1 && c == v - 1));
+                states += states_bytes(w, first, n, workload_emb_matrices(w, st == 0 && c == 0, st == w->pp - 1 && c == v - 1));
                 longest = MAX(longest, n);
             }
             most = MAX(most, states + per_layer * longest * (double)chunks);
@@ -475,7 +471,7 @@ double workload_memory_bytes(const workload_spec *w)
     double most = 0;
     for (int st = 0; st < w->pp; st++) {
         int first, n = workload_stage_layers(w, st, &first), inflight = (int)MIN(w->pp - st, mb);
-        double bytes = states_bytes(w, first, n, emb_matrices(w, st == 0, st == w->pp - 1)) + per_layer * n * inflight;
+        double bytes = states_bytes(w, first, n, workload_emb_matrices(w, st == 0, st == w->pp - 1)) + per_layer * n * inflight;
         most = MAX(most, bytes);
     }
     return most;

@@ -148,6 +148,13 @@ double workload_step_flops(const workload_spec *w);
  * chunk-microbatches of layers/(pp*vpp) layers. Needs 1 <= pp <= layers. */
 double workload_memory_bytes(const workload_spec *w);
 
+/* Embedding-sized matrices a stage (or model chunk) holds: the input
+ * embedding on the first, the LM head on the last; one matrix for both when
+ * they are tied and on one stage (pp 1), two when untied (Llama). A tied
+ * model's last stage with pp > 1 holds its own copy (Megatron's embedding
+ * group). The memory estimate and the optimizer step both count these. */
+int workload_emb_matrices(const workload_spec *w, bool first, bool last);
+
 /* Generate one step. Returns a validated trace owned by the caller, or NULL
  * with *err (bad spec). g times the compute ops. */
 trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **err);

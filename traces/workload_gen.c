@@ -633,12 +633,7 @@ static void finish(gen *G)
             dense += d;
             expert += e;
         }
-    /* the input embedding on the first stage, the LM head on the last: both on one stage (pp 1)
-     * when untied (until 2026-12-02 the || counted one there, leaving the LM head out of Adam) */
-    if (G->pp_i == 0)
-        dense += emb_params(G);
-    if (G->pp_i == w->pp - 1 && !(w->m.tied && w->pp == 1))
-        dense += emb_params(G);
+    dense += workload_emb_matrices(w, G->pp_i == 0, G->pp_i == w->pp - 1) * emb_params(G);
     const trace_group *gd = G->g_dpc >= 0 ? g_ptr_array_index(G->t->groups, G->g_dpc) : NULL;
     const trace_group *ge = G->g_edp >= 0 ? g_ptr_array_index(G->t->groups, G->g_edp) : NULL;
     if (w->zero >= 1) {
