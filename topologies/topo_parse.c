@@ -184,7 +184,7 @@ static bool parse_node(pctx *x, const cJSON *o, const char *path)
     }
     for (int i = 0; i < repeat; i++) {
         char *eid = expand(id, i);
-        tnode n = {.kind = node_kind_map[kind],
+        tnode n = {.kind = fk,
                    .socket = node_kind_map[kind] == FAB_CPU ? socket + i : -1,
                    .transit_Bps = p2p * 1e9, .transit_lat_ps = (int64_t)llround(tlat * 1e3),
                    .tx_Bps = tx * 1e9, .rx_Bps = rx * 1e9, .nvls = nvls};
