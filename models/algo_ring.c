@@ -333,21 +333,44 @@ static bool ring_supports(const coll_system *sys, coll_kind kind, const char **w
  * leaves on the sender's own rail (fabric_route). */
 static bool ring_rails(const coll_system *sys) { return !sys->nccl.cross_nic; }
 
+/* Where channel c enters each server, across servers: a local GPU, or on a
+ * mesh a place on c's NVLink ring. Channels cycle over the NICs as NCCL's
+ * search does (ring_entry, mesh_entry; c mod ppn where the NICs are not
+ * known); a mesh ring follows its NVLink order from there. rails: the
+ * ring leaves a server on the NIC it came in by (ring_rails), so a mesh
+ * ring enters where it can also leave beside that NIC. */
+static int entry_of(const coll_system *sys, bool mesh, int c)
+{
+    if (sys->ring_nics == 0)
+        return c % sys->ppn;
+    if (!mesh)
+        return sys->ring_entry[c % sys->ppn];
+    int p = ring_rails(sys) ? sys->mesh_entry[c % sys->rings.n][c % sys->ring_nics] : 0xff;
+    return p != 0xff ? p : c % sys->ppn;
+}
+
+int coll_channel_entry(const coll_system *sys, int c)
+{
+    bool mesh = sys->rings.n > 0 && coll_rings_usable(&sys->rings, sys->fab, sys->gpu, sys->ppn);
+    return sys->nnodes > 1 ? entry_of(sys, mesh, c) : c % sys->ppn;
+}
+
 /* Ring order of channel c: nodes in order; across servers channel c enters
- * each at local GPU e = c mod ppn (channels spread over the NICs, as NCCL's
- * rings do) and runs up from e, or down where ring_down says the GPU after e
- * is the one beside e's NIC (ring_rails). */
+ * each at entry_of (a GPU beside NIC c mod the NICs) and runs up from there,
+ * or down where ring_down says the GPU after it is the one beside its NIC
+ * (ring_rails). On a mesh it follows c's NVLink ring. */
 static int ring_rank(const coll_system *sys, int c, int i)
 {
     if (sys->uneven) /* servers hold different numbers of the ranks: rank order */
         return i;
     int node = i / sys->ppn, local = i % sys->ppn;
+    bool mesh = sys->rings.n > 0 && coll_rings_usable(&sys->rings, sys->fab, sys->gpu, sys->ppn);
     if (sys->nnodes > 1) { /* channels enter each server at different GPUs (rails), and leave it
                             * from a GPU beside the NIC they came in by (ring_down) */
-        int e = c % sys->ppn;
+        int e = entry_of(sys, mesh, c);
         local = sys->ring_down[e] && ring_rails(sys) ? (e - local + sys->ppn) % sys->ppn : (local + e) % sys->ppn;
     }
-    if (sys->rings.n > 0 && coll_rings_usable(&sys->rings, sys->fab, sys->gpu, sys->ppn)) /* a mesh: along c's NVLink ring */
+    if (mesh) /* a mesh: along c's NVLink ring */
         local = sys->rings.order[c % sys->rings.n][local];
     return node * sys->ppn + local;
 }

@@ -2,8 +2,9 @@
  * a double binary tree between nodes, pipelined by chunk (on one node the
  * chain alone, its head the root).
  *
- * Channel c picks a head GPU (local index c mod ppn, so channels use
- * different rail NICs) and orders the node's GPUs as a chain starting at the
+ * Channel c picks a head GPU (coll_channel_entry: across servers one beside
+ * NIC c mod the NICs, so channels use different rail NICs; local index c mod
+ * ppn where every GPU has its own) and orders the node's GPUs as a chain starting at the
  * head. Reduce: the chain's tail sends chunk k to its predecessor, which adds
  * its own data and passes it on, up to the head; the head waits for the
  * partials of its child nodes (NCCL's binary tree over nodes; the second half
@@ -370,7 +371,7 @@ static void share_links(coll_exec *x, GPtrArray *chans)
 
 void coll_tree_links(const coll_system *sys, int ci, int nch, int r, int *up, int down[3])
 {
-    tree_chan c = {.head = ci % sys->ppn, .tree = 2 * ci >= nch, .N = sys->nnodes, .ppn = sys->ppn};
+    tree_chan c = {.head = coll_channel_entry(sys, ci), .tree = 2 * ci >= nch, .N = sys->nnodes, .ppn = sys->ppn};
     if (coll_rings_usable(&sys->rings, sys->fab, sys->gpu, sys->ppn)) {
         c.ord = sys->rings.order[ci % sys->rings.n];
         for (int k = 0; k < sys->ppn; k++)
@@ -394,7 +395,7 @@ static void tree_start(coll_exec *x)
     for (int ci = 0; ci < nch; ci++) {
         tree_chan *c = g_new0(tree_chan, 1);
         g_ptr_array_add(x->garbage, c);
-        *c = (tree_chan){.x = x, .head = ci % sys->ppn, .tree = 2 * ci >= nch, .N = sys->nnodes, .ppn = sys->ppn,
+        *c = (tree_chan){.x = x, .head = coll_channel_entry(sys, ci), .tree = 2 * ci >= nch, .N = sys->nnodes, .ppn = sys->ppn,
                          .chunk = tree_chunk(x, nch, sys->ppn - 1 + depth + 1), .pace_Bps = tree_pace(x)};
         if (coll_rings_usable(&sys->rings, sys->fab, sys->gpu, sys->ppn)) {
             c->ord = sys->rings.order[ci % sys->rings.n];

@@ -100,6 +100,14 @@ typedef struct {
     uint8_t ring_down[COLL_RING_MAX_PPN]; /* across servers, a ring entering a server at local
                              * GPU e runs e, e-1, ..., e+1 (1) or e, e+1, ..., e-1 (0), so
                              * it leaves from a GPU beside e's NIC (topo_coll_system) */
+    int ring_nics;          /* across servers: the distinct NICs of a server's ranks, which channels
+                             * cycle through as NCCL's search does (channel c leaves by NIC c mod
+                             * ring_nics); 0: not known, channel c enters at local GPU c mod ppn */
+    uint8_t ring_entry[COLL_RING_MAX_PPN]; /* ring_nics > 0: channel c enters a server at local GPU
+                             * ring_entry[c mod ppn], one beside NIC c mod ring_nics */
+    uint8_t mesh_entry[COLL_RING_MAX_ORDERS][COLL_RING_MAX_PPN]; /* ring_nics > 0 on a mesh: the
+                             * place in ring i where a channel leaving by NIC k enters, so that
+                             * the ring ends beside that NIC where ring i allows; 0xff: none */
 } coll_system;
 
 typedef struct {
@@ -169,8 +177,13 @@ int64_t coll_route_step_lat_ps(const coll_system *sys, const fabric *f, const fa
 
 /* Channel c's ring: the rank at position i (0 <= i < nranks), as the
  * ring all-reduce runs it (algo_ring.c): servers in order, each entered at
- * local GPU c mod ppn across servers, along an NVLink ring on a mesh. */
+ * GPU coll_channel_entry across servers, along an NVLink ring on a mesh. */
 int coll_ring_rank(const coll_system *sys, int c, int i);
+/* Where channel c enters each server (a local GPU; on an NVLink mesh, a
+ * place on ring c mod rings.n): beside NIC c mod ring_nics across servers,
+ * as NCCL's search cycles the NICs; c mod ppn on one server. Rings start
+ * there, Tree's chains have their head there. */
+int coll_channel_entry(const coll_system *sys, int c);
 /* Rank r's place in channel ci's tree of nch Tree channels (algo_tree.c),
  * as NCCL logs it ("Trees [c] d0/d1/d2->r->up"): *up the rank it sends
  * partials to (-1: the root), down[] the ranks it sends results to (the

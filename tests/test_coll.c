@@ -1626,10 +1626,53 @@ static void test_coll_ring_mesh_search(void)
     topo_free(td);
 }
 
+/* Across servers NCCL's search gives channel c the NIC c mod (the server's
+ * NICs) and ends the ring beside it where the GPUs' links allow (search.cc,
+ * ncclTopoSearchRecNet): on a DGX-1 (4 NICs, each beside 2 GPUs; 6 NVLink
+ * rings) the 12 channels enter each server 3 per NIC, and the rings that
+ * have two GPUs of one NIC next to each other leave from the second of them;
+ * the ring is then bound by the NICs, not by one of them (two channels more
+ * on NICs 0 and 1 before: 35.7 GB/s busbw at 1 GiB). On a DGX-2 (16 GPUs, 8
+ * NICs) the channels cycle over the 8 NICs before a NIC's second GPU. */
+static void test_coll_ring_nics_cycle(void)
+{
+    coll_system sys;
+    topo *t = shipped("dgx1-v100", (topo_opts){.nodes = 2}, &sys);
+    CU_ASSERT_EQUAL_FATAL(sys.ring_nics, 4);
+    check_graph(&sys);
+    coll_request req;
+    CU_ASSERT_TRUE_FATAL(coll_tune(&sys, COLL_ALL_REDUCE, 1u << 30, 1u << ALGO_RING, 1u << PROTO_SIMPLE, &req, NULL));
+    int per_nic[4] = {0}, beside = 0;
+    for (int c = 0; c < req.nchannels; c++) {
+        int i = 0;
+        while (coll_ring_rank(&sys, c, i) / 8 == coll_ring_rank(&sys, c, i + 1) / 8)
+            i++;
+        int last = coll_ring_rank(&sys, c, i), entry = coll_ring_rank(&sys, c, i + 1) - 8;
+        CU_ASSERT_EQUAL(entry / 2, c % 4); /* GPUs 2k and 2k+1 sit beside NIC k */
+        per_nic[entry / 2]++;
+        beside += last / 2 == entry / 2;
+    }
+    for (int k = 0; k < 4; k++)
+        CU_ASSERT_EQUAL(per_nic[k], req.nchannels / 4);
+    CU_ASSERT(beside >= req.nchannels / 2); /* rings 0, 5 at every NIC, 3, 4 at NICs 1, 2 */
+    coll_result res;
+    CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+    double busbw = (1ull << 30) / res.time_us / 1e3 * 2 * 15 / 16;
+    CU_ASSERT(busbw > 0.9 * sys.net_Bps / 1e9 && busbw <= sys.net_Bps / 1e9);
+    topo_free(t);
+    t = shipped("dgx2-v100", (topo_opts){.nodes = 2}, &sys);
+    CU_ASSERT_EQUAL_FATAL(sys.ring_nics, 8);
+    check_graph(&sys);
+    for (int c = 0; c < 16; c++)
+        CU_ASSERT_EQUAL(sys.ring_entry[c], 2 * (c % 8) + c / 8);
+    topo_free(t);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
         {"/coll/ring/fold-matches-full", test_coll_ring_fold_matches_full},
+        {"/coll/ring/nics-cycle", test_coll_ring_nics_cycle},
         {"/coll/channels/one-gpu-per-server", test_coll_channels_one_gpu_per_server},
         {"/coll/ring/allreduce-alpha-beta", test_coll_ring_allreduce_matches_alpha_beta},
         {"/coll/ring/chain-closed-form", test_coll_ring_chain_closed_form},

@@ -67,6 +67,65 @@ static void ring_directions(coll_system *s, const topo *t)
     }
 }
 
+/* NCCL's search gives channel c the NIC c mod (the server's NICs) (search.cc
+ * tries nets[(nChannels + i) % netCount] first), enters the server at a GPU
+ * beside it and leaves from one beside it too where the GPUs' links allow
+ * (crossNic 0). ring_entry: the entry GPU for c mod ppn, the NICs in the
+ * order of the GPUs that use them and, under a NIC shared by several GPUs,
+ * those GPUs in turn; mesh_entry: on an NVLink mesh (s->rings), where in
+ * ring i to enter for NIC k, a place whose ring predecessor (the last GPU
+ * the ring visits) is beside that NIC if ring i has one. */
+static void ring_entries(coll_system *s, const topo *t)
+{
+    if (s->nnodes < 2 || !t->nic_of_rank || s->ppn != t->gpus_per_node || s->ppn > COLL_RING_MAX_PPN)
+        return;
+    fab_node_id nics[COLL_RING_MAX_PPN];
+    int nn = 0, of[COLL_RING_MAX_PPN]; /* local GPU -> its NIC's index */
+    for (int e = 0; e < s->ppn; e++) {
+        fab_node_id nic = t->nic_of_rank[e];
+        of[e] = -1;
+        if (nic == FAB_NONE)
+            continue;
+        int k = 0;
+        while (k < nn && nics[k] != nic)
+            k++;
+        if (k == nn)
+            nics[nn++] = nic;
+        of[e] = k;
+    }
+    if (nn == 0)
+        return;
+    for (int c = 0; c < s->ppn; c++) {
+        int k = c % nn, j = (c / nn), n = 0, e = 0;
+        for (int g = 0; g < s->ppn; g++)
+            n += of[g] == k;
+        j %= n;
+        for (int g = 0; g < s->ppn; g++)
+            if (of[g] == k && j-- == 0)
+                e = g;
+        s->ring_entry[c] = (uint8_t)e;
+    }
+    for (int i = 0; i < s->rings.n; i++)
+        for (int k = 0; k < COLL_RING_MAX_PPN; k++) {
+            s->mesh_entry[i][k] = 0xff;
+            if (k >= nn)
+                continue;
+            const uint8_t *o = s->rings.order[i];
+            for (int p = 0; p < s->ppn; p++) {
+                fab_node_id last = t->gpu_of_rank[o[(p + s->ppn - 1) % s->ppn]];
+                if (of[o[p]] != k)
+                    continue;
+                if (fabric_nic_beside(t->fab, last, nics[k])) {
+                    s->mesh_entry[i][k] = (uint8_t)p;
+                    break;
+                }
+                if (s->mesh_entry[i][k] == 0xff)
+                    s->mesh_entry[i][k] = (uint8_t)p;
+            }
+        }
+    s->ring_nics = nn;
+}
+
 void topo_coll_system(coll_system *s, const topo *t, double launch_us, int gpus_per_thread)
 {
     *s = (coll_system){
@@ -100,4 +159,5 @@ void topo_coll_system(coll_system *s, const topo *t, double launch_us, int gpus_
     if (t->nranks >= s->ppn) /* the first server's GPUs (servers are alike) */
         coll_ring_search(t->fab, t->gpu_of_rank, s->ppn, &s->rings);
     ring_directions(s, t);
+    ring_entries(s, t);
 }
