@@ -406,9 +406,6 @@ static double param_state_bytes(const workload_spec *w, double p, double shards)
            p * (w->zero >= 1 ? 12 / shards : 12);
 }
 
-/* A rank's weights and states: dense parameters split by tp, their ZeRO
- * states over the dp x cp group; routed experts split by ep (as the trace
- * holds them), their states over the expert-data-parallel group dp x cp / ep. */
 /* (until 2026-12-02 a pp-1 untied model's LM head was left out: 7.8 GiB of Llama 3 8B's states
  * under DDP, and its Adam update) */
 int workload_emb_matrices(const workload_spec *w, bool first, bool last)
@@ -416,6 +413,13 @@ int workload_emb_matrices(const workload_spec *w, bool first, bool last)
     return (first ? 1 : 0) + (last ? 1 : 0) - (first && last && w->m.tied ? 1 : 0);
 }
 
+/* A rank's weights and states: dense parameters split by tp, their ZeRO
+ * states over the dp x cp group; routed experts split by ep and not by tp
+ * (expert-tensor-parallel 1, as the trace holds them), so the tp ranks of a
+ * replica hold the same experts and their states shard over the
+ * expert-data-parallel group tp x dp x cp / ep, the group the trace reduces
+ * their gradients over (until 2026-12-02 it was dp x cp / ep: Mixtral on 16 GPUs at
+ * tp 2, dp 8, ep 8 with ZeRO-1, SP and recompute was 88.4 GiB, not 56.9). */
 static double states_bytes(const workload_spec *w, int first, int layers, int emb)
 {
     const workload_model *m = &w->m;
@@ -428,7 +432,7 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
     }
     p += emb * (double)m->vocab * m->hidden / w->tp;
     double dpc = (double)w->dp * w->cp;
-    return param_state_bytes(w, p, dpc) + param_state_bytes(w, pe, dpc / w->ep);
+    return param_state_bytes(w, p, dpc) + param_state_bytes(w, pe, dpc * w->tp / w->ep);
 }
 
 double workload_memory_bytes(const workload_spec *w)
