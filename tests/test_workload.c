@@ -376,6 +376,43 @@ static void test_workload_memory_experts_tp(void)
     trace_free(t);
 }
 
+static double first_dur_ps(const trace *t, int r, const char *name)
+{
+    for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+        if (!strcmp(o->name, name))
+            return (double)o->dur_ps;
+    }
+    return -1;
+}
+
+/* A rank's experts/ep experts each multiply their own share of the tokens
+ * routed to the rank (a grouped GEMM), so an expert's weight gradient
+ * reduces over its T/(E/ep) tokens, not all T = tokens x topk. Mixtral on
+ * dp 8, one 4096-token sequence per rank (T = 8192), kernel_us 0, every GEMM
+ * compute-bound: the forward is the same at ep 1 (8 experts of 1024 tokens)
+ * and ep 8 (1 of 8192); the backward differs only in the weight gradients'
+ * shape term, 6 T h F / (peak x eff) x k0 (1/1024 - 1/8192). Until
+ * 2026-12-02 all local experts were one GEMM over T tokens (ep 1 = ep 8). */
+static void test_workload_expert_gemms_grouped(void)
+{
+    gpu_model g = gpu("H100");
+    CU_ASSERT_TRUE(compute_model_set(&g, "gpu.kernel_us=0", NULL));
+    double fwd[2], bwd[2];
+    for (int i = 0; i < 2; i++) {
+        workload_spec w = spec("mixtral-8x7b", 1, 1, 8, 8, 4096);
+        w.ep = i ? 8 : 1;
+        trace *t = workload_generate(&w, &g, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        fwd[i] = first_dur_ps(t, 0, "moe_experts_fwd");
+        bwd[i] = first_dur_ps(t, 0, "moe_experts_bwd");
+        trace_free(t);
+    }
+    double T = 8192, h = 4096, F = 14336, k0 = g.gemm_k0, pe = 989.4e12 * 0.6;
+    ASSERT_REL(fwd[0], fwd[1], 1e-9);
+    ASSERT_REL(bwd[0] - bwd[1], 6 * T * h * F / pe * k0 * (1 / (T / 8) - 1 / T) * 1e12, 1e-6);
+}
+
 /* The ZeRO paper's worked example (Rajbhandari et al. 2020, Figure 1: a
  * 7.5B-parameter model, Adam in mixed precision, K = 12, on 64-way data
  * parallelism): model states per GPU 120 GB (DDP), 31.4 GB (optimizer
@@ -546,6 +583,7 @@ int main(void)
         {"/workload/zero3-per-param", test_workload_zero3_per_param},
         {"/workload/memory-experts-by-ep", test_workload_memory_experts_by_ep},
         {"/workload/memory-experts-tp", test_workload_memory_experts_tp},
+        {"/workload/expert-gemms-grouped", test_workload_expert_gemms_grouped},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},
         {"/workload/memory-sp-recompute", test_workload_memory_sp_recompute},

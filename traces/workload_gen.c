@@ -68,22 +68,31 @@ static void kern(cost *c, const gen *G, compute_kclass k, double flops, double b
     c->bytes += bytes;
 }
 
-static void gemm_kern(cost *c, const gen *G, double m, double n, double k)
+/* `groups` products of m x k by k x n in one kernel (a grouped GEMM: the
+ * local experts, each over its own tokens and its own weights): one kernel's
+ * fixed cost and groups times the rest (groups 1: a plain GEMM). */
+static void gemm_kern(cost *c, const gen *G, double groups, double m, double n, double k)
 {
-    c->ps = sim_time_sat_add(c->ps, compute_gemm_ps(G->g, G->w->dtype, m, n, k));
-    c->flops += 2 * m * n * k;
-    c->bytes += 2 * (m * k + k * n + m * n);
+    double one = (double)compute_gemm_ps(G->g, G->w->dtype, m, n, k);
+    c->ps = sim_time_sat_add(c->ps, groups == 1 ? (int64_t)one : sim_time_from_ps(groups * (one - G->g->kernel_ps) + G->g->kernel_ps));
+    c->flops += groups * 2 * m * n * k;
+    c->bytes += groups * 2 * (m * k + k * n + m * n);
 }
 
 /* A GEMM of m x k by k x n (bf16 operands): forward one kernel, backward
  * two of the same FLOPs, each with its own reduction length (the shape
  * term of compute_gemm_ps): data gradient dX(m x k) = dY(m x n) W^T reduces
  * over n, weight gradient dW(k x n) = X^T dY over the m tokens. */
+static void gemm_groups(cost *f, cost *b, const gen *G, double groups, double m, double k, double n)
+{
+    gemm_kern(f, G, groups, m, n, k);
+    gemm_kern(b, G, groups, m, k, n);
+    gemm_kern(b, G, groups, k, n, m);
+}
+
 static void gemm(cost *f, cost *b, const gen *G, double m, double k, double n)
 {
-    gemm_kern(f, G, m, n, k);
-    gemm_kern(b, G, m, k, n);
-    gemm_kern(b, G, k, n, m);
+    gemm_groups(f, b, G, 1, m, k, n);
 }
 
 static void elem(cost *f, cost *b, const gen *G, double bytes)
@@ -92,12 +101,14 @@ static void elem(cost *f, cost *b, const gen *G, double bytes)
     kern(b, G, KC_ELEM, 0, 2 * bytes);
 }
 
-static void mlp_costs(cost *f, cost *b, const gen *G, double tokens, double ffn, double tp)
+/* An MLP over `tokens` tokens; with groups > 1, that many MLPs (experts)
+ * of tokens / groups tokens each, their GEMMs grouped. */
+static void mlp_costs(cost *f, cost *b, const gen *G, double groups, double tokens, double ffn, double tp)
 {
-    double h = G->w->m.hidden, up = G->w->m.gated ? 2 : 1;
-    gemm(f, b, G, tokens, h, up * ffn / tp);
+    double h = G->w->m.hidden, up = G->w->m.gated ? 2 : 1, te = tokens / groups;
+    gemm_groups(f, b, G, groups, te, h, up * ffn / tp);
     elem(f, b, G, 2 * tokens * ffn / tp * (up + 1));
-    gemm(f, b, G, tokens, ffn / tp, h);
+    gemm_groups(f, b, G, groups, te, ffn / tp, h);
 }
 
 static void costs_init(gen *G)
@@ -116,7 +127,7 @@ static void costs_init(gen *G)
     gemm(&c->attn_f, &c->attn_b, G, T, h / t, h);                     /* output projection */
     elem(&c->attn_f, &c->attn_b, G, 10 * Tn * h);                    /* dropout + residual */
     elem(&c->mlp_f, &c->mlp_b, G, 4 * Tn * h);
-    mlp_costs(&c->mlp_f, &c->mlp_b, G, T, m->ffn, t);
+    mlp_costs(&c->mlp_f, &c->mlp_b, G, 1, T, m->ffn, t);
     elem(&c->mlp_f, &c->mlp_b, G, 10 * Tn * h);
     if (m->experts) {
         double Tm = T / t;
@@ -124,8 +135,12 @@ static void costs_init(gen *G)
         gemm(&c->moe_pre_f, &c->moe_pre_b, G, Tm, h, m->experts);     /* router */
         elem(&c->moe_pre_f, &c->moe_pre_b, G, 2 * Tm * m->experts * 3); /* softmax + top-k */
         if (m->shared_ffn)
-            mlp_costs(&c->moe_pre_f, &c->moe_pre_b, G, Tm, m->shared_ffn, 1);
-        mlp_costs(&c->moe_exp_f, &c->moe_exp_b, G, Tm * m->topk, m->expert_ffn, 1);
+            mlp_costs(&c->moe_pre_f, &c->moe_pre_b, G, 1, Tm, m->shared_ffn, 1);
+        /* the rank's experts/ep experts, each over its share of the Tm x topk tokens routed to
+         * the rank (balanced routing): a weight gradient reduces over one expert's tokens, and
+         * every local expert's weights are read (until 2026-12-02 one GEMM over all the tokens
+         * with one expert's weights) */
+        mlp_costs(&c->moe_exp_f, &c->moe_exp_b, G, (double)m->experts / w->ep, Tm * m->topk, m->expert_ffn, 1);
         elem(&c->moe_exp_f, &c->moe_exp_b, G, 10 * Tm * h);
     }
     elem(&c->emb_f, &c->emb_b, G, 4 * T * h);
