@@ -376,6 +376,55 @@ static void test_workload_memory_experts_tp(void)
     trace_free(t);
 }
 
+/* The ranks of the group of rank r's first collective named `name`, as a
+ * string ("0 1 2"), or "" without one. */
+static void group_str(const trace *t, int r, const char *name, char *out, size_t len)
+{
+    out[0] = 0;
+    for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+        if (o->kind != TOP_COLL || strcmp(o->name, name))
+            continue;
+        const trace_group *g = g_ptr_array_index(t->groups, o->group);
+        size_t n = 0;
+        for (int k = 0; k < g->size && n < len; k++)
+            n += (size_t)g_snprintf(out + n, len - n, "%s%d", k ? " " : "", g->ranks[k]);
+        return;
+    }
+}
+
+/* Expert-parallel groups as Megatron-LM's expert rank generator lays them
+ * out with expert-tensor-parallel 1 (etp, ep, edp, pp): ep consecutive
+ * ranks of a stage, so inside one 8-GPU server at TP 2, EP 8 on 16 GPUs;
+ * the ranks holding the same experts are 8 apart. Until 2026-12-02 the EP
+ * group was 8 DP ranks at one TP rank (0 2 4 ... 14, two servers) and the
+ * expert gradients reduced over the TP pair (0 1). With pp 2 (32 GPUs) the
+ * second stage's groups are the same, 16 ranks on. */
+static void test_workload_ep_groups_consecutive(void)
+{
+    gpu_model g = gpu("H100");
+    char s[256];
+    for (int pp = 1; pp <= 2; pp++) {
+        workload_spec w = spec("mixtral-8x7b", 2, pp, 8, 16, 256);
+        w.ep = 8;
+        trace *t = workload_generate(&w, &g, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        group_str(t, 0, "ep_dispatch", s, sizeof s);
+        CU_ASSERT_STRING_EQUAL(s, "0 1 2 3 4 5 6 7");
+        group_str(t, 9, "ep_dispatch", s, sizeof s);
+        CU_ASSERT_STRING_EQUAL(s, "8 9 10 11 12 13 14 15");
+        group_str(t, 3, "dp_grad_expert", s, sizeof s);
+        CU_ASSERT_STRING_EQUAL(s, "3 11");
+        if (pp == 2) {
+            group_str(t, 16, "ep_dispatch", s, sizeof s);
+            CU_ASSERT_STRING_EQUAL(s, "16 17 18 19 20 21 22 23");
+            group_str(t, 19, "dp_grad_expert", s, sizeof s);
+            CU_ASSERT_STRING_EQUAL(s, "19 27");
+        }
+        trace_free(t);
+    }
+}
+
 static double first_dur_ps(const trace *t, int r, const char *name)
 {
     for (guint i = 0; i < t->ranks[r].ops->len; i++) {
@@ -584,6 +633,7 @@ int main(void)
         {"/workload/memory-experts-by-ep", test_workload_memory_experts_by_ep},
         {"/workload/memory-experts-tp", test_workload_memory_experts_tp},
         {"/workload/expert-gemms-grouped", test_workload_expert_gemms_grouped},
+        {"/workload/ep-groups-consecutive", test_workload_ep_groups_consecutive},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},
         {"/workload/memory-sp-recompute", test_workload_memory_sp_recompute},

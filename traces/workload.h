@@ -4,8 +4,9 @@
  * collectives, PP send/recv under 1F1B or Megatron's interleaved 1F1B) that
  * models/replay.c runs.
  *
- * Ranks are laid out as Megatron does: TP innermost, then CP, then DP (EP
- * groups are consecutive DP ranks), PP outermost. docs/workloads.md has the
+ * Ranks are laid out as Megatron does: TP innermost, then CP, then DP, PP
+ * outermost; EP groups are consecutive ranks of a stage (Megatron's expert
+ * layout with expert-tensor-parallel 1). docs/workloads.md has the
  * FLOP and byte formulas, the schedule and the presets' sources.
  */
 #ifndef TRACES_WORKLOAD_H

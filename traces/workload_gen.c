@@ -608,9 +608,17 @@ static void rank_groups(gen *G, int *buf)
     for (int i = 0; i < w->cp; i++)
         buf[n++] = rank_of(w, G->tp_i, i, G->dp_i, G->pp_i);
     G->g_cp = group_of(G, NULL, buf, n);
+    /* Experts are laid out as Megatron-LM's expert rank generator does with expert-tensor-parallel
+     * 1 (megatron/core/parallel_state.py, expert_decoder_rank_generator: etp, ep, edp, pp with
+     * cp folded in): within a PP stage, whose ranks are stage x tp*cp*dp + x, an EP group is ep
+     * consecutive x (inside a server when tp x cp x dp allows), and the ranks with the same x mod ep
+     * hold the same experts (expert data parallel, tp*cp*dp/ep of them). Until 2026-12-02 an EP
+     * group was ep DP ranks at one TP rank, tp apart: Mixtral at TP 8, EP 8 on 64 GPUs ran its
+     * all-to-alls across 8 servers. */
+    int stage = w->tp * w->cp * w->dp, x = rank_of(w, G->tp_i, G->cp_i, G->dp_i, 0);
     n = 0;
-    for (int i = G->dp_i / w->ep * w->ep; i < (G->dp_i / w->ep + 1) * w->ep; i++)
-        buf[n++] = rank_of(w, G->tp_i, G->cp_i, i, G->pp_i);
+    for (int i = x / w->ep * w->ep; i < (x / w->ep + 1) * w->ep; i++)
+        buf[n++] = G->pp_i * stage + i;
     G->g_ep = group_of(G, NULL, buf, n);
     n = 0;
     for (int d = 0; d < w->dp; d++)
@@ -618,10 +626,8 @@ static void rank_groups(gen *G, int *buf)
             buf[n++] = rank_of(w, G->tp_i, c, d, G->pp_i);
     G->g_dpc = group_of(G, NULL, buf, n);
     n = 0;
-    for (int d = G->dp_i % w->ep; d < w->dp; d += w->ep)
-        for (int c = 0; c < w->cp; c++)
-            for (int t = 0; t < w->tp; t++)
-                buf[n++] = rank_of(w, t, c, d, G->pp_i);
+    for (int i = x % w->ep; i < stage; i += w->ep)
+        buf[n++] = G->pp_i * stage + i;
     G->g_edp = w->m.experts ? group_of(G, NULL, buf, n) : -1;
     G->g_emb = -1;
     if (w->pp > 1 && w->m.tied && (G->pp_i == 0 || G->pp_i == w->pp - 1)) {
