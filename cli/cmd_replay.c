@@ -207,8 +207,8 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
     double blo, bhi, bex;
     if (step_band(res, sys, steps, &blo, &bhi, &bex))
         printf("\nstep time 80%%: %.3f-%.3f ms (the exposed communication, %.3f ms per step on the rank that "
-               "exposes the most, at its collectives' validation bands; in-sample, docs/traces.md)",
-               blo * 1e3, bhi * 1e3, bex * 1e3);
+               "exposes the most, at its collectives' validation bands, %s; compute as given; docs/traces.md)",
+               blo * 1e3, bhi * 1e3, bex * 1e3, acc_coll_band_kind());
     printf("\n\n%6s %12s %12s %12s %14s %12s %14s %14s\n", "rank", "compute_ms", "comm_ms", "exposed_ms",
            "exposed_net_ms", "idle_ms", "wait_peers_ms", "wait_stream_ms");
     int64_t w1 = 0, w2 = 0;

@@ -521,13 +521,14 @@ static void print_results(const result *R, int n, const char *fmt)
         g_string_free(f, TRUE);
     }
     if (!csv && !json && band)
-        printf("# step_ms 80%%: where the published step fell for 80%% of %d Megatron-LM rows on A100s (error %+.1f%% to "
-               "%+.1f%%, in-sample; topologies/accuracy/training.json, docs/validation.md)\n",
-               bd.n, 100 * bd.e10, 100 * bd.e90);
+        printf("# step_ms 80%%: where the published step fell for 80%% of %d Megatron-LM rows on A100s%s (error %+.1f%% to "
+               "%+.1f%%%s; topologies/accuracy/training.json, docs/validation.md)\n", bd.n,
+               bd.held_out ? ", each left out of the band it was checked against" : "", 100 * bd.lo, 100 * bd.hi,
+               bd.held_out ? "" : ", in-sample");
     if (!csv && !json && any_z)
         printf("# step_ms 80%% of a ZeRO-3/FSDP row: where it fell for 80%% of %d DeepSpeed ZeRO-3 rows on A100s (2021; "
-               "error %+.1f%% to %+.1f%%, in-sample; the worst row is outside it: docs/scaling.md)\n",
-               bz.n, 100 * bz.e10, 100 * bz.e90);
+               "error %+.1f%% to %+.1f%%, %s; %d rows are few: docs/scaling.md)\n",
+               bz.n, 100 * bz.lo, 100 * bz.hi, bz.held_out ? "each left out of the band it was checked against" : "in-sample", bz.n);
 }
 
 /* Speedup and scaling efficiency against GPUs per system, each with the

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "progress.h"
+#include "topologies/accuracy.h"
 
 bool simsweep_agg_ok(coll_kind kind)
 {
@@ -89,8 +90,10 @@ void simsweep_print_explain(FILE *f, const nccltests_row *rows, const simsweep_e
                             coll_kind kind, int nranks, const double *blo, const double *bhi,
                             const char *const *regime)
 {
+    char head[64];
+    g_snprintf(head, sizeof head, "busbw, 80%% band (validation, %s)", acc_coll_band_kind());
     fprintf(f, "# explain: %12s  %-13s %-6s %3s  %-28s %5s %10s  %s\n", "size", "algo", "proto", "ch",
-            "busiest link", "util", "events", blo ? "busbw, 80% band (validation)" : "busbw");
+            "busiest link", "util", "events", blo ? head : "busbw");
     for (size_t i = 0; i < n; i++) {
         nccltests_row r = rows[i];
         nccltests_row_compute_bw(&r, kind, nranks);

@@ -54,6 +54,7 @@ static void test_accuracy_parse_and_ranges(void)
                       "{\"regime\": \"training-zero3\", \"n\": 6, \"p10\": -0.03, \"p50\": 0.09, \"p90\": 0.25}]}";
     GError *err = NULL;
     GArray *t = acc_parse(doc, "x.json", &err);
+    double lo, hi;
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_EQUAL(t->len, 4);
     CU_ASSERT_EQUAL(g_array_index(t, acc_entry, 3).regime, -2);
@@ -62,10 +63,23 @@ static void test_accuracy_parse_and_ranges(void)
     CU_ASSERT_EQUAL(e->min_bytes, 1024);
     CU_ASSERT_EQUAL(e->max_bytes, UINT64_MAX); /* no max: to the end */
     CU_ASSERT_EQUAL(g_array_index(t, acc_entry, 2).regime, -1);
+    /* without lo/hi (an older file) the band is the in-sample p10-p90 */
+    CU_ASSERT_FALSE(e->band.held_out);
+    CU_ASSERT_DOUBLE_EQUAL(e->band.lo, 0.1, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(e->band.hi, 0.3, 1e-12);
+    g_array_unref(t);
+    /* with them, the band printed is lo-hi (widened by leave-one-dataset-out, scripts/bands.awk) */
+    t = acc_parse("{\"bands\": [{\"regime\": \"nvlink\", \"n\": 9, \"p10\": -0.1, \"p50\": 0, \"p90\": 0.2, "
+                  "\"lo\": -0.3, \"hi\": 0.5}]}", "y.json", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    acc_band hb = g_array_index(t, acc_entry, 0).band;
+    CU_ASSERT_TRUE(hb.held_out);
+    acc_rate_range(100, &hb, &lo, &hi);
+    ASSERT_REL(lo, 100 / 1.5, 1e-12);
+    ASSERT_REL(hi, 100 / 0.7, 1e-12);
     g_array_unref(t);
     /* a prediction 25% high (p90) means the measured value was P/1.25 */
-    acc_band b = {.n = 7, .e10 = -0.2, .e50 = 0, .e90 = 0.25};
-    double lo, hi;
+    acc_band b = {.n = 7, .e10 = -0.2, .e50 = 0, .e90 = 0.25, .lo = -0.2, .hi = 0.25};
     acc_rate_range(100, &b, &lo, &hi);
     ASSERT_REL(lo, 80, 1e-12);
     ASSERT_REL(hi, 125, 1e-12);
@@ -73,7 +87,7 @@ static void test_accuracy_parse_and_ranges(void)
     acc_time_range(100, &b, &lo, &hi);
     ASSERT_REL(lo, 80, 1e-12);
     ASSERT_REL(hi, 125, 1e-12);
-    b = (acc_band){.n = 1, .e10 = 0.1, .e50 = 0.2, .e90 = 0.3};
+    b = (acc_band){.n = 1, .e10 = 0.1, .e50 = 0.2, .e90 = 0.3, .lo = 0.1, .hi = 0.3};
     acc_rate_range(130, &b, &lo, &hi);
     ASSERT_REL(lo, 100, 1e-12);
     ASSERT_REL(hi, 130 / 1.1, 1e-12);
@@ -105,6 +119,8 @@ static void test_accuracy_bad_files(void)
     expect_bad("{\"bands\": [{\"regime\": \"pcie\", \"n\": 3, \"p10\": 0.2, \"p50\": 0, \"p90\": 0.1}]}", "p10 <= p50 <= p90");
     expect_bad("{\"bands\": [{\"regime\": \"pcie\", \"n\": 0, \"p10\": 0, \"p50\": 0, \"p90\": 0}]}", "n >= 1");
     expect_bad("{\"bands\": [{\"regime\": \"pcie\", \"n\": 3, \"p10\": -1, \"p50\": 0, \"p90\": 0}]}", "-1 < p10");
+    expect_bad("{\"bands\": [{\"regime\": \"pcie\", \"n\": 3, \"p10\": 0, \"p50\": 0, \"p90\": 0, \"lo\": -0.1}]}", "go together");
+    expect_bad("{\"bands\": [{\"regime\": \"pcie\", \"n\": 3, \"p10\": 0, \"p50\": 0, \"p90\": 0, \"lo\": -1, \"hi\": 0}]}", "-1 < lo <= hi");
 }
 
 /* The shipped files (make validate writes them) parse, cover every regime
@@ -118,12 +134,15 @@ static void test_accuracy_shipped_files(void)
             CU_ASSERT_TRUE(acc_coll_band((acc_regime)r, sizes[i], &b));
             CU_ASSERT(b.n >= 5);
             CU_ASSERT(b.e10 <= b.e50 && b.e50 <= b.e90);
+            /* checked on left-out datasets, and no narrower than the in-sample p10-p90 */
+            CU_ASSERT(b.held_out && b.lo <= b.e10 && b.hi >= b.e90);
         }
     for (int z3 = 0; z3 < 2; z3++) { /* the Megatron rows' band and the ZeRO-3 rows' */
         acc_band b;
         CU_ASSERT_TRUE(acc_training_band(z3, &b));
         CU_ASSERT(b.n >= 5);
         CU_ASSERT(b.e10 <= b.e50 && b.e50 <= b.e90);
+        CU_ASSERT(b.held_out && b.lo <= b.e10 && b.hi >= b.e90);
     }
 }
 

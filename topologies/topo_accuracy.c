@@ -83,7 +83,7 @@ GArray *acc_parse(const char *json, const char *what, GError **err)
     for (const cJSON *b = ok ? bands->child : NULL; b && ok; b = b->next, i++) {
         acc_entry e = {0};
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(b, "regime");
-        double n = 0, lo = 0, hi = 0;
+        double n = 0, lo = 0, hi = 0, blo = NAN, bhi = NAN;
         if (!cJSON_IsString(r)) {
             ok = BAD("%s: bands[%d]: no \"regime\"", what, i);
             break;
@@ -96,9 +96,21 @@ GArray *acc_parse(const char *json, const char *what, GError **err)
         }
         ok = num(b, "n", &n, true, what, i, err) && num(b, "p10", &e.band.e10, true, what, i, err) &&
              num(b, "p50", &e.band.e50, true, what, i, err) && num(b, "p90", &e.band.e90, true, what, i, err) &&
-             num(b, "min_bytes", &lo, false, what, i, err) && num(b, "max_bytes", &hi, false, what, i, err);
+             num(b, "min_bytes", &lo, false, what, i, err) && num(b, "max_bytes", &hi, false, what, i, err) &&
+             num(b, "lo", &blo, false, what, i, err) && num(b, "hi", &bhi, false, what, i, err);
         if (!ok)
             break;
+        if (isnan(blo) != isnan(bhi)) {
+            ok = BAD("%s: bands[%d]: \"lo\" and \"hi\" go together", what, i);
+            break;
+        }
+        e.band.held_out = !isnan(blo);
+        e.band.lo = e.band.held_out ? blo : e.band.e10;
+        e.band.hi = e.band.held_out ? bhi : e.band.e90;
+        if (e.band.held_out && !(e.band.lo > -1 && e.band.lo <= e.band.hi && e.band.hi < 100)) {
+            ok = BAD("%s: bands[%d]: need -1 < lo <= hi", what, i);
+            break;
+        }
         if (n < 1 || n > 1e9 || lo < 0 || hi < 0 || hi > 1.8e19 || lo > 1.8e19 ||
             !(e.band.e10 > -1 && e.band.e10 <= e.band.e50 && e.band.e50 <= e.band.e90 && e.band.e90 < 100)) {
             ok = BAD("%s: bands[%d]: need n >= 1, bytes >= 0 and -1 < p10 <= p50 <= p90", what, i);
@@ -169,14 +181,26 @@ bool acc_training_band(bool zero3, acc_band *out)
     return false;
 }
 
+static const char *kind(const char *file)
+{
+    GArray *t = table(file);
+    bool held = t && t->len > 0;
+    for (guint i = 0; t && i < t->len; i++)
+        held &= g_array_index(t, acc_entry, i).band.held_out;
+    return held ? "held out" : "in-sample";
+}
+
+const char *acc_coll_band_kind(void) { return kind("collectives.json"); }
+const char *acc_training_band_kind(void) { return kind("training.json"); }
+
 void acc_rate_range(double pred, const acc_band *b, double *lo, double *hi)
 {
-    *lo = pred / (1 + b->e90);
-    *hi = pred / (1 + b->e10);
+    *lo = pred / (1 + b->hi);
+    *hi = pred / (1 + b->lo);
 }
 
 void acc_time_range(double pred, const acc_band *b, double *lo, double *hi)
 {
-    *lo = pred * (1 + b->e10);
-    *hi = pred * (1 + b->e90);
+    *lo = pred * (1 + b->lo);
+    *hi = pred * (1 + b->hi);
 }

@@ -149,8 +149,9 @@ check scale-auto 0 'fastest of [0-9]+ layouts that fit' -- scale --model llama2-
 check scale-zero3-band 0 'step_ms 80% of a ZeRO-3/FSDP row: where it fell for 80% of [0-9]+ DeepSpeed ZeRO-3 rows' -- scale --model llama2-7b --systems dgx-h100:8 --seq 256 --zero 3
 z3=$("$C" scale --model llama2-7b --systems dgx-h100:8 --seq 256 --zero 3 --format csv | tail -1)
 dd=$("$C" scale --model llama2-7b --systems dgx-h100:8 --seq 256 --zero 1 --format csv | tail -1)
-zb=$(sed -n 's/.*"training-zero3", "n": [0-9]*, "p10": \([-0-9.]*\), "p50": [-0-9.]*, "p90": \([-0-9.]*\).*/\1 \2/p' topologies/accuracy/training.json)
-db=$(sed -n 's/.*"training", "n": [0-9]*, "p10": \([-0-9.]*\), "p50": [-0-9.]*, "p90": \([-0-9.]*\).*/\1 \2/p' topologies/accuracy/training.json)
+# (the band printed is lo-hi: p10-p90 widened by leave-one-row-out, scripts/bands.awk; errbar_review.sh)
+zb=$(sed -n 's/.*"training-zero3", "n": [0-9]*, "p10": [-0-9.]*, "p50": [-0-9.]*, "p90": [-0-9.]*, "lo": \([-0-9.]*\), "hi": \([-0-9.]*\).*/\1 \2/p' topologies/accuracy/training.json)
+db=$(sed -n 's/.*"training", "n": [0-9]*, "p10": [-0-9.]*, "p50": [-0-9.]*, "p90": [-0-9.]*, "lo": \([-0-9.]*\), "hi": \([-0-9.]*\).*/\1 \2/p' topologies/accuracy/training.json)
 if echo "$z3 $zb;$dd $db" | awk -F';' '{ for (i = 1; i <= 2; i++) { split($i, f, / /); split(f[1], c, /,/)
         if (!(c[17] > 0 && (c[17] / c[9] - 1 - f[2]) ^ 2 < 1e-6 && (c[18] / c[9] - 1 - f[3]) ^ 2 < 1e-6)) exit 1 } }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL scale-zero3-band-csv: $z3 ($zb) / $dd ($db)" >&2; fi
@@ -487,6 +488,7 @@ check sweep-replay-needs-trace 2 'needs a trace' -- sweep tests/data/sweep/repla
 . "$(dirname "$0")/topo_review.sh"
 . "$(dirname "$0")/traces_review.sh"
 . "$(dirname "$0")/moe_review.sh"
+. "$(dirname "$0")/errbar_review.sh"
 wl=$(mktemp --suffix=.json)
 check workload-llama2-tp8 0 'wrote .*: 8 ranks' -- workload --model llama2-7b --gpus 8 --tp 8 --seq 256 --topo dgx-h100 -o "$wl"
 check workload-replays 0 'step time: [0-9.]+ ms' -- replay --topo dgx-h100 "$wl"
