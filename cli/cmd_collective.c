@@ -211,12 +211,26 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     for (size_t i = 0; i < n; i++) {
         acc_band b;
         acc_regime r = acc_regime_algo(&sys, sys.nnodes, ex[i].algo);
-        regime[i] = acc_regime_name(r);
+        regime[i] = acc_regime_measured(&sys, r) ? acc_regime_name(r)
+                                                             : "network (PCIe servers: unmeasured)";
         if (acc_coll_band(r, rows[i].size_bytes, &b)) {
             acc_rate_range(1.0, &b, &blo[i], &bhi[i]);
             any = true;
         }
     }
+    /* what the CSV/JSON band columns are (JSON: "bus_bw_80_note"; the CSV has no room for it) */
+    GString *note = g_string_new(NULL);
+    for (size_t i = 0; any && i < n; i++)
+        if (!strstr(note->str, regime[i]))
+            g_string_append_printf(note, "%s%s", note->len ? ", " : "", regime[i]);
+    if (any)
+        g_string_prepend(note, "bus_bw_80: where the measured out-of-place busbw is expected for 80% of sizes, from "
+                               "make validate's errors on nccl-tests logs of systems of the same kind (");
+    if (any)
+        g_string_append_printf(note, "), %s; topologies/accuracy/collectives.json, docs/validation.md",
+                               strcmp(acc_coll_band_kind(), "held out")
+                                   ? "their p10-p90, in-sample"
+                                   : "their p10-p90 widened until 80% of a dataset left out fell inside");
     /* NCCL_DEBUG=INFO: the lines NCCL would add (ENV, init and the TUNING table at setup, TUNING per size) */
     char *prefix = g_strdup_printf("%s:%d:%d [%d]", dev[0].host ? dev[0].host : "localhost", dev[0].pid, dev[0].pid,
                                    dev[0].device);
@@ -272,7 +286,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
                           .min_bytes = lo, .max_bytes = hi, .step_factor = co->factor, .step_bytes = step,
                           .warmup_iters = co->warmup, .iters = co->iters, .agg_iters = co->agg, .validation = co->check, .graph = co->graph,
                           .devices = dev, .ndevices = (size_t)sys.nranks, .rows = rows, .nrows = n,
-                          .band_lo = any ? blo : NULL, .band_hi = any ? bhi : NULL, .setup_log = setup_log,
+                          .band_lo = any ? blo : NULL, .band_hi = any ? bhi : NULL, .band_note = any ? note->str : NULL, .setup_log = setup_log,
                           .row_log = (const char *const *)row_log, .row_id = n > nreq ? row_id : NULL};
     if (!strcmp(fmt, "csv"))
         nccltests_write_csv(stdout, &sw);
@@ -294,6 +308,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     g_free(blo);
     g_free(bhi);
     g_free(regime);
+    g_string_free(note, TRUE);
     g_free(prefix);
     g_free(setup_log);
     if (row_log)

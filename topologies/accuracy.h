@@ -47,6 +47,11 @@ acc_regime acc_regime_span(const coll_system *sys, int nnodes);
  * acc_regime_span, except that NVLS and NVLSTree keep NVLink when NCCL's
  * P2P transport is off (NCCL_P2P_DISABLE), since they do not use it. */
 acc_regime acc_regime_algo(const coll_system *sys, int nnodes, coll_algo_id algo);
+/* Whether the validation measured a system of this kind in regime r: false
+ * for servers without NVLink (pcie inside) joined by NICs, since every
+ * network dataset (docs/validation.md: 09, 21, 47) is of NVSwitch servers;
+ * the network band is then printed marked unmeasured. */
+bool acc_regime_measured(const coll_system *sys, acc_regime r);
 const char *acc_regime_name(acc_regime r);
 /* -1 if unknown */
 int acc_regime_from_name(const char *s);

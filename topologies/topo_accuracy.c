@@ -43,6 +43,11 @@ acc_regime acc_regime_algo(const coll_system *sys, int nnodes, coll_algo_id algo
     return regime(sys, nnodes, !nvls && sys->nccl.p2p_set && sys->nccl.p2p_level < FAB_PATH_NVL);
 }
 
+bool acc_regime_measured(const coll_system *sys, acc_regime r)
+{
+    return r != ACC_NETWORK || regime(sys, 1, false) != ACC_PCIE;
+}
+
 const char *acc_regime_name(acc_regime r)
 {
     return r >= 0 && r < ACC_REGIMES ? regime_names[r] : "?";

@@ -308,6 +308,8 @@ void nccltests_write_json(FILE *f, const nccltests_sweep *s)
     cJSON_AddStringToObject(doc, "type", dts ? "all" : nccltests_dtype_name(s->dtype));
     cJSON_AddStringToObject(doc, "redop", ops ? "all" : nccltests_redop_name(s->redop));
     cJSON_AddNumberToObject(doc, "root", s->root);
+    if (s->band_note)
+        cJSON_AddStringToObject(doc, "bus_bw_80_note", s->band_note);
     cJSON *results = cJSON_AddArrayToObject(doc, "results");
     for (size_t i = 0; i < s->nrows; i++) {
         nccltests_row r = s->rows[i];

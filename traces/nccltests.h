@@ -146,6 +146,8 @@ typedef struct {
      * place; empty where a row has none, band_lo[i] <= 0); JSON adds
      * "bus_bw_80": [lo, hi] to "out_of_place". */
     const double *band_lo, *band_hi;
+    /* What the band is (JSON: "bus_bw_80_note" at the top; NULL: none) */
+    const char *band_note;
     /* Optional lines printed as they are (text only; NULL: none): after the
      * device block (NCCL's INFO lines of communicator setup), and before row
      * i (NCCL's INFO lines of that size's calls), as NCCL_DEBUG=INFO

@@ -62,4 +62,10 @@ check errbar-scale-held-out 0 'step_ms 80%: where the published step fell for 80
 # the ZeRO-3 band (6 rows) held 3 of them left out; widened it now holds the worst row's +31.7%
 check errbar-scale-zero3-worst 0 'ZeRO-3 rows on A100s \(2021; error [-0-9.]+% to \+(3[2-9]|[4-9][0-9])\.[0-9]%, each left out' -- scale --model llama2-7b --systems dgx-h100:8 --seq 256 --zero 3
 
+# 5. A regime with no measurement says so: every network dataset is of NVSwitch servers, so PCIe
+#    servers over a network took the network band unmarked (one such server keeps its measured pcie)
+check errbar-unmeasured-pcie-network 0 '\] network \(PCIe servers: unmeasured\)$' -- collective --topo pcie-gen5-8gpu-2socket --nodes 2 -b 64M -e 64M --explain
+# 6. The JSON's bands say what they are (they were bare [lo, hi] pairs)
+check errbar-json-note 0 '"bus_bw_80_note":.*same kind \(network\), their p10-p90 widened until 80% of a dataset left out' -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M --format json
+
 rm -rf "$eb_dir"
