@@ -285,6 +285,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
                           .nccl_code = COLL_NCCL_CODE, .nthreads = co->nthreads, .ngpus = sys.gpus_per_thread,
                           .min_bytes = lo, .max_bytes = hi, .step_factor = co->factor, .step_bytes = step,
                           .warmup_iters = co->warmup, .iters = co->iters, .agg_iters = co->agg, .validation = co->check, .graph = co->graph,
+                          .blocking = co->blocking,
                           .devices = dev, .ndevices = (size_t)sys.nranks, .rows = rows, .nrows = n,
                           .band_lo = any ? blo : NULL, .band_hi = any ? bhi : NULL, .band_note = any ? note->str : NULL, .setup_log = setup_log,
                           .row_log = (const char *const *)row_log, .row_id = n > nreq ? row_id : NULL};
@@ -345,7 +346,7 @@ int cmd_collective(int argc, char **argv)
         {"root", 'r', 0, G_OPTION_ARG_INT, &co.root, "root rank of broadcast and reduce, as nccl-tests -r (-1: every root in turn) [0]", "R"},
         {"nthreads", 't', 0, G_OPTION_ARG_INT, &co.nthreads, "host threads per process, as nccl-tests -t: printed; "
          "each drives -g GPUs, launched in parallel with the other threads' [1]", "T"},
-        {"check", 'c', 0, G_OPTION_ARG_INT, &co.check, "printed in the header (validation: N) [1]", "N"},
+        {"check", 'c', 0, G_OPTION_ARG_INT, &co.check, "printed in the header (validation: N); 0 prints #wrong as N/A, as nccl-tests [1]", "N"},
         {"agg_iters", 'm', 0, G_OPTION_ARG_INT, &co.agg, "operations per iteration, in one NCCL group (run as NCCL aggregates them: one collective of M x the size, a 1/M share each; not for alltoall, sendrecv, gather, scatter) [1]", "M"},
         {"blocking", 'z', 0, G_OPTION_ARG_INT, &co.blocking, "0 or 1, as nccl-tests -z: the host launch is charged "
          "to every collective either way [0]", "Z"},

@@ -206,6 +206,8 @@ static void write_preamble(FILE *f, const nccltests_sweep *s)
             " graph: %d unalign: 0\n",
             s->nthreads, s->ngpus, s->min_bytes, s->max_bytes, step,
             s->warmup_iters, s->iters, s->agg_iters, s->validation, s->graph);
+    if (s->blocking) /* util.cu writeDeviceReport, -z 1 (trailing blank as there) */
+        fprintf(f, "# Blocking Enabled: wait for completion and barrier after each collective \n");
     fprintf(f, "#\n# Using devices\n");
     for (size_t i = 0; i < s->ndevices; i++) {
         const nccltests_device *d = &s->devices[i];
@@ -253,7 +255,10 @@ void nccltests_write(FILE *f, const nccltests_sweep *s)
             float_str(tstr, sizeof tstr, r.time_us[p], 7);
             float_str(astr, sizeof astr, r.algbw_GBps[p], 6);
             float_str(bstr, sizeof bstr, r.busbw_GBps[p], 6);
-            fprintf(f, "  %7s  %6s  %6s  %6g", tstr, astr, bstr, 0.0);
+            if (s->validation) /* util.cu writeBenchmarkLineBody: -c 0 reports no errors, "    N/A" (7 wide) */
+                fprintf(f, "  %7s  %6s  %6s  %6g", tstr, astr, bstr, 0.0);
+            else
+                fprintf(f, "  %7s  %6s  %6s    N/A", tstr, astr, bstr);
             bw_sum += r.busbw_GBps[p];
             bw_n++;
         }

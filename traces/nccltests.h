@@ -133,6 +133,7 @@ typedef struct {
     int step_factor;          /* -f; printed as "step: F(factor)" when > 1 */
     uint64_t step_bytes;      /* -i; printed as "step: N(bytes)" otherwise, as nccl-tests does */
     int warmup_iters, iters, agg_iters, validation, graph;
+    int blocking;             /* -z: 1 adds nccl-tests' "# Blocking Enabled: ..." line to the preamble */
     const nccltests_device *devices; /* ndevices lines in "# Using devices" */
     size_t ndevices;
     const nccltests_row *rows; /* size, count, time_us used; bw recomputed */
@@ -159,7 +160,8 @@ typedef struct {
 /* Prints the sweep as nccl-tests 2.19.x prints it to stdout: preamble, device
  * block, table header, one row per size (time %7s, bandwidths %6s, chosen by
  * nccl-tests' getFloatStr), footer with "Avg bus bandwidth" = mean busbw over
- * all rows and both placements.  #wrong is printed as 0.  Write errors are
+ * all rows and both placements.  #wrong is printed as 0, or as nccl-tests'
+ * "N/A" when validation is 0 (-c 0: nothing was checked).  Write errors are
  * left in ferror(f). */
 void nccltests_write(FILE *f, const nccltests_sweep *s);
 
