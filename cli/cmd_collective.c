@@ -118,7 +118,9 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
         fprintf(stderr, "conveyor collective: unknown -o op '%s' (or all)\n", co->redop);
         return EXIT_BADINPUT;
     }
-    if (!coll_is_reducing(kind)) { /* nccl-tests runs those once per type, reduction "none" */
+    /* nccl-tests runs those once per type, reduction "none"; but sendrecv_perf runs each -o reduction
+     * (sendrecv.cu SendRecvRunTest: test_ops with -o all) and prints its name, "sum" by default (file 29) */
+    if (!coll_is_reducing(kind) && kind != COLL_SENDRECV) {
         ops[0] = NCCLTESTS_OP_NONE;
         nop = 1;
     }

@@ -17,4 +17,13 @@ if printf '%s\n' "$out" | awk 'NR == 3 { ok = /unalign: 0$/ } NR == 4 { ok = ok 
 grep -q '   N/A$' "$or_dir/c0.txt" || echo 'not N/A' > "$or_dir/c0.txt"
 check nccltests-c0-roundtrip 0 'summary: points=7 median_abs_err=0\.0[0-9]%.* max_abs_err=0\.0[0-9]%' -- validate --topo dgx-h100 "$or_dir/c0.txt"
 
+# 2. sendrecv_perf prints -o's reduction ("sum" by default; real file 29: "float     sum      -1") and
+#    runs each of -o all's (sendrecv.cu SendRecvRunTest); conveyor printed "none" and ran once. The
+#    in-place runs of alltoall and sendrecv are not checked (InitData: reportErrors = in_place ? 0 : 1)
+#    and print N/A at -c 1 (file 29: "13.96      0   76967   13.95   13.95    N/A"); conveyor printed 0.
+check nccltests-sendrecv-sum 0 '^     1048576        262144     float     sum      -1    20\.94   50\.07   50\.07       0    20\.94   50\.07   50\.07    N/A$' -- collective --topo dgx-h100 --op sendrecv -b 1M -e 1M
+check nccltests-alltoall-ip-na 0 '^     1048576         32768     float    none      -1    19\.17   54\.69   47\.85       0    19\.17   54\.69   47\.85    N/A$' -- collective --topo dgx-h100 --op alltoall -b 1M -e 1M
+"$C" collective --topo dgx-h100 --op sendrecv -d half -o all -b 1M -e 2M > "$or_dir/sr.txt" 2>&1
+check nccltests-sendrecv-o-all 0 '^summary: points=10 median_abs_err=0\.0[0-9]%.* max_abs_err=0\.0[0-9]%' -- validate --topo dgx-h100 "$or_dir/sr.txt"
+
 rm -rf "$or_dir"
