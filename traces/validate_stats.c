@@ -107,6 +107,8 @@ static const char *pct(char *buf, size_t n, double v)
         snprintf(buf, n, "n/a");
     else
         snprintf(buf, n, "%.2f%%", v);
+    if (buf[0] == '-' && buf[strspn(buf + 1, "0.") + 1] == '%') /* -0.004 printed "-0.00%": a sign on zero */
+        memmove(buf, buf + 1, strlen(buf));
     return buf;
 }
 

@@ -26,4 +26,12 @@ check nccltests-alltoall-ip-na 0 '^     1048576         32768     float    none 
 "$C" collective --topo dgx-h100 --op sendrecv -d half -o all -b 1M -e 2M > "$or_dir/sr.txt" 2>&1
 check nccltests-sendrecv-o-all 0 '^summary: points=10 median_abs_err=0\.0[0-9]%.* max_abs_err=0\.0[0-9]%' -- validate --topo dgx-h100 "$or_dir/sr.txt"
 
+# 3. validate printed a relative error that rounds to zero with its sign: "-0.00%" on 77 rows of the
+#    round trips above (e.g. `collective --topo dgx-h100 -b 1M -e 4M -f 2 -d all -o all`, 2 MiB int8:
+#    48.12 us both sides, "-0.00%"). Now "0.00%".
+"$C" collective --topo dgx-h100 -b 1M -e 4M -f 2 -d int8 -o all > "$or_dir/all.txt" 2>&1
+out=$("$C" validate --topo dgx-h100 "$or_dir/all.txt" 2>&1)
+if printf '%s\n' "$out" | awk '/-0\.00%/ { neg++ } / 0\.00%$/ { zero++ } END { exit !(neg == 0 && zero > 0) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL validate-no-negative-zero: -0.00% in:" >&2; printf '%s\n' "$out" | grep -- '-0\.00%' | head -3 >&2; fi
+
 rm -rf "$or_dir"
