@@ -64,4 +64,10 @@ gboolean cli_dash_output(const char *cmd, const char *const *paths, size_t n);
  * coll_proto_name "Simple"): letters and digits compared without case. */
 bool cli_same_name(const char *nccl, const char *ours);
 
+/* v, or 0 where printing it with `decimals` decimals would show a signed zero
+ * ("-0.0", "-0.0%" of a relative error that rounds away): printf rounds the
+ * double's exact value, and half a unit of the last place, as a double, is
+ * the same bound. */
+double cli_no_neg_zero(double v, int decimals);
+
 #endif

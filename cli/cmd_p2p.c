@@ -104,7 +104,7 @@ static void compare(FILE *o, const char *path, const p2pmatrix_set *meas, const 
                 }
                 double e = 100 * (p - m) / m;
                 errs[ne++] = fabs(e);
-                fprintf(o, "%6d %4d %10.2f %10.2f %+8.1f\n", i, j, m, p, e);
+                fprintf(o, "%6d %4d %10.2f %10.2f %+8.1f\n", i, j, m, p, cli_no_neg_zero(e, 1));
             }
         if (ne)
             fprintf(o, "summary: %s cells=%zu median_abs_err=%.1f%% max_abs_err=%.1f%%\n", kind_key[k], ne,

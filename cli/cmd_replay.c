@@ -144,7 +144,7 @@ static void print_shapes(const replay_result *res)
             const coll_shape *x = &g_array_index(sh, coll_shape, j);
             double t = x->med_traced_us, m = x->med_sim_us;
             printf("  %-16s %14" G_GUINT64_FORMAT " %6d %6d %6u %12.1f %12.1f %+7.1f%%\n", coll_kind_name(x->op),
-                   x->bytes, x->group_size, x->group_nodes, x->traced->len, t, m, 100 * (m - t) / t);
+                   x->bytes, x->group_size, x->group_nodes, x->traced->len, t, m, cli_no_neg_zero(100 * (m - t) / t, 1));
         }
         if (sh->len > 10)
             printf("  (%u more shapes)\n", sh->len - 10);
@@ -203,7 +203,7 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
     printf("step time: %.3f ms", ms(step));
     if (t->step_ps > 0)
         printf("  (traced %.3f ms, error %+.1f%%)", ms(t->step_ps),
-               100.0 * ((double)step - (double)t->step_ps) / (double)t->step_ps);
+               cli_no_neg_zero(100.0 * ((double)step - (double)t->step_ps) / (double)t->step_ps, 1));
     double blo, bhi, bex;
     if (step_band(res, sys, steps, &blo, &bhi, &bex))
         printf("\nstep time 80%%: %.3f-%.3f ms (the exposed communication, %.3f ms per step on the rank that "

@@ -1,5 +1,6 @@
 /* cli/util.c - shared command-line helpers. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -110,6 +111,11 @@ bool cli_same_name(const char *a, const char *b)
         if (g_ascii_tolower(*a++) != g_ascii_tolower(*b++))
             return false;
     }
+}
+
+double cli_no_neg_zero(double v, int decimals)
+{
+    return fabs(v) < 0.5 * pow(10, -decimals) ? 0.0 : v;
 }
 
 gboolean cli_int_arg(const char *opt, const char *value, gint64 lo, gint64 hi, int *out, GError **err)

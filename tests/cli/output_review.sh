@@ -34,4 +34,15 @@ out=$("$C" validate --topo dgx-h100 "$or_dir/all.txt" 2>&1)
 if printf '%s\n' "$out" | awk '/-0\.00%/ { neg++ } / 0\.00%$/ { zero++ } END { exit !(neg == 0 && zero > 0) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL validate-no-negative-zero: -0.00% in:" >&2; printf '%s\n' "$out" | grep -- '-0\.00%' | head -3 >&2; fi
 
+# 4. p2p --compare and replay's collectives against their traced durations printed an error that
+#    rounds to zero as "-0.0": p2p's own DGX-1 output compared with itself, 144 of 448 cells; an
+#    all_reduce traced at 198.75 us and simulated at 198.72 us, "-0.0%". Now "+0.0".
+"$C" p2p --topo dgx1-v100 > "$or_dir/p2p.txt" 2>&1
+out=$("$C" p2p --topo dgx1-v100 --compare "$or_dir/p2p.txt" 2>&1)
+if printf '%s\n' "$out" | awk '/ -0\.0$/ { neg++ } / \+0\.0$/ { zero++ } END { exit !(neg == 0 && zero == 304) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL p2p-compare-no-negative-zero:" >&2; printf '%s\n' "$out" | grep -c -- ' -0\.0$' >&2; fi
+sed 's/"bytes": "64M", "stream": 1, "deps": \["bwd1"\]}/"bytes": "64M", "stream": 1, "dur_us": 198.75, "deps": ["bwd1"]}/' \
+    docs/examples/two-rank-overlap.json > "$or_dir/traced.json"
+check replay-error-no-negative-zero 0 '^  all_reduce             67108864      2      1      1        198\.8        198\.7    \+0\.0%$' -- replay --topo dgx-h100 --gpus 2 "$or_dir/traced.json"
+
 rm -rf "$or_dir"
