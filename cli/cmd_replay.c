@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bands.h"
 #include "cli.h"
 #include "progress.h"
 #include "commands.h"
@@ -156,40 +157,6 @@ static void print_shapes(const replay_result *res)
     g_array_free(sh, TRUE);
 }
 
-/* The step's 80% band: the exposed communication (per step, of the rank
- * that exposes the most) scaled by its collectives' validation bands
- * (topologies/accuracy.h), weighted by their simulated time; compute and
- * hidden communication taken as simulated. False when no collective has a
- * band. */
-static bool step_band(const replay_result *res, const coll_system *sys, int steps, double *lo_s, double *hi_s,
-                      double *exposed_s)
-{
-    double d = 0, dlo = 0, dhi = 0;
-    bool any = false;
-    for (guint i = 0; i < res->colls->len; i++) {
-        const replay_coll *c = &g_array_index(res->colls, replay_coll, i);
-        double t = (double)c->sim_ps, lo = t, hi = t;
-        acc_band b;
-        if (t > 0 && acc_coll_band(acc_regime_algo(sys, c->group_nodes, c->algo), c->bytes, &b)) {
-            acc_time_range(t, &b, &lo, &hi);
-            any = true;
-        }
-        d += t;
-        dlo += lo;
-        dhi += hi;
-    }
-    if (!any || d <= 0)
-        return false;
-    int64_t e = 0;
-    for (int r = 0; r < res->nranks; r++)
-        e = res->ranks[r].exposed_comm_ps > e ? res->ranks[r].exposed_comm_ps : e;
-    double step = (double)res->end_ps / steps * 1e-12, ex = (double)e / steps * 1e-12;
-    *lo_s = step - ex + ex * dlo / d;
-    *hi_s = step - ex + ex * dhi / d;
-    *exposed_s = ex;
-    return true;
-}
-
 static void print_text(const trace *t, const topo *tp, const replay_result *res, fabric *f,
                        const coll_system *sys)
 {
@@ -205,7 +172,7 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
         printf("  (traced %.3f ms, error %+.1f%%)", ms(t->step_ps),
                cli_no_neg_zero(100.0 * ((double)step - (double)t->step_ps) / (double)t->step_ps, 1));
     double blo, bhi, bex;
-    if (step_band(res, sys, steps, &blo, &bhi, &bex))
+    if (cli_replay_step_band(res, sys, steps, &blo, &bhi, &bex, NULL, NULL))
         printf("\nstep time 80%%: %.3f-%.3f ms (the exposed communication, %.3f ms per step on the rank that "
                "exposes the most, at its collectives' validation bands, %s; compute as given; docs/traces.md)",
                blo * 1e3, bhi * 1e3, bex * 1e3, acc_coll_band_kind());
@@ -301,7 +268,7 @@ static void print_json(const trace *t, const replay_result *res, fabric *f, cons
     printf("{\"step_time_s\": %.9g, \"total_time_s\": %.9g, \"steps\": %d, ", res->end_ps * 1e-12 / steps,
            res->end_ps * 1e-12, steps);
     double blo, bhi, bex;
-    if (step_band(res, sys, steps, &blo, &bhi, &bex))
+    if (cli_replay_step_band(res, sys, steps, &blo, &bhi, &bex, NULL, NULL))
         printf("\"step_time_80_s\": [%.9g, %.9g], ", blo, bhi);
     if (t->step_ps > 0)
         printf("\"traced_step_time_s\": %.9g, ", t->step_ps * 1e-12);

@@ -17,6 +17,7 @@
 #include <mpi.h>
 #endif
 
+#include "bands.h"
 #include "cli.h"
 #include "commands.h"
 #include "simsweep.h"
@@ -45,6 +46,16 @@ static const char *const coll_figures[] = {
     [F_SIZE_MAX] = "size_at_max", [F_ALGO_MAX] = "algo_at_max", [F_PROTO_MAX] = "proto_at_max",
     [F_NCH_MAX] = "nchannels_at_max", NULL,
 };
+
+/* The band columns of the collective base: the busbw band `conveyor
+ * collective` prints for that size (bus_bw_80: topologies/accuracy.h), the
+ * regime it is of and what kind of band it is. */
+enum { FB_MAX_LO, FB_MAX_HI, FB_MIN_LO, FB_MIN_HI, FB_REGIME, FB_KIND };
+static const char *const coll_bands[] = {
+    [FB_MAX_LO] = "busbw_at_max_lo80", [FB_MAX_HI] = "busbw_at_max_hi80", [FB_MIN_LO] = "busbw_at_min_lo80",
+    [FB_MIN_HI] = "busbw_at_min_hi80", [FB_REGIME] = "band_regime", [FB_KIND] = "band_kind", NULL,
+};
+static const int coll_band_of[] = {F_BUSBW_MAX, F_BUSBW_MAX, F_BUSBW_MIN, F_BUSBW_MIN, -1, -1};
 
 static bool point_int(const sweep_point *p, const char *key, int lo, int hi, int *out, GError **err)
 {
@@ -132,6 +143,48 @@ static char *coll_figure(int f, const nccltests_row *rows, const simsweep_explai
     case F_NCH_MAX: return g_strdup_printf("%d", ex[n - 1].nchannels);
     default: g_assert_not_reached();
     }
+}
+
+/* The regime of row i as `collective` labels it (an unmeasured one marked). */
+static const char *coll_regime_label(const coll_system *sys, const simsweep_explain *ex, size_t i, acc_regime *r)
+{
+    *r = acc_regime_algo(sys, sys->nnodes, ex[i].algo);
+    return acc_regime_measured(sys, *r) ? acc_regime_name(*r) : "network (PCIe servers: unmeasured)";
+}
+
+/* Band column b of a collective point: as `conveyor collective` prints it
+ * for that size (busbw x [1/(1 + hi), 1/(1 + lo)]); empty without a band. The
+ * labels: the regime of the sizes whose band is listed ("min: A; max: B"
+ * when they differ) and "held out" / "in-sample", or "none" (no band). */
+static char *coll_band(int b, const int *fig, size_t nfig, const coll_system *sys, const nccltests_row *rows,
+                       const simsweep_explain *ex, size_t n)
+{
+    acc_band band;
+    acc_regime r;
+    if (b == FB_MAX_LO || b == FB_MAX_HI || b == FB_MIN_LO || b == FB_MIN_HI) {
+        size_t i = b == FB_MAX_LO || b == FB_MAX_HI ? n - 1 : 0;
+        (void)coll_regime_label(sys, ex, i, &r);
+        if (!acc_coll_band(r, rows[i].size_bytes, &band))
+            return g_strdup("");
+        double lo, hi;
+        acc_rate_range(1.0, &band, &lo, &hi); /* the factors `collective` multiplies by */
+        double bw = rows[i].busbw_GBps[NCCLTESTS_OOP];
+        return g_strdup_printf("%.3f", bw * (b == FB_MAX_LO || b == FB_MIN_LO ? lo : hi));
+    }
+    bool at_max = false, at_min = false, any = false;
+    for (size_t k = 0; k < nfig; k++) {
+        at_max |= fig[k] == F_BUSBW_MAX;
+        at_min |= fig[k] == F_BUSBW_MIN;
+    }
+    const char *rmax = coll_regime_label(sys, ex, n - 1, &r);
+    any |= at_max && acc_coll_band(r, rows[n - 1].size_bytes, &band);
+    const char *rmin = coll_regime_label(sys, ex, 0, &r);
+    any |= at_min && acc_coll_band(r, rows[0].size_bytes, &band);
+    if (b == FB_KIND)
+        return g_strdup(any ? acc_coll_band_kind() : "none");
+    if (at_max && at_min && strcmp(rmin, rmax))
+        return g_strdup_printf("min: %s; max: %s", rmin, rmax);
+    return g_strdup(at_max ? rmax : rmin);
 }
 
 /* NCCL's knobs as point parameters (points run in threads, so not through
@@ -250,7 +303,9 @@ static bool coll_run_point(const sweep_point *p, const int *fig, size_t nfig, ch
     bool ok = simsweep_run(&sys, kind, root, elt, nvls, sizes, n, (simsweep_launch){.agg = 1}, aspec ? aspec : g_getenv("NCCL_ALGO"),
                            pspec ? pspec : g_getenv("NCCL_PROTO"), rows, ex, NULL, err);
     for (size_t i = 0; ok && i < nfig; i++)
-        out[i] = coll_figure(fig[i], rows, ex, n, sys.nranks);
+        out[i] = fig[i] < (int)G_N_ELEMENTS(coll_figures) - 1
+                     ? coll_figure(fig[i], rows, ex, n, sys.nranks)
+                     : coll_band(fig[i] - ((int)G_N_ELEMENTS(coll_figures) - 1), fig, nfig, &sys, rows, ex, n);
     g_free(sizes);
     g_free(rows);
     g_free(ex);
@@ -263,6 +318,8 @@ static const sweep_base coll_base = {
     .summary = "one `conveyor collective` sweep per point; figures from its rows (GB/s, us)",
     .params = coll_params,
     .figures = coll_figures,
+    .bands = coll_bands,
+    .band_of = coll_band_of,
     .run = coll_run_point,
 };
 
@@ -280,6 +337,39 @@ static const char *const replay_figures[] = {
     [R_EXPOSED] = "exposed_comm_ms", [R_IDLE] = "idle_ms", [R_WAIT_PEERS] = "wait_peers_ms",
     [R_LINK_UTIL] = "busiest_link_util", [R_NRANKS] = "nranks", [R_EXPOSED_NET] = "exposed_net_ms", NULL,
 };
+
+/* The band columns of the replay base: the step time's 80% band `conveyor
+ * replay` prints (its collectives' validation bands applied to the exposed
+ * communication, cli_replay_step_band), the regimes of those collectives and
+ * what kind of band it is. */
+enum { RB_STEP_LO, RB_STEP_HI, RB_REGIME, RB_KIND };
+static const char *const replay_bands[] = {
+    [RB_STEP_LO] = "step_ms_lo80", [RB_STEP_HI] = "step_ms_hi80", [RB_REGIME] = "band_regime", [RB_KIND] = "band_kind",
+    NULL,
+};
+static const int replay_band_of[] = {R_STEP, R_STEP, -1, -1};
+
+static char *replay_band(int b, const trace *t, const replay_result *res, const coll_system *sys)
+{
+    double lo, hi, ex;
+    unsigned regimes;
+    bool unmeasured;
+    if (!cli_replay_step_band(res, sys, t->steps > 0 ? t->steps : 1, &lo, &hi, &ex, &regimes, &unmeasured))
+        return g_strdup(b == RB_KIND ? "none" : "");
+    switch (b) {
+    case RB_STEP_LO: return g_strdup_printf("%.6f", lo * 1e3);
+    case RB_STEP_HI: return g_strdup_printf("%.6f", hi * 1e3);
+    case RB_KIND: return g_strdup(acc_coll_band_kind());
+    default: {
+        GString *g = g_string_new(NULL);
+        for (int r = 0; r < ACC_REGIMES; r++)
+            if (regimes & (1u << r))
+                g_string_append_printf(g, "%s%s%s", g->len ? "+" : "", acc_regime_name((acc_regime)r),
+                                       r == ACC_NETWORK && unmeasured ? " (PCIe servers: unmeasured)" : "");
+        return g_string_free(g, FALSE);
+    }
+    }
+}
 
 /* The figure of a replay; per-rank figures are the maximum over ranks. */
 static char *replay_figure(int f, const trace *t, const replay_result *res, fabric *fab)
@@ -363,7 +453,9 @@ static bool replay_run_point(const sweep_point *p, const int *fig, size_t nfig, 
         replay_result res;
         if (ok && (ok = replay_run(t, &o, &res, err))) {
             for (size_t i = 0; i < nfig; i++)
-                out[i] = replay_figure(fig[i], t, &res, sys.fab);
+                out[i] = fig[i] < (int)G_N_ELEMENTS(replay_figures) - 1
+                             ? replay_figure(fig[i], t, &res, sys.fab)
+                             : replay_band(fig[i] - ((int)G_N_ELEMENTS(replay_figures) - 1), t, &res, &sys);
             replay_result_clear(&res);
         }
     }
@@ -378,6 +470,8 @@ static const sweep_base replay_base = {
     .summary = "one `conveyor replay` per point; figures in ms (per-rank figures: the maximum over ranks)",
     .params = replay_params,
     .figures = replay_figures,
+    .bands = replay_bands,
+    .band_of = replay_band_of,
     .run = replay_run_point,
 };
 
@@ -394,6 +488,38 @@ static const char *const scale_figures[] = {
     [S_TFLOPS] = "tflops_per_gpu", [S_DP] = "dp", [S_EXPOSED_NET] = "exposed_net_frac",
     [S_COMPUTE] = "compute_frac", [S_IDLE] = "idle_frac", NULL,
 };
+
+/* The band columns of the scale base: the 80% bands of step time and
+ * TFLOP/s per GPU `conveyor scale` prints (the training comparison's, of the
+ * DeepSpeed ZeRO-3 rows for zero 3), which rows they come from and what
+ * kind of band they are. */
+enum { SB_STEP_LO, SB_STEP_HI, SB_TF_LO, SB_TF_HI, SB_REGIME, SB_KIND };
+static const char *const scale_bands[] = {
+    [SB_STEP_LO] = "step_ms_lo80", [SB_STEP_HI] = "step_ms_hi80", [SB_TF_LO] = "tflops_per_gpu_lo80",
+    [SB_TF_HI] = "tflops_per_gpu_hi80", [SB_REGIME] = "band_regime", [SB_KIND] = "band_kind", NULL,
+};
+static const int scale_band_of[] = {S_STEP, S_STEP, S_TFLOPS, S_TFLOPS, -1, -1};
+
+static char *scale_band(int b, const workload_spec *w, const wl_step *st)
+{
+    acc_band bd, bz;
+    bool band = acc_training_band(false, &bd), z3 = band && w->zero == ZERO_3 && acc_training_band(true, &bz);
+    if (!band)
+        return g_strdup(b == SB_KIND ? "none" : "");
+    double lo, hi;
+    if (b == SB_STEP_LO || b == SB_STEP_HI)
+        acc_time_range(st->step_s * 1e3, z3 ? &bz : &bd, &lo, &hi);
+    else
+        acc_rate_range(st->tflops, z3 ? &bz : &bd, &lo, &hi);
+    switch (b) {
+    case SB_STEP_LO: return g_strdup_printf("%.6f", lo);
+    case SB_STEP_HI: return g_strdup_printf("%.6f", hi);
+    case SB_TF_LO: return g_strdup_printf("%.2f", lo);
+    case SB_TF_HI: return g_strdup_printf("%.2f", hi);
+    case SB_REGIME: return g_strdup(z3 ? "training-zero3 (A100 rows)" : "training (A100 rows)");
+    default: return g_strdup(acc_training_band_kind());
+    }
+}
 
 /* Generate the step (`conveyor workload`) for the point's model and layout
  * (dp = gpus / (tp x pp x cp)) on its system, replay it, report. */
@@ -439,7 +565,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
         case S_EXPOSED_NET: out[i] = g_strdup_printf("%.4f", st.exposed_net); break;
         case S_COMPUTE: out[i] = g_strdup_printf("%.4f", st.compute); break;
         case S_IDLE: out[i] = g_strdup_printf("%.4f", st.idle); break;
-        default: g_assert_not_reached();
+        default: out[i] = scale_band(fig[i] - ((int)G_N_ELEMENTS(scale_figures) - 1), &w, &st); break;
         }
     }
     return true;
@@ -450,6 +576,8 @@ static const sweep_base scale_base = {
     .summary = "one generated training step (conveyor workload) replayed per point: step time, tokens/s, MFU",
     .params = scale_params,
     .figures = scale_figures,
+    .bands = scale_bands,
+    .band_of = scale_band_of,
     .run = scale_run_point,
 };
 
@@ -506,6 +634,7 @@ static int run_spec(const sweep_opts *so, const char *path)
      * loader read as a parse failure. */
     (void)topo_dir();
     (void)g_ascii_strtod("0", NULL);
+    cli_bands_preload(); /* the bands files' cache, filled once here (unlocked) */
     sweep_run_opts ro = {.spec = spec, .out_path = so->out, .threads = so->jobs, .resume = so->resume,
                          .progress = isatty(STDERR_FILENO)};
 #ifdef CONVEYOR_MPI

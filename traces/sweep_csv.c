@@ -38,7 +38,7 @@ char *sweep_csv_header(const sweep_spec *s)
     }
     for (guint i = 0; i < s->fig->len; i++) {
         g_string_append_c(g, ',');
-        field_append(g, s->base->figures[g_array_index(s->fig, int, i)]);
+        field_append(g, sweep_column_name(s->base, g_array_index(s->fig, int, i)));
     }
     g_string_append_c(g, '\n');
     return g_string_free(g, FALSE);

@@ -364,6 +364,41 @@ static bool parse_figures(pctx *c, sweep_spec *s, const cJSON *f)
     return true;
 }
 
+static int nfigures(const sweep_base *b)
+{
+    int n = 0;
+    while (b->figures[n])
+        n++;
+    return n;
+}
+
+const char *sweep_column_name(const sweep_base *b, int fig)
+{
+    int n = nfigures(b);
+    return fig < n ? b->figures[fig] : b->bands[fig - n];
+}
+
+/* The band columns of the figures listed (sweep_base.bands), after them. */
+static void add_bands(sweep_spec *s)
+{
+    const sweep_base *b = s->base;
+    int n = nfigures(b);
+    guint listed = s->fig->len;
+    bool any = false;
+    for (int k = 0; b->bands && b->bands[k]; k++) {
+        bool in = false;
+        for (guint j = 0; j < listed && !in; j++)
+            in = b->band_of[k] >= 0 && g_array_index(s->fig, int, j) == b->band_of[k];
+        if (b->band_of[k] < 0)
+            in = any;
+        if (in) {
+            int idx = n + k;
+            g_array_append_val(s->fig, idx);
+            any = true;
+        }
+    }
+}
+
 sweep_spec *sweep_spec_load(const char *path, const sweep_catalog *cat, GError **err)
 {
     topo_src src;
@@ -397,6 +432,8 @@ sweep_spec *sweep_spec_load(const char *path, const sweep_catalog *cat, GError *
     ok = ok && parse_args(&c, s, cJSON_GetObjectItemCaseSensitive(root, "args"));
     ok = ok && parse_vary(&c, s, cJSON_GetObjectItemCaseSensitive(root, "vary"));
     ok = ok && parse_figures(&c, s, cJSON_GetObjectItemCaseSensitive(root, "figures"));
+    if (ok)
+        add_bands(s);
     cJSON_Delete(root);
     topo_src_clear(&src);
     if (!ok) {

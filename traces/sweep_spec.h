@@ -52,6 +52,14 @@ typedef struct sweep_base {
     /* Run one point; fill out[i] (caller g_free's each) for each figure
      * index fig[i], i < nfig. Must not touch shared mutable state: it is
      * called from several threads at once. False with *err on failure. */
+    /* Optional (NULL: none): the columns of the figures' 80% error bands, NULL-ended,
+     * written after the figures whatever the spec lists (so that readers keyed by
+     * position keep working). band_of[k]: the figure (index into figures) that
+     * brings column k into a spec, or -1 for a label column (listed after the
+     * others), present when any other band column is. run() gets band column k as fig index
+     * (number of figures) + k. */
+    const char *const *bands;
+    const int *band_of;
     bool (*run)(const sweep_point *p, const int *fig, size_t nfig, char **out, GError **err);
 } sweep_base;
 
@@ -70,7 +78,7 @@ typedef struct {
     GPtrArray *arg_sets;     /* fixed "key=value" sets (char*) */
     GPtrArray *axis_names;   /* varied parameter per axis ("nodes", "set.nic.gbps") */
     GPtrArray *axis_values;  /* per axis: GPtrArray of char* values */
-    GArray *fig;             /* int: indices into base->figures */
+    GArray *fig;             /* int: indices into base->figures, then band columns (sweep_column_name) */
     size_t npoints;          /* product of the axes' lengths (1 with no axis) */
 } sweep_spec;
 
@@ -83,6 +91,9 @@ void sweep_spec_free(sweep_spec *s);
 /* Point `index` (< npoints): axis values with the last axis varying
  * fastest. Caller sweep_point_free's. */
 sweep_point *sweep_spec_point(const sweep_spec *s, size_t index);
+/* The name of column `fig` (an index in sweep_spec.fig: a figure, or a band
+ * column after them, sweep_base.bands). Borrowed. */
+const char *sweep_column_name(const sweep_base *b, int fig);
 /* Value of axis `axis` at point `index`. Borrowed from s. */
 const char *sweep_spec_axis_value(const sweep_spec *s, size_t index, size_t axis);
 

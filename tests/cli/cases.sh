@@ -462,8 +462,8 @@ check scale-calibration-wrong-gpu 2 'exceeds GPU 0.s PCIe rate' -- scale --model
 # a GEMM rate under 1% of the datasheet (1e-300 FLOP/s overflowed the kernel times; found by fuzzing)
 check scale-calibration-gemm-too-slow 2 "gemm-eff-1e-300\.params\.json: calibration GEMM bf16 0\.0 TFLOP/s is under 1% of H200" -- scale --model llama3-8b --systems hgx-h200:8 --set calibration=tests/data/calibration/gemm-eff-1e-300.params.json
 check sweep-replay-base 0 '^5,0.25,4,' -- sweep tests/data/sweep/replay-compute-scale.json -j 2
-# two ranks on two servers: the exposed all_reduce is all on the network
-check sweep-replay-net 0 '^0,2,[0-9.]+,([0-9.]+),\1$' -- sweep tests/data/sweep/replay-net.json -j 1
+# two ranks on two servers: the exposed all_reduce is all on the network (then step_ms's band: band2_review.sh)
+check sweep-replay-net 0 '^0,2,[0-9.]+,([0-9.]+),\1,[0-9.]+,[0-9.]+,network,held out$' -- sweep tests/data/sweep/replay-net.json -j 1
 check sweep-int8-no-nvls 0 '^1,int8,368\.351,Ring' -- sweep tests/data/sweep/collective-datatype-nvls.json -j 2
 # 8 GPUs x 24 channels x 0.1 us = 19.2 us more than without; 1 us per channel: 192 us
 # roots 0 and 5 of DGX-1's symmetric NVLink rings: the same busbw, both Ring
@@ -539,7 +539,7 @@ check scale-interleaved 0 'interleaved 1F1B \(2 model chunks per pp rank\)' -- s
 check scale-uneven-stages 0 'dgx-h100 .* 24 +8 +3 +1 ' -- scale --model llama2-7b --systems dgx-h100:24 --tp 8 --pp 3 --seq 256
 check scale-bad-sizes 2 'bad sizes' -- scale --model llama2-7b --systems dgx-h100:8..x
 check sweep-scale-base 0 '^3,16,400,' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
-check sweep-scale-net-one-server 0 '^1,8,400,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,1,0\.0000$' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
+check sweep-scale-net-one-server 0 '^1,8,400,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,1,0\.0000,[0-9.]+,[0-9.]+,training \(A100 rows\),held out$' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
 check sweep-scale-schedule 0 '^2,interleaved:4,[0-9.]+,' -- sweep tests/data/sweep/scale-schedule.json -j 2
 # compute, exposed communication and idle make the whole step at every point (and 4 stages leave bubbles)
 out=$("$C" sweep tests/data/sweep/scale-schedule.json -j 2 2>/dev/null)

@@ -64,7 +64,7 @@ dash_check workload "\"$C\" replay --topo dgx-h100 \"\$1\"" -- workload --model 
 dash_check replay-timeline "$tl_ok" -- replay --topo dgx-a100 --gpus 2 --timeline - docs/examples/two-rank-overlap.json
 dash_check scale-timeline "$tl_ok" -- scale --model llama3-8b --systems dgx-h100:8 --seq 256 --timeline -
 dash_check topo-import "cp \"\$1\" \"\$1.json\" && \"$C\" topo show \"\$1.json\"" -- topo import tests/data/nccl-topo/dgx-a100-like.xml -o -
-dash_check sweep 'head -1 "$1" | grep -qx point,max_ctas,busbw_at_max,nchannels_at_max,algo_at_max' -- sweep tests/data/sweep/collective-ctas.json -o -
+dash_check sweep 'head -1 "$1" | grep -qx point,max_ctas,busbw_at_max,nchannels_at_max,algo_at_max,busbw_at_max_lo80,busbw_at_max_hi80,band_regime,band_kind' -- sweep tests/data/sweep/collective-ctas.json -o -
 if command -v gnuplot > /dev/null 2>&1; then
     svg_ok='head -1 "$1" | grep -q "^<?xml" && tail -2 "$1" | grep -q "^</svg>"'
     dash_check scale-plot "$svg_ok" -- scale --model llama3-8b --systems dgx-h100:8/16 --seq 256 --plot -
