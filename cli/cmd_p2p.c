@@ -13,6 +13,7 @@
 #include "models/p2psim.h"
 #include "traces/p2pmatrix.h"
 #include "sysbuild.h"
+#include "topologies/accuracy.h"
 #include "traces/validate_stats.h"
 
 /* Above this many GPUs the all-pairs simulation gets slow and the matrices
@@ -23,6 +24,141 @@ static const char *const kind_key[P2PMATRIX_KINDS] = {
     "connectivity",     "uni_bw_disabled",  "uni_bw_enabled",  "bi_bw_disabled", "bi_bw_enabled",
     "lat_gpu_disabled", "lat_cpu_disabled", "lat_gpu_enabled", "lat_cpu_enabled",
 };
+
+/* What a pair's P2P=Enabled copy crosses (the validation's link classes,
+ * docs/validation-p2p.md): "local" (the diagonal), "nvlink" (a direct route
+ * with an NVLink hop), "pcie-p2p" (direct, PCIe only), "staged" (through
+ * host memory: P2P off for the pair), "network" (between servers). Every
+ * pair of the Disabled matrices is staged. */
+typedef enum { LC_LOCAL, LC_NVLINK, LC_PCIE, LC_STAGED, LC_NETWORK, LC_N } link_class;
+static const char *const lc_name[LC_N] = {"local", "nvlink", "pcie-p2p", "staged", "network"};
+
+static link_class pair_class(fabric *f, fab_node_id a, fab_node_id b)
+{
+    if (a == b)
+        return LC_LOCAL;
+    GError *err = NULL;
+    const fab_route *r = fabric_route(f, a, b, 0, &err);
+    if (!r) { /* (p2psim_fill reached every pair first) */
+        g_clear_error(&err);
+        return LC_STAGED;
+    }
+    if (fabric_route_staged(f, r))
+        return LC_STAGED;
+    link_class c = LC_PCIE;
+    for (uint32_t h = 0; h < r->nhops; h++) {
+        int k = fabric_link(f, r->hop[h])->kind;
+        if (k == LINK_NET)
+            return LC_NETWORK;
+        if (k == LINK_NVLINK)
+            c = LC_NVLINK;
+    }
+    return c;
+}
+
+/* The class of every pair of the Enabled matrices, row-major (g_free). */
+static link_class *pair_classes(const topo *t, int n)
+{
+    link_class *c = g_new(link_class, (size_t)n * n);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            c[(size_t)i * n + j] = pair_class(t->fab, t->gpu_of_rank[i], t->gpu_of_rank[j]);
+    return c;
+}
+
+/* How far the matrices were off on the real logs compared, per link class
+ * present (topologies/accuracy/p2p.json; docs/validation-p2p.md): text
+ * lines for the footer under the sample's layout (to `text`, each ending in
+ * a newline, "# " comment lines), and the same as a JSON array (to `json`).
+ * No band is made up: a class and measure with one dataset gets its
+ * in-sample error range and "one dataset"; nothing where nothing was
+ * measured. Nothing when the file is missing. */
+static void accuracy(const link_class *lc, int n, GString *text, cJSON *json)
+{
+    if (!acc_p2p_loaded())
+        return;
+    bool present[LC_N] = {false};
+    for (int c = 0; c < n * n; c++)
+        present[lc[c]] = true;
+    present[LC_STAGED] |= n > 1; /* every pair of the Disabled matrices */
+    static const char *const measure[] = {"bi_bw", "uni_bw", "lat_gpu"};
+    static const char *const mtext[] = {"bidirectional bandwidth", "unidirectional bandwidth", "GPU latency"};
+    static const char *const ctext[LC_N] = {
+        [LC_NVLINK] = "NVLink pairs", [LC_PCIE] = "PCIe P2P pairs",
+        [LC_STAGED] = "staged pairs (through host memory: P2P=Disabled, or no P2P)",
+        [LC_NETWORK] = "pairs in different servers"};
+    bool any_band = false;
+    GString *body = g_string_new(NULL);
+    for (int c = LC_NVLINK; c < LC_N; c++) {
+        if (!present[c])
+            continue;
+        GString *none = g_string_new(NULL);
+        for (int k = 0; k < 3; k++) {
+            acc_p2p e;
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "link", lc_name[c]);
+            cJSON_AddStringToObject(o, "measure", measure[k]);
+            if (!acc_p2p_error(lc_name[c], measure[k], &e)) {
+                g_string_append_printf(none, "%s%s", none->len ? ", " : "", mtext[k]);
+                cJSON_AddNumberToObject(o, "datasets", 0);
+                cJSON_AddNullToObject(o, "band");
+                cJSON_AddStringToObject(o, "why_no_band", "unmeasured: no real log of this kind of pair");
+                cJSON_AddItemToArray(json, o);
+                continue;
+            }
+            char why[256];
+            if (e.band)
+                g_snprintf(why, sizeof why, "held out: %.0f%% of the cells of a dataset left out fell in the p10-p90 of the others",
+                           100 * e.held_out);
+            else if (e.datasets == 1)
+                g_snprintf(why, sizeof why, "one dataset: nothing to leave out");
+            else if (isnan(e.held_out))
+                g_snprintf(why, sizeof why, "%d datasets, none with enough cells to be checked against the others",
+                           e.datasets);
+            else
+                g_snprintf(why, sizeof why, "only %d of its %d datasets could be left out (the others have too few cells "
+                           "to check it against), and %.0f%% of its %d cells fell in the p10-p90 of the rest", e.checked,
+                           e.datasets, 100 * e.held_out, e.checked_cells);
+            any_band |= e.band;
+            g_string_append_printf(body, "#   %s, %s: %+.1f%% to %+.1f%% (median %+.1f%%) over %d cells of %s (%s)",
+                                   ctext[c], mtext[k], cli_no_neg_zero(100 * e.min, 1), cli_no_neg_zero(100 * e.max, 1),
+                                   cli_no_neg_zero(100 * e.p50, 1), e.n, e.datasets == 1 ? "one dataset" : e.datasets == 2 ? "two datasets" : "several datasets",
+                                   e.systems);
+            if (e.band)
+                g_string_append_printf(body, "; 80%% band: measured between P/%.3f and P/%.3f (%s)\n", 1 + e.hi, 1 + e.lo, why);
+            else
+                g_string_append_printf(body, "; no band: %s\n", why);
+            cJSON_AddNumberToObject(o, "datasets", e.datasets);
+            cJSON_AddStringToObject(o, "systems", e.systems);
+            cJSON_AddNumberToObject(o, "cells", e.n);
+            cJSON_AddNumberToObject(o, "error_min", e.min);
+            cJSON_AddNumberToObject(o, "error_median", e.p50);
+            cJSON_AddNumberToObject(o, "error_max", e.max);
+            if (isnan(e.held_out))
+                cJSON_AddNullToObject(o, "held_out");
+            else
+                cJSON_AddNumberToObject(o, "held_out", e.held_out);
+            if (e.band) {
+                double b[2] = {e.lo, e.hi};
+                cJSON_AddItemToObject(o, "band", cJSON_CreateDoubleArray(b, 2));
+            } else {
+                cJSON_AddNullToObject(o, "band");
+                cJSON_AddStringToObject(o, "why_no_band", why);
+            }
+            cJSON_AddItemToArray(json, o);
+        }
+        if (none->len)
+            g_string_append_printf(body, "#   %s, %s: unmeasured (no real log has them)\n", ctext[c], none->str);
+        g_string_free(none, TRUE);
+    }
+    g_string_append_printf(text, "# conveyor: %s; the error of these link classes on the real p2pBandwidthLatencyTest "
+                                 "logs compared, (conveyor - measured) / measured per cell, in-sample "
+                                 "(topologies/accuracy/p2p.json, docs/validation-p2p.md):\n",
+                           any_band ? "80% bands where a dataset left out supports one"
+                                    : "no 80% band: too few measured systems per link class to leave one out");
+    g_string_append(text, body->str);
+    g_string_free(body, TRUE);
+}
 
 static void print_header(const topo *t, const p2pmatrix_set *s)
 {
@@ -54,7 +190,7 @@ static void write_csv(const p2pmatrix_set *s)
                     printf("%s,%d,%d,%.4f\n", kind_key[k], i, j, s->m[k][i * n + j]);
 }
 
-static void write_json(const topo *t, const p2pmatrix_set *s)
+static void write_json(const topo *t, const p2pmatrix_set *s, const link_class *lc)
 {
     int n = s->ngpus;
     cJSON *o = cJSON_CreateObject();
@@ -68,6 +204,23 @@ static void write_json(const topo *t, const p2pmatrix_set *s)
         cJSON *rows = cJSON_AddArrayToObject(ms, kind_key[k]);
         for (int i = 0; i < n; i++)
             cJSON_AddItemToArray(rows, cJSON_CreateDoubleArray(s->m[k] + (size_t)i * n, n));
+    }
+    /* how far each link class was off on real logs, in-sample; a band only where one was held out */
+    cJSON *acc = cJSON_CreateArray();
+    GString *unused = g_string_new(NULL);
+    accuracy(lc, n, unused, acc);
+    g_string_free(unused, TRUE);
+    if (cJSON_GetArraySize(acc) > 0)
+        cJSON_AddItemToObject(o, "accuracy", acc);
+    else
+        cJSON_Delete(acc);
+    /* what each pair of the Enabled matrices crosses (the Disabled ones: all staged) */
+    cJSON *links = cJSON_AddArrayToObject(o, "link_class");
+    for (int i = 0; i < n; i++) {
+        const char *row[P2P_MAX_GPUS];
+        for (int j = 0; j < n; j++)
+            row[j] = lc_name[lc[(size_t)i * n + j]];
+        cJSON_AddItemToArray(links, cJSON_CreateStringArray(row, n));
     }
     char *txt = cJSON_Print(o);
     printf("%s\n", txt);
@@ -194,6 +347,7 @@ static int run_p2p(const sys_opts *so, const char *cmp, const char *fmt, const c
     GError *err = NULL;
     p2pmatrix_set *meas = NULL, *set = NULL;
     topo *ton = NULL, *toff = NULL;
+    link_class *lc = NULL;
     int rc = EXIT_OK;
     if (cmp && !(meas = p2pmatrix_read(cmp, &err)))
         return cli_fail(err);
@@ -230,23 +384,32 @@ static int run_p2p(const sys_opts *so, const char *cmp, const char *fmt, const c
         rc = cli_fail(err);
         goto out;
     }
+    lc = pair_classes(ton, n);
     if (!fmt) {
         /* comparison only */
     } else if (!strcmp(fmt, "csv")) {
         write_csv(set);
     } else if (!strcmp(fmt, "json")) {
-        write_json(ton, set);
+        write_json(ton, set, lc);
     } else {
         print_header(ton, set);
         p2pmatrix_write(stdout, set);
         printf("\nNOTE: The CUDA Samples are not meant for performance measurements. Results may vary when "
                "GPU Boost is enabled.\n");
+        /* conveyor's footer, under the sample's last line: comment lines */
+        GString *foot = g_string_new(NULL);
+        cJSON *unused = cJSON_CreateArray();
+        accuracy(lc, n, foot, unused);
+        cJSON_Delete(unused);
+        fputs(foot->str, stdout);
+        g_string_free(foot, TRUE);
     }
     if (meas) /* beside CSV or JSON on stdout, the text comparison goes to stderr */
         compare(fmt && (!strcmp(fmt, "csv") || !strcmp(fmt, "json")) ? stderr : stdout, cmp, meas, set);
     if (plot)
         rc = plot_p2p(plot, ton, set, meas);
 out:
+    g_free(lc);
     p2pmatrix_free(meas);
     p2pmatrix_free(set);
     topo_free(ton);

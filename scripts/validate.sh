@@ -5,7 +5,8 @@
 # docs/validation.md plus one gnuplot SVG per dataset under docs/validation/;
 # then scripts/validate_scaling.sh adds the training-throughput section
 # (conveyor scale against published Megatron-LM runs; its rows over 90 CPU s
-# are skipped unless it is run with --all).
+# are skipped unless it is run with --all). scripts/validate_p2p.sh writes
+# topologies/accuracy/p2p.json from the p2pBandwidthLatencyTest logs.
 set -u
 # NCCL's own switches would change what is simulated; the docs are NCCL's defaults
 # (a dataset's own settings are given with it below)
@@ -144,4 +145,7 @@ mkdir -p topologies/accuracy
 cat "$tmp/head.md" "$tmp/body.md" > "$OUT"
 rm -rf "$tmp"
 echo "wrote $OUT"
+# the p2p matrices' errors per link class (topologies/accuracy/p2p.json, read by `conveyor p2p`
+# for the footer under its matrices; docs/validation-p2p.md, "Error bands")
+sh "$(dirname "$0")/validate_p2p.sh" "$C"
 bash "$(dirname "$0")/validate_scaling.sh" "$C"

@@ -85,4 +85,24 @@ typedef struct {
 } acc_entry;
 GArray *acc_parse(const char *json, const char *what, GError **err);
 
+/* The p2p comparison (topologies/accuracy/p2p.json, scripts/validate_p2p.sh):
+ * per link class ("nvlink", "pcie-p2p", "staged") and measure ("uni_bw",
+ * "bi_bw", "lat_gpu"), the errors of the off-diagonal cells of the real
+ * p2pBandwidthLatencyTest logs, in-sample, and whether a band was checked
+ * on a dataset left out. One dataset per class and measure is the rule, so
+ * there is no band (band false) but where held_out reached 80% with every
+ * dataset checked. Loaded once, unlocked: call from one thread. */
+typedef struct {
+    int datasets, n, checked, checked_cells;
+    double min, p10, p50, p90, max;
+    double held_out; /* NAN: nothing left out */
+    bool band;
+    double lo, hi;   /* the band's errors, with band */
+    char systems[160]; /* "11 DGX-1 V100; 22 2x RTX 2080 Ti" */
+} acc_p2p;
+/* False when the file is missing or bad, or has nothing for link/measure. */
+bool acc_p2p_error(const char *link, const char *measure, acc_p2p *out);
+/* Whether topologies/accuracy/p2p.json was read. */
+bool acc_p2p_loaded(void);
+
 #endif

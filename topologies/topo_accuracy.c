@@ -209,3 +209,92 @@ void acc_time_range(double pred, const acc_band *b, double *lo, double *hi)
     *lo = pred * (1 + b->lo);
     *hi = pred * (1 + b->hi);
 }
+
+/* ---- the p2p comparison (p2p.json) ----------------------------------- */
+
+typedef struct {
+    char link[16], measure[16];
+    acc_p2p e;
+} p2p_entry;
+
+static GArray *p2p_parse(const char *json, const char *what)
+{
+    cJSON *doc = cJSON_Parse(json);
+    const cJSON *cl = doc ? cJSON_GetObjectItemCaseSensitive(doc, "classes") : NULL;
+    if (!cJSON_IsArray(cl)) {
+        g_printerr("conveyor: warning: %s: no \"classes\" array; no p2p error figures\n", what);
+        cJSON_Delete(doc);
+        return NULL;
+    }
+    GArray *t = g_array_new(FALSE, TRUE, sizeof(p2p_entry));
+    for (const cJSON *c = cl->child; c; c = c->next) {
+        p2p_entry x = {0};
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(c, "link"), *m = cJSON_GetObjectItemCaseSensitive(c, "measure"),
+                    *sy = cJSON_GetObjectItemCaseSensitive(c, "systems"), *h = cJSON_GetObjectItemCaseSensitive(c, "held_out");
+        static const char *const keys[] = {"datasets", "n", "min", "p10", "p50", "p90", "max", "checked", "checked_cells"};
+        double v[9];
+        bool ok = cJSON_IsString(l) && cJSON_IsString(m) && cJSON_IsString(sy);
+        for (int i = 0; ok && i < 9; i++) {
+            const cJSON *n = cJSON_GetObjectItemCaseSensitive(c, keys[i]);
+            ok = cJSON_IsNumber(n) && isfinite(n->valuedouble);
+            v[i] = ok ? n->valuedouble : 0;
+        }
+        const cJSON *lo = cJSON_GetObjectItemCaseSensitive(c, "lo"), *hi = cJSON_GetObjectItemCaseSensitive(c, "hi");
+        ok = ok && (h == NULL || cJSON_IsNull(h) || cJSON_IsNumber(h)) && !lo == !hi && (!lo || (cJSON_IsNumber(lo) && cJSON_IsNumber(hi)));
+        if (!ok || v[0] < 1 || v[1] < 1 || !(v[2] > -1 && v[2] <= v[6])) {
+            g_printerr("conveyor: warning: %s: a bad entry in \"classes\"; no p2p error figures\n", what);
+            g_array_unref(t);
+            cJSON_Delete(doc);
+            return NULL;
+        }
+        g_strlcpy(x.link, l->valuestring, sizeof x.link);
+        g_strlcpy(x.measure, m->valuestring, sizeof x.measure);
+        g_strlcpy(x.e.systems, sy->valuestring, sizeof x.e.systems);
+        x.e.datasets = (int)v[0];
+        x.e.n = (int)v[1];
+        x.e.min = v[2];
+        x.e.p10 = v[3];
+        x.e.p50 = v[4];
+        x.e.p90 = v[5];
+        x.e.max = v[6];
+        x.e.checked = (int)v[7];
+        x.e.checked_cells = (int)v[8];
+        x.e.held_out = cJSON_IsNumber(h) ? h->valuedouble : NAN;
+        x.e.band = lo != NULL;
+        x.e.lo = lo ? lo->valuedouble : 0;
+        x.e.hi = hi ? hi->valuedouble : 0;
+        g_array_append_val(t, x);
+    }
+    cJSON_Delete(doc);
+    return t;
+}
+
+static GArray *p2p_table(void)
+{
+    static bool loaded;
+    static GArray *t;
+    if (!loaded) {
+        loaded = true;
+        char *path = g_build_filename(topo_dir(), "accuracy", "p2p.json", NULL), *text = NULL;
+        if (g_file_get_contents(path, &text, NULL, NULL))
+            t = p2p_parse(text, path);
+        g_free(text);
+        g_free(path);
+    }
+    return t;
+}
+
+bool acc_p2p_loaded(void) { return p2p_table() != NULL; }
+
+bool acc_p2p_error(const char *link, const char *measure, acc_p2p *out)
+{
+    GArray *t = p2p_table();
+    for (guint i = 0; t && i < t->len; i++) {
+        const p2p_entry *x = &g_array_index(t, p2p_entry, i);
+        if (!strcmp(x->link, link) && !strcmp(x->measure, measure)) {
+            *out = x->e;
+            return true;
+        }
+    }
+    return false;
+}
