@@ -361,8 +361,9 @@ static void test_cli_same_csv_whatever_the_thread_count(void)
     CU_ASSERT_EQUAL_FATAL(g_strv_length(lines), 1 + 12 + 1); /* header, 12 points, "" after the last \n */
     for (int i = 1; i <= 12; i++) {
         g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
-        CU_ASSERT_EQUAL_FATAL(g_strv_length(f), 9);
+        CU_ASSERT_EQUAL_FATAL(g_strv_length(f), 9 + 4); /* and busbw_at_max's band: lo, hi, regime, kind */
         CU_ASSERT_EQUAL(atoi(f[0]), i - 1);            /* grid order */
+        CU_ASSERT(g_ascii_strtod(f[9], NULL) < g_ascii_strtod(f[4], NULL) && g_ascii_strtod(f[4], NULL) < g_ascii_strtod(f[10], NULL));
         CU_ASSERT_EQUAL(atoi(f[7]), 8 * atoi(f[1]));   /* nranks = 8 GPUs x nodes */
         CU_ASSERT(g_ascii_strtod(f[4], NULL) > 0);
     }
@@ -439,6 +440,26 @@ static void test_cli_plot_draws_one_line_per_series(void)
     g_unlink(svg);
 }
 
+/* Band columns (sweep_base.bands) go after the figures, each only with its
+ * figure, the label after any of them. */
+static const char *const bands[] = {"busbw_at_max_lo80", "busbw_at_max_hi80", "time_lo80", "band_kind", NULL};
+static const int band_of[] = {0, 0, 2, -1};
+static const sweep_base banded = {.name = "collective", .summary = "test", .params = params, .figures = figures,
+                                  .bands = bands, .band_of = band_of, .run = fake_run};
+static const sweep_base *const bandeds[] = {&banded};
+static const sweep_catalog bcat = {.bases = bandeds, .nbases = 1, .planned = planned};
+
+static void test_band_columns_follow_their_figures(void)
+{
+    sweep_spec *s = sweep_spec_load(DATA "ranges.json", &bcat, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    g_autofree char *h = sweep_csv_header(s); /* ranges.json: every figure, by default */
+    CU_ASSERT(g_str_has_prefix(h, "point,set.oversubscription,launch_us,fabric,busbw_at_max,avg_busbw,"));
+    CU_ASSERT(g_str_has_suffix(h, "algo_at_max,busbw_at_max_lo80,busbw_at_max_hi80,time_lo80,band_kind\n"));
+    CU_ASSERT_STRING_EQUAL(sweep_column_name(&banded, g_array_index(s->fig, int, s->fig->len - 1)), "band_kind");
+    sweep_spec_free(s);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -448,6 +469,7 @@ int main(void)
         {"/sweep/spec/bad-code-and-line", test_bad_specs_report_code_and_line},
         {"/sweep/spec/range-stops-at-to", test_range_stops_at_to},
         {"/sweep/csv/quote-and-split", test_csv_quotes_and_splits_back},
+        {"/sweep/csv/band-columns-last", test_band_columns_follow_their_figures},
         {"/sweep/csv/writer-order", test_writer_holds_rows_until_earlier_ones_are_out},
         {"/sweep/csv/resume-prefix-cut-line", test_resume_counts_prefix_and_drops_cut_line},
         {"/sweep/csv/resume-other-spec", test_resume_rejects_a_file_of_another_spec},
