@@ -190,7 +190,7 @@ static bool apply_log_env(const nccltests_log *log, const char *algo, const char
 }
 
 static int run_validate(const char *path, bool p2p_log, const char *op, const char *algo, const char *proto,
-                        double max_err, const char *plot_path, bool explain, sys_opts *so)
+                        double max_err, const char *plot_path, bool explain, int run, sys_opts *so)
 {
     GError *err = NULL;
     if (p2p_log)
@@ -204,7 +204,7 @@ static int run_validate(const char *path, bool p2p_log, const char *op, const ch
         }
         hint = (int)k;
     }
-    nccltests_log *log = nccltests_read_with(path, hint, &err);
+    nccltests_log *log = nccltests_read_run(path, hint, run, &err);
     if (!log)
         return cli_fail(err);
     g_autofree char *log_env = NULL;
@@ -216,8 +216,8 @@ static int run_validate(const char *path, bool p2p_log, const char *op, const ch
         algo = g_getenv("NCCL_ALGO");
     if (!proto)
         proto = g_getenv("NCCL_PROTO");
-    if (so->gpus_per_thread == 0)
-        so->gpus_per_thread = log_gpus_per_thread(path);
+    if (so->gpus_per_thread == 0) /* the run's own header, else the first in the file */
+        so->gpus_per_thread = log->ngpus >= 1 && log->ngpus <= 64 ? log->ngpus : log_gpus_per_thread(path);
     topo *t = sys_opts_load(so, &err);
     if (!t) {
         nccltests_log_free(log);
@@ -304,6 +304,9 @@ static int run_validate(const char *path, bool p2p_log, const char *op, const ch
         printf("# validate: %s\n# system: %s (%d ranks: %d node%s x %d GPUs), %s, -g %d\n", path, t->name,
                sys.nranks, sys.nnodes, sys.nnodes > 1 ? "s" : "", sys.ppn, coll_kind_name(log->coll),
                sys.gpus_per_thread);
+        if (log->run.nruns > 1)
+            printf("# run %d of the %d in the log (lines %d-%d)\n", log->run.run, log->run.nruns, log->run.first_line,
+                   log->run.last_line);
         printf("# regime: %s (make validate groups the errors by it: topologies/accuracy/)\n",
                acc_regime_name(acc_regime_of(&sys)));
         if (log->nccl_code && log->nccl_code / 100 != COLL_NCCL_CODE / 100) {
@@ -360,6 +363,7 @@ int cmd_validate(int argc, char **argv)
     char *op = NULL, *algo = NULL, *proto = NULL, *plot = NULL;
     double max_err = 0;
     gboolean explain = FALSE;
+    int run = 0;
     GOptionEntry e[] = {
         {"op", 0, 0, G_OPTION_ARG_STRING, &op, "the collective, when the log does not name it", "OP"},
         {"ngpus", 'g', 0, G_OPTION_ARG_INT, &so.gpus_per_thread, "GPUs per host thread [from the log, else 1]", "G"},
@@ -368,6 +372,7 @@ int cmd_validate(int argc, char **argv)
         {"max-error", 0, 0, G_OPTION_ARG_DOUBLE, &max_err, "exit 1 if the median |busbw error| over sizes >= 1 MiB exceeds PCT", "PCT"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "measured and predicted busbw against size (SVG, gnuplot; - for stdout)", "FILE"},
         {"explain", 0, 0, G_OPTION_ARG_NONE, &explain, "per size: the algorithm, protocol, channels and busiest link simulated", NULL},
+        {"run", 0, 0, G_OPTION_ARG_INT, &run, "the run to read where the log holds several nccl-tests runs, from 1", "N"},
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("MEASURED.log - compare a real nccl-tests run with the simulation");
@@ -389,10 +394,14 @@ int cmd_validate(int argc, char **argv)
         fprintf(stderr, "conveyor validate: --max-error must be a percentage >= 0 and -g in 1..1024\n");
         rc = EXIT_BADINPUT;
     }
+    if (rc == EXIT_OK && (run < 0 || run > 1000000)) {
+        fprintf(stderr, "conveyor validate: --run must be a run number from 1\n");
+        rc = EXIT_BADINPUT;
+    }
     bool p2p_log = rc == EXIT_OK && is_p2p_log(argv[1]); /* (read once: run_validate takes it) */
     if (p2p_log) { /* a p2pBandwidthLatencyTest log: no collective sweep to shape */
         const char *given = op ? "--op" : algo ? "--algo" : proto ? "--proto" : so.gpus_per_thread ? "-g" :
-                            explain ? "--explain" : max_err > 0 ? "--max-error" : plot ? "--plot" : NULL;
+                            explain ? "--explain" : max_err > 0 ? "--max-error" : plot ? "--plot" : run ? "--run" : NULL;
         if (given) {
             fprintf(stderr, "conveyor validate: %s is for nccl-tests logs; %s is a p2pBandwidthLatencyTest log "
                             "(conveyor p2p --compare it: --format, --plot)\n", given, argv[1]);
@@ -403,7 +412,7 @@ int cmd_validate(int argc, char **argv)
     if (rc == EXIT_OK)
         rc = run_validate(argv[1], p2p_log, op, algo ? algo : env_algo && *env_algo ? env_algo : NULL,
                           proto ? proto : env_proto && *env_proto ? env_proto : NULL,
-                          max_err, plot, explain, &so);
+                          max_err, plot, explain, run, &so);
     g_free(op);
     g_free(plot);
     g_free(algo);

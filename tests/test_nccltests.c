@@ -339,6 +339,140 @@ static void test_reader_tolerates_noise_and_slurm(void)
 }
 
 
+/* Launcher prefixes (log review 2026-12): Open MPI's --tag-output, with --timestamp-output too, a "[N] "
+ * tag, Slurm's label. Rows and '#' lines are rank 0's stdout; other ranks' and stderr lines give their NCCL
+ * lines only (a non-MPI nccl-tests under mpirun prints a table per process). */
+static void test_reader_launcher_prefixes(void)
+{
+    const char *row8 = "           8             2     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0";
+    const char *row16 = "          16             4     float     sum      -1    11.00    0.00    0.00      0    11.00    0.00    0.00      0";
+    const char *pfx[][2] = {
+        {"        [1,0]<stdout>:", "        [1,1]<stdout>:"},
+        {"Thu May  7 10:39:20 2020[1,0]<stdout>:", "Thu May  7 10:39:20 2020[1,1]<stdout>:"},
+        {"[0] ", "[1] "},
+        {" 0: ", "11: "},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(pfx); i++) {
+        const char *z = pfx[i][0], *o = pfx[i][1];
+        char *text = g_strdup_printf("%s# Collective test starting: all_reduce_perf\n"
+                                     "%s#  Rank  0 Group  0 Pid    1 on h device  0 [0000:18:00] X\n"
+                                     "%s#  Rank  1 Group  0 Pid    2 on h device  1 [0000:19:00] X\n"
+                                     "%s# Collective test starting: all_gather_perf\n" /* another process's */
+                                     "%s%s\n%s%s\n%s%s\n%s%s\n",
+                                     z, z, z, o, z, row8, o, row8, o, row16, z, row16);
+        GError *err = NULL;
+        nccltests_log *log = nccltests_parse("pfx", text, strlen(text), -1, &err);
+        if (!log)
+            fprintf(stderr, "\nprefix %zu: %s\n", i, err->message);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+        CU_ASSERT_EQUAL(log->coll, COLL_ALL_REDUCE);
+        CU_ASSERT_EQUAL(log->nranks, 2);
+        CU_ASSERT_EQUAL(log->nrows, 2);
+        CU_ASSERT_DOUBLE_EQUAL(log->rows[1].time_us[0], 11.0, 1e-9);
+        nccltests_log_free(log);
+        g_free(text);
+    }
+    /* stderr lines are not the table; an Open MPI tag whose rank is not a number is no prefix (the line is
+     * text, not a row) */
+    const char *text = "[1,0]<stdout>:# Collective test starting: all_reduce_perf\n"
+                       "[1,0]<stdout>:#  Rank  0 Group  0 Pid    1 on h device  0 [0000:18:00] X\n"
+                       "[1,0]<stderr>:           4             1     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n"
+                       "[1,x]<stdout>:          32             8     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n"
+                       "[1,0]<stdout>:           8             2     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n";
+    GError *err = NULL;
+    nccltests_log *log = nccltests_parse("pfx", text, strlen(text), -1, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(log->nrows, 1);
+    CU_ASSERT_EQUAL(log->rows[0].size_bytes, 8);
+    nccltests_log_free(log);
+}
+
+/* A row nccl-tests printed in pieces with NCCL's lines glued after them (NVIDIA/nccl#1453): read whole,
+ * an error in a later piece at its own line and column. */
+static void test_reader_rows_split_by_nccl_lines(void)
+{
+    const char *head = "# Collective test starting: all_reduce_perf\n"
+                       "#  Rank  0 Group  0 Pid    1 on h device  0 [0000:18:00] X\n"
+                       "#  Rank  1 Group  0 Pid    1 on h device  1 [0000:19:00] X\n"
+                       "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+                       "h1:7:7 [0] NCCL INFO Bootstrap : Using eth0\n";
+    char *text = g_strconcat(head,
+                             "           8             2     float     sum      -1h1:7:7 [0] NCCL INFO AllReduce: 8 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}\n"
+                             "h1:7:9 [1] NCCL INFO Connected all rings\n"
+                             "    10.00    0.00    0.00      0h1:7:7 [0] NCCL INFO AllReduce: 8 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}\n"
+                             "    12.50    0.00    0.00      0\n"
+                             "          16             4     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n",
+                             NULL);
+    GError *err = NULL;
+    nccltests_log *log = nccltests_parse("split", text, strlen(text), -1, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(log->nrows, 2);
+    CU_ASSERT_DOUBLE_EQUAL(log->rows[0].time_us[0], 10.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(log->rows[0].time_us[1], 12.5, 1e-9);
+    CU_ASSERT_EQUAL(log->ntuning, 2); /* the glued TUNING lines are NCCL's lines still */
+    nccltests_log_free(log);
+    g_free(text);
+    /* a bad in-place time on the row's third line: line 9, its column there */
+    text = g_strconcat(head,
+                       "           8             2     float     sum      -1h1:7:7 [0] NCCL INFO x\n"
+                       "    10.00    0.00    0.00      0h1:7:7 [0] NCCL INFO x\n"
+                       "    1z.50    0.00    0.00      0\n", NULL);
+    log = nccltests_parse("split", text, strlen(text), -1, &err);
+    CU_ASSERT_PTR_NULL(log);
+    CU_ASSERT(g_error_matches(err, NCCLTESTS_ERROR, NCCLTESTS_ERROR_NOT_NUMBER));
+    CU_ASSERT(err && g_str_has_prefix(err->message, "split:8:5: time"));
+    if (err && !g_str_has_prefix(err->message, "split:8:5: time"))
+        fprintf(stderr, "\n%s\n", err->message);
+    g_clear_error(&err);
+    g_free(text);
+}
+
+/* Several runs in one file: refused unless one is picked; a run that stopped before its table is passed
+ * over. */
+static void test_reader_runs(void)
+{
+    const char *run = "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+                      "# Collective test starting: %s\n"
+                      "#  Rank  0 Group  0 Pid    1 on h device  0 [0000:18:00] X\n"
+                      "#  Rank  1 Group  0 Pid    1 on h device  1 [0000:19:00] X\n"
+                      "%s";
+    const char *row = "           8             2     float     sum      -1    %s    0.00    0.00      0    10.00    0.00    0.00      0\n";
+    char *r1 = g_strdup_printf(row, "10.00"), *r2 = g_strdup_printf(row, "20.00");
+    char *a = g_strdup_printf(run, "all_reduce_perf", ""), *b = g_strdup_printf(run, "all_reduce_perf", r1),
+         *c = g_strdup_printf(run, "all_gather_perf", r2);
+    char *text = g_strconcat(a, "Test NCCL failure common.cu:892 'unhandled system error'\n", b, c, NULL);
+    GError *err = NULL;
+    nccltests_log *log = nccltests_parse("runs", text, strlen(text), -1, &err);
+    CU_ASSERT_PTR_NULL(log);
+    CU_ASSERT(err && g_str_has_prefix(err->message, "runs:11:1: expected one nccl-tests run per file"));
+    g_clear_error(&err);
+    log = nccltests_parse_run("runs", text, strlen(text), -1, 2, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(log->coll, COLL_ALL_GATHER);
+    CU_ASSERT_EQUAL(log->nranks, 2);
+    CU_ASSERT_DOUBLE_EQUAL(log->rows[0].time_us[0], 20.0, 1e-9);
+    CU_ASSERT_EQUAL(log->run.nruns, 2);
+    CU_ASSERT_EQUAL(log->run.first_line, 11);
+    nccltests_log_free(log);
+    CU_ASSERT_PTR_NULL(nccltests_parse_run("runs", text, strlen(text), -1, 3, &err));
+    CU_ASSERT(g_error_matches(err, NCCLTESTS_ERROR, NCCLTESTS_ERROR_NO_TABLE));
+    g_clear_error(&err);
+    g_free(text);
+    /* the failed run, then one: that one */
+    text = g_strconcat(a, b, NULL);
+    log = nccltests_parse("runs", text, strlen(text), -1, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(log->nranks, 2);
+    CU_ASSERT_EQUAL(log->run.first_line, 5);
+    nccltests_log_free(log);
+    g_free(text);
+    g_free(a);
+    g_free(b);
+    g_free(c);
+    g_free(r1);
+    g_free(r2);
+}
+
 /* ncclNvlsSupported's table (src/include/device.h). */
 static void test_nvls_reduces_table(void)
 {
@@ -620,6 +754,12 @@ static const bad_case bad_cases[] = {
     {"binary-garbage.bin", NCCLTESTS_ERROR_BINARY, 1},
     {"no-collective.txt", NCCLTESTS_ERROR_NO_COLLECTIVE, 1},
     {"no-nranks.txt", NCCLTESTS_ERROR_NO_NRANKS, 1},
+    {"prefix-mixed-styles.txt", NCCLTESTS_ERROR_MIXED, 11},
+    {"prefix-tag-bad-time.txt", NCCLTESTS_ERROR_NOT_NUMBER, 11},
+    {"prefix-like-size.txt", NCCLTESTS_ERROR_MIXED, 11},
+    {"split-row-never-ends.txt", NCCLTESTS_ERROR_TRUNCATED_ROW, 11},
+    {"split-row-cut-mid-group.txt", NCCLTESTS_ERROR_TRUNCATED_ROW, 11},
+    {"two-runs.txt", NCCLTESTS_ERROR_MIXED, 12},
 };
 
 static void test_reader_bad_inputs(void)
@@ -741,6 +881,9 @@ int main(void)
         {"test_reader_old_format_details", test_reader_old_format_details},
         {"test_reader_derives_nranks_from_ratio", test_reader_derives_nranks_from_ratio},
         {"test_reader_tolerates_noise_and_slurm", test_reader_tolerates_noise_and_slurm},
+        {"test_reader_launcher_prefixes", test_reader_launcher_prefixes},
+        {"test_reader_rows_split_by_nccl_lines", test_reader_rows_split_by_nccl_lines},
+        {"test_reader_runs", test_reader_runs},
         {"test_reader_keeps_tuning_lines", test_reader_keeps_tuning_lines},
         {"test_reader_keeps_ring_lines", test_reader_keeps_ring_lines},
         {"test_reader_keeps_trees_lines", test_reader_keeps_trees_lines},

@@ -245,6 +245,12 @@ bool nccltests_ring_parse(const char *info, int line, nccltests_ring *out);
  * returns the rank, or -1 (nothing appended) when it is not one. */
 int nccltests_trees_parse(const char *info, int line, GArray *out);
 
+/* Where the run read sits in a log of several (nccl-tests runs one after another in one file). */
+typedef struct {
+    int run, nruns;           /* the run read (1-based) of the runs with a result table */
+    int first_line, last_line;
+} nccltests_log_run;
+
 typedef struct {
     char *path;               /* as given */
     coll_kind coll;
@@ -277,6 +283,8 @@ typedef struct {
     int nccl_code_line;       /* where it was read */
     int agg_iters;            /* the header's "agg iters: M" (nccl-tests -m: M calls per group), 1 if absent */
     int graph;                /* the header's "graph: N" (nccl-tests -G: CUDA graph launches), 0 if absent */
+    int ngpus;                /* the header's "nGpus G" (nccl-tests -g), 0 if absent */
+    nccltests_log_run run;    /* which run of the file was read */
     /* nccl-tests -d all / -o all / -r -1 print one sweep per (type, reduction, root), one after another in
      * one table: ngroups of them (1 for most logs; dtype/redop/root above are the first's); row_id[i]
      * is row i's. */
@@ -294,6 +302,10 @@ void nccltests_nccl_version(int code, char *buf, size_t len);
  * messages start "path:line:col: ". */
 nccltests_log *nccltests_read_with(const char *path, int coll_hint, GError **err);
 
+/* The same for run `run` (1-based) of a log holding several nccl-tests runs one after another; run 0:
+ * the only one (several are an error, NCCLTESTS_ERROR_MIXED at the second's first line). */
+nccltests_log *nccltests_read_run(const char *path, int coll_hint, int run, GError **err);
+
 /* nccltests_read_with(path, -1, err). */
 nccltests_log *nccltests_read(const char *path, GError **err);
 
@@ -301,6 +313,9 @@ nccltests_log *nccltests_read(const char *path, GError **err);
  * NUL-terminated. */
 nccltests_log *nccltests_parse(const char *name, const char *text, size_t len,
                                int coll_hint, GError **err);
+
+nccltests_log *nccltests_parse_run(const char *name, const char *text, size_t len, int coll_hint, int run,
+                                   GError **err);
 
 void nccltests_log_free(nccltests_log *log);
 

@@ -1,12 +1,15 @@
 /* traces/nccltests_read.c - reader for nccl-tests logs.
  *
- * One pass over the lines.  Comment lines ('#') give the collective
+ * A pre-pass (NCCL line headers, runs), then one pass over the lines.  Comment lines ('#') give the collective
  * ("# Collective test starting: X_perf"), the device block, the header line
  * (which fixes the column layout) and the average bus bandwidth; `#!` lines
  * are conveyor's provenance headers (collective:, gpus:, command:).  Any
  * other line whose first token starts with a digit and holds no ':' is a
  * result row and must parse; NCCL INFO/WARN and other noise is skipped.
- * A Slurm "N: " prefix is removed first.  Layouts: 13 columns (2.x with
+ * A launcher's prefix (Slurm "N: ", Open MPI "[job,rank]<stdout>:" with or
+ * without a time stamp, "[N] ") is set aside first: rows and '#' lines are
+ * rank 0's stdout; a row cut by NCCL's log lines is joined; a file of
+ * several runs is read one run at a time (find_runs).  Layouts: 13 columns (2.x with
  * root), 12 (old, redop but no root, "error" column), 11 (old all_gather
  * etc., no redop).  Without a header the first row's width picks one.
  */
@@ -28,7 +31,26 @@ typedef struct {
     const char *s; /* token start (in the line) */
     int len;
     int col;       /* 1-based column in the original line */
+    int line;      /* its line (a row cut by NCCL's log spans several) */
 } token;
+
+/* What a launcher put before a line: Slurm's srun --label "N: ", Open MPI's
+ * --tag-output "[job,rank]<stdout>:" (with --timestamp-output, ctime's
+ * "Thu May  7 10:39:20 2020" before it, or before a bare "<stdout>:"), or a
+ * "[N] " rank tag (NVIDIA/nccl#1453). */
+typedef enum { PFX_NONE, PFX_SLURM, PFX_OMPI, PFX_OMPI_TIME, PFX_OMPI_TIME_ONLY, PFX_RANK } pfx_kind;
+
+static const char *const pfx_names[] = {
+    "no launcher prefix", "a Slurm label \"N: \"", "an Open MPI tag \"[job,rank]<stdout>:\"",
+    "an Open MPI time stamp and tag", "an Open MPI time stamp \"<stdout>:\"", "a rank tag \"[N] \"",
+};
+
+typedef struct {
+    pfx_kind kind;
+    int rank;        /* -1: the prefix names none */
+    bool out;        /* stdout (false: the tag says <stderr> or <stddiag>) */
+    size_t at, len;  /* where the prefix starts (after blanks) and ends, in the line */
+} launch_pfx;
 
 typedef struct {
     const char *name;
@@ -66,6 +88,11 @@ typedef struct {
     int nlatbw_cols;     /* 0: no header yet; -1: the first table is complete */
     GPtrArray *env;      /* "NAME=value" from NCCL's ENV lines */
     GArray *env_line;    /* int: their lines */
+    GHashTable *heads;   /* "host:pid:tid" of NCCL lines that start a line: where one glued to a row starts */
+    int row_style, row_style_line; /* the launcher prefix of the first result row (-1: none yet) */
+    token pend[MAX_TOK]; /* a result row cut by NCCL lines, its columns so far */
+    int pend_n, pend_end_line, pend_end_col;
+    int run_lo, run_hi;  /* the lines of the run read (0, 0: all) */
 } parser;
 
 static void fail(parser *p, int code, int col, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
@@ -80,23 +107,39 @@ static void fail(parser *p, int code, int col, const char *fmt, ...)
     g_free(what);
 }
 
-static int tokenize(const char *line, const char *from, token *tok, int max)
+/* The tokens of line from `from` to `to` (NULL: the end), on file line `ln`. */
+static int tokenize_to(const char *line, const char *from, const char *to, int ln, token *tok, int max)
 {
     int n = 0;
     const char *s = from;
-    while (*s) {
-        while (*s == ' ' || *s == '\t')
+    if (!to)
+        to = from + strlen(from);
+    while (s < to) {
+        while (s < to && (*s == ' ' || *s == '\t'))
             s++;
-        if (!*s)
+        if (s >= to)
             break;
         const char *b = s;
-        while (*s && *s != ' ' && *s != '\t')
+        while (s < to && *s != ' ' && *s != '\t')
             s++;
         if (n < max)
-            tok[n] = (token){.s = b, .len = (int)(s - b), .col = (int)(b - line) + 1};
+            tok[n] = (token){.s = b, .len = (int)(s - b), .col = (int)(b - line) + 1, .line = ln};
         n++;
     }
     return n;
+}
+
+static int tokenize(const char *line, const char *from, token *tok, int max)
+{
+    return tokenize_to(line, from, NULL, 0, tok, max);
+}
+
+/* The column of t, its line made the current one (for an error there). */
+static int at(parser *p, const token *t)
+{
+    if (t->line > 0)
+        p->line = t->line;
+    return t->col;
 }
 
 static char *tok_dup(const token *t)
@@ -111,11 +154,85 @@ static size_t slurm_prefix(const char *s)
     while (s[i] == ' ')
         i++;
     size_t d = i;
-    while (isdigit((unsigned char)s[i]))
+    while (isdigit((unsigned char)s[i]) && i - d < 8)
         i++;
     if (i > d && s[i] == ':' && (s[i + 1] == ' ' || s[i + 1] == '\t' || s[i + 1] == '\0'))
         return i + 1;
     return 0;
+}
+
+/* 1 to 7 digits at *c (moved past them) into *v. */
+static bool small_num(const char **c, int *v)
+{
+    const char *b = *c;
+    long n = 0;
+    while (isdigit((unsigned char)**c) && *c - b < 7)
+        n = n * 10 + (*(*c)++ - '0');
+    *v = (int)n;
+    return *c > b && !isdigit((unsigned char)**c);
+}
+
+/* Open MPI's stream tag "<stdout>:" (also <stderr>, <stddiag>) at c: its length, or 0. */
+static size_t ompi_stream(const char *c, bool *out)
+{
+    *out = !strncmp(c, "<stdout>:", 9);
+    return *out || !strncmp(c, "<stderr>:", 9) ? 9 : !strncmp(c, "<stddiag>:", 10) ? 10 : 0;
+}
+
+/* Open MPI's "[job,rank]<stdout>:" at c (orte/mca/iof/base/iof_base_output.c): its length, or 0. */
+static size_t ompi_tag(const char *c, int *rank, bool *out)
+{
+    const char *b = c;
+    int job;
+    if (*c++ != '[' || !small_num(&c, &job) || *c++ != ',' || !small_num(&c, rank) || *c++ != ']')
+        return 0;
+    size_t n = ompi_stream(c, out);
+    return n ? (size_t)(c - b) + n : 0;
+}
+
+/* ctime()'s "Thu May  7 10:39:20 2020" (24 characters) at c. */
+static bool is_ctime(const char *c)
+{
+    static const char form[] = "Aaa Aaa _9 99:99:99 9999";
+    for (int i = 0; i < 24; i++) {
+        unsigned char ch = (unsigned char)c[i], f = (unsigned char)form[i];
+        if (!ch || (f == 'A' && !isalpha(ch)) || (f == '9' && !isdigit(ch)) || (f == '_' && ch != ' ' && !isdigit(ch)) ||
+            ((f == ' ' || f == ':') && ch != f))
+            return false;
+    }
+    return true;
+}
+
+static launch_pfx launcher_prefix(const char *line)
+{
+    launch_pfx lp = {.kind = PFX_NONE, .rank = -1, .out = true};
+    const char *s = line;
+    while (*s == ' ')
+        s++;
+    size_t n;
+    int r = -1, r2;
+    bool out = true;
+    const char *c = s;
+    if ((n = ompi_tag(s, &r, &out)))
+        lp.kind = PFX_OMPI;
+    else if (is_ctime(s) && (n = ompi_tag(s + 24, &r, &out)))
+        lp.kind = PFX_OMPI_TIME, n += 24;
+    else if (is_ctime(s) && (n = ompi_stream(s + 24, &out)))
+        lp.kind = PFX_OMPI_TIME_ONLY, n += 24;
+    else if ((n = slurm_prefix(line))) {
+        lp.kind = PFX_SLURM;
+        n -= (size_t)(s - line);
+        r = atoi(s);
+    } else if (*c++ == '[' && small_num(&c, &r2) && c[0] == ']' && c[1] == ' ') {
+        lp.kind = PFX_RANK, n = (size_t)(c + 1 - s), r = r2;
+    }
+    if (lp.kind == PFX_NONE)
+        return lp;
+    lp.rank = r;
+    lp.out = out;
+    lp.at = (size_t)(s - line);
+    lp.len = lp.at + n;
+    return lp;
 }
 
 /* Finds a collective name in free text: the first word that names one, or a
@@ -275,7 +392,7 @@ static bool parse_u64(parser *p, const token *t, const char *what, uint64_t *out
     unsigned long long v = strtoull(w, &end, 10);
     bool ok = isdigit((unsigned char)w[0]) && *end == '\0' && errno == 0;
     if (!ok)
-        fail(p, NCCLTESTS_ERROR_NOT_NUMBER, t->col, "%s: expected a non-negative integer, got \"%s\"",
+        fail(p, NCCLTESTS_ERROR_NOT_NUMBER, at(p, t), "%s: expected a non-negative integer, got \"%s\"",
              what, w);
     g_free(w);
     *out = (uint64_t)v;
@@ -292,9 +409,9 @@ static bool parse_value(parser *p, const token *t, const char *what, bool empty,
     double v = g_ascii_strtod(w, &end);
     bool ok = false, time = !strcmp(what, "time") && !empty;
     if (end == w || *end != '\0' || strpbrk(w, "xXpP"))
-        fail(p, NCCLTESTS_ERROR_NOT_NUMBER, t->col, "%s: expected a number, got \"%s\"", what, w);
+        fail(p, NCCLTESTS_ERROR_NOT_NUMBER, at(p, t), "%s: expected a number, got \"%s\"", what, w);
     else if (isnan(v) || isinf(v) || v < 0 || v > 1e12 || (time && v == 0))
-        fail(p, NCCLTESTS_ERROR_BAD_VALUE, t->col, "%s: expected a value %s 0 and at most 1e12, got \"%s\"",
+        fail(p, NCCLTESTS_ERROR_BAD_VALUE, at(p, t), "%s: expected a value %s 0 and at most 1e12, got \"%s\"",
              what, time ? ">" : ">=", w);
     else
         ok = true;
@@ -313,7 +430,7 @@ static bool parse_wrong(parser *p, const token *t, double *out)
     } else {
         *out = g_ascii_strtod(w, &end);
         if (end == w || *end != '\0') {
-            fail(p, NCCLTESTS_ERROR_NOT_NUMBER, t->col,
+            fail(p, NCCLTESTS_ERROR_NOT_NUMBER, at(p, t),
                  "#wrong: expected a number or N/A, got \"%s\"", w);
             ok = false;
         }
@@ -328,7 +445,7 @@ static bool pick_layout(parser *p, const token *tok, int n)
         return true;
     if (n < 11 || n > 13) {
         fail(p, n < 11 ? NCCLTESTS_ERROR_TRUNCATED_ROW : NCCLTESTS_ERROR_COLUMN_COUNT,
-             n > 13 ? tok[13 < MAX_TOK ? 13 : 0].col : 1,
+             n > 13 ? at(p, &tok[13]) : at(p, &tok[0]),
              "expected a result row of 11, 12 or 13 columns, got %d", n);
         return false;
     }
@@ -348,14 +465,14 @@ static bool row_identity(parser *p, const token *tok, int *k, uint64_t size)
     char *w = tok_dup(&tok[2]);
     bool ok = nccltests_dtype_from_name(w, &dt) == 0;
     if (!ok)
-        fail(p, NCCLTESTS_ERROR_BAD_VALUE, tok[2].col, "type: expected an nccl-tests data type, got \"%s\"", w);
+        fail(p, NCCLTESTS_ERROR_BAD_VALUE, at(p, &tok[2]), "type: expected an nccl-tests data type, got \"%s\"", w);
     g_free(w);
     *k = 3;
     if (ok && p->has_redop) {
         w = tok_dup(&tok[3]);
         ok = nccltests_redop_from_name(w, &op) == 0;
         if (!ok)
-            fail(p, NCCLTESTS_ERROR_BAD_VALUE, tok[3].col, "redop: expected sum/prod/max/min/avg/none, got \"%s\"", w);
+            fail(p, NCCLTESTS_ERROR_BAD_VALUE, at(p, &tok[3]), "redop: expected sum/prod/max/min/avg/none, got \"%s\"", w);
         g_free(w);
         (*k)++;
     }
@@ -366,7 +483,7 @@ static bool row_identity(parser *p, const token *tok, int *k, uint64_t size)
         ok = end != w && *end == '\0' && lr >= -1 && lr <= 1048576; /* -1: no root; else a rank */
         root = (int)lr;
         if (!ok)
-            fail(p, NCCLTESTS_ERROR_NOT_NUMBER, tok[*k].col, "root: expected -1 or a rank (0..1048576), got \"%s\"", w);
+            fail(p, NCCLTESTS_ERROR_NOT_NUMBER, at(p, &tok[*k]), "root: expected -1 or a rank (0..1048576), got \"%s\"", w);
         g_free(w);
         (*k)++;
     }
@@ -388,19 +505,19 @@ static bool row_identity(parser *p, const token *tok, int *k, uint64_t size)
          * increase is a malformed table */
         if (size > p->prev_size) {
             if (dt != p->cur_dtype || op != p->cur_redop)
-                fail(p, NCCLTESTS_ERROR_MIXED, tok[dt != p->cur_dtype ? 2 : 3].col,
+                fail(p, NCCLTESTS_ERROR_MIXED, at(p, &tok[dt != p->cur_dtype ? 2 : 3]),
                      "expected one type/redop per sweep (%s %s), got %s %s where the sizes still increase (a -d "
                      "all / -o all table starts each type and reduction over at its smallest size)",
                      nccltests_dtype_name(p->cur_dtype), nccltests_redop_name(p->cur_redop),
                      nccltests_dtype_name(dt), nccltests_redop_name(op));
             else
-                fail(p, NCCLTESTS_ERROR_MIXED, tok[*k - 1].col,
+                fail(p, NCCLTESTS_ERROR_MIXED, at(p, &tok[*k - 1]),
                      "expected one root per sweep (%d), got %d where the sizes still increase (a -r -1 table "
                      "starts each root over at its smallest size)", p->cur_root, root);
             return false;
         }
         if (g_hash_table_contains(p->seen_groups, gkey)) {
-            fail(p, NCCLTESTS_ERROR_MIXED, tok[2].col, "expected each sweep once per table, got %s %s root %d again",
+            fail(p, NCCLTESTS_ERROR_MIXED, at(p, &tok[2]), "expected each sweep once per table, got %s %s root %d again",
                  nccltests_dtype_name(dt), nccltests_redop_name(op), root);
             return false;
         }
@@ -417,21 +534,27 @@ static bool row_identity(parser *p, const token *tok, int *k, uint64_t size)
     return true;
 }
 
-static bool data_row(parser *p, const char *line, const char *s)
+/* A result row from its tokens (n of them, from one line or, for a row cut by NCCL's log, several);
+ * (end_line, end_col): just past its last piece, where a row cut short is reported. */
+static bool data_row_tok(parser *p, token *tok, int n, int end_line, int end_col)
 {
-    token tok[MAX_TOK];
-    int n = tokenize(line, s, tok, MAX_TOK);
     nccltests_row r = {0};
     int k;
     if (!pick_layout(p, tok, n))
         return false;
     if (n < p->ncols) {
-        fail(p, NCCLTESTS_ERROR_TRUNCATED_ROW, (int)strlen(line) + 1,
-             "expected %d columns in a result row, got %d (row cut short?)", p->ncols, n);
+        p->line = end_line;
+        if (tok[0].line != end_line)
+            fail(p, NCCLTESTS_ERROR_TRUNCATED_ROW, end_col,
+                 "expected %d columns in a result row, got %d (the row begun on line %d, cut by NCCL's log, "
+                 "ends here short)", p->ncols, n, tok[0].line);
+        else
+            fail(p, NCCLTESTS_ERROR_TRUNCATED_ROW, end_col,
+                 "expected %d columns in a result row, got %d (row cut short?)", p->ncols, n);
         return false;
     }
     if (n > p->ncols) {
-        fail(p, NCCLTESTS_ERROR_COLUMN_COUNT, tok[p->ncols].col,
+        fail(p, NCCLTESTS_ERROR_COLUMN_COUNT, at(p, &tok[p->ncols < MAX_TOK ? p->ncols : MAX_TOK - 1]),
              "expected %d columns as the header says, got %d", p->ncols, n);
         return false;
     }
@@ -439,7 +562,7 @@ static bool data_row(parser *p, const char *line, const char *s)
         return false;
     /* as collective -e (cli_coll_sizes): a 20 TB row simulated for many minutes */
     if (r.size_bytes > NCCLTESTS_MAX_SIZE) {
-        fail(p, NCCLTESTS_ERROR_BAD_VALUE, tok[0].col,
+        fail(p, NCCLTESTS_ERROR_BAD_VALUE, at(p, &tok[0]),
              "size: %" G_GUINT64_FORMAT " is above 1T (2^40 bytes, more than any GPU holds)", r.size_bytes);
         return false;
     }
@@ -455,7 +578,7 @@ static bool data_row(parser *p, const char *line, const char *s)
     }
     gpointer first = g_hash_table_lookup(p->sizes, &r.size_bytes);
     if (r.size_bytes > 0 && first) {
-        fail(p, NCCLTESTS_ERROR_DUPLICATE_SIZE, tok[0].col,
+        fail(p, NCCLTESTS_ERROR_DUPLICATE_SIZE, at(p, &tok[0]),
              "expected each size once per table, got %" G_GUINT64_FORMAT " again (first on line %d; a run over "
              "several types, reductions or roots repeats its sizes: validate one at a time)",
              r.size_bytes, GPOINTER_TO_INT(first));
@@ -464,16 +587,79 @@ static bool data_row(parser *p, const char *line, const char *s)
     g_array_append_val(p->rows, r);
     uint64_t *key = g_new(uint64_t, 1);
     *key = r.size_bytes;
-    g_hash_table_insert(p->sizes, key, GINT_TO_POINTER(p->line));
+    g_hash_table_insert(p->sizes, key, GINT_TO_POINTER(tok[0].line));
     return true;
 }
 
+/* A result row cut by NCCL's log was left unfinished (a comment line, or the end of the file, came first). */
+static bool pending_cut(parser *p)
+{
+    p->line = p->pend_end_line;
+    fail(p, NCCLTESTS_ERROR_TRUNCATED_ROW, p->pend_end_col,
+         "expected %d columns in a result row, got %d: the row begun on line %d before an NCCL line never ends "
+         "(row cut short?)", p->have_layout ? p->ncols : 13, p->pend_n, p->pend[0].line);
+    return false;
+}
+
+/* Columns of a result row from line `line`, from..to: a whole row, or (glued: an NCCL log line follows on
+ * the same line, as nccl-tests prints a row in pieces to the stdout NCCL logs to) a piece of one. A row
+ * begun before an NCCL line goes on on a later line: its out-of-place columns (often glued to NCCL's next
+ * line too), then its in-place ones ending the line. */
+static bool row_piece(parser *p, const char *line, const char *from, const char *to, bool glued)
+{
+    token tok[MAX_TOK];
+    int n = tokenize_to(line, from, to, p->line, tok, MAX_TOK);
+    int end_col = (int)(to - line) + 1;
+    if (!p->pend_n && !glued)
+        return data_row_tok(p, tok, n, p->line, end_col);
+    for (int i = 0; i < n; i++) {
+        if (p->pend_n >= MAX_TOK) { /* far more than a row has: report the first past the header's */
+            p->pend_n = MAX_TOK;
+            break;
+        }
+        p->pend[p->pend_n++] = tok[i < MAX_TOK ? i : MAX_TOK - 1];
+    }
+    p->pend_end_line = p->line;
+    p->pend_end_col = end_col;
+    int want = p->have_layout ? p->ncols : 0;
+    if (glued && (!want || p->pend_n < want)) {
+        /* nccl-tests prints a row in three writes (the size..root preamble, out of place, in place): NCCL's
+         * lines come between them, not inside one */
+        if (want && p->pend_n != want - 8 && p->pend_n != want - 4) {
+            p->line = p->pend_end_line;
+            fail(p, NCCLTESTS_ERROR_TRUNCATED_ROW, end_col,
+                 "expected a result row cut by an NCCL line after its first %d or %d columns, got %d", want - 8,
+                 want - 4, p->pend_n);
+            return false;
+        }
+        return true;
+    }
+    int m = p->pend_n;
+    p->pend_n = 0;
+    return data_row_tok(p, p->pend, m, p->pend_end_line, p->pend_end_col);
+}
+
+/* Does s (a line after its launcher prefix and blanks) start a result row: a first word that starts with
+ * a digit (a sign and a digit: a negative size is refused, not skipped)? Not a logger's time stamp or date
+ * ("22:55:51", "2024/06/10", "2024-06-10"), an address or a version ("10.0.0.1", "2.19.3"), nor the
+ * dashes of mpirun's banners and the +--- of nvidia-smi's table. */
 static bool is_row(const char *s)
 {
-    if (!isdigit((unsigned char)*s) && *s != '-' && *s != '+')
+    const char *d = s + (*s == '-' || *s == '+');
+    if (!isdigit((unsigned char)*d))
         return false;
     size_t n = strcspn(s, " \t");
-    return memchr(s, ':', n) == NULL;
+    if (memchr(s, ':', n) || memchr(s, '/', n))
+        return false;
+    int dots = 0;
+    for (size_t i = 0; i < n; i++)
+        dots += s[i] == '.';
+    if (dots > 1)
+        return false;
+    bool date = n >= 10;
+    for (int i = 0; date && i < 10; i++)
+        date = i == 4 || i == 7 ? s[i] == '-' : isdigit((unsigned char)s[i]);
+    return !date;
 }
 
 /* NCCL's "NCCL_X set by environment to v" (param.cc; integers end with a
@@ -636,16 +822,105 @@ static void trees_line(parser *p, const char *info)
     g_array_free(got, TRUE);
 }
 
+/* Where NCCL's "host:pid:tid [dev] " starts in s (a line after its launcher prefix), or NULL. The first
+ * such header counts; one glued to the row nccl-tests was printing ("-1host:12:12 [0] NCCL INFO ...") is
+ * told apart by the headers that start other lines, else at a number followed by a letter. */
+static const char *nccl_head(const parser *p, const char *s)
+{
+    for (const char *b = strstr(s, " ["); b; b = strstr(b + 1, " [")) {
+        const char *d = b + 2;
+        if (!isdigit((unsigned char)*d))
+            continue;
+        while (isdigit((unsigned char)*d))
+            d++;
+        if (d[0] != ']' || d[1] != ' ')
+            continue;
+        const char *t = b, *e = b;
+        while (t > s && t[-1] != ' ')
+            t--;
+        int k = 0;
+        for (; k < 2; k++) { /* ":pid:tid" */
+            const char *q = e;
+            while (q > t && isdigit((unsigned char)q[-1]))
+                q--;
+            if (q == e || q - 1 <= t || q[-1] != ':')
+                break;
+            e = q - 1;
+        }
+        if (k < 2)
+            continue;
+        if (t == s)
+            return t;
+        char buf[256];
+        size_t n = (size_t)(b - t);
+        if (n < sizeof buf) {
+            memcpy(buf, t, n);
+            buf[n] = 0;
+            for (size_t off = 0; off < n; off++)
+                if (g_hash_table_contains(p->heads, buf + off))
+                    return t + off;
+        }
+        const char *q = t + (*t == '-' || *t == '+');
+        if (isdigit((unsigned char)*q)) {
+            while (isdigit((unsigned char)*q))
+                q++;
+            if (isalpha((unsigned char)*q))
+                return q;
+        }
+        return t;
+    }
+    return NULL;
+}
+
+/* Result rows come from rank 0's stdout, all with the launcher prefix the first one had. */
+static bool row_style_ok(parser *p, const char *line, const launch_pfx *lp)
+{
+    if (p->row_style < 0) {
+        p->row_style = (int)lp->kind;
+        p->row_style_line = p->line;
+        return true;
+    }
+    if (p->row_style == (int)lp->kind)
+        return true;
+    fail(p, NCCLTESTS_ERROR_MIXED, (int)lp->at + 1,
+         "expected a result row with %s as on line %d, got %s (launcher output mixed up?)", pfx_names[p->row_style],
+         p->row_style_line, pfx_names[lp->kind]);
+    (void)line;
+    return false;
+}
+
 static bool one_line(parser *p, char *line)
 {
-    size_t len = strlen(line);
-    if (len && line[len - 1] == '\r')
-        line[len - 1] = '\0';
-    const char *s = line + slurm_prefix(line);
-    while (*s == ' ' || *s == '\t')
+    launch_pfx lp = launcher_prefix(line);
+    const char *s = line + lp.len;
+    while (*s == ' ')
         s++;
-    const char *info = strstr(s, "NCCL INFO");
-    if (info) { /* NCCL's log: keep its TUNING lines (what NCCL chose), skip the rest */
+    bool bang = s[0] == '#' && s[1] == '!';
+    if (p->run_lo && (p->line < p->run_lo || p->line > p->run_hi) && !bang)
+        return true; /* another run's line */
+    bool mine = lp.rank <= 0 && lp.out; /* rank 0's stdout, or a line no launcher tagged */
+    const char *nccl = strstr(s, "NCCL INFO");
+    if (nccl || strstr(s, "NCCL WARN") || strstr(s, "NCCL TRACE")) {
+        const char *head = nccl_head(p, s);
+        if (head && head > s && is_row(s)) { /* a row's piece, then NCCL's line */
+            const char *fe = head;
+            while (fe > s && fe[-1] == ' ')
+                fe--;
+            size_t pl = lp.len - lp.at; /* the launcher's tag again, before the NCCL line ("-1[0] host:...") */
+            if (lp.kind != PFX_NONE && (size_t)(fe - s) > pl && !strncmp(fe - pl, line + lp.at, pl)) {
+                fe -= pl;
+                while (fe > s && fe[-1] == ' ')
+                    fe--;
+            }
+            if (!row_style_ok(p, line, &lp))
+                return false;
+            if (mine && !row_piece(p, line, s, fe, true))
+                return false;
+        }
+        if (!nccl)
+            return true;
+        const char *info = nccl;
+        /* NCCL's log: keep its TUNING lines (what NCCL chose), skip the rest */
         nccltests_tuning t = {0};
         unsigned long long bytes;
         int lo, hi;
@@ -672,16 +947,25 @@ static bool one_line(parser *p, char *line)
         }
         return true;
     }
-    if (!*s || strstr(s, "NCCL WARN"))
+    if (!*s)
         return true;
-    if (s[0] == '#' && s[1] == '!') {
-        bang_line(p, s);
+    if (bang) {
+        if (mine)
+            bang_line(p, s);
         return true;
     }
-    if (s[0] == '#')
+    if (s[0] == '#') {
+        if (!mine)
+            return true;
+        if (p->pend_n)
+            return pending_cut(p);
         return comment_line(p, line, s);
-    if (is_row(s))
-        return data_row(p, line, s);
+    }
+    if (is_row(s)) {
+        if (!row_style_ok(p, line, &lp))
+            return false;
+        return !mine || row_piece(p, line, s, s + strlen(s), false);
+    }
     return true;
 }
 
@@ -812,6 +1096,7 @@ static nccltests_log *finish(parser *p, int hint)
     log->nccl_code = p->nccl_code ? p->nccl_code : p->bang_code;
     log->agg_iters = p->agg > 0 ? p->agg : 1;
     log->graph = p->graph;
+    log->ngpus = p->ngpus;
     log->nccl_code_line = p->nccl_code ? p->nccl_code_line : p->bang_code_line;
     log->nrows = p->rows->len;
     log->rows = (nccltests_row *)(void *)g_array_free(p->rows, FALSE);
@@ -831,11 +1116,101 @@ static nccltests_log *finish(parser *p, int hint)
     return log;
 }
 
-nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, int coll_hint,
-                               GError **err)
+/* The lines of a start of an nccl-tests run: 1 "# nccl-tests version", 2 "# Collective test starting:",
+ * 3 "# nThread" (all three from 2.19, the last alone in old ones); 0 for another line. */
+static int run_start_kind(const char *s)
+{
+    if (*s++ != '#')
+        return 0;
+    while (*s == ' ')
+        s++;
+    return g_str_has_prefix(s, "nccl-tests version") ? 1 : g_str_has_prefix(s, "Collective test starting:") ? 2
+           : g_str_has_prefix(s, "nThread ")                                                               ? 3
+                                                                                                            : 0;
+}
+
+typedef struct {
+    int first, last;  /* its lines */
+    int rows;         /* result rows of rank 0 in it */
+    char coll[40];    /* the collective its "Collective test starting" names, or "" */
+} run_span;
+
+/* The pre-pass: NCCL's line headers that start a line (to find one glued to a row), and the runs: a run
+ * starts at one of its start lines after the previous run's rows, or where a start line comes twice. Only
+ * runs with result rows count (a run that failed before its table is passed over). */
+static GArray *find_runs(parser *p, char **lines, int nlines)
+{
+    GArray *runs = g_array_new(FALSE, TRUE, sizeof(run_span));
+    run_span cur = {.first = 1};
+    bool seen[4] = {false};
+    for (int i = 0; i < nlines; i++) {
+        const char *line = lines[i];
+        launch_pfx lp = launcher_prefix(line);
+        const char *s = line + lp.len, *sp;
+        while (*s == ' ')
+            s++;
+        if ((sp = strchr(s, ' ')) && sp[1] == '[' && sp - s < 256 && nccl_head(p, s) == s)
+            g_hash_table_add(p->heads, g_strndup(s, (gsize)(sp - s)));
+        if (lp.rank > 0 || !lp.out)
+            continue;
+        int k = run_start_kind(s);
+        if (k && (cur.rows || seen[k])) {
+            cur.last = i;
+            if (cur.rows)
+                g_array_append_val(runs, cur);
+            cur = (run_span){.first = i + 1};
+            memset(seen, 0, sizeof seen);
+        }
+        if (k)
+            seen[k] = true;
+        if (k == 2) {
+            const char *c = strstr(s, "starting:") + 9;
+            while (*c == ' ')
+                c++;
+            g_strlcpy(cur.coll, c, MIN(sizeof cur.coll, strcspn(c, " ") + 1));
+        }
+        cur.rows += !k && is_row(s);
+    }
+    cur.last = nlines;
+    if (cur.rows || !runs->len)
+        g_array_append_val(runs, cur);
+    return runs;
+}
+
+/* Picks the run to read (run: 1-based, 0 for the only one): false with an error where the log has several
+ * and none was named, or fewer than `run`. */
+static bool pick_run(parser *p, GArray *runs, int run, nccltests_log_run *out)
+{
+    int n = (int)runs->len;
+    if (run == 0 && n > 1) {
+        const run_span *a = &g_array_index(runs, run_span, 0), *b = &g_array_index(runs, run_span, 1);
+        p->line = b->first;
+        fail(p, NCCLTESTS_ERROR_MIXED, 1,
+             "expected one nccl-tests run per file, got a second one here (run 1: lines %d-%d%s%s; run 2: lines "
+             "%d-%d%s%s; %d runs in all): validate --run N reads run N", a->first, a->last, *a->coll ? ", " : "",
+             a->coll, b->first, b->last, *b->coll ? ", " : "", b->coll, n);
+        return false;
+    }
+    if (run > n) {
+        p->line = 1;
+        fail(p, NCCLTESTS_ERROR_NO_TABLE, 1, "expected run %d (--run), got %d nccl-tests run%s with a result table",
+             run, n, n == 1 ? "" : "s");
+        return false;
+    }
+    const run_span *r = &g_array_index(runs, run_span, run ? run - 1 : 0);
+    *out = (nccltests_log_run){.run = run ? run : 1, .nruns = n, .first_line = r->first, .last_line = r->last};
+    if (n > 1 || r->first > 1 || r->rows) { /* read its lines only (a run without rows before it is passed over) */
+        p->run_lo = r->first;
+        p->run_hi = r->last;
+    }
+    return true;
+}
+
+nccltests_log *nccltests_parse_run(const char *name, const char *text, size_t len, int coll_hint, int run,
+                                   GError **err)
 {
     parser p = {.name = name, .err = err, .coll_start = -1, .coll_bang = -1, .coll_cmd = -1,
-                .avg_busbw = NAN};
+                .avg_busbw = NAN, .row_style = -1};
     if (!check_text(&p, text, len))
         return NULL;
     p.rows = g_array_new(FALSE, TRUE, sizeof(nccltests_row));
@@ -849,20 +1224,41 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
     p.sizes = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, NULL);
     p.row_id = g_array_new(FALSE, FALSE, sizeof(nccltests_sweep_id));
     p.seen_groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    p.heads = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     char *copy = g_strndup(text, len);
-    nccltests_log *log = NULL;
-    bool ok = true;
-    char *line = copy;
-    while (ok && line) {
+    /* the lines, each without its CR (CRLF files), tabs read as blanks (one column each) */
+    GPtrArray *lines = g_ptr_array_new();
+    for (char *line = copy; line;) {
         char *nl = strchr(line, '\n');
         if (nl)
             *nl = '\0';
-        p.line++;
-        ok = one_line(&p, line);
+        size_t n = strlen(line);
+        if (n && line[n - 1] == '\r')
+            line[--n] = '\0';
+        for (char *c = line; (c = strchr(c, '\t'));)
+            *c = ' ';
+        g_ptr_array_add(lines, line);
         line = nl ? nl + 1 : NULL;
     }
-    if (ok)
+    nccltests_log *log = NULL;
+    nccltests_log_run span = {0};
+    GArray *runs = find_runs(&p, (char **)lines->pdata, (int)lines->len);
+    bool ok = pick_run(&p, runs, run, &span);
+    g_array_free(runs, TRUE);
+    for (guint i = 0; ok && i < lines->len; i++) {
+        p.line = (int)i + 1;
+        ok = one_line(&p, lines->pdata[i]);
+    }
+    if (ok && p.pend_n)
+        ok = pending_cut(&p);
+    if (ok) {
+        p.line = (int)lines->len;
         log = finish(&p, coll_hint);
+    }
+    if (log)
+        log->run = span;
+    g_ptr_array_free(lines, TRUE);
+    g_hash_table_destroy(p.heads);
     if (p.rows)
         g_array_free(p.rows, TRUE);
     if (p.tuning)
@@ -887,7 +1283,12 @@ nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, i
     return log;
 }
 
-nccltests_log *nccltests_read_with(const char *path, int coll_hint, GError **err)
+nccltests_log *nccltests_parse(const char *name, const char *text, size_t len, int coll_hint, GError **err)
+{
+    return nccltests_parse_run(name, text, len, coll_hint, 0, err);
+}
+
+nccltests_log *nccltests_read_run(const char *path, int coll_hint, int run, GError **err)
 {
     char *text = NULL;
     gsize len = 0;
@@ -899,9 +1300,14 @@ nccltests_log *nccltests_read_with(const char *path, int coll_hint, GError **err
         return NULL;
     }
     tracefile_blank_bom(text, len);
-    nccltests_log *log = nccltests_parse(path, text, len, coll_hint, err);
+    nccltests_log *log = nccltests_parse_run(path, text, len, coll_hint, run, err);
     g_free(text);
     return log;
+}
+
+nccltests_log *nccltests_read_with(const char *path, int coll_hint, GError **err)
+{
+    return nccltests_read_run(path, coll_hint, 0, err);
 }
 
 nccltests_log *nccltests_read(const char *path, GError **err)
