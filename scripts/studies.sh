@@ -109,8 +109,9 @@ NVLink domain, 18 NVLink 5 links per GPU), nine HGX B200 servers (8 GPUs on NVSw
 400 Gb/s NIC per GPU, NDR InfiniBand), the same on XDR with 800 Gb/s NICs
 (\`hgx-b200@ib-xdr --set nic.gbps=800\`; the shipped server keeps its NICs on PCIe Gen5 x16),
 and nine DGX H100 servers (NVLink 4, 400 Gb/s NICs, NDR). The \`step ms 80%\` band is the range
-the published step fell in for 80% of the Megatron-LM rows conveyor was validated on
-(docs/validation.md): dense GPT training on A100s, in-sample, so a floor on the uncertainty here.
+the published step fell in for 80% of the Megatron-LM rows conveyor was validated on, each row
+left out of the band it was checked against (docs/validation.md): dense GPT training on A100s, so a
+floor on the uncertainty of other GPUs and models.
 
 ## Dense: Llama 3 8B
 
