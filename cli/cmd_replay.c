@@ -172,10 +172,12 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
         printf("  (traced %.3f ms, error %+.1f%%)", ms(t->step_ps),
                cli_no_neg_zero(100.0 * ((double)step - (double)t->step_ps) / (double)t->step_ps, 1));
     double blo, bhi, bex;
-    if (cli_replay_step_band(res, sys, steps, &blo, &bhi, &bex, NULL, NULL))
+    bool unmeasured;
+    if (cli_replay_step_band(res, sys, steps, &blo, &bhi, &bex, NULL, &unmeasured))
         printf("\nstep time 80%%: %.3f-%.3f ms (the exposed communication, %.3f ms per step on the rank that "
-               "exposes the most, at its collectives' validation bands, %s; compute as given; docs/traces.md)",
-               blo * 1e3, bhi * 1e3, bex * 1e3, acc_coll_band_kind());
+               "exposes the most, at its collectives' validation bands, %s%s; compute as given; docs/traces.md)",
+               blo * 1e3, bhi * 1e3, bex * 1e3, acc_coll_band_kind(),
+               unmeasured ? "; network between PCIe servers: unmeasured" : "");
     printf("\n\n%6s %12s %12s %12s %14s %12s %14s %14s\n", "rank", "compute_ms", "comm_ms", "exposed_ms",
            "exposed_net_ms", "idle_ms", "wait_peers_ms", "wait_stream_ms");
     int64_t w1 = 0, w2 = 0;
@@ -268,8 +270,10 @@ static void print_json(const trace *t, const replay_result *res, fabric *f, cons
     printf("{\"step_time_s\": %.9g, \"total_time_s\": %.9g, \"steps\": %d, ", res->end_ps * 1e-12 / steps,
            res->end_ps * 1e-12, steps);
     double blo, bhi, bex;
-    if (cli_replay_step_band(res, sys, steps, &blo, &bhi, &bex, NULL, NULL))
-        printf("\"step_time_80_s\": [%.9g, %.9g], ", blo, bhi);
+    bool unmeasured;
+    if (cli_replay_step_band(res, sys, steps, &blo, &bhi, &bex, NULL, &unmeasured))
+        printf("\"step_time_80_s\": [%.9g, %.9g], \"step_time_80_kind\": \"%s%s\", ", blo, bhi, acc_coll_band_kind(),
+               unmeasured ? "; network between PCIe servers: unmeasured" : "");
     if (t->step_ps > 0)
         printf("\"traced_step_time_s\": %.9g, ", t->step_ps * 1e-12);
     printf("\"ranks\": [");

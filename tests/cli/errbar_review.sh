@@ -68,4 +68,9 @@ check errbar-unmeasured-pcie-network 0 '\] network \(PCIe servers: unmeasured\)$
 # 6. The JSON's bands say what they are (they were bare [lo, hi] pairs)
 check errbar-json-note 0 '"bus_bw_80_note":.*same kind \(network\), their p10-p90 widened until 80% of a dataset left out' -- collective --topo dgx-h100 --nodes 2 -b 1M -e 1M --format json
 
+# 7. replay marks the unmeasured regime too (it printed "held out" alone for PCIe servers on a network)
+"$C" workload --model llama2-7b --gpus 16 --tp 8 --seq 256 --topo pcie-gen5-8gpu-2socket -o "$eb_dir/pcie16.json" > /dev/null 2>&1
+check errbar-replay-unmeasured 0 "validation bands, held out; network between PCIe servers: unmeasured; compute as given" -- replay --topo pcie-gen5-8gpu-2socket --nodes 2 "$eb_dir/pcie16.json"
+check errbar-replay-json-kind 0 '"step_time_80_kind": "held out; network between PCIe servers: unmeasured"' -- replay --topo pcie-gen5-8gpu-2socket --nodes 2 --format json "$eb_dir/pcie16.json"
+
 rm -rf "$eb_dir"
