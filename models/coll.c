@@ -284,46 +284,42 @@ bool coll_nodes_alike(const coll_system *sys)
     return true;
 }
 
-static guint count_of(GHashTable *t, fab_link_id l)
-{
-    return GPOINTER_TO_UINT(g_hash_table_lookup(t, GUINT_TO_POINTER(l + 1)));
-}
-
-static void count_add(GHashTable *t, fab_link_id l)
-{
-    g_hash_table_insert(t, GUINT_TO_POINTER(l + 1), GUINT_TO_POINTER(count_of(t, l) + 1));
-}
-
+/* Counts per link in the fabric's tally: [2q] routes of all blocks on queue
+ * link q, [2q + 1] this block's. Was two GHashTables: on a 500-node DGX A100
+ * Tree all_reduce (1M) 370 M of the run's 3,178 M instructions (callgrind).
+ * Every share is > 0 (links have bw and eff > 0), so the minimum does not
+ * depend on the order the links are visited in. */
 void coll_link_shares(coll_exec *x, const coll_block_routes *b, size_t n, double *share)
 {
-    const fabric *f = x->fab;
-    GHashTable *users = g_hash_table_new(g_direct_hash, g_direct_equal); /* link + 1 -> routes */
-    GHashTable *mine = g_hash_table_new(g_direct_hash, g_direct_equal);
+    fabric *f = x->fab;
+    uint32_t *cnt = fabric_link_tally(f);
     for (size_t i = 0; i < n; i++)
         for (int j = 0; j < b[i].nroutes; j++)
             for (uint32_t h = 0; b[i].route[j] && h < b[i].route[j]->nhops; h++)
-                count_add(users, fabric_link_queue(f, b[i].route[j]->hop[h]));
+                cnt[2 * (size_t)fabric_link_queue(f, b[i].route[j]->hop[h])]++;
     for (size_t i = 0; i < n; i++) {
-        g_hash_table_remove_all(mine);
-        for (int j = 0; j < b[i].nroutes; j++) {
-            const fab_route *r = b[i].route[j];
-            for (uint32_t h = 0; r && h < r->nhops; h++)
-                count_add(mine, fabric_link_queue(f, r->hop[h]));
-        }
+        for (int j = 0; j < b[i].nroutes; j++)
+            for (uint32_t h = 0; b[i].route[j] && h < b[i].route[j]->nhops; h++)
+                cnt[2 * (size_t)fabric_link_queue(f, b[i].route[j]->hop[h]) + 1]++;
         share[i] = 0;
-        GHashTableIter it;
-        gpointer k, v;
-        g_hash_table_iter_init(&it, mine);
-        while (g_hash_table_iter_next(&it, &k, &v)) {
-            fab_link_id l = GPOINTER_TO_UINT(k) - 1;
-            const fab_link_desc *d = fabric_link(f, l);
-            double s = d->bw_Bps * d->eff * GPOINTER_TO_UINT(v) / count_of(users, l);
-            if (share[i] == 0 || s < share[i])
-                share[i] = s;
+        for (int j = 0; j < b[i].nroutes; j++) {
+            for (uint32_t h = 0; b[i].route[j] && h < b[i].route[j]->nhops; h++) {
+                fab_link_id l = fabric_link_queue(f, b[i].route[j]->hop[h]);
+                guint mine = cnt[2 * (size_t)l + 1], users = cnt[2 * (size_t)l];
+                if (!mine)
+                    continue; /* counted at its first hop of the block */
+                cnt[2 * (size_t)l + 1] = 0;
+                const fab_link_desc *d = fabric_link(f, l);
+                double s = d->bw_Bps * d->eff * mine / users;
+                if (share[i] == 0 || s < share[i])
+                    share[i] = s;
+            }
         }
     }
-    g_hash_table_unref(mine);
-    g_hash_table_unref(users);
+    for (size_t i = 0; i < n; i++)
+        for (int j = 0; j < b[i].nroutes; j++)
+            for (uint32_t h = 0; b[i].route[j] && h < b[i].route[j]->nhops; h++)
+                cnt[2 * (size_t)fabric_link_queue(f, b[i].route[j]->hop[h])] = 0;
 }
 
 void coll_held_init(coll_exec *x, coll_held *const *h, const fab_route *const *routes, size_t n)

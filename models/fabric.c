@@ -65,6 +65,7 @@ void fabric_free(fabric *f)
     g_array_free(f->sp_open, TRUE);
     g_free(f->dist);
     g_free(f->via);
+    g_free(f->tally);
     fabric_run_free(f);
     g_free(f);
 }
@@ -182,6 +183,16 @@ fab_node_id fabric_link_dst(const fabric *f, fab_link_id l) { return LINK(f, l)-
 const fab_link_desc *fabric_link(const fabric *f, fab_link_id l) { return &LINK(f, l)->d; }
 const char *fabric_link_name(const fabric *f, fab_link_id l) { return LINK(f, l)->name; }
 fab_link_id fabric_link_queue(const fabric *f, fab_link_id l) { return LINK(f, l)->d.kind == LINK_MEM ? (l & ~1u) : l; }
+
+uint32_t *fabric_link_tally(fabric *f)
+{
+    if (f->tally_len < 2 * f->links->len) { /* all 0: the callers leave it so */
+        g_free(f->tally);
+        f->tally_len = 2 * f->links->len;
+        f->tally = g_new0(uint32_t, f->tally_len);
+    }
+    return f->tally;
+}
 const GArray *fabric_gpus(const fabric *f) { return f->gpus; }
 
 void fabric_node_links(const fabric *f, fab_node_id n, const fab_link_id **out, uint32_t *len)

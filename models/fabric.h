@@ -255,6 +255,12 @@ void fabric_transfer_start_cut(fabric *f, const fab_route *route, uint64_t bytes
  * (LINK_MEM), which is half duplex: DRAM serves reads and writes from one
  * pool, so both directions share the even link's queue. */
 fab_link_id fabric_link_queue(const fabric *f, fab_link_id l);
+/* Scratch counters for tallies per link (coll_link_shares): 2 x
+ * fabric_link_count() entries, entry 2l and 2l + 1 for link l, all 0 when
+ * handed out; the caller sets every entry it changed back to 0 before it
+ * returns. Owned by f (it grows with the links); like the route caches, for
+ * one thread at a time. */
+uint32_t *fabric_link_tally(fabric *f);
 
 /* Statistics of directed link l (for a half-duplex LINK_MEM link, of the
  * server both directions share). */

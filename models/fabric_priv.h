@@ -90,6 +90,8 @@ struct fabric {
     double *dist;
     fab_link_id *via;
     uint32_t scratch_len;
+    uint32_t *tally;    /* fabric_link_tally: 2 per link, all 0 between uses */
+    uint32_t tally_len;
 };
 
 #define NODE(f, i) (&g_array_index((f)->nodes, fab_node, (i)))
