@@ -76,10 +76,33 @@ enum {
     SAMPLE_MIN = 4096,               /* smaller tops are spread whole */
 };
 
-static int u64_cmp(const void *a, const void *b)
+/* The k-th smallest of v[0..n) (quickselect; reorders v). Replaces a qsort
+ * of the whole sample: the value is the same. */
+static uint64_t u64_select(uint64_t *v, long n, long k)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+    long lo = 0, hi = n - 1;
+    while (lo < hi) { /* v[lo..hi] holds the k-th smallest */
+        uint64_t pivot = v[lo + (hi - lo) / 2];
+        long i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                uint64_t t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if (k <= j) /* v[lo..j] <= pivot <= v[i..hi], and what lies between equals it */
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
 }
 
 struct sim_queue {
@@ -385,8 +408,7 @@ static bool refill(sim_queue *q)
             uint64_t smp[SAMPLES];
             for (size_t j = 0; j < SAMPLES; j++)
                 smp[j] = ukey(q->top.v[j * q->top.n / SAMPLES].t);
-            qsort(smp, SAMPLES, sizeof smp[0], u64_cmp);
-            cut = smp[SAMPLES / TOP_FRAC];
+            cut = u64_select(smp, SAMPLES, SAMPLES / TOP_FRAC);
             if (cut <= lo)
                 cut = hi;
             else
