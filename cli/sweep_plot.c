@@ -2,7 +2,10 @@
  * plot.svg`: read the CSV with libcsv, group rows by SERIES (order of first
  * appearance), write a gnuplot script with one inline data block per
  * series and run gnuplot on it. A non-numeric X column (e.g. topology
- * names) is plotted as categories in order of first appearance.
+ * names) is plotted as categories in order of first appearance. Where the
+ * CSV has Y's 80% band (columns Y_lo80 and Y_hi80, as `conveyor sweep`
+ * writes them), the band is drawn behind the lines, in collective --plot's
+ * style (a light grey filledcurves), titled with the rows' band_kind.
  */
 #include <csv.h>
 #include <errno.h>
@@ -142,12 +145,65 @@ static int str_index(GPtrArray *a, GHashTable *idx, const char *s)
     return (int)a->len - 1;
 }
 
+/* Y's 80% band in the CSV: columns Y_lo80 and Y_hi80 (both, or no band), and
+ * band_kind for the legend (-1 where absent). */
+typedef struct {
+    int lo, hi, kind;
+} band_cols;
+
+static band_cols find_band(GPtrArray *hdr, int y)
+{
+    band_cols b = {-1, -1, -1};
+    g_autofree char *lo = g_strdup_printf("%s_lo80", (char *)hdr->pdata[y]);
+    g_autofree char *hi = g_strdup_printf("%s_hi80", (char *)hdr->pdata[y]);
+    for (guint i = 0; i < hdr->len; i++) {
+        if (!strcmp(hdr->pdata[i], lo))
+            b.lo = (int)i;
+        else if (!strcmp(hdr->pdata[i], hi))
+            b.hi = (int)i;
+        else if (!strcmp(hdr->pdata[i], "band_kind"))
+            b.kind = (int)i;
+    }
+    if (b.lo < 0 || b.hi < 0)
+        b.lo = b.hi = -1;
+    return b;
+}
+
+/* Whether row (line `line` of the file) has a band: both band fields empty
+ * (none: the sweep had no bands file) or both finite numbers; anything else
+ * is an error naming file:line, -1 after printing it. */
+static int row_band(GPtrArray *hdr, GPtrArray *row, band_cols b, const char *path, guint line)
+{
+    if (b.lo < 0)
+        return 0;
+    const char *lo = row->pdata[b.lo], *hi = row->pdata[b.hi];
+    if (!*lo && !*hi)
+        return 0;
+    double v;
+    int cols[2] = {b.lo, b.hi};
+    for (int k = 0; k < 2; k++) {
+        const char *s = row->pdata[cols[k]], *col = hdr->pdata[cols[k]];
+        if (non_finite(path, line, col, s))
+            return -1;
+        if (!is_number(s, &v)) {
+            fprintf(stderr,
+                    "conveyor sweep: %s:%u: band column '%s' is not a number: '%s' (a row's band is two "
+                    "numbers, or both fields empty for none)\n",
+                    path, line, col, s);
+            return -1;
+        }
+    }
+    return 1;
+}
+
 /* The gnuplot script for columns x, y, series (-1: none); NULL after an error. */
 static char *build_script(GPtrArray *rows, int x, int y, int sc, const char *path)
 {
     GPtrArray *hdr = rows->pdata[0];
     bool numeric_x = true;
     double v;
+    band_cols band = find_band(hdr, y);
+    g_autofree char *has_band = g_new0(char, rows->len); /* each row's: Y's band is drawn */
     for (guint r = 1; r < rows->len; r++) {
         GPtrArray *row = rows->pdata[r];
         if (row->len != hdr->len) {
@@ -162,6 +218,10 @@ static char *build_script(GPtrArray *rows, int x, int y, int sc, const char *pat
                     (char *)hdr->pdata[y], (char *)row->pdata[y]);
             return NULL;
         }
+        int hb = row_band(hdr, row, band, path, r + 1);
+        if (hb < 0)
+            return NULL;
+        has_band[r] = (char)hb;
         numeric_x = numeric_x && is_number(row->pdata[x], &v);
     }
     g_autoptr(GPtrArray) series = g_ptr_array_new(), cats = g_ptr_array_new();
@@ -210,11 +270,81 @@ static char *build_script(GPtrArray *rows, int x, int y, int sc, const char *pat
         }
         g_string_append(g, "EOD\n");
     }
+    /* Y's band, per series: a run of two or more consecutive rows with a band
+     * is a grey area ($f: x,lo,hi), a row alone (between rows without one,
+     * or on a category axis) a grey bar ($e: x,y,lo,hi) */
+    GString *items = g_string_new(NULL); /* the band's plot items, drawn first (behind the lines) */
+    /* its legend: "80% band (held out)", with the band_kind of the rows that have a band (those of
+     * each, in order of first appearance, where they differ) */
+    GString *title = g_string_new("title "), *t = g_string_new("80% band");
+    g_autoptr(GPtrArray) kinds = g_ptr_array_new();
+    for (guint r = 1; r < rows->len && band.kind >= 0; r++) {
+        const char *kind = ((GPtrArray *)rows->pdata[r])->pdata[band.kind];
+        guint k;
+        for (k = 0; k < kinds->len && strcmp(kinds->pdata[k], kind); k++)
+            ;
+        if (has_band[r] && *kind && k == kinds->len) {
+            g_string_append_printf(t, "%s%s", k ? ", " : " (", kind);
+            g_ptr_array_add(kinds, (char *)kind);
+        }
+    }
+    if (kinds->len)
+        g_string_append_c(t, ')');
+    cli_gp_quote(title, t->str);
+    g_string_free(t, TRUE);
+    GArray *run = g_array_new(FALSE, FALSE, sizeof(int));
+    bool titled = false, any_bar = false;
+    for (guint s = 0; s < series->len && band.lo >= 0; s++) {
+        GString *f = g_string_new(NULL), *e = g_string_new(NULL);
+        for (int r = g_array_index(first, int, s);; r = next[r]) {
+            if (r && has_band[r]) {
+                g_array_append_val(run, r);
+                continue;
+            }
+            bool area = numeric_x && run->len >= 2;
+            for (guint i = 0; i < run->len; i++) {
+                int q = g_array_index(run, int, i);
+                GPtrArray *row = rows->pdata[q];
+                if (area)
+                    g_string_append_printf(f, "%s,%s,%s\n", (char *)row->pdata[x], (char *)row->pdata[band.lo],
+                                           (char *)row->pdata[band.hi]);
+                else if (numeric_x)
+                    g_string_append_printf(e, "%s,%s,%s,%s\n", (char *)row->pdata[x], (char *)row->pdata[y],
+                                           (char *)row->pdata[band.lo], (char *)row->pdata[band.hi]);
+                else
+                    g_string_append_printf(e, "%d,%s,%s,%s\n", row_cat[q], (char *)row->pdata[y],
+                                           (char *)row->pdata[band.lo], (char *)row->pdata[band.hi]);
+            }
+            if (area)
+                g_string_append_c(f, '\n'); /* a blank line: the area ends here */
+            g_array_set_size(run, 0);
+            if (!r)
+                break;
+        }
+        if (f->len) {
+            g_string_append_printf(g, "$f%u << EOD\n%sEOD\n", s, f->str);
+            g_string_append_printf(items, "$f%u using 1:2:3 with filledcurves fc rgb '#dddddd' %s, ", s,
+                                   titled ? "notitle" : title->str);
+            titled = true;
+        }
+        if (e->len) { /* a thick bar, as wide as the area's grey is light */
+            g_string_append_printf(g, "$e%u << EOD\n%sEOD\n", s, e->str);
+            g_string_append_printf(items, "$e%u using 1:2:3:4 with yerrorbars lc rgb '#dddddd' lw 10 pt -1 %s, ", s,
+                                   titled ? "notitle" : title->str);
+            titled = any_bar = true;
+        }
+        g_string_free(f, TRUE), g_string_free(e, TRUE);
+    }
+    g_array_unref(run);
     g_free(row_cat), g_free(next);
     g_array_unref(first), g_array_unref(last);
     if (!numeric_x)
         g_string_append_printf(g, "set xrange [-0.5:%u.5]\n", cats->len ? cats->len - 1 : 0);
+    if (any_bar)
+        g_string_append(g, "set bars 0\n"); /* no end ticks: a bar of the band's width */
     g_string_append(g, "plot ");
+    g_string_append(g, items->str);
+    g_string_free(items, TRUE), g_string_free(title, TRUE);
     for (guint s = 0; s < series->len; s++) {
         g_string_append_printf(g, "%s$d%u using 1:2%s with linespoints title ", s ? ", " : "", s,
                                numeric_x ? "" : ":xtic(3)");
