@@ -492,6 +492,7 @@ check sweep-replay-needs-trace 2 'needs a trace' -- sweep tests/data/sweep/repla
 . "$(dirname "$0")/output_review.sh"
 . "$(dirname "$0")/band2_review.sh"
 . "$(dirname "$0")/log_review.sh"
+. "$(dirname "$0")/plot_review.sh"
 wl=$(mktemp --suffix=.json)
 check workload-llama2-tp8 0 'wrote .*: 8 ranks' -- workload --model llama2-7b --gpus 8 --tp 8 --seq 256 --topo dgx-h100 -o "$wl"
 check workload-replays 0 'step time: [0-9.]+ ms' -- replay --topo dgx-h100 "$wl"
