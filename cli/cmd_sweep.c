@@ -655,7 +655,7 @@ static int sweep_main(int argc, char **argv)
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &so.out, "results CSV (stdout if absent); with --plot: the SVG", "FILE"},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &so.jobs, "points run at once (threads) [CPU count]", "N"},
         {"resume", 0, 0, G_OPTION_ARG_NONE, &so.resume, "skip the points already in -o FILE (its header must match)", NULL},
-        {"plot", 0, 0, G_OPTION_ARG_STRING, &so.plot, "draw columns X,Y[,SERIES] of a results CSV with gnuplot", "X,Y[,S]"},
+        {"plot", 0, 0, G_OPTION_ARG_STRING, &so.plot, "draw columns X,Y[,SERIES] of a results CSV with gnuplot (and Y's 80% band)", "X,Y[,S]"},
         {0},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("SPEC.json | --plot X,Y[,SERIES] RESULTS.csv -o PLOT.svg");
