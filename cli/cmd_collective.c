@@ -213,8 +213,7 @@ static int run_sweep(const coll_opts *co, const sys_opts *so)
     for (size_t i = 0; i < n; i++) {
         acc_band b;
         acc_regime r = acc_regime_algo(&sys, sys.nnodes, ex[i].algo);
-        regime[i] = acc_regime_measured(&sys, r) ? acc_regime_name(r)
-                                                             : "network (PCIe servers: unmeasured)";
+        regime[i] = acc_regime_label(&sys, r);
         if (acc_coll_band(r, rows[i].size_bytes, &b)) {
             acc_rate_range(1.0, &b, &blo[i], &bhi[i]);
             any = true;

@@ -157,6 +157,13 @@ static void print_shapes(const replay_result *res)
     g_array_free(sh, TRUE);
 }
 
+/* What the step band adds where its collectives cross a network between
+ * servers without NVLink (acc_regime_label's "unmeasured"). */
+static const char *unmeasured_note(bool unmeasured)
+{
+    return unmeasured ? "; network between PCIe servers: unmeasured" : "";
+}
+
 static void print_text(const trace *t, const topo *tp, const replay_result *res, fabric *f,
                        const coll_system *sys)
 {
@@ -177,7 +184,7 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
         printf("\nstep time 80%%: %.3f-%.3f ms (the exposed communication, %.3f ms per step on the rank that "
                "exposes the most, at its collectives' validation bands, %s%s; compute as given; docs/traces.md)",
                blo * 1e3, bhi * 1e3, bex * 1e3, acc_coll_band_kind(),
-               unmeasured ? "; network between PCIe servers: unmeasured" : "");
+               unmeasured_note(unmeasured));
     printf("\n\n%6s %12s %12s %12s %14s %12s %14s %14s\n", "rank", "compute_ms", "comm_ms", "exposed_ms",
            "exposed_net_ms", "idle_ms", "wait_peers_ms", "wait_stream_ms");
     int64_t w1 = 0, w2 = 0;
@@ -273,7 +280,7 @@ static void print_json(const trace *t, const replay_result *res, fabric *f, cons
     bool unmeasured;
     if (cli_replay_step_band(res, sys, steps, &blo, &bhi, &bex, NULL, &unmeasured))
         printf("\"step_time_80_s\": [%.9g, %.9g], \"step_time_80_kind\": \"%s%s\", ", blo, bhi, acc_coll_band_kind(),
-               unmeasured ? "; network between PCIe servers: unmeasured" : "");
+               unmeasured_note(unmeasured));
     if (t->step_ps > 0)
         printf("\"traced_step_time_s\": %.9g, ", t->step_ps * 1e-12);
     printf("\"ranks\": [");

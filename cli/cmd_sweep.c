@@ -149,7 +149,7 @@ static char *coll_figure(int f, const nccltests_row *rows, const simsweep_explai
 static const char *coll_regime_label(const coll_system *sys, const simsweep_explain *ex, size_t i, acc_regime *r)
 {
     *r = acc_regime_algo(sys, sys->nnodes, ex[i].algo);
-    return acc_regime_measured(sys, *r) ? acc_regime_name(*r) : "network (PCIe servers: unmeasured)";
+    return acc_regime_label(sys, *r);
 }
 
 /* Band column b of a collective point: as `conveyor collective` prints it
@@ -353,8 +353,7 @@ static char *replay_band(int b, const trace *t, const replay_result *res, const 
 {
     double lo, hi, ex;
     unsigned regimes;
-    bool unmeasured;
-    if (!cli_replay_step_band(res, sys, t->steps > 0 ? t->steps : 1, &lo, &hi, &ex, &regimes, &unmeasured))
+    if (!cli_replay_step_band(res, sys, t->steps > 0 ? t->steps : 1, &lo, &hi, &ex, &regimes, NULL))
         return g_strdup(b == RB_KIND ? "none" : "");
     switch (b) {
     case RB_STEP_LO: return g_strdup_printf("%.6f", lo * 1e3);
@@ -364,8 +363,7 @@ static char *replay_band(int b, const trace *t, const replay_result *res, const 
         GString *g = g_string_new(NULL);
         for (int r = 0; r < ACC_REGIMES; r++)
             if (regimes & (1u << r))
-                g_string_append_printf(g, "%s%s%s", g->len ? "+" : "", acc_regime_name((acc_regime)r),
-                                       r == ACC_NETWORK && unmeasured ? " (PCIe servers: unmeasured)" : "");
+                g_string_append_printf(g, "%s%s", g->len ? "+" : "", acc_regime_label(sys, (acc_regime)r));
         return g_string_free(g, FALSE);
     }
     }

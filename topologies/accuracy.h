@@ -52,6 +52,9 @@ acc_regime acc_regime_algo(const coll_system *sys, int nnodes, coll_algo_id algo
  * network dataset (docs/validation.md: 09, 21, 47) is of NVSwitch servers;
  * the network band is then printed marked unmeasured. */
 bool acc_regime_measured(const coll_system *sys, acc_regime r);
+/* The regime's name as outputs print it: acc_regime_name, or "network (PCIe
+ * servers: unmeasured)" where acc_regime_measured is false. */
+const char *acc_regime_label(const coll_system *sys, acc_regime r);
 const char *acc_regime_name(acc_regime r);
 /* -1 if unknown */
 int acc_regime_from_name(const char *s);

@@ -48,6 +48,11 @@ bool acc_regime_measured(const coll_system *sys, acc_regime r)
     return r != ACC_NETWORK || regime(sys, 1, false) != ACC_PCIE;
 }
 
+const char *acc_regime_label(const coll_system *sys, acc_regime r)
+{
+    return acc_regime_measured(sys, r) ? acc_regime_name(r) : "network (PCIe servers: unmeasured)";
+}
+
 const char *acc_regime_name(acc_regime r)
 {
     return r >= 0 && r < ACC_REGIMES ? regime_names[r] : "?";
