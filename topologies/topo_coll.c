@@ -47,6 +47,14 @@ static double server_net_Bps(const topo *t)
     return sum;
 }
 
+/* Whether channels cross servers on rails the topology names: several
+ * servers, each its own NVLink domain (ppn its GPUs, not a multi-node NVLink
+ * domain's), every rank's NIC known. */
+static bool rails_known(const coll_system *s, const topo *t)
+{
+    return s->nnodes >= 2 && t->nic_of_rank && s->ppn == t->gpus_per_node && s->ppn <= COLL_RING_MAX_PPN;
+}
+
 /* NCCL's ring search across servers (search.cc): a ring enters a server
  * through a NIC, to the GPU beside it, and must leave through the same NIC
  * (crossNic 0, tried before crossing NICs), so it ends at a GPU that
@@ -55,7 +63,7 @@ static double server_net_Bps(const topo *t)
  * whichever of the two is beside e's NIC (up when both or neither). */
 static void ring_directions(coll_system *s, const topo *t)
 {
-    if (s->nnodes < 2 || !t->nic_of_rank || s->ppn != t->gpus_per_node || s->ppn > COLL_RING_MAX_PPN || s->rings.n > 0)
+    if (!rails_known(s, t) || s->rings.n > 0)
         return;
     for (int e = 0; e < s->ppn; e++) {
         fab_node_id nic = t->nic_of_rank[e];
@@ -77,7 +85,7 @@ static void ring_directions(coll_system *s, const topo *t)
  * the ring visits) is beside that NIC if ring i has one. */
 static void ring_entries(coll_system *s, const topo *t)
 {
-    if (s->nnodes < 2 || !t->nic_of_rank || s->ppn != t->gpus_per_node || s->ppn > COLL_RING_MAX_PPN)
+    if (!rails_known(s, t))
         return;
     fab_node_id nics[COLL_RING_MAX_PPN];
     int nn = 0, of[COLL_RING_MAX_PPN]; /* local GPU -> its NIC's index */
