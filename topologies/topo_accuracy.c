@@ -141,7 +141,11 @@ GArray *acc_parse(const char *json, const char *what, GError **err)
 
 /* A bands file under topo_dir()/accuracy, loaded once; NULL when absent
  * or bad (a warning on stderr for a bad one: predictions stand without). */
-static GArray *table(const char *file)
+typedef GArray *(*parse_fn)(const char *text, const char *path, GError **err);
+
+/* topologies/accuracy/FILE parsed by `parse`, once per file (NULL when
+ * missing or bad: a warning says why and what is `lost`). */
+static GArray *table_of(const char *file, parse_fn parse, const char *lost)
 {
     static GHashTable *cache;
     if (!cache)
@@ -153,9 +157,9 @@ static GArray *table(const char *file)
     GArray *t = NULL;
     GError *err = NULL;
     if (g_file_get_contents(path, &text, NULL, NULL)) {
-        t = acc_parse(text, path, &err);
+        t = parse(text, path, &err);
         if (!t) {
-            g_printerr("conveyor: warning: %s; no error bands\n", err->message);
+            g_printerr("conveyor: warning: %s; %s\n", err->message, lost);
             g_error_free(err);
         }
     }
@@ -164,6 +168,8 @@ static GArray *table(const char *file)
     g_hash_table_insert(cache, (gpointer)file, t);
     return t;
 }
+
+static GArray *table(const char *file) { return table_of(file, acc_parse, "no error bands"); }
 
 bool acc_coll_band(acc_regime r, uint64_t bytes, acc_band *out)
 {
@@ -222,12 +228,12 @@ typedef struct {
     acc_p2p e;
 } p2p_entry;
 
-static GArray *p2p_parse(const char *json, const char *what)
+static GArray *p2p_parse(const char *json, const char *what, GError **err)
 {
     cJSON *doc = cJSON_Parse(json);
     const cJSON *cl = doc ? cJSON_GetObjectItemCaseSensitive(doc, "classes") : NULL;
     if (!cJSON_IsArray(cl)) {
-        g_printerr("conveyor: warning: %s: no \"classes\" array; no p2p error figures\n", what);
+        g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "%s: no \"classes\" array", what);
         cJSON_Delete(doc);
         return NULL;
     }
@@ -247,7 +253,7 @@ static GArray *p2p_parse(const char *json, const char *what)
         const cJSON *lo = cJSON_GetObjectItemCaseSensitive(c, "lo"), *hi = cJSON_GetObjectItemCaseSensitive(c, "hi");
         ok = ok && (h == NULL || cJSON_IsNull(h) || cJSON_IsNumber(h)) && !lo == !hi && (!lo || (cJSON_IsNumber(lo) && cJSON_IsNumber(hi)));
         if (!ok || v[0] < 1 || v[1] < 1 || !(v[2] > -1 && v[2] <= v[6])) {
-            g_printerr("conveyor: warning: %s: a bad entry in \"classes\"; no p2p error figures\n", what);
+            g_set_error(err, TOPO_ERROR, TOPO_ERROR_VALUE, "%s: a bad entry in \"classes\"", what);
             g_array_unref(t);
             cJSON_Delete(doc);
             return NULL;
@@ -274,20 +280,7 @@ static GArray *p2p_parse(const char *json, const char *what)
     return t;
 }
 
-static GArray *p2p_table(void)
-{
-    static bool loaded;
-    static GArray *t;
-    if (!loaded) {
-        loaded = true;
-        char *path = g_build_filename(topo_dir(), "accuracy", "p2p.json", NULL), *text = NULL;
-        if (g_file_get_contents(path, &text, NULL, NULL))
-            t = p2p_parse(text, path);
-        g_free(text);
-        g_free(path);
-    }
-    return t;
-}
+static GArray *p2p_table(void) { return table_of("p2p.json", p2p_parse, "no p2p error figures"); }
 
 bool acc_p2p_loaded(void) { return p2p_table() != NULL; }
 
