@@ -176,12 +176,14 @@ static bool schedule_allows(const workload_spec *w, int pp)
     return w->vpp <= 1 || (pp >= 2 && w->m.layers >= pp * w->vpp);
 }
 
-/* Whether tp x pp x cp GPUs per data-parallel replica tile n GPUs with a
- * data-parallel size that is a multiple of ep. */
-static bool layout_tiles(const workload_spec *w, int n, int tp, int pp)
+/* Whether tp x pp x cp GPUs per data-parallel replica tile n GPUs with EP
+ * inside the data-parallel ranks (dp a multiple of ep; !fold), or with EP
+ * folded over a stage's tp x cp x dp ranks as Megatron's MoE parallel
+ * folding allows (fold; workload_spec_check). */
+static bool layout_tiles(const workload_spec *w, int n, int tp, int pp, bool fold)
 {
     long rep = (long)tp * pp * MAX(w->cp, 1);
-    return n % rep == 0 && (n / rep) % MAX(w->ep, 1) == 0;
+    return n % rep == 0 && (fold ? n / pp : n / rep) % ((long)MAX(w->ep, 1) * MAX(w->etp, 1)) == 0;
 }
 
 /* Whether tp splits the model's heads, KV heads and FFN. */
@@ -190,44 +192,59 @@ static bool tp_splits(const workload_spec *w, int tp)
     return w->m.heads % tp == 0 && w->m.kv_heads % tp == 0 && w->m.ffn % tp == 0;
 }
 
-/* The layout rule (docs/scaling.md): TP = the largest power of two <= 8,
- * the NVLink domain and N dividing heads, KV heads and FFN for which some
- * PP is possible; PP = the smallest divisor of N/(TP x CP), at most the
- * layers, whose memory estimate fits 90% of HBM (stages uneven when PP does
- * not divide the layers: workload_stage_layers; with interleaved:V, pp >= 2
- * and pp*V at most the layers, model chunks uneven as stages are:
- * workload_chunk_layers); DP = the rest, a multiple of EP. --tp/--pp pin
- * theirs (a pinned PP or an interleaved schedule can lower the rule's TP).
- * Without any layout, w keeps tp/pp 0 (plan reports it). */
-static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, const gpu_model *g, bool *fits)
+/* choose_layout's search with EP inside DP (!fold) or folded over TP, CP
+ * and DP (fold): the layout in w (tp 0 if none), and whether it fits. */
+static bool rule_layout(const scale_cli *c, workload_spec *w, const topo *t, const gpu_model *g, bool fold)
 {
     int n = w->gpus, domain = (t->nvswitch || t->nvlink_links > 0) ? t->gpus_per_node * t->nvl_domain_nodes : 1;
     int cp = MAX(w->cp, 1);
-    *fits = false;
     w->tp = w->pp = 0;
     for (int tp = c->tp > 0 ? c->tp : pow2_floor(MIN(MIN(8, domain), n)); tp >= 1; tp /= 2) {
         if (c->tp <= 0 && !tp_splits(w, tp))
             continue;
         int best = 0;
         for (int pp = 1; pp <= w->m.layers && (long)pp * tp * cp <= n; pp++) {
-            if ((c->pp > 0 && pp != c->pp) || !layout_tiles(w, n, tp, pp) || !schedule_allows(w, pp))
+            if ((c->pp > 0 && pp != c->pp) || !layout_tiles(w, n, tp, pp, fold) || !schedule_allows(w, pp))
                 continue;
             w->tp = tp;
             w->pp = pp;
             w->dp = n / (tp * pp * cp);
             best = pp;
-            if (workload_memory_bytes(w) <= 0.9 * g->spec.mem_bytes) {
-                *fits = true;
-                return;
-            }
+            if (workload_memory_bytes(w) <= 0.9 * g->spec.mem_bytes)
+                return true;
         }
         if (best) { /* nothing fits: the largest PP tried, flagged */
             w->pp = best;
             w->dp = n / (tp * best * cp);
-            return;
+            return false;
         }
         if (c->tp > 0)
-            return;
+            return false;
+    }
+    return false;
+}
+
+/* The layout rule (docs/scaling.md): TP = the largest power of two <= 8,
+ * the NVLink domain and N dividing heads, KV heads and FFN for which some
+ * PP is possible; PP = the smallest divisor of N/(TP x CP), at most the
+ * layers, whose memory estimate fits 90% of HBM (stages uneven when PP does
+ * not divide the layers: workload_stage_layers; with interleaved:V, pp >= 2
+ * and pp*V at most the layers, model chunks uneven as stages are:
+ * workload_chunk_layers); DP = the rest, a multiple of EP. Where no such
+ * layout fits (or none exists), the same search with EP folded over TP x CP x
+ * DP (Megatron's MoE parallel folding), kept if it fits or the first found
+ * nothing. --tp/--pp pin theirs (a pinned PP or an interleaved schedule can
+ * lower the rule's TP). Without any layout, w keeps tp/pp 0 (plan reports it). */
+static void choose_layout(const scale_cli *c, workload_spec *w, const topo *t, const gpu_model *g, bool *fits)
+{
+    *fits = rule_layout(c, w, t, g, false);
+    if (*fits || (long)MAX(w->ep, 1) * MAX(w->etp, 1) == 1)
+        return;
+    workload_spec folded = *w;
+    bool fits2 = rule_layout(c, &folded, t, g, true);
+    if (fits2 || !w->tp) {
+        *w = folded;
+        *fits = fits2;
     }
 }
 
@@ -314,7 +331,7 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
         if (!R[i].w.tp) {
             g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT,
                         "%s with %d GPUs: no layout%s%.0d%s%.0d%s%.0d (tp x pp x cp must divide the GPUs, tp divide "
-                        "the heads, KV heads and FFN, pp at most the layers, and dp a multiple of ep%s)",
+                        "the heads, KV heads and FFN, pp at most the layers, and tp x cp x dp a multiple of ep%s)",
                         R[i].p.system, R[i].p.gpus, c->tp > 0 ? " with tp " : "", c->tp,
                         c->pp > 0 ? (c->tp > 0 ? " pp " : " with pp ") : "", c->pp,
                         R[i].w.cp > 1 ? (c->tp > 0 || c->pp > 0 ? " cp " : " with cp ") : "", R[i].w.cp > 1 ? R[i].w.cp : 0,
@@ -421,11 +438,11 @@ static void print_results(const result *R, int n, const char *fmt)
             timeline_json_str(stdout, s); /* a topology path may hold a backslash */
             printf(", \"gpu\": ");
             timeline_json_str(stdout, r->st.gpu);
-            printf(", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, \"cp\": %d, \"ep\": %d, "
+            printf(", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, \"cp\": %d, \"ep\": %d, \"etp\": %d, "
                    "\"global_batch\": %d, \"layer_fuse\": %d, \"step_time_s\": %.9g, \"tokens_per_s\": %.9g, "
                    "\"tflops_per_gpu\": %.4g, \"mfu\": %.4f, \"speedup\": %.4f, \"efficiency\": %.4f, "
                    "\"exposed_comm_frac\": %.4f, \"exposed_net_frac\": %.4f, \"server_fabric\": ",
-                   w->gpus, w->tp, w->pp, w->dp, MAX(w->cp, 1), MAX(w->ep, 1), w->global_batch, w->layer_fuse,
+                   w->gpus, w->tp, w->pp, w->dp, MAX(w->cp, 1), MAX(w->ep, 1), MAX(w->etp, 1), w->global_batch, w->layer_fuse,
                    r->st.step_s, r->st.tokens_s, r->st.tflops, r->st.mfu, r->speedup, r->eff, r->st.exposed,
                    r->st.exposed_net);
             timeline_json_str(stdout, r->st.server_fabric);
@@ -623,7 +640,8 @@ static int plot(const result *R, int n, const char *path)
 /* --auto: simulate every layout that fits 90% of the GPU's memory (TP a
  * power of two up to 8 inside the NVLink domain dividing heads, KV heads,
  * FFN and N; PP a divisor of N/(TP x CP) up to the layers, from the smallest
- * that fits to 4 times it; DP the rest, a multiple of EP; the common global batch
+ * that fits to 4 times it; DP the rest, TP x CP x DP a multiple of EP (EP
+ * folded over TP and CP ranks too, as Megatron's MoE folding allows); the common global batch
  * divisible by its microbatches) and keep the fastest step. --tp/--pp pin that part. Without a layout that fits, the
  * rule's layout stays (flagged "exceeds HBM"). */
 static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tty, int idx, int n, GError **err)
@@ -639,7 +657,7 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
             continue;
         int first = 0; /* the smallest PP that fits; deeper than 4x that is not tried */
         for (int pp = 1; pp <= base.m.layers && (long)tp * pp * cp <= N && R->tried < AUTO_MAX; pp++) {
-            if ((c->pp > 0 && pp != c->pp) || !layout_tiles(&base, N, tp, pp) || (first && pp > 4 * first))
+            if ((c->pp > 0 && pp != c->pp) || !layout_tiles(&base, N, tp, pp, true) || (first && pp > 4 * first))
                 continue;
             workload_spec w = base;
             w.tp = tp;
@@ -737,6 +755,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
                 printf(", interleaved 1F1B (%d model chunks per pp rank)", R[0].w.vpp);
             if (R[0].w.cp > 1 || R[0].w.ep > 1) /* not columns of the table: tp x pp x cp x dp GPUs */
                 printf(", context parallel %d, expert parallel %d", MAX(R[0].w.cp, 1), MAX(R[0].w.ep, 1));
+            if (R[0].w.etp > 1)
+                printf(", expert tensor parallel %d", R[0].w.etp);
             printf("\n");
             if (c->autolayout)
                 for (int i = 0; i < n; i++)

@@ -476,7 +476,7 @@ static const sweep_base replay_base = {
 /* ---- base command: scale (one generated training step per point) ------- */
 
 static const char *const scale_params[] = {
-    "topo", "fabric", "set", "gpus", "model", "tp", "pp", "cp", "ep", "zero", "sp", "micro_batch",
+    "topo", "fabric", "set", "gpus", "model", "tp", "pp", "cp", "ep", "etp", "zero", "sp", "micro_batch",
     "global_batch", "seq", "dtype", "layer_fuse", "recompute", "schedule", NULL,
 };
 
@@ -542,7 +542,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     }
     if (!point_int(p, "gpus", 1, 1 << 20, &o.gpus, err) || !point_int(p, "tp", 1, 1024, &o.tp, err) ||
         !point_int(p, "pp", 1, 1024, &o.pp, err) || !point_int(p, "cp", 1, 1024, &o.cp, err) ||
-        !point_int(p, "ep", 1, 1024, &o.ep, err) || !point_int(p, "micro_batch", 1, 1 << 20, &o.micro_batch, err) ||
+        !point_int(p, "ep", 1, 1024, &o.ep, err) || !point_int(p, "etp", 1, 1024, &o.etp, err) || !point_int(p, "micro_batch", 1, 1 << 20, &o.micro_batch, err) ||
         !point_int(p, "global_batch", 1, 1 << 30, &o.global_batch, err) ||
         !point_int(p, "seq", 1, 1 << 24, &o.seq, err) || !point_int(p, "layer_fuse", 1, 1024, &o.layer_fuse, err))
         return false;

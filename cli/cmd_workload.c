@@ -59,8 +59,11 @@ static int run(wl_opts *o, const char *out)
         rc = cli_fail(err);
     } else {
         double flops = workload_step_flops(&w), tokens = (double)w.global_batch * w.seq;
-        printf("workload %s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d, ep %d%s, %s\n", w.m.name,
-               o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, w.ep, w.sp ? ", sp" : "",
+        char etp[32] = "";
+        if (w.etp > 1)
+            g_snprintf(etp, sizeof etp, ", etp %d", w.etp);
+        printf("workload %s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d, ep %d%s%s, %s\n", w.m.name,
+               o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, w.ep, etp, w.sp ? ", sp" : "",
                w.zero == 3 ? (w.fsdp ? "FSDP" : w.zero3_param_sync ? "ZeRO-3 per parameter (DeepSpeed 2021)" : "ZeRO-3")
                : w.zero ? (w.zero == 1 ? "ZeRO-1" : "ZeRO-2")
                         : "DDP");

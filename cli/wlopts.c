@@ -36,6 +36,7 @@ static const struct {
     {"--gpus", offsetof(wl_opts, gpus)},           {"--tp", offsetof(wl_opts, tp)},
     {"--pp", offsetof(wl_opts, pp)},               {"--dp", offsetof(wl_opts, dp)},
     {"--cp", offsetof(wl_opts, cp)},               {"--ep", offsetof(wl_opts, ep)},
+    {"--etp", offsetof(wl_opts, etp)},
     {"--micro-batch", offsetof(wl_opts, micro_batch)}, {"--global-batch", offsetof(wl_opts, global_batch)},
     {"--seq", offsetof(wl_opts, seq)},             {"--layer-fuse", offsetof(wl_opts, layer_fuse)},
     {"--layers", offsetof(wl_opts, layers)},       {"--hidden", offsetof(wl_opts, hidden)},
@@ -65,7 +66,9 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
     GOptionEntry e[] = {
         {"model", 'm', 0, G_OPTION_ARG_STRING, &o->model, "preset (llama3-8b, gpt3-175b, ...; list: print them) or custom", "M"},
         {"cp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "context-parallel size [1]", "C"},
-        {"ep", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "expert-parallel size (MoE; divides dp) [1]", "E"},
+        {"ep", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "expert-parallel size (MoE; divides the experts and tp*cp*dp) [1]", "E"},
+        {"etp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "expert-tensor-parallel size: each expert's FFN split over ETP ranks (MoE; ep*etp divides tp*cp*dp) [1]", "ETP"},
         {"sp", 0, 0, G_OPTION_ARG_NONE, &o->sp, "sequence parallelism (reduce_scatter + all_gather)", NULL},
         {"zero", 0, 0, G_OPTION_ARG_STRING, &o->zero_s, "ZeRO stage 0, 1, 2 or 3 [0 = DDP]", "Z"},
         {"fsdp", 0, 0, G_OPTION_ARG_NONE, &o->fsdp, "PyTorch FSDP (full shard) = ZeRO-3", NULL},
@@ -158,7 +161,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         w->m = *m;
     }
     if (o->layers < 0 || o->hidden < 0 || o->heads < 0 || o->kv_heads < 0 || o->ffn < 0 || o->vocab < 0 ||
-        o->gpus < 0 || o->tp < 0 || o->pp < 0 || o->dp < 0 || o->cp < 0 || o->ep < 0 || o->micro_batch < 0 ||
+        o->gpus < 0 || o->tp < 0 || o->pp < 0 || o->dp < 0 || o->cp < 0 || o->ep < 0 || o->etp < 0 || o->micro_batch < 0 ||
         o->global_batch < 0 || o->seq < 0 || o->layer_fuse < 0)
         return BAD("sizes and counts must be positive");
     if (!workload_schedule_parse(o->schedule, &w->vpp, err))
@@ -208,6 +211,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->dp = o->dp;
     w->cp = o->cp;
     w->ep = o->ep;
+    w->etp = o->etp;
     w->sp = o->sp;
     w->zero3_param_sync = o->zero3_per_param;
     w->micro_batch = o->micro_batch;

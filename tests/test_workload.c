@@ -425,6 +425,137 @@ static void test_workload_ep_groups_consecutive(void)
     }
 }
 
+/* Megatron-LM's MoE parallel folding (expert-tensor-parallel 1): the EP
+ * group is ep of a stage's tp*cp*dp ranks, so it may span TP and CP ranks.
+ * Mixtral on one 8-GPU server at TP 8, EP 8: the all-to-alls run over the
+ * TP group itself, each rank holds one expert whole (no expert-data-parallel
+ * reduction left) and sends its T/tp x topk tokens; at TP 4, DP 2, EP 2 the
+ * pairs (0 1), (2 3), ... dispatch and ranks 1 3 5 7 reduce the same experts;
+ * at TP 2, CP 2, DP 2, EP 8 the group is the server. EP not dividing tp*cp*dp
+ * (TP 2, EP 4 on 2 GPUs) is refused. Until 2026-12-02 ep had to divide dp. */
+static void test_workload_ep_folds_tp_cp(void)
+{
+    gpu_model g = gpu("H100");
+    GError *err = NULL;
+    char s[256];
+    workload_spec w = spec("mixtral-8x7b", 8, 1, 1, 8, 256);
+    w.ep = 8;
+    w.sp = true;
+    trace *t = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    group_str(t, 3, "ep_dispatch", s, sizeof s);
+    CU_ASSERT_STRING_EQUAL(s, "0 1 2 3 4 5 6 7");
+    group_str(t, 3, "tp_rs", s, sizeof s);
+    CU_ASSERT_STRING_EQUAL(s, "0 1 2 3 4 5 6 7");
+    CU_ASSERT_EQUAL(count(t, 3, TOP_COLL, -1, "dp_grad_expert", NULL), 0);
+    double a2a = 0;
+    int n = count(t, 3, TOP_COLL, COLL_ALLTOALL, "ep_dispatch", &a2a);
+    CU_ASSERT_TRUE_FATAL(n > 0);
+    /* one 256-token sequence per micro-batch: 256/8 tokens x top-2 x h 4096 x 2 bytes per MoE layer */
+    ASSERT_REL(a2a / n, 256.0 / 8 * 2 * 4096 * 2, 1e-9);
+    trace_free(t);
+
+    w = spec("mixtral-8x7b", 4, 1, 2, 8, 256);
+    w.ep = 2;
+    w.sp = true;
+    t = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    group_str(t, 3, "ep_dispatch", s, sizeof s);
+    CU_ASSERT_STRING_EQUAL(s, "2 3");
+    group_str(t, 3, "dp_grad_expert", s, sizeof s);
+    CU_ASSERT_STRING_EQUAL(s, "1 3 5 7");
+    trace_free(t);
+
+    w = spec("mixtral-8x7b", 2, 1, 2, 8, 256);
+    w.cp = 2;
+    w.gpus = 8;
+    w.ep = 8;
+    w.sp = true;
+    t = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    group_str(t, 5, "ep_dispatch", s, sizeof s);
+    CU_ASSERT_STRING_EQUAL(s, "0 1 2 3 4 5 6 7");
+    trace_free(t);
+
+    w = spec("mixtral-8x7b", 2, 1, 1, 8, 256);
+    w.ep = 4;
+    w.sp = true;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_TRUE(g_error_matches(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "tp*cp*dp (2*1*1)") : NULL);
+    g_clear_error(&err);
+}
+
+static double op_flops(const trace *t, int r, const char *name)
+{
+    for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+        if (!strcmp(o->name, name))
+            return o->flops;
+    }
+    return -1;
+}
+
+/* Expert tensor parallelism (Megatron's --expert-tensor-parallel-size):
+ * x = etp_i + etp (ep_i + ep edp_i) within a stage. Mixtral at TP 2, DP 8,
+ * EP 4, ETP 2 on 16 GPUs: rank 3 (etp_i 1, ep_i 1) dispatches to 1 3 5 7,
+ * gathers tokens with 2 3 and reduces expert gradients with 11; it holds
+ * half of each of its 2 experts, so its expert gradients are half those at
+ * ETP 1 (same EP) and its expert GEMMs do the same FLOPs over twice the
+ * tokens; the ETP all-gather and reduce-scatter move etp x the dispatch. */
+static void test_workload_expert_tensor_parallel(void)
+{
+    gpu_model g = gpu("H100");
+    GError *err = NULL;
+    char s[256];
+    double grads[2], flops[2];
+    for (int i = 0; i < 2; i++) {
+        workload_spec w = spec("mixtral-8x7b", 2, 1, 8, 16, 256);
+        w.ep = 4;
+        w.etp = i ? 2 : 1;
+        w.sp = true;
+        trace *t = workload_generate(&w, &g, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        count(t, 3, TOP_COLL, -1, "dp_grad_expert", &grads[i]);
+        flops[i] = op_flops(t, 3, "moe_experts_fwd");
+        if (i) {
+            group_str(t, 3, "ep_dispatch", s, sizeof s);
+            CU_ASSERT_STRING_EQUAL(s, "1 3 5 7");
+            group_str(t, 3, "etp_ag", s, sizeof s);
+            CU_ASSERT_STRING_EQUAL(s, "2 3");
+            group_str(t, 3, "dp_grad_expert", s, sizeof s);
+            CU_ASSERT_STRING_EQUAL(s, "3 11");
+            double a2a, ag, rs;
+            /* ep_dispatch and ep_dispatch_bwd; etp_ag and etp_ag_bwd, etp_rs and etp_rs_bwd */
+            int n = count(t, 3, TOP_COLL, COLL_ALLTOALL, "ep_dispatch", &a2a);
+            CU_ASSERT_TRUE(n > 0);
+            CU_ASSERT_EQUAL(count(t, 3, TOP_COLL, COLL_ALL_GATHER, "etp_ag", &ag), n);
+            CU_ASSERT_EQUAL(count(t, 3, TOP_COLL, COLL_REDUCE_SCATTER, "etp_rs", &rs), n);
+            ASSERT_REL(ag, 2 * a2a, 1e-9);
+            ASSERT_REL(rs, ag, 1e-9);
+        } else {
+            CU_ASSERT_EQUAL(count(t, 3, TOP_COLL, -1, "etp_", NULL), 0);
+        }
+        trace_free(t);
+    }
+    CU_ASSERT_TRUE(grads[1] > 0);
+    ASSERT_REL(grads[1], grads[0] / 2, 0.01);
+    CU_ASSERT_TRUE(flops[0] > 0);
+    ASSERT_REL(flops[1], flops[0], 1e-9);
+
+    workload_spec w = spec("mixtral-8x7b", 2, 1, 4, 8, 256);
+    w.ep = 2;
+    w.etp = 3; /* 14336 % 3 */
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "etp (3) needs an MoE model whose expert FFN (14336)") : NULL);
+    g_clear_error(&err);
+    w.ep = 4;
+    w.etp = 4; /* 16 > tp*cp*dp = 8 */
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "ep*etp (4*4) dividing tp*cp*dp (2*1*4)") : NULL);
+    g_clear_error(&err);
+}
+
 static double first_dur_ps(const trace *t, int r, const char *name)
 {
     for (guint i = 0; i < t->ranks[r].ops->len; i++) {
@@ -634,6 +765,8 @@ int main(void)
         {"/workload/memory-experts-tp", test_workload_memory_experts_tp},
         {"/workload/expert-gemms-grouped", test_workload_expert_gemms_grouped},
         {"/workload/ep-groups-consecutive", test_workload_ep_groups_consecutive},
+        {"/workload/ep-folds-tp-cp", test_workload_ep_folds_tp_cp},
+        {"/workload/expert-tensor-parallel", test_workload_expert_tensor_parallel},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},
         {"/workload/memory-sp-recompute", test_workload_memory_sp_recompute},

@@ -79,6 +79,8 @@ void workload_spec_defaults(workload_spec *w)
         w->cp = 1;
     if (w->ep <= 0)
         w->ep = 1;
+    if (w->etp <= 0)
+        w->etp = 1;
     if (w->tp <= 0)
         w->tp = 1;
     if (w->pp <= 0)
@@ -209,8 +211,8 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return LAYOUT("--gpus %d is not a multiple of tp*pp*cp = %d*%d*%d", w->gpus, w->tp, w->pp, w->cp);
     if (w->gpus < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->dp >= 1) /* workload_spec_defaults' 0 */
         return LAYOUT("tp*pp*cp*dp = %d*%d*%d*%d is more GPUs than an int holds", w->tp, w->pp, w->cp, w->dp);
-    if (w->tp < 1 || w->pp < 1 || w->dp < 1 || w->cp < 1 || w->ep < 1 || w->gpus < 1)
-        return LAYOUT("--tp, --pp, --dp, --cp, --ep and --gpus must be >= 1");
+    if (w->tp < 1 || w->pp < 1 || w->dp < 1 || w->cp < 1 || w->ep < 1 || w->etp < 1 || w->gpus < 1)
+        return LAYOUT("--tp, --pp, --dp, --cp, --ep, --etp and --gpus must be >= 1");
     if ((int64_t)w->tp * w->pp * w->dp * w->cp != w->gpus)
         return LAYOUT("tp*pp*dp*cp = %d*%d*%d*%d = %" G_GINT64_FORMAT " but --gpus is %d", w->tp, w->pp, w->dp,
                       w->cp, (int64_t)w->tp * w->pp * w->dp * w->cp, w->gpus);
@@ -235,9 +237,15 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     if (w->global_batch < 1 || w->global_batch % ((int64_t)w->micro_batch * w->dp))
         return LAYOUT("global batch (%d) must be a multiple of micro-batch*dp = %d*%d", w->global_batch,
                       w->micro_batch, w->dp);
-    if (w->ep > 1 && (!m->experts || m->experts % w->ep || w->dp % w->ep))
-        return LAYOUT("ep (%d) needs an MoE model whose experts (%d) and dp (%d) it divides", w->ep, m->experts,
-                      w->dp);
+    /* Megatron-LM's MoE parallel folding: the experts' etp x ep groups tile a stage's tp*cp*dp ranks,
+     * so EP and ETP may span TP and CP ranks as well as DP (workload_gen.c rank_groups) */
+    if (w->ep > 1 && (!m->experts || m->experts % w->ep || ((int64_t)w->tp * w->cp * w->dp) % w->ep))
+        return LAYOUT("ep (%d) needs an MoE model whose experts (%d) and tp*cp*dp (%d*%d*%d) it divides", w->ep,
+                      m->experts, w->tp, w->cp, w->dp);
+    if (w->etp > 1 && (!m->experts || m->expert_ffn % w->etp ||
+                       ((int64_t)w->tp * w->cp * w->dp) % ((int64_t)w->ep * w->etp)))
+        return LAYOUT("etp (%d) needs an MoE model whose expert FFN (%d) it divides, and ep*etp (%d*%d) dividing "
+                      "tp*cp*dp (%d*%d*%d)", w->etp, m->expert_ffn, w->ep, w->etp, w->tp, w->cp, w->dp);
     if (w->zero < 0 || w->zero > 3)
         return VALUE("--zero must be 0, 1, 2 or 3");
     if (w->zero == 3 && w->pp > 1)
@@ -414,10 +422,9 @@ int workload_emb_matrices(const workload_spec *w, bool first, bool last)
 }
 
 /* A rank's weights and states: dense parameters split by tp, their ZeRO
- * states over the dp x cp group; routed experts split by ep and not by tp
- * (expert-tensor-parallel 1, as the trace holds them), so the tp ranks of a
- * replica hold the same experts and their states shard over the
- * expert-data-parallel group tp x dp x cp / ep, the group the trace reduces
+ * states over the dp x cp group; routed experts split by ep x etp, not by tp
+ * (expert-tensor-parallel etp, as the trace holds them), so their states shard
+ * over the expert-data-parallel group tp x dp x cp / (ep x etp), the group the trace reduces
  * their gradients over (until 2026-12-02 it was dp x cp / ep: Mixtral on 16 GPUs at
  * tp 2, dp 8, ep 8 with ZeRO-1, SP and recompute was 88.4 GiB, not 56.9). */
 static double states_bytes(const workload_spec *w, int first, int layers, int emb)
@@ -428,11 +435,11 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
         double e;
         double all = workload_layer_params(m, workload_layer_is_moe(m, l), &e);
         p += (all - e) / w->tp;
-        pe += e / w->ep;
+        pe += e / ((double)w->ep * w->etp);
     }
     p += emb * (double)m->vocab * m->hidden / w->tp;
     double dpc = (double)w->dp * w->cp;
-    return param_state_bytes(w, p, dpc) + param_state_bytes(w, pe, dpc * w->tp / w->ep);
+    return param_state_bytes(w, p, dpc) + param_state_bytes(w, pe, dpc * w->tp / ((double)w->ep * w->etp));
 }
 
 double workload_memory_bytes(const workload_spec *w)

@@ -35,7 +35,10 @@ typedef enum { ZERO_NONE = 0, ZERO_1 = 1, ZERO_2 = 2, ZERO_3 = 3 } workload_zero
 
 typedef struct {
     workload_model m;
-    int gpus, tp, pp, dp, cp, ep; /* tp*pp*dp*cp == gpus; ep divides dp */
+    int gpus, tp, pp, dp, cp, ep; /* tp*pp*dp*cp == gpus; ep divides the experts and tp*cp*dp */
+    int etp;                      /* expert tensor parallel (Megatron's --expert-tensor-parallel-size):
+                                   * each routed expert's FFN split over etp ranks; ep*etp divides
+                                   * tp*cp*dp (1: experts whole) */
     bool sp;                      /* sequence parallelism (RS + AG instead of AR) */
     int zero;                     /* 0 DDP, 1/2 ZeRO (distributed optimizer), 3 ZeRO-3 / FSDP */
     bool fsdp;                    /* ZeRO-3 as PyTorch FSDP (full shard) rather than DeepSpeed */
@@ -61,7 +64,7 @@ const workload_model *workload_presets(int *n);
 const workload_model *workload_preset_find(const char *name, GError **err);
 
 /* Defaults for the fields a user may leave 0: dp from gpus/(tp*pp*cp),
- * cp = ep = 1, micro_batch 1, global_batch = dp*micro_batch*pp*? (see .c),
+ * cp = ep = etp = 1, micro_batch 1, global_batch = dp*micro_batch*pp*? (see .c),
  * seq 2048, grad_bytes 2, bucket 25 MiB, layer_fuse 1, vpp 1, kv_heads = heads. */
 void workload_spec_defaults(workload_spec *w);
 
@@ -73,7 +76,7 @@ void workload_spec_defaults(workload_spec *w);
 
 /* Check the parallel layout and shapes (tp*pp*dp*cp == gpus, heads % tp,
  * kv_heads % tp, pp <= layers, global_batch % (micro_batch*dp), seq % cp,
- * experts % ep, dp % ep, layer_fuse dividing every stage's layers, ...;
+ * experts % ep, expert FFN % etp, (tp*cp*dp) % (ep*etp), layer_fuse dividing every stage's layers, ...;
  * interleaved: pp >= 2, layers % (pp*vpp), microbatches % pp). false with
  * *err (WORKLOAD_ERROR_LAYOUT or _VALUE) naming the rule. */
 bool workload_spec_check(const workload_spec *w, GError **err);

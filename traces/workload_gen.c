@@ -43,7 +43,7 @@ typedef struct {
     int r, tp_i, cp_i, dp_i, pp_i;
     int chunk;             /* the model chunk being generated (0 under plain 1F1B) */
     bool keep_buckets;     /* record the dense buckets (the step's last reduction of this chunk) */
-    int g_tp, g_cp, g_ep, g_dpc, g_edp, g_emb; /* trace groups, -1 if of size 1 */
+    int g_tp, g_cp, g_ep, g_etp, g_dpc, g_edp, g_emb; /* trace groups, -1 if of size 1 */
     GArray *wait;          /* deps for the next op on the main stream */
     GArray *dp_ops;        /* DP collectives the optimizer waits for */
     GArray *buckets;       /* params of each dense bucket (ZeRO-1/2 gather them back) */
@@ -139,8 +139,10 @@ static void costs_init(gen *G)
         /* the rank's experts/ep experts, each over its share of the Tm x topk tokens routed to
          * the rank (balanced routing): a weight gradient reduces over one expert's tokens, and
          * every local expert's weights are read (until 2026-12-02 one GEMM over all the tokens
-         * with one expert's weights) */
-        mlp_costs(&c->moe_exp_f, &c->moe_exp_b, G, (double)m->experts / w->ep, Tm * m->topk, m->expert_ffn, 1);
+         * with one expert's weights); with expert tensor parallelism the etp ranks of a group
+         * gather their tokens and each runs 1/etp of every expert's FFN over all of them */
+        mlp_costs(&c->moe_exp_f, &c->moe_exp_b, G, (double)m->experts / w->ep, Tm * m->topk * w->etp, m->expert_ffn,
+                  w->etp);
         elem(&c->moe_exp_f, &c->moe_exp_b, G, 10 * Tm * h);
     }
     elem(&c->emb_f, &c->emb_b, G, 4 * T * h);
@@ -236,8 +238,12 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
     g_snprintf(n, sizeof n, "%smoe_router_fwd", tag);
     compute(G, n, &G->c.moe_pre_f, f);
     coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_dispatch", NONE);
+    /* expert tensor parallelism (Megatron's MoEAlltoAllTokenDispatcher with tp_size > 1): the etp
+     * ranks all-gather the tokens dispatched to them, and reduce-scatter the experts' partial sums */
+    coll(G, S_MAIN, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag", NONE);
     g_snprintf(n, sizeof n, "%smoe_experts_fwd", tag);
     compute(G, n, &G->c.moe_exp_f, f);
+    coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs", NONE);
     coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_combine", NONE);
     if (!sp)
         coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_tokens", NONE);
@@ -258,7 +264,9 @@ static void block_bwd(gen *G, int k, bool moe)
         if (!sp)
             coll(G, S_MAIN, COLL_REDUCE_SCATTER, A, G->g_tp, "tp_rs_tokens", NONE);
         coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_combine_bwd", NONE);
+        coll(G, S_MAIN, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag_bwd", NONE);
         compute(G, "moe_experts_bwd", &G->c.moe_exp_b, f);
+        coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs_bwd", NONE);
         coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_dispatch_bwd", NONE);
         compute(G, "moe_router_bwd", &G->c.moe_pre_b, f);
     }
@@ -306,7 +314,7 @@ static void group_params(const gen *G, int k, double *dense, double *expert)
         double e;
         double all = workload_layer_params(&w->m, workload_layer_is_moe(&w->m, layer), &e);
         *dense += (all - e) / w->tp;
-        *expert += e / w->ep;
+        *expert += e / ((double)w->ep * w->etp);
     }
 }
 
@@ -461,8 +469,8 @@ static uint32_t zero3_gather(gen *G, int k, bool last_group, bool refetch)
     group_params(G, k, &d, &e);
     if (refetch) {
         const workload_spec *w = G->w;
-        double f = workload_layer_refetch_frac(&w->m, workload_layer_is_moe(&w->m, group_layer(G, k)), w->tp, w->ep,
-                                               w->reuse_distance);
+        double f = workload_layer_refetch_frac(&w->m, workload_layer_is_moe(&w->m, group_layer(G, k)), w->tp,
+                                               w->ep * w->etp, w->reuse_distance);
         if (f <= 0)
             return NONE;
         d *= f;
@@ -608,25 +616,30 @@ static void rank_groups(gen *G, int *buf)
     for (int i = 0; i < w->cp; i++)
         buf[n++] = rank_of(w, G->tp_i, i, G->dp_i, G->pp_i);
     G->g_cp = group_of(G, NULL, buf, n);
-    /* Experts are laid out as Megatron-LM's expert rank generator does with expert-tensor-parallel
-     * 1 (megatron/core/parallel_state.py, expert_decoder_rank_generator: etp, ep, edp, pp with
-     * cp folded in): within a PP stage, whose ranks are stage x tp*cp*dp + x, an EP group is ep
-     * consecutive x (inside a server when tp x cp x dp allows), and the ranks with the same x mod ep
-     * hold the same experts (expert data parallel, tp*cp*dp/ep of them). Until 2026-12-02 an EP
-     * group was ep DP ranks at one TP rank, tp apart: Mixtral at TP 8, EP 8 on 64 GPUs ran its
-     * all-to-alls across 8 servers. */
-    int stage = w->tp * w->cp * w->dp, x = rank_of(w, G->tp_i, G->cp_i, G->dp_i, 0);
+    /* Experts are laid out as Megatron-LM's expert rank generator does (megatron/core/
+     * parallel_state.py, expert_decoder_rank_generator: etp, ep, edp, pp with cp folded in): within
+     * a PP stage, whose ranks are stage x tp*cp*dp + x, x = etp_i + etp (ep_i + ep edp_i). An ETP
+     * group is etp consecutive x, an EP group the ep ranks etp apart at one etp_i and edp_i (ep
+     * consecutive x at etp 1: inside a server when tp x cp x dp allows), and the ranks with the same
+     * x mod etp*ep hold the same expert shards (expert data parallel, tp*cp*dp/(ep*etp) of them).
+     * Until 2026-12-02 an EP group was ep DP ranks at one TP rank, tp apart: Mixtral at TP 8, EP 8
+     * on 64 GPUs ran its all-to-alls across 8 servers. */
+    int stage = w->tp * w->cp * w->dp, x = rank_of(w, G->tp_i, G->cp_i, G->dp_i, 0), eg = w->ep * w->etp;
     n = 0;
-    for (int i = x / w->ep * w->ep; i < (x / w->ep + 1) * w->ep; i++)
-        buf[n++] = G->pp_i * stage + i;
+    for (int i = 0; i < w->ep; i++)
+        buf[n++] = G->pp_i * stage + x / eg * eg + x % w->etp + i * w->etp;
     G->g_ep = group_of(G, NULL, buf, n);
+    n = 0;
+    for (int i = x / w->etp * w->etp; i < (x / w->etp + 1) * w->etp; i++)
+        buf[n++] = G->pp_i * stage + i;
+    G->g_etp = group_of(G, NULL, buf, n);
     n = 0;
     for (int d = 0; d < w->dp; d++)
         for (int c = 0; c < w->cp; c++)
             buf[n++] = rank_of(w, G->tp_i, c, d, G->pp_i);
     G->g_dpc = group_of(G, NULL, buf, n);
     n = 0;
-    for (int i = x % w->ep; i < stage; i += w->ep)
+    for (int i = x % eg; i < stage; i += eg)
         buf[n++] = G->pp_i * stage + i;
     G->g_edp = w->m.experts ? group_of(G, NULL, buf, n) : -1;
     G->g_emb = -1;

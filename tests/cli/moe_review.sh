@@ -3,7 +3,7 @@
 # the expert layout and the memory estimate, end to end through `workload`
 # and `scale`. Unit-level closed forms: tests/test_workload.c
 # (/workload/memory-experts-tp, /workload/expert-gemms-grouped,
-# /workload/ep-groups-consecutive).
+# /workload/ep-groups-consecutive, /workload/ep-folds-tp-cp, /workload/expert-tensor-parallel).
 
 # 1. EP groups are ep consecutive ranks (Megatron's expert layout with expert-tensor-parallel 1):
 #    at TP 2, EP 8 on 16 GPUs rank 0's all-to-all group is ranks 0-7, one server. It was 8 DP ranks
@@ -23,4 +23,20 @@ check moe-ep-tp2-step 0 '^dgx-h100 +H100-SXM +16 +2 +1 +8 +576 +[0-9.]+ .* [0-9.
 # 2. The experts' ZeRO states shard over the tp x dp / ep ranks that hold them (the trace reduces
 #    their gradients over that group): Mixtral at TP 2, EP 8 on 16 GPUs was 88.4 GiB, over an H100
 check moe-memory-experts-tp 0 'memory estimate of the busiest GPU 56\.9 GiB of 80' -- workload --model mixtral-8x7b --gpus 16 --tp 2 --ep 8 --sp --zero 1 --recompute -o /dev/null
+
+# 3. EP folds over TP and CP ranks (Megatron's MoE parallel folding): ep divides tp x cp x dp, not dp.
+#    TP 8, EP 8 on one server was refused ("dp (1) it divides"); ep not dividing tp x cp x dp still is,
+#    with exit 2. scale's rule keeps EP inside DP where such a layout exists (16 GPUs: TP 2, DP 8) and
+#    folds where pinned so (8 GPUs at --tp 8: DP 1).
+check moe-ep-folds-tp 0 '8 GPUs = tp 8 x pp 1 x dp 1 x cp 1, ep 8, sp' -- workload --model mixtral-8x7b --gpus 8 --tp 8 --ep 8 --sp -o /dev/null
+check moe-ep-not-dividing 2 'ep \(8\) needs an MoE model whose experts \(8\) and tp\*cp\*dp \(2\*1\*2\) it divides' -- workload --model mixtral-8x7b --gpus 4 --tp 2 --ep 8 --sp -o /dev/null
+check moe-ep-rule-inside-dp 0 '^dgx-h100 +H100-SXM +16 +2 +1 +8 ' -- scale --model mixtral-8x7b --ep 8 --sp --zero 1 --recompute --systems dgx-h100 --gpus 16
+check moe-ep-rule-folded 0 '^dgx-h100 +H100-SXM +8 +8 +1 +1 ' -- scale --model mixtral-8x7b --ep 8 --sp --zero 1 --recompute --systems dgx-h100 --gpus 8 --tp 8
+
+# 4. Expert tensor parallelism (--etp, Megatron's --expert-tensor-parallel-size): named in the header,
+#    its all-gather and reduce-scatter in the trace, sizes that do not tile refused with exit 2.
+check moe-etp-header 0 '16 GPUs = tp 2 x pp 1 x dp 8 x cp 1, ep 4, etp 2, sp' -- workload --model mixtral-8x7b --gpus 16 --tp 2 --ep 4 --etp 2 --sp --seq 256 -o "$moe_dir/etp.json"
+check moe-etp-ops 0 '"etp_rs_bwd"' -- workload --model mixtral-8x7b --gpus 16 --tp 2 --ep 4 --etp 2 --sp --seq 256 -o -
+check moe-etp-not-tiling 2 'etp \(4\) needs an MoE model whose expert FFN \(14336\) it divides, and ep\*etp \(4\*4\) dividing tp\*cp\*dp \(2\*1\*4\)' -- workload --model mixtral-8x7b --gpus 8 --tp 2 --ep 4 --etp 4 --sp -o /dev/null
+check moe-etp-zero 2 '--etp' -- workload --model mixtral-8x7b --gpus 8 --etp 0 -o /dev/null
 rm -rf "$moe_dir"
