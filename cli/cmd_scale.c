@@ -331,7 +331,7 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
         if (!R[i].w.tp) {
             g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT,
                         "%s with %d GPUs: no layout%s%.0d%s%.0d%s%.0d (tp x pp x cp must divide the GPUs, tp divide "
-                        "the heads, KV heads and FFN, pp at most the layers, and tp x cp x dp a multiple of ep%s)",
+                        "the heads, KV heads and FFN, pp at most the layers, and tp x cp x dp a multiple of ep x etp%s)",
                         R[i].p.system, R[i].p.gpus, c->tp > 0 ? " with tp " : "", c->tp,
                         c->pp > 0 ? (c->tp > 0 ? " pp " : " with pp ") : "", c->pp,
                         R[i].w.cp > 1 ? (c->tp > 0 || c->pp > 0 ? " cp " : " with cp ") : "", R[i].w.cp > 1 ? R[i].w.cp : 0,
