@@ -496,25 +496,24 @@ bool calib_fit_set_add_jsonl(calib_fit_set *s, const char *path, GError **err)
 
 /* ---- nccl-tests logs --------------------------------------------------- */
 
-bool calib_fit_set_add_nccltests(calib_fit_set *s, const char *path, GError **err)
+/* One run of an nccl-tests log (where the file holds several, "path (run r of n)" in messages): its
+ * out-of-place times as one group per collective, ranks and type; false with *err. */
+static bool add_nccltests_run(calib_fit_set *s, const char *path, const nccltests_log *log, GError **err)
 {
-    GError *e = NULL;
-    nccltests_log *log = nccltests_read(path, &e);
-    if (!log) {
-        g_set_error_literal(err, CALIB_ERROR, CALIB_ERROR_NCCLTESTS, e->message);
-        g_error_free(e);
-        return false;
-    }
+    char *where = log->run.nruns > 1 ? g_strdup_printf("%s (run %d of %d, lines %d-%d)", path, log->run.run,
+                                                       log->run.nruns, log->run.first_line, log->run.last_line)
+                                     : g_strdup(path);
+    bool ok = false;
     if (log->ngroups > 1) { /* -d all / -o all / -r -1: one fit group per type would mix them */
         g_set_error(err, CALIB_ERROR, CALIB_ERROR_NCCLTESTS,
-                    "%s: %d sweeps (one per type, reduction or root) in one table; calibrate fit takes one per log",
-                    path, log->ngroups);
-        nccltests_log_free(log);
-        return false;
+                    "%s: %d sweeps (one per type, reduction or root) in one table; calibrate fit takes one per run",
+                    where, log->ngroups);
+        goto out;
     }
     char *name = g_strdup_printf("nccl/%s/%dr/%s", coll_kind_name(log->coll), log->nranks,
                                  nccltests_dtype_name(log->dtype));
-    group *g = group_get(s, name, "nccl", NULL, nccltests_dtype_name(log->dtype), path);
+    group *g = group_get(s, name, "nccl", NULL, nccltests_dtype_name(log->dtype), where);
+    g_free(name);
     g->is_coll = true, g->nranks = log->nranks;
     size_t added = 0;
     for (size_t i = 0; i < log->nrows; i++)
@@ -523,13 +522,37 @@ bool calib_fit_set_add_nccltests(calib_fit_set *s, const char *path, GError **er
                                              log->rows[i].time_us[NCCLTESTS_OOP] * 1e-6}));
             added++;
         }
-    note_source(s, path, NULL);
-    g_free(name);
-    nccltests_log_free(log);
     if (!added) {
-        g_set_error(err, CALIB_ERROR, CALIB_ERROR_EMPTY, "%s: no row with a positive time", path);
-        return false;
+        g_set_error(err, CALIB_ERROR, CALIB_ERROR_EMPTY, "%s: no row with a positive time", where);
+        goto out;
     }
+    ok = true;
+out:
+    g_free(where);
+    return ok;
+}
+
+/* Every run of the log (nccl-tests runs one after another in one file, e.g. all_reduce_perf then
+ * all_gather_perf from one job script), each its own group; repeated runs of the same collective,
+ * ranks and type add their points to one group. */
+bool calib_fit_set_add_nccltests(calib_fit_set *s, const char *path, GError **err)
+{
+    GError *e = NULL;
+    int nruns = 1;
+    for (int run = 1; run <= nruns; run++) {
+        nccltests_log *log = nccltests_read_run(path, -1, run, &e);
+        if (!log) {
+            g_set_error_literal(err, CALIB_ERROR, CALIB_ERROR_NCCLTESTS, e->message);
+            g_error_free(e);
+            return false;
+        }
+        nruns = log->run.nruns;
+        bool ok = add_nccltests_run(s, path, log, err);
+        nccltests_log_free(log);
+        if (!ok)
+            return false;
+    }
+    note_source(s, path, NULL);
     return true;
 }
 

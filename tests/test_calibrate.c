@@ -342,15 +342,21 @@ static void test_gemm_fit_recovers_shape_model(void)
 
 /* An nccl-tests log written by our writer with t = 20 us + S / 100 GB/s:
  * the per-collective latency and algbw come back within 1% (printed times
- * have 4 significant digits). */
+ * have 4 significant digits); with an all_gather run (10 us + S / 50 GB/s)
+ * appended to the file, both. */
+static void rows_fill(nccltests_row *rows, int n, double alpha_s, double beta_Bps)
+{
+    for (int i = 0; i < n; i++) {
+        uint64_t S = 8ull << (2 * i);
+        rows[i] = (nccltests_row){.size_bytes = S, .count = S / 4};
+        rows[i].time_us[0] = rows[i].time_us[1] = (alpha_s + S / beta_Bps) * 1e6;
+    }
+}
+
 static void test_nccltests_log_gives_collective_latency(void)
 {
     nccltests_row rows[13];
-    for (int i = 0; i < 13; i++) {
-        uint64_t S = 8ull << (2 * i);
-        rows[i] = (nccltests_row){.size_bytes = S, .count = S / 4};
-        rows[i].time_us[0] = rows[i].time_us[1] = 20 + S / 100e9 * 1e6;
-    }
+    rows_fill(rows, 13, 20e-6, 100e9);
     nccltests_device dev[2] = {{0, 0, 1, "h", 0, 0, 0x18, 0, "NVIDIA H200"}, {1, 0, 1, "h", 1, 0, 0x2a, 0, "NVIDIA H200"}};
     nccltests_sweep sw = {.coll = COLL_ALL_REDUCE, .dtype = NCCLTESTS_FLOAT, .redop = NCCLTESTS_OP_SUM, .root = -1,
                           .nranks = 2, .version = "2.19.6", .nccl_code = 21903, .nthreads = 1, .ngpus = 2,
@@ -372,6 +378,26 @@ static void test_nccltests_log_gives_collective_latency(void)
     CU_ASSERT_EQUAL(c->nranks, 2);
     ASSERT_REL(c->alpha_s, 20e-6, 0.01);
     ASSERT_REL(c->beta_Bps, 100e9, 0.01);
+    calib_params_clear(&p);
+    calib_fit_set_free(s);
+
+    /* A log of several runs one after another (a job script's all_reduce_perf then all_gather_perf):
+     * each run is its own group. Until 2026-12-02 such a log was refused. */
+    rows_fill(rows, 13, 10e-6, 50e9);
+    f = fopen(tmp, "a");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    sw.coll = COLL_ALL_GATHER;
+    nccltests_write(f, &sw);
+    fclose(f);
+    solve_file(tmp, &s, &p);
+    CU_ASSERT_EQUAL(p.ncollectives, 2);
+    c = calib_params_find(&p, "nccl/all_reduce/2r/float");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    ASSERT_REL(c->alpha_s, 20e-6, 0.01);
+    c = calib_params_find(&p, "nccl/all_gather/2r/float");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    ASSERT_REL(c->alpha_s, 10e-6, 0.01);
+    ASSERT_REL(c->beta_Bps, 50e9, 0.01);
     calib_params_clear(&p);
     calib_fit_set_free(s);
     g_unlink(tmp);

@@ -453,6 +453,9 @@ check calibrate-fit-synthetic 0 'd2d_copy/gpu0/d2d/ce: alpha 5\.0[0-9]* us  beta
 check calibrate-fit-bad 2 'truncated-line\.jsonl:3:[0-9]+: not valid JSON' -- calibrate fit tests/bad_input/calibration/truncated-line.jsonl
 # the measured H200 set (calibrate/data/h200-2026-11-29): GEMM shape model, applied through --set calibration=
 H200P=calibrate/data/h200-2026-11-29/params.json
+# a log of several nccl-tests runs: every run fitted, repeated ones (two all_reduce runs) in one group
+check calibrate-fit-runs-ag 0 '^nccl/all_gather/8r/float: alpha [0-9.]+ us' -- calibrate fit tests/data/nccltests/formats/three-runs-allreduce-allreduce-allgather.txt
+check calibrate-fit-runs-ar 0 '^  points 7, slope' -- calibrate fit tests/data/nccltests/formats/three-runs-allreduce-allreduce-allgather.txt
 check calibrate-fit-gemm 0 'gemm/bf16: best square 823\.4 TFLOP/s; shape model eff 711\.3 TFLOP/s, k0 182' -- calibrate fit calibrate/data/h200-2026-11-29/calibration.jsonl
 check calibrate-fit-gemm-bad 2 'gemm-missing-k\.jsonl:2: gemm record: "k"' -- calibrate fit tests/bad_input/calibration/gemm-missing-k.jsonl
 check topo-show-calibration 0 'GEMM bf16 711\.3 TFLOP/s k0 182 HBM copy 2116\.3 GB/s' -- topo show hgx-h200 --set calibration=$H200P
