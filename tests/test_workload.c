@@ -125,11 +125,14 @@ static void test_workload_dp_tp_counts(void)
     gpu_model g = gpu("A100");
     trace *t = workload_generate(&w, &g, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    /* DP: one step's gradients of this rank's weights (N/tp), 2 bytes each, once */
-    double bytes;
+    /* DP: one step's gradients of this rank's weights, 2 bytes each, once: N/tp, but the norms and
+     * the row-parallel biases (6h a GPT layer) whole on every TP rank (Megatron-LM); the final norm
+     * (2h) is not counted */
+    double bytes, R = 24 * 6 * 2304.0;
     int n = count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "dp_grad", &bytes);
-    double grads = workload_params(&w.m) / 2 * 2;
-    ASSERT_REL(bytes, grads, 1e-4);
+    ASSERT_REL(R, 24 * workload_layer_tp_replicated(&w.m, false), 1e-12);
+    double grads = ((workload_params(&w.m) - R) / 2 + R) * 2;
+    ASSERT_REL(bytes, grads, 1e-5);
     /* buckets of >= 25 MiB (a layer's gradients when larger), the last one possibly smaller */
     CU_ASSERT(n >= 2 && n <= (int)(grads / (25 << 20)) + 1);
     /* TP (Megatron): 2 all_reduces per layer forward, 2 backward, per microbatch */
@@ -139,7 +142,11 @@ static void test_workload_dp_tp_counts(void)
     w.sp = true;
     t = workload_generate(&w, &g, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "tp_", NULL), 0);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "tp_ar", NULL), 0);
+    /* ... and once a step the replicated weights' gradients, each TP rank's from its own tokens, all-reduced
+     * over TP (Megatron-LM's finalize_model_grads, _allreduce_layernorm_grads) */
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "tp_grad_ar_sp", &bytes), 1);
+    ASSERT_REL(bytes, R * 2, 1e-4);
     CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_REDUCE_SCATTER, "tp_rs", NULL), 4 * 24 * 4);
     CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_GATHER, "tp_ag", NULL), 4 * 24 * 4);
     trace_free(t);
@@ -361,7 +368,9 @@ static void test_workload_memory_experts_tp(void)
     double m0 = workload_memory_bytes(&w);
     w.zero = 1;
     double m1 = workload_memory_bytes(&w);
-    ASSERT_REL(m0 - m1, (N - E - w.m.hidden) / 2 * 12 * (1 - 1.0 / 8) + E / 8 * 12 * (1 - 1.0 / 2), 1e-9);
+    /* the norms (2h) and the router (8h) of each layer whole on both TP ranks */
+    double R = w.m.layers * 10.0 * w.m.hidden;
+    ASSERT_REL(m0 - m1, ((N - E - w.m.hidden - R) / 2 + R) * 12 * (1 - 1.0 / 8) + E / 8 * 12 * (1 - 1.0 / 2), 1e-9);
     /* the trace's expert gradient group: tp x dp / ep ranks, its optimizer shards over it */
     gpu_model g = gpu("H100");
     trace *t = workload_generate(&w, &g, NULL);
@@ -554,6 +563,36 @@ static void test_workload_expert_tensor_parallel(void)
     CU_ASSERT_FALSE(workload_spec_check(&w, &err));
     CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "ep*etp (4*4) dividing tp*cp*dp (2*1*4)") : NULL);
     g_clear_error(&err);
+}
+
+/* The shared expert is split over TP like the dense MLP (Megatron-LM's
+ * SharedExpertMLP), run after the routed experts: with SP an all-gather of
+ * the layer's activation before it and a reduce-scatter after, forward and
+ * backward, on each of DeepSeek-V3's 58 MoE layers; its forward 6 T h F/t
+ * FLOPs (T = 256 tokens, F = 2048, t = 2). The trace's FLOPs over all ranks
+ * are the model's (workload_step_flops: every routed expert's top-8 share,
+ * the shared expert, the router, the 3 dense layers). */
+static void test_workload_shared_expert_tp(void)
+{
+    gpu_model g = gpu("H100");
+    workload_spec w = spec("deepseek-v3-like", 2, 1, 1, 1, 256);
+    w.sp = true;
+    trace *t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double ag, rs, A = 256.0 * 7168 * 2;
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_GATHER, "tp_ag_shared", &ag), 2 * 58);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_REDUCE_SCATTER, "tp_rs_shared", &rs), 2 * 58);
+    ASSERT_REL(ag, 2 * 58 * A, 1e-9);
+    ASSERT_REL(rs, ag, 1e-12);
+    ASSERT_REL(op_flops(t, 0, "moe_shared_fwd"), 6 * 256.0 * 7168 * 2048 / 2, 1e-9);
+    ASSERT_REL(rank_flops(t, 0) + rank_flops(t, 1), workload_step_flops(&w), 1e-9);
+    trace_free(t);
+    w.sp = false; /* without SP: one all-reduce after it (forward), before it (backward) */
+    t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "tp_ar_shared", NULL), 2 * 58);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, -1, "tp_ag_shared", NULL), 0);
+    trace_free(t);
 }
 
 static double first_dur_ps(const trace *t, int r, const char *name)
@@ -767,6 +806,7 @@ int main(void)
         {"/workload/ep-groups-consecutive", test_workload_ep_groups_consecutive},
         {"/workload/ep-folds-tp-cp", test_workload_ep_folds_tp_cp},
         {"/workload/expert-tensor-parallel", test_workload_expert_tensor_parallel},
+        {"/workload/shared-expert-tp", test_workload_shared_expert_tp},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},
         {"/workload/memory-sp-recompute", test_workload_memory_sp_recompute},

@@ -286,6 +286,16 @@ double workload_layer_params(const workload_model *m, bool moe, double *expert_o
     return attn + norms + mlp + expert;
 }
 
+double workload_layer_tp_replicated(const workload_model *m, bool moe)
+{
+    double h = m->hidden, r = m->gated ? 2 * h : 4 * h; /* norms */
+    if (!m->gated)                                        /* row-parallel biases: projection, dense MLP out */
+        r += moe ? h : 2 * h;
+    if (moe)
+        r += h * m->experts; /* router */
+    return r;
+}
+
 /* The four modules DeepSpeed frees and fetches (QKV, projection, MLP in, MLP
  * out; weights one rank holds), and whether module i is gathered again
  * after the recomputed forward: the modules after it run twice (their
@@ -421,7 +431,8 @@ int workload_emb_matrices(const workload_spec *w, bool first, bool last)
     return (first ? 1 : 0) + (last ? 1 : 0) - (first && last && w->m.tied ? 1 : 0);
 }
 
-/* A rank's weights and states: dense parameters split by tp, their ZeRO
+/* A rank's weights and states: dense parameters split by tp (norms, row-parallel
+ * biases and the router whole on every tp rank), their ZeRO
  * states over the dp x cp group; routed experts split by ep x etp, not by tp
  * (expert-tensor-parallel etp, as the trace holds them), so their states shard
  * over the expert-data-parallel group tp x dp x cp / (ep x etp), the group the trace reduces
@@ -433,8 +444,9 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
     double p = 0, pe = 0;
     for (int l = first; l < first + layers; l++) {
         double e;
-        double all = workload_layer_params(m, workload_layer_is_moe(m, l), &e);
-        p += (all - e) / w->tp;
+        bool moe = workload_layer_is_moe(m, l);
+        double all = workload_layer_params(m, moe, &e), r = workload_layer_tp_replicated(m, moe);
+        p += (all - e - r) / w->tp + r;
         pe += e / ((double)w->ep * w->etp);
     }
     p += emb * (double)m->vocab * m->hidden / w->tp;
@@ -491,7 +503,8 @@ double workload_memory_bytes(const workload_spec *w)
 double workload_op_estimate(const workload_spec *w)
 {
     double mb = (double)(w->global_batch / ((int64_t)w->micro_batch * w->dp));
-    double per_layer = (w->recompute ? 3 : 2) * (w->m.experts ? 12 : 8);
+    double per_layer = (w->recompute ? 3 : 2) *
+                       (w->m.experts ? 12 + (w->m.shared_ffn ? 3 : 0) + (w->etp > 1 ? 2 : 0) : 8);
     /* layer groups of a stage: at most layer_fuse layers each */
     double groups = ceil(ceil((double)w->m.layers / w->pp / w->vpp) / w->layer_fuse) * w->vpp; /* the longest chunk's */
     double ops = (double)w->gpus * mb * groups * per_layer;

@@ -114,6 +114,10 @@ double workload_params(const workload_model *m);
 /* Weights of one layer (biases, norms and, for an MoE layer, all experts:
  * their share is also written to *expert_params when not NULL). */
 double workload_layer_params(const workload_model *m, bool moe, double *expert_params);
+/* Weights of one layer that every tensor-parallel rank holds whole (Megatron-LM:
+ * norms, the biases of the row-parallel projection and dense MLP out, the MoE
+ * router); the rest of workload_layer_params but the experts is split by tp. */
+double workload_layer_tp_replicated(const workload_model *m, bool moe);
 /* Whether layer l (0-based) is an MoE layer. */
 bool workload_layer_is_moe(const workload_model *m, int layer);
 /* DeepSpeed ZeRO-3 with activation recomputation: the fraction of a layer's

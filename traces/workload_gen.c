@@ -29,7 +29,8 @@ typedef struct {
 } cost;
 
 typedef struct {
-    cost attn_f, attn_b, mlp_f, mlp_b, moe_pre_f, moe_pre_b, moe_exp_f, moe_exp_b, emb_f, emb_b, head_f, head_b;
+    cost attn_f, attn_b, mlp_f, mlp_b, moe_pre_f, moe_pre_b, moe_exp_f, moe_exp_b, moe_sh_f, moe_sh_b, emb_f, emb_b,
+        head_f, head_b;
 } costs;
 
 typedef struct {
@@ -134,8 +135,11 @@ static void costs_init(gen *G)
         elem(&c->moe_pre_f, &c->moe_pre_b, G, 4 * Tn * h);
         gemm(&c->moe_pre_f, &c->moe_pre_b, G, Tm, h, m->experts);     /* router */
         elem(&c->moe_pre_f, &c->moe_pre_b, G, 2 * Tm * m->experts * 3); /* softmax + top-k */
+        /* the shared expert(s) split by TP as the dense MLP is (Megatron-LM's SharedExpertMLP follows
+         * the attention's parallelism): all T tokens, FFN / t (until 2026-12-02 the rank's T/t tokens
+         * through the whole FFN: the same FLOPs, without its TP communication) */
         if (m->shared_ffn)
-            mlp_costs(&c->moe_pre_f, &c->moe_pre_b, G, 1, Tm, m->shared_ffn, 1);
+            mlp_costs(&c->moe_sh_f, &c->moe_sh_b, G, 1, T, m->shared_ffn, t);
         /* the rank's experts/ep experts, each over its share of the Tm x topk tokens routed to
          * the rank (balanced routing): a weight gradient reduces over one expert's tokens, and
          * every local expert's weights are read (until 2026-12-02 one GEMM over all the tokens
@@ -247,6 +251,16 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
     coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_combine", NONE);
     if (!sp)
         coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_tokens", NONE);
+    /* Megatron-LM's MoELayer without --moe-shared-expert-overlap: the shared expert after the routed
+     * ones, column- then row-parallel over TP like the dense MLP */
+    if (w->m.shared_ffn) {
+        if (sp)
+            coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_shared", NONE);
+        g_snprintf(n, sizeof n, "%smoe_shared_fwd", tag);
+        compute(G, n, &G->c.moe_sh_f, f);
+        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs_shared" : "tp_ar_shared",
+             NONE);
+    }
 }
 
 static void block_bwd(gen *G, int k, bool moe)
@@ -261,6 +275,13 @@ static void block_bwd(gen *G, int k, bool moe)
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
     } else {
         double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f;
+        if (w->m.shared_ffn) { /* the shared expert ran last: its backward first */
+            if (sp)
+                coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_shared_bwd", NONE);
+            compute(G, "moe_shared_bwd", &G->c.moe_sh_b, f);
+            coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp,
+                 sp ? "tp_rs_shared_bwd" : "tp_ar_shared_bwd", NONE);
+        }
         if (!sp)
             coll(G, S_MAIN, COLL_REDUCE_SCATTER, A, G->g_tp, "tp_rs_tokens", NONE);
         coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_combine_bwd", NONE);
@@ -304,18 +325,29 @@ static bool chunk_last(const gen *G)
     return G->pp_i == G->w->pp - 1 && G->chunk == G->V - 1;
 }
 
-/* Dense and expert weights one rank holds for layer group k of its current chunk. */
-static void group_params(const gen *G, int k, double *dense, double *expert)
+/* Dense and expert weights one rank holds for layer group k of its current
+ * chunk; *replicated (when not NULL): the part of *dense every TP rank holds
+ * whole (workload_layer_tp_replicated). */
+static void group_params_rep(const gen *G, int k, double *dense, double *expert, double *replicated)
 {
     const workload_spec *w = G->w;
+    double r = 0;
     *dense = *expert = 0;
     for (int l = 0; l < group_size(G, k); l++) {
         int layer = group_layer(G, k) + l;
-        double e;
-        double all = workload_layer_params(&w->m, workload_layer_is_moe(&w->m, layer), &e);
-        *dense += (all - e) / w->tp;
+        bool moe = workload_layer_is_moe(&w->m, layer);
+        double e, all = workload_layer_params(&w->m, moe, &e), rl = workload_layer_tp_replicated(&w->m, moe);
+        *dense += (all - e - rl) / w->tp + rl;
         *expert += e / ((double)w->ep * w->etp);
+        r += rl;
     }
+    if (replicated)
+        *replicated = r;
+}
+
+static void group_params(const gen *G, int k, double *dense, double *expert)
+{
+    group_params_rep(G, k, dense, expert, NULL);
 }
 
 static void bucket_flush(gen *G, bool expert)
@@ -659,14 +691,22 @@ static void finish(gen *G)
                           G->last);
         g_array_append_val(G->dp_ops, i);
     }
-    double dense = 0, expert = 0;
+    double dense = 0, expert = 0, replicated = 0;
     for (G->chunk = 0; G->chunk < G->V; G->chunk++)
         for (int k = 0; k < group_count(G); k++) {
-            double d, e;
-            group_params(G, k, &d, &e);
+            double d, e, r;
+            group_params_rep(G, k, &d, &e, &r);
             dense += d;
             expert += e;
+            replicated += r;
         }
+    /* With sequence parallelism each TP rank's norms (and router, row-parallel biases) saw its own
+     * tokens: Megatron-LM's finalize_model_grads all-reduces their gradients over TP in one call
+     * (_allreduce_layernorm_grads, after the data-parallel reduction) */
+    if (w->sp && G->g_tp >= 0) {
+        uint32_t i = coll(G, S_DP, COLL_ALL_REDUCE, replicated * w->grad_bytes, G->g_tp, "tp_grad_ar_sp", G->last);
+        g_array_append_val(G->dp_ops, i);
+    }
     dense += workload_emb_matrices(w, G->pp_i == 0, G->pp_i == w->pp - 1) * emb_params(G);
     const trace_group *gd = G->g_dpc >= 0 ? g_ptr_array_index(G->t->groups, G->g_dpc) : NULL;
     const trace_group *ge = G->g_edp >= 0 ? g_ptr_array_index(G->t->groups, G->g_edp) : NULL;
