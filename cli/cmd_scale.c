@@ -400,7 +400,7 @@ static void print_results(const result *R, int n, const char *fmt)
     if (csv)
         printf("system,gpu,gpus,tp,pp,dp,global_batch,layer_fuse,step_time_s,tokens_per_s,tflops_per_gpu,mfu,"
                "speedup,efficiency,exposed_comm_frac,fits_memory,step_time_lo_s,step_time_hi_s,tflops_lo,tflops_hi,"
-               "exposed_net_frac,server_fabric,net_fabric\n");
+               "exposed_net_frac,server_fabric,net_fabric,cp,ep,etp\n");
     else if (json)
         printf("[");
     else
@@ -429,10 +429,11 @@ static void print_results(const result *R, int n, const char *fmt)
                        tlo, thi);
         }
         if (csv)
-            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.9g,%.9g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s,%.4f,%s,%s\n", s, r->st.gpu, w->gpus,
-                   w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->st.step_s, r->st.tokens_s, r->st.tflops, r->st.mfu,
-                   r->speedup, r->eff, r->st.exposed, r->fits ? "yes" : "no", cband, r->st.exposed_net, r->st.server_fabric,
-                   r->st.net_fabric);
+            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.9g,%.9g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s,%.4f,%s,%s,%d,%d,%d\n", s,
+                   r->st.gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->st.step_s, r->st.tokens_s,
+                   r->st.tflops, r->st.mfu, r->speedup, r->eff, r->st.exposed, r->fits ? "yes" : "no", cband,
+                   r->st.exposed_net, r->st.server_fabric, r->st.net_fabric, MAX(w->cp, 1), MAX(w->ep, 1),
+                   MAX(w->etp, 1));
         else if (json) {
             printf("%s\n {\"system\": ", k ? "," : "");
             timeline_json_str(stdout, s); /* a topology path may hold a backslash */
@@ -745,6 +746,11 @@ static int run_scale(wl_opts *o, scale_cli *c)
     if (tty)
         fprintf(stderr, "\r%60s\r", "");
     if (rc == EXIT_OK) {
+        for (int i = 0; i < n; i++)
+            if (R[i].ok && R[i].w.tp > 1 && R[i].w.ep > 1 && !R[i].w.sp) { /* once */
+                wl_opts_megatron_note("scale", &R[i].w);
+                break;
+            }
         relate(R, n);
         if (!c->format || !strcmp(c->format, "text")) {
             printf("# scale: %s, %d x %d tokens per step (strong scaling), %s, %s%s", R[0].w.m.name,

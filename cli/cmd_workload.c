@@ -34,6 +34,7 @@ static int run(wl_opts *o, const char *out)
     workload_spec w;
     if (!wl_opts_spec(o, &w, &err) || !workload_spec_check(&w, &err))
         return cli_fail(err);
+    wl_opts_megatron_note("workload", &w);
     if (!o->topo) { /* the command line has none: scale's default system */
         o->topo = g_strdup("dgx-h100");
         fprintf(stderr, "conveyor workload: no --topo: compute timed for dgx-h100's GPU (H100-SXM); "

@@ -371,3 +371,11 @@ void wl_step_clear(wl_step *s)
         g_array_free(s->compute_by_name, TRUE);
     s->by_name = s->compute_by_name = NULL;
 }
+
+void wl_opts_megatron_note(const char *cmd, const workload_spec *w)
+{
+    if (w->tp > 1 && w->ep > 1 && !w->sp)
+        fprintf(stderr, "conveyor %s: note: Megatron-LM requires --sp with tp > 1 and ep > 1 (its TransformerConfig "
+                        "refuses the layout); generated without it, each MoE layer's tokens all-gathered back over TP "
+                        "after the combine\n", cmd);
+}

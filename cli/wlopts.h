@@ -40,6 +40,10 @@ char **wl_opts_topo_sets(const wl_opts *o);
 /* The compute model of topology t's GPU with the gpu.* --sets applied. */
 gboolean wl_opts_gpu(const wl_opts *o, const topo *t, gpu_model *g, GError **err);
 
+/* A note on stderr (prefixed "conveyor CMD: ") where w is a layout Megatron-LM refuses but conveyor
+ * generates: tp > 1 and ep > 1 without --sp. */
+void wl_opts_megatron_note(const char *cmd, const workload_spec *w);
+
 /* What one replayed training step gives. */
 typedef struct {
     char gpu[32];          /* the compute model's GPU name */

@@ -47,7 +47,7 @@ bd_moe=$(breakdown "$tmp/moe.csv" "${MOE[@]}"; breakdown "$tmp/moe_xdr.csv" "${M
 # CSV columns (conveyor scale --format csv): 1 system 2 gpu 3 gpus 4 tp 5 pp 6 dp 7 global_batch
 # 8 layer_fuse 9 step_time_s 10 tokens_per_s 11 tflops_per_gpu 12 mfu 13 speedup 14 efficiency
 # 15 exposed_comm_frac 16 fits_memory 17 step_time_lo_s 18 step_time_hi_s 19 tflops_lo 20 tflops_hi
-# 21 exposed_net_frac 22 server_fabric 23 net_fabric
+# 21 exposed_net_frac 22 server_fabric 23 net_fabric 24 cp 25 ep 26 etp
 table() { # CSV [label for the XDR rows]
     awk -F, -v tag="${2:-}" 'NR > 1 {
         sys = $1; if (tag != "") sys = sys " (800G NICs)"; if ($16 != "yes") sys = sys " (exceeds HBM)"

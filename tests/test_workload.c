@@ -434,6 +434,23 @@ static void test_workload_ep_groups_consecutive(void)
     }
 }
 
+/* Mixtral at tp x cp x dp with --sp and ep: rank r's group of op `name` is `want`. */
+static void moe_group_is(int tp, int cp, int dp, int ep, int r, const char *name, const char *want)
+{
+    gpu_model g = gpu("H100");
+    char s[256];
+    workload_spec w = spec("mixtral-8x7b", tp, 1, dp, 8, 256);
+    w.cp = cp;
+    w.gpus = tp * cp * dp;
+    w.ep = ep;
+    w.sp = true;
+    trace *t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    group_str(t, r, name, s, sizeof s);
+    CU_ASSERT_STRING_EQUAL(s, want);
+    trace_free(t);
+}
+
 /* Megatron-LM's MoE parallel folding (expert-tensor-parallel 1): the EP
  * group is ep of a stage's tp*cp*dp ranks, so it may span TP and CP ranks.
  * Mixtral on one 8-GPU server at TP 8, EP 8: the all-to-alls run over the
@@ -464,27 +481,9 @@ static void test_workload_ep_folds_tp_cp(void)
     ASSERT_REL(a2a / n, 256.0 / 8 * 2 * 4096 * 2, 1e-9);
     trace_free(t);
 
-    w = spec("mixtral-8x7b", 4, 1, 2, 8, 256);
-    w.ep = 2;
-    w.sp = true;
-    t = workload_generate(&w, &g, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    group_str(t, 3, "ep_dispatch", s, sizeof s);
-    CU_ASSERT_STRING_EQUAL(s, "2 3");
-    group_str(t, 3, "dp_grad_expert", s, sizeof s);
-    CU_ASSERT_STRING_EQUAL(s, "1 3 5 7");
-    trace_free(t);
-
-    w = spec("mixtral-8x7b", 2, 1, 2, 8, 256);
-    w.cp = 2;
-    w.gpus = 8;
-    w.ep = 8;
-    w.sp = true;
-    t = workload_generate(&w, &g, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    group_str(t, 5, "ep_dispatch", s, sizeof s);
-    CU_ASSERT_STRING_EQUAL(s, "0 1 2 3 4 5 6 7");
-    trace_free(t);
+    moe_group_is(4, 1, 2, 2, 3, "ep_dispatch", "2 3");
+    moe_group_is(4, 1, 2, 2, 3, "dp_grad_expert", "1 3 5 7");
+    moe_group_is(2, 2, 2, 8, 5, "ep_dispatch", "0 1 2 3 4 5 6 7");
 
     w = spec("mixtral-8x7b", 2, 1, 1, 8, 256);
     w.ep = 4;

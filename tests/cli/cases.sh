@@ -540,6 +540,8 @@ check workload-interleaved-pp1 2 'interleaved schedule \(interleaved:2\) needs p
 check workload-bad-set 2 'no such parameter' -- workload --model llama2-7b --gpus 8 --tp 8 --set gpu.turbo=1 --topo dgx-h100 -o /dev/null
 check scale-small 0 'dgx-h100 .* 16 +8 +1 +2 ' -- scale --model llama2-7b --systems dgx-h100:8..16 --seq 256 --global-batch 4
 check scale-csv 0 '^system,gpu,gpus,tp,pp,dp' -- scale --model gpt-1.7b --systems dgx-a100:8 --seq 256 --format csv
+# the layout's CP, EP and ETP close each CSV row (the text names them in its header, JSON as members)
+check scale-csv-moe-layout 0 '^dgx-h100,H100-SXM,16,2,[0-9]+,[0-9]+,.*,1,4,2$' -- scale --model mixtral-8x7b --ep 4 --etp 2 --sp --systems dgx-h100:16 --tp 2 --seq 256 --format csv
 check scale-too-big 2 'exceeds --max-gpus' -- scale --model llama2-7b --systems dgx-h100:4096 --seq 256
 check scale-interleaved 0 'interleaved 1F1B \(2 model chunks per pp rank\)' -- scale --model llama2-7b --systems dgx-h100:8 --tp 2 --pp 4 --seq 256 --schedule interleaved:2
 check scale-uneven-stages 0 'dgx-h100 .* 24 +8 +3 +1 ' -- scale --model llama2-7b --systems dgx-h100:24 --tp 8 --pp 3 --seq 256

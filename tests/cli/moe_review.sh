@@ -39,4 +39,7 @@ check moe-etp-header 0 '16 GPUs = tp 2 x pp 1 x dp 8 x cp 1, ep 4, etp 2, sp' --
 check moe-etp-ops 0 '"etp_rs_bwd"' -- workload --model mixtral-8x7b --gpus 16 --tp 2 --ep 4 --etp 2 --sp --seq 256 -o -
 check moe-etp-not-tiling 2 'etp \(4\) needs an MoE model whose expert FFN \(14336\) it divides, and ep\*etp \(4\*4\) dividing tp\*cp\*dp \(2\*1\*4\)' -- workload --model mixtral-8x7b --gpus 8 --tp 2 --ep 4 --etp 4 --sp -o /dev/null
 check moe-etp-zero 2 '--etp' -- workload --model mixtral-8x7b --gpus 8 --etp 0 -o /dev/null
+# Megatron-LM refuses TP and EP above 1 without SP; conveyor generates it and says so on stderr (workload, scale)
+check moe-megatron-sp-note 0 'note: Megatron-LM requires --sp with tp > 1 and ep > 1' -- workload --model mixtral-8x7b --gpus 16 --tp 2 --ep 8 --seq 256 -o /dev/null
+check moe-megatron-sp-note-scale 0 'conveyor scale: note: Megatron-LM requires --sp' -- scale --model mixtral-8x7b --ep 8 --systems dgx-h100:16 --tp 2 --seq 256
 rm -rf "$moe_dir"
