@@ -42,6 +42,9 @@ static const struct {
     {"--layers", offsetof(wl_opts, layers)},       {"--hidden", offsetof(wl_opts, hidden)},
     {"--heads", offsetof(wl_opts, heads)},         {"--kv-heads", offsetof(wl_opts, kv_heads)},
     {"--ffn", offsetof(wl_opts, ffn)},             {"--vocab", offsetof(wl_opts, vocab)},
+    {"--experts", offsetof(wl_opts, experts)},     {"--topk", offsetof(wl_opts, topk)},
+    {"--expert-ffn", offsetof(wl_opts, expert_ffn)}, {"--shared-ffn", offsetof(wl_opts, shared_ffn)},
+    {"--dense-layers", offsetof(wl_opts, dense_layers)},
 };
 
 static gboolean int_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
@@ -96,6 +99,13 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"ffn", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom: FFN size [4*hidden]", "F"},
         {"vocab", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom: vocabulary [51200]", "V"},
         {"gated", 0, 0, G_OPTION_ARG_NONE, &o->gated, "custom: SwiGLU MLP, untied embeddings (Llama style)", NULL},
+        {"experts", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom MoE: routed experts per MoE layer", "E"},
+        {"topk", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom MoE: experts per token [2]", "K"},
+        {"expert-ffn", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom MoE: FFN size of one expert [ffn]", "F"},
+        {"shared-ffn", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "custom MoE: FFN size of the shared expert(s), all of them together [none]", "F"},
+        {"dense-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "custom MoE: first layers that stay dense (FFN --ffn) [0]", "D"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric override", "F"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "gpu.gemm_eff=0.6 etc., or a topology parameter", "K=V"},
         {0},
@@ -151,10 +161,21 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         w->m = (workload_model){.name = "custom", .layers = o->layers, .hidden = o->hidden, .heads = o->heads,
                                 .kv_heads = o->kv_heads, .ffn = o->ffn, .vocab = o->vocab, .gated = o->gated,
                                 .tied = !o->gated, .source = "command line"};
+        if (o->experts > 0) { /* an MoE model: workload_spec_defaults fills ffn, then the expert FFN from it */
+            w->m.experts = o->experts;
+            w->m.topk = o->topk > 0 ? o->topk : 2;
+            w->m.expert_ffn = o->expert_ffn;
+            w->m.shared_ffn = o->shared_ffn;
+            w->m.dense_layers = o->dense_layers;
+        } else if (o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers) {
+            return BAD("--topk, --expert-ffn, --shared-ffn and --dense-layers describe an MoE model: give --experts");
+        }
     } else {
-        if (o->layers || o->hidden || o->heads || o->kv_heads || o->ffn || o->vocab || o->gated)
+        if (o->layers || o->hidden || o->heads || o->kv_heads || o->ffn || o->vocab || o->gated || o->experts ||
+            o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers)
             return BAD("--layers, --hidden, --heads, --kv-heads, --ffn, --vocab and --gated describe --model custom; "
-                       "'%s' is a preset with its own shape (--model list)", o->model);
+                       "'%s' is a preset with its own shape (--model list); --experts, --topk, --expert-ffn, "
+                       "--shared-ffn and --dense-layers describe a custom MoE model", o->model);
         const workload_model *m = workload_preset_find(o->model, err);
         if (!m)
             return FALSE;

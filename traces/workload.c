@@ -118,6 +118,8 @@ void workload_spec_defaults(workload_spec *w)
         w->m.ffn = 4 * w->m.hidden;
     if (w->m.vocab <= 0)
         w->m.vocab = 51200;
+    if (w->m.experts > 0 && w->m.expert_ffn <= 0)
+        w->m.expert_ffn = w->m.ffn;
 }
 
 #define LAYOUT(...) (g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT, __VA_ARGS__), false)
@@ -207,6 +209,14 @@ bool workload_spec_check(const workload_spec *w, GError **err)
                      "kv-heads, ffn in 1..%d, vocab in 1..1e7 (got layers %d hidden %d heads %d kv-heads %d ffn %d "
                      "vocab %d)", WL_MAX_LAYERS, WL_MAX_HIDDEN, 4 * WL_MAX_HIDDEN, m->layers, m->hidden, m->heads,
                      m->kv_heads, m->ffn, m->vocab);
+    if (m->experts < 0 || m->experts > 100000 ||
+        (m->experts > 0 && (m->topk < 1 || m->topk > m->experts || m->expert_ffn < 1 || m->expert_ffn > m->ffn * 4 ||
+                            m->shared_ffn < 0 || m->shared_ffn > 4 * m->ffn || m->dense_layers < 0 ||
+                            m->dense_layers >= m->layers)))
+        return VALUE("MoE shape: need experts in 1..100000, topk in 1..experts (%d), expert FFN in 1..4 x ffn (%d), "
+                     "shared FFN in 0..4 x ffn, dense layers below the layers (%d) (got experts %d topk %d expert FFN "
+                     "%d shared FFN %d dense layers %d)", m->experts, m->ffn, m->layers, m->experts, m->topk,
+                     m->expert_ffn, m->shared_ffn, m->dense_layers);
     if (w->dp < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->gpus % ((int64_t)w->tp * w->pp * w->cp))
         return LAYOUT("--gpus %d is not a multiple of tp*pp*cp = %d*%d*%d", w->gpus, w->tp, w->pp, w->cp);
     if (w->gpus < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->dp >= 1) /* workload_spec_defaults' 0 */

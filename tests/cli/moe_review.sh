@@ -42,4 +42,19 @@ check moe-etp-zero 2 '--etp' -- workload --model mixtral-8x7b --gpus 8 --etp 0 -
 # Megatron-LM refuses TP and EP above 1 without SP; conveyor generates it and says so on stderr (workload, scale)
 check moe-megatron-sp-note 0 'note: Megatron-LM requires --sp with tp > 1 and ep > 1' -- workload --model mixtral-8x7b --gpus 16 --tp 2 --ep 8 --seq 256 -o /dev/null
 check moe-megatron-sp-note-scale 0 'conveyor scale: note: Megatron-LM requires --sp' -- scale --model mixtral-8x7b --ep 8 --systems dgx-h100:16 --tp 2 --seq 256
+
+# 5. A custom MoE model: Mixtral 8x7B's published shape given on the command line writes the same trace,
+#    byte for byte, as the preset; bad MoE shapes exit 2.
+"$C" workload --model mixtral-8x7b --gpus 8 --ep 8 --sp --seq 256 -o "$moe_dir/preset.json" > /dev/null 2>&1
+"$C" workload --model custom --layers 32 --hidden 4096 --heads 32 --kv-heads 8 --gated --ffn 14336 --vocab 32000 \
+    --experts 8 --topk 2 --gpus 8 --ep 8 --sp --seq 256 -o "$moe_dir/custom.json" > /dev/null 2>&1
+if [ -s "$moe_dir/preset.json" ] && cmp -s "$moe_dir/preset.json" "$moe_dir/custom.json"; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL moe-custom-as-preset: custom Mixtral's trace differs from the preset's" >&2
+fi
+check moe-custom-topk 2 'MoE shape: need experts in 1\.\.100000, topk in 1\.\.experts \(4\)' -- workload --model custom --layers 4 --hidden 1024 --heads 8 --experts 4 --topk 8 -o /dev/null
+check moe-custom-no-experts 2 'describe an MoE model: give --experts' -- workload --model custom --layers 4 --hidden 1024 --heads 8 --topk 2 -o /dev/null
+check moe-custom-on-preset 2 '--experts, --topk, --expert-ffn, --shared-ffn and --dense-layers describe a custom MoE model' -- workload --model mixtral-8x7b --experts 16 -o /dev/null
+check moe-custom-scale 0 '^dgx-h100 +H100-SXM +8 ' -- scale --model custom --layers 8 --hidden 2048 --heads 16 --gated --experts 16 --topk 4 --expert-ffn 1024 --shared-ffn 2048 --dense-layers 1 --ep 8 --sp --systems dgx-h100:8 --seq 512
 rm -rf "$moe_dir"
