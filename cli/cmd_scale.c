@@ -636,15 +636,16 @@ static int plot(const result *R, int n, const char *path)
     return rc;
 }
 
-#define AUTO_MAX 32 /* layouts simulated per point at most */
+#define AUTO_MAX 32 /* layouts simulated per point at most (twice that where EP is searched too) */
 
 /* --auto: simulate every layout that fits 90% of the GPU's memory (TP a
  * power of two up to 8 inside the NVLink domain dividing heads, KV heads,
  * FFN and N; PP a divisor of N/(TP x CP) up to the layers, from the smallest
  * that fits to 4 times it; DP the rest, TP x CP x DP a multiple of EP (EP
  * folded over TP and CP ranks too, as Megatron's MoE folding allows); the common global batch
- * divisible by its microbatches) and keep the fastest step. --tp/--pp pin that part. Without a layout that fits, the
- * rule's layout stays (flagged "exceeds HBM"). */
+ * divisible by its microbatches) and keep the fastest step. For an MoE model without --ep, EP too: each
+ * power of two dividing the experts, and the experts themselves. --tp/--pp/--ep pin that part. Without a
+ * layout that fits, the rule's layout stays (flagged "exceeds HBM"). */
 static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tty, int idx, int n, GError **err)
 {
     workload_spec base = R->w;
@@ -652,15 +653,27 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
     result best = *R;
     best.ok = false;
     R->tried = 0;
-    int cp = MAX(base.cp, 1);
+    int cp = MAX(base.cp, 1), eps[32], neps = 0;
+    if (o->ep <= 0 && base.m.experts > 0) { /* MoE without --ep: EP is part of the layout searched */
+        for (int e = 1; e <= base.m.experts && neps < 31; e *= 2)
+            if (base.m.experts % e == 0)
+                eps[neps++] = e;
+        if (eps[neps - 1] != base.m.experts)
+            eps[neps++] = base.m.experts;
+    } else {
+        eps[neps++] = MAX(base.ep, 1);
+    }
+    int cap = neps > 1 ? 2 * AUTO_MAX : AUTO_MAX;
     for (int tp = 1; tp <= MIN(8, MIN(N, R->domain)); tp *= 2) {
         if ((c->tp > 0 && tp != c->tp) || !tp_splits(&base, tp))
             continue;
         int first = 0; /* the smallest PP that fits; deeper than 4x that is not tried */
-        for (int pp = 1; pp <= base.m.layers && (long)tp * pp * cp <= N && R->tried < AUTO_MAX; pp++) {
-            if ((c->pp > 0 && pp != c->pp) || !layout_tiles(&base, N, tp, pp, true) || (first && pp > 4 * first))
-                continue;
+        for (int pp = 1; pp <= base.m.layers && (long)tp * pp * cp <= N && R->tried < cap; pp++)
+        for (int ei = 0; ei < neps && R->tried < cap; ei++) {
             workload_spec w = base;
+            w.ep = eps[ei];
+            if ((c->pp > 0 && pp != c->pp) || !layout_tiles(&w, N, tp, pp, true) || (first && pp > 4 * first))
+                continue;
             w.tp = tp;
             w.pp = pp;
             w.dp = N / (tp * pp * cp);
@@ -679,8 +692,8 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
             result r = *R;
             r.w = w;
             if (tty)
-                fprintf(stderr, "\r[%d/%d] %s, %d GPUs: layout %d (tp %d pp %d dp %d)...        ", idx + 1, n,
-                        R->p.system, N, R->tried + 1, tp, pp, w.dp);
+                fprintf(stderr, "\r[%d/%d] %s, %d GPUs: layout %d (tp %d pp %d dp %d ep %d)...        ", idx + 1, n,
+                        R->p.system, N, R->tried + 1, tp, pp, w.dp, w.ep);
             R->tried++;
             if (!run_point(o, c->exact, &r, err)) {
                 if (best.ok)
@@ -766,8 +779,9 @@ static int run_scale(wl_opts *o, scale_cli *c)
             printf("\n");
             if (c->autolayout)
                 for (int i = 0; i < n; i++)
-                    printf("# %s %d GPUs: fastest of %d layout%s that fit (--auto)\n", pts[i].system, pts[i].gpus,
-                           R[i].tried, R[i].tried == 1 ? "" : "s");
+                    printf("# %s %d GPUs: fastest of %d layout%s that fit (--auto)%s%.0d\n", pts[i].system, pts[i].gpus,
+                           R[i].tried, R[i].tried == 1 ? "" : "s", o->ep <= 0 && R[i].w.m.experts ? ": ep " : "",
+                           o->ep <= 0 && R[i].w.m.experts ? R[i].w.ep : 0);
             for (int i = 0; i < n; i++)
                 if (R[i].w.layer_fuse > 1)
                     printf("# %s %d GPUs: %d layers per trace op (coarsened to stay under %.0g ops)\n",

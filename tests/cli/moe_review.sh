@@ -57,4 +57,17 @@ check moe-custom-topk 2 'MoE shape: need experts in 1\.\.100000, topk in 1\.\.ex
 check moe-custom-no-experts 2 'describe an MoE model: give --experts' -- workload --model custom --layers 4 --hidden 1024 --heads 8 --topk 2 -o /dev/null
 check moe-custom-on-preset 2 '--experts, --topk, --expert-ffn, --shared-ffn and --dense-layers describe a custom MoE model' -- workload --model mixtral-8x7b --experts 16 -o /dev/null
 check moe-custom-scale 0 '^dgx-h100 +H100-SXM +8 ' -- scale --model custom --layers 8 --hidden 2048 --heads 16 --gated --experts 16 --topk 4 --expert-ffn 1024 --shared-ffn 2048 --dense-layers 1 --ep 8 --sp --systems dgx-h100:8 --seq 512
+
+# 6. scale --auto on an MoE model without --ep searches EP too (powers of two dividing the experts): it
+#    names the EP it kept, and its step is no slower than the best with EP pinned to 1 (a subset of its
+#    search); with --ep given the line names none.
+check moe-auto-ep-named 0 '^# dgx-h100 16 GPUs: fastest of [0-9]+ layouts that fit \(--auto\): ep [0-9]+$' -- scale --model mixtral-8x7b --sp --zero 1 --recompute --auto --systems dgx-h100:16 --seq 256
+check moe-auto-ep-pinned 0 '^# dgx-h100 16 GPUs: fastest of [0-9]+ layouts? that fit \(--auto\)$' -- scale --model mixtral-8x7b --ep 2 --sp --zero 1 --recompute --auto --systems dgx-h100:16 --seq 256
+free=$("$C" scale --model mixtral-8x7b --sp --zero 1 --recompute --auto --systems dgx-h100:16 --seq 256 --format csv 2>/dev/null | tail -1 | cut -d, -f9)
+one=$("$C" scale --model mixtral-8x7b --ep 1 --sp --zero 1 --recompute --auto --systems dgx-h100:16 --seq 256 --format csv 2>/dev/null | tail -1 | cut -d, -f9)
+if awk -v f="$free" -v o="$one" 'BEGIN { exit !(f > 0 && o > 0 && f <= o) }'; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL moe-auto-ep-no-slower: --auto with EP searched $free s, with EP 1 $one s" >&2
+fi
 rm -rf "$moe_dir"
