@@ -402,6 +402,14 @@ static void group_str(const trace *t, int r, const char *name, char *out, size_t
     }
 }
 
+/* Asserts rank r's first op named `name` runs over the ranks `want`. */
+static void group_is(const trace *t, int r, const char *name, const char *want)
+{
+    char s[256];
+    group_str(t, r, name, s, sizeof s);
+    CU_ASSERT_STRING_EQUAL(s, want);
+}
+
 /* Expert-parallel groups as Megatron-LM's expert rank generator lays them
  * out with expert-tensor-parallel 1 (etp, ep, edp, pp): ep consecutive
  * ranks of a stage, so inside one 8-GPU server at TP 2, EP 8 on 16 GPUs;
@@ -412,23 +420,17 @@ static void group_str(const trace *t, int r, const char *name, char *out, size_t
 static void test_workload_ep_groups_consecutive(void)
 {
     gpu_model g = gpu("H100");
-    char s[256];
     for (int pp = 1; pp <= 2; pp++) {
         workload_spec w = spec("mixtral-8x7b", 2, pp, 8, 16, 256);
         w.ep = 8;
         trace *t = workload_generate(&w, &g, NULL);
         CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-        group_str(t, 0, "ep_dispatch", s, sizeof s);
-        CU_ASSERT_STRING_EQUAL(s, "0 1 2 3 4 5 6 7");
-        group_str(t, 9, "ep_dispatch", s, sizeof s);
-        CU_ASSERT_STRING_EQUAL(s, "8 9 10 11 12 13 14 15");
-        group_str(t, 3, "dp_grad_expert", s, sizeof s);
-        CU_ASSERT_STRING_EQUAL(s, "3 11");
+        group_is(t, 0, "ep_dispatch", "0 1 2 3 4 5 6 7");
+        group_is(t, 9, "ep_dispatch", "8 9 10 11 12 13 14 15");
+        group_is(t, 3, "dp_grad_expert", "3 11");
         if (pp == 2) {
-            group_str(t, 16, "ep_dispatch", s, sizeof s);
-            CU_ASSERT_STRING_EQUAL(s, "16 17 18 19 20 21 22 23");
-            group_str(t, 19, "dp_grad_expert", s, sizeof s);
-            CU_ASSERT_STRING_EQUAL(s, "19 27");
+            group_is(t, 16, "ep_dispatch", "16 17 18 19 20 21 22 23");
+            group_is(t, 19, "dp_grad_expert", "19 27");
         }
         trace_free(t);
     }
@@ -438,7 +440,6 @@ static void test_workload_ep_groups_consecutive(void)
 static void moe_group_is(int tp, int cp, int dp, int ep, int r, const char *name, const char *want)
 {
     gpu_model g = gpu("H100");
-    char s[256];
     workload_spec w = spec("mixtral-8x7b", tp, 1, dp, 8, 256);
     w.cp = cp;
     w.gpus = tp * cp * dp;
@@ -446,8 +447,7 @@ static void moe_group_is(int tp, int cp, int dp, int ep, int r, const char *name
     w.sp = true;
     trace *t = workload_generate(&w, &g, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    group_str(t, r, name, s, sizeof s);
-    CU_ASSERT_STRING_EQUAL(s, want);
+    group_is(t, r, name, want);
     trace_free(t);
 }
 
@@ -463,16 +463,13 @@ static void test_workload_ep_folds_tp_cp(void)
 {
     gpu_model g = gpu("H100");
     GError *err = NULL;
-    char s[256];
     workload_spec w = spec("mixtral-8x7b", 8, 1, 1, 8, 256);
     w.ep = 8;
     w.sp = true;
     trace *t = workload_generate(&w, &g, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    group_str(t, 3, "ep_dispatch", s, sizeof s);
-    CU_ASSERT_STRING_EQUAL(s, "0 1 2 3 4 5 6 7");
-    group_str(t, 3, "tp_rs", s, sizeof s);
-    CU_ASSERT_STRING_EQUAL(s, "0 1 2 3 4 5 6 7");
+    group_is(t, 3, "ep_dispatch", "0 1 2 3 4 5 6 7");
+    group_is(t, 3, "tp_rs", "0 1 2 3 4 5 6 7");
     CU_ASSERT_EQUAL(count(t, 3, TOP_COLL, -1, "dp_grad_expert", NULL), 0);
     double a2a = 0;
     int n = count(t, 3, TOP_COLL, COLL_ALLTOALL, "ep_dispatch", &a2a);
@@ -515,7 +512,6 @@ static void test_workload_expert_tensor_parallel(void)
 {
     gpu_model g = gpu("H100");
     GError *err = NULL;
-    char s[256];
     double grads[2], flops[2];
     for (int i = 0; i < 2; i++) {
         workload_spec w = spec("mixtral-8x7b", 2, 1, 8, 16, 256);
@@ -527,12 +523,9 @@ static void test_workload_expert_tensor_parallel(void)
         count(t, 3, TOP_COLL, -1, "dp_grad_expert", &grads[i]);
         flops[i] = op_flops(t, 3, "moe_experts_fwd");
         if (i) {
-            group_str(t, 3, "ep_dispatch", s, sizeof s);
-            CU_ASSERT_STRING_EQUAL(s, "1 3 5 7");
-            group_str(t, 3, "etp_ag", s, sizeof s);
-            CU_ASSERT_STRING_EQUAL(s, "2 3");
-            group_str(t, 3, "dp_grad_expert", s, sizeof s);
-            CU_ASSERT_STRING_EQUAL(s, "3 11");
+            group_is(t, 3, "ep_dispatch", "1 3 5 7");
+            group_is(t, 3, "etp_ag", "2 3");
+            group_is(t, 3, "dp_grad_expert", "3 11");
             double a2a, ag, rs;
             /* ep_dispatch and ep_dispatch_bwd; etp_ag and etp_ag_bwd, etp_rs and etp_rs_bwd */
             int n = count(t, 3, TOP_COLL, COLL_ALLTOALL, "ep_dispatch", &a2a);
