@@ -8,6 +8,7 @@
  * Spec schema, figures and MPI/Slurm use: docs/sweep.md.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -477,7 +478,10 @@ static const sweep_base replay_base = {
 
 static const char *const scale_params[] = {
     "topo", "fabric", "set", "gpus", "model", "tp", "pp", "cp", "ep", "etp", "zero", "sp", "micro_batch",
-    "global_batch", "seq", "dtype", "layer_fuse", "recompute", "schedule", NULL,
+    "global_batch", "seq", "dtype", "layer_fuse", "recompute", "schedule",
+    /* model custom's shape, as scale's --layers ... --dense-layers */
+    "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "gated", "experts", "topk", "expert_ffn", "shared_ffn",
+    "dense_layers", NULL,
 };
 
 enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE };
@@ -531,11 +535,27 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.dtype = (char *)sweep_point_get(p, "dtype");
     o.schedule = (char *)sweep_point_get(p, "schedule"); /* 1f1b or interleaved:V, as `scale --schedule` */
     o.sets = p->sets[0] ? p->sets : NULL;
-    bool sp = false, rc = false; /* "yes" and "true" were read as off */
-    if (!point_on_off(p, "sp", &sp, err) || !point_on_off(p, "recompute", &rc, err))
+    bool sp = false, rc = false, gated = false; /* "yes" and "true" were read as off */
+    if (!point_on_off(p, "sp", &sp, err) || !point_on_off(p, "recompute", &rc, err) ||
+        !point_on_off(p, "gated", &gated, err))
         return false;
     o.sp = sp;
     o.recompute = rc;
+    o.gated = gated;
+    static const struct {
+        const char *key;
+        size_t off;
+    } shape[] = {
+        {"layers", offsetof(wl_opts, layers)},         {"hidden", offsetof(wl_opts, hidden)},
+        {"heads", offsetof(wl_opts, heads)},           {"kv_heads", offsetof(wl_opts, kv_heads)},
+        {"ffn", offsetof(wl_opts, ffn)},               {"vocab", offsetof(wl_opts, vocab)},
+        {"experts", offsetof(wl_opts, experts)},       {"topk", offsetof(wl_opts, topk)},
+        {"expert_ffn", offsetof(wl_opts, expert_ffn)}, {"shared_ffn", offsetof(wl_opts, shared_ffn)},
+        {"dense_layers", offsetof(wl_opts, dense_layers)},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(shape); i++)
+        if (!point_int(p, shape[i].key, 0, 1 << 30, (int *)((char *)&o + shape[i].off), err))
+            return false;
     if (!o.topo || !o.model) {
         g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "the scale base needs topo and model");
         return false;

@@ -35,6 +35,9 @@ check sweep-plot-x-inf 2 'x-not-finite-inf\.csv:3: column .x. is not a finite nu
 
 # scale's sp and recompute are on or off: "yes" and "true" were read as off, exit 0
 check sweep-scale-sp-on-off 2 '\$\.vary\.sp: point 1 \(sp=yes\): sp: expected on or off, got .yes.' -- sweep tests/data/sweep/scale-bad-sp.json -j 1
+# a custom model's shape as sweep keys (--model custom's --hidden ... --experts): width and expert count varied
+check sweep-scale-custom-moe 0 '^3,2048,16,[0-9.]+,[0-9.]+,' -- sweep tests/data/sweep/scale-custom-moe.json
+check sweep-scale-custom-on-preset 2 "is a preset with its own shape" -- sweep tests/data/sweep/scale-custom-on-preset.json
 check sweep-scale-recompute-on-off 2 '\$\.args\.recompute: point 0 .*recompute: expected on or off, got .true.' -- sweep tests/data/sweep/scale-bad-recompute.json
 
 # collective's ngpus divides the ranks, as collective -g (3 and 1024 on 8 ranks ran, exit 0)
