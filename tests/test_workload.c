@@ -648,6 +648,30 @@ static void test_workload_memory_zero_paper(void)
     }
 }
 
+/* Activations kept per micro-batch without recomputation (one stage, one
+ * micro-batch in flight, so a second sequence per micro-batch adds one
+ * micro-batch's worth): s b h (10 + 8 + MLP) per layer at TP 1 without SP,
+ * the MLP's share 6 F/h for SwiGLU (Llama 2 7B: F 11008), and on an MoE layer
+ * topk x (2 + 6 F_e/h) (Mixtral: top-2, F_e 14336 = 3.5 h: 46), against
+ * GELU's 16 = 4 F/h (GPT, F = 4h, as before 2026-12-02). */
+static void test_workload_memory_activations_mlp(void)
+{
+    static const struct {
+        const char *model;
+        double mlp;
+    } c[] = {{"llama2-7b", 6 * 11008.0 / 4096}, {"mixtral-8x7b", 2 * (2 + 6 * 14336.0 / 4096)}, {"gpt-1.7b", 16}};
+    for (size_t i = 0; i < G_N_ELEMENTS(c); i++) {
+        double mem[2];
+        for (int b = 1; b <= 2; b++) {
+            workload_spec w = spec(c[i].model, 1, 1, 1, 4, 1024);
+            w.micro_batch = b;
+            mem[b - 1] = workload_memory_bytes(&w);
+        }
+        workload_spec w = spec(c[i].model, 1, 1, 1, 4, 1024);
+        ASSERT_REL(mem[1] - mem[0], w.m.layers * 1024.0 * w.m.hidden * (18 + c[i].mlp), 1e-9);
+    }
+}
+
 /* An untied model (Llama: input embedding and LM head) on one pipeline
  * stage holds both matrices: its states are 16 bytes per parameter of all
  * of workload_params under DDP, and its optimizer step updates the same
@@ -800,6 +824,7 @@ int main(void)
         {"/workload/expert-tensor-parallel", test_workload_expert_tensor_parallel},
         {"/workload/shared-expert-tp", test_workload_shared_expert_tp},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
+        {"/workload/memory-activations-mlp", test_workload_memory_activations_mlp},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},
         {"/workload/memory-sp-recompute", test_workload_memory_sp_recompute},
         {"/workload/layout-errors", test_workload_layout_errors},

@@ -464,17 +464,46 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
     return param_state_bytes(w, p, dpc) + param_state_bytes(w, pe, dpc * w->tp / ((double)w->ep * w->etp));
 }
 
-double workload_memory_bytes(const workload_spec *w)
+/* Activation bytes one micro-batch leaves on a rank for layer l until its
+ * backward. Full recompute keeps the layer's input, 2sbh, split by tp under
+ * SP (Korthikanti et al. 2022 Table 2: 2sbhL/t; until 2026-12-02 SP did not
+ * split it here). Otherwise their 34 s b h without the 5 a s^2 b of attention
+ * scores, softmax and its dropout mask (FlashAttention, the attention kernel
+ * timed here, keeps none of them): 10 sbh of norms, inputs and dropout masks
+ * split by tp only under SP, 8 sbh of attention and the MLP's 16 sbh by tp.
+ * Those 16 are the GELU MLP's (F = 4h) GELU input and fc2 input, 4F/h; a
+ * SwiGLU MLP keeps fc1's output (2F) and the SwiGLU output (F), 6F/h; an MoE
+ * layer instead keeps, for each of a token's topk routes, the permuted input
+ * (2 sbh) and its expert's activations (6 or 4 F_e/h), and the shared expert's
+ * (ETP splits no tokens here: the etp gather brings etp x the tokens through
+ * 1/etp of each FFN). Until 2026-12-02 every layer counted 16, so Llama's
+ * (F = 3.5h, SwiGLU: 21) and Mixtral's MoE layers (2 x (2 + 21) = 46) were
+ * undercounted. */
+static double layer_act_bytes(const workload_spec *w, int l)
 {
     const workload_model *m = &w->m;
-    double s = (double)w->seq / w->cp, b = w->micro_batch, h = m->hidden;
-    /* Korthikanti et al.'s 34 s b h per layer without their 5 a s^2 b of attention scores, softmax
-     * and its dropout mask: FlashAttention (the attention kernel timed here) keeps none of them */
-    /* full recompute keeps each layer's input, 2sbh, split by tp under SP (Korthikanti et al. 2022
-     * Table 2: 2sbhL/t; until 2026-12-02 SP did not split it here) */
-    double per_layer = w->recompute ? 2 * s * b * h / (w->sp ? w->tp : 1) : s * b * h * 34 / w->tp;
-    if (!w->sp && !w->recompute) /* without SP, the 10sbh of norms and dropout are not split */
-        per_layer = s * b * h * (10 + 24.0 / w->tp);
+    double s = (double)w->seq / w->cp, b = w->micro_batch, h = m->hidden, t = w->tp, sbh = s * b * h;
+    if (w->recompute)
+        return 2 * sbh / (w->sp ? t : 1);
+    double per_f = m->gated ? 6 : 4, mlp;
+    if (workload_layer_is_moe(m, l))
+        mlp = m->topk * (2 + per_f * m->expert_ffn / h) + per_f * m->shared_ffn / h;
+    else
+        mlp = per_f * m->ffn / h;
+    return sbh * ((w->sp ? 10 / t : 10) + (8 + mlp) / t);
+}
+
+/* The activations of layers first .. first+n-1 for one micro-batch. */
+static double act_bytes(const workload_spec *w, int first, int n)
+{
+    double a = 0;
+    for (int l = first; l < first + n; l++)
+        a += layer_act_bytes(w, l);
+    return a;
+}
+
+double workload_memory_bytes(const workload_spec *w)
+{
     /* no global batch yet (a layout being chosen): assume a full pipeline */
     int64_t mb = w->global_batch > 0 ? w->global_batch / ((int64_t)w->micro_batch * w->dp) : G_MAXINT;
     if (w->vpp > 1) {
@@ -488,14 +517,13 @@ double workload_memory_bytes(const workload_spec *w)
             int64_t chunks = 2 * (w->pp - st - 1) + (int64_t)(v - 1) * w->pp + 1;
             if (chunks > mb * v)
                 chunks = mb * v;
-            double states = 0;
-            int longest = 0;
+            double states = 0, longest = 0;
             for (int c = 0; c < v; c++) {
                 int first, n = workload_chunk_layers(w, st, c, &first);
                 states += states_bytes(w, first, n, workload_emb_matrices(w, st == 0 && c == 0, st == w->pp - 1 && c == v - 1));
-                longest = MAX(longest, n);
+                longest = MAX(longest, act_bytes(w, first, n));
             }
-            most = MAX(most, states + per_layer * longest * (double)chunks);
+            most = MAX(most, states + longest * (double)chunks);
         }
         return most;
     }
@@ -504,7 +532,8 @@ double workload_memory_bytes(const workload_spec *w)
     double most = 0;
     for (int st = 0; st < w->pp; st++) {
         int first, n = workload_stage_layers(w, st, &first), inflight = (int)MIN(w->pp - st, mb);
-        double bytes = states_bytes(w, first, n, workload_emb_matrices(w, st == 0, st == w->pp - 1)) + per_layer * n * inflight;
+        double bytes = states_bytes(w, first, n, workload_emb_matrices(w, st == 0, st == w->pp - 1)) +
+                       act_bytes(w, first, n) * inflight;
         most = MAX(most, bytes);
     }
     return most;
