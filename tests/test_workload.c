@@ -650,16 +650,17 @@ static void test_workload_memory_zero_paper(void)
 
 /* Activations kept per micro-batch without recomputation (one stage, one
  * micro-batch in flight, so a second sequence per micro-batch adds one
- * micro-batch's worth): s b h (10 + 8 + MLP) per layer at TP 1 without SP,
- * the MLP's share 6 F/h for SwiGLU (Llama 2 7B: F 11008), and on an MoE layer
- * topk x (2 + 6 F_e/h) (Mixtral: top-2, F_e 14336 = 3.5 h: 46), against
- * GELU's 16 = 4 F/h (GPT, F = 4h, as before 2026-12-02). */
+ * micro-batch's worth): s b h (10 + A + MLP) per layer at TP 1 without SP,
+ * A = 4 + 4 kv/heads (Q and output, K and V: 8 with MHA, Mixtral's 8 of 32
+ * KV heads 5), the MLP's share 6 F/h for SwiGLU (Llama 2 7B: F 11008), and on
+ * an MoE layer topk x (2 + 6 F_e/h) (Mixtral: top-2, F_e 14336 = 3.5 h: 46),
+ * against GELU's 16 = 4 F/h (GPT, F = 4h, as before 2026-12-02). */
 static void test_workload_memory_activations_mlp(void)
 {
     static const struct {
         const char *model;
-        double mlp;
-    } c[] = {{"llama2-7b", 6 * 11008.0 / 4096}, {"mixtral-8x7b", 2 * (2 + 6 * 14336.0 / 4096)}, {"gpt-1.7b", 16}};
+        double attn, mlp;
+    } c[] = {{"llama2-7b", 8, 6 * 11008.0 / 4096}, {"mixtral-8x7b", 5, 2 * (2 + 6 * 14336.0 / 4096)}, {"gpt-1.7b", 8, 16}};
     for (size_t i = 0; i < G_N_ELEMENTS(c); i++) {
         double mem[2];
         for (int b = 1; b <= 2; b++) {
@@ -668,7 +669,7 @@ static void test_workload_memory_activations_mlp(void)
             mem[b - 1] = workload_memory_bytes(&w);
         }
         workload_spec w = spec(c[i].model, 1, 1, 1, 4, 1024);
-        ASSERT_REL(mem[1] - mem[0], w.m.layers * 1024.0 * w.m.hidden * (18 + c[i].mlp), 1e-9);
+        ASSERT_REL(mem[1] - mem[0], w.m.layers * 1024.0 * w.m.hidden * (10 + c[i].attn + c[i].mlp), 1e-9);
     }
 }
 

@@ -471,6 +471,8 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
  * scores, softmax and its dropout mask (FlashAttention, the attention kernel
  * timed here, keeps none of them): 10 sbh of norms, inputs and dropout masks
  * split by tp only under SP, 8 sbh of attention and the MLP's 16 sbh by tp.
+ * The attention's 8 are Q, K, V and the output, 2 sbh each; with grouped-query
+ * attention K and V are kv_heads/heads of that (Llama 3 70B: 4.5).
  * Those 16 are the GELU MLP's (F = 4h) GELU input and fc2 input, 4F/h; a
  * SwiGLU MLP keeps fc1's output (2F) and the SwiGLU output (F), 6F/h; an MoE
  * layer instead keeps, for each of a token's topk routes, the permuted input
@@ -478,7 +480,7 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
  * (ETP splits no tokens here: the etp gather brings etp x the tokens through
  * 1/etp of each FFN). Until 2026-12-02 every layer counted 16, so Llama's
  * (F = 3.5h, SwiGLU: 21) and Mixtral's MoE layers (2 x (2 + 21) = 46) were
- * undercounted. */
+ * undercounted, and attention 8 whatever its KV heads. */
 static double layer_act_bytes(const workload_spec *w, int l)
 {
     const workload_model *m = &w->m;
@@ -490,7 +492,8 @@ static double layer_act_bytes(const workload_spec *w, int l)
         mlp = m->topk * (2 + per_f * m->expert_ffn / h) + per_f * m->shared_ffn / h;
     else
         mlp = per_f * m->ffn / h;
-    return sbh * ((w->sp ? 10 / t : 10) + (8 + mlp) / t);
+    double attn = 4 + 4.0 * m->kv_heads / m->heads;
+    return sbh * ((w->sp ? 10 / t : 10) + (attn + mlp) / t);
 }
 
 /* The activations of layers first .. first+n-1 for one micro-batch. */
