@@ -759,11 +759,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
     if (tty)
         fprintf(stderr, "\r%60s\r", "");
     if (rc == EXIT_OK) {
-        for (int i = 0; i < n; i++)
-            if (R[i].ok && R[i].w.tp > 1 && R[i].w.ep > 1 && !R[i].w.sp) { /* once */
-                wl_opts_megatron_note("scale", &R[i].w);
-                break;
-            }
+        for (int i = 0; i < n && !(R[i].ok && wl_opts_megatron_note("scale", &R[i].w)); i++) /* once */
+            ;
         relate(R, n);
         if (!c->format || !strcmp(c->format, "text")) {
             printf("# scale: %s, %d x %d tokens per step (strong scaling), %s, %s%s", R[0].w.m.name,

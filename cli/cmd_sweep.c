@@ -8,7 +8,6 @@
  * Spec schema, figures and MPI/Slurm use: docs/sweep.md.
  */
 #include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -542,19 +541,10 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.sp = sp;
     o.recompute = rc;
     o.gated = gated;
-    static const struct {
-        const char *key;
-        size_t off;
-    } shape[] = {
-        {"layers", offsetof(wl_opts, layers)},         {"hidden", offsetof(wl_opts, hidden)},
-        {"heads", offsetof(wl_opts, heads)},           {"kv_heads", offsetof(wl_opts, kv_heads)},
-        {"ffn", offsetof(wl_opts, ffn)},               {"vocab", offsetof(wl_opts, vocab)},
-        {"experts", offsetof(wl_opts, experts)},       {"topk", offsetof(wl_opts, topk)},
-        {"expert_ffn", offsetof(wl_opts, expert_ffn)}, {"shared_ffn", offsetof(wl_opts, shared_ffn)},
-        {"dense_layers", offsetof(wl_opts, dense_layers)},
-    };
+    static const char *const shape[] = {"layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "experts", "topk",
+                                        "expert_ffn", "shared_ffn", "dense_layers"}; /* scale's options */
     for (size_t i = 0; i < G_N_ELEMENTS(shape); i++)
-        if (!point_int(p, shape[i].key, 0, 1 << 30, (int *)((char *)&o + shape[i].off), err))
+        if (!point_int(p, shape[i], 0, 1 << 30, wl_opts_int_field(&o, shape[i]), err))
             return false;
     if (!o.topo || !o.model) {
         g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "the scale base needs topo and model");
@@ -562,7 +552,8 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     }
     if (!point_int(p, "gpus", 1, 1 << 20, &o.gpus, err) || !point_int(p, "tp", 1, 1024, &o.tp, err) ||
         !point_int(p, "pp", 1, 1024, &o.pp, err) || !point_int(p, "cp", 1, 1024, &o.cp, err) ||
-        !point_int(p, "ep", 1, 1024, &o.ep, err) || !point_int(p, "etp", 1, 1024, &o.etp, err) || !point_int(p, "micro_batch", 1, 1 << 20, &o.micro_batch, err) ||
+        !point_int(p, "ep", 1, 1024, &o.ep, err) || !point_int(p, "etp", 1, 1024, &o.etp, err) ||
+        !point_int(p, "micro_batch", 1, 1 << 20, &o.micro_batch, err) ||
         !point_int(p, "global_batch", 1, 1 << 30, &o.global_batch, err) ||
         !point_int(p, "seq", 1, 1 << 24, &o.seq, err) || !point_int(p, "layer_fuse", 1, 1024, &o.layer_fuse, err))
         return false;

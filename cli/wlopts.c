@@ -47,6 +47,20 @@ static const struct {
     {"--dense-layers", offsetof(wl_opts, dense_layers)},
 };
 
+gint *wl_opts_int_field(wl_opts *o, const char *key)
+{
+    char opt[64];
+    if (g_snprintf(opt, sizeof opt, "--%s", key) >= (int)sizeof opt)
+        return NULL;
+    for (char *c = opt + 2; *c; c++)
+        if (*c == '_')
+            *c = '-';
+    for (size_t i = 0; i < G_N_ELEMENTS(int_opts); i++)
+        if (!strcmp(opt, int_opts[i].opt))
+            return (gint *)((char *)o + int_opts[i].off);
+    return NULL;
+}
+
 static gboolean int_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(int_opts); i++)
@@ -393,10 +407,12 @@ void wl_step_clear(wl_step *s)
     s->by_name = s->compute_by_name = NULL;
 }
 
-void wl_opts_megatron_note(const char *cmd, const workload_spec *w)
+bool wl_opts_megatron_note(const char *cmd, const workload_spec *w)
 {
-    if (w->tp > 1 && w->ep > 1 && !w->sp)
-        fprintf(stderr, "conveyor %s: note: Megatron-LM requires --sp with tp > 1 and ep > 1 (its TransformerConfig "
-                        "refuses the layout); generated without it, each MoE layer's tokens all-gathered back over TP "
-                        "after the combine\n", cmd);
+    if (w->tp <= 1 || w->ep <= 1 || w->sp)
+        return false;
+    fprintf(stderr, "conveyor %s: note: Megatron-LM requires --sp with tp > 1 and ep > 1 (its TransformerConfig "
+                    "refuses the layout); generated without it, each MoE layer's tokens all-gathered back over TP "
+                    "after the combine\n", cmd);
+    return true;
 }

@@ -41,8 +41,11 @@ char **wl_opts_topo_sets(const wl_opts *o);
 gboolean wl_opts_gpu(const wl_opts *o, const topo *t, gpu_model *g, GError **err);
 
 /* A note on stderr (prefixed "conveyor CMD: ") where w is a layout Megatron-LM refuses but conveyor
- * generates: tp > 1 and ep > 1 without --sp. */
-void wl_opts_megatron_note(const char *cmd, const workload_spec *w);
+ * generates: tp > 1 and ep > 1 without --sp. Whether it printed one. */
+bool wl_opts_megatron_note(const char *cmd, const workload_spec *w);
+
+/* The integer field of o behind option KEY ("layers", "kv_heads" for --kv-heads, ...), NULL if none. */
+gint *wl_opts_int_field(wl_opts *o, const char *key);
 
 /* What one replayed training step gives. */
 typedef struct {

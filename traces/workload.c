@@ -296,6 +296,17 @@ double workload_layer_params(const workload_model *m, bool moe, double *expert_o
     return attn + norms + mlp + expert;
 }
 
+double workload_layer_rank_params(const workload_spec *w, int layer, double *expert, double *replicated)
+{
+    const workload_model *m = &w->m;
+    bool moe = workload_layer_is_moe(m, layer);
+    double e, all = workload_layer_params(m, moe, &e), r = workload_layer_tp_replicated(m, moe);
+    *expert = e / ((double)w->ep * w->etp);
+    if (replicated)
+        *replicated = r;
+    return (all - e - r) / w->tp + r;
+}
+
 double workload_layer_tp_replicated(const workload_model *m, bool moe)
 {
     double h = m->hidden, r = m->gated ? 2 * h : 4 * h; /* norms */
@@ -454,10 +465,8 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
     double p = 0, pe = 0;
     for (int l = first; l < first + layers; l++) {
         double e;
-        bool moe = workload_layer_is_moe(m, l);
-        double all = workload_layer_params(m, moe, &e), r = workload_layer_tp_replicated(m, moe);
-        p += (all - e - r) / w->tp + r;
-        pe += e / ((double)w->ep * w->etp);
+        p += workload_layer_rank_params(w, l, &e, NULL);
+        pe += e;
     }
     p += emb * (double)m->vocab * m->hidden / w->tp;
     double dpc = (double)w->dp * w->cp;

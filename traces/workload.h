@@ -118,6 +118,10 @@ double workload_layer_params(const workload_model *m, bool moe, double *expert_p
  * norms, the biases of the row-parallel projection and dense MLP out, the MoE
  * router); the rest of workload_layer_params but the experts is split by tp. */
 double workload_layer_tp_replicated(const workload_model *m, bool moe);
+/* Layer `layer`'s weights one rank holds: the dense part (returned; split by tp
+ * but for workload_layer_tp_replicated, whose share goes to *replicated when
+ * not NULL) and the routed experts' (*expert: split by ep x etp). */
+double workload_layer_rank_params(const workload_spec *w, int layer, double *expert, double *replicated);
 /* Whether layer l (0-based) is an MoE layer. */
 bool workload_layer_is_moe(const workload_model *m, int layer);
 /* DeepSpeed ZeRO-3 with activation recomputation: the fraction of a layer's

@@ -330,15 +330,12 @@ static bool chunk_last(const gen *G)
  * whole (workload_layer_tp_replicated). */
 static void group_params_rep(const gen *G, int k, double *dense, double *expert, double *replicated)
 {
-    const workload_spec *w = G->w;
     double r = 0;
     *dense = *expert = 0;
     for (int l = 0; l < group_size(G, k); l++) {
-        int layer = group_layer(G, k) + l;
-        bool moe = workload_layer_is_moe(&w->m, layer);
-        double e, all = workload_layer_params(&w->m, moe, &e), rl = workload_layer_tp_replicated(&w->m, moe);
-        *dense += (all - e - rl) / w->tp + rl;
-        *expert += e / ((double)w->ep * w->etp);
+        double e, rl;
+        *dense += workload_layer_rank_params(G->w, group_layer(G, k) + l, &e, &rl);
+        *expert += e;
         r += rl;
     }
     if (replicated)
