@@ -328,7 +328,7 @@ static bool chunk_last(const gen *G)
 /* Dense and expert weights one rank holds for layer group k of its current
  * chunk; *replicated (when not NULL): the part of *dense every TP rank holds
  * whole (workload_layer_tp_replicated). */
-static void group_params_rep(const gen *G, int k, double *dense, double *expert, double *replicated)
+static void group_params(const gen *G, int k, double *dense, double *expert, double *replicated)
 {
     double r = 0;
     *dense = *expert = 0;
@@ -340,11 +340,6 @@ static void group_params_rep(const gen *G, int k, double *dense, double *expert,
     }
     if (replicated)
         *replicated = r;
-}
-
-static void group_params(const gen *G, int k, double *dense, double *expert)
-{
-    group_params_rep(G, k, dense, expert, NULL);
 }
 
 static void bucket_flush(gen *G, bool expert)
@@ -495,7 +490,7 @@ static uint32_t zero3_gather(gen *G, int k, bool last_group, bool refetch)
         return NONE;
     }
     double d, e;
-    group_params(G, k, &d, &e);
+    group_params(G, k, &d, &e, NULL);
     if (refetch) {
         const workload_spec *w = G->w;
         double f = workload_layer_refetch_frac(&w->m, workload_layer_is_moe(&w->m, group_layer(G, k)), w->tp,
@@ -598,7 +593,7 @@ static void backward(gen *G, int mb, bool reduce)
             zero3_gather(G, k, k == ng - 1, true);
         block_bwd(G, k, moe);
         double d, e;
-        group_params(G, k, &d, &e);
+        group_params(G, k, &d, &e, NULL);
         if (w->zero == 3 && w->zero3_param_sync) {
             zero3_rs_params(G, k, k == ng - 1);
         } else if (w->zero == 3) {
@@ -692,7 +687,7 @@ static void finish(gen *G)
     for (G->chunk = 0; G->chunk < G->V; G->chunk++)
         for (int k = 0; k < group_count(G); k++) {
             double d, e, r;
-            group_params_rep(G, k, &d, &e, &r);
+            group_params(G, k, &d, &e, &r);
             dense += d;
             expert += e;
             replicated += r;
