@@ -21,6 +21,7 @@
 #include "wlopts.h"
 
 #define MAX_POINTS 256
+#define GIB 1073741824.0
 #define OP_BUDGET 4e6 /* trace ops above which layers are fused (replay memory and time) */
 
 typedef struct {
@@ -400,13 +401,13 @@ static void print_results(const result *R, int n, const char *fmt)
     if (csv)
         printf("system,gpu,gpus,tp,pp,dp,global_batch,layer_fuse,step_time_s,tokens_per_s,tflops_per_gpu,mfu,"
                "speedup,efficiency,exposed_comm_frac,fits_memory,step_time_lo_s,step_time_hi_s,tflops_lo,tflops_hi,"
-               "exposed_net_frac,server_fabric,net_fabric,cp,ep,etp\n");
+               "exposed_net_frac,server_fabric,net_fabric,cp,ep,etp,memory_gib,hbm_gib\n");
     else if (json)
         printf("[");
     else
-        printf("%-22s %-9s %6s %3s %3s %5s %6s %10s %12s %8s %6s %8s %6s %8s %5s  %s\n", "system", "gpu", "gpus", "tp",
-               "pp", "dp", "batch", "step_ms", "tokens/s", "TFLOP/s", "MFU%", "speedup", "eff%", "exposed%", "net%",
-               band ? "step_ms 80%" : "");
+        printf("%-22s %-9s %6s %3s %3s %5s %6s %7s %10s %12s %8s %6s %8s %6s %8s %5s  %s\n", "system", "gpu", "gpus",
+               "tp", "pp", "dp", "batch", "mem_GiB", "step_ms", "tokens/s", "TFLOP/s", "MFU%", "speedup", "eff%",
+               "exposed%", "net%", band ? "step_ms 80%" : "");
     int k = 0;
     for (int i = 0; i < n; i++) {
         const result *r = &R[i];
@@ -415,6 +416,7 @@ static void print_results(const result *R, int n, const char *fmt)
         sysname(r, s, sizeof s);
         const workload_spec *w = &r->w;
         double slo = 0, shi = 0, tlo = 0, thi = 0;
+        double mem = workload_memory_bytes(w) / GIB, hbm = r->hbm / GIB; /* the busiest rank's estimate */
         bool z3 = bandz && w->zero == ZERO_3;
         any_z |= z3;
         if (band) {
@@ -429,11 +431,11 @@ static void print_results(const result *R, int n, const char *fmt)
                        tlo, thi);
         }
         if (csv)
-            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.9g,%.9g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s,%.4f,%s,%s,%d,%d,%d\n", s,
+            printf("%s,%s,%d,%d,%d,%d,%d,%d,%.9g,%.9g,%.4g,%.4f,%.4f,%.4f,%.4f,%s,%s,%.4f,%s,%s,%d,%d,%d,%.2f,%.2f\n", s,
                    r->st.gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, w->layer_fuse, r->st.step_s, r->st.tokens_s,
                    r->st.tflops, r->st.mfu, r->speedup, r->eff, r->st.exposed, r->fits ? "yes" : "no", cband,
                    r->st.exposed_net, r->st.server_fabric, r->st.net_fabric, MAX(w->cp, 1), MAX(w->ep, 1),
-                   MAX(w->etp, 1));
+                   MAX(w->etp, 1), mem, hbm);
         else if (json) {
             printf("%s\n {\"system\": ", k ? "," : "");
             timeline_json_str(stdout, s); /* a topology path may hold a backslash */
@@ -449,8 +451,8 @@ static void print_results(const result *R, int n, const char *fmt)
             timeline_json_str(stdout, r->st.server_fabric);
             printf(", \"net_fabric\": ");
             timeline_json_str(stdout, r->st.net_fabric);
-            printf(", \"fits_memory\": %s, \"sim_events\": %" G_GUINT64_FORMAT "%s", r->fits ? "true" : "false",
-                   r->st.events, jband);
+            printf(", \"fits_memory\": %s, \"memory_gib\": %.2f, \"hbm_gib\": %.2f, \"sim_events\": %" G_GUINT64_FORMAT "%s",
+                   r->fits ? "true" : "false", mem, hbm, r->st.events, jband);
             if (r->st.by_name) {
                 double f = 1.0 / ((double)r->st.nranks * r->st.step_s * 1e12);
                 printf(", \"compute_frac\": %.4f, \"idle_frac\": %.4f, \"compute_by_name\": [", r->st.compute, r->st.idle);
@@ -476,8 +478,8 @@ static void print_results(const result *R, int n, const char *fmt)
                 int dec = shi * 1e3 >= 100 ? 0 : shi * 1e3 >= 10 ? 1 : 2;
                 g_snprintf(sb, sizeof sb, "  %.*f-%.*f", dec, slo * 1e3, dec, shi * 1e3);
             }
-            printf("%-22s %-9s %6d %3d %3d %5d %6d %10.2f %12.0f %8.1f %6.1f %8.2f %6.1f %8.1f %5.1f%s%s\n", s,
-                   r->st.gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, r->st.step_s * 1e3, r->st.tokens_s, r->st.tflops,
+            printf("%-22s %-9s %6d %3d %3d %5d %6d %7.1f %10.2f %12.0f %8.1f %6.1f %8.2f %6.1f %8.1f %5.1f%s%s\n", s,
+                   r->st.gpu, w->gpus, w->tp, w->pp, w->dp, w->global_batch, mem, r->st.step_s * 1e3, r->st.tokens_s, r->st.tflops,
                    r->st.mfu * 100, r->speedup, r->eff * 100, r->st.exposed * 100, r->st.exposed_net * 100, sb,
                    r->fits ? "" : "  (exceeds HBM)");
         }
@@ -718,6 +720,34 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
     return run_point(o, c->exact, R, err);
 }
 
+/* The --auto line of one point: how many layouts fitted, or that none did
+ * and what would lower the estimate (the options not given). */
+static void auto_line(const wl_opts *o, const result *r)
+{
+    const workload_spec *w = &r->w;
+    printf("# %s %d GPUs: ", r->p.system, r->p.gpus);
+    if (r->tried) {
+        printf("fastest of %d layout%s that fit (--auto)", r->tried, r->tried == 1 ? "" : "s");
+        if (o->ep <= 0 && w->m.experts)
+            printf(": ep %d", w->ep);
+        printf("\n");
+        return;
+    }
+    GString *hint = g_string_new("");
+    if (w->zero == 0)
+        g_string_append(hint, ", --zero 1");
+    if (!w->sp && w->tp > 1)
+        g_string_append(hint, ", --sp");
+    if (!w->recompute)
+        g_string_append(hint, ", --recompute");
+    printf("no layout fits 90%% of %.0f GiB (--auto): the layout rule's, %.1f GiB a GPU, simulated and flagged",
+           r->hbm / GIB, workload_memory_bytes(w) / GIB);
+    if (hint->len)
+        printf(" (%s would lower the estimate)", hint->str + 2);
+    printf("\n");
+    g_string_free(hint, TRUE);
+}
+
 static int run_scale(wl_opts *o, scale_cli *c)
 {
     GError *err = NULL;
@@ -776,9 +806,7 @@ static int run_scale(wl_opts *o, scale_cli *c)
             printf("\n");
             if (c->autolayout)
                 for (int i = 0; i < n; i++)
-                    printf("# %s %d GPUs: fastest of %d layout%s that fit (--auto)%s%.0d\n", pts[i].system, pts[i].gpus,
-                           R[i].tried, R[i].tried == 1 ? "" : "s", o->ep <= 0 && R[i].w.m.experts ? ": ep " : "",
-                           o->ep <= 0 && R[i].w.m.experts ? R[i].w.ep : 0);
+                    auto_line(o, &R[i]);
             for (int i = 0; i < n; i++)
                 if (R[i].w.layer_fuse > 1)
                     printf("# %s %d GPUs: %d layers per trace op (coarsened to stay under %.0g ops)\n",

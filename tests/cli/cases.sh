@@ -145,6 +145,15 @@ check collective-timeline-bad-path 2 '/nonexistent/t\.json: cannot write' -- col
 check collective-csv-band 0 'busbw_lo_GBps,busbw_hi_GBps' -- collective --topo dgx-h100 -b 1M -e 1M --format csv
 check scale-uneven-dp-groups 0 'dgx-h100 +H100-SXM +72 +1 +2 +36' -- scale --model llama3-8b --systems dgx-h100:72 --tp 1 --pp 2 --sp --zero 1 --global-batch 576 --seq 256
 check scale-auto 0 'fastest of [0-9]+ layouts that fit' -- scale --model llama2-7b --systems dgx-h100:16 --seq 256 --auto
+# without a layout that fits, --auto says so (not "fastest of 0") and names what would lower the estimate
+check scale-auto-none-fits 0 '^# dgx-h100 8 GPUs: no layout fits 90% of 80 GiB \(--auto\): the layout rule.s, 1[0-9][0-9]\.[0-9] GiB a GPU, simulated and flagged \(--zero 1, --sp, --recompute would lower the estimate\)$' -- scale --model llama3-70b --systems dgx-h100:8 --seq 256 --global-batch 8 --auto
+# the mem_GiB column is the estimate `workload` prints for the same layout (text, CSV and JSON agree)
+wm=$("$C" workload --model llama2-7b --gpus 16 --tp 2 --pp 2 --seq 256 --global-batch 16 -o /dev/null 2>&1 | sed -n 's/.*busiest GPU \([0-9.]*\) GiB of 80$/\1/p')
+sm=$("$C" scale --model llama2-7b --systems dgx-h100:16 --tp 2 --pp 2 --seq 256 --global-batch 16 | awk '$1 == "dgx-h100" { print $8 }')
+sc=$("$C" scale --model llama2-7b --systems dgx-h100:16 --tp 2 --pp 2 --seq 256 --global-batch 16 --format csv | awk -F, 'NR == 1 { ok = $27 == "memory_gib" && $28 == "hbm_gib" } NR == 2 && ok { printf "%.1f %s", $27, $28 }')
+sj=$("$C" scale --model llama2-7b --systems dgx-h100:16 --tp 2 --pp 2 --seq 256 --global-batch 16 --format json | sed -n 's/.*"memory_gib": \([0-9.]*\), "hbm_gib": \([0-9.]*\).*/\1 \2/p' | awk '{ printf "%.1f %s", $1, $2 }')
+if [ -n "$wm" ] && [ "$sm" = "$wm" ] && [ "$sc" = "$wm 80.00" ] && [ "$sj" = "$wm 80.00" ]; then pass=$((pass + 1))
+else fail=$((fail + 1)); echo "FAIL scale-memory-column: workload '$wm', text '$sm', csv '$sc', json '$sj'" >&2; fi
 # a ZeRO-3 row takes the ZeRO-3 rows' error band (topologies/accuracy/training.json), not the Megatron rows'
 check scale-zero3-band 0 'step_ms 80% of a ZeRO-3/FSDP row: where it fell for 80% of [0-9]+ DeepSpeed ZeRO-3 rows' -- scale --model llama2-7b --systems dgx-h100:8 --seq 256 --zero 3
 z3=$("$C" scale --model llama2-7b --systems dgx-h100:8 --seq 256 --zero 3 --format csv | tail -1)
@@ -541,7 +550,7 @@ check workload-bad-set 2 'no such parameter' -- workload --model llama2-7b --gpu
 check scale-small 0 'dgx-h100 .* 16 +8 +1 +2 ' -- scale --model llama2-7b --systems dgx-h100:8..16 --seq 256 --global-batch 4
 check scale-csv 0 '^system,gpu,gpus,tp,pp,dp' -- scale --model gpt-1.7b --systems dgx-a100:8 --seq 256 --format csv
 # the layout's CP, EP and ETP close each CSV row (the text names them in its header, JSON as members)
-check scale-csv-moe-layout 0 '^dgx-h100,H100-SXM,16,2,[0-9]+,[0-9]+,.*,1,4,2$' -- scale --model mixtral-8x7b --ep 4 --etp 2 --sp --systems dgx-h100:16 --tp 2 --seq 256 --format csv
+check scale-csv-moe-layout 0 '^dgx-h100,H100-SXM,16,2,[0-9]+,[0-9]+,.*,1,4,2,[0-9.]+,80\.00$' -- scale --model mixtral-8x7b --ep 4 --etp 2 --sp --systems dgx-h100:16 --tp 2 --seq 256 --format csv
 check scale-too-big 2 'exceeds --max-gpus' -- scale --model llama2-7b --systems dgx-h100:4096 --seq 256
 check scale-interleaved 0 'interleaved 1F1B \(2 model chunks per pp rank\)' -- scale --model llama2-7b --systems dgx-h100:8 --tp 2 --pp 4 --seq 256 --schedule interleaved:2
 check scale-uneven-stages 0 'dgx-h100 .* 24 +8 +3 +1 ' -- scale --model llama2-7b --systems dgx-h100:24 --tp 8 --pp 3 --seq 256

@@ -13,7 +13,7 @@ check scale-pp-pinned 0 "dgx-h100 +H100-SXM +8 +4 +2 +1 " -- scale --model llama
 check scale-pp-pinned-auto 0 "dgx-h100 +H100-SXM +8 +[124] +2 " -- scale --model llama3-8b --seq 256 --systems dgx-h100:8 --pp 2 --auto
 check scale-interleaved-8 0 "dgx-h100 +H100-SXM +8 +4 +2 +1 " -- scale --model llama3-8b --seq 256 --systems dgx-h100:8 --schedule interleaved:2
 # speedup and efficiency against the smallest size, whatever the order given; a size given twice is refused
-check scale-speedup-smallest 0 "dgx-h100 +H100-SXM +8 +8 +1 +1 +4 +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +1\.00 +100\.0" -- scale --model custom --layers 2 --hidden 1024 --heads 8 --systems dgx-h100:16/8
+check scale-speedup-smallest 0 "dgx-h100 +H100-SXM +8 +8 +1 +1 +4 +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +1\.00 +100\.0" -- scale --model custom --layers 2 --hidden 1024 --heads 8 --systems dgx-h100:16/8
 check scale-size-twice 2 "8 GPUs of dgx-h100 given twice" -- scale --model custom --layers 2 --hidden 1024 --heads 8 --systems dgx-h100:8/8
 check scale-size-twice-items 2 "given twice" -- scale --model custom --layers 2 --hidden 1024 --heads 8 --systems dgx-h100:8,dgx-h100:8/16
 check scale-name-quote 2 "a quote or a control character" -- scale --model llama3-8b --systems 'dgx"h100:8'
