@@ -38,6 +38,7 @@ typedef struct {
     double hbm;      /* the GPU's memory, bytes (the layout's limit: 90% of it) */
     int domain;      /* GPUs in one NVLink domain (1 without NVLink) */
     int tried;       /* --auto: layouts simulated for this point */
+    int fitting;     /* --auto: layouts that fit (tried is at most the cap of them) */
     bool fits, ok;
 } result;
 
@@ -638,7 +639,20 @@ static int plot(const result *R, int n, const char *path)
     return rc;
 }
 
-#define AUTO_MAX 32 /* layouts simulated per point at most (twice that where EP is searched too) */
+#define AUTO_MAX 32 /* layouts simulated per point at most (twice that where EP or CP is searched, 4x both) */
+#define AUTO_CP_TOKENS 4096 /* --auto tries CP while each CP rank keeps at least this much of the sequence */
+
+typedef struct {
+    workload_spec w;
+    int group, depth; /* (tp, cp, ep) in search order; the layout's place among its group's PPs */
+} auto_cand;
+
+static gint auto_cand_cmp(gconstpointer pa, gconstpointer pb)
+{
+    const auto_cand *a = pa, *b = pb;
+    return a->depth != b->depth ? (a->depth > b->depth) - (a->depth < b->depth)
+                                : (a->group > b->group) - (a->group < b->group);
+}
 
 /* --auto: simulate every layout that fits 90% of the GPU's memory (TP a
  * power of two up to 8 inside the NVLink domain dividing heads, KV heads,
@@ -646,16 +660,19 @@ static int plot(const result *R, int n, const char *path)
  * that fits to 4 times it; DP the rest, TP x CP x DP a multiple of EP (EP
  * folded over TP and CP ranks too, as Megatron's MoE folding allows); the common global batch
  * divisible by its microbatches) and keep the fastest step. For an MoE model without --ep, EP too: each
- * power of two dividing the experts, and the experts themselves. --tp/--pp/--ep pin that part. Without a
- * layout that fits, the rule's layout stays (flagged "exceeds HBM"). */
+ * power of two dividing the experts, and the experts themselves. Without --cp, CP too: each power of
+ * two leaving every CP rank at least AUTO_CP_TOKENS of the sequence (so 1 up to seq 4096).
+ * --tp/--pp/--ep/--cp pin that part. More candidates than the cap: each (TP, CP, EP)'s shallowest
+ * pipeline first, then each one's next, and so on. Without a layout that fits, the rule's layout
+ * stays (flagged "exceeds HBM"). */
 static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tty, int idx, int n, GError **err)
 {
     workload_spec base = R->w;
     int N = base.gpus;
     result best = *R;
     best.ok = false;
-    R->tried = 0;
-    int cp = MAX(base.cp, 1), eps[32], neps = 0;
+    R->tried = R->fitting = 0;
+    int eps[32], neps = 0, cps[32], ncps = 0, group = 0;
     if (o->ep <= 0 && base.m.experts > 0) { /* MoE without --ep: EP is part of the layout searched */
         for (int e = 1; e <= base.m.experts && neps < 31; e *= 2)
             if (base.m.experts % e == 0)
@@ -665,55 +682,77 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
     } else {
         eps[neps++] = MAX(base.ep, 1);
     }
-    int cap = neps > 1 ? 2 * AUTO_MAX : AUTO_MAX;
+    if (o->cp <= 0) /* without --cp: CP is part of the layout searched where the sequence is long */
+        for (int k = 1; k <= N && ncps < 32 && (k == 1 || base.seq / k >= AUTO_CP_TOKENS); k *= 2)
+            cps[ncps++] = k;
+    else
+        cps[ncps++] = MAX(base.cp, 1);
+    int cap = AUTO_MAX * (neps > 1 ? 2 : 1) * (ncps > 1 ? 2 : 1);
+    GArray *cand = g_array_new(FALSE, FALSE, sizeof(auto_cand));
     for (int tp = 1; tp <= MIN(8, MIN(N, R->domain)); tp *= 2) {
         if ((c->tp > 0 && tp != c->tp) || !tp_splits(&base, tp))
             continue;
-        int first = 0; /* the smallest PP that fits; deeper than 4x that is not tried */
-        for (int pp = 1; pp <= base.m.layers && (long)tp * pp * cp <= N && R->tried < cap; pp++)
-        for (int ei = 0; ei < neps && R->tried < cap; ei++) {
-            workload_spec w = base;
-            w.ep = eps[ei];
-            if ((c->pp > 0 && pp != c->pp) || !layout_tiles(&w, N, tp, pp, true) || (first && pp > 4 * first))
-                continue;
-            w.tp = tp;
-            w.pp = pp;
-            w.dp = N / (tp * pp * cp);
-            if (!schedule_allows(&w, pp))
-                continue;
-            int64_t per = (int64_t)w.micro_batch * w.dp; /* micro-batch not checked yet */
-            if (w.global_batch % per || (w.vpp > 1 && (w.global_batch / per) % pp))
-                continue;
-            if (workload_memory_bytes(&w) > 0.9 * R->hbm)
-                continue;
-            if (!first)
-                first = pp;
-            fit_ops(o, &w);
-            if (!workload_spec_check(&w, NULL))
-                continue;
-            result r = *R;
-            r.w = w;
-            if (tty)
-                fprintf(stderr, "\r[%d/%d] %s, %d GPUs: layout %d (tp %d pp %d dp %d ep %d)...        ", idx + 1, n,
-                        R->p.system, N, R->tried + 1, tp, pp, w.dp, w.ep);
-            R->tried++;
-            if (!run_point(o, c->exact, &r, err)) {
-                if (best.ok)
-                    wl_step_clear(&best.st);
-                return false;
-            }
-            if (!best.ok || r.st.step_s < best.st.step_s) {
-                if (best.ok)
-                    wl_step_clear(&best.st);
-                best = r;
-                best.fits = true;
-            } else {
-                wl_step_clear(&r.st);
-            }
+        for (int ci = 0; ci < ncps; ci++) {
+            int cp = cps[ci], first = 0; /* the smallest PP that fits; deeper than 4x that is not tried */
+            int depth[32] = {0};
+            for (int pp = 1; pp <= base.m.layers && (long)tp * pp * cp <= N; pp++)
+                for (int ei = 0; ei < neps; ei++) {
+                    workload_spec w = base;
+                    w.ep = eps[ei];
+                    w.cp = cp;
+                    if ((c->pp > 0 && pp != c->pp) || !layout_tiles(&w, N, tp, pp, true) || (first && pp > 4 * first))
+                        continue;
+                    w.tp = tp;
+                    w.pp = pp;
+                    w.dp = N / (tp * pp * cp);
+                    if (!schedule_allows(&w, pp))
+                        continue;
+                    int64_t per = (int64_t)w.micro_batch * w.dp; /* micro-batch not checked yet */
+                    if (w.global_batch % per || (w.vpp > 1 && (w.global_batch / per) % pp))
+                        continue;
+                    if (workload_memory_bytes(&w) > 0.9 * R->hbm)
+                        continue;
+                    if (!first)
+                        first = pp;
+                    fit_ops(o, &w);
+                    if (!workload_spec_check(&w, NULL))
+                        continue;
+                    auto_cand a = {.w = w, .group = group + ei, .depth = depth[ei]++};
+                    g_array_append_val(cand, a);
+                }
+            group += neps;
         }
     }
+    R->fitting = (int)cand->len;
+    g_array_sort(cand, auto_cand_cmp); /* stable for equal keys: none, (group, depth) is unique */
+    for (guint k = 0; k < cand->len && R->tried < cap; k++) {
+        const workload_spec *w = &g_array_index(cand, auto_cand, k).w;
+        result r = *R;
+        r.w = *w;
+        if (tty)
+            fprintf(stderr, "\r[%d/%d] %s, %d GPUs: layout %d (tp %d cp %d pp %d dp %d ep %d)...        ", idx + 1, n,
+                    R->p.system, N, R->tried + 1, w->tp, w->cp, w->pp, w->dp, w->ep);
+        R->tried++;
+        if (!run_point(o, c->exact, &r, err)) {
+            if (best.ok)
+                wl_step_clear(&best.st);
+            g_array_free(cand, TRUE);
+            return false;
+        }
+        /* ties keep the earlier candidate: the shallower pipeline, then the search order */
+        if (!best.ok || r.st.step_s < best.st.step_s) {
+            if (best.ok)
+                wl_step_clear(&best.st);
+            best = r;
+            best.fits = true;
+        } else {
+            wl_step_clear(&r.st);
+        }
+    }
+    g_array_free(cand, TRUE);
     if (best.ok) {
         best.tried = R->tried;
+        best.fitting = R->fitting;
         *R = best;
         return true;
     }
@@ -727,9 +766,15 @@ static void auto_line(const wl_opts *o, const result *r)
     const workload_spec *w = &r->w;
     printf("# %s %d GPUs: ", r->p.system, r->p.gpus);
     if (r->tried) {
-        printf("fastest of %d layout%s that fit (--auto)", r->tried, r->tried == 1 ? "" : "s");
-        if (o->ep <= 0 && w->m.experts)
-            printf(": ep %d", w->ep);
+        if (r->fitting > r->tried)
+            printf("fastest of %d of the %d layouts that fit (--auto; shallowest pipelines first)", r->tried, r->fitting);
+        else
+            printf("fastest of %d layout%s that fit (--auto)", r->tried, r->tried == 1 ? "" : "s");
+        bool ep = o->ep <= 0 && w->m.experts, cp = o->cp <= 0 && w->seq / 2 >= AUTO_CP_TOKENS;
+        if (cp)
+            printf(": cp %d", MAX(w->cp, 1));
+        if (ep)
+            printf("%s ep %d", cp ? "," : ":", w->ep);
         printf("\n");
         return;
     }
@@ -799,8 +844,15 @@ static int run_scale(wl_opts *o, scale_cli *c)
                    R[0].w.recompute ? ", full recompute" : "");
             if (R[0].w.vpp > 1)
                 printf(", interleaved 1F1B (%d model chunks per pp rank)", R[0].w.vpp);
-            if (R[0].w.cp > 1 || R[0].w.ep > 1) /* not columns of the table: tp x pp x cp x dp GPUs */
+            /* not columns of the table (tp x pp x cp x dp GPUs); searched by --auto, on its lines instead */
+            bool cpv = c->autolayout && o->cp <= 0 && R[0].w.seq / 2 >= AUTO_CP_TOKENS,
+                 epv = c->autolayout && o->ep <= 0 && R[0].w.m.experts;
+            if (!cpv && !epv && (R[0].w.cp > 1 || R[0].w.ep > 1))
                 printf(", context parallel %d, expert parallel %d", MAX(R[0].w.cp, 1), MAX(R[0].w.ep, 1));
+            else if (!cpv && R[0].w.cp > 1)
+                printf(", context parallel %d", R[0].w.cp);
+            else if (!epv && R[0].w.ep > 1)
+                printf(", expert parallel %d", R[0].w.ep);
             if (R[0].w.etp > 1)
                 printf(", expert tensor parallel %d", R[0].w.etp);
             printf("\n");

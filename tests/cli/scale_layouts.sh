@@ -35,3 +35,26 @@ if command -v gnuplot > /dev/null 2>&1; then
 fi
 # H200's memory is what nvidia-smi reported on one (143,771 MiB = 140.4 GiB); 141e9 bytes was 131 GiB
 check h200-memory-measured 0 "GiB of 140$" -- workload --model llama3-8b --gpus 8 --tp 8 --seq 256 --topo hgx-h200 -o /dev/null
+# --auto without --cp searches CP where every CP rank keeps >= 4096 tokens: the search is the union of
+# the pinned searches (its count their sum, its step their fastest), and names the CP it kept; the
+# header then names no CP. Global batch 2 on 16 GPUs leaves DP <= 2, so TP, CP or PP must take 8.
+sl_m="--model custom --layers 4 --hidden 1024 --heads 8 --vocab 1024 --seq 32768 --global-batch 2 --systems dgx-h100:16 --auto"
+sl_all=$("$C" scale $sl_m 2>&1)
+sl_pin=$(for k in 1 2 4 8; do "$C" scale $sl_m --cp $k 2>&1; done)
+if printf '%s\n' "$sl_all" | grep -q '^# scale: custom, 2 x 32768 tokens per step (strong scaling), bf16, DDP$' &&
+    printf '%s\n' "$sl_all" | grep -q '^# dgx-h100 16 GPUs: fastest of [0-9]* layouts that fit (--auto): cp [248]$' &&
+    { printf '%s\n' "$sl_pin" | awk '/fastest of/ { n += $7 } $1 == "dgx-h100" && (!b || $9 < b) { b = $9 } END { print n, b }'
+      printf '%s\n' "$sl_all" | awk '/fastest of/ { n = $7 } $1 == "dgx-h100" { b = $9 } END { print n, b }'; } |
+    awk 'NR == 1 { a = $0 } NR == 2 { exit !(a == $0) }'; then pass=$((pass + 1))
+else fail=$((fail + 1)); echo "FAIL scale-auto-cp-union:" >&2; printf '%s\n--\n%s\n' "$sl_all" "$sl_pin" >&2; fi
+# up to seq 8191 only CP 1 (the line names none); with --cp given, CP is pinned
+check scale-auto-cp-short 0 '^# dgx-h100 16 GPUs: fastest of [0-9]+ layouts that fit \(--auto\)$' -- scale --model custom --layers 4 --hidden 1024 --heads 8 --vocab 1024 --seq 4096 --global-batch 2 --systems dgx-h100:16 --auto
+# more layouts fit than the cap (64 with EP searched): each (TP, CP, EP)'s shallowest pipeline goes
+# first, so every PP 1 layout is among those tried and --auto is no slower than --pp 1 (which tries
+# them all); the line says how many fitted
+sl_moe="--model custom --layers 4 --hidden 512 --heads 8 --experts 64 --topk 2 --expert-ffn 256 --vocab 1024 --seq 128 --systems dgx-h100:64 --auto"
+check scale-auto-cap 0 '^# dgx-h100 64 GPUs: fastest of 64 of the [0-9]+ layouts that fit \(--auto; shallowest pipelines first\): ep [0-9]+$' -- scale $sl_moe
+sl_a=$("$C" scale $sl_moe 2>/dev/null | awk '$1 == "dgx-h100" { print $9 }')
+sl_p=$("$C" scale $sl_moe --pp 1 2>/dev/null | awk '$1 == "dgx-h100" { print $9 }')
+if [ -n "$sl_a" ] && awk -v a="$sl_a" -v p="$sl_p" 'BEGIN { exit !(a <= p) }'; then pass=$((pass + 1))
+else fail=$((fail + 1)); echo "FAIL scale-auto-cap-shallow-first: --auto $sl_a ms, --pp 1 $sl_p ms" >&2; fi
