@@ -206,13 +206,15 @@ static void test_workload_interleaved_layer_placement(void)
             dense += all - e;
             expert += e;
         }
-        double rs, ag, ers;
+        double rs, ag, ers, eag;
         count(t, r, TOP_COLL, COLL_REDUCE_SCATTER, "dp_grad", &rs);
         count(t, r, TOP_COLL, COLL_ALL_GATHER, "zero_param_ag", &ag);
         count(t, r, TOP_COLL, COLL_REDUCE_SCATTER, "dp_grad_expert", &ers);
+        count(t, r, TOP_COLL, COLL_ALL_GATHER, "zero_param_ag_expert", &eag);
         ASSERT_REL(rs - ers, dense * 2, 1e-3);    /* bf16 gradients, once per step */
-        ASSERT_REL(ag, dense * 2, 1e-3);          /* every chunk's buckets gathered back */
+        ASSERT_REL(ag - eag, dense * 2, 1e-3);    /* every chunk's buckets gathered back */
         ASSERT_REL(ers, expert / 4 * 2, 1e-3);     /* experts split over ep 4, bf16 */
+        ASSERT_REL(eag, expert / 4 * 2, 1e-3);     /* and gathered back over expert DP (2 ranks) */
     }
     CU_ASSERT_TRUE(trace_validate(t, &err));
     replay_result res;

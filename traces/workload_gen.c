@@ -48,7 +48,8 @@ typedef struct {
     GArray *wait;          /* deps for the next op on the main stream */
     GArray *dp_ops;        /* DP collectives the optimizer waits for */
     GArray *buckets;       /* params of each dense bucket (ZeRO-1/2 gather them back) */
-    double pend, pend_e, pend_params;
+    GArray *ebuckets;      /* params of each expert bucket (gathered back over expert DP) */
+    double pend, pend_e, pend_params, pend_e_params;
     uint32_t last, prev_first;
     uint32_t sync_prev, rs_last; /* ZeRO-3 per parameter: the last gather's copies, reduce-scatter */
 } gen;
@@ -351,10 +352,10 @@ static void bucket_flush(gen *G, bool expert)
     uint32_t i = coll(G, S_DP, k, *p, expert ? G->g_edp : G->g_dpc, expert ? "dp_grad_expert" : "dp_grad", G->last);
     if (i != NONE)
         g_array_append_val(G->dp_ops, i);
-    if (!expert && G->keep_buckets)
-        g_array_append_val(G->buckets, G->pend_params);
-    if (!expert)
-        G->pend_params = 0;
+    double *params = expert ? &G->pend_e_params : &G->pend_params;
+    if (G->keep_buckets)
+        g_array_append_val(expert ? G->ebuckets : G->buckets, *params);
+    *params = 0;
     *p = 0;
 }
 
@@ -365,6 +366,7 @@ static void grads_ready(gen *G, double dense, double expert)
     G->pend += dense * gb;
     G->pend_params += dense;
     G->pend_e += expert * gb;
+    G->pend_e_params += expert;
     if (G->pend >= (double)G->w->bucket_bytes)
         bucket_flush(G, false);
     if (G->pend_e >= (double)G->w->bucket_bytes)
@@ -711,10 +713,16 @@ static void finish(gen *G)
     cost c = {0};
     kern(&c, G, KC_ELEM, 0, (dense + expert) * ADAM_BYTES_PER_PARAM);
     compute(G, "optimizer_adam", &c, 1);
-    if (w->zero == 1 || w->zero == 2)
+    /* the distributed optimizer gathers the updated bf16 weights back, bucket by bucket: the dense
+     * ones over DP x CP, the experts' over expert DP (until 2026-12-02 the experts' were left out) */
+    if (w->zero == 1 || w->zero == 2) {
         for (guint k = 0; k < G->buckets->len; k++)
             coll(G, S_DP, COLL_ALL_GATHER, g_array_index(G->buckets, double, k) * 2, G->g_dpc, "zero_param_ag",
                  G->last);
+        for (guint k = 0; k < G->ebuckets->len; k++)
+            coll(G, S_DP, COLL_ALL_GATHER, g_array_index(G->ebuckets, double, k) * 2, G->g_edp,
+                 "zero_param_ag_expert", G->last);
+    }
 }
 
 /* 1F1B (PipeDream-Flush): pp-1-stage warm-up forwards, then one forward
@@ -790,6 +798,7 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     G.wait = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     G.dp_ops = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     G.buckets = g_array_new(FALSE, FALSE, sizeof(double));
+    G.ebuckets = g_array_new(FALSE, FALSE, sizeof(double));
     int *buf = g_new(int, w->gpus);
     for (int r = 0; r < w->gpus; r++) {
         G.r = r;
@@ -797,13 +806,14 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
         G.cp_i = r / w->tp % w->cp;
         G.dp_i = r / (w->tp * w->cp) % w->dp;
         G.pp_i = r / (w->tp * w->cp * w->dp);
-        G.pend = G.pend_e = G.pend_params = 0;
+        G.pend = G.pend_e = G.pend_params = G.pend_e_params = 0;
         G.prev_first = NONE;
         G.last = G.sync_prev = G.rs_last = NONE;
         G.chunk = 0;
         g_array_set_size(G.wait, 0);
         g_array_set_size(G.dp_ops, 0);
         g_array_set_size(G.buckets, 0);
+        g_array_set_size(G.ebuckets, 0);
         rank_groups(&G, buf);
         if (G.V > 1)
             rank_step_interleaved(&G);
@@ -814,6 +824,7 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     g_array_free(G.wait, TRUE);
     g_array_free(G.dp_ops, TRUE);
     g_array_free(G.buckets, TRUE);
+    g_array_free(G.ebuckets, TRUE);
     if (!trace_validate(G.t, err)) {
         trace_free(G.t);
         return NULL;
