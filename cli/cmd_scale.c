@@ -842,6 +842,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
                    R[0].w.global_batch, R[0].w.seq, compute_dtype_name(R[0].w.dtype),
                    R[0].w.zero == 3 ? (R[0].w.fsdp ? "FSDP" : "ZeRO-3") : R[0].w.zero ? "ZeRO" : "DDP",
                    R[0].w.recompute ? ", full recompute" : "");
+            if (R[0].w.overlap_param_gather)
+                printf(", parameter gathers overlapped with the forward");
             if (R[0].w.vpp > 1)
                 printf(", interleaved 1F1B (%d model chunks per pp rank)", R[0].w.vpp);
             /* not columns of the table (tp x pp x cp x dp GPUs); searched by --auto, on its lines instead */

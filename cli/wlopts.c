@@ -103,6 +103,9 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "S"},
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &o->dtype, "GEMM precision: bf16, fp16, fp8 [bf16]", "T"},
         {"recompute", 0, 0, G_OPTION_ARG_NONE, &o->recompute, "full activation recomputation", NULL},
+        {"overlap-param-gather", 0, 0, G_OPTION_ARG_NONE, &o->overlap_param_gather,
+         "ZeRO-1/2: gather the updated weights during the next forward, not after the optimizer (Megatron-LM's flag)",
+         NULL},
         {"grad-fp32", 0, 0, G_OPTION_ARG_NONE, &o->grad_fp32, "reduce gradients in fp32 (4 bytes)", NULL},
         {"bucket", 0, 0, G_OPTION_ARG_STRING, &o->bucket, "DP gradient bucket [25M, DDP's default]", "BYTES"},
         {"layer-fuse", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "layers per trace op (coarser, faster) [1]", "K"},
@@ -253,6 +256,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->global_batch = o->global_batch;
     w->seq = o->seq;
     w->recompute = o->recompute;
+    w->overlap_param_gather = o->overlap_param_gather;
     w->grad_bytes = o->grad_fp32 ? 4 : 2;
     w->layer_fuse = o->layer_fuse;
     workload_spec_defaults(w);

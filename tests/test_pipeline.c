@@ -223,6 +223,77 @@ static void test_workload_interleaved_layer_placement(void)
     trace_free(t);
 }
 
+/* --overlap-param-gather: the same buckets gathered (dense over DP, experts
+ * over expert DP), none after the optimizer, each before the first forward of
+ * the weights it holds, and every layer's first forward waits for one; the
+ * step no slower than with the gathers after the optimizer. Interleaved, so
+ * each model chunk's buckets are its own; MoE, so both kinds of bucket. */
+static void test_workload_overlap_param_gather(void)
+{
+    workload_spec w = {.m = {.name = "moe", .layers = 8, .hidden = 1024, .heads = 16, .vocab = 1024, .gated = true,
+                             .experts = 4, .topk = 2, .expert_ffn = 1024, .dense_layers = 3},
+                       .tp = 1, .pp = 2, .dp = 8, .ep = 4, .gpus = 16, .global_batch = 32, .seq = 256, .vpp = 2,
+                       .zero = 1, .bucket_bytes = 1 << 20};
+    workload_spec_defaults(&w);
+    gpu_model g = gpu("H100");
+    GError *err = NULL;
+    trace *t0 = workload_generate(&w, &g, &err);
+    w.overlap_param_gather = true;
+    trace *t1 = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t1);
+    for (int r = 0; r < 16; r += 8) {
+        double a0, a1, e0, e1;
+        int n0 = count(t0, r, TOP_COLL, COLL_ALL_GATHER, "zero_param_ag", &a0);
+        int n1 = count(t1, r, TOP_COLL, COLL_ALL_GATHER, "zero_param_ag", &a1);
+        count(t0, r, TOP_COLL, COLL_ALL_GATHER, "zero_param_ag_expert", &e0);
+        count(t1, r, TOP_COLL, COLL_ALL_GATHER, "zero_param_ag_expert", &e1);
+        CU_ASSERT_EQUAL(n0, n1);
+        CU_ASSERT_TRUE(n1 >= 4 && e1 > 0); /* 1 MiB buckets: several, of both kinds */
+        ASSERT_REL(a1, a0, 1e-9);
+        ASSERT_REL(e1, e0, 1e-9);
+        /* in op order: every gather before the optimizer; the layer forwards that depend on a
+         * gather are the 4 of microbatch 0 (2 chunks of 2 layers), no others */
+        const GArray *ops = t1->ranks[r].ops;
+        int opt = -1, waited = 0;
+        for (guint i = 0; i < ops->len; i++) {
+            const trace_op *o = &g_array_index(ops, trace_op, i);
+            if (!strcmp(o->name, "optimizer_adam"))
+                opt = (int)i;
+            if (o->kind == TOP_COLL && g_str_has_prefix(o->name, "zero_param_ag"))
+                CU_ASSERT_EQUAL(opt, -1);
+            if (o->kind == TOP_COMPUTE && !strcmp(o->name, "attn_fwd")) {
+                for (guint d = 0; o->deps && d < o->deps->len; d++) {
+                    const trace_op *p = &g_array_index(ops, trace_op, g_array_index(o->deps, uint32_t, d));
+                    if (p->kind == TOP_COLL && g_str_has_prefix(p->name, "zero_param_ag")) {
+                        waited++;
+                        break;
+                    }
+                }
+            }
+        }
+        CU_ASSERT_TRUE(opt >= 0);
+        CU_ASSERT_EQUAL(waited, 4);
+    }
+    CU_ASSERT_TRUE(trace_validate(t1, &err));
+    replay_result r0, r1;
+    if (replay_on(t0, 16, &r0)) {
+        if (replay_on(t1, 16, &r1)) {
+            CU_ASSERT_TRUE(r1.end_ps <= r0.end_ps);
+            replay_result_clear(&r1);
+        }
+        replay_result_clear(&r0);
+    }
+    trace_free(t0);
+    trace_free(t1);
+    /* only with the distributed optimizer */
+    w.zero = 0;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err);
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "needs --zero 1 or 2") : NULL);
+    g_clear_error(&err);
+}
+
 /* The generated traces validate and replay to the end (no deadlock) with
  * pp 2 (both neighbours are the same rank), TP, DP, SP, ZeRO-1 and 2,
  * recomputation, m = p (all forwards first on the early ranks) and up to 4
@@ -577,6 +648,7 @@ int main(void)
         {"/workload/interleaved/bubble", test_workload_interleaved_bubble},
         {"/workload/interleaved/counts", test_workload_interleaved_counts},
         {"/workload/interleaved/layer-placement", test_workload_interleaved_layer_placement},
+        {"/workload/overlap-param-gather", test_workload_overlap_param_gather},
         {"/workload/interleaved/replays", test_workload_interleaved_replays},
         {"/workload/interleaved/errors", test_workload_interleaved_errors},
         {"/workload/interleaved/memory", test_workload_interleaved_memory},

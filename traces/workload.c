@@ -262,6 +262,8 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return LAYOUT("ZeRO-3/FSDP with pp > 1 is not supported (DeepSpeed and FSDP do not combine them)");
     if (w->zero3_param_sync && (w->zero != 3 || w->fsdp || m->experts))
         return VALUE("per-parameter ZeRO-3 fetching (DeepSpeed of 2021) needs --zero 3, not FSDP, and a dense model");
+    if (w->overlap_param_gather && w->zero != 1 && w->zero != 2)
+        return VALUE("--overlap-param-gather overlaps the distributed optimizer's gathers: it needs --zero 1 or 2");
     if (w->vpp < 1 || w->vpp > 1000)
         return VALUE("model chunks per pipeline rank (%d) must be in 1..1000", w->vpp);
     if (w->vpp > 1 && !interleaved_check(w, err))

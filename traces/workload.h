@@ -50,6 +50,9 @@ typedef struct {
     int micro_batch, global_batch, seq;
     compute_dtype dtype;
     bool recompute;               /* full activation recomputation */
+    bool overlap_param_gather;    /* ZeRO-1/2: the updated weights' gathers overlap the next step's
+                                   * first forward (Megatron-LM's --overlap-param-gather) instead of
+                                   * following the optimizer step */
     int grad_bytes;               /* bytes per gradient element reduced over DP (2 bf16, 4 fp32) */
     uint64_t bucket_bytes;        /* DP gradient bucket (25 MiB: PyTorch DDP bucket_cap_mb) */
     int layer_fuse;               /* layers merged into one op (1 = exact; > 1 coarsens, see docs) */

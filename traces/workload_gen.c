@@ -52,6 +52,8 @@ typedef struct {
     double pend, pend_e, pend_params, pend_e_params;
     uint32_t last, prev_first;
     uint32_t sync_prev, rs_last; /* ZeRO-3 per parameter: the last gather's copies, reduce-scatter */
+    GArray *pg;            /* --overlap-param-gather: per item of the chunk's forward (embedding, layer
+                            * groups, LM head), the gathers it waits for (dense, expert: 2 per item) */
 } gen;
 
 static int rank_of(const workload_spec *w, int tp_i, int cp_i, int dp_i, int pp_i)
@@ -545,6 +547,84 @@ static int chunk_after(const gen *G)
     return G->pp_i == G->w->pp - 1 ? G->chunk + 1 : G->chunk;
 }
 
+/* --overlap-param-gather (Megatron-LM's DDP with the distributed optimizer,
+ * param_and_grad_buffer.py): the previous step's updated weights come back
+ * bucket by bucket while the first forward runs, each module's forward
+ * pre-hook waiting for its bucket's all-gather. The host dispatches them far
+ * ahead of the GPU (the hook's wait is a stream wait), so they run back to
+ * back on the data-parallel stream from the step's start in the order the
+ * forward needs them, and compute waits only where it outruns them. The
+ * buckets are the ones backward fills (grads_ready, bucket_flush: the LM
+ * head first, the layers from the last, the embedding last), replayed here
+ * before the chunk's first forward; G->pg gets each forward item's gathers. */
+static void pg_plan(gen *G)
+{
+    const workload_spec *w = G->w;
+    bool first = chunk_first(G), lastst = chunk_last(G);
+    int ng = group_count(G), items = ng + 2; /* item 0 the embedding, 1..ng the groups, ng+1 the head */
+    int *bidx = g_new(int, 2 * items);       /* the backward bucket of each item's dense, expert weights */
+    GArray *size[2] = {g_array_new(FALSE, FALSE, sizeof(double)), g_array_new(FALSE, FALSE, sizeof(double))};
+    double pend[2] = {0, 0};
+    for (int i = 0; i < 2 * items; i++)
+        bidx[i] = -1;
+    for (int j = items - 1; j >= 0; j--) { /* backward order: head, groups from the last, embedding */
+        double p[2] = {0, 0};
+        if (j == items - 1)
+            p[0] = lastst && !(w->m.tied && w->pp == 1) ? emb_params(G) : 0;
+        else if (j == 0)
+            p[0] = first ? emb_params(G) : 0;
+        else
+            group_params(G, j - 1, &p[0], &p[1], NULL);
+        for (int c = 0; c < 2; c++) {
+            if (p[c] <= 0)
+                continue;
+            bidx[2 * j + c] = (int)size[c]->len;
+            pend[c] += p[c];
+            if (pend[c] * w->grad_bytes >= (double)w->bucket_bytes || j == 0) {
+                g_array_append_val(size[c], pend[c]);
+                pend[c] = 0;
+            }
+        }
+        if (j == 0)
+            for (int c = 0; c < 2; c++)
+                if (pend[c] > 0)
+                    g_array_append_val(size[c], pend[c]);
+    }
+    /* dispatch in forward order, each bucket when the first item needing it comes */
+    int group[2] = {G->g_dpc, G->g_edp};
+    const char *name[2] = {"zero_param_ag", "zero_param_ag_expert"};
+    uint32_t *op[2] = {g_new(uint32_t, size[0]->len + 1), g_new(uint32_t, size[1]->len + 1)};
+    int next[2] = {(int)size[0]->len - 1, (int)size[1]->len - 1}; /* forward order: the last filled first */
+    g_array_set_size(G->pg, 2 * items);
+    for (int j = 0; j < items; j++)
+        for (int c = 0; c < 2; c++) {
+            uint32_t *slot = &g_array_index(G->pg, uint32_t, 2 * j + c);
+            *slot = NONE;
+            int b = bidx[2 * j + c];
+            if (b < 0)
+                continue;
+            for (; next[c] >= b; next[c]--)
+                op[c][next[c]] = coll(G, S_DP, COLL_ALL_GATHER, g_array_index(size[c], double, next[c]) * 2, group[c],
+                                      name[c], NONE);
+            *slot = op[c][b];
+        }
+    for (int c = 0; c < 2; c++) {
+        g_free(op[c]);
+        g_array_free(size[c], TRUE);
+    }
+    g_free(bidx);
+}
+
+/* Before forward item j (0 the embedding, 1.. the groups, then the head):
+ * its buckets' gathers, under --overlap-param-gather on the first forward. */
+static void pg_wait(gen *G, int j, int mb)
+{
+    if (!G->w->overlap_param_gather || mb != 0 || (guint)(2 * j + 1) >= G->pg->len)
+        return;
+    wait_on(G, g_array_index(G->pg, uint32_t, 2 * j));
+    wait_on(G, g_array_index(G->pg, uint32_t, 2 * j + 1));
+}
+
 /* Forward of microbatch mb through the current chunk: receive its input
  * (posted on its own stream, the first layer waits for it), the layers,
  * send the output (after the last layer, on its own stream). */
@@ -553,19 +633,26 @@ static void forward(gen *G, int mb)
     const workload_spec *w = G->w;
     bool first = chunk_first(G), lastst = chunk_last(G);
     int ng = group_count(G);
+    if (w->overlap_param_gather && mb == 0)
+        pg_plan(G);
     if (!first)
         wait_on(G, p2p(G, S_RECV_PREV, false, pp_prev(G), G->act / w->tp, pp_tag(G, mb, G->chunk, false), NONE));
     if (w->zero == 3)
         zero3_gather(G, 0, ng == 1, false);
-    if (first)
+    if (first) {
+        pg_wait(G, 0, mb);
         compute(G, "embedding_fwd", &G->c.emb_f, 1);
+    }
     for (int k = 0; k < ng; k++) {
         if (w->zero == 3 && k > 0)
             zero3_gather(G, k, k == ng - 1, false);
+        pg_wait(G, k + 1, mb);
         block_fwd(G, k, workload_layer_is_moe(&w->m, group_layer(G, k)), "");
     }
-    if (lastst)
+    if (lastst) {
+        pg_wait(G, ng + 1, mb);
         compute(G, "lm_head_fwd", &G->c.head_f, 1);
+    }
     else
         p2p(G, S_SEND_NEXT, true, pp_next(G), G->act / w->tp, pp_tag(G, mb, chunk_after(G), false), G->last);
 }
@@ -715,7 +802,7 @@ static void finish(gen *G)
     compute(G, "optimizer_adam", &c, 1);
     /* the distributed optimizer gathers the updated bf16 weights back, bucket by bucket: the dense
      * ones over DP x CP, the experts' over expert DP (until 2026-12-02 the experts' were left out) */
-    if (w->zero == 1 || w->zero == 2) {
+    if ((w->zero == 1 || w->zero == 2) && !w->overlap_param_gather) { /* else the next step's, pg_plan */
         for (guint k = 0; k < G->buckets->len; k++)
             coll(G, S_DP, COLL_ALL_GATHER, g_array_index(G->buckets, double, k) * 2, G->g_dpc, "zero_param_ag",
                  G->last);
@@ -799,6 +886,7 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     G.dp_ops = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     G.buckets = g_array_new(FALSE, FALSE, sizeof(double));
     G.ebuckets = g_array_new(FALSE, FALSE, sizeof(double));
+    G.pg = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     int *buf = g_new(int, w->gpus);
     for (int r = 0; r < w->gpus; r++) {
         G.r = r;
@@ -825,6 +913,7 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     g_array_free(G.dp_ops, TRUE);
     g_array_free(G.buckets, TRUE);
     g_array_free(G.ebuckets, TRUE);
+    g_array_free(G.pg, TRUE);
     if (!trace_validate(G.t, err)) {
         trace_free(G.t);
         return NULL;

@@ -558,6 +558,13 @@ check scale-bad-sizes 2 'bad sizes' -- scale --model llama2-7b --systems dgx-h10
 check sweep-scale-base 0 '^3,16,400,' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
 check sweep-scale-net-one-server 0 '^1,8,400,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,1,0\.0000,[0-9.]+,[0-9.]+,training \(A100 rows\),held out$' -- sweep tests/data/sweep/scale-llama2-7b.json -j 2
 check sweep-scale-schedule 0 '^2,interleaved:4,[0-9.]+,' -- sweep tests/data/sweep/scale-schedule.json -j 2
+# --overlap-param-gather (Megatron-LM's): the distributed optimizer's gathers move under the next forward;
+# only with --zero 1/2; as a sweep key it is on/off and the step is no slower with it
+check workload-overlap-param-gather-needs-zero 2 'overlap-param-gather .*needs --zero 1 or 2' -- workload --model llama2-7b --gpus 8 --seq 256 --overlap-param-gather -o /dev/null
+check scale-overlap-param-gather-needs-zero 2 'needs --zero 1 or 2' -- scale --model llama2-7b --systems dgx-h100:8 --seq 256 --zero 3 --overlap-param-gather
+opg=$("$C" sweep tests/data/sweep/scale-overlap-param-gather.json -j 2 2>/dev/null)
+if printf '%s\n' "$opg" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b <= a) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-overlap-param-gather: $opg" >&2; fi
 # compute, exposed communication and idle make the whole step at every point (and 4 stages leave bubbles)
 out=$("$C" sweep tests/data/sweep/scale-schedule.json -j 2 2>/dev/null)
 if printf '%s\n' "$out" | awk -F, 'NR > 1 { s = $5 + $6 + $7; if (s < 0.999 || s > 1.001 || $7 <= 0) bad = 1; n++ }
