@@ -868,6 +868,28 @@ static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg)
 
 /* ---- issue ---- */
 
+/* A compute op starts: slowed by the collectives of its rank in flight
+ * (compute beside communication, docs/traces.md). Called one event after
+ * its issue when that is charged, so that a collective whose last member
+ * arrives at the same instant (the ranks' events at one time run in turn)
+ * counts on every member alike, not only on those handled after it. */
+static void on_compute_start(sim_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    rp *p = ctx;
+    int r = (int)(arg >> 32);
+    uint32_t i = (uint32_t)arg;
+    const trace_op *o = OPR(p, r, i);
+    double d = (double)(o->dur_ps > 0 ? o->dur_ps : 0) * p->o->compute_scale;
+    if (p->ch_active && p->ch_active[r] > 0) {
+        int S = p->o->gpu_sms, C = MIN(p->ch_active[r], S - 1);
+        double slow = d * ((double)S / (S - C) * (1 + p->o->sm_penalty) - 1);
+        p->out->ranks[r].slowed_ps += (int64_t)(slow + 0.5);
+        d += slow;
+    }
+    sim_engine_after(p->eng, (int64_t)(d + 0.5), on_compute_done, p, arg);
+}
+
 static void issue(rp *p, int r, uint32_t i)
 {
     op_state *s = ST(p, r, i);
@@ -877,18 +899,13 @@ static void issue(rp *p, int r, uint32_t i)
     if (s->deps_done_ps >= 0 && now > s->deps_done_ps)
         p->out->ranks[r].wait_stream_ps += now - s->deps_done_ps;
     switch (o->kind) {
-    case TOP_COMPUTE: {
+    case TOP_COMPUTE:
         s->start_ps = now;
-        double d = (double)(o->dur_ps > 0 ? o->dur_ps : 0) * p->o->compute_scale;
-        if (p->ch_active && p->ch_active[r] > 0) {
-            int S = p->o->gpu_sms, C = MIN(p->ch_active[r], S - 1);
-            double slow = d * ((double)S / (S - C) * (1 + p->o->sm_penalty) - 1);
-            p->out->ranks[r].slowed_ps += (int64_t)(slow + 0.5);
-            d += slow;
-        }
-        sim_engine_after(p->eng, (int64_t)(d + 0.5), on_compute_done, p, ((uint64_t)(uint32_t)r << 32) | i);
+        if (p->ch_active) /* after this instant's other events: a collective launched now runs beside it */
+            sim_engine_after(p->eng, 0, on_compute_start, p, ((uint64_t)(uint32_t)r << 32) | i);
+        else
+            on_compute_start(p->eng, p, ((uint64_t)(uint32_t)r << 32) | i);
         break;
-    }
     case TOP_COLL:
         if (o->bytes == 0 && coll_empty_is_noop(o->coll)) { /* NCCL discards it: it waits for no peer */
             s->start_ps = now;
