@@ -842,6 +842,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
                    R[0].w.global_batch, R[0].w.seq, compute_dtype_name(R[0].w.dtype),
                    R[0].w.zero == 3 ? (R[0].w.fsdp ? "FSDP" : "ZeRO-3") : R[0].w.zero ? "ZeRO" : "DDP",
                    R[0].w.recompute ? ", full recompute" : "");
+            if (R[0].w.tp_async_bwd)
+                printf(", TP input gradients reduced beside the weight gradients");
             if (R[0].w.overlap_param_gather)
                 printf(", parameter gathers overlapped with the forward");
             if (R[0].w.vpp > 1)

@@ -103,6 +103,10 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "S"},
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &o->dtype, "GEMM precision: bf16, fp16, fp8 [bf16]", "T"},
         {"recompute", 0, 0, G_OPTION_ARG_NONE, &o->recompute, "full activation recomputation", NULL},
+        {"tp-async-bwd", 0, 0, G_OPTION_ARG_NONE, &o->tp_async_bwd,
+         "TP: column-parallel layers' input-gradient all-reduce/reduce-scatter beside their weight-gradient GEMM "
+         "(Megatron-LM since 2021)",
+         NULL},
         {"overlap-param-gather", 0, 0, G_OPTION_ARG_NONE, &o->overlap_param_gather,
          "ZeRO-1/2: gather the updated weights during the next forward, not after the optimizer (Megatron-LM's flag)",
          NULL},
@@ -257,6 +261,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->seq = o->seq;
     w->recompute = o->recompute;
     w->overlap_param_gather = o->overlap_param_gather;
+    w->tp_async_bwd = o->tp_async_bwd;
     w->grad_bytes = o->grad_fp32 ? 4 : 2;
     w->layer_fuse = o->layer_fuse;
     workload_spec_defaults(w);

@@ -174,6 +174,18 @@ static void test_workload_interleaved_counts(void)
     trace_free(t);
 }
 
+/* An interleaved MoE step under ZeRO-1 (8 layers, the first 3 dense; pp 2
+ * with 2 chunks a rank; dp 8, ep 4; 1 MiB buckets). */
+static workload_spec moe_interleaved_zero1(void)
+{
+    workload_spec w = {.m = {.name = "moe", .layers = 8, .hidden = 1024, .heads = 16, .vocab = 1024, .gated = true,
+                             .experts = 4, .topk = 2, .expert_ffn = 1024, .dense_layers = 3},
+                       .tp = 1, .pp = 2, .dp = 8, .ep = 4, .gpus = 16, .global_batch = 32, .seq = 256, .vpp = 2,
+                       .zero = 1, .bucket_bytes = 1 << 20};
+    workload_spec_defaults(&w);
+    return w;
+}
+
 /* Chunk c of rank r holds layers (c p + r) L/(p V) ...: an MoE model whose
  * first 3 of 8 layers are dense puts MoE layers 4, 5 on rank 0 (chunks hold
  * layers 0-1 and 4-5) and 3, 6, 7 on rank 1 (2-3, 6-7); plain 1F1B would
@@ -182,11 +194,7 @@ static void test_workload_interleaved_counts(void)
  * its four layers' and, on rank 0, the embedding. */
 static void test_workload_interleaved_layer_placement(void)
 {
-    workload_spec w = {.m = {.name = "moe", .layers = 8, .hidden = 1024, .heads = 16, .vocab = 1024, .gated = true,
-                             .experts = 4, .topk = 2, .expert_ffn = 1024, .dense_layers = 3},
-                       .tp = 1, .pp = 2, .dp = 8, .ep = 4, .gpus = 16, .global_batch = 32, .seq = 256, .vpp = 2,
-                       .zero = 1, .bucket_bytes = 1 << 20};
-    workload_spec_defaults(&w);
+    workload_spec w = moe_interleaved_zero1();
     gpu_model g = gpu("H100");
     GError *err = NULL;
     trace *t = workload_generate(&w, &g, &err);
@@ -230,11 +238,7 @@ static void test_workload_interleaved_layer_placement(void)
  * each model chunk's buckets are its own; MoE, so both kinds of bucket. */
 static void test_workload_overlap_param_gather(void)
 {
-    workload_spec w = {.m = {.name = "moe", .layers = 8, .hidden = 1024, .heads = 16, .vocab = 1024, .gated = true,
-                             .experts = 4, .topk = 2, .expert_ffn = 1024, .dense_layers = 3},
-                       .tp = 1, .pp = 2, .dp = 8, .ep = 4, .gpus = 16, .global_batch = 32, .seq = 256, .vpp = 2,
-                       .zero = 1, .bucket_bytes = 1 << 20};
-    workload_spec_defaults(&w);
+    workload_spec w = moe_interleaved_zero1();
     gpu_model g = gpu("H100");
     GError *err = NULL;
     trace *t0 = workload_generate(&w, &g, &err);

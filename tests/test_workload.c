@@ -803,6 +803,94 @@ static void test_workload_replay_llama2_tp8(void)
     trace_free(t);
 }
 
+/* --tp-async-bwd: the column-parallel layers' backward split as Megatron-LM
+ * runs it (rest; input-gradient GEMM; weight-gradient GEMM beside the input
+ * gradient's collective): the same compute in total (time and FLOPs), the
+ * same TP reductions on their own stream, each waited for by the next op and
+ * started after the input-gradient GEMM; with SP one more all-gather of the
+ * layer input per column-parallel layer; the replayed step shorter without
+ * SP (Llama 2 7B, TP 8, one DGX H100). */
+static void test_workload_tp_async_bwd(void)
+{
+    gpu_model g = gpu("H100");
+    GError *err = NULL;
+    topo *tp = topo_load("dgx-h100", &(topo_opts){0}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tp);
+    coll_system sys;
+    topo_coll_system(&sys, tp, 2.5, 1);
+    for (int sp = 0; sp < 2; sp++) {
+        workload_spec w = spec("llama2-7b", 8, 1, 1, 2, 256);
+        w.sp = sp;
+        trace *t[2];
+        int64_t end[2];
+        for (int a = 0; a < 2; a++) {
+            w.tp_async_bwd = a;
+            t[a] = workload_generate(&w, &g, &err);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(t[a]);
+            replay_opts o = {.sys = &sys, .compute_scale = 1};
+            replay_result res;
+            CU_ASSERT_TRUE_FATAL(replay_run(t[a], &o, &res, &err));
+            end[a] = res.end_ps;
+            replay_result_clear(&res);
+        }
+        const char *names[] = {"mlp_bwd", "attn_bwd"};
+        for (int k = 0; k < 2; k++) {
+            double ps[2] = {0, 0};
+            for (int a = 0; a < 2; a++)
+                for (guint i = 0; i < t[a]->ranks[3].ops->len; i++) {
+                    const trace_op *o = &g_array_index(t[a]->ranks[3].ops, trace_op, i);
+                    if (!strcmp(o->name, names[k]))
+                        ps[a] += (double)o->dur_ps;
+                }
+            ASSERT_REL(ps[1], ps[0], 1e-6);
+            /* three ops a layer and microbatch where there was one */
+            CU_ASSERT_EQUAL(count(t[1], 3, TOP_COMPUTE, -1, names[k], NULL),
+                            3 * count(t[0], 3, TOP_COMPUTE, -1, names[k], NULL));
+        }
+        ASSERT_REL(rank_flops(t[1], 3), rank_flops(t[0], 3), 1e-9);
+        const char *red = sp ? "tp_rs" : "tp_ar";
+        int kind = sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
+        double b0, b1, bag;
+        CU_ASSERT_EQUAL(count(t[1], 3, TOP_COLL, kind, red, &b1), count(t[0], 3, TOP_COLL, kind, red, &b0));
+        ASSERT_REL(b1, b0, 1e-12);
+        /* with SP the layer input gathered again: 2 column-parallel layers x 32 x 2 microbatches, b s h x 2 bytes */
+        CU_ASSERT_EQUAL(count(t[1], 3, TOP_COLL, COLL_ALL_GATHER, "tp_ag_input_bwd", &bag), sp ? 2 * 32 * 2 : 0);
+        if (sp)
+            ASSERT_REL(bag, 2 * 32 * 2 * 256.0 * 4096 * 2, 1e-9);
+        /* each async reduction: after a compute op, and the op after the next compute waits for it */
+        const GArray *ops = t[1]->ranks[3].ops;
+        int async = 0, waited = 0;
+        for (guint i = 0; i < ops->len; i++) {
+            const trace_op *o = &g_array_index(ops, trace_op, i);
+            if (o->kind != TOP_COLL || o->stream == 0 || strcmp(o->name, red))
+                continue;
+            async++;
+            CU_ASSERT_TRUE(o->deps && o->deps->len == 1 &&
+                           g_array_index(ops, trace_op, g_array_index(o->deps, uint32_t, 0)).kind == TOP_COMPUTE);
+            for (guint j = i + 2; j < ops->len && j < i + 4; j++) {
+                const trace_op *q = &g_array_index(ops, trace_op, j);
+                for (guint d = 0; q->deps && d < q->deps->len; d++)
+                    waited += g_array_index(q->deps, uint32_t, d) == i;
+            }
+        }
+        CU_ASSERT_EQUAL(async, 2 * 32 * 2); /* every backward reduction went async */
+        CU_ASSERT_EQUAL(waited, async);
+        if (!sp)
+            CU_ASSERT_TRUE(end[1] < end[0]);
+        for (int a = 0; a < 2; a++)
+            trace_free(t[a]);
+    }
+    topo_free(tp);
+    /* without TP nothing to overlap: the same trace */
+    workload_spec w = spec("llama2-7b", 1, 1, 2, 2, 256);
+    trace *a = workload_generate(&w, &g, &err);
+    w.tp_async_bwd = true;
+    trace *b = workload_generate(&w, &g, &err);
+    CU_ASSERT_EQUAL(a->ranks[0].ops->len, b->ranks[0].ops->len);
+    trace_free(a);
+    trace_free(b);
+}
+
 /* ---- interleaved 1F1B (Megatron-LM virtual pipeline stages) ---- */
 
 int main(void)
@@ -813,6 +901,7 @@ int main(void)
         {"/compute/gpu-lookup-and-errors", test_compute_gpu_lookup_and_errors},
         {"/workload/flops-match-closed-forms", test_workload_flops_match_closed_forms},
         {"/workload/dp-tp-counts", test_workload_dp_tp_counts},
+        {"/workload/tp-async-bwd", test_workload_tp_async_bwd},
         {"/workload/pp-1f1b-sends", test_workload_pp_1f1b_sends},
         {"/workload/zero3-gathers-twice", test_workload_zero3_gathers_twice},
         {"/workload/zero3-refetch-after-recompute", test_workload_zero3_refetch_after_recompute},

@@ -50,6 +50,8 @@ typedef struct {
     int micro_batch, global_batch, seq;
     compute_dtype dtype;
     bool recompute;               /* full activation recomputation */
+    bool tp_async_bwd;            /* column-parallel layers' input-gradient collective beside their
+                                   * weight-gradient GEMM (Megatron-LM since 2021, TE) */
     bool overlap_param_gather;    /* ZeRO-1/2: the updated weights' gathers overlap the next step's
                                    * first forward (Megatron-LM's --overlap-param-gather) instead of
                                    * following the optimizer step */

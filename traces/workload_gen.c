@@ -16,7 +16,7 @@
 #include <string.h>
 
 /* streams: one per independent queue, so no channel blocks another */
-enum { S_MAIN, S_RECV_PREV, S_RECV_NEXT, S_SEND_NEXT, S_SEND_PREV, S_DP, S_GATHER };
+enum { S_MAIN, S_RECV_PREV, S_RECV_NEXT, S_SEND_NEXT, S_SEND_PREV, S_DP, S_GATHER, S_TP_ASYNC };
 
 /* Adam with fp32 master weights: read weight, m, v, grad (4 x 4 bytes),
  * write weight, m, v (12) and the bf16 copy (2). */
@@ -31,6 +31,8 @@ typedef struct {
 typedef struct {
     cost attn_f, attn_b, mlp_f, mlp_b, moe_pre_f, moe_pre_b, moe_exp_f, moe_exp_b, moe_sh_f, moe_sh_b, emb_f, emb_b,
         head_f, head_b;
+    cost qkv_dg, qkv_wg, fc1_dg, fc1_wg; /* the input- and weight-gradient GEMMs of the column-parallel QKV
+                                          * and MLP-in (inside attn_b, mlp_b) */
 } costs;
 
 typedef struct {
@@ -125,6 +127,8 @@ static void costs_init(gen *G)
     double Tn = w->sp ? T / t : T; /* tokens the norms, dropout and residuals touch */
     elem(&c->attn_f, &c->attn_b, G, 4 * Tn * h);                     /* layer norm */
     gemm(&c->attn_f, &c->attn_b, G, T, h, (h + 2 * kv) / t);          /* QKV */
+    gemm_kern(&c->qkv_dg, G, 1, T, h, (h + 2 * kv) / t);              /* its two backward GEMMs, again */
+    gemm_kern(&c->qkv_wg, G, 1, h, (h + 2 * kv) / t, T);
     double af = 4 * T * s * h / t, ab = 2 * (T * h / t + (double)w->micro_batch * s * 2 * kv / t + T * h / t);
     kern(&c->attn_f, G, KC_ATTN, af, ab);                             /* flash attention */
     kern(&c->attn_b, G, KC_ATTN, 2 * af, 2.5 * ab);
@@ -132,6 +136,8 @@ static void costs_init(gen *G)
     elem(&c->attn_f, &c->attn_b, G, 10 * Tn * h);                    /* dropout + residual */
     elem(&c->mlp_f, &c->mlp_b, G, 4 * Tn * h);
     mlp_costs(&c->mlp_f, &c->mlp_b, G, 1, T, m->ffn, t);
+    gemm_kern(&c->fc1_dg, G, 1, T, h, (m->gated ? 2 : 1) * m->ffn / t); /* MLP-in's, again */
+    gemm_kern(&c->fc1_wg, G, 1, h, (m->gated ? 2 : 1) * m->ffn / t, T);
     elem(&c->mlp_f, &c->mlp_b, G, 10 * Tn * h);
     if (m->experts) {
         double Tm = T / t;
@@ -266,6 +272,55 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
     }
 }
 
+/* The reduce-scatter over CP of dK, dV (the whole sequence's, from the
+ * attention's backward; Llama 3 style CP, block_fwd's cp_ag_kv). */
+static void cp_rs_dkv(gen *G, double f)
+{
+    const workload_spec *w = G->w;
+    coll(G, S_MAIN, COLL_REDUCE_SCATTER,
+         2.0 * w->micro_batch * w->seq * 2 * w->m.hidden / w->m.heads * w->m.kv_heads / w->tp * f, G->g_cp,
+         "cp_rs_dkv", NONE);
+}
+
+/* The backward of a part ending in a column-parallel layer (QKV, or the MLP
+ * from its output back to MLP-in) whose compute is `all`, with that layer's
+ * input- and weight-gradient GEMMs dg, wg inside it; then its input
+ * gradient's reduce-scatter (all-reduce without SP) over TP. With
+ * --tp-async-bwd (Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication
+ * since 2021, Transformer Engine's linear layers) the layer's backward runs
+ * as they do: with SP its input (not kept gathered) is all-gathered again
+ * beside the input-gradient GEMM, the weight gradient needing it; the input
+ * gradient's collective is launched asynchronously and runs beside the
+ * weight-gradient GEMM, the next op waiting for both. Without it (Megatron-LM
+ * of 2020-21, the validation rows) one op and a blocking collective. */
+static void column_bwd(gen *G, const char *name, const cost *all, const cost *dg, const cost *wg, double f, double A,
+                       bool cp)
+{
+    const workload_spec *w = G->w;
+    bool sp = w->sp;
+    if (!w->tp_async_bwd || G->g_tp < 0) {
+        compute(G, name, all, f);
+        if (cp)
+            cp_rs_dkv(G, f);
+        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+        return;
+    }
+    cost rest = *all;
+    rest.ps -= dg->ps + wg->ps;
+    rest.flops -= dg->flops + wg->flops;
+    rest.bytes -= dg->bytes + wg->bytes;
+    compute(G, name, &rest, f);
+    if (cp) /* the dK, dV reduce-scatter over CP: after the attention's backward, before QKV's GEMMs */
+        cp_rs_dkv(G, f);
+    uint32_t ag = sp ? coll(G, S_TP_ASYNC, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_input_bwd", G->last) : NONE;
+    compute(G, name, dg, f);
+    uint32_t red = coll(G, S_TP_ASYNC, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp,
+                        sp ? "tp_rs" : "tp_ar", G->last);
+    wait_on(G, ag);
+    compute(G, name, wg, f);
+    wait_on(G, red);
+}
+
 static void block_bwd(gen *G, int k, bool moe)
 {
     const workload_spec *w = G->w;
@@ -274,8 +329,7 @@ static void block_bwd(gen *G, int k, bool moe)
     if (!moe) {
         if (sp)
             coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
-        compute(G, "mlp_bwd", &G->c.mlp_b, f);
-        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+        column_bwd(G, "mlp_bwd", &G->c.mlp_b, &G->c.fc1_dg, &G->c.fc1_wg, f, A, false);
     } else {
         double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f;
         if (w->m.shared_ffn) { /* the shared expert ran last: its backward first */
@@ -296,12 +350,7 @@ static void block_bwd(gen *G, int k, bool moe)
     }
     if (sp)
         coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
-    compute(G, "attn_bwd", &G->c.attn_b, f);
-    if (G->g_cp >= 0)
-        coll(G, S_MAIN, COLL_REDUCE_SCATTER,
-             2.0 * w->micro_batch * w->seq * 2 * w->m.hidden / w->m.heads * w->m.kv_heads / w->tp * f, G->g_cp,
-             "cp_rs_dkv", NONE);
-    coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+    column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv_dg, &G->c.qkv_wg, f, A, G->g_cp >= 0);
 }
 
 /* ---- gradients ---- */

@@ -562,6 +562,12 @@ check sweep-scale-schedule 0 '^2,interleaved:4,[0-9.]+,' -- sweep tests/data/swe
 # only with --zero 1/2; as a sweep key it is on/off and the step is no slower with it
 check workload-overlap-param-gather-needs-zero 2 'overlap-param-gather .*needs --zero 1 or 2' -- workload --model llama2-7b --gpus 8 --seq 256 --overlap-param-gather -o /dev/null
 check scale-overlap-param-gather-needs-zero 2 'needs --zero 1 or 2' -- scale --model llama2-7b --systems dgx-h100:8 --seq 256 --zero 3 --overlap-param-gather
+# --tp-async-bwd (Megatron-LM's asynchronous input-gradient reduction in column-parallel backward): the
+# sweep key is on/off, and without SP the step is shorter with it (the reductions beside weight gradients)
+tpa=$("$C" sweep tests/data/sweep/scale-tp-async-bwd.json -j 2 2>/dev/null)
+if printf '%s\n' "$tpa" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-tp-async-bwd: $tpa" >&2; fi
+check scale-tp-async-bwd-header 0 '^# scale: llama2-7b, .*, TP input gradients reduced beside the weight gradients$' -- scale --model llama2-7b --systems dgx-h100:8 --tp 8 --seq 256 --tp-async-bwd
 opg=$("$C" sweep tests/data/sweep/scale-overlap-param-gather.json -j 2 2>/dev/null)
 if printf '%s\n' "$opg" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b <= a) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-overlap-param-gather: $opg" >&2; fi
