@@ -895,7 +895,7 @@ int cmd_scale(int argc, char **argv)
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &c.plot, "speedup and scaling-efficiency curves per system (SVG, gnuplot; - for stdout)", "FILE"},
         {"max-gpus", 0, 0, G_OPTION_ARG_INT, &c.max_gpus, "refuse sizes above this (replay cost) [1024]", "N"},
         {"auto", 0, 0, G_OPTION_ARG_NONE, &c.autolayout, "per point, simulate every layout that fits memory and keep "
-         "the fastest (--tp/--pp pin that part)", NULL},
+         "the fastest: TP, PP, DP, and CP on long sequences and EP on MoE models (--tp/--pp/--cp/--ep pin that part)", NULL},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &c.exact, "simulate every rank and collective (no folded rings, no reuse "
          "of repeated collectives' isolated runs)", NULL},
         {"breakdown", 0, 0, G_OPTION_ARG_NONE, &c.breakdown, "per point, where the step goes: compute and exposed "
