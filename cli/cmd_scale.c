@@ -642,6 +642,18 @@ static int plot(const result *R, int n, const char *path)
 #define AUTO_MAX 32 /* layouts simulated per point at most (twice that where EP or CP is searched, 4x both) */
 #define AUTO_CP_TOKENS 4096 /* --auto tries CP while each CP rank keeps at least this much of the sequence */
 
+/* Whether --auto searches CP (no --cp, a sequence long enough for two CP
+ * ranks of AUTO_CP_TOKENS) and EP (no --ep, an MoE model) for w. */
+static bool auto_cp(const wl_opts *o, const workload_spec *w)
+{
+    return o->cp <= 0 && w->seq / 2 >= AUTO_CP_TOKENS;
+}
+
+static bool auto_ep(const wl_opts *o, const workload_spec *w)
+{
+    return o->ep <= 0 && w->m.experts > 0;
+}
+
 typedef struct {
     workload_spec w;
     int group, depth; /* (tp, cp, ep) in search order; the layout's place among its group's PPs */
@@ -673,7 +685,7 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
     best.ok = false;
     R->tried = R->fitting = 0;
     int eps[32], neps = 0, cps[32], ncps = 0, group = 0;
-    if (o->ep <= 0 && base.m.experts > 0) { /* MoE without --ep: EP is part of the layout searched */
+    if (auto_ep(o, &base)) { /* MoE without --ep: EP is part of the layout searched */
         for (int e = 1; e <= base.m.experts && neps < 31; e *= 2)
             if (base.m.experts % e == 0)
                 eps[neps++] = e;
@@ -682,7 +694,7 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
     } else {
         eps[neps++] = MAX(base.ep, 1);
     }
-    if (o->cp <= 0) /* without --cp: CP is part of the layout searched where the sequence is long */
+    if (o->cp <= 0) /* without --cp: CP 1, and more where the sequence is long (auto_cp) */
         for (int k = 1; k <= N && ncps < 32 && (k == 1 || base.seq / k >= AUTO_CP_TOKENS); k *= 2)
             cps[ncps++] = k;
     else
@@ -770,7 +782,7 @@ static void auto_line(const wl_opts *o, const result *r)
             printf("fastest of %d of the %d layouts that fit (--auto; shallowest pipelines first)", r->tried, r->fitting);
         else
             printf("fastest of %d layout%s that fit (--auto)", r->tried, r->tried == 1 ? "" : "s");
-        bool ep = o->ep <= 0 && w->m.experts, cp = o->cp <= 0 && w->seq / 2 >= AUTO_CP_TOKENS;
+        bool ep = auto_ep(o, w), cp = auto_cp(o, w);
         if (cp)
             printf(": cp %d", MAX(w->cp, 1));
         if (ep)
@@ -849,8 +861,7 @@ static int run_scale(wl_opts *o, scale_cli *c)
             if (R[0].w.vpp > 1)
                 printf(", interleaved 1F1B (%d model chunks per pp rank)", R[0].w.vpp);
             /* not columns of the table (tp x pp x cp x dp GPUs); searched by --auto, on its lines instead */
-            bool cpv = c->autolayout && o->cp <= 0 && R[0].w.seq / 2 >= AUTO_CP_TOKENS,
-                 epv = c->autolayout && o->ep <= 0 && R[0].w.m.experts;
+            bool cpv = c->autolayout && auto_cp(o, &R[0].w), epv = c->autolayout && auto_ep(o, &R[0].w);
             if (!cpv && !epv && (R[0].w.cp > 1 || R[0].w.ep > 1))
                 printf(", context parallel %d, expert parallel %d", MAX(R[0].w.cp, 1), MAX(R[0].w.ep, 1));
             else if (!cpv && R[0].w.cp > 1)

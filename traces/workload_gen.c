@@ -85,20 +85,37 @@ static void gemm_kern(cost *c, const gen *G, double groups, double m, double n, 
     c->bytes += groups * 2 * (m * k + k * n + m * n);
 }
 
+static void cost_add(cost *to, const cost *c)
+{
+    to->ps = sim_time_sat_add(to->ps, c->ps);
+    to->flops += c->flops;
+    to->bytes += c->bytes;
+}
+
 /* A GEMM of m x k by k x n (bf16 operands): forward one kernel, backward
  * two of the same FLOPs, each with its own reduction length (the shape
  * term of compute_gemm_ps): data gradient dX(m x k) = dY(m x n) W^T reduces
- * over n, weight gradient dW(k x n) = X^T dY over the m tokens. */
-static void gemm_groups(cost *f, cost *b, const gen *G, double groups, double m, double k, double n)
+ * over n, weight gradient dW(k x n) = X^T dY over the m tokens. The two
+ * backward kernels also alone in *dg, *wg when not NULL (--tp-async-bwd
+ * runs them as ops of their own). */
+static void gemm_groups(cost *f, cost *b, const gen *G, double groups, double m, double k, double n, cost *dg,
+                        cost *wg)
 {
+    cost d = {0}, wt = {0};
     gemm_kern(f, G, groups, m, n, k);
-    gemm_kern(b, G, groups, m, k, n);
-    gemm_kern(b, G, groups, k, n, m);
+    gemm_kern(&d, G, groups, m, k, n);
+    gemm_kern(&wt, G, groups, k, n, m);
+    cost_add(b, &d);
+    cost_add(b, &wt);
+    if (dg)
+        *dg = d;
+    if (wg)
+        *wg = wt;
 }
 
 static void gemm(cost *f, cost *b, const gen *G, double m, double k, double n)
 {
-    gemm_groups(f, b, G, 1, m, k, n);
+    gemm_groups(f, b, G, 1, m, k, n, NULL, NULL);
 }
 
 static void elem(cost *f, cost *b, const gen *G, double bytes)
@@ -108,13 +125,15 @@ static void elem(cost *f, cost *b, const gen *G, double bytes)
 }
 
 /* An MLP over `tokens` tokens; with groups > 1, that many MLPs (experts)
- * of tokens / groups tokens each, their GEMMs grouped. */
-static void mlp_costs(cost *f, cost *b, const gen *G, double groups, double tokens, double ffn, double tp)
+ * of tokens / groups tokens each, their GEMMs grouped; *in_dg, *in_wg
+ * (when not NULL): MLP-in's two backward kernels alone. */
+static void mlp_costs(cost *f, cost *b, const gen *G, double groups, double tokens, double ffn, double tp, cost *in_dg,
+                      cost *in_wg)
 {
     double h = G->w->m.hidden, up = G->w->m.gated ? 2 : 1, te = tokens / groups;
-    gemm_groups(f, b, G, groups, te, h, up * ffn / tp);
+    gemm_groups(f, b, G, groups, te, h, up * ffn / tp, in_dg, in_wg);
     elem(f, b, G, 2 * tokens * ffn / tp * (up + 1));
-    gemm_groups(f, b, G, groups, te, ffn / tp, h);
+    gemm_groups(f, b, G, groups, te, ffn / tp, h, NULL, NULL);
 }
 
 static void costs_init(gen *G)
@@ -126,18 +145,14 @@ static void costs_init(gen *G)
     double t = w->tp, T = G->T, h = m->hidden, kv = h / m->heads * m->kv_heads, s = w->seq;
     double Tn = w->sp ? T / t : T; /* tokens the norms, dropout and residuals touch */
     elem(&c->attn_f, &c->attn_b, G, 4 * Tn * h);                     /* layer norm */
-    gemm(&c->attn_f, &c->attn_b, G, T, h, (h + 2 * kv) / t);          /* QKV */
-    gemm_kern(&c->qkv_dg, G, 1, T, h, (h + 2 * kv) / t);              /* its two backward GEMMs, again */
-    gemm_kern(&c->qkv_wg, G, 1, h, (h + 2 * kv) / t, T);
+    gemm_groups(&c->attn_f, &c->attn_b, G, 1, T, h, (h + 2 * kv) / t, &c->qkv_dg, &c->qkv_wg); /* QKV */
     double af = 4 * T * s * h / t, ab = 2 * (T * h / t + (double)w->micro_batch * s * 2 * kv / t + T * h / t);
     kern(&c->attn_f, G, KC_ATTN, af, ab);                             /* flash attention */
     kern(&c->attn_b, G, KC_ATTN, 2 * af, 2.5 * ab);
     gemm(&c->attn_f, &c->attn_b, G, T, h / t, h);                     /* output projection */
     elem(&c->attn_f, &c->attn_b, G, 10 * Tn * h);                    /* dropout + residual */
     elem(&c->mlp_f, &c->mlp_b, G, 4 * Tn * h);
-    mlp_costs(&c->mlp_f, &c->mlp_b, G, 1, T, m->ffn, t);
-    gemm_kern(&c->fc1_dg, G, 1, T, h, (m->gated ? 2 : 1) * m->ffn / t); /* MLP-in's, again */
-    gemm_kern(&c->fc1_wg, G, 1, h, (m->gated ? 2 : 1) * m->ffn / t, T);
+    mlp_costs(&c->mlp_f, &c->mlp_b, G, 1, T, m->ffn, t, &c->fc1_dg, &c->fc1_wg);
     elem(&c->mlp_f, &c->mlp_b, G, 10 * Tn * h);
     if (m->experts) {
         double Tm = T / t;
@@ -148,14 +163,14 @@ static void costs_init(gen *G)
          * the attention's parallelism): all T tokens, FFN / t (until 2026-12-02 the rank's T/t tokens
          * through the whole FFN: the same FLOPs, without its TP communication) */
         if (m->shared_ffn)
-            mlp_costs(&c->moe_sh_f, &c->moe_sh_b, G, 1, T, m->shared_ffn, t);
+            mlp_costs(&c->moe_sh_f, &c->moe_sh_b, G, 1, T, m->shared_ffn, t, NULL, NULL);
         /* the rank's experts/ep experts, each over its share of the Tm x topk tokens routed to
          * the rank (balanced routing): a weight gradient reduces over one expert's tokens, and
          * every local expert's weights are read (until 2026-12-02 one GEMM over all the tokens
          * with one expert's weights); with expert tensor parallelism the etp ranks of a group
          * gather their tokens and each runs 1/etp of every expert's FFN over all of them */
         mlp_costs(&c->moe_exp_f, &c->moe_exp_b, G, (double)m->experts / w->ep, Tm * m->topk * w->etp, m->expert_ffn,
-                  w->etp);
+                  w->etp, NULL, NULL);
         elem(&c->moe_exp_f, &c->moe_exp_b, G, 10 * Tm * h);
     }
     elem(&c->emb_f, &c->emb_b, G, 4 * T * h);
@@ -410,17 +425,21 @@ static void bucket_flush(gen *G, bool expert)
     *p = 0;
 }
 
+/* The bucket rule (DDP's and Megatron's): `params` more gradients join the
+ * open bucket (*bytes, *params pending); whether it is now full. */
+static bool bucket_add(const gen *G, double *bytes, double *params, double add)
+{
+    *bytes += add * G->w->grad_bytes;
+    *params += add;
+    return *bytes >= (double)G->w->bucket_bytes;
+}
+
 /* Gradients of `dense`/`expert` weights are ready after the last main op. */
 static void grads_ready(gen *G, double dense, double expert)
 {
-    double gb = G->w->grad_bytes;
-    G->pend += dense * gb;
-    G->pend_params += dense;
-    G->pend_e += expert * gb;
-    G->pend_e_params += expert;
-    if (G->pend >= (double)G->w->bucket_bytes)
+    if (bucket_add(G, &G->pend, &G->pend_params, dense))
         bucket_flush(G, false);
-    if (G->pend_e >= (double)G->w->bucket_bytes)
+    if (bucket_add(G, &G->pend_e, &G->pend_e_params, expert))
         bucket_flush(G, true);
 }
 
@@ -613,7 +632,7 @@ static void pg_plan(gen *G)
     int ng = group_count(G), items = ng + 2; /* item 0 the embedding, 1..ng the groups, ng+1 the head */
     int *bidx = g_new(int, 2 * items);       /* the backward bucket of each item's dense, expert weights */
     GArray *size[2] = {g_array_new(FALSE, FALSE, sizeof(double)), g_array_new(FALSE, FALSE, sizeof(double))};
-    double pend[2] = {0, 0};
+    double pend[2] = {0, 0}, bytes[2] = {0, 0};
     for (int i = 0; i < 2 * items; i++)
         bidx[i] = -1;
     for (int j = items - 1; j >= 0; j--) { /* backward order: head, groups from the last, embedding */
@@ -628,10 +647,9 @@ static void pg_plan(gen *G)
             if (p[c] <= 0)
                 continue;
             bidx[2 * j + c] = (int)size[c]->len;
-            pend[c] += p[c];
-            if (pend[c] * w->grad_bytes >= (double)w->bucket_bytes || j == 0) {
+            if (bucket_add(G, &bytes[c], &pend[c], p[c]) || j == 0) {
                 g_array_append_val(size[c], pend[c]);
-                pend[c] = 0;
+                pend[c] = bytes[c] = 0;
             }
         }
         if (j == 0)
@@ -701,8 +719,7 @@ static void forward(gen *G, int mb)
     if (lastst) {
         pg_wait(G, ng + 1, mb);
         compute(G, "lm_head_fwd", &G->c.head_f, 1);
-    }
-    else
+    } else
         p2p(G, S_SEND_NEXT, true, pp_next(G), G->act / w->tp, pp_tag(G, mb, chunk_after(G), false), G->last);
 }
 
