@@ -862,12 +862,16 @@ static int run_scale(wl_opts *o, scale_cli *c)
                 printf(", interleaved 1F1B (%d model chunks per pp rank)", R[0].w.vpp);
             /* not columns of the table (tp x pp x cp x dp GPUs); searched by --auto, on its lines instead */
             bool cpv = c->autolayout && auto_cp(o, &R[0].w), epv = c->autolayout && auto_ep(o, &R[0].w);
+            const char *cpx = workload_cp_comm_name(R[0].w.cp_comm); /* how CP ranks exchange K, V */
             if (!cpv && !epv && (R[0].w.cp > 1 || R[0].w.ep > 1))
-                printf(", context parallel %d, expert parallel %d", MAX(R[0].w.cp, 1), MAX(R[0].w.ep, 1));
+                printf(", context parallel %d%s%s%s, expert parallel %d", MAX(R[0].w.cp, 1), R[0].w.cp > 1 ? " (" : "",
+                       R[0].w.cp > 1 ? cpx : "", R[0].w.cp > 1 ? ")" : "", MAX(R[0].w.ep, 1));
             else if (!cpv && R[0].w.cp > 1)
-                printf(", context parallel %d", R[0].w.cp);
+                printf(", context parallel %d (%s)", R[0].w.cp, cpx);
             else if (!epv && R[0].w.ep > 1)
                 printf(", expert parallel %d", R[0].w.ep);
+            if (cpv)
+                printf(", CP searched (%s)", cpx);
             if (R[0].w.etp > 1)
                 printf(", expert tensor parallel %d", R[0].w.etp);
             printf("\n");

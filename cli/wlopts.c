@@ -83,6 +83,10 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
     GOptionEntry e[] = {
         {"model", 'm', 0, G_OPTION_ARG_STRING, &o->model, "preset (llama3-8b, gpt3-175b, ...; list: print them) or custom", "M"},
         {"cp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "context-parallel size [1]", "C"},
+        {"cp-comm", 0, 0, G_OPTION_ARG_STRING, &o->cp_comm,
+         "how CP ranks exchange K, V: p2p (a ring beside attention's steps), allgather, a2a (Megatron-LM's "
+         "--cp-comm-type) [p2p]",
+         "T"},
         {"ep", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "expert-parallel size (MoE; divides the experts and tp*cp*dp) [1]", "E"},
         {"etp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "expert-tensor-parallel size: each expert's FFN split over ETP ranks (MoE; ep*etp divides tp*cp*dp) [1]", "ETP"},
@@ -166,6 +170,7 @@ void wl_opts_clear(wl_opts *o)
     g_free(o->reuse);
     g_free(o->topo);
     g_free(o->fabric);
+    g_free(o->cp_comm);
     g_strfreev(o->sets);
 }
 
@@ -247,6 +252,8 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         if (w->zero != 3 || w->fsdp)
             return BAD("--reuse-distance is DeepSpeed ZeRO-3's (--zero 3)");
     }
+    if (o->cp_comm && !workload_cp_comm_parse(o->cp_comm, &w->cp_comm, err))
+        return FALSE;
     w->gpus = o->gpus;
     w->tp = o->tp;
     w->pp = o->pp;

@@ -891,6 +891,114 @@ static void test_workload_tp_async_bwd(void)
     trace_free(b);
 }
 
+/* Context parallelism's three exchanges (--cp-comm), Llama 3 8B (32 heads, 8 KV heads: K, V of 1,024
+ * dims, 512 a TP rank), TP 2, CP 4, one sequence of 4,096 tokens: one CP rank's K, V chunk is
+ * 2 bytes x 1,024 tokens x 2 x 512 = 2 MiB a layer. p2p: a ring of cp-1 chunk sends a layer forward,
+ * cp-1 more and cp-1 of their gradients backward (cp messages), to the next CP rank, received from
+ * the previous one, each attention step after the first waiting for its receive; allgather: the 4 chunks gathered and
+ * their gradients reduce-scattered; a2a: Q, K, V (2 x 1,024 x (4,096 + 2 x 1,024) / 2 bytes) and the
+ * output (2 x 1,024 x 4,096 / 2) traded forward and back. The same FLOPs whichever exchange; every
+ * one replays. */
+static void test_workload_cp_comm(void)
+{
+    gpu_model g = gpu("H100");
+    GError *err = NULL;
+    topo *tp = topo_load("dgx-h100", &(topo_opts){0}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tp);
+    coll_system sys;
+    topo_coll_system(&sys, tp, 2.5, 1);
+    const double chunk = 2.0 * 1024 * 2 * 512, L = 32;
+    double flops[3];
+    int64_t end[3];
+    for (int m = 0; m < 3; m++) {
+        workload_spec w = spec("llama3-8b", 2, 1, 1, 1, 4096);
+        w.cp = 4;
+        w.gpus = 8;
+        w.cp_comm = m;
+        CU_ASSERT_TRUE_FATAL(workload_spec_check(&w, &err));
+        trace *t = workload_generate(&w, &g, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        int r = 5; /* tp 1, cp 2: next CP rank 7 (cp 3), previous 3 (cp 1) */
+        double b;
+        flops[m] = rank_flops(t, r);
+        if (m == WL_CP_P2P) {
+            int sends = 0, recvs = 0, waited = 0;
+            double fwd = 0, bwd = 0;
+            const GArray *ops = t->ranks[r].ops;
+            for (guint i = 0; i < ops->len; i++) {
+                const trace_op *o = &g_array_index(ops, trace_op, i);
+                if (o->kind == TOP_SEND && g_str_has_prefix(o->name, "cp_send")) {
+                    CU_ASSERT_EQUAL(o->peer, 7);
+                    *(strcmp(o->name, "cp_send_kv") ? &bwd : &fwd) += (double)o->bytes;
+                    sends++;
+                }
+                if (o->kind == TOP_RECV && g_str_has_prefix(o->name, "cp_recv")) {
+                    CU_ASSERT_EQUAL(o->peer, 3);
+                    recvs++;
+                    for (guint j = i + 1; j < ops->len; j++) { /* the compute op that waits for it */
+                        const trace_op *q = &g_array_index(ops, trace_op, j);
+                        bool dep = false;
+                        for (guint d = 0; q->deps && d < q->deps->len; d++)
+                            dep |= g_array_index(q->deps, uint32_t, d) == i;
+                        if (dep && q->kind == TOP_COMPUTE) {
+                            waited++;
+                            break;
+                        }
+                    }
+                }
+            }
+            /* forward cp-1 messages of a chunk; backward cp: K, V, then K, V and their gradients, then those */
+            CU_ASSERT_EQUAL(sends, L * (3 + 4));
+            ASSERT_REL(fwd, L * 3 * chunk, 1e-12);
+            ASSERT_REL(bwd, L * 2 * 3 * chunk, 1e-12);
+            CU_ASSERT_EQUAL(recvs, sends);
+            CU_ASSERT_EQUAL(waited, recvs);
+            CU_ASSERT_EQUAL(count(t, r, TOP_COLL, -1, "cp_", NULL), 0);
+            /* the attention block: pre, 4 steps, post forward; post, 4 steps, the rest backward */
+            CU_ASSERT_EQUAL(count(t, r, TOP_COMPUTE, -1, "attn_fwd", NULL), L * 6);
+            CU_ASSERT_EQUAL(count(t, r, TOP_COMPUTE, -1, "attn_bwd", NULL), L * 6);
+        } else if (m == WL_CP_ALLGATHER) {
+            CU_ASSERT_EQUAL(count(t, r, TOP_COLL, COLL_ALL_GATHER, "cp_ag_kv", &b), L);
+            ASSERT_REL(b, L * 4 * chunk, 1e-12);
+            CU_ASSERT_EQUAL(count(t, r, TOP_COLL, COLL_REDUCE_SCATTER, "cp_rs_dkv", &b), L);
+            ASSERT_REL(b, L * 4 * chunk, 1e-12);
+            CU_ASSERT_EQUAL(count(t, r, TOP_SEND, -1, "cp_", NULL), 0);
+        } else {
+            double qkv = 2.0 * 1024 * (4096 + 2 * 1024) / 2, out = 2.0 * 1024 * 4096 / 2;
+            const char *name[] = {"cp_a2a_qkv", "cp_a2a_out", "cp_a2a_dout", "cp_a2a_dqkv"};
+            for (int k = 0; k < 4; k++) {
+                CU_ASSERT_EQUAL(count(t, r, TOP_COLL, COLL_ALLTOALL, name[k], &b), L);
+                ASSERT_REL(b, L * (k == 0 || k == 3 ? qkv : out), 1e-6); /* sizes rounded up to 16 x ranks */
+            }
+        }
+        replay_opts o = {.sys = &sys, .compute_scale = 1};
+        replay_result res;
+        CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+        end[m] = res.end_ps;
+        replay_result_clear(&res);
+        trace_free(t);
+    }
+    ASSERT_REL(flops[WL_CP_P2P], flops[WL_CP_ALLGATHER], 1e-9);
+    ASSERT_REL(flops[WL_CP_A2A], flops[WL_CP_ALLGATHER], 1e-9);
+    /* the ring's transfers run beside the attention's steps: faster than gathering first */
+    CU_ASSERT_TRUE(end[WL_CP_P2P] < end[WL_CP_ALLGATHER]);
+    topo_free(tp);
+    /* a2a splits the heads over TP x CP: 8 KV heads do not split 16 ways */
+    workload_spec w = spec("llama3-8b", 2, 1, 1, 1, 4096);
+    w.cp = 8;
+    w.gpus = 16;
+    w.cp_comm = WL_CP_A2A;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_TRUE(g_error_matches(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "divisible by tp*cp (2*8)") : NULL);
+    g_clear_error(&err);
+    int c = -1;
+    CU_ASSERT_TRUE(workload_cp_comm_parse("A2A", &c, NULL) && c == WL_CP_A2A);
+    CU_ASSERT_FALSE(workload_cp_comm_parse("ring", &c, &err));
+    CU_ASSERT_TRUE(g_error_matches(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE));
+    g_clear_error(&err);
+}
+
 /* ---- interleaved 1F1B (Megatron-LM virtual pipeline stages) ---- */
 
 int main(void)
@@ -902,6 +1010,7 @@ int main(void)
         {"/workload/flops-match-closed-forms", test_workload_flops_match_closed_forms},
         {"/workload/dp-tp-counts", test_workload_dp_tp_counts},
         {"/workload/tp-async-bwd", test_workload_tp_async_bwd},
+        {"/workload/cp-comm", test_workload_cp_comm},
         {"/workload/pp-1f1b-sends", test_workload_pp_1f1b_sends},
         {"/workload/zero3-gathers-twice", test_workload_zero3_gathers_twice},
         {"/workload/zero3-refetch-after-recompute", test_workload_zero3_refetch_after_recompute},

@@ -148,6 +148,23 @@ bool workload_schedule_parse(const char *s, int *vpp, GError **err)
     return true;
 }
 
+static const char *const cp_comm_names[] = {[WL_CP_P2P] = "p2p", [WL_CP_ALLGATHER] = "allgather", [WL_CP_A2A] = "a2a"};
+
+bool workload_cp_comm_parse(const char *s, int *out, GError **err)
+{
+    for (int i = 0; i < (int)G_N_ELEMENTS(cp_comm_names); i++)
+        if (s && !g_ascii_strcasecmp(s, cp_comm_names[i])) {
+            *out = i;
+            return true;
+        }
+    return VALUE("--cp-comm '%s': expected p2p (a ring of K, V beside attention), allgather or a2a", s ? s : "");
+}
+
+const char *workload_cp_comm_name(int c)
+{
+    return c >= 0 && c < (int)G_N_ELEMENTS(cp_comm_names) ? cp_comm_names[c] : "?";
+}
+
 /* The interleaved schedule's rules: at least a layer per model chunk (the
  * pp*V chunks split the layers as stages do: workload_chunk_layers) and
  * microbatches a multiple of pp (Megatron-LM's; its
@@ -241,6 +258,12 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return VALUE("micro-batch x seq / cp x hidden = %d x %d / %d x %d = %.3g activation elements per GPU: "
                      "at most 2^35 (64 GiB in bf16, more than any GPU holds)", w->micro_batch, w->seq, w->cp,
                      m->hidden, (double)w->micro_batch * w->seq / w->cp * m->hidden);
+    if (w->cp > 1 && w->cp_comm == WL_CP_A2A && (m->heads % ((int64_t)w->tp * w->cp) || m->kv_heads % ((int64_t)w->tp * w->cp)))
+        return LAYOUT("--cp-comm a2a gives each CP rank heads/(tp*cp) heads: heads (%d) and kv-heads (%d) must be "
+                      "divisible by tp*cp (%d*%d); p2p or allgather have no such rule", m->heads, m->kv_heads, w->tp,
+                      w->cp);
+    if (w->cp_comm < WL_CP_P2P || w->cp_comm > WL_CP_A2A)
+        return VALUE("cp_comm must be p2p, allgather or a2a");
     if (w->seq % (w->cp * (w->sp ? w->tp : 1)))
         return LAYOUT("seq (%d) must be divisible by cp%s (%d)", w->seq, w->sp ? "*tp with --sp" : "",
                       w->cp * (w->sp ? w->tp : 1));
@@ -558,6 +581,10 @@ double workload_op_estimate(const workload_spec *w)
     double mb = (double)(w->global_batch / ((int64_t)w->micro_batch * w->dp));
     double per_layer = (w->recompute ? 3 : 2) *
                        (w->m.experts ? 12 + (w->m.shared_ffn ? 3 : 0) + (w->etp > 1 ? 2 : 0) : 8);
+    if (w->cp > 1 && w->cp_comm == WL_CP_P2P) /* a forward's cp steps and 2 (cp-1) transfers, a backward's 3 cp */
+        per_layer += (w->recompute ? 3 : 2) * 3.0 * w->cp;
+    else if (w->cp > 1 && w->cp_comm == WL_CP_A2A)
+        per_layer += (w->recompute ? 3 : 2) * 4;
     /* layer groups of a stage: at most layer_fuse layers each */
     double groups = ceil(ceil((double)w->m.layers / w->pp / w->vpp) / w->layer_fuse) * w->vpp; /* the longest chunk's */
     double ops = (double)w->gpus * mb * groups * per_layer;

@@ -33,6 +33,13 @@ typedef struct {
 
 typedef enum { ZERO_NONE = 0, ZERO_1 = 1, ZERO_2 = 2, ZERO_3 = 3 } workload_zero;
 
+/* How context-parallel ranks exchange attention's inputs (Megatron-LM's
+ * --cp-comm-type, Transformer Engine's attention with CP): a ring of K, V
+ * chunks passed beside the attention's steps (p2p, Megatron-LM's default),
+ * an all-gather of the whole sequence's K, V (allgather, Llama 3's form), or
+ * all-to-alls that trade sequence for heads around attention (a2a, Ulysses). */
+typedef enum { WL_CP_P2P = 0, WL_CP_ALLGATHER = 1, WL_CP_A2A = 2 } workload_cp_comm;
+
 typedef struct {
     workload_model m;
     int gpus, tp, pp, dp, cp, ep; /* tp*pp*dp*cp == gpus; ep divides the experts and tp*cp*dp */
@@ -40,6 +47,7 @@ typedef struct {
                                    * each routed expert's FFN split over etp ranks; ep*etp divides
                                    * tp*cp*dp (1: experts whole) */
     bool sp;                      /* sequence parallelism (RS + AG instead of AR) */
+    int cp_comm;                  /* workload_cp_comm (with cp > 1) */
     int zero;                     /* 0 DDP, 1/2 ZeRO (distributed optimizer), 3 ZeRO-3 / FSDP */
     bool fsdp;                    /* ZeRO-3 as PyTorch FSDP (full shard) rather than DeepSpeed */
     double reuse_distance;        /* DeepSpeed stage3_max_reuse_distance, parameters (1e9) */
@@ -62,6 +70,11 @@ typedef struct {
                                    * (Megatron's virtual pipeline size; chunk c of rank r holds
                                    * virtual stage c*pp + r) */
 } workload_spec;
+
+/* "p2p", "allgather" or "a2a" (Megatron-LM's names) -> *out; false with
+ * *err (WORKLOAD_ERROR_VALUE) otherwise. */
+bool workload_cp_comm_parse(const char *s, int *out, GError **err);
+const char *workload_cp_comm_name(int c);
 
 /* Presets with published shapes (static table of n entries). */
 const workload_model *workload_presets(int *n);

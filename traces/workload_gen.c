@@ -16,7 +16,12 @@
 #include <string.h>
 
 /* streams: one per independent queue, so no channel blocks another */
-enum { S_MAIN, S_RECV_PREV, S_RECV_NEXT, S_SEND_NEXT, S_SEND_PREV, S_DP, S_GATHER, S_TP_ASYNC };
+enum { S_MAIN, S_RECV_PREV, S_RECV_NEXT, S_SEND_NEXT, S_SEND_PREV, S_DP, S_GATHER, S_TP_ASYNC, S_CP_SEND, S_CP_RECV };
+
+/* Tag of the context-parallel ring's transfers (K, V chunks, their
+ * gradients): the k-th send of (src, dst, tag) matches the k-th receive,
+ * and every rank of a CP group posts its ring's transfers in one order. */
+#define CP_TAG_KV ((int64_t)1 << 40)
 
 /* Adam with fp32 master weights: read weight, m, v, grad (4 x 4 bytes),
  * write weight, m, v (12) and the bf16 copy (2). */
@@ -33,6 +38,10 @@ typedef struct {
         head_f, head_b;
     cost qkv_dg, qkv_wg, fc1_dg, fc1_wg; /* the input- and weight-gradient GEMMs of the column-parallel QKV
                                           * and MLP-in (inside attn_b, mlp_b) */
+    /* context parallelism other than allgather: attn_f, attn_b in three parts, the attention (flash)
+     * kernel between the layer norm + QKV (pre) and the output projection + dropout (post); under p2p
+     * the attention runs as cp kernels of one K, V chunk each (step_f, step_b) */
+    cost pre_f, core_f, post_f, pre_b, core_b, post_b, step_f, step_b;
 } costs;
 
 typedef struct {
@@ -92,6 +101,12 @@ static void cost_add(cost *to, const cost *c)
     to->bytes += c->bytes;
 }
 
+/* *d = a - b (b a part of a) */
+static void cost_sub(cost *d, const cost *a, const cost *b)
+{
+    *d = (cost){.ps = a->ps - b->ps, .flops = a->flops - b->flops, .bytes = a->bytes - b->bytes};
+}
+
 /* A GEMM of m x k by k x n (bf16 operands): forward one kernel, backward
  * two of the same FLOPs, each with its own reduction length (the shape
  * term of compute_gemm_ps): data gradient dX(m x k) = dY(m x n) W^T reduces
@@ -146,11 +161,23 @@ static void costs_init(gen *G)
     double Tn = w->sp ? T / t : T; /* tokens the norms, dropout and residuals touch */
     elem(&c->attn_f, &c->attn_b, G, 4 * Tn * h);                     /* layer norm */
     gemm_groups(&c->attn_f, &c->attn_b, G, 1, T, h, (h + 2 * kv) / t, &c->qkv_dg, &c->qkv_wg); /* QKV */
+    c->pre_f = c->attn_f;
+    c->pre_b = c->attn_b;
     double af = 4 * T * s * h / t, ab = 2 * (T * h / t + (double)w->micro_batch * s * 2 * kv / t + T * h / t);
     kern(&c->attn_f, G, KC_ATTN, af, ab);                             /* flash attention */
     kern(&c->attn_b, G, KC_ATTN, 2 * af, 2.5 * ab);
+    kern(&c->core_f, G, KC_ATTN, af, ab);
+    kern(&c->core_b, G, KC_ATTN, 2 * af, 2.5 * ab);
+    cost upto_f = c->attn_f, upto_b = c->attn_b;
     gemm(&c->attn_f, &c->attn_b, G, T, h / t, h);                     /* output projection */
     elem(&c->attn_f, &c->attn_b, G, 10 * Tn * h);                    /* dropout + residual */
+    cost_sub(&c->post_f, &c->attn_f, &upto_f);
+    cost_sub(&c->post_b, &c->attn_b, &upto_b);
+    if (w->cp > 1) { /* one step of the ring: the rank's queries against one CP rank's s/cp keys */
+        double sc = s / w->cp, abs = 2 * (T * h / t + (double)w->micro_batch * sc * 2 * kv / t + T * h / t);
+        kern(&c->step_f, G, KC_ATTN, af / w->cp, abs);
+        kern(&c->step_b, G, KC_ATTN, 2 * af / w->cp, 2.5 * abs);
+    }
     elem(&c->mlp_f, &c->mlp_b, G, 4 * Tn * h);
     mlp_costs(&c->mlp_f, &c->mlp_b, G, 1, T, m->ffn, t, &c->fc1_dg, &c->fc1_wg);
     elem(&c->mlp_f, &c->mlp_b, G, 10 * Tn * h);
@@ -218,11 +245,17 @@ static uint32_t coll(gen *G, int stream, coll_kind k, double bytes, int g, const
     return add(G, &o, dep);
 }
 
+static uint32_t p2p_named(gen *G, int stream, bool send, int peer, double bytes, int64_t tag, uint32_t dep,
+                          const char *name)
+{
+    trace_op o = {.kind = send ? TOP_SEND : TOP_RECV, .stream = stream, .name = name, .dur_ps = -1,
+                  .bytes = (uint64_t)ceil(bytes), .peer = peer, .tag = tag, .seq = -1};
+    return add(G, &o, dep);
+}
+
 static uint32_t p2p(gen *G, int stream, bool send, int peer, double bytes, int64_t tag, uint32_t dep)
 {
-    trace_op o = {.kind = send ? TOP_SEND : TOP_RECV, .stream = stream, .name = send ? "pp_send" : "pp_recv",
-                  .dur_ps = -1, .bytes = (uint64_t)ceil(bytes), .peer = peer, .tag = tag, .seq = -1};
-    return add(G, &o, dep);
+    return p2p_named(G, stream, send, peer, bytes, tag, dep, send ? "pp_send" : "pp_recv");
 }
 
 static void wait_on(gen *G, uint32_t i)
@@ -239,6 +272,132 @@ static int chunk_len(const gen *G) { return workload_chunk_layers(G->w, G->pp_i,
 static int group_count(const gen *G) { return (chunk_len(G) + G->f - 1) / G->f; }
 static int group_size(const gen *G, int k) { return MIN(G->f, chunk_len(G) - k * G->f); }
 
+/* ---- context parallelism (--cp-comm) ---- */
+
+/* The CP ranks before and after this one in its group (the ring's order). */
+static int cp_peer(const gen *G, int d)
+{
+    const workload_spec *w = G->w;
+    return rank_of(w, G->tp_i, (G->cp_i + d + w->cp) % w->cp, G->dp_i, G->pp_i);
+}
+
+/* Bytes of the K and V of s/cp tokens (one CP rank's chunk) of f layers. */
+static double cp_kv_chunk(const gen *G, double f)
+{
+    const workload_spec *w = G->w;
+    return 2.0 * w->micro_batch * w->seq / w->cp * 2 * w->m.hidden / w->m.heads * w->m.kv_heads / w->tp * f;
+}
+
+/* Q, K, V (qkv) or the attention's output of the rank's T tokens, f layers:
+ * what a2a's all-to-alls trade (each rank keeps 1/cp of it). */
+static double cp_a2a_bytes(const gen *G, bool qkv, double f)
+{
+    const workload_spec *w = G->w;
+    double h = w->m.hidden, kv = h / w->m.heads * w->m.kv_heads;
+    return 2.0 * G->T * (qkv ? h + 2 * kv : h) / w->tp * f;
+}
+
+/* The forward's ring (Transformer Engine's attention with CP over p2p,
+ * Megatron-LM's default): cp steps, step i the rank's queries against the
+ * K, V chunk of the rank i before it (with Megatron's load-balanced causal
+ * split every step is one cp-th of the work), while the chunk it holds goes
+ * on to the next rank and the one for step i+1 comes in from the previous:
+ * step i+1 waits for that receive, each send for the receive of its chunk. */
+static void cp_ring_fwd(gen *G, const char *name, double f)
+{
+    const workload_spec *w = G->w;
+    double kvb = cp_kv_chunk(G, f);
+    uint32_t have = G->last; /* the op that made the chunk this rank holds */
+    for (int i = 0; i < w->cp; i++) {
+        uint32_t rcv = NONE;
+        if (i < w->cp - 1) {
+            p2p_named(G, S_CP_SEND, true, cp_peer(G, 1), kvb, CP_TAG_KV, have, "cp_send_kv");
+            rcv = p2p_named(G, S_CP_RECV, false, cp_peer(G, -1), kvb, CP_TAG_KV, NONE, "cp_recv_kv");
+        }
+        compute(G, name, &G->c.step_f, f);
+        wait_on(G, rcv);
+        have = rcv;
+    }
+}
+
+/* The backward's ring (Transformer Engine's, the forward's steps in reverse,
+ * ending on the rank's own chunk): the K, V chunks go round again and the
+ * gradients of each chunk's K, V follow one step behind, summed as they
+ * pass, in one message a step: iteration i sends the K, V it holds (i <
+ * cp-1) with the K, V gradients summed so far for the chunk of step i-1 (i
+ * > 0) and receives the same from the previous rank; step i+1 waits for
+ * that receive, each send for the step and the receive before it. The last
+ * receive brings the rank its own chunk's sums. Per rank 2 (cp-1) chunks in
+ * cp messages. */
+static void cp_ring_bwd(gen *G, const char *name, double f)
+{
+    const workload_spec *w = G->w;
+    double kvb = cp_kv_chunk(G, f);
+    uint32_t rcv = NONE;
+    for (int i = 0; i < w->cp; i++) {
+        double bytes = (i < w->cp - 1 ? kvb : 0) + (i > 0 ? kvb : 0);
+        uint32_t s = p2p_named(G, S_CP_SEND, true, cp_peer(G, 1), bytes, CP_TAG_KV, G->last, "cp_send_bwd");
+        if (rcv != NONE)
+            trace_op_dep(G->t, G->r, s, rcv);
+        rcv = p2p_named(G, S_CP_RECV, false, cp_peer(G, -1), bytes, CP_TAG_KV, NONE, "cp_recv_bwd");
+        compute(G, name, &G->c.step_b, f);
+        wait_on(G, rcv);
+    }
+}
+
+/* The attention block's forward (layer norm, QKV, attention, output
+ * projection, dropout) of f layers with its CP exchange: allgather gathers
+ * the whole sequence's K, V first (Llama 3's form); a2a trades the rank's
+ * tokens of every head for the whole sequence of 1/cp of the heads before
+ * the attention and back after it (DeepSpeed-Ulysses); p2p the ring. */
+static void attn_fwd(gen *G, const char *name, double f)
+{
+    const workload_spec *w = G->w;
+    if (G->g_cp < 0 || w->cp_comm == WL_CP_ALLGATHER) {
+        if (G->g_cp >= 0)
+            coll(G, S_MAIN, COLL_ALL_GATHER, cp_kv_chunk(G, f) * w->cp, G->g_cp, "cp_ag_kv", NONE);
+        compute(G, name, &G->c.attn_f, f);
+        return;
+    }
+    compute(G, name, &G->c.pre_f, f);
+    if (w->cp_comm == WL_CP_A2A) {
+        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, true, f), G->g_cp, "cp_a2a_qkv", NONE);
+        compute(G, name, &G->c.core_f, f);
+        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, false, f), G->g_cp, "cp_a2a_out", NONE);
+    } else {
+        cp_ring_fwd(G, name, f);
+    }
+    compute(G, name, &G->c.post_f, f);
+}
+
+/* The attention block's backward up to its QKV GEMMs' part, `body` (all of
+ * attn_b, or without the two QKV GEMMs under --tp-async-bwd), with the CP
+ * exchange mirrored: allgather reduce-scatters the K, V gradients after it;
+ * a2a and p2p run the output projection's backward, the exchange around the
+ * attention's, then the rest. */
+static void attn_bwd_body(gen *G, const char *name, const cost *body, double f)
+{
+    const workload_spec *w = G->w;
+    if (G->g_cp < 0 || w->cp_comm == WL_CP_ALLGATHER) {
+        compute(G, name, body, f);
+        if (G->g_cp >= 0) /* the reduce-scatter of dK, dV (the whole sequence's) */
+            coll(G, S_MAIN, COLL_REDUCE_SCATTER, cp_kv_chunk(G, f) * w->cp, G->g_cp, "cp_rs_dkv", NONE);
+        return;
+    }
+    cost rest, tmp;
+    cost_sub(&tmp, body, &G->c.post_b);
+    cost_sub(&rest, &tmp, &G->c.core_b);
+    compute(G, name, &G->c.post_b, f);
+    if (w->cp_comm == WL_CP_A2A) {
+        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, false, f), G->g_cp, "cp_a2a_dout", NONE);
+        compute(G, name, &G->c.core_b, f);
+        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, true, f), G->g_cp, "cp_a2a_dqkv", NONE);
+    } else {
+        cp_ring_bwd(G, name, f);
+    }
+    compute(G, name, &rest, f);
+}
+
 static void block_fwd(gen *G, int k, bool moe, const char *tag)
 {
     const workload_spec *w = G->w;
@@ -247,12 +406,8 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
     char n[64];
     if (sp)
         coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
-    if (G->g_cp >= 0) /* all-gather K and V of the whole sequence (Llama 3 style CP) */
-        coll(G, S_MAIN, COLL_ALL_GATHER,
-             2.0 * w->micro_batch * w->seq * 2 * w->m.hidden / w->m.heads * w->m.kv_heads / w->tp * f, G->g_cp,
-             "cp_ag_kv", NONE);
     g_snprintf(n, sizeof n, "%sattn_fwd", tag);
-    compute(G, n, &G->c.attn_f, f);
+    attn_fwd(G, n, f);
     coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
     if (!moe) {
         if (sp)
@@ -287,16 +442,6 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
     }
 }
 
-/* The reduce-scatter over CP of dK, dV (the whole sequence's, from the
- * attention's backward; Llama 3 style CP, block_fwd's cp_ag_kv). */
-static void cp_rs_dkv(gen *G, double f)
-{
-    const workload_spec *w = G->w;
-    coll(G, S_MAIN, COLL_REDUCE_SCATTER,
-         2.0 * w->micro_batch * w->seq * 2 * w->m.hidden / w->m.heads * w->m.kv_heads / w->tp * f, G->g_cp,
-         "cp_rs_dkv", NONE);
-}
-
 /* The backward of a part ending in a column-parallel layer (QKV, or the MLP
  * from its output back to MLP-in) whose compute is `all`, with that layer's
  * input- and weight-gradient GEMMs dg, wg inside it; then its input
@@ -307,16 +452,18 @@ static void cp_rs_dkv(gen *G, double f)
  * beside the input-gradient GEMM, the weight gradient needing it; the input
  * gradient's collective is launched asynchronously and runs beside the
  * weight-gradient GEMM, the next op waiting for both. Without it (Megatron-LM
- * of 2020-21, the validation rows) one op and a blocking collective. */
+ * of 2020-21, the validation rows) one op and a blocking collective. attn:
+ * the attention block's, whose CP exchange runs inside (attn_bwd_body). */
 static void column_bwd(gen *G, const char *name, const cost *all, const cost *dg, const cost *wg, double f, double A,
-                       bool cp)
+                       bool attn)
 {
     const workload_spec *w = G->w;
     bool sp = w->sp;
     if (!w->tp_async_bwd || G->g_tp < 0) {
-        compute(G, name, all, f);
-        if (cp)
-            cp_rs_dkv(G, f);
+        if (attn)
+            attn_bwd_body(G, name, all, f);
+        else
+            compute(G, name, all, f);
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
         return;
     }
@@ -324,9 +471,10 @@ static void column_bwd(gen *G, const char *name, const cost *all, const cost *dg
     rest.ps -= dg->ps + wg->ps;
     rest.flops -= dg->flops + wg->flops;
     rest.bytes -= dg->bytes + wg->bytes;
-    compute(G, name, &rest, f);
-    if (cp) /* the dK, dV reduce-scatter over CP: after the attention's backward, before QKV's GEMMs */
-        cp_rs_dkv(G, f);
+    if (attn) /* the attention's backward and its CP exchange, before QKV's GEMMs */
+        attn_bwd_body(G, name, &rest, f);
+    else
+        compute(G, name, &rest, f);
     uint32_t ag = sp ? coll(G, S_TP_ASYNC, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_input_bwd", G->last) : NONE;
     compute(G, name, dg, f);
     uint32_t red = coll(G, S_TP_ASYNC, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp,
@@ -365,7 +513,7 @@ static void block_bwd(gen *G, int k, bool moe)
     }
     if (sp)
         coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
-    column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv_dg, &G->c.qkv_wg, f, A, G->g_cp >= 0);
+    column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv_dg, &G->c.qkv_wg, f, A, true);
 }
 
 /* ---- gradients ---- */

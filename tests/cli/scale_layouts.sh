@@ -3,11 +3,21 @@
 # speedup against the smallest size; names in JSON.
 
 # tp x pp x cp x dp = GPUs: context parallel 2 on 8 GPUs leaves tp 4 (the header names cp)
-check scale-cp 0 "context parallel 2, expert parallel 1" -- scale --model llama3-8b --seq 256 --systems dgx-h100:8 --cp 2
+check scale-cp 0 "context parallel 2 \\(p2p\\), expert parallel 1" -- scale --model llama3-8b --seq 256 --systems dgx-h100:8 --cp 2
 check scale-cp-row 0 "dgx-h100 +H100-SXM +8 +4 +1 +1 " -- scale --model llama3-8b --seq 256 --systems dgx-h100:8 --cp 2
 check scale-cp-json 0 '"tp": 8, "pp": 1, "dp": 1, "cp": 2, "ep": 1' -- scale --model llama3-8b --seq 256 --systems dgx-h100:16 --cp 2 --format json
 check scale-cp-auto 0 "fastest of [0-9]+ layouts? that fit" -- scale --model llama3-8b --seq 256 --systems dgx-h100:16 --cp 2 --auto
 check scale-cp-none 2 "no layout with cp 3" -- scale --model llama3-8b --seq 252 --systems dgx-h100:8 --cp 3
+# --cp-comm (Megatron-LM's --cp-comm-type): the header names it; a2a splits heads over tp*cp; a bad name
+# exits 2; as a sweep key, the ring (p2p) is faster than gathering K, V first, and all three run
+check scale-cp-comm-header 0 "context parallel 4 \\(allgather\\), expert parallel 1$" -- scale --model llama3-8b --seq 8192 --systems dgx-h100:8 --tp 2 --cp 4 --cp-comm allgather
+check scale-cp-comm-bad 2 "--cp-comm 'ring': expected p2p" -- scale --model llama3-8b --seq 8192 --systems dgx-h100:8 --cp 4 --cp-comm ring
+check workload-cp-comm-a2a-heads 2 "kv-heads \\(8\\) must be divisible by tp\\*cp \\(2\\*8\\)" -- workload --model llama3-8b --gpus 16 --tp 2 --cp 8 --seq 8192 --cp-comm a2a -o /dev/null
+check workload-cp-comm-header 0 "8 GPUs = tp 2 x pp 1 x dp 1 x cp 4 \\(a2a\\), ep 1" -- workload --model llama3-8b --gpus 8 --tp 2 --cp 4 --seq 8192 --cp-comm a2a -o /dev/null
+cpc=$("$C" sweep tests/data/sweep/scale-cp-comm.json -j 2 2>/dev/null)
+if printf '%s\n' "$cpc" | awk -F, '$2 == "allgather" { a = $3 } $2 == "p2p" { p = $3 } $2 == "a2a" { x = $3 }
+                                   END { exit !(a > 0 && x > 0 && p > 0 && p < a) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-cp-comm: $cpc" >&2; fi
 # a pinned pp (or the interleaved schedule's pp >= 2) lowers the rule's tp: 8 GPUs -> tp 4 x pp 2
 check scale-pp-pinned 0 "dgx-h100 +H100-SXM +8 +4 +2 +1 " -- scale --model llama3-8b --seq 256 --systems dgx-h100:8 --pp 2
 check scale-pp-pinned-auto 0 "dgx-h100 +H100-SXM +8 +[124] +2 " -- scale --model llama3-8b --seq 256 --systems dgx-h100:8 --pp 2 --auto
@@ -41,7 +51,7 @@ check h200-memory-measured 0 "GiB of 140$" -- workload --model llama3-8b --gpus 
 sl_m="--model custom --layers 4 --hidden 1024 --heads 8 --vocab 1024 --seq 32768 --global-batch 2 --systems dgx-h100:16 --auto"
 sl_all=$("$C" scale $sl_m 2>&1)
 sl_pin=$(for k in 1 2 4 8; do "$C" scale $sl_m --cp $k 2>&1; done)
-if printf '%s\n' "$sl_all" | grep -q '^# scale: custom, 2 x 32768 tokens per step (strong scaling), bf16, DDP$' &&
+if printf '%s\n' "$sl_all" | grep -q '^# scale: custom, 2 x 32768 tokens per step (strong scaling), bf16, DDP, CP searched (p2p)$' &&
     printf '%s\n' "$sl_all" | grep -q '^# dgx-h100 16 GPUs: fastest of [0-9]* layouts that fit (--auto): cp [248]$' &&
     { printf '%s\n' "$sl_pin" | awk '/fastest of/ { n += $7 } $1 == "dgx-h100" && (!b || $9 < b) { b = $9 } END { print n, b }'
       printf '%s\n' "$sl_all" | awk '/fastest of/ { n = $7 } $1 == "dgx-h100" { b = $9 } END { print n, b }'; } |
