@@ -111,6 +111,10 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "TP: column-parallel layers' input-gradient all-reduce/reduce-scatter beside their weight-gradient GEMM "
          "(Megatron-LM since 2021)",
          NULL},
+        {"tp-comm-overlap", 0, 0, G_OPTION_ARG_NONE, &o->tp_comm_overlap,
+         "TP with --sp: gathers as rings beside the GEMMs' steps, reduce-scatters pipelined with their splits "
+         "(Megatron-LM's flag, Transformer Engine's userbuffers)",
+         NULL},
         {"overlap-param-gather", 0, 0, G_OPTION_ARG_NONE, &o->overlap_param_gather,
          "ZeRO-1/2: gather the updated weights during the next forward, not after the optimizer (Megatron-LM's flag)",
          NULL},
@@ -269,6 +273,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->recompute = o->recompute;
     w->overlap_param_gather = o->overlap_param_gather;
     w->tp_async_bwd = o->tp_async_bwd;
+    w->tp_comm_overlap = o->tp_comm_overlap;
     w->grad_bytes = o->grad_fp32 ? 4 : 2;
     w->layer_fuse = o->layer_fuse;
     workload_spec_defaults(w);

@@ -713,6 +713,7 @@ static bool p2p_reuse(rp *p, p2p_ctx *c, const p2p_memo *m, int64_t lat)
 }
 
 static void p2p_go(sim_engine *eng, void *ctx, uint64_t arg);
+static bool op_on_net(const rp *p, int r, const trace_op *op);
 
 /* What NCCL's launch of a send/receive of some bytes costs and which
  * protocol it takes (the tuner's answer for a sendrecv of those bytes),
@@ -765,10 +766,22 @@ static void post_p2p(rp *p, int r, uint32_t i)
     ST(p, src, c->sidx)->start_ps = ST(p, dst, c->ridx)->start_ps = now;
     /* NCCL launches a send/receive as a kernel (one per group: the group's
      * sends and receives pay it side by side): the host launch and the base
-     * latency the collective layer charges a sendrecv of these bytes */
-    const p2p_launch *launch = p2p_launch_of(p, o->bytes);
-    int64_t setup = launch->setup_ps;
-    c->proto = launch->proto;
+     * latency the collective layer charges a sendrecv of these bytes. A copy
+     * (copy engine, userbuffers) pays neither: it starts when both sides are
+     * posted and moves its bytes over the route as they are */
+    int64_t setup = 0;
+    c->proto = PROTO_SIMPLE;
+    if (!o->copy) {
+        const p2p_launch *launch = p2p_launch_of(p, o->bytes);
+        setup = launch->setup_ps;
+        c->proto = launch->proto;
+    } else if (op_on_net(p, r, o)) {
+        fail(p, g_error_new(TRACE_ERROR, TRACE_ERROR_VALUE,
+                            "%s: rank %d op %u copies %s rank %d, in another server (NVLink domain): a copy needs "
+                            "the peer's memory mapped over NVLink (send it through NCCL instead)",
+                            p->t->source, r, i, is_send ? "to" : "from", o->peer));
+        return;
+    }
     GError *e = NULL;
     /* NCCL's p2p transport: PXN across servers (fabric_route_p2p) */
     const fab_route *rt = fabric_route_p2p(p->o->sys->fab, p->o->sys->gpu[src], p->o->sys->gpu[dst], 0, &e);
@@ -783,7 +796,7 @@ static void post_p2p(rp *p, int r, uint32_t i)
      * (Simple: NVLink 3.4, network 14 us; LL 0.6 and 2.7; less the wire's),
      * and that protocol's bytes on the wire (LL: a flag beside every 4 bytes
      * of data), as algo_p2p.c sends them */
-    c->lat = rt->nhops ? coll_route_step_lat_ps(p->o->sys, p->o->sys->fab, rt, ALGO_RING, c->proto) : 0;
+    c->lat = rt->nhops && !o->copy ? coll_route_step_lat_ps(p->o->sys, p->o->sys->fab, rt, ALGO_RING, c->proto) : 0;
     const trace_op *so = OPR(p, src, c->sidx);
     c->wire = (uint64_t)((double)so->bytes / coll_proto_get(c->proto)->wire_eff + 0.5);
     if (p->o->iso && rt->nhops > 0) {

@@ -772,6 +772,53 @@ static void test_replay_reuse_shared_by_shape(void)
  * What is exposed on the network is the second four-rank all_reduce and
  * the transfer; the rest of the exposed time is the server pair's
  * all_reduce; the hidden one counts in neither. */
+/* A copy between peers ("copy": true: a copy engine's, or a library's own kernel as Transformer
+ * Engine's userbuffers) pays no NCCL launch, base latency or step latency: 8 MiB over
+ * GPU->NVSwitch->GPU at the route's rate, its wire latency once, so the three-hop pipeline of the
+ * test above costs 300 us of compute and the two hops' bytes. Both sides must say so; between
+ * servers a copy is refused (exit 2 in the CLI), as peer memory is NVLink's. */
+static void test_replay_copy_transfers(void)
+{
+    rig g;
+    rig_open(&g, 3, parse("{\"ops\": ["
+                          "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0},"
+                          "{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0,\"copy\":true},"
+                          "{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":\"8M\",\"stream\":0,\"copy\":true},"
+                          "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0},"
+                          "{\"rank\":1,\"kind\":\"send\",\"peer\":2,\"bytes\":\"8M\",\"stream\":0,\"copy\":true},"
+                          "{\"rank\":2,\"kind\":\"recv\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0,\"copy\":true},"
+                          "{\"rank\":2,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0}]}", NULL));
+    CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
+    fabric *f = g.sys.fab;
+    const fab_route *r = fabric_route(f, g.sys.gpu[0], g.sys.gpu[1], 0, NULL);
+    double bw = fabric_route_bw(f, r), hop_us = ((8 << 20) + 524288.0) / bw * 1e6 + fabric_route_lat_ps(f, r) / 1e6;
+    ASSERT_REL(g.res.end_ps / 1e6, 300 + 2 * hop_us, 0.01);
+    rig_close(&g);
+    expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":8,\"copy\":true},"
+                 "{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":8}]}",
+                 TRACE_ERROR_MISMATCH, "sends to rank 1 as a copy but its receive (op 0) is NCCL's");
+    expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"compute\",\"dur_us\":1,\"copy\":true}]}", TRACE_ERROR_SCHEMA,
+                 "only a send or a recv is a copy");
+    expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":8,\"copy\":1}]}", TRACE_ERROR_SCHEMA,
+                 "\"copy\": expected true or false");
+    /* across servers: refused when it runs */
+    GError *err = NULL;
+    topo *tp = topo_load("dgx-h100", &(topo_opts){.nodes = 2, .gpus = 1}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tp);
+    coll_system sys;
+    topo_coll_system(&sys, tp, 0, 1);
+    trace *t = parse("{\"ops\": [{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":\"1M\",\"copy\":true},"
+                     "{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":\"1M\",\"copy\":true}]}", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result res;
+    CU_ASSERT_FALSE(replay_run(t, &o, &res, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "in another server (NVLink domain)") : NULL);
+    g_clear_error(&err);
+    trace_free(t);
+    topo_free(tp);
+}
+
 static void test_replay_exposed_by_fabric(void)
 {
     GError *err = NULL;
@@ -886,6 +933,7 @@ int main(void)
         {"/replay/overlap/two-streams", test_replay_overlap_on_two_streams},
         {"/replay/deps/chain-across-streams", test_replay_dependency_chain_across_streams},
         {"/replay/p2p/pipeline", test_replay_send_recv_pipeline},
+        {"/replay/p2p/copy", test_replay_copy_transfers},
         {"/trace/errors/name-ranks-and-ops", test_trace_errors_name_ranks_and_ops},
         {"/trace/names-interned-p2p-in-order", test_trace_names_interned_and_p2p_matched_in_order},
         {"/replay/deadlock/reported", test_replay_deadlock_is_reported_not_hung},

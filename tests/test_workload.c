@@ -999,6 +999,87 @@ static void test_workload_cp_comm(void)
     g_clear_error(&err);
 }
 
+/* --tp-comm-overlap (Megatron-LM's, Transformer Engine's userbuffers), Llama 2 7B, TP 8 with SP,
+ * one sequence of 2,048 tokens: A = 2,048 x 4,096 x 2 bytes = 16 MiB of activations a layer. The
+ * column-parallel GEMMs (QKV, MLP-in) forward and the row-parallel ones' input gradients
+ * (projection, MLP-out) run as rings of 8 steps beside 7 copies of A/8 to the next TP rank (4 rings
+ * a layer); the row-parallel forward GEMMs in 4 splits, each split's output reduce-scattered (A/4)
+ * beside the next; the column-parallel backward as --tp-async-bwd's. No blocking TP gather is
+ * left; the reduce-scatter bytes are the blocking version's; the FLOPs the same; the replayed step
+ * (no SM sharing charged here) shorter. Without --sp: exit 2, as Megatron-LM asserts. */
+static void test_workload_tp_comm_overlap(void)
+{
+    gpu_model g = gpu("H100");
+    GError *err = NULL;
+    topo *tp = topo_load("dgx-h100", &(topo_opts){0}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tp);
+    coll_system sys;
+    topo_coll_system(&sys, tp, 2.5, 1);
+    const double A = 2048.0 * 4096 * 2, L = 32;
+    trace *t[2];
+    int64_t end[2];
+    for (int o = 0; o < 2; o++) {
+        workload_spec w = spec("llama2-7b", 8, 1, 1, 1, 2048);
+        w.sp = true;
+        w.tp_comm_overlap = o;
+        CU_ASSERT_TRUE_FATAL(workload_spec_check(&w, &err));
+        t[o] = workload_generate(&w, &g, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t[o]);
+        replay_opts ro = {.sys = &sys, .compute_scale = 1};
+        replay_result res;
+        CU_ASSERT_TRUE_FATAL(replay_run(t[o], &ro, &res, &err));
+        end[o] = res.end_ps;
+        replay_result_clear(&res);
+    }
+    int r = 3;
+    ASSERT_REL(rank_flops(t[1], r), rank_flops(t[0], r), 1e-9);
+    double b0, b1;
+    CU_ASSERT_EQUAL(count(t[0], r, TOP_COLL, COLL_REDUCE_SCATTER, "tp_rs", &b0), 4 * L);
+    CU_ASSERT_EQUAL(count(t[1], r, TOP_COLL, COLL_REDUCE_SCATTER, "tp_rs", &b1), (2 * 4 + 2) * L);
+    ASSERT_REL(b1, b0, 1e-12);
+    ASSERT_REL(b0, 4 * L * A, 1e-12);
+    CU_ASSERT_EQUAL(count(t[1], r, TOP_COLL, COLL_ALL_GATHER, "tp_ag", NULL), 2 * L); /* tp_ag_input_bwd only */
+    CU_ASSERT_EQUAL(count(t[1], r, TOP_COLL, COLL_ALL_GATHER, "tp_ag_input_bwd", NULL), 2 * L);
+    const GArray *ops = t[1]->ranks[r].ops;
+    int sends = 0, copies = 0, waited = 0;
+    for (guint i = 0; i < ops->len; i++) {
+        const trace_op *op = &g_array_index(ops, trace_op, i);
+        if (op->kind == TOP_SEND && !strcmp(op->name, "tp_ring_send")) {
+            sends++;
+            copies += op->copy;
+            CU_ASSERT_EQUAL(op->peer, 4);
+            CU_ASSERT_EQUAL(op->bytes, (uint64_t)(A / 8));
+        }
+        if (op->kind == TOP_RECV && !strcmp(op->name, "tp_ring_recv")) {
+            CU_ASSERT_EQUAL(op->peer, 2);
+            for (guint j = i + 1; j < ops->len; j++) {
+                const trace_op *q = &g_array_index(ops, trace_op, j);
+                bool dep = false;
+                for (guint d = 0; q->deps && d < q->deps->len; d++)
+                    dep |= g_array_index(q->deps, uint32_t, d) == i;
+                if (dep && q->kind == TOP_COMPUTE) {
+                    waited++;
+                    break;
+                }
+            }
+        }
+        if (op->kind == TOP_COLL && op->coll == COLL_REDUCE_SCATTER)
+            CU_ASSERT(op->stream != 0); /* beside the GEMMs, never blocking */
+    }
+    CU_ASSERT_EQUAL(sends, 4 * 7 * L);
+    CU_ASSERT_EQUAL(copies, sends);
+    CU_ASSERT_EQUAL(waited, sends);
+    CU_ASSERT_TRUE(end[1] < end[0]);
+    for (int o = 0; o < 2; o++)
+        trace_free(t[o]);
+    topo_free(tp);
+    workload_spec w = spec("llama2-7b", 8, 1, 1, 1, 2048);
+    w.tp_comm_overlap = true;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "--tp-comm-overlap needs --sp") : NULL);
+    g_clear_error(&err);
+}
+
 /* ---- interleaved 1F1B (Megatron-LM virtual pipeline stages) ---- */
 
 int main(void)
@@ -1011,6 +1092,7 @@ int main(void)
         {"/workload/dp-tp-counts", test_workload_dp_tp_counts},
         {"/workload/tp-async-bwd", test_workload_tp_async_bwd},
         {"/workload/cp-comm", test_workload_cp_comm},
+        {"/workload/tp-comm-overlap", test_workload_tp_comm_overlap},
         {"/workload/pp-1f1b-sends", test_workload_pp_1f1b_sends},
         {"/workload/zero3-gathers-twice", test_workload_zero3_gathers_twice},
         {"/workload/zero3-refetch-after-recompute", test_workload_zero3_refetch_after_recompute},

@@ -2,7 +2,7 @@
  *
  * JSON: {"ranks": N, "groups": [{"name", "ranks": [...]}], "ops": [{"rank",
  * "id", "kind", "stream", "dur_us", "bytes", "group", "peer", "tag", "root",
- * "deps": [ids], "name", "flops", "mem_bytes", "fused"}]}; a file may instead
+ * "deps": [ids], "name", "flops", "mem_bytes", "fused", "copy"}]}; a file may instead
  * hold one rank ({"rank": r, "ops": [...]}, ops without "rank"). CSV: one op
  * per row with the header rank,id,kind,stream,dur_us,bytes,group,peer,tag,deps
  * and optionally fused (group: "world" or space-separated ranks; deps: ids
@@ -173,7 +173,7 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *fil
                         GError **err)
 {
     static const char *const keys[] = {"rank", "id", "kind", "stream", "dur_us", "bytes", "group", "peer",
-                                       "tag", "root", "deps", "name", "flops", "mem_bytes", "fused", NULL};
+                                       "tag", "root", "deps", "name", "flops", "mem_bytes", "fused", "copy", NULL};
     if (!cJSON_IsObject(o))
         return bad_at(err, TRACE_ERROR_SCHEMA, w, "expected an object");
     for (const cJSON *c = o->child; c; c = c->next) {
@@ -212,6 +212,12 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *fil
     if (fu && !cJSON_IsBool(fu))
         return bad_at(err, TRACE_ERROR_SCHEMA, w, "\"fused\": expected true or false");
     p->op.fused = fu && cJSON_IsTrue(fu);
+    const cJSON *cp = cJSON_GetObjectItemCaseSensitive(o, "copy");
+    if (cp && !cJSON_IsBool(cp))
+        return bad_at(err, TRACE_ERROR_SCHEMA, w, "\"copy\": expected true or false");
+    if (cp && cJSON_IsTrue(cp) && p->op.kind != TOP_SEND && p->op.kind != TOP_RECV)
+        return bad_at(err, TRACE_ERROR_SCHEMA, w, "\"copy\": only a send or a recv is a copy");
+    p->op.copy = cp && cJSON_IsTrue(cp);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "dur_us");
     if (v) {
         if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > TRACE_MAX_DUR_PS / 1e6)
@@ -706,6 +712,8 @@ gboolean trace_native_write_json(const trace *t, const char *path, GError **err)
             if (op->kind == TOP_SEND || op->kind == TOP_RECV) {
                 cJSON_AddNumberToObject(o, "peer", op->peer);
                 cJSON_AddNumberToObject(o, "tag", (double)op->tag);
+                if (op->copy)
+                    cJSON_AddBoolToObject(o, "copy", 1);
             }
             if (op->deps && op->deps->len) {
                 cJSON *d = cJSON_AddArrayToObject(o, "deps");

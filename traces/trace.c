@@ -398,7 +398,13 @@ static gboolean check_p2p(trace *t, GError **err)
                     ok = FALSE;
                 } else {
                     guint si = g_array_index(q->ops, guint, q->head++);
-                    if (OP(t, src, si)->bytes != o->bytes) {
+                    if (OP(t, src, si)->copy != o->copy) {
+                        g_set_error(err, TRACE_ERROR, TRACE_ERROR_MISMATCH,
+                                    "%s: rank %d op %u sends to rank %d %s but its receive (op %u) is %s", t->source,
+                                    src, si, dst, OP(t, src, si)->copy ? "as a copy" : "through NCCL", i,
+                                    o->copy ? "a copy" : "NCCL's");
+                        ok = FALSE;
+                    } else if (OP(t, src, si)->bytes != o->bytes) {
                         g_set_error(err, TRACE_ERROR, TRACE_ERROR_MISMATCH,
                                     "%s: rank %d op %u sends %" G_GUINT64_FORMAT " bytes to rank %d but its receive (op %u) "
                                     "expects %" G_GUINT64_FORMAT,

@@ -31,6 +31,9 @@ typedef struct {
     unsigned fused : 1;  /* TOP_COLL: launched in one kernel with the collective before it on
                           * its stream, of the same group (one ncclGroupStart/End, PyTorch's
                           * coalesced calls): no host launch of its own */
+    unsigned copy : 1;   /* TOP_SEND/RECV: a copy between peers' memory (copy engine or a
+                          * library's own kernel, as Transformer Engine's userbuffers), not
+                          * NCCL's: no NCCL launch, no protocol, the route at its rate */
     int stream;          /* stream id within the rank (0 = the default/compute stream) */
     const char *name;    /* kernel / op name: interned (g_intern_string), shared, never freed */
     int64_t dur_ps;      /* measured duration, ps; -1 if unknown */

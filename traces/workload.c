@@ -262,6 +262,9 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return LAYOUT("--cp-comm a2a gives each CP rank heads/(tp*cp) heads: heads (%d) and kv-heads (%d) must be "
                       "divisible by tp*cp (%d*%d); p2p or allgather have no such rule", m->heads, m->kv_heads, w->tp,
                       w->cp);
+    if (w->tp_comm_overlap && !w->sp)
+        return LAYOUT("--tp-comm-overlap needs --sp: its gathers and reduce-scatters are sequence parallelism's "
+                      "(Megatron-LM asserts it)");
     if (w->cp_comm < WL_CP_P2P || w->cp_comm > WL_CP_A2A)
         return VALUE("cp_comm must be p2p, allgather or a2a");
     if (w->seq % (w->cp * (w->sp ? w->tp : 1)))
@@ -585,6 +588,8 @@ double workload_op_estimate(const workload_spec *w)
         per_layer += (w->recompute ? 3 : 2) * 3.0 * w->cp;
     else if (w->cp > 1 && w->cp_comm == WL_CP_A2A)
         per_layer += (w->recompute ? 3 : 2) * 4;
+    if (w->tp_comm_overlap && w->tp > 1) /* two rings of tp steps and 2 (tp-1) transfers, 4 splits, forward and back */
+        per_layer += (w->recompute ? 3 : 2) * (6.0 * w->tp + 16);
     /* layer groups of a stage: at most layer_fuse layers each */
     double groups = ceil(ceil((double)w->m.layers / w->pp / w->vpp) / w->layer_fuse) * w->vpp; /* the longest chunk's */
     double ops = (double)w->gpus * mb * groups * per_layer;

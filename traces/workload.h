@@ -60,6 +60,10 @@ typedef struct {
     bool recompute;               /* full activation recomputation */
     bool tp_async_bwd;            /* column-parallel layers' input-gradient collective beside their
                                    * weight-gradient GEMM (Megatron-LM since 2021, TE) */
+    bool tp_comm_overlap;         /* Megatron-LM's --tp-comm-overlap (Transformer Engine's userbuffers,
+                                   * needs sp): TP gathers as rings beside the GEMMs' steps, the
+                                   * reduce-scatters pipelined with the GEMMs' splits, the column-
+                                   * parallel backward as tp_async_bwd's */
     bool overlap_param_gather;    /* ZeRO-1/2: the updated weights' gathers overlap the next step's
                                    * first forward (Megatron-LM's --overlap-param-gather) instead of
                                    * following the optimizer step */

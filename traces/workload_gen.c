@@ -16,28 +16,51 @@
 #include <string.h>
 
 /* streams: one per independent queue, so no channel blocks another */
-enum { S_MAIN, S_RECV_PREV, S_RECV_NEXT, S_SEND_NEXT, S_SEND_PREV, S_DP, S_GATHER, S_TP_ASYNC, S_CP_SEND, S_CP_RECV };
+enum { S_MAIN, S_RECV_PREV, S_RECV_NEXT, S_SEND_NEXT, S_SEND_PREV, S_DP, S_GATHER, S_TP_ASYNC, S_CP_SEND, S_CP_RECV,
+       S_TP_SEND, S_TP_RECV };
 
 /* Tag of the context-parallel ring's transfers (K, V chunks, their
  * gradients): the k-th send of (src, dst, tag) matches the k-th receive,
- * and every rank of a CP group posts its ring's transfers in one order. */
-#define CP_TAG_KV ((int64_t)1 << 40)
+ * and every rank of a CP group posts its ring's transfers in one order.
+ * Traces hold tags up to INT32_MAX; the pipeline's (pp_tag) stay far below,
+ * and no CP or TP neighbour is a pipeline neighbour anyway. */
+#define CP_TAG_KV ((int64_t)INT32_MAX - 1)
+/* Tag of --tp-comm-overlap's ring-exchange transfers */
+#define TP_TAG_RING ((int64_t)INT32_MAX - 2)
 
 /* Adam with fp32 master weights: read weight, m, v, grad (4 x 4 bytes),
  * write weight, m, v (12) and the bf16 copy (2). */
 #define ADAM_BYTES_PER_PARAM 30.0
 #define NONE UINT32_MAX
+/* --tp-comm-overlap: Transformer Engine's "pipeline" GEMM + reduce-scatter
+ * splits (initialize_ub's add_ub, num_splits = 4) */
+#define TP_SPLITS 4
 
 typedef struct {
     int64_t ps;
     double flops, bytes;
 } cost;
 
+/* One GEMM's three kernels: forward, input (data) gradient, weight gradient. */
+typedef struct {
+    cost f, dg, wg;
+} gemm3;
+
+/* An element-wise piece's forward and backward. */
+typedef struct {
+    cost f, b;
+} fb;
+
 typedef struct {
     cost attn_f, attn_b, mlp_f, mlp_b, moe_pre_f, moe_pre_b, moe_exp_f, moe_exp_b, moe_sh_f, moe_sh_b, emb_f, emb_b,
         head_f, head_b;
-    cost qkv_dg, qkv_wg, fc1_dg, fc1_wg; /* the input- and weight-gradient GEMMs of the column-parallel QKV
-                                          * and MLP-in (inside attn_b, mlp_b) */
+    /* the dense layer's pieces, attn_f/attn_b and mlp_f/mlp_b their sums: layer norm, QKV, attention,
+     * output projection, dropout + residual; layer norm, MLP-in (FC1), activation, MLP-out (FC2),
+     * dropout + residual */
+    fb attn_norm, attn_drop, mlp_norm, mlp_act, mlp_drop;
+    gemm3 qkv, proj, fc1, fc2;
+    /* --tp-comm-overlap: the GEMMs over 1/tp of the tokens (a ring step) and 1/4 (a pipeline split) */
+    gemm3 qkv_t, proj_t, fc1_t, fc2_t, proj_4, fc2_4;
     /* context parallelism other than allgather: attn_f, attn_b in three parts, the attention (flash)
      * kernel between the layer norm + QKV (pre) and the output projection + dropout (post); under p2p
      * the attention runs as cp kernels of one K, V chunk each (step_f, step_b) */
@@ -113,24 +136,31 @@ static void cost_sub(cost *d, const cost *a, const cost *b)
  * over n, weight gradient dW(k x n) = X^T dY over the m tokens. The two
  * backward kernels also alone in *dg, *wg when not NULL (--tp-async-bwd
  * runs them as ops of their own). */
-static void gemm_groups(cost *f, cost *b, const gen *G, double groups, double m, double k, double n, cost *dg,
-                        cost *wg)
+static void gemm_groups(cost *f, cost *b, const gen *G, double groups, double m, double k, double n, gemm3 *out)
 {
-    cost d = {0}, wt = {0};
-    gemm_kern(f, G, groups, m, n, k);
-    gemm_kern(&d, G, groups, m, k, n);
-    gemm_kern(&wt, G, groups, k, n, m);
-    cost_add(b, &d);
-    cost_add(b, &wt);
-    if (dg)
-        *dg = d;
-    if (wg)
-        *wg = wt;
+    gemm3 g = {.f = {0}};
+    gemm_kern(&g.f, G, groups, m, n, k);
+    gemm_kern(&g.dg, G, groups, m, k, n);
+    gemm_kern(&g.wg, G, groups, k, n, m);
+    cost_add(f, &g.f);
+    cost_add(b, &g.dg);
+    cost_add(b, &g.wg);
+    if (out)
+        *out = g;
 }
 
 static void gemm(cost *f, cost *b, const gen *G, double m, double k, double n)
 {
-    gemm_groups(f, b, G, 1, m, k, n, NULL, NULL);
+    gemm_groups(f, b, G, 1, m, k, n, NULL);
+}
+
+/* The three kernels of a GEMM alone (added to nothing). */
+static gemm3 gemm_alone(const gen *G, double m, double k, double n)
+{
+    cost f = {0}, b = {0};
+    gemm3 g;
+    gemm_groups(&f, &b, G, 1, m, k, n, &g);
+    return g;
 }
 
 static void elem(cost *f, cost *b, const gen *G, double bytes)
@@ -139,16 +169,28 @@ static void elem(cost *f, cost *b, const gen *G, double bytes)
     kern(b, G, KC_ELEM, 0, 2 * bytes);
 }
 
+/* An element-wise piece of `bytes` added to f, b, and alone in *out when
+ * not NULL. */
+static void elem_part(cost *f, cost *b, const gen *G, double bytes, fb *out)
+{
+    fb e = {.f = {0}};
+    elem(&e.f, &e.b, G, bytes);
+    cost_add(f, &e.f);
+    cost_add(b, &e.b);
+    if (out)
+        *out = e;
+}
+
 /* An MLP over `tokens` tokens; with groups > 1, that many MLPs (experts)
- * of tokens / groups tokens each, their GEMMs grouped; *in_dg, *in_wg
- * (when not NULL): MLP-in's two backward kernels alone. */
-static void mlp_costs(cost *f, cost *b, const gen *G, double groups, double tokens, double ffn, double tp, cost *in_dg,
-                      cost *in_wg)
+ * of tokens / groups tokens each, their GEMMs grouped; *in, *act, *out
+ * (when not NULL): MLP-in's kernels, the activation's, MLP-out's. */
+static void mlp_costs(cost *f, cost *b, const gen *G, double groups, double tokens, double ffn, double tp, gemm3 *in,
+                      fb *act, gemm3 *out)
 {
     double h = G->w->m.hidden, up = G->w->m.gated ? 2 : 1, te = tokens / groups;
-    gemm_groups(f, b, G, groups, te, h, up * ffn / tp, in_dg, in_wg);
-    elem(f, b, G, 2 * tokens * ffn / tp * (up + 1));
-    gemm_groups(f, b, G, groups, te, ffn / tp, h, NULL, NULL);
+    gemm_groups(f, b, G, groups, te, h, up * ffn / tp, in);
+    elem_part(f, b, G, 2 * tokens * ffn / tp * (up + 1), act);
+    gemm_groups(f, b, G, groups, te, ffn / tp, h, out);
 }
 
 static void costs_init(gen *G)
@@ -159,8 +201,8 @@ static void costs_init(gen *G)
     memset(c, 0, sizeof *c);
     double t = w->tp, T = G->T, h = m->hidden, kv = h / m->heads * m->kv_heads, s = w->seq;
     double Tn = w->sp ? T / t : T; /* tokens the norms, dropout and residuals touch */
-    elem(&c->attn_f, &c->attn_b, G, 4 * Tn * h);                     /* layer norm */
-    gemm_groups(&c->attn_f, &c->attn_b, G, 1, T, h, (h + 2 * kv) / t, &c->qkv_dg, &c->qkv_wg); /* QKV */
+    elem_part(&c->attn_f, &c->attn_b, G, 4 * Tn * h, &c->attn_norm);  /* layer norm */
+    gemm_groups(&c->attn_f, &c->attn_b, G, 1, T, h, (h + 2 * kv) / t, &c->qkv); /* QKV */
     c->pre_f = c->attn_f;
     c->pre_b = c->attn_b;
     double af = 4 * T * s * h / t, ab = 2 * (T * h / t + (double)w->micro_batch * s * 2 * kv / t + T * h / t);
@@ -169,8 +211,8 @@ static void costs_init(gen *G)
     kern(&c->core_f, G, KC_ATTN, af, ab);
     kern(&c->core_b, G, KC_ATTN, 2 * af, 2.5 * ab);
     cost upto_f = c->attn_f, upto_b = c->attn_b;
-    gemm(&c->attn_f, &c->attn_b, G, T, h / t, h);                     /* output projection */
-    elem(&c->attn_f, &c->attn_b, G, 10 * Tn * h);                    /* dropout + residual */
+    gemm_groups(&c->attn_f, &c->attn_b, G, 1, T, h / t, h, &c->proj); /* output projection */
+    elem_part(&c->attn_f, &c->attn_b, G, 10 * Tn * h, &c->attn_drop); /* dropout + residual */
     cost_sub(&c->post_f, &c->attn_f, &upto_f);
     cost_sub(&c->post_b, &c->attn_b, &upto_b);
     if (w->cp > 1) { /* one step of the ring: the rank's queries against one CP rank's s/cp keys */
@@ -178,9 +220,18 @@ static void costs_init(gen *G)
         kern(&c->step_f, G, KC_ATTN, af / w->cp, abs);
         kern(&c->step_b, G, KC_ATTN, 2 * af / w->cp, 2.5 * abs);
     }
-    elem(&c->mlp_f, &c->mlp_b, G, 4 * Tn * h);
-    mlp_costs(&c->mlp_f, &c->mlp_b, G, 1, T, m->ffn, t, &c->fc1_dg, &c->fc1_wg);
-    elem(&c->mlp_f, &c->mlp_b, G, 10 * Tn * h);
+    elem_part(&c->mlp_f, &c->mlp_b, G, 4 * Tn * h, &c->mlp_norm);
+    mlp_costs(&c->mlp_f, &c->mlp_b, G, 1, T, m->ffn, t, &c->fc1, &c->mlp_act, &c->fc2);
+    elem_part(&c->mlp_f, &c->mlp_b, G, 10 * Tn * h, &c->mlp_drop);
+    if (w->tp_comm_overlap && t > 1) { /* the GEMMs as TE's overlap splits them (over tokens) */
+        double up = m->gated ? 2 : 1;
+        c->qkv_t = gemm_alone(G, T / t, h, (h + 2 * kv) / t);
+        c->proj_t = gemm_alone(G, T / t, h / t, h);
+        c->proj_4 = gemm_alone(G, T / TP_SPLITS, h / t, h);
+        c->fc1_t = gemm_alone(G, T / t, h, up * m->ffn / t);
+        c->fc2_t = gemm_alone(G, T / t, m->ffn / t, h);
+        c->fc2_4 = gemm_alone(G, T / TP_SPLITS, m->ffn / t, h);
+    }
     if (m->experts) {
         double Tm = T / t;
         elem(&c->moe_pre_f, &c->moe_pre_b, G, 4 * Tn * h);
@@ -190,14 +241,14 @@ static void costs_init(gen *G)
          * the attention's parallelism): all T tokens, FFN / t (until 2026-12-02 the rank's T/t tokens
          * through the whole FFN: the same FLOPs, without its TP communication) */
         if (m->shared_ffn)
-            mlp_costs(&c->moe_sh_f, &c->moe_sh_b, G, 1, T, m->shared_ffn, t, NULL, NULL);
+            mlp_costs(&c->moe_sh_f, &c->moe_sh_b, G, 1, T, m->shared_ffn, t, NULL, NULL, NULL);
         /* the rank's experts/ep experts, each over its share of the Tm x topk tokens routed to
          * the rank (balanced routing): a weight gradient reduces over one expert's tokens, and
          * every local expert's weights are read (until 2026-12-02 one GEMM over all the tokens
          * with one expert's weights); with expert tensor parallelism the etp ranks of a group
          * gather their tokens and each runs 1/etp of every expert's FFN over all of them */
         mlp_costs(&c->moe_exp_f, &c->moe_exp_b, G, (double)m->experts / w->ep, Tm * m->topk * w->etp, m->expert_ffn,
-                  w->etp, NULL, NULL);
+                  w->etp, NULL, NULL, NULL);
         elem(&c->moe_exp_f, &c->moe_exp_b, G, 10 * Tm * h);
     }
     elem(&c->emb_f, &c->emb_b, G, 4 * T * h);
@@ -245,17 +296,18 @@ static uint32_t coll(gen *G, int stream, coll_kind k, double bytes, int g, const
     return add(G, &o, dep);
 }
 
+/* A send or receive (copy: a copy between peers, not NCCL's: trace_op.copy). */
 static uint32_t p2p_named(gen *G, int stream, bool send, int peer, double bytes, int64_t tag, uint32_t dep,
-                          const char *name)
+                          const char *name, bool copy)
 {
     trace_op o = {.kind = send ? TOP_SEND : TOP_RECV, .stream = stream, .name = name, .dur_ps = -1,
-                  .bytes = (uint64_t)ceil(bytes), .peer = peer, .tag = tag, .seq = -1};
+                  .bytes = (uint64_t)ceil(bytes), .peer = peer, .tag = tag, .seq = -1, .copy = copy};
     return add(G, &o, dep);
 }
 
 static uint32_t p2p(gen *G, int stream, bool send, int peer, double bytes, int64_t tag, uint32_t dep)
 {
-    return p2p_named(G, stream, send, peer, bytes, tag, dep, send ? "pp_send" : "pp_recv");
+    return p2p_named(G, stream, send, peer, bytes, tag, dep, send ? "pp_send" : "pp_recv", false);
 }
 
 static void wait_on(gen *G, uint32_t i)
@@ -297,27 +349,37 @@ static double cp_a2a_bytes(const gen *G, bool qkv, double f)
     return 2.0 * G->T * (qkv ? h + 2 * kv : h) / w->tp * f;
 }
 
-/* The forward's ring (Transformer Engine's attention with CP over p2p,
- * Megatron-LM's default): cp steps, step i the rank's queries against the
- * K, V chunk of the rank i before it (with Megatron's load-balanced causal
- * split every step is one cp-th of the work), while the chunk it holds goes
- * on to the next rank and the one for step i+1 comes in from the previous:
- * step i+1 waits for that receive, each send for the receive of its chunk. */
-static void cp_ring_fwd(gen *G, const char *name, double f)
+/* A ring of `steps` compute steps (`step`, x f) over a group whose ring
+ * neighbours are `next` and `prev`: while step i runs, the chunk of `bytes`
+ * this rank holds goes to `next` and the one for step i+1 comes from `prev`
+ * (steps-1 transfers on the streams ss, sr); step i+1 waits for its receive,
+ * each send for the receive that brought its chunk (the first for the op
+ * before the ring). Transformer Engine's CP attention over p2p and its
+ * ring-exchange all-gather + GEMM both run so. */
+static void ring_steps(gen *G, const char *name, const cost *step, double f, int steps, int next, int prev,
+                       double bytes, int64_t tag, int ss, int sr, const char *sname, const char *rname, bool copy)
 {
-    const workload_spec *w = G->w;
-    double kvb = cp_kv_chunk(G, f);
     uint32_t have = G->last; /* the op that made the chunk this rank holds */
-    for (int i = 0; i < w->cp; i++) {
+    for (int i = 0; i < steps; i++) {
         uint32_t rcv = NONE;
-        if (i < w->cp - 1) {
-            p2p_named(G, S_CP_SEND, true, cp_peer(G, 1), kvb, CP_TAG_KV, have, "cp_send_kv");
-            rcv = p2p_named(G, S_CP_RECV, false, cp_peer(G, -1), kvb, CP_TAG_KV, NONE, "cp_recv_kv");
+        if (i < steps - 1) {
+            p2p_named(G, ss, true, next, bytes, tag, have, sname, copy);
+            rcv = p2p_named(G, sr, false, prev, bytes, tag, NONE, rname, copy);
         }
-        compute(G, name, &G->c.step_f, f);
+        compute(G, name, step, f);
         wait_on(G, rcv);
         have = rcv;
     }
+}
+
+/* The forward's CP ring (Transformer Engine's attention with CP over p2p,
+ * Megatron-LM's default): cp steps, step i the rank's queries against the
+ * K, V chunk of the rank i before it (with Megatron's load-balanced causal
+ * split every step is one cp-th of the work). */
+static void cp_ring_fwd(gen *G, const char *name, double f)
+{
+    ring_steps(G, name, &G->c.step_f, f, G->w->cp, cp_peer(G, 1), cp_peer(G, -1), cp_kv_chunk(G, f), CP_TAG_KV,
+               S_CP_SEND, S_CP_RECV, "cp_send_kv", "cp_recv_kv", false);
 }
 
 /* The backward's ring (Transformer Engine's, the forward's steps in reverse,
@@ -336,38 +398,134 @@ static void cp_ring_bwd(gen *G, const char *name, double f)
     uint32_t rcv = NONE;
     for (int i = 0; i < w->cp; i++) {
         double bytes = (i < w->cp - 1 ? kvb : 0) + (i > 0 ? kvb : 0);
-        uint32_t s = p2p_named(G, S_CP_SEND, true, cp_peer(G, 1), bytes, CP_TAG_KV, G->last, "cp_send_bwd");
+        uint32_t s = p2p_named(G, S_CP_SEND, true, cp_peer(G, 1), bytes, CP_TAG_KV, G->last, "cp_send_bwd", false);
         if (rcv != NONE)
             trace_op_dep(G->t, G->r, s, rcv);
-        rcv = p2p_named(G, S_CP_RECV, false, cp_peer(G, -1), bytes, CP_TAG_KV, NONE, "cp_recv_bwd");
+        rcv = p2p_named(G, S_CP_RECV, false, cp_peer(G, -1), bytes, CP_TAG_KV, NONE, "cp_recv_bwd", false);
         compute(G, name, &G->c.step_b, f);
         wait_on(G, rcv);
     }
 }
 
-/* The attention block's forward (layer norm, QKV, attention, output
- * projection, dropout) of f layers with its CP exchange: allgather gathers
+/* --tp-comm-overlap applies: the flag, and a TP group. */
+static bool tp_overlap(const gen *G) { return G->w->tp_comm_overlap && G->g_tp >= 0; }
+
+/* The TP ranks after (d 1) and before (d -1) this one in its group. */
+static int tp_peer(const gen *G, int d)
+{
+    const workload_spec *w = G->w;
+    return rank_of(w, (G->tp_i + d + w->tp) % w->tp, G->cp_i, G->dp_i, G->pp_i);
+}
+
+/* Transformer Engine's ring-exchange all-gather + GEMM (userbuffers,
+ * --tp-comm-overlap): the GEMM over the sequence-parallel input (or output
+ * gradient) in tp steps of 1/tp of the tokens, `step` each, while the
+ * chunks of A/tp bytes pass round the TP group (tp-1 transfers). */
+static void tp_ring_ag(gen *G, const char *name, const cost *step, double f, double A)
+{
+    ring_steps(G, name, step, f, G->w->tp, tp_peer(G, 1), tp_peer(G, -1), A / G->w->tp, TP_TAG_RING, S_TP_SEND,
+               S_TP_RECV, "tp_ring_send", "tp_ring_recv", true);
+}
+
+/* Its "pipeline" GEMM + reduce-scatter: the GEMM in TP_SPLITS splits of the
+ * tokens, `split` each, each split's output reduce-scattered over TP while
+ * the next split computes; the op after waits for all of them. */
+static void tp_pipeline_rs(gen *G, const char *name, const cost *split, double f, double A)
+{
+    uint32_t rs[TP_SPLITS];
+    for (int i = 0; i < TP_SPLITS; i++) {
+        compute(G, name, split, f);
+        rs[i] = coll(G, S_TP_ASYNC, COLL_REDUCE_SCATTER, A / TP_SPLITS, G->g_tp, "tp_rs", G->last);
+    }
+    for (int i = 0; i < TP_SPLITS; i++)
+        wait_on(G, rs[i]);
+}
+
+/* A column-parallel layer's backward GEMMs with their TP collectives on
+ * their own stream: with SP the input all-gathered again beside the
+ * input-gradient GEMM dg (the weight gradient needs it), and the input
+ * gradient's reduce-scatter (all-reduce without SP) beside the weight-
+ * gradient GEMM wg; the next op waits for both. --tp-async-bwd runs it so,
+ * and --tp-comm-overlap (TE's "bulk" overlaps). */
+static void column_async(gen *G, const char *name, const cost *dg, const cost *wg, double f, double A)
+{
+    bool sp = G->w->sp;
+    uint32_t ag = sp ? coll(G, S_TP_ASYNC, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_input_bwd", G->last) : NONE;
+    compute(G, name, dg, f);
+    uint32_t red = coll(G, S_TP_ASYNC, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar",
+                        G->last);
+    wait_on(G, ag);
+    compute(G, name, wg, f);
+    wait_on(G, red);
+}
+
+/* The attention itself with its CP exchange, forward: allgather gathers
  * the whole sequence's K, V first (Llama 3's form); a2a trades the rank's
  * tokens of every head for the whole sequence of 1/cp of the heads before
  * the attention and back after it (DeepSpeed-Ulysses); p2p the ring. */
-static void attn_fwd(gen *G, const char *name, double f)
+static void attn_core_fwd(gen *G, const char *name, double f)
 {
     const workload_spec *w = G->w;
     if (G->g_cp < 0 || w->cp_comm == WL_CP_ALLGATHER) {
         if (G->g_cp >= 0)
             coll(G, S_MAIN, COLL_ALL_GATHER, cp_kv_chunk(G, f) * w->cp, G->g_cp, "cp_ag_kv", NONE);
-        compute(G, name, &G->c.attn_f, f);
-        return;
-    }
-    compute(G, name, &G->c.pre_f, f);
-    if (w->cp_comm == WL_CP_A2A) {
+        compute(G, name, &G->c.core_f, f);
+    } else if (w->cp_comm == WL_CP_A2A) {
         coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, true, f), G->g_cp, "cp_a2a_qkv", NONE);
         compute(G, name, &G->c.core_f, f);
         coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, false, f), G->g_cp, "cp_a2a_out", NONE);
     } else {
         cp_ring_fwd(G, name, f);
     }
-    compute(G, name, &G->c.post_f, f);
+}
+
+/* ... and backward: allgather's reduce-scatter of the K, V gradients after
+ * the kernel, a2a's two all-to-alls around it, p2p's ring. */
+static void attn_core_bwd(gen *G, const char *name, double f)
+{
+    const workload_spec *w = G->w;
+    if (G->g_cp < 0 || w->cp_comm == WL_CP_ALLGATHER) {
+        compute(G, name, &G->c.core_b, f);
+        if (G->g_cp >= 0)
+            coll(G, S_MAIN, COLL_REDUCE_SCATTER, cp_kv_chunk(G, f) * w->cp, G->g_cp, "cp_rs_dkv", NONE);
+    } else if (w->cp_comm == WL_CP_A2A) {
+        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, false, f), G->g_cp, "cp_a2a_dout", NONE);
+        compute(G, name, &G->c.core_b, f);
+        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, true, f), G->g_cp, "cp_a2a_dqkv", NONE);
+    } else {
+        cp_ring_bwd(G, name, f);
+    }
+}
+
+/* The attention block's forward (layer norm, QKV, attention, output
+ * projection, dropout) of f layers, A bytes of activations: one op around
+ * the CP exchange where nothing splits it (allgather gathers before it),
+ * else its parts around the exchange; with --tp-comm-overlap the QKV GEMM
+ * as the ring-exchange gather and the projection as the pipelined
+ * reduce-scatter. */
+static void attn_fwd(gen *G, const char *name, double f, double A)
+{
+    const workload_spec *w = G->w;
+    bool tpo = tp_overlap(G);
+    if (!tpo && (G->g_cp < 0 || w->cp_comm == WL_CP_ALLGATHER)) {
+        if (G->g_cp >= 0)
+            coll(G, S_MAIN, COLL_ALL_GATHER, cp_kv_chunk(G, f) * w->cp, G->g_cp, "cp_ag_kv", NONE);
+        compute(G, name, &G->c.attn_f, f);
+        return;
+    }
+    if (tpo) {
+        compute(G, name, &G->c.attn_norm.f, f);
+        tp_ring_ag(G, name, &G->c.qkv_t.f, f, A);
+    } else {
+        compute(G, name, &G->c.pre_f, f);
+    }
+    attn_core_fwd(G, name, f);
+    if (tpo) {
+        tp_pipeline_rs(G, name, &G->c.proj_4.f, f, A);
+        compute(G, name, &G->c.attn_drop.f, f);
+    } else {
+        compute(G, name, &G->c.post_f, f);
+    }
 }
 
 /* The attention block's backward up to its QKV GEMMs' part, `body` (all of
@@ -388,31 +546,66 @@ static void attn_bwd_body(gen *G, const char *name, const cost *body, double f)
     cost_sub(&tmp, body, &G->c.post_b);
     cost_sub(&rest, &tmp, &G->c.core_b);
     compute(G, name, &G->c.post_b, f);
-    if (w->cp_comm == WL_CP_A2A) {
-        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, false, f), G->g_cp, "cp_a2a_dout", NONE);
-        compute(G, name, &G->c.core_b, f);
-        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, true, f), G->g_cp, "cp_a2a_dqkv", NONE);
-    } else {
-        cp_ring_bwd(G, name, f);
-    }
+    attn_core_bwd(G, name, f);
     compute(G, name, &rest, f);
+}
+
+/* --tp-comm-overlap's attention backward (TE): dropout; the output
+ * projection's input gradient as the ring-exchange gather of the output
+ * gradient, then its weight gradient; the attention with its CP exchange;
+ * QKV's GEMMs with the "bulk" overlaps (column_async); the layer norm. */
+static void attn_bwd_tpo(gen *G, double f, double A)
+{
+    const char *n = "attn_bwd";
+    compute(G, n, &G->c.attn_drop.b, f);
+    tp_ring_ag(G, n, &G->c.proj_t.dg, f, A);
+    compute(G, n, &G->c.proj.wg, f);
+    attn_core_bwd(G, n, f);
+    column_async(G, n, &G->c.qkv.dg, &G->c.qkv.wg, f, A);
+    compute(G, n, &G->c.attn_norm.b, f);
+}
+
+/* --tp-comm-overlap's dense MLP, forward and backward, as the attention's. */
+static void mlp_fwd_tpo(gen *G, const char *name, double f, double A)
+{
+    compute(G, name, &G->c.mlp_norm.f, f);
+    tp_ring_ag(G, name, &G->c.fc1_t.f, f, A);
+    compute(G, name, &G->c.mlp_act.f, f);
+    tp_pipeline_rs(G, name, &G->c.fc2_4.f, f, A);
+    compute(G, name, &G->c.mlp_drop.f, f);
+}
+
+static void mlp_bwd_tpo(gen *G, double f, double A)
+{
+    const char *n = "mlp_bwd";
+    compute(G, n, &G->c.mlp_drop.b, f);
+    tp_ring_ag(G, n, &G->c.fc2_t.dg, f, A);
+    compute(G, n, &G->c.fc2.wg, f);
+    compute(G, n, &G->c.mlp_act.b, f);
+    column_async(G, n, &G->c.fc1.dg, &G->c.fc1.wg, f, A);
+    compute(G, n, &G->c.mlp_norm.b, f);
 }
 
 static void block_fwd(gen *G, int k, bool moe, const char *tag)
 {
     const workload_spec *w = G->w;
     double f = group_size(G, k), A = G->act * f;
-    bool sp = w->sp;
+    bool sp = w->sp, tpo = tp_overlap(G);
     char n[64];
-    if (sp)
+    if (sp && !tpo)
         coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
     g_snprintf(n, sizeof n, "%sattn_fwd", tag);
-    attn_fwd(G, n, f);
-    coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+    attn_fwd(G, n, f, A);
+    if (!tpo)
+        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
     if (!moe) {
+        g_snprintf(n, sizeof n, "%smlp_fwd", tag);
+        if (tpo) {
+            mlp_fwd_tpo(G, n, f, A);
+            return;
+        }
         if (sp)
             coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
-        g_snprintf(n, sizeof n, "%smlp_fwd", tag);
         compute(G, n, &G->c.mlp_f, f);
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
         return;
@@ -475,24 +668,20 @@ static void column_bwd(gen *G, const char *name, const cost *all, const cost *dg
         attn_bwd_body(G, name, &rest, f);
     else
         compute(G, name, &rest, f);
-    uint32_t ag = sp ? coll(G, S_TP_ASYNC, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_input_bwd", G->last) : NONE;
-    compute(G, name, dg, f);
-    uint32_t red = coll(G, S_TP_ASYNC, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp,
-                        sp ? "tp_rs" : "tp_ar", G->last);
-    wait_on(G, ag);
-    compute(G, name, wg, f);
-    wait_on(G, red);
+    column_async(G, name, dg, wg, f, A);
 }
 
 static void block_bwd(gen *G, int k, bool moe)
 {
     const workload_spec *w = G->w;
     double f = group_size(G, k), A = G->act * f;
-    bool sp = w->sp;
-    if (!moe) {
+    bool sp = w->sp, tpo = tp_overlap(G);
+    if (!moe && tpo) {
+        mlp_bwd_tpo(G, f, A);
+    } else if (!moe) {
         if (sp)
             coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
-        column_bwd(G, "mlp_bwd", &G->c.mlp_b, &G->c.fc1_dg, &G->c.fc1_wg, f, A, false);
+        column_bwd(G, "mlp_bwd", &G->c.mlp_b, &G->c.fc1.dg, &G->c.fc1.wg, f, A, false);
     } else {
         double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f;
         if (w->m.shared_ffn) { /* the shared expert ran last: its backward first */
@@ -511,9 +700,13 @@ static void block_bwd(gen *G, int k, bool moe)
         coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_dispatch_bwd", NONE);
         compute(G, "moe_router_bwd", &G->c.moe_pre_b, f);
     }
+    if (tpo) {
+        attn_bwd_tpo(G, f, A);
+        return;
+    }
     if (sp)
         coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
-    column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv_dg, &G->c.qkv_wg, f, A, true);
+    column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv.dg, &G->c.qkv.wg, f, A, true);
 }
 
 /* ---- gradients ---- */

@@ -567,6 +567,18 @@ check scale-overlap-param-gather-needs-zero 2 'needs --zero 1 or 2' -- scale --m
 tpa=$("$C" sweep tests/data/sweep/scale-tp-async-bwd.json -j 2 2>/dev/null)
 if printf '%s\n' "$tpa" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-tp-async-bwd: $tpa" >&2; fi
+# --tp-comm-overlap (Megatron-LM's; Transformer Engine's userbuffers): needs --sp (exit 2 without, as Megatron-LM
+# asserts); the header says so; as a sweep key on/off, and with TP 8 at seq 2048 the step is shorter with it
+check workload-tp-comm-overlap-needs-sp 2 'tp-comm-overlap needs --sp' -- workload --model llama2-7b --gpus 8 --tp 8 --seq 256 --tp-comm-overlap -o /dev/null
+check scale-tp-comm-overlap-header 0 '^# scale: llama2-7b, .*, TP communication overlapped with GEMMs \(userbuffers\)$' -- scale --model llama2-7b --systems dgx-h100:8 --tp 8 --seq 256 --sp --tp-comm-overlap
+tco=$("$C" sweep tests/data/sweep/scale-tp-comm-overlap.json -j 2 2>/dev/null)
+if printf '%s\n' "$tco" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-tp-comm-overlap: $tco" >&2; fi
+# a generated step with the CP ring and the TP rings (copies) written and replayed: the tags and "copy" keys read back
+wl_rt=$(mktemp)
+"$C" workload --model llama3-8b --gpus 8 --tp 2 --cp 4 --seq 8192 --sp --tp-comm-overlap -o "$wl_rt" > /dev/null 2>&1
+check workload-rings-replay 0 'simulation: [0-9]+ events' -- replay --topo dgx-h100 "$wl_rt"
+rm -f "$wl_rt"
 check scale-tp-async-bwd-header 0 '^# scale: llama2-7b, .*, TP input gradients reduced beside the weight gradients$' -- scale --model llama2-7b --systems dgx-h100:8 --tp 8 --seq 256 --tp-async-bwd
 opg=$("$C" sweep tests/data/sweep/scale-overlap-param-gather.json -j 2 2>/dev/null)
 if printf '%s\n' "$opg" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b <= a) }'; then
