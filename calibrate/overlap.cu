@@ -10,7 +10,10 @@
  * "overlap", path "gpuN", dtype "bf16", size_bytes 0, unit "us";
  * mode "gemm" (alone, per GEMM), "gemm_with_copy<C>" (per GEMM beside C
  * copy blocks), "copy<C>" (per pass of the buffer, alone) and
- * "copy<C>_with_gemm" (per pass while the GEMMs run).  Also "sms" (flag).
+ * "copy<C>_with_gemm" (per pass while the GEMMs run); for C = 16 and 32,
+ * one GEMM beside a copy of about 25% and 50% of its time, launched
+ * together: "gemm_with_copy<C>_part<P>" (the GEMM) and
+ * "copy<C>_part<P>_with_gemm" (the whole copy).  Also "sms" (flag).
  * See docs/calibration.md. */
 #include "common.cuh"
 
@@ -151,6 +154,38 @@ static void run_device(const cal_opts *o, int dev)
         emit(o, &d, path, mode, reps * GEMMS, with);
         snprintf(mode, sizeof mode, "copy%d_with_gemm", C);
         emit(o, &d, path, mode, reps * passes, copy_with);
+        if (C != 16 && C != 32)
+            continue;
+        /* a copy ending part-way through one GEMM: passes lasting about a
+         * quarter, a half of the GEMM alone, both launched together; the
+         * GEMM's time tells whether compute beside communication slows for
+         * its whole length or only while the copy runs (docs/traces.md,
+         * "Compute beside communication") */
+        static const int pcts[] = {25, 50};
+        for (int pct : pcts) {
+            int part = (int)std::max(1.0, pct / 100.0 * t_gemm / t_pass + 0.5);
+            std::vector<double> g1v, c1v;
+            for (int r = 0; r < reps; r++) {
+                CK(cudaEventRecord(c0, sc));
+                copy_passes<<<C, 512, smem, sc>>>((const int4 *)src, (int4 *)dst, n16, part);
+                CK_LAUNCH();
+                CK(cudaEventRecord(c1, sc));
+                CK(cudaEventRecord(g0, sg));
+                gemm();
+                CK(cudaEventRecord(g1, sg));
+                CK(cudaEventSynchronize(g1));
+                CK(cudaEventSynchronize(c1));
+                float mg, mc;
+                CK(cudaEventElapsedTime(&mg, g0, g1));
+                CK(cudaEventElapsedTime(&mc, c0, c1));
+                g1v.push_back(mg * 1e3);
+                c1v.push_back(mc * 1e3);
+            }
+            snprintf(mode, sizeof mode, "gemm_with_copy%d_part%d", C, pct);
+            emit(o, &d, path, mode, reps, g1v);
+            snprintf(mode, sizeof mode, "copy%d_part%d_with_gemm", C, pct);
+            emit(o, &d, path, mode, reps, c1v);
+        }
     }
     cublasDestroy(h);
     CK(cudaStreamDestroy(sg));

@@ -336,17 +336,29 @@ static void test_replay_dependency_chain_across_streams(void)
     rig_close(&g);
 }
 
+/* Three ranks in a pipeline: 100 us of compute each, 8 MiB sent on
+ * between them (copy: as copies, trace_op.copy). */
+static trace *pipeline3(bool copy)
+{
+    const char *c = copy ? ",\"copy\":true" : "";
+    char *json = g_strdup_printf("{\"ops\": ["
+                                 "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":100},"
+                                 "{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0%s},"
+                                 "{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":\"8M\",\"stream\":0%s},"
+                                 "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":100},"
+                                 "{\"rank\":1,\"kind\":\"send\",\"peer\":2,\"bytes\":\"8M\",\"stream\":0%s},"
+                                 "{\"rank\":2,\"kind\":\"recv\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0%s},"
+                                 "{\"rank\":2,\"kind\":\"compute\",\"dur_us\":100}]}",
+                                 c, c, c, c);
+    trace *t = parse(json, NULL);
+    g_free(json);
+    return t;
+}
+
 static void test_replay_send_recv_pipeline(void)
 {
     rig g;
-    rig_open(&g, 3, parse("{\"ops\": ["
-                          "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0},"
-                          "{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0},"
-                          "{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":\"8M\",\"stream\":0},"
-                          "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0},"
-                          "{\"rank\":1,\"kind\":\"send\",\"peer\":2,\"bytes\":\"8M\",\"stream\":0},"
-                          "{\"rank\":2,\"kind\":\"recv\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0},"
-                          "{\"rank\":2,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0}]}", NULL));
+    rig_open(&g, 3, pipeline3(false));
     CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
     /* each hop: NCCL's launch of the send/receive (host launch + base latency,
      * as a sendrecv of 8 MiB) and its step latency, then 8 MiB over
@@ -780,14 +792,7 @@ static void test_replay_reuse_shared_by_shape(void)
 static void test_replay_copy_transfers(void)
 {
     rig g;
-    rig_open(&g, 3, parse("{\"ops\": ["
-                          "{\"rank\":0,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0},"
-                          "{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0,\"copy\":true},"
-                          "{\"rank\":1,\"kind\":\"recv\",\"peer\":0,\"bytes\":\"8M\",\"stream\":0,\"copy\":true},"
-                          "{\"rank\":1,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0},"
-                          "{\"rank\":1,\"kind\":\"send\",\"peer\":2,\"bytes\":\"8M\",\"stream\":0,\"copy\":true},"
-                          "{\"rank\":2,\"kind\":\"recv\",\"peer\":1,\"bytes\":\"8M\",\"stream\":0,\"copy\":true},"
-                          "{\"rank\":2,\"kind\":\"compute\",\"dur_us\":100,\"stream\":0}]}", NULL));
+    rig_open(&g, 3, pipeline3(true));
     CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
     fabric *f = g.sys.fab;
     const fab_route *r = fabric_route(f, g.sys.gpu[0], g.sys.gpu[1], 0, NULL);

@@ -803,6 +803,38 @@ static void test_workload_replay_llama2_tp8(void)
     trace_free(t);
 }
 
+/* One DGX H100's collective system (the caller frees the topology). */
+static topo *dgx_h100(coll_system *sys)
+{
+    topo *tp = topo_load("dgx-h100", &(topo_opts){0}, NULL);
+    g_assert(tp);
+    topo_coll_system(sys, tp, 2.5, 1);
+    return tp;
+}
+
+/* Receives of rank r named `name` that a later compute op of the rank waits for. */
+static int recvs_waited(const trace *t, int r, const char *name)
+{
+    const GArray *ops = t->ranks[r].ops;
+    int n = 0;
+    for (guint i = 0; i < ops->len; i++) {
+        const trace_op *o = &g_array_index(ops, trace_op, i);
+        if (o->kind != TOP_RECV || strcmp(o->name, name))
+            continue;
+        for (guint j = i + 1; j < ops->len; j++) {
+            const trace_op *q = &g_array_index(ops, trace_op, j);
+            bool dep = false;
+            for (guint d = 0; q->deps && d < q->deps->len; d++)
+                dep |= g_array_index(q->deps, uint32_t, d) == i;
+            if (dep && q->kind == TOP_COMPUTE) {
+                n++;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
 /* --tp-async-bwd: the column-parallel layers' backward split as Megatron-LM
  * runs it (rest; input-gradient GEMM; weight-gradient GEMM beside the input
  * gradient's collective): the same compute in total (time and FLOPs), the
@@ -814,10 +846,8 @@ static void test_workload_tp_async_bwd(void)
 {
     gpu_model g = gpu("H100");
     GError *err = NULL;
-    topo *tp = topo_load("dgx-h100", &(topo_opts){0}, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(tp);
     coll_system sys;
-    topo_coll_system(&sys, tp, 2.5, 1);
+    topo *tp = dgx_h100(&sys);
     for (int sp = 0; sp < 2; sp++) {
         workload_spec w = spec("llama2-7b", 8, 1, 1, 2, 256);
         w.sp = sp;
@@ -903,10 +933,8 @@ static void test_workload_cp_comm(void)
 {
     gpu_model g = gpu("H100");
     GError *err = NULL;
-    topo *tp = topo_load("dgx-h100", &(topo_opts){0}, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(tp);
     coll_system sys;
-    topo_coll_system(&sys, tp, 2.5, 1);
+    topo *tp = dgx_h100(&sys);
     const double chunk = 2.0 * 1024 * 2 * 512, L = 32;
     double flops[3];
     int64_t end[3];
@@ -935,18 +963,9 @@ static void test_workload_cp_comm(void)
                 if (o->kind == TOP_RECV && g_str_has_prefix(o->name, "cp_recv")) {
                     CU_ASSERT_EQUAL(o->peer, 3);
                     recvs++;
-                    for (guint j = i + 1; j < ops->len; j++) { /* the compute op that waits for it */
-                        const trace_op *q = &g_array_index(ops, trace_op, j);
-                        bool dep = false;
-                        for (guint d = 0; q->deps && d < q->deps->len; d++)
-                            dep |= g_array_index(q->deps, uint32_t, d) == i;
-                        if (dep && q->kind == TOP_COMPUTE) {
-                            waited++;
-                            break;
-                        }
-                    }
                 }
             }
+            waited = recvs_waited(t, r, "cp_recv_kv") + recvs_waited(t, r, "cp_recv_bwd");
             /* forward cp-1 messages of a chunk; backward cp: K, V, then K, V and their gradients, then those */
             CU_ASSERT_EQUAL(sends, L * (3 + 4));
             ASSERT_REL(fwd, L * 3 * chunk, 1e-12);
@@ -1011,10 +1030,8 @@ static void test_workload_tp_comm_overlap(void)
 {
     gpu_model g = gpu("H100");
     GError *err = NULL;
-    topo *tp = topo_load("dgx-h100", &(topo_opts){0}, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(tp);
     coll_system sys;
-    topo_coll_system(&sys, tp, 2.5, 1);
+    topo *tp = dgx_h100(&sys);
     const double A = 2048.0 * 4096 * 2, L = 32;
     trace *t[2];
     int64_t end[2];
@@ -1041,7 +1058,7 @@ static void test_workload_tp_comm_overlap(void)
     CU_ASSERT_EQUAL(count(t[1], r, TOP_COLL, COLL_ALL_GATHER, "tp_ag", NULL), 2 * L); /* tp_ag_input_bwd only */
     CU_ASSERT_EQUAL(count(t[1], r, TOP_COLL, COLL_ALL_GATHER, "tp_ag_input_bwd", NULL), 2 * L);
     const GArray *ops = t[1]->ranks[r].ops;
-    int sends = 0, copies = 0, waited = 0;
+    int sends = 0, copies = 0;
     for (guint i = 0; i < ops->len; i++) {
         const trace_op *op = &g_array_index(ops, trace_op, i);
         if (op->kind == TOP_SEND && !strcmp(op->name, "tp_ring_send")) {
@@ -1050,25 +1067,14 @@ static void test_workload_tp_comm_overlap(void)
             CU_ASSERT_EQUAL(op->peer, 4);
             CU_ASSERT_EQUAL(op->bytes, (uint64_t)(A / 8));
         }
-        if (op->kind == TOP_RECV && !strcmp(op->name, "tp_ring_recv")) {
+        if (op->kind == TOP_RECV && !strcmp(op->name, "tp_ring_recv"))
             CU_ASSERT_EQUAL(op->peer, 2);
-            for (guint j = i + 1; j < ops->len; j++) {
-                const trace_op *q = &g_array_index(ops, trace_op, j);
-                bool dep = false;
-                for (guint d = 0; q->deps && d < q->deps->len; d++)
-                    dep |= g_array_index(q->deps, uint32_t, d) == i;
-                if (dep && q->kind == TOP_COMPUTE) {
-                    waited++;
-                    break;
-                }
-            }
-        }
         if (op->kind == TOP_COLL && op->coll == COLL_REDUCE_SCATTER)
             CU_ASSERT(op->stream != 0); /* beside the GEMMs, never blocking */
     }
     CU_ASSERT_EQUAL(sends, 4 * 7 * L);
     CU_ASSERT_EQUAL(copies, sends);
-    CU_ASSERT_EQUAL(waited, sends);
+    CU_ASSERT_EQUAL(recvs_waited(t[1], r, "tp_ring_recv"), sends);
     CU_ASSERT_TRUE(end[1] < end[0]);
     for (int o = 0; o < 2; o++)
         trace_free(t[o]);

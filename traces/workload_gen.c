@@ -459,41 +459,28 @@ static void column_async(gen *G, const char *name, const cost *dg, const cost *w
     wait_on(G, red);
 }
 
-/* The attention itself with its CP exchange, forward: allgather gathers
- * the whole sequence's K, V first (Llama 3's form); a2a trades the rank's
- * tokens of every head for the whole sequence of 1/cp of the heads before
- * the attention and back after it (DeepSpeed-Ulysses); p2p the ring. */
-static void attn_core_fwd(gen *G, const char *name, double f)
+/* The attention itself with its CP exchange, forward (bwd false) or
+ * backward: allgather gathers the whole sequence's K, V before the kernel
+ * (Llama 3's form) and reduce-scatters their gradients after its backward;
+ * a2a trades the rank's tokens of every head for the whole sequence of 1/cp
+ * of the heads before the kernel and back after it (DeepSpeed-Ulysses), in
+ * backward the output's gradient first; p2p the ring. */
+static void attn_core(gen *G, const char *name, double f, bool bwd)
 {
     const workload_spec *w = G->w;
-    if (G->g_cp < 0 || w->cp_comm == WL_CP_ALLGATHER) {
-        if (G->g_cp >= 0)
+    const cost *k = bwd ? &G->c.core_b : &G->c.core_f;
+    if (G->g_cp >= 0 && w->cp_comm == WL_CP_P2P) {
+        (bwd ? cp_ring_bwd : cp_ring_fwd)(G, name, f);
+    } else if (G->g_cp >= 0 && w->cp_comm == WL_CP_A2A) {
+        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, !bwd, f), G->g_cp, bwd ? "cp_a2a_dout" : "cp_a2a_qkv", NONE);
+        compute(G, name, k, f);
+        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, bwd, f), G->g_cp, bwd ? "cp_a2a_dqkv" : "cp_a2a_out", NONE);
+    } else {
+        if (G->g_cp >= 0 && !bwd)
             coll(G, S_MAIN, COLL_ALL_GATHER, cp_kv_chunk(G, f) * w->cp, G->g_cp, "cp_ag_kv", NONE);
-        compute(G, name, &G->c.core_f, f);
-    } else if (w->cp_comm == WL_CP_A2A) {
-        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, true, f), G->g_cp, "cp_a2a_qkv", NONE);
-        compute(G, name, &G->c.core_f, f);
-        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, false, f), G->g_cp, "cp_a2a_out", NONE);
-    } else {
-        cp_ring_fwd(G, name, f);
-    }
-}
-
-/* ... and backward: allgather's reduce-scatter of the K, V gradients after
- * the kernel, a2a's two all-to-alls around it, p2p's ring. */
-static void attn_core_bwd(gen *G, const char *name, double f)
-{
-    const workload_spec *w = G->w;
-    if (G->g_cp < 0 || w->cp_comm == WL_CP_ALLGATHER) {
-        compute(G, name, &G->c.core_b, f);
-        if (G->g_cp >= 0)
+        compute(G, name, k, f);
+        if (G->g_cp >= 0 && bwd)
             coll(G, S_MAIN, COLL_REDUCE_SCATTER, cp_kv_chunk(G, f) * w->cp, G->g_cp, "cp_rs_dkv", NONE);
-    } else if (w->cp_comm == WL_CP_A2A) {
-        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, false, f), G->g_cp, "cp_a2a_dout", NONE);
-        compute(G, name, &G->c.core_b, f);
-        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, true, f), G->g_cp, "cp_a2a_dqkv", NONE);
-    } else {
-        cp_ring_bwd(G, name, f);
     }
 }
 
@@ -519,7 +506,7 @@ static void attn_fwd(gen *G, const char *name, double f, double A)
     } else {
         compute(G, name, &G->c.pre_f, f);
     }
-    attn_core_fwd(G, name, f);
+    attn_core(G, name, f, false);
     if (tpo) {
         tp_pipeline_rs(G, name, &G->c.proj_4.f, f, A);
         compute(G, name, &G->c.attn_drop.f, f);
@@ -546,7 +533,7 @@ static void attn_bwd_body(gen *G, const char *name, const cost *body, double f)
     cost_sub(&tmp, body, &G->c.post_b);
     cost_sub(&rest, &tmp, &G->c.core_b);
     compute(G, name, &G->c.post_b, f);
-    attn_core_bwd(G, name, f);
+    attn_core(G, name, f, true);
     compute(G, name, &rest, f);
 }
 
@@ -560,7 +547,7 @@ static void attn_bwd_tpo(gen *G, double f, double A)
     compute(G, n, &G->c.attn_drop.b, f);
     tp_ring_ag(G, n, &G->c.proj_t.dg, f, A);
     compute(G, n, &G->c.proj.wg, f);
-    attn_core_bwd(G, n, f);
+    attn_core(G, n, f, true);
     column_async(G, n, &G->c.qkv.dg, &G->c.qkv.wg, f, A);
     compute(G, n, &G->c.attn_norm.b, f);
 }
