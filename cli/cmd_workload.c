@@ -65,8 +65,9 @@ static int run(wl_opts *o, const char *out)
             g_snprintf(etp, sizeof etp, ", etp %d", w.etp);
         if (w.cp > 1) /* how the CP ranks exchange K, V */
             g_snprintf(cpx, sizeof cpx, " (%s)", workload_cp_comm_name(w.cp_comm));
-        printf("workload %s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d%s, ep %d%s%s, %s\n", w.m.name,
+        printf("workload %s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d%s, ep %d%s%s%s, %s\n", w.m.name,
                o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, cpx, w.ep, etp, w.sp ? ", sp" : "",
+               w.tp_comm_overlap ? " (TP comm overlap)" : "",
                w.zero == 3 ? (w.fsdp ? "FSDP" : w.zero3_param_sync ? "ZeRO-3 per parameter (DeepSpeed 2021)" : "ZeRO-3")
                : w.zero ? (w.zero == 1 ? "ZeRO-1" : "ZeRO-2")
                         : "DDP");

@@ -570,6 +570,7 @@ if printf '%s\n' "$tpa" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && 
 # --tp-comm-overlap (Megatron-LM's; Transformer Engine's userbuffers): needs --sp (exit 2 without, as Megatron-LM
 # asserts); the header says so; as a sweep key on/off, and with TP 8 at seq 2048 the step is shorter with it
 check workload-tp-comm-overlap-needs-sp 2 'tp-comm-overlap needs --sp' -- workload --model llama2-7b --gpus 8 --tp 8 --seq 256 --tp-comm-overlap -o /dev/null
+check workload-tp-comm-overlap-header 0 '8 GPUs = tp 8 x pp 1 x dp 1 x cp 1, ep 1, sp \(TP comm overlap\), DDP' -- workload --model llama2-7b --gpus 8 --tp 8 --seq 256 --sp --tp-comm-overlap -o /dev/null
 check scale-tp-comm-overlap-header 0 '^# scale: llama2-7b, .*, TP communication overlapped with GEMMs \(userbuffers\)$' -- scale --model llama2-7b --systems dgx-h100:8 --tp 8 --seq 256 --sp --tp-comm-overlap
 tco=$("$C" sweep tests/data/sweep/scale-tp-comm-overlap.json -j 2 2>/dev/null)
 if printf '%s\n' "$tco" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
