@@ -858,6 +858,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
                 printf(", TP input gradients reduced beside the weight gradients");
             if (R[0].w.tp_comm_overlap)
                 printf(", TP communication overlapped with GEMMs (userbuffers)");
+            if (R[0].w.moe_shared_overlap)
+                printf(", shared expert beside the all-to-alls");
             if (R[0].w.overlap_param_gather)
                 printf(", parameter gathers overlapped with the forward");
             if (R[0].w.vpp > 1)

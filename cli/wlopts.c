@@ -115,6 +115,9 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "TP with --sp: gathers as rings beside the GEMMs' steps, reduce-scatters pipelined with their splits "
          "(Megatron-LM's flag, Transformer Engine's userbuffers)",
          NULL},
+        {"moe-shared-expert-overlap", 0, 0, G_OPTION_ARG_NONE, &o->moe_shared_overlap,
+         "MoE: the shared expert beside the dispatch and combine all-to-alls, on its own stream (Megatron-LM's flag)",
+         NULL},
         {"overlap-param-gather", 0, 0, G_OPTION_ARG_NONE, &o->overlap_param_gather,
          "ZeRO-1/2: gather the updated weights during the next forward, not after the optimizer (Megatron-LM's flag)",
          NULL},
@@ -274,6 +277,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->overlap_param_gather = o->overlap_param_gather;
     w->tp_async_bwd = o->tp_async_bwd;
     w->tp_comm_overlap = o->tp_comm_overlap;
+    w->moe_shared_overlap = o->moe_shared_overlap;
     w->grad_bytes = o->grad_fp32 ? 4 : 2;
     w->layer_fuse = o->layer_fuse;
     workload_spec_defaults(w);

@@ -1086,6 +1086,73 @@ static void test_workload_tp_comm_overlap(void)
     g_clear_error(&err);
 }
 
+/* --moe-shared-expert-overlap (Megatron-LM's): DeepSeek-V3's shape cut to 4 layers (the first
+ * dense), TP 2, EP 4, SP, on 8 GPUs: the shared expert in two halves on a stream of its own, the
+ * first (MLP-in, activation) after the router beside the dispatch, the experts waiting for it,
+ * the second (MLP-out) after the experts beside the combine, its output reduce-scattered once the
+ * combine is done; backward mirrored. The same FLOPs and TP bytes; the replayed step shorter; a
+ * model without a shared expert: exit 2. */
+static void test_workload_moe_shared_overlap(void)
+{
+    gpu_model g = gpu("H100");
+    GError *err = NULL;
+    coll_system sys;
+    topo *tp = dgx_h100(&sys);
+    trace *t[2];
+    int64_t end[2];
+    for (int o = 0; o < 2; o++) {
+        workload_spec w = spec("deepseek-v3-like", 2, 1, 4, 4, 1024);
+        w.m.layers = 4;
+        w.m.dense_layers = 1;
+        w.ep = 4;
+        w.sp = true;
+        w.moe_shared_overlap = o;
+        CU_ASSERT_TRUE_FATAL(workload_spec_check(&w, &err));
+        t[o] = workload_generate(&w, &g, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t[o]);
+        replay_opts ro = {.sys = &sys, .compute_scale = 1};
+        replay_result res;
+        CU_ASSERT_TRUE_FATAL(replay_run(t[o], &ro, &res, &err));
+        end[o] = res.end_ps;
+        replay_result_clear(&res);
+    }
+    int r = 5, moe_layers = 3;
+    ASSERT_REL(rank_flops(t[1], r), rank_flops(t[0], r), 1e-9);
+    const char *tpc[] = {"tp_ag_shared", "tp_rs_shared", "tp_ag_shared_bwd", "tp_rs_shared_bwd"};
+    for (int k = 0; k < 4; k++) {
+        double b0, b1;
+        CU_ASSERT_EQUAL(count(t[1], r, TOP_COLL, -1, tpc[k], &b1), count(t[0], r, TOP_COLL, -1, tpc[k], &b0));
+        ASSERT_REL(b1, b0, 1e-12);
+    }
+    CU_ASSERT_EQUAL(count(t[0], r, TOP_COMPUTE, -1, "moe_shared_fwd", NULL), moe_layers);
+    CU_ASSERT_EQUAL(count(t[1], r, TOP_COMPUTE, -1, "moe_shared_fwd", NULL), 2 * moe_layers);
+    CU_ASSERT_EQUAL(count(t[1], r, TOP_COMPUTE, -1, "moe_shared_bwd", NULL), 2 * moe_layers);
+    /* on a stream of their own; each expert op waits for a shared half */
+    const GArray *ops = t[1]->ranks[r].ops;
+    int side = 0, waits = 0;
+    for (guint i = 0; i < ops->len; i++) {
+        const trace_op *op = &g_array_index(ops, trace_op, i);
+        if (op->kind == TOP_COMPUTE && g_str_has_prefix(op->name, "moe_shared"))
+            side += op->stream != 0;
+        if (op->kind == TOP_COMPUTE && g_str_has_prefix(op->name, "moe_experts"))
+            for (guint d = 0; op->deps && d < op->deps->len; d++) {
+                const trace_op *q = &g_array_index(ops, trace_op, g_array_index(op->deps, uint32_t, d));
+                waits += q->kind == TOP_COMPUTE && g_str_has_prefix(q->name, "moe_shared");
+            }
+    }
+    CU_ASSERT_EQUAL(side, 4 * moe_layers);
+    CU_ASSERT_EQUAL(waits, 2 * moe_layers);
+    CU_ASSERT_TRUE(end[1] < end[0]);
+    for (int o = 0; o < 2; o++)
+        trace_free(t[o]);
+    topo_free(tp);
+    workload_spec w = spec("mixtral-8x7b", 1, 1, 8, 8, 256);
+    w.moe_shared_overlap = true;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "needs an MoE model with a shared expert") : NULL);
+    g_clear_error(&err);
+}
+
 /* ---- interleaved 1F1B (Megatron-LM virtual pipeline stages) ---- */
 
 int main(void)
@@ -1099,6 +1166,7 @@ int main(void)
         {"/workload/tp-async-bwd", test_workload_tp_async_bwd},
         {"/workload/cp-comm", test_workload_cp_comm},
         {"/workload/tp-comm-overlap", test_workload_tp_comm_overlap},
+        {"/workload/moe-shared-expert-overlap", test_workload_moe_shared_overlap},
         {"/workload/pp-1f1b-sends", test_workload_pp_1f1b_sends},
         {"/workload/zero3-gathers-twice", test_workload_zero3_gathers_twice},
         {"/workload/zero3-refetch-after-recompute", test_workload_zero3_refetch_after_recompute},

@@ -262,6 +262,9 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return LAYOUT("--cp-comm a2a gives each CP rank heads/(tp*cp) heads: heads (%d) and kv-heads (%d) must be "
                       "divisible by tp*cp (%d*%d); p2p or allgather have no such rule", m->heads, m->kv_heads, w->tp,
                       w->cp);
+    if (w->moe_shared_overlap && !m->shared_ffn)
+        return VALUE("--moe-shared-expert-overlap needs an MoE model with a shared expert (--shared-ffn; "
+                     "deepseek-v3-like has one)");
     if (w->tp_comm_overlap && !w->sp)
         return LAYOUT("--tp-comm-overlap needs --sp: its gathers and reduce-scatters are sequence parallelism's "
                       "(Megatron-LM asserts it)");

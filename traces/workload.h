@@ -64,6 +64,8 @@ typedef struct {
                                    * needs sp): TP gathers as rings beside the GEMMs' steps, the
                                    * reduce-scatters pipelined with the GEMMs' splits, the column-
                                    * parallel backward as tp_async_bwd's */
+    bool moe_shared_overlap;      /* Megatron-LM's --moe-shared-expert-overlap: the shared expert's
+                                   * halves on their own stream beside the dispatch and combine */
     bool overlap_param_gather;    /* ZeRO-1/2: the updated weights' gathers overlap the next step's
                                    * first forward (Megatron-LM's --overlap-param-gather) instead of
                                    * following the optimizer step */

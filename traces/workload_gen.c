@@ -17,7 +17,7 @@
 
 /* streams: one per independent queue, so no channel blocks another */
 enum { S_MAIN, S_RECV_PREV, S_RECV_NEXT, S_SEND_NEXT, S_SEND_PREV, S_DP, S_GATHER, S_TP_ASYNC, S_CP_SEND, S_CP_RECV,
-       S_TP_SEND, S_TP_RECV };
+       S_TP_SEND, S_TP_RECV, S_SHARED };
 
 /* Tag of the context-parallel ring's transfers (K, V chunks, their
  * gradients): the k-th send of (src, dst, tag) matches the k-th receive,
@@ -61,6 +61,9 @@ typedef struct {
     gemm3 qkv, proj, fc1, fc2;
     /* --tp-comm-overlap: the GEMMs over 1/tp of the tokens (a ring step) and 1/4 (a pipeline split) */
     gemm3 qkv_t, proj_t, fc1_t, fc2_t, proj_4, fc2_4;
+    /* the shared expert's pieces (moe_sh_f/moe_sh_b their sums), for --moe-shared-expert-overlap */
+    gemm3 sh_in, sh_out;
+    fb sh_act;
     /* context parallelism other than allgather: attn_f, attn_b in three parts, the attention (flash)
      * kernel between the layer norm + QKV (pre) and the output projection + dropout (post); under p2p
      * the attention runs as cp kernels of one K, V chunk each (step_f, step_b) */
@@ -241,7 +244,7 @@ static void costs_init(gen *G)
          * the attention's parallelism): all T tokens, FFN / t (until 2026-12-02 the rank's T/t tokens
          * through the whole FFN: the same FLOPs, without its TP communication) */
         if (m->shared_ffn)
-            mlp_costs(&c->moe_sh_f, &c->moe_sh_b, G, 1, T, m->shared_ffn, t, NULL, NULL, NULL);
+            mlp_costs(&c->moe_sh_f, &c->moe_sh_b, G, 1, T, m->shared_ffn, t, &c->sh_in, &c->sh_act, &c->sh_out);
         /* the rank's experts/ep experts, each over its share of the Tm x topk tokens routed to
          * the rank (balanced routing): a weight gradient reduces over one expert's tokens, and
          * every local expert's weights are read (until 2026-12-02 one GEMM over all the tokens
@@ -275,12 +278,18 @@ static uint32_t add(gen *G, trace_op *o, uint32_t dep)
     return i;
 }
 
-static void compute(gen *G, const char *name, const cost *c, double mult)
+/* A compute op of c x mult on `stream` (after dep when not NONE). */
+static uint32_t compute_on(gen *G, int stream, const char *name, const cost *c, double mult, uint32_t dep)
 {
-    trace_op o = {.kind = TOP_COMPUTE, .stream = S_MAIN, .name = name,
+    trace_op o = {.kind = TOP_COMPUTE, .stream = stream, .name = name,
                   .dur_ps = sim_time_from_ps((double)c->ps * mult), .flops = c->flops * mult,
                   .mem_bytes = c->bytes * mult, .seq = -1};
-    add(G, &o, NONE);
+    return add(G, &o, dep);
+}
+
+static void compute(gen *G, const char *name, const cost *c, double mult)
+{
+    compute_on(G, S_MAIN, name, c, mult, NONE);
 }
 
 /* A collective of `bytes` (nccl-tests size) over group g; nothing if g < 0. */
@@ -598,18 +607,36 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
         return;
     }
     double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f;
+    bool sho = w->moe_shared_overlap && w->m.shared_ffn;
+    char sn[64];
+    g_snprintf(sn, sizeof sn, "%smoe_shared_fwd", tag);
     g_snprintf(n, sizeof n, "%smoe_router_fwd", tag);
     compute(G, n, &G->c.moe_pre_f, f);
+    uint32_t fc1 = NONE;
+    if (sho) { /* the shared expert's input gathered and its first half run beside the dispatch */
+        cost c1 = G->c.sh_in.f;
+        cost_add(&c1, &G->c.sh_act.f);
+        uint32_t ag = sp ? coll(G, S_SHARED, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_shared", G->last) : NONE;
+        fc1 = compute_on(G, S_SHARED, sn, &c1, f, ag == NONE ? G->last : NONE);
+    }
     coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_dispatch", NONE);
     /* expert tensor parallelism (Megatron's MoEAlltoAllTokenDispatcher with tp_size > 1): the etp
      * ranks all-gather the tokens dispatched to them, and reduce-scatter the experts' partial sums */
     coll(G, S_MAIN, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag", NONE);
     g_snprintf(n, sizeof n, "%smoe_experts_fwd", tag);
+    wait_on(G, fc1);
     compute(G, n, &G->c.moe_exp_f, f);
+    uint32_t fc2 = sho ? compute_on(G, S_SHARED, sn, &G->c.sh_out.f, f, G->last) : NONE; /* beside the combine */
     coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs", NONE);
     coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_combine", NONE);
     if (!sp)
         coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_tokens", NONE);
+    if (sho) { /* its output reduced once both halves meet */
+        wait_on(G, fc2);
+        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs_shared" : "tp_ar_shared",
+             NONE);
+        return;
+    }
     /* Megatron-LM's MoELayer without --moe-shared-expert-overlap: the shared expert after the routed
      * ones, column- then row-parallel over TP like the dense MLP */
     if (w->m.shared_ffn) {
@@ -671,7 +698,15 @@ static void block_bwd(gen *G, int k, bool moe)
         column_bwd(G, "mlp_bwd", &G->c.mlp_b, &G->c.fc1.dg, &G->c.fc1.wg, f, A, false);
     } else {
         double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f;
-        if (w->m.shared_ffn) { /* the shared expert ran last: its backward first */
+        bool sho = w->moe_shared_overlap && w->m.shared_ffn;
+        uint32_t p1 = NONE;
+        if (sho) { /* --moe-shared-expert-overlap: its second half's backward beside the combine's */
+            cost c1 = G->c.sh_out.dg;
+            cost_add(&c1, &G->c.sh_out.wg);
+            cost_add(&c1, &G->c.sh_act.b);
+            uint32_t ag = sp ? coll(G, S_SHARED, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_shared_bwd", G->last) : NONE;
+            p1 = compute_on(G, S_SHARED, "moe_shared_bwd", &c1, f, ag == NONE ? G->last : NONE);
+        } else if (w->m.shared_ffn) { /* the shared expert ran last: its backward first */
             if (sp)
                 coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_shared_bwd", NONE);
             compute(G, "moe_shared_bwd", &G->c.moe_sh_b, f);
@@ -682,9 +717,21 @@ static void block_bwd(gen *G, int k, bool moe)
             coll(G, S_MAIN, COLL_REDUCE_SCATTER, A, G->g_tp, "tp_rs_tokens", NONE);
         coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_combine_bwd", NONE);
         coll(G, S_MAIN, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag_bwd", NONE);
+        wait_on(G, p1);
         compute(G, "moe_experts_bwd", &G->c.moe_exp_b, f);
+        uint32_t p2 = NONE; /* its first half's backward beside the dispatch's */
+        if (sho) {
+            cost c2 = G->c.sh_in.dg;
+            cost_add(&c2, &G->c.sh_in.wg);
+            p2 = compute_on(G, S_SHARED, "moe_shared_bwd", &c2, f, G->last);
+        }
         coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs_bwd", NONE);
         coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_dispatch_bwd", NONE);
+        if (sho) {
+            wait_on(G, p2);
+            coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp,
+                 sp ? "tp_rs_shared_bwd" : "tp_ar_shared_bwd", NONE);
+        }
         compute(G, "moe_router_bwd", &G->c.moe_pre_b, f);
     }
     if (tpo) {

@@ -575,6 +575,13 @@ check scale-tp-comm-overlap-header 0 '^# scale: llama2-7b, .*, TP communication 
 tco=$("$C" sweep tests/data/sweep/scale-tp-comm-overlap.json -j 2 2>/dev/null)
 if printf '%s\n' "$tco" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-tp-comm-overlap: $tco" >&2; fi
+# --moe-shared-expert-overlap (Megatron-LM's): needs a shared expert (exit 2 for Mixtral); the header says so; as a
+# sweep key on/off, the step is shorter with it
+check moe-shared-overlap-needs-shared 2 'needs an MoE model with a shared expert' -- workload --model mixtral-8x7b --gpus 8 --ep 8 --seq 256 --moe-shared-expert-overlap -o /dev/null
+check scale-moe-shared-overlap-header 0 'DDP, shared expert beside the all-to-alls, context parallel 1, expert parallel 8$' -- scale --model custom --layers 2 --hidden 1024 --heads 8 --experts 8 --topk 2 --shared-ffn 1024 --systems dgx-h100:8 --ep 8 --seq 256 --moe-shared-expert-overlap
+mso=$("$C" sweep tests/data/sweep/scale-moe-shared-overlap.json -j 2 2>/dev/null)
+if printf '%s\n' "$mso" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-moe-shared-overlap: $mso" >&2; fi
 # a generated step with the CP ring and the TP rings (copies) written and replayed: the tags and "copy" keys read back
 wl_rt=$(mktemp)
 "$C" workload --model llama3-8b --gpus 8 --tp 2 --cp 4 --seq 8192 --sp --tp-comm-overlap -o "$wl_rt" > /dev/null 2>&1
