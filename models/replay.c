@@ -522,8 +522,9 @@ static void launch_coll(rp *p, rendezvous *rv)
     rc.algo = req.algo;
     rc.proto = req.proto;
     rc.nchannels = req.nchannels;
-    if (p->ch_active) { /* its thread blocks occupy SMs on every member until it ends */
-        c->nch = req.nchannels > 0 ? req.nchannels : 1;
+    if (p->ch_active) { /* its thread blocks occupy SMs on every member until it ends (as many as
+                         * the trace says where another library runs it: trace_op.sms) */
+        c->nch = o->sms > 0 ? o->sms : req.nchannels > 0 ? req.nchannels : 1;
         for (int k = 0; k < rv->arrived; k++)
             p->ch_active[rv->who[k]] += c->nch;
     }

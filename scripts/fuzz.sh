@@ -19,7 +19,7 @@ command -v "$CLANG" >/dev/null || { echo "fuzz: $CLANG not found (apt-get instal
 
 # The library, compiled by the main Makefile's own rules into build/fuzz.
 SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-make --no-print-directory BUILD=$B CC="$CLANG" SANFLAGS="$SAN" CFLAGS="-O1 -g" $B/libconveyor.a || exit 1
+make --no-print-directory BUILD=$B CC="$CLANG" SANFLAGS="$SAN" CFLAGS="-O1 -g" LTO=0 $B/libconveyor.a || exit 1
 PKG_CFLAGS=$(pkg-config --cflags glib-2.0 gio-2.0 libcjson)
 PKG_LIBS=$(pkg-config --libs glib-2.0 gio-2.0 libcjson)
 mkdir -p $B/bin $B/logs $B/crashes

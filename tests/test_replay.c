@@ -292,6 +292,17 @@ static void test_replay_compute_beside_collective_slows(void)
     CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
     CU_ASSERT_EQUAL(g.res.ranks[0].slowed_ps, 0);
     rig_close(&g);
+    /* a collective another library runs ("sms": 16, userbuffers' num_sm) holds that many, whatever
+     * NCCL's tuner would give it */
+    rig_open(&g, 2,
+             spmd_trace(2, "\"id\":\"ar\",\"kind\":\"all_reduce\",\"bytes\":\"256M\",\"stream\":0,\"sms\":16",
+                        "\"kind\":\"compute\",\"dur_us\":1,\"stream\":1",
+                        "\"kind\":\"compute\",\"dur_us\":1000,\"stream\":1", NULL));
+    g.o.gpu_sms = S;
+    g.o.sm_penalty = pen;
+    CU_ASSERT_TRUE_FATAL(replay_run(g.t, &g.o, &g.res, &g.err));
+    ASSERT_REL((double)g.res.ranks[0].slowed_ps, 1001 * SIM_US * ((double)S / (S - 16) * (1 + pen) - 1), 1e-8);
+    rig_close(&g);
 }
 
 static void test_replay_overlap_on_two_streams(void)
@@ -806,6 +817,10 @@ static void test_replay_copy_transfers(void)
                  "only a send or a recv is a copy");
     expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"send\",\"peer\":1,\"bytes\":8,\"copy\":1}]}", TRACE_ERROR_SCHEMA,
                  "\"copy\": expected true or false");
+    expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"compute\",\"dur_us\":1,\"sms\":4}]}", TRACE_ERROR_SCHEMA,
+                 "only a collective holds SMs");
+    expect_error("{\"ops\": [{\"rank\":0,\"kind\":\"all_reduce\",\"bytes\":8,\"sms\":2000}]}", TRACE_ERROR_VALUE,
+                 "\"sms\"");
     /* across servers: refused when it runs */
     GError *err = NULL;
     topo *tp = topo_load("dgx-h100", &(topo_opts){.nodes = 2, .gpus = 1}, &err);

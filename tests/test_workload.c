@@ -1071,6 +1071,8 @@ static void test_workload_tp_comm_overlap(void)
             CU_ASSERT_EQUAL(op->peer, 2);
         if (op->kind == TOP_COLL && op->coll == COLL_REDUCE_SCATTER)
             CU_ASSERT(op->stream != 0); /* beside the GEMMs, never blocking */
+        if (op->kind == TOP_COLL && (!strcmp(op->name, "tp_rs") || !strcmp(op->name, "tp_ag_input_bwd")))
+            CU_ASSERT_EQUAL(op->sms, 16); /* userbuffers' kernels: num_sm SMs, not NCCL's channels */
     }
     CU_ASSERT_EQUAL(sends, 4 * 7 * L);
     CU_ASSERT_EQUAL(copies, sends);

@@ -2,7 +2,7 @@
  *
  * JSON: {"ranks": N, "groups": [{"name", "ranks": [...]}], "ops": [{"rank",
  * "id", "kind", "stream", "dur_us", "bytes", "group", "peer", "tag", "root",
- * "deps": [ids], "name", "flops", "mem_bytes", "fused", "copy"}]}; a file may instead
+ * "deps": [ids], "name", "flops", "mem_bytes", "fused", "copy", "sms"}]}; a file may instead
  * hold one rank ({"rank": r, "ops": [...]}, ops without "rank"). CSV: one op
  * per row with the header rank,id,kind,stream,dur_us,bytes,group,peer,tag,deps
  * and optionally fused (group: "world" or space-separated ranks; deps: ids
@@ -173,7 +173,7 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *fil
                         GError **err)
 {
     static const char *const keys[] = {"rank", "id", "kind", "stream", "dur_us", "bytes", "group", "peer",
-                                       "tag", "root", "deps", "name", "flops", "mem_bytes", "fused", "copy", NULL};
+                                       "tag", "root", "deps", "name", "flops", "mem_bytes", "fused", "copy", "sms", NULL};
     if (!cJSON_IsObject(o))
         return bad_at(err, TRACE_ERROR_SCHEMA, w, "expected an object");
     for (const cJSON *c = o->child; c; c = c->next) {
@@ -196,12 +196,16 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *fil
     if (!cJSON_IsString(kind) || !kind_of(kind->valuestring, &p->op))
         return bad_at(err, TRACE_ERROR_VALUE, w, "\"kind\": expected compute, send, recv or a collective "
                    "(all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall)");
-    int stream, peer, tag, root;
+    int stream, peer, tag, root, sms;
     if (!get_int(o, "rank", 0, MAX_RANKS - 1, file_rank, &p->rank, w, err) ||
         !get_int(o, "stream", 0, 1 << 20, p->op.kind == TOP_COMPUTE ? 0 : 1, &stream, w, err) ||
         !get_int(o, "peer", 0, MAX_RANKS - 1, -1, &peer, w, err) ||
-        !get_int(o, "tag", 0, INT32_MAX, 0, &tag, w, err) || !get_int(o, "root", 0, MAX_RANKS - 1, 0, &root, w, err))
+        !get_int(o, "tag", 0, INT32_MAX, 0, &tag, w, err) || !get_int(o, "root", 0, MAX_RANKS - 1, 0, &root, w, err) ||
+        !get_int(o, "sms", 0, 1024, 0, &sms, w, err))
         return FALSE;
+    if (sms && p->op.kind != TOP_COLL)
+        return bad_at(err, TRACE_ERROR_SCHEMA, w, "\"sms\": only a collective holds SMs of its own");
+    p->op.sms = (unsigned)sms;
     if (p->rank < 0)
         return bad_at(err, TRACE_ERROR_SCHEMA, w, "\"rank\" is required (the file has no top-level \"rank\")");
     p->op.stream = stream;
@@ -709,6 +713,8 @@ gboolean trace_native_write_json(const trace *t, const char *path, GError **err)
                 cJSON_AddNumberToObject(o, "root", op->root);
             if (op->fused)
                 cJSON_AddBoolToObject(o, "fused", 1);
+            if (op->sms)
+                cJSON_AddNumberToObject(o, "sms", op->sms);
             if (op->kind == TOP_SEND || op->kind == TOP_RECV) {
                 cJSON_AddNumberToObject(o, "peer", op->peer);
                 cJSON_AddNumberToObject(o, "tag", (double)op->tag);

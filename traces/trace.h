@@ -34,6 +34,11 @@ typedef struct {
     unsigned copy : 1;   /* TOP_SEND/RECV: a copy between peers' memory (copy engine or a
                           * library's own kernel, as Transformer Engine's userbuffers), not
                           * NCCL's: no NCCL launch, no protocol, the route at its rate */
+    unsigned sms : 11;   /* TOP_COLL: SMs its kernel holds on each member while it runs, where
+                          * another library than NCCL runs it (Transformer Engine's userbuffers:
+                          * num_sm), 1..1024; 0: NCCL's channels (the tuner's). Only the
+                          * slowdown of compute beside it reads it (a bit-field: the op stays
+                          * 104 bytes) */
     int stream;          /* stream id within the rank (0 = the default/compute stream) */
     const char *name;    /* kernel / op name: interned (g_intern_string), shared, never freed */
     int64_t dur_ps;      /* measured duration, ps; -1 if unknown */

@@ -35,6 +35,10 @@ enum { S_MAIN, S_RECV_PREV, S_RECV_NEXT, S_SEND_NEXT, S_SEND_PREV, S_DP, S_GATHE
 /* --tp-comm-overlap: Transformer Engine's "pipeline" GEMM + reduce-scatter
  * splits (initialize_ub's add_ub, num_splits = 4) */
 #define TP_SPLITS 4
+/* ... and the SMs its "pipeline" and "bulk" communication kernels take
+ * (initialize_ub's default num_sm = 16; the GEMM beside them runs on the
+ * rest, set_sm_margin) */
+#define UB_SMS 16
 
 typedef struct {
     int64_t ps;
@@ -314,6 +318,16 @@ static uint32_t p2p_named(gen *G, int stream, bool send, int peer, double bytes,
     return add(G, &o, dep);
 }
 
+/* A collective run by Transformer Engine's userbuffers rather than NCCL:
+ * the same bytes (timed as NCCL's), holding UB_SMS SMs (trace_op.sms). */
+static uint32_t coll_ub(gen *G, int stream, coll_kind k, double bytes, int g, const char *name, uint32_t dep)
+{
+    uint32_t i = coll(G, stream, k, bytes, g, name, dep);
+    if (i != NONE)
+        g_array_index(G->t->ranks[G->r].ops, trace_op, i).sms = UB_SMS;
+    return i;
+}
+
 static uint32_t p2p(gen *G, int stream, bool send, int peer, double bytes, int64_t tag, uint32_t dep)
 {
     return p2p_named(G, stream, send, peer, bytes, tag, dep, send ? "pp_send" : "pp_recv", false);
@@ -444,7 +458,7 @@ static void tp_pipeline_rs(gen *G, const char *name, const cost *split, double f
     uint32_t rs[TP_SPLITS];
     for (int i = 0; i < TP_SPLITS; i++) {
         compute(G, name, split, f);
-        rs[i] = coll(G, S_TP_ASYNC, COLL_REDUCE_SCATTER, A / TP_SPLITS, G->g_tp, "tp_rs", G->last);
+        rs[i] = coll_ub(G, S_TP_ASYNC, COLL_REDUCE_SCATTER, A / TP_SPLITS, G->g_tp, "tp_rs", G->last);
     }
     for (int i = 0; i < TP_SPLITS; i++)
         wait_on(G, rs[i]);
@@ -454,15 +468,16 @@ static void tp_pipeline_rs(gen *G, const char *name, const cost *split, double f
  * their own stream: with SP the input all-gathered again beside the
  * input-gradient GEMM dg (the weight gradient needs it), and the input
  * gradient's reduce-scatter (all-reduce without SP) beside the weight-
- * gradient GEMM wg; the next op waits for both. --tp-async-bwd runs it so,
- * and --tp-comm-overlap (TE's "bulk" overlaps). */
-static void column_async(gen *G, const char *name, const cost *dg, const cost *wg, double f, double A)
+ * gradient GEMM wg; the next op waits for both. --tp-async-bwd runs it so
+ * (NCCL's collectives), and --tp-comm-overlap (TE's "bulk" overlaps, ub). */
+static void column_async(gen *G, const char *name, const cost *dg, const cost *wg, double f, double A, bool ub)
 {
     bool sp = G->w->sp;
-    uint32_t ag = sp ? coll(G, S_TP_ASYNC, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_input_bwd", G->last) : NONE;
+    uint32_t (*cl)(gen *, int, coll_kind, double, int, const char *, uint32_t) = ub ? coll_ub : coll;
+    uint32_t ag = sp ? cl(G, S_TP_ASYNC, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_input_bwd", G->last) : NONE;
     compute(G, name, dg, f);
-    uint32_t red = coll(G, S_TP_ASYNC, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar",
-                        G->last);
+    uint32_t red = cl(G, S_TP_ASYNC, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar",
+                      G->last);
     wait_on(G, ag);
     compute(G, name, wg, f);
     wait_on(G, red);
@@ -557,7 +572,7 @@ static void attn_bwd_tpo(gen *G, double f, double A)
     tp_ring_ag(G, n, &G->c.proj_t.dg, f, A);
     compute(G, n, &G->c.proj.wg, f);
     attn_core(G, n, f, true);
-    column_async(G, n, &G->c.qkv.dg, &G->c.qkv.wg, f, A);
+    column_async(G, n, &G->c.qkv.dg, &G->c.qkv.wg, f, A, true);
     compute(G, n, &G->c.attn_norm.b, f);
 }
 
@@ -578,7 +593,7 @@ static void mlp_bwd_tpo(gen *G, double f, double A)
     tp_ring_ag(G, n, &G->c.fc2_t.dg, f, A);
     compute(G, n, &G->c.fc2.wg, f);
     compute(G, n, &G->c.mlp_act.b, f);
-    column_async(G, n, &G->c.fc1.dg, &G->c.fc1.wg, f, A);
+    column_async(G, n, &G->c.fc1.dg, &G->c.fc1.wg, f, A, true);
     compute(G, n, &G->c.mlp_norm.b, f);
 }
 
@@ -682,7 +697,7 @@ static void column_bwd(gen *G, const char *name, const cost *all, const cost *dg
         attn_bwd_body(G, name, &rest, f);
     else
         compute(G, name, &rest, f);
-    column_async(G, name, dg, wg, f, A);
+    column_async(G, name, dg, wg, f, A, false);
 }
 
 static void block_bwd(gen *G, int k, bool moe)
