@@ -778,9 +778,10 @@ static void post_p2p(rp *p, int r, uint32_t i)
         c->proto = launch->proto;
     } else if (op_on_net(p, r, o)) {
         fail(p, g_error_new(TRACE_ERROR, TRACE_ERROR_VALUE,
-                            "%s: rank %d op %u copies %s rank %d, in another server (NVLink domain): a copy needs "
-                            "the peer's memory mapped over NVLink (send it through NCCL instead)",
-                            p->t->source, r, i, is_send ? "to" : "from", o->peer));
+                            "%s: rank %d op %u (%s) copies %s rank %d, in another server (NVLink domain): a copy "
+                            "needs the peer's memory mapped over NVLink (--tp-comm-overlap: keep each TP group in "
+                            "one NVLink domain; in a trace, send it through NCCL instead)",
+                            p->t->source, r, i, o->name ? o->name : "?", is_send ? "to" : "from", o->peer));
         return;
     }
     GError *e = NULL;

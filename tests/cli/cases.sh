@@ -582,6 +582,8 @@ check scale-moe-shared-overlap-header 0 'DDP, shared expert beside the all-to-al
 mso=$("$C" sweep tests/data/sweep/scale-moe-shared-overlap.json -j 2 2>/dev/null)
 if printf '%s\n' "$mso" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-moe-shared-overlap: $mso" >&2; fi
+# --tp-comm-overlap with a TP group across servers: its copies cannot cross, exit 2 saying so
+check scale-tp-comm-overlap-across-servers 2 'tp_ring_send\) copies to rank 8, in another server .*keep each TP group in one NVLink domain' -- scale --model llama2-7b --systems dgx-h100:16 --tp 16 --sp --seq 256 --tp-comm-overlap
 # a generated step with the CP ring and the TP rings (copies) written and replayed: the tags and "copy" keys read back
 wl_rt=$(mktemp)
 "$C" workload --model llama3-8b --gpus 8 --tp 2 --cp 4 --seq 8192 --sp --tp-comm-overlap -o "$wl_rt" > /dev/null 2>&1
