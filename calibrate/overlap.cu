@@ -95,6 +95,25 @@ static void run_device(const cal_opts *o, int dev)
     int smem = std::min(smem_blk, smem_sm / 2 + 1024);
     CK(cudaFuncSetAttribute(copy_passes, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     int reps = o->quick ? 2 : 5;
+    /* `passes` of the copy on C blocks and `ngemm` GEMMs launched together:
+     * the GEMMs' and the copy's times, us */
+    auto beside = [&](int C, int passes, int ngemm, double *tg, double *tc) {
+        CK(cudaEventRecord(c0, sc));
+        copy_passes<<<C, 512, smem, sc>>>((const int4 *)src, (int4 *)dst, n16, passes);
+        CK_LAUNCH();
+        CK(cudaEventRecord(c1, sc));
+        CK(cudaEventRecord(g0, sg));
+        for (int i = 0; i < ngemm; i++)
+            gemm();
+        CK(cudaEventRecord(g1, sg));
+        CK(cudaEventSynchronize(g1));
+        CK(cudaEventSynchronize(c1));
+        float mg, mc;
+        CK(cudaEventElapsedTime(&mg, g0, g1));
+        CK(cudaEventElapsedTime(&mc, c0, c1));
+        *tg = mg * 1e3;
+        *tc = mc * 1e3;
+    };
     /* GEMM alone */
     for (int i = 0; i < 3; i++)
         gemm();
@@ -134,21 +153,10 @@ static void run_device(const cal_opts *o, int dev)
         int passes = (int)std::min(2000.0, std::max(2.0, 1.5 * GEMMS * t_gemm / t_pass + 1));
         std::vector<double> with, copy_with;
         for (int r = 0; r < reps; r++) {
-            CK(cudaEventRecord(c0, sc));
-            copy_passes<<<C, 512, smem, sc>>>((const int4 *)src, (int4 *)dst, n16, passes);
-            CK_LAUNCH();
-            CK(cudaEventRecord(c1, sc));
-            CK(cudaEventRecord(g0, sg));
-            for (int i = 0; i < GEMMS; i++)
-                gemm();
-            CK(cudaEventRecord(g1, sg));
-            CK(cudaEventSynchronize(g1));
-            CK(cudaEventSynchronize(c1));
-            float mg, mc;
-            CK(cudaEventElapsedTime(&mg, g0, g1));
-            CK(cudaEventElapsedTime(&mc, c0, c1));
-            with.push_back(mg * 1e3 / GEMMS);
-            copy_with.push_back(mc * 1e3 / passes);
+            double mg, mc;
+            beside(C, passes, GEMMS, &mg, &mc);
+            with.push_back(mg / GEMMS);
+            copy_with.push_back(mc / passes);
         }
         snprintf(mode, sizeof mode, "gemm_with_copy%d", C);
         emit(o, &d, path, mode, reps * GEMMS, with);
@@ -166,20 +174,10 @@ static void run_device(const cal_opts *o, int dev)
             int part = (int)std::max(1.0, pct / 100.0 * t_gemm / t_pass + 0.5);
             std::vector<double> g1v, c1v;
             for (int r = 0; r < reps; r++) {
-                CK(cudaEventRecord(c0, sc));
-                copy_passes<<<C, 512, smem, sc>>>((const int4 *)src, (int4 *)dst, n16, part);
-                CK_LAUNCH();
-                CK(cudaEventRecord(c1, sc));
-                CK(cudaEventRecord(g0, sg));
-                gemm();
-                CK(cudaEventRecord(g1, sg));
-                CK(cudaEventSynchronize(g1));
-                CK(cudaEventSynchronize(c1));
-                float mg, mc;
-                CK(cudaEventElapsedTime(&mg, g0, g1));
-                CK(cudaEventElapsedTime(&mc, c0, c1));
-                g1v.push_back(mg * 1e3);
-                c1v.push_back(mc * 1e3);
+                double mg, mc;
+                beside(C, part, 1, &mg, &mc);
+                g1v.push_back(mg);
+                c1v.push_back(mc);
             }
             snprintf(mode, sizeof mode, "gemm_with_copy%d_part%d", C, pct);
             emit(o, &d, path, mode, reps, g1v);

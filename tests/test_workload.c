@@ -812,6 +812,24 @@ static topo *dgx_h100(coll_system *sys)
     return tp;
 }
 
+/* w's step generated and replayed (no SM sharing charged) with the option
+ * *flag (a field of w) off, then on: t[0], t[1] and their ends. */
+static void off_on(workload_spec *w, bool *flag, const gpu_model *g, coll_system *sys, trace *t[2], int64_t end[2])
+{
+    GError *err = NULL;
+    for (int o = 0; o < 2; o++) {
+        *flag = o;
+        CU_ASSERT_TRUE_FATAL(workload_spec_check(w, &err));
+        t[o] = workload_generate(w, g, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t[o]);
+        replay_opts ro = {.sys = sys, .compute_scale = 1};
+        replay_result res;
+        CU_ASSERT_TRUE_FATAL(replay_run(t[o], &ro, &res, &err));
+        end[o] = res.end_ps;
+        replay_result_clear(&res);
+    }
+}
+
 /* Receives of rank r named `name` that a later compute op of the rank waits for. */
 static int recvs_waited(const trace *t, int r, const char *name)
 {
@@ -1035,19 +1053,9 @@ static void test_workload_tp_comm_overlap(void)
     const double A = 2048.0 * 4096 * 2, L = 32;
     trace *t[2];
     int64_t end[2];
-    for (int o = 0; o < 2; o++) {
-        workload_spec w = spec("llama2-7b", 8, 1, 1, 1, 2048);
-        w.sp = true;
-        w.tp_comm_overlap = o;
-        CU_ASSERT_TRUE_FATAL(workload_spec_check(&w, &err));
-        t[o] = workload_generate(&w, &g, &err);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(t[o]);
-        replay_opts ro = {.sys = &sys, .compute_scale = 1};
-        replay_result res;
-        CU_ASSERT_TRUE_FATAL(replay_run(t[o], &ro, &res, &err));
-        end[o] = res.end_ps;
-        replay_result_clear(&res);
-    }
+    workload_spec w0 = spec("llama2-7b", 8, 1, 1, 1, 2048);
+    w0.sp = true;
+    off_on(&w0, &w0.tp_comm_overlap, &g, &sys, t, end);
     int r = 3;
     ASSERT_REL(rank_flops(t[1], r), rank_flops(t[0], r), 1e-9);
     double b0, b1;
@@ -1102,22 +1110,12 @@ static void test_workload_moe_shared_overlap(void)
     topo *tp = dgx_h100(&sys);
     trace *t[2];
     int64_t end[2];
-    for (int o = 0; o < 2; o++) {
-        workload_spec w = spec("deepseek-v3-like", 2, 1, 4, 4, 1024);
-        w.m.layers = 4;
-        w.m.dense_layers = 1;
-        w.ep = 4;
-        w.sp = true;
-        w.moe_shared_overlap = o;
-        CU_ASSERT_TRUE_FATAL(workload_spec_check(&w, &err));
-        t[o] = workload_generate(&w, &g, &err);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(t[o]);
-        replay_opts ro = {.sys = &sys, .compute_scale = 1};
-        replay_result res;
-        CU_ASSERT_TRUE_FATAL(replay_run(t[o], &ro, &res, &err));
-        end[o] = res.end_ps;
-        replay_result_clear(&res);
-    }
+    workload_spec w0 = spec("deepseek-v3-like", 2, 1, 4, 4, 1024);
+    w0.m.layers = 4;
+    w0.m.dense_layers = 1;
+    w0.ep = 4;
+    w0.sp = true;
+    off_on(&w0, &w0.moe_shared_overlap, &g, &sys, t, end);
     int r = 5, moe_layers = 3;
     ASSERT_REL(rank_flops(t[1], r), rank_flops(t[0], r), 1e-9);
     const char *tpc[] = {"tp_ag_shared", "tp_rs_shared", "tp_ag_shared_bwd", "tp_rs_shared_bwd"};
