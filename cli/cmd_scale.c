@@ -867,11 +867,13 @@ static int run_scale(wl_opts *o, scale_cli *c)
             /* not columns of the table (tp x pp x cp x dp GPUs); searched by --auto, on its lines instead */
             bool cpv = c->autolayout && auto_cp(o, &R[0].w), epv = c->autolayout && auto_ep(o, &R[0].w);
             const char *cpx = workload_cp_comm_name(R[0].w.cp_comm); /* how CP ranks exchange K, V */
+            char cpd[32] = "";
+            if (R[0].w.cp > 1)
+                g_snprintf(cpd, sizeof cpd, " (%s)", cpx);
             if (!cpv && !epv && (R[0].w.cp > 1 || R[0].w.ep > 1))
-                printf(", context parallel %d%s%s%s, expert parallel %d", MAX(R[0].w.cp, 1), R[0].w.cp > 1 ? " (" : "",
-                       R[0].w.cp > 1 ? cpx : "", R[0].w.cp > 1 ? ")" : "", MAX(R[0].w.ep, 1));
+                printf(", context parallel %d%s, expert parallel %d", MAX(R[0].w.cp, 1), cpd, MAX(R[0].w.ep, 1));
             else if (!cpv && R[0].w.cp > 1)
-                printf(", context parallel %d (%s)", R[0].w.cp, cpx);
+                printf(", context parallel %d%s", R[0].w.cp, cpd);
             else if (!epv && R[0].w.ep > 1)
                 printf(", expert parallel %d", R[0].w.ep);
             if (cpv)

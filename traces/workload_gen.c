@@ -65,9 +65,9 @@ typedef struct {
     gemm3 qkv, proj, fc1, fc2;
     /* --tp-comm-overlap: the GEMMs over 1/tp of the tokens (a ring step) and 1/4 (a pipeline split) */
     gemm3 qkv_t, proj_t, fc1_t, fc2_t, proj_4, fc2_4;
-    /* the shared expert's pieces (moe_sh_f/moe_sh_b their sums), for --moe-shared-expert-overlap */
-    gemm3 sh_in, sh_out;
-    fb sh_act;
+    /* --moe-shared-expert-overlap: the shared expert (moe_sh_f/moe_sh_b) in halves, MLP-in and the
+     * activation (f1; backward b2 of MLP-in), MLP-out (f2; backward b1 with the activation's) */
+    cost sh_f1, sh_f2, sh_b1, sh_b2;
     /* context parallelism other than allgather: attn_f, attn_b in three parts, the attention (flash)
      * kernel between the layer norm + QKV (pre) and the output projection + dropout (post); under p2p
      * the attention runs as cp kernels of one K, V chunk each (step_f, step_b) */
@@ -129,6 +129,20 @@ static void cost_add(cost *to, const cost *c)
     to->ps = sim_time_sat_add(to->ps, c->ps);
     to->flops += c->flops;
     to->bytes += c->bytes;
+}
+
+static cost cost_sum(const cost *a, const cost *b)
+{
+    cost c = *a;
+    cost_add(&c, b);
+    return c;
+}
+
+static cost cost_sum3(const cost *a, const cost *b, const cost *c)
+{
+    cost d = cost_sum(a, b);
+    cost_add(&d, c);
+    return d;
 }
 
 /* *d = a - b (b a part of a) */
@@ -210,18 +224,18 @@ static void costs_init(gen *G)
     double Tn = w->sp ? T / t : T; /* tokens the norms, dropout and residuals touch */
     elem_part(&c->attn_f, &c->attn_b, G, 4 * Tn * h, &c->attn_norm);  /* layer norm */
     gemm_groups(&c->attn_f, &c->attn_b, G, 1, T, h, (h + 2 * kv) / t, &c->qkv); /* QKV */
-    c->pre_f = c->attn_f;
-    c->pre_b = c->attn_b;
     double af = 4 * T * s * h / t, ab = 2 * (T * h / t + (double)w->micro_batch * s * 2 * kv / t + T * h / t);
-    kern(&c->attn_f, G, KC_ATTN, af, ab);                             /* flash attention */
-    kern(&c->attn_b, G, KC_ATTN, 2 * af, 2.5 * ab);
-    kern(&c->core_f, G, KC_ATTN, af, ab);
+    kern(&c->core_f, G, KC_ATTN, af, ab);                             /* flash attention */
     kern(&c->core_b, G, KC_ATTN, 2 * af, 2.5 * ab);
-    cost upto_f = c->attn_f, upto_b = c->attn_b;
+    cost_add(&c->attn_f, &c->core_f);
+    cost_add(&c->attn_b, &c->core_b);
     gemm_groups(&c->attn_f, &c->attn_b, G, 1, T, h / t, h, &c->proj); /* output projection */
     elem_part(&c->attn_f, &c->attn_b, G, 10 * Tn * h, &c->attn_drop); /* dropout + residual */
-    cost_sub(&c->post_f, &c->attn_f, &upto_f);
-    cost_sub(&c->post_b, &c->attn_b, &upto_b);
+    /* the parts around the attention: layer norm + QKV, projection + dropout */
+    c->pre_f = cost_sum(&c->attn_norm.f, &c->qkv.f);
+    c->pre_b = cost_sum3(&c->attn_norm.b, &c->qkv.dg, &c->qkv.wg);
+    c->post_f = cost_sum(&c->proj.f, &c->attn_drop.f);
+    c->post_b = cost_sum3(&c->proj.dg, &c->proj.wg, &c->attn_drop.b);
     if (w->cp > 1) { /* one step of the ring: the rank's queries against one CP rank's s/cp keys */
         double sc = s / w->cp, abs = 2 * (T * h / t + (double)w->micro_batch * sc * 2 * kv / t + T * h / t);
         kern(&c->step_f, G, KC_ATTN, af / w->cp, abs);
@@ -247,8 +261,15 @@ static void costs_init(gen *G)
         /* the shared expert(s) split by TP as the dense MLP is (Megatron-LM's SharedExpertMLP follows
          * the attention's parallelism): all T tokens, FFN / t (until 2026-12-02 the rank's T/t tokens
          * through the whole FFN: the same FLOPs, without its TP communication) */
-        if (m->shared_ffn)
-            mlp_costs(&c->moe_sh_f, &c->moe_sh_b, G, 1, T, m->shared_ffn, t, &c->sh_in, &c->sh_act, &c->sh_out);
+        if (m->shared_ffn) {
+            gemm3 in, out;
+            fb act;
+            mlp_costs(&c->moe_sh_f, &c->moe_sh_b, G, 1, T, m->shared_ffn, t, &in, &act, &out);
+            c->sh_f1 = cost_sum(&in.f, &act.f);
+            c->sh_f2 = out.f;
+            c->sh_b1 = cost_sum3(&out.dg, &out.wg, &act.b);
+            c->sh_b2 = cost_sum(&in.dg, &in.wg);
+        }
         /* the rank's experts/ep experts, each over its share of the Tm x topk tokens routed to
          * the rank (balanced routing): a weight gradient reduces over one expert's tokens, and
          * every local expert's weights are read (until 2026-12-02 one GEMM over all the tokens
@@ -629,10 +650,8 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
     compute(G, n, &G->c.moe_pre_f, f);
     uint32_t fc1 = NONE;
     if (sho) { /* the shared expert's input gathered and its first half run beside the dispatch */
-        cost c1 = G->c.sh_in.f;
-        cost_add(&c1, &G->c.sh_act.f);
         uint32_t ag = sp ? coll(G, S_SHARED, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_shared", G->last) : NONE;
-        fc1 = compute_on(G, S_SHARED, sn, &c1, f, ag == NONE ? G->last : NONE);
+        fc1 = compute_on(G, S_SHARED, sn, &G->c.sh_f1, f, ag == NONE ? G->last : NONE);
     }
     coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_dispatch", NONE);
     /* expert tensor parallelism (Megatron's MoEAlltoAllTokenDispatcher with tp_size > 1): the etp
@@ -641,7 +660,7 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
     g_snprintf(n, sizeof n, "%smoe_experts_fwd", tag);
     wait_on(G, fc1);
     compute(G, n, &G->c.moe_exp_f, f);
-    uint32_t fc2 = sho ? compute_on(G, S_SHARED, sn, &G->c.sh_out.f, f, G->last) : NONE; /* beside the combine */
+    uint32_t fc2 = sho ? compute_on(G, S_SHARED, sn, &G->c.sh_f2, f, G->last) : NONE; /* beside the combine */
     coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs", NONE);
     coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_combine", NONE);
     if (!sp)
@@ -716,11 +735,8 @@ static void block_bwd(gen *G, int k, bool moe)
         bool sho = w->moe_shared_overlap && w->m.shared_ffn;
         uint32_t p1 = NONE;
         if (sho) { /* --moe-shared-expert-overlap: its second half's backward beside the combine's */
-            cost c1 = G->c.sh_out.dg;
-            cost_add(&c1, &G->c.sh_out.wg);
-            cost_add(&c1, &G->c.sh_act.b);
             uint32_t ag = sp ? coll(G, S_SHARED, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_shared_bwd", G->last) : NONE;
-            p1 = compute_on(G, S_SHARED, "moe_shared_bwd", &c1, f, ag == NONE ? G->last : NONE);
+            p1 = compute_on(G, S_SHARED, "moe_shared_bwd", &G->c.sh_b1, f, ag == NONE ? G->last : NONE);
         } else if (w->m.shared_ffn) { /* the shared expert ran last: its backward first */
             if (sp)
                 coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_shared_bwd", NONE);
@@ -734,12 +750,8 @@ static void block_bwd(gen *G, int k, bool moe)
         coll(G, S_MAIN, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag_bwd", NONE);
         wait_on(G, p1);
         compute(G, "moe_experts_bwd", &G->c.moe_exp_b, f);
-        uint32_t p2 = NONE; /* its first half's backward beside the dispatch's */
-        if (sho) {
-            cost c2 = G->c.sh_in.dg;
-            cost_add(&c2, &G->c.sh_in.wg);
-            p2 = compute_on(G, S_SHARED, "moe_shared_bwd", &c2, f, G->last);
-        }
+        /* its first half's backward beside the dispatch's */
+        uint32_t p2 = sho ? compute_on(G, S_SHARED, "moe_shared_bwd", &G->c.sh_b2, f, G->last) : NONE;
         coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs_bwd", NONE);
         coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_dispatch_bwd", NONE);
         if (sho) {
