@@ -72,6 +72,9 @@ static const struct {
 #define DEFAULT_KERNEL_US 1.0
 #define DEFAULT_GEMM_K0 182.0 /* measured, calibrate/data/h200-2026-11-29 (docs/workloads.md) */
 #define DEFAULT_COMM_PENALTY 0.064 /* measured, calibrate/data/h200-2026-11-29/overlap.jsonl (docs/traces.md) */
+/* An fp8 GEMM's k0 over a bf16 one's: the H200's squares, 2,048-12,288, fit e k / (k + k0) at
+ * e 0.862 for both dtypes, k0 420 bf16 and 1,250 fp8 (calibrate/data/h200-2026-11-29; docs/workloads.md) */
+#define DEFAULT_FP8_K0_SCALE 3.0
 
 G_DEFINE_QUARK(conveyor-compute-error-quark, compute_error)
 
@@ -101,7 +104,8 @@ const gpu_spec *compute_gpu_find(const char *model, int sm_cc, GError **err)
 void compute_model_init(gpu_model *g, const gpu_spec *spec)
 {
     *g = (gpu_model){.spec = *spec, .kernel_ps = DEFAULT_KERNEL_US * 1e6, .gemm_k0 = DEFAULT_GEMM_K0,
-                     .comm_penalty = DEFAULT_COMM_PENALTY, .sm_share = true};
+                     .comm_penalty = DEFAULT_COMM_PENALTY, .fp8_k0_scale = DEFAULT_FP8_K0_SCALE,
+                     .sm_share = true};
     g->eff_flops[KC_GEMM] = spec->gemm_eff > 0 ? spec->gemm_eff : DEFAULT_GEMM_EFF;
     g->eff_flops[KC_ATTN] = DEFAULT_ATTN_EFF;
     g->eff_flops[KC_ELEM] = DEFAULT_ELEM_EFF;
@@ -141,6 +145,8 @@ bool compute_model_set(gpu_model *g, const char *kv, GError **err)
         slot = &g->kernel_ps, scale = 1e6, lo = -1e-300, hi = 1e6; /* >= 0 */
     else if (!strcmp(key, "gemm_k0"))
         slot = &g->gemm_k0, lo = -1e-300, hi = 1e6; /* >= 0 */
+    else if (!strcmp(key, "fp8_k0_scale"))
+        slot = &g->fp8_k0_scale, lo = -1e-300, hi = 100; /* >= 0 */
     else if (!strcmp(key, "comm_penalty"))
         slot = &g->comm_penalty, lo = -1e-300, hi = 10; /* >= 0 */
     else if (!strcmp(key, "sm_share")) {
@@ -159,7 +165,7 @@ bool compute_model_set(gpu_model *g, const char *kv, GError **err)
         slot = &g->spec.hbm_Bps, scale = GB;
     if (!slot) {
         g_set_error(err, COMPUTE_ERROR, COMPUTE_ERROR_SET,
-                    "--set gpu.%s: no such parameter (gemm_eff, gemm_k0, comm_penalty, sm_share, attn_eff, elem_eff, gemm_bw_eff, attn_bw_eff, "
+                    "--set gpu.%s: no such parameter (gemm_eff, gemm_k0, fp8_k0_scale, comm_penalty, sm_share, attn_eff, elem_eff, gemm_bw_eff, attn_bw_eff, "
                     "elem_bw_eff, kernel_us, peak_tflops, fp8_tflops, hbm_GBps)", key);
         return false;
     }
@@ -197,11 +203,19 @@ int64_t compute_kernel_ps(const gpu_model *g, compute_kclass k, compute_dtype dt
     return kernel_ps(g, tf, tb);
 }
 
+double compute_gemm_bytes(compute_dtype dt, double m, double n, double k)
+{
+    return (dt == COMPUTE_FP8 ? 1 : 2) * (m * k + k * n) + 2 * m * n;
+}
+
 int64_t compute_gemm_ps(const gpu_model *g, compute_dtype dt, double m, double n, double k)
 {
     g_assert(m > 0 && n > 0 && k > 0);
-    double tf = 2 * m * n * k / (compute_peak(g, dt) * g->eff_flops[KC_GEMM] * (k / (k + g->gemm_k0)));
-    double tb = 2 * (m * k + k * n + m * n) / (g->spec.hbm_Bps * g->eff_bytes[KC_GEMM]);
+    if (!(g->spec.peak_flops[dt] > 0)) /* a dtype the GPU lacks: its bf16 GEMM */
+        dt = COMPUTE_BF16;
+    double k0 = g->gemm_k0 * (dt == COMPUTE_FP8 ? g->fp8_k0_scale : 1);
+    double tf = 2 * m * n * k / (compute_peak(g, dt) * g->eff_flops[KC_GEMM] * (k / (k + k0)));
+    double tb = compute_gemm_bytes(dt, m, n, k) / (g->spec.hbm_Bps * g->eff_bytes[KC_GEMM]);
     return kernel_ps(g, tf, tb);
 }
 

@@ -36,6 +36,7 @@ typedef struct {
     double kernel_ps;              /* fixed cost per kernel (launch + tail), ps */
     double gemm_k0;                /* GEMM shape: efficiency x k / (k + gemm_k0), k the reduction length */
     double comm_penalty;           /* compute beside a collective: x S / (S - C) x (1 + this) (replay.h) */
+    double fp8_k0_scale;           /* an fp8 GEMM's k0 is gemm_k0 x this (3, measured on an H200) */
     bool sm_share;                 /* apply that slowdown (default; gpu.sm_share=0 turns it off) */
 } gpu_model;
 
@@ -51,7 +52,7 @@ const gpu_spec *compute_gpu_find(const char *model, int sm_cc, GError **err);
 void compute_model_init(gpu_model *g, const gpu_spec *spec);
 
 /* Apply one "gpu.KEY=VALUE" override: gemm_eff, attn_eff, elem_eff (FLOP
- * efficiencies), gemm_k0, comm_penalty, sm_share (0/1), gemm_bw_eff, attn_bw_eff, elem_bw_eff, kernel_us,
+ * efficiencies), gemm_k0, fp8_k0_scale, comm_penalty, sm_share (0/1), gemm_bw_eff, attn_bw_eff, elem_bw_eff, kernel_us,
  * peak_tflops (bf16), fp8_tflops, hbm_GBps. Returns false with *err
  * (COMPUTE_ERROR_SET) on an unknown key or a value out of range. */
 bool compute_model_set(gpu_model *g, const char *kv, GError **err);
@@ -62,9 +63,13 @@ bool compute_model_set(gpu_model *g, const char *kv, GError **err);
 int64_t compute_kernel_ps(const gpu_model *g, compute_kclass k, compute_dtype dt, double flops, double bytes);
 
 /* A GEMM C(m x n) = A(m x k) B(k x n): kernel_ps + max(2mnk / (peak[dt] *
- * eff_flops[KC_GEMM] * k / (k + gemm_k0)), bytes / (hbm * eff_bytes[KC_GEMM])),
- * bytes = 2 (mk + kn + mn) (16-bit operands). m, n, k > 0. */
+ * eff_flops[KC_GEMM] * k / (k + k0)), bytes / (hbm * eff_bytes[KC_GEMM])),
+ * k0 = gemm_k0 (x fp8_k0_scale for fp8 on a GPU with fp8), bytes =
+ * compute_gemm_bytes. m, n, k > 0. */
 int64_t compute_gemm_ps(const gpu_model *g, compute_dtype dt, double m, double n, double k);
+/* A GEMM's device-memory bytes: operands of 2 bytes (1 for fp8) and a 16-bit
+ * output: 2 (mk + kn + mn), fp8 mk + kn + 2 mn. */
+double compute_gemm_bytes(compute_dtype dt, double m, double n, double k);
 /* Dense peak FLOP/s of dt (with the bf16 fallback). */
 double compute_peak(const gpu_model *g, compute_dtype dt);
 

@@ -68,6 +68,33 @@ static void test_compute_gemm_shape(void)
     g_clear_error(&err);
 }
 
+/* An fp8 GEMM: twice the bf16 peak, k0 x fp8_k0_scale (3 by default, the
+ * H200's squares), one-byte operands and a 16-bit output; a GPU without
+ * fp8 runs its bf16 GEMM. */
+static void test_compute_gemm_fp8(void)
+{
+    gpu_model g = gpu("H100-SXM5-80GB");
+    CU_ASSERT_EQUAL(g.fp8_k0_scale, 3);
+    CU_ASSERT_TRUE(compute_model_set(&g, "gpu.kernel_us=0", NULL));
+    CU_ASSERT_TRUE(compute_model_set(&g, "gpu.gemm_eff=0.5", NULL));
+    CU_ASSERT_TRUE(compute_model_set(&g, "gpu.gemm_k0=256", NULL));
+    /* k = 768: k0 768, half the long-k rate of 1,978.9 TFLOP/s x 0.5 */
+    double m = 8192, n = 8192, k = 768, want = 2 * m * n * k / (1978.9e12 * 0.5 * 0.5) * 1e12;
+    ASSERT_REL(compute_gemm_ps(&g, COMPUTE_FP8, m, n, k), want, 1e-8);
+    CU_ASSERT_TRUE(compute_model_set(&g, "gpu.fp8_k0_scale=1", NULL));
+    ASSERT_REL(compute_gemm_ps(&g, COMPUTE_FP8, m, n, k), want * (1024.0 / 768) / 2, 1e-8);
+    ASSERT_REL(compute_gemm_bytes(COMPUTE_FP8, m, n, k), m * k + k * n + 2 * m * n, 1e-15);
+    ASSERT_REL(compute_gemm_bytes(COMPUTE_BF16, m, n, k), 2 * (m * k + k * n + m * n), 1e-15);
+    /* memory-bound: 8192 x 8192 x 16 moves m k + k n + 2 m n bytes */
+    CU_ASSERT_EQUAL(compute_gemm_ps(&g, COMPUTE_FP8, m, n, 16),
+                    compute_kernel_ps(&g, KC_GEMM, COMPUTE_FP8, 0, m * 16 + 16 * n + 2 * m * n));
+    GError *err = NULL;
+    CU_ASSERT_FALSE(compute_model_set(&g, "gpu.fp8_k0_scale=-1", &err));
+    g_clear_error(&err);
+    gpu_model a = gpu("A100");
+    CU_ASSERT_EQUAL(compute_gemm_ps(&a, COMPUTE_FP8, m, n, k), compute_gemm_ps(&a, COMPUTE_BF16, m, n, k));
+}
+
 static void test_compute_gpu_lookup_and_errors(void)
 {
     CU_ASSERT_STRING_EQUAL(compute_gpu_find("Tesla V100-SXM2-32GB", 70, NULL)->name, "V100-SXM2");
@@ -1153,6 +1180,82 @@ static void test_workload_moe_shared_overlap(void)
     g_clear_error(&err);
 }
 
+/* mem_bytes of rank r's first compute op named `name` */
+static double op_bytes(const trace *t, int r, const char *name)
+{
+    for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+        if (o->kind == TOP_COMPUTE && !strcmp(o->name, name))
+            return o->mem_bytes;
+    }
+    return -1;
+}
+
+/* --dtype fp8 as Transformer Engine runs it: the same FLOPs; the TP gathers
+ * of linear layers' inputs and output gradients in fp8 (half the bytes),
+ * the reduce-scatters in bf16; the casts' bytes and the GEMMs' one-byte
+ * operands against hand counts; the weights cast once a step; two amax
+ * reductions a microbatch over the stage's TP x DP ranks; the fp8 weight
+ * caches in memory; no fp8 on an A100. */
+static void test_workload_fp8(void)
+{
+    gpu_model g = gpu("H100");
+    GError *err = NULL;
+    workload_spec w = {.m = {.name = "custom", .layers = 2, .hidden = 1024, .heads = 8, .ffn = 4096, .vocab = 1024},
+                       .tp = 2, .pp = 2, .dp = 2, .gpus = 8, .global_batch = 8, .seq = 1024, .sp = true, .zero = 1};
+    workload_spec_defaults(&w);
+    trace *t[2];
+    double mem[2];
+    for (int o = 0; o < 2; o++) {
+        w.dtype = o ? COMPUTE_FP8 : COMPUTE_BF16;
+        t[o] = workload_generate(&w, &g, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t[o]);
+        mem[o] = workload_memory_bytes(&w);
+    }
+    int r = 0, mbs = 4;
+    ASSERT_REL(rank_flops(t[1], r), rank_flops(t[0], r), 1e-12);
+    double b0, b1;
+    CU_ASSERT_EQUAL(count(t[1], r, TOP_COLL, COLL_ALL_GATHER, "tp_ag", &b1),
+                    count(t[0], r, TOP_COLL, COLL_ALL_GATHER, "tp_ag", &b0));
+    ASSERT_REL(b1, b0 / 2, 1e-12);
+    CU_ASSERT_EQUAL(count(t[1], r, TOP_COLL, COLL_REDUCE_SCATTER, "tp_rs", &b1),
+                    count(t[0], r, TOP_COLL, COLL_REDUCE_SCATTER, "tp_rs", &b0));
+    ASSERT_REL(b1, b0, 1e-12);
+    /* one layer a stage; per rank qkv h x 3h/t + 3h/t, proj h/t x h, fc1 h x F/t + F/t, fc2 F/t x h
+     * (the row-parallel biases whole on each rank, not cast) */
+    double h = 1024, F = 4096, tp = 2, T = 1024, Tn = T / tp, Ft = F / tp;
+    double weights = (4 * h * h + 2 * h * F + 3 * h + F) / tp;
+    CU_ASSERT_EQUAL(count(t[1], r, TOP_COMPUTE, -1, "fp8_weight_cast", NULL), 1);
+    CU_ASSERT_EQUAL(count(t[0], r, TOP_COMPUTE, -1, "fp8_weight_cast", NULL), 0);
+    ASSERT_REL(op_bytes(t[1], r, "fp8_weight_cast"), 4 * weights, 1e-12);
+    /* the MLP's forward: the layer norm writes fp8 (1 byte less an element), MLP-in's and MLP-out's
+     * operands one byte, MLP-out's input cast + transposed (4 bytes an element) */
+    double fwd = -Tn * h - (T * h + h * Ft) - (T * Ft + Ft * h) + 4 * T * Ft;
+    ASSERT_REL(op_bytes(t[1], r, "mlp_fwd") - op_bytes(t[0], r, "mlp_fwd"), fwd, 1e-9);
+    /* backward: four GEMMs' operands one byte; MLP-in's output gradient cast + transposed and its
+     * gathered input transposed; MLP-out's output gradient cast on 1/tp, transposed after the gather */
+    double bwd = -((T * Ft + Ft * h) + (h * T + T * Ft) + (T * h + h * Ft) + (Ft * T + T * h)) + 2 * T * h +
+                 4 * T * Ft + 3 * T * h / tp + 2 * T * h;
+    ASSERT_REL(op_bytes(t[1], r, "mlp_bwd") - op_bytes(t[0], r, "mlp_bwd"), bwd, 1e-9);
+    const char *amax[] = {"fp8_amax_fwd", "fp8_amax_bwd"};
+    for (int k = 0; k < 2; k++) {
+        CU_ASSERT_EQUAL(count(t[1], r, TOP_COLL, COLL_ALL_REDUCE, amax[k], NULL), mbs);
+        CU_ASSERT_EQUAL(count(t[0], r, TOP_COLL, COLL_ALL_REDUCE, amax[k], NULL), 0);
+    }
+    for (guint i = 0; i < t[1]->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(t[1]->ranks[r].ops, trace_op, i);
+        if (o->kind == TOP_COLL && g_str_has_prefix(o->name, "fp8_amax"))
+            CU_ASSERT_EQUAL(((const trace_group *)g_ptr_array_index(t[1]->groups, o->group))->size, 4);
+    }
+    ASSERT_REL(mem[1] - mem[0], 2 * weights, 1e-9);
+    for (int o = 0; o < 2; o++)
+        trace_free(t[o]);
+    gpu_model a = gpu("A100");
+    CU_ASSERT_PTR_NULL(workload_generate(&w, &a, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "no fp8 tensor cores") : NULL);
+    g_clear_error(&err);
+}
+
 /* ---- interleaved 1F1B (Megatron-LM virtual pipeline stages) ---- */
 
 int main(void)
@@ -1160,6 +1263,7 @@ int main(void)
     static const test_case cases[] = {
         {"/compute/gemm-closed-form", test_compute_gemm_closed_form},
         {"/compute/gemm-shape", test_compute_gemm_shape},
+        {"/compute/gemm-fp8", test_compute_gemm_fp8},
         {"/compute/gpu-lookup-and-errors", test_compute_gpu_lookup_and_errors},
         {"/workload/flops-match-closed-forms", test_workload_flops_match_closed_forms},
         {"/workload/dp-tp-counts", test_workload_dp_tp_counts},
@@ -1167,6 +1271,7 @@ int main(void)
         {"/workload/cp-comm", test_workload_cp_comm},
         {"/workload/tp-comm-overlap", test_workload_tp_comm_overlap},
         {"/workload/moe-shared-expert-overlap", test_workload_moe_shared_overlap},
+        {"/workload/fp8", test_workload_fp8},
         {"/workload/pp-1f1b-sends", test_workload_pp_1f1b_sends},
         {"/workload/zero3-gathers-twice", test_workload_zero3_gathers_twice},
         {"/workload/zero3-refetch-after-recompute", test_workload_zero3_refetch_after_recompute},

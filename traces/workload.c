@@ -493,15 +493,19 @@ int workload_emb_matrices(const workload_spec *w, bool first, bool last)
 static double states_bytes(const workload_spec *w, int first, int layers, int emb)
 {
     const workload_model *m = &w->m;
-    double p = 0, pe = 0;
+    double p = 0, pe = 0, rep = 0;
     for (int l = first; l < first + layers; l++) {
-        double e;
-        p += workload_layer_rank_params(w, l, &e, NULL);
+        double e, r;
+        p += workload_layer_rank_params(w, l, &e, &r);
         pe += e;
+        rep += r;
     }
+    /* --dtype fp8: Transformer Engine keeps each linear layer's fp8 weight and its transpose from
+     * the first microbatch on, 2 bytes a weight (under ZeRO-3 only a layer's at a time: not counted) */
+    double cache = w->dtype == COMPUTE_FP8 && w->zero < 3 ? 2 * (p - rep + pe) : 0;
     p += emb * (double)m->vocab * m->hidden / w->tp;
     double dpc = (double)w->dp * w->cp;
-    return param_state_bytes(w, p, dpc) + param_state_bytes(w, pe, dpc * w->tp / ((double)w->ep * w->etp));
+    return param_state_bytes(w, p, dpc) + param_state_bytes(w, pe, dpc * w->tp / ((double)w->ep * w->etp)) + cache;
 }
 
 /* Activation bytes one micro-batch leaves on a rank for layer l until its
@@ -592,10 +596,12 @@ double workload_op_estimate(const workload_spec *w)
     else if (w->cp > 1 && w->cp_comm == WL_CP_A2A)
         per_layer += (w->recompute ? 3 : 2) * 4;
     if (w->tp_comm_overlap && w->tp > 1) /* two rings of tp steps and 2 (tp-1) transfers, 4 splits, forward and back */
-        per_layer += (w->recompute ? 3 : 2) * (6.0 * w->tp + 16);
+        per_layer += (w->recompute ? 3 : 2) * (6.0 * w->tp + 16 + (w->dtype == COMPUTE_FP8 ? 4 : 0));
     /* layer groups of a stage: at most layer_fuse layers each */
     double groups = ceil(ceil((double)w->m.layers / w->pp / w->vpp) / w->layer_fuse) * w->vpp; /* the longest chunk's */
     double ops = (double)w->gpus * mb * groups * per_layer;
+    if (w->dtype == COMPUTE_FP8) /* a microbatch's two amax reductions per chunk, the weights' cast */
+        ops += (double)w->gpus * (mb * 2 + 1) * w->vpp;
     if (w->zero3_param_sync) { /* per tensor, not fused: host op, collective, copies */
         double t[16];
         int n = workload_layer_tensors(&w->m, w->tp, w->reuse_distance, false, t, 16);

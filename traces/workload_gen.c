@@ -72,6 +72,9 @@ typedef struct {
      * kernel between the layer norm + QKV (pre) and the output projection + dropout (post); under p2p
      * the attention runs as cp kernels of one K, V chunk each (step_f, step_b) */
     cost pre_f, core_f, post_f, pre_b, core_b, post_b, step_f, step_b;
+    /* --dtype fp8: the casts of the output projection and MLP-out alone (fp8_linear; --tp-comm-overlap
+     * runs their GEMMs split, without them) */
+    gemm3 proj_c, fc2_c;
 } costs;
 
 typedef struct {
@@ -85,7 +88,7 @@ typedef struct {
     int r, tp_i, cp_i, dp_i, pp_i;
     int chunk;             /* the model chunk being generated (0 under plain 1F1B) */
     bool keep_buckets;     /* record the dense buckets (the step's last reduction of this chunk) */
-    int g_tp, g_cp, g_ep, g_etp, g_dpc, g_edp, g_emb; /* trace groups, -1 if of size 1 */
+    int g_tp, g_cp, g_ep, g_etp, g_dpc, g_edp, g_emb, g_amax; /* trace groups, -1 if of size 1 */
     GArray *wait;          /* deps for the next op on the main stream */
     GArray *dp_ops;        /* DP collectives the optimizer waits for */
     GArray *buckets;       /* params of each dense bucket (ZeRO-1/2 gather them back) */
@@ -106,8 +109,7 @@ static int rank_of(const workload_spec *w, int tp_i, int cp_i, int dp_i, int pp_
 
 static void kern(cost *c, const gen *G, compute_kclass k, double flops, double bytes)
 {
-    compute_dtype dt = k == KC_GEMM ? G->w->dtype : COMPUTE_BF16;
-    c->ps = sim_time_sat_add(c->ps, compute_kernel_ps(G->g, k, dt, flops, bytes));
+    c->ps = sim_time_sat_add(c->ps, compute_kernel_ps(G->g, k, COMPUTE_BF16, flops, bytes));
     if (k != KC_ELEM)
         c->flops += flops;
     c->bytes += bytes;
@@ -116,12 +118,12 @@ static void kern(cost *c, const gen *G, compute_kclass k, double flops, double b
 /* `groups` products of m x k by k x n in one kernel (a grouped GEMM: the
  * local experts, each over its own tokens and its own weights): one kernel's
  * fixed cost and groups times the rest (groups 1: a plain GEMM). */
-static void gemm_kern(cost *c, const gen *G, double groups, double m, double n, double k)
+static void gemm_kern(cost *c, const gen *G, compute_dtype dt, double groups, double m, double n, double k)
 {
-    double one = (double)compute_gemm_ps(G->g, G->w->dtype, m, n, k);
+    double one = (double)compute_gemm_ps(G->g, dt, m, n, k);
     c->ps = sim_time_sat_add(c->ps, groups == 1 ? (int64_t)one : sim_time_from_ps(groups * (one - G->g->kernel_ps) + G->g->kernel_ps));
     c->flops += groups * 2 * m * n * k;
-    c->bytes += groups * 2 * (m * k + k * n + m * n);
+    c->bytes += groups * compute_gemm_bytes(dt, m, n, k);
 }
 
 static void cost_add(cost *to, const cost *c)
@@ -151,18 +153,19 @@ static void cost_sub(cost *d, const cost *a, const cost *b)
     *d = (cost){.ps = a->ps - b->ps, .flops = a->flops - b->flops, .bytes = a->bytes - b->bytes};
 }
 
-/* A GEMM of m x k by k x n (bf16 operands): forward one kernel, backward
- * two of the same FLOPs, each with its own reduction length (the shape
- * term of compute_gemm_ps): data gradient dX(m x k) = dY(m x n) W^T reduces
- * over n, weight gradient dW(k x n) = X^T dY over the m tokens. The two
- * backward kernels also alone in *dg, *wg when not NULL (--tp-async-bwd
- * runs them as ops of their own). */
-static void gemm_groups(cost *f, cost *b, const gen *G, double groups, double m, double k, double n, gemm3 *out)
+/* A GEMM of m x k by k x n in dt (bf16, or fp8 operands): forward one
+ * kernel, backward two of the same FLOPs, each with its own reduction length
+ * (the shape term of compute_gemm_ps): data gradient dX(m x k) = dY(m x n)
+ * W^T reduces over n, weight gradient dW(k x n) = X^T dY over the m tokens.
+ * The two backward kernels also alone in *dg, *wg when not NULL
+ * (--tp-async-bwd runs them as ops of their own). */
+static void gemm_groups(cost *f, cost *b, const gen *G, compute_dtype dt, double groups, double m, double k, double n,
+                        gemm3 *out)
 {
     gemm3 g = {.f = {0}};
-    gemm_kern(&g.f, G, groups, m, n, k);
-    gemm_kern(&g.dg, G, groups, m, k, n);
-    gemm_kern(&g.wg, G, groups, k, n, m);
+    gemm_kern(&g.f, G, dt, groups, m, n, k);
+    gemm_kern(&g.dg, G, dt, groups, m, k, n);
+    gemm_kern(&g.wg, G, dt, groups, k, n, m);
     cost_add(f, &g.f);
     cost_add(b, &g.dg);
     cost_add(b, &g.wg);
@@ -170,32 +173,106 @@ static void gemm_groups(cost *f, cost *b, const gen *G, double groups, double m,
         *out = g;
 }
 
+/* A GEMM outside Transformer Engine's linear layers (the router, the LM
+ * head: Megatron-LM runs them in bf16 whatever --dtype says). */
 static void gemm(cost *f, cost *b, const gen *G, double m, double k, double n)
 {
-    gemm_groups(f, b, G, 1, m, k, n, NULL);
+    gemm_groups(f, b, G, COMPUTE_BF16, 1, m, k, n, NULL);
 }
 
-/* The three kernels of a GEMM alone (added to nothing). */
+/* The three kernels of a linear layer's GEMM alone (added to nothing),
+ * without fp8 casts (--tp-comm-overlap's splits). */
 static gemm3 gemm_alone(const gen *G, double m, double k, double n)
 {
     cost f = {0}, b = {0};
     gemm3 g;
-    gemm_groups(&f, &b, G, 1, m, k, n, &g);
+    gemm_groups(&f, &b, G, G->w->dtype, 1, m, k, n, &g);
     return g;
+}
+
+static bool fp8(const gen *G) { return G->w->dtype == COMPUTE_FP8; }
+
+/* How a linear layer meets tensor parallelism, for its fp8 casts: after
+ * its layer norm, which writes fp8 (Transformer Engine's LayerNormLinear:
+ * QKV, the dense MLP-in); column-parallel (input all-gathered under SP);
+ * row-parallel (output gradient all-gathered under SP); local (experts:
+ * their tokens come from the dispatcher, gathered in bf16 if at all). */
+enum { LIN_LN, LIN_COL, LIN_ROW, LIN_LOCAL };
+
+/* Transformer Engine's fp8 casts around a linear layer of `in` input and
+ * `dy` output-gradient elements (all its groups), added to *c's forward,
+ * input-gradient and weight-gradient parts; nothing under bf16. Delayed
+ * scaling, Transformer Engine 1.x (module/linear.py, layernorm_linear.py,
+ * base.py grad_output_preprocess): a cast + transpose reads 2 bytes and
+ * writes the fp8 copy and its transpose (4 bytes an element), a cast alone
+ * 3, a transpose of an fp8 tensor 2. Forward: the input cast + transposed
+ * (the transpose feeds the weight gradient); under SP the rank's 1/tp of a
+ * column-parallel layer's input is cast, gathered in fp8 and transposed
+ * whole before the weight gradient; after its layer norm only that
+ * transpose. Backward: the output gradient cast + transposed; under SP a
+ * row-parallel layer's 1/tp cast, gathered in fp8, transposed whole. The
+ * weights' casts are once a step (fp8_weight_cast). */
+static void fp8_linear(gemm3 *c, const gen *G, int kind, double in, double dy)
+{
+    if (!fp8(G))
+        return;
+    bool sp = G->w->sp && G->w->tp > 1;
+    double t = G->w->tp;
+    if (kind == LIN_LN || (kind == LIN_COL && sp)) {
+        if (kind == LIN_COL)
+            kern(&c->f, G, KC_ELEM, 0, 3 * in / t);
+        kern(&c->wg, G, KC_ELEM, 0, 2 * in);
+    } else {
+        kern(&c->f, G, KC_ELEM, 0, 4 * in);
+    }
+    if (kind == LIN_ROW && sp) {
+        kern(&c->dg, G, KC_ELEM, 0, 3 * dy / t);
+        kern(&c->wg, G, KC_ELEM, 0, 2 * dy);
+    } else {
+        kern(&c->dg, G, KC_ELEM, 0, 4 * dy);
+    }
+}
+
+/* A linear layer (Transformer Engine's, --dtype's precision): `groups`
+ * GEMMs of m x k by k x n (gemm_groups) with their fp8 casts (fp8_linear),
+ * the kernels alone in *out and the casts alone in *casts when not NULL. */
+static void linear(cost *f, cost *b, const gen *G, int kind, double groups, double m, double k, double n, gemm3 *out,
+                   gemm3 *casts)
+{
+    gemm3 g = {.f = {0}}, c = {.f = {0}};
+    cost gf = {0}, gb = {0};
+    gemm_groups(&gf, &gb, G, G->w->dtype, groups, m, k, n, &g);
+    fp8_linear(&c, G, kind, groups * m * k, groups * m * n);
+    cost_add(&g.f, &c.f);
+    cost_add(&g.dg, &c.dg);
+    cost_add(&g.wg, &c.wg);
+    cost_add(f, &g.f);
+    cost_add(b, &g.dg);
+    cost_add(b, &g.wg);
+    if (out)
+        *out = g;
+    if (casts)
+        *casts = c;
+}
+
+/* An element-wise piece: forward `fwd` bytes, backward `bwd`. */
+static void elem2(cost *f, cost *b, const gen *G, double fwd, double bwd)
+{
+    kern(f, G, KC_ELEM, 0, fwd);
+    kern(b, G, KC_ELEM, 0, bwd);
 }
 
 static void elem(cost *f, cost *b, const gen *G, double bytes)
 {
-    kern(f, G, KC_ELEM, 0, bytes);
-    kern(b, G, KC_ELEM, 0, 2 * bytes);
+    elem2(f, b, G, bytes, 2 * bytes);
 }
 
-/* An element-wise piece of `bytes` added to f, b, and alone in *out when
- * not NULL. */
-static void elem_part(cost *f, cost *b, const gen *G, double bytes, fb *out)
+/* An element-wise piece of `bytes` (backward twice that; forward `fwd_bytes`
+ * when > 0) added to f, b, and alone in *out when not NULL. */
+static void elem_part(cost *f, cost *b, const gen *G, double bytes, double fwd_bytes, fb *out)
 {
     fb e = {.f = {0}};
-    elem(&e.f, &e.b, G, bytes);
+    elem2(&e.f, &e.b, G, fwd_bytes > 0 ? fwd_bytes : bytes, 2 * bytes);
     cost_add(f, &e.f);
     cost_add(b, &e.b);
     if (out)
@@ -203,15 +280,17 @@ static void elem_part(cost *f, cost *b, const gen *G, double bytes, fb *out)
 }
 
 /* An MLP over `tokens` tokens; with groups > 1, that many MLPs (experts)
- * of tokens / groups tokens each, their GEMMs grouped; *in, *act, *out
- * (when not NULL): MLP-in's kernels, the activation's, MLP-out's. */
-static void mlp_costs(cost *f, cost *b, const gen *G, double groups, double tokens, double ffn, double tp, gemm3 *in,
-                      fb *act, gemm3 *out)
+ * of tokens / groups tokens each, their GEMMs grouped; kind: MLP-in's
+ * (LIN_LN, LIN_COL or LIN_LOCAL; MLP-out is row-parallel, or local with
+ * it); *in, *act, *out (when not NULL): MLP-in's kernels, the
+ * activation's, MLP-out's (*out_casts: MLP-out's fp8 casts alone). */
+static void mlp_costs(cost *f, cost *b, const gen *G, int kind, double groups, double tokens, double ffn, double tp,
+                      gemm3 *in, fb *act, gemm3 *out, gemm3 *out_casts)
 {
     double h = G->w->m.hidden, up = G->w->m.gated ? 2 : 1, te = tokens / groups;
-    gemm_groups(f, b, G, groups, te, h, up * ffn / tp, in);
-    elem_part(f, b, G, 2 * tokens * ffn / tp * (up + 1), act);
-    gemm_groups(f, b, G, groups, te, ffn / tp, h, out);
+    linear(f, b, G, kind, groups, te, h, up * ffn / tp, in, NULL);
+    elem_part(f, b, G, 2 * tokens * ffn / tp * (up + 1), 0, act);
+    linear(f, b, G, kind == LIN_LOCAL ? LIN_LOCAL : LIN_ROW, groups, te, ffn / tp, h, out, out_casts);
 }
 
 static void costs_init(gen *G)
@@ -222,15 +301,17 @@ static void costs_init(gen *G)
     memset(c, 0, sizeof *c);
     double t = w->tp, T = G->T, h = m->hidden, kv = h / m->heads * m->kv_heads, s = w->seq;
     double Tn = w->sp ? T / t : T; /* tokens the norms, dropout and residuals touch */
-    elem_part(&c->attn_f, &c->attn_b, G, 4 * Tn * h, &c->attn_norm);  /* layer norm */
-    gemm_groups(&c->attn_f, &c->attn_b, G, 1, T, h, (h + 2 * kv) / t, &c->qkv); /* QKV */
+    /* layer norm (writing fp8 under --dtype fp8: 3 bytes an element, not 4) */
+    double norm_f = (fp8(G) ? 3 : 4) * Tn * h;
+    elem_part(&c->attn_f, &c->attn_b, G, 4 * Tn * h, norm_f, &c->attn_norm);
+    linear(&c->attn_f, &c->attn_b, G, LIN_LN, 1, T, h, (h + 2 * kv) / t, &c->qkv, NULL); /* QKV */
     double af = 4 * T * s * h / t, ab = 2 * (T * h / t + (double)w->micro_batch * s * 2 * kv / t + T * h / t);
     kern(&c->core_f, G, KC_ATTN, af, ab);                             /* flash attention */
     kern(&c->core_b, G, KC_ATTN, 2 * af, 2.5 * ab);
     cost_add(&c->attn_f, &c->core_f);
     cost_add(&c->attn_b, &c->core_b);
-    gemm_groups(&c->attn_f, &c->attn_b, G, 1, T, h / t, h, &c->proj); /* output projection */
-    elem_part(&c->attn_f, &c->attn_b, G, 10 * Tn * h, &c->attn_drop); /* dropout + residual */
+    linear(&c->attn_f, &c->attn_b, G, LIN_ROW, 1, T, h / t, h, &c->proj, &c->proj_c); /* output projection */
+    elem_part(&c->attn_f, &c->attn_b, G, 10 * Tn * h, 0, &c->attn_drop); /* dropout + residual */
     /* the parts around the attention: layer norm + QKV, projection + dropout */
     c->pre_f = cost_sum(&c->attn_norm.f, &c->qkv.f);
     c->pre_b = cost_sum3(&c->attn_norm.b, &c->qkv.dg, &c->qkv.wg);
@@ -241,9 +322,9 @@ static void costs_init(gen *G)
         kern(&c->step_f, G, KC_ATTN, af / w->cp, abs);
         kern(&c->step_b, G, KC_ATTN, 2 * af / w->cp, 2.5 * abs);
     }
-    elem_part(&c->mlp_f, &c->mlp_b, G, 4 * Tn * h, &c->mlp_norm);
-    mlp_costs(&c->mlp_f, &c->mlp_b, G, 1, T, m->ffn, t, &c->fc1, &c->mlp_act, &c->fc2);
-    elem_part(&c->mlp_f, &c->mlp_b, G, 10 * Tn * h, &c->mlp_drop);
+    elem_part(&c->mlp_f, &c->mlp_b, G, 4 * Tn * h, norm_f, &c->mlp_norm);
+    mlp_costs(&c->mlp_f, &c->mlp_b, G, LIN_LN, 1, T, m->ffn, t, &c->fc1, &c->mlp_act, &c->fc2, &c->fc2_c);
+    elem_part(&c->mlp_f, &c->mlp_b, G, 10 * Tn * h, 0, &c->mlp_drop);
     if (w->tp_comm_overlap && t > 1) { /* the GEMMs as TE's overlap splits them (over tokens) */
         double up = m->gated ? 2 : 1;
         c->qkv_t = gemm_alone(G, T / t, h, (h + 2 * kv) / t);
@@ -264,7 +345,7 @@ static void costs_init(gen *G)
         if (m->shared_ffn) {
             gemm3 in, out;
             fb act;
-            mlp_costs(&c->moe_sh_f, &c->moe_sh_b, G, 1, T, m->shared_ffn, t, &in, &act, &out);
+            mlp_costs(&c->moe_sh_f, &c->moe_sh_b, G, LIN_COL, 1, T, m->shared_ffn, t, &in, &act, &out, NULL);
             c->sh_f1 = cost_sum(&in.f, &act.f);
             c->sh_f2 = out.f;
             c->sh_b1 = cost_sum3(&out.dg, &out.wg, &act.b);
@@ -275,8 +356,8 @@ static void costs_init(gen *G)
          * every local expert's weights are read (until 2026-12-02 one GEMM over all the tokens
          * with one expert's weights); with expert tensor parallelism the etp ranks of a group
          * gather their tokens and each runs 1/etp of every expert's FFN over all of them */
-        mlp_costs(&c->moe_exp_f, &c->moe_exp_b, G, (double)m->experts / w->ep, Tm * m->topk * w->etp, m->expert_ffn,
-                  w->etp, NULL, NULL, NULL);
+        mlp_costs(&c->moe_exp_f, &c->moe_exp_b, G, LIN_LOCAL, (double)m->experts / w->ep, Tm * m->topk * w->etp,
+                  m->expert_ffn, w->etp, NULL, NULL, NULL, NULL);
         elem(&c->moe_exp_f, &c->moe_exp_b, G, 10 * Tm * h);
     }
     elem(&c->emb_f, &c->emb_b, G, 4 * T * h);
@@ -454,6 +535,11 @@ static void cp_ring_bwd(gen *G, const char *name, double f)
 /* --tp-comm-overlap applies: the flag, and a TP group. */
 static bool tp_overlap(const gen *G) { return G->w->tp_comm_overlap && G->g_tp >= 0; }
 
+/* Bytes of a TP all-gather of a linear layer's input or output gradient,
+ * A in bf16: Transformer Engine gathers the fp8 cast under --dtype fp8
+ * (fp8_linear), half of them. */
+static double ag_bytes(const gen *G, double A) { return fp8(G) ? A / 2 : A; }
+
 /* The TP ranks after (d 1) and before (d -1) this one in its group. */
 static int tp_peer(const gen *G, int d)
 {
@@ -467,8 +553,16 @@ static int tp_peer(const gen *G, int d)
  * chunks of A/tp bytes pass round the TP group (tp-1 transfers). */
 static void tp_ring_ag(gen *G, const char *name, const cost *step, double f, double A)
 {
-    ring_steps(G, name, step, f, G->w->tp, tp_peer(G, 1), tp_peer(G, -1), A / G->w->tp, TP_TAG_RING, S_TP_SEND,
-               S_TP_RECV, "tp_ring_send", "tp_ring_recv", true);
+    ring_steps(G, name, step, f, G->w->tp, tp_peer(G, 1), tp_peer(G, -1), ag_bytes(G, A) / G->w->tp, TP_TAG_RING,
+               S_TP_SEND, S_TP_RECV, "tp_ring_send", "tp_ring_recv", true);
+}
+
+/* --tp-comm-overlap under fp8: a row-parallel layer's casts, which its split
+ * GEMMs leave out (before them: the input's forward, the gradient's backward). */
+static void fp8_casts(gen *G, const char *name, const cost *c, double f)
+{
+    if (fp8(G))
+        compute(G, name, c, f);
 }
 
 /* Its "pipeline" GEMM + reduce-scatter: the GEMM in TP_SPLITS splits of the
@@ -495,7 +589,7 @@ static void column_async(gen *G, const char *name, const cost *dg, const cost *w
 {
     bool sp = G->w->sp;
     uint32_t (*cl)(gen *, int, coll_kind, double, int, const char *, uint32_t) = ub ? coll_ub : coll;
-    uint32_t ag = sp ? cl(G, S_TP_ASYNC, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_input_bwd", G->last) : NONE;
+    uint32_t ag = sp ? cl(G, S_TP_ASYNC, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag_input_bwd", G->last) : NONE;
     compute(G, name, dg, f);
     uint32_t red = cl(G, S_TP_ASYNC, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar",
                       G->last);
@@ -553,6 +647,7 @@ static void attn_fwd(gen *G, const char *name, double f, double A)
     }
     attn_core(G, name, f, false);
     if (tpo) {
+        fp8_casts(G, name, &G->c.proj_c.f, f);
         tp_pipeline_rs(G, name, &G->c.proj_4.f, f, A);
         compute(G, name, &G->c.attn_drop.f, f);
     } else {
@@ -590,6 +685,7 @@ static void attn_bwd_tpo(gen *G, double f, double A)
 {
     const char *n = "attn_bwd";
     compute(G, n, &G->c.attn_drop.b, f);
+    fp8_casts(G, n, &G->c.proj_c.dg, f);
     tp_ring_ag(G, n, &G->c.proj_t.dg, f, A);
     compute(G, n, &G->c.proj.wg, f);
     attn_core(G, n, f, true);
@@ -603,6 +699,7 @@ static void mlp_fwd_tpo(gen *G, const char *name, double f, double A)
     compute(G, name, &G->c.mlp_norm.f, f);
     tp_ring_ag(G, name, &G->c.fc1_t.f, f, A);
     compute(G, name, &G->c.mlp_act.f, f);
+    fp8_casts(G, name, &G->c.fc2_c.f, f);
     tp_pipeline_rs(G, name, &G->c.fc2_4.f, f, A);
     compute(G, name, &G->c.mlp_drop.f, f);
 }
@@ -611,6 +708,7 @@ static void mlp_bwd_tpo(gen *G, double f, double A)
 {
     const char *n = "mlp_bwd";
     compute(G, n, &G->c.mlp_drop.b, f);
+    fp8_casts(G, n, &G->c.fc2_c.dg, f);
     tp_ring_ag(G, n, &G->c.fc2_t.dg, f, A);
     compute(G, n, &G->c.fc2.wg, f);
     compute(G, n, &G->c.mlp_act.b, f);
@@ -625,7 +723,7 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
     bool sp = w->sp, tpo = tp_overlap(G);
     char n[64];
     if (sp && !tpo)
-        coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
+        coll(G, S_MAIN, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag", NONE);
     g_snprintf(n, sizeof n, "%sattn_fwd", tag);
     attn_fwd(G, n, f, A);
     if (!tpo)
@@ -637,7 +735,7 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
             return;
         }
         if (sp)
-            coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
+            coll(G, S_MAIN, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag", NONE);
         compute(G, n, &G->c.mlp_f, f);
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
         return;
@@ -650,7 +748,7 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
     compute(G, n, &G->c.moe_pre_f, f);
     uint32_t fc1 = NONE;
     if (sho) { /* the shared expert's input gathered and its first half run beside the dispatch */
-        uint32_t ag = sp ? coll(G, S_SHARED, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_shared", G->last) : NONE;
+        uint32_t ag = sp ? coll(G, S_SHARED, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag_shared", G->last) : NONE;
         fc1 = compute_on(G, S_SHARED, sn, &G->c.sh_f1, f, ag == NONE ? G->last : NONE);
     }
     coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_dispatch", NONE);
@@ -675,7 +773,7 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
      * ones, column- then row-parallel over TP like the dense MLP */
     if (w->m.shared_ffn) {
         if (sp)
-            coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_shared", NONE);
+            coll(G, S_MAIN, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag_shared", NONE);
         g_snprintf(n, sizeof n, "%smoe_shared_fwd", tag);
         compute(G, n, &G->c.moe_sh_f, f);
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs_shared" : "tp_ar_shared",
@@ -728,18 +826,19 @@ static void block_bwd(gen *G, int k, bool moe)
         mlp_bwd_tpo(G, f, A);
     } else if (!moe) {
         if (sp)
-            coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
+            coll(G, S_MAIN, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag", NONE);
         column_bwd(G, "mlp_bwd", &G->c.mlp_b, &G->c.fc1.dg, &G->c.fc1.wg, f, A, false);
     } else {
         double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f;
         bool sho = w->moe_shared_overlap && w->m.shared_ffn;
         uint32_t p1 = NONE;
         if (sho) { /* --moe-shared-expert-overlap: its second half's backward beside the combine's */
-            uint32_t ag = sp ? coll(G, S_SHARED, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_shared_bwd", G->last) : NONE;
+            uint32_t ag = sp ? coll(G, S_SHARED, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag_shared_bwd", G->last)
+                             : NONE;
             p1 = compute_on(G, S_SHARED, "moe_shared_bwd", &G->c.sh_b1, f, ag == NONE ? G->last : NONE);
         } else if (w->m.shared_ffn) { /* the shared expert ran last: its backward first */
             if (sp)
-                coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_shared_bwd", NONE);
+                coll(G, S_MAIN, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag_shared_bwd", NONE);
             compute(G, "moe_shared_bwd", &G->c.moe_sh_b, f);
             coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp,
                  sp ? "tp_rs_shared_bwd" : "tp_ar_shared_bwd", NONE);
@@ -766,7 +865,7 @@ static void block_bwd(gen *G, int k, bool moe)
         return;
     }
     if (sp)
-        coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag", NONE);
+        coll(G, S_MAIN, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag", NONE);
     column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv.dg, &G->c.qkv.wg, f, A, true);
 }
 
@@ -1094,6 +1193,56 @@ static void pg_wait(gen *G, int j, int mb)
     wait_on(G, g_array_index(G->pg, uint32_t, 2 * j + 1));
 }
 
+/* ---- Transformer Engine's fp8 state (--dtype fp8) ---- */
+
+/* The current chunk's linear layers (Transformer Engine's GEMMs: QKV,
+ * projection, MLP-in, MLP-out; in an MoE layer two per local expert and
+ * per shared expert instead of the MLP's) and their weights on this rank. */
+static double fp8_chunk_linears(const gen *G, double *weights)
+{
+    const workload_spec *w = G->w;
+    int first, n = workload_chunk_layers(w, G->pp_i, G->chunk, &first);
+    double gemms = 0;
+    *weights = 0;
+    for (int l = first; l < first + n; l++) {
+        double e, r, d = workload_layer_rank_params(w, l, &e, &r);
+        *weights += d - r + e;
+        gemms += workload_layer_is_moe(&w->m, l)
+                     ? 2 + 2.0 * w->m.experts / w->ep + (w->m.shared_ffn ? 2 : 0)
+                     : 4;
+    }
+    return gemms;
+}
+
+/* The weights cast to fp8 with their transposes, once a step (Transformer
+ * Engine keeps them from the first microbatch on, is_first_microbatch; under
+ * ZeRO-3 they are gathered again, so every microbatch): 4 bytes a weight. */
+static void fp8_weight_cast(gen *G, int mb)
+{
+    if (!fp8(G) || (mb > 0 && G->w->zero != 3))
+        return;
+    double weights;
+    fp8_chunk_linears(G, &weights);
+    cost c = {0};
+    kern(&c, G, KC_ELEM, 0, 4 * weights);
+    compute(G, "fp8_weight_cast", &c, 1);
+}
+
+/* Delayed scaling's amax reduction when the chunk's forward leaves its
+ * fp8_autocast (3 per GEMM: input, weight, output) and when the backward of
+ * its first layer ends (2: the gradients), a float each, all-reduced (max)
+ * over the stage's TP x CP x DP ranks (Megatron-LM's amax reduction group,
+ * get_amax_reduction_group(with_context_parallel=True)) before the stream
+ * goes on; a recomputed forward reduces none. */
+static void fp8_amax(gen *G, bool bwd)
+{
+    if (!fp8(G))
+        return;
+    double weights, gemms = fp8_chunk_linears(G, &weights);
+    coll(G, S_MAIN, COLL_ALL_REDUCE, 4 * gemms * (bwd ? 2 : 3), G->g_amax, bwd ? "fp8_amax_bwd" : "fp8_amax_fwd",
+         NONE);
+}
+
 /* Forward of microbatch mb through the current chunk: receive its input
  * (posted on its own stream, the first layer waits for it), the layers,
  * send the output (after the last layer, on its own stream). */
@@ -1108,6 +1257,7 @@ static void forward(gen *G, int mb)
         wait_on(G, p2p(G, S_RECV_PREV, false, pp_prev(G), G->act / w->tp, pp_tag(G, mb, G->chunk, false), NONE));
     if (w->zero == 3)
         zero3_gather(G, 0, ng == 1, false);
+    fp8_weight_cast(G, mb);
     if (first) {
         pg_wait(G, 0, mb);
         compute(G, "embedding_fwd", &G->c.emb_f, 1);
@@ -1118,6 +1268,7 @@ static void forward(gen *G, int mb)
         pg_wait(G, k + 1, mb);
         block_fwd(G, k, workload_layer_is_moe(&w->m, group_layer(G, k)), "");
     }
+    fp8_amax(G, false);
     if (lastst) {
         pg_wait(G, ng + 1, mb);
         compute(G, "lm_head_fwd", &G->c.head_f, 1);
@@ -1166,6 +1317,7 @@ static void backward(gen *G, int mb, bool reduce)
             grads_ready(G, d, e);
         }
     }
+    fp8_amax(G, true);
     if (first) {
         compute(G, "embedding_bwd", &G->c.emb_b, 1);
         if (reduce && w->zero != 3)
@@ -1223,6 +1375,10 @@ static void rank_groups(gen *G, int *buf)
     for (int i = x % eg; i < stage; i += eg)
         buf[n++] = G->pp_i * stage + i;
     G->g_edp = w->m.experts ? group_of(G, NULL, buf, n) : -1;
+    n = 0;
+    for (int i = 0; i < stage; i++)
+        buf[n++] = G->pp_i * stage + i;
+    G->g_amax = fp8(G) ? group_of(G, NULL, buf, n) : -1;
     G->g_emb = -1;
     if (w->pp > 1 && w->m.tied && (G->pp_i == 0 || G->pp_i == w->pp - 1)) {
         int two[2] = {rank_of(w, G->tp_i, G->cp_i, G->dp_i, 0), rank_of(w, G->tp_i, G->cp_i, G->dp_i, w->pp - 1)};
@@ -1342,6 +1498,13 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
 {
     if (!workload_spec_check(w, err))
         return NULL;
+    if (w->dtype == COMPUTE_FP8 && !(g->spec.peak_flops[COMPUTE_FP8] > 0)) {
+        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE,
+                    "--dtype fp8: the %s has no fp8 tensor cores (Transformer Engine's fp8 needs compute capability "
+                    "8.9 or later); bf16 or fp16 on it",
+                    g->spec.name);
+        return NULL;
+    }
     gen G = {.w = w, .g = g, .f = w->layer_fuse, .V = w->vpp > 1 ? w->vpp : 1,
              .mbs = w->global_batch / (w->micro_batch * w->dp)};
     G.T = (double)w->micro_batch * w->seq / w->cp;

@@ -68,3 +68,8 @@ sl_a=$("$C" scale $sl_moe 2>/dev/null | awk '$1 == "dgx-h100" { print $9 }')
 sl_p=$("$C" scale $sl_moe --pp 1 2>/dev/null | awk '$1 == "dgx-h100" { print $9 }')
 if [ -n "$sl_a" ] && awk -v a="$sl_a" -v p="$sl_p" 'BEGIN { exit !(a <= p) }'; then pass=$((pass + 1))
 else fail=$((fail + 1)); echo "FAIL scale-auto-cap-shallow-first: --auto $sl_a ms, --pp 1 $sl_p ms" >&2; fi
+# --dtype fp8 (Transformer Engine): refused on a GPU without fp8; the casts, the weights' cast and the
+# amax reductions in the trace
+check scale-fp8-on-a100 2 "^conveyor: --dtype fp8: the A100-SXM4 has no fp8 tensor cores" -- scale --model gpt-1.7b --systems dgx-a100:8 --tp 1 --dtype fp8 --seq 256
+check workload-fp8-amax 0 '"name":.?"fp8_amax_fwd"' -- workload --model llama3-8b --gpus 8 --tp 2 --dtype fp8 --seq 256 --global-batch 8 -o -
+check workload-fp8-weight-cast 0 '"name":.?"fp8_weight_cast"' -- workload --model llama3-8b --gpus 8 --tp 2 --dtype fp8 --seq 256 --global-batch 8 -o -
