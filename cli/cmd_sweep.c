@@ -478,7 +478,7 @@ static const sweep_base replay_base = {
 static const char *const scale_params[] = {
     "topo", "fabric", "set", "gpus", "model", "tp", "pp", "cp", "cp_comm", "ep", "etp", "zero", "sp", "micro_batch",
     "global_batch", "seq", "dtype", "layer_fuse", "recompute", "schedule", "overlap_param_gather", "tp_async_bwd",
-    "tp_comm_overlap", "moe_shared_expert_overlap",
+    "tp_comm_overlap", "moe_shared_expert_overlap", "fp8_param_gather",
     /* model custom's shape, as scale's --layers ... --dense-layers */
     "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "gated", "experts", "topk", "expert_ffn", "shared_ffn",
     "dense_layers", NULL,
@@ -536,12 +536,13 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.schedule = (char *)sweep_point_get(p, "schedule"); /* 1f1b or interleaved:V, as `scale --schedule` */
     o.cp_comm = (char *)sweep_point_get(p, "cp_comm");   /* p2p, allgather or a2a, as `scale --cp-comm` */
     o.sets = p->sets[0] ? p->sets : NULL;
-    bool sp = false, rc = false, gated = false, opg = false, tpa = false, tco = false, mso = false; /* "yes" and "true" were read as off */
+    bool sp = false, rc = false, gated = false, opg = false, tpa = false, tco = false, mso = false, fpg = false; /* "yes" and "true" were read as off */
     if (!point_on_off(p, "sp", &sp, err) || !point_on_off(p, "recompute", &rc, err) ||
         !point_on_off(p, "gated", &gated, err) || !point_on_off(p, "overlap_param_gather", &opg, err) ||
         !point_on_off(p, "tp_async_bwd", &tpa, err) || !point_on_off(p, "tp_comm_overlap", &tco, err) ||
-        !point_on_off(p, "moe_shared_expert_overlap", &mso, err))
+        !point_on_off(p, "moe_shared_expert_overlap", &mso, err) || !point_on_off(p, "fp8_param_gather", &fpg, err))
         return false;
+    o.fp8_param_gather = fpg;
     o.tp_async_bwd = tpa;
     o.tp_comm_overlap = tco;
     o.moe_shared_overlap = mso;

@@ -106,6 +106,10 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "pipeline schedule: 1f1b, or interleaved:V (Megatron's interleaved 1F1B, V model chunks per pp rank) [1f1b]",
          "S"},
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &o->dtype, "GEMM precision: bf16, fp16, fp8 [bf16]", "T"},
+        {"fp8-param-gather", 0, 0, G_OPTION_ARG_NONE, &o->fp8_param_gather,
+         "with --dtype fp8 and --zero 1/2: weights kept in fp8 and gathered in fp8 after the optimizer step "
+         "(Megatron-LM's flag)",
+         NULL},
         {"recompute", 0, 0, G_OPTION_ARG_NONE, &o->recompute, "full activation recomputation", NULL},
         {"tp-async-bwd", 0, 0, G_OPTION_ARG_NONE, &o->tp_async_bwd,
          "TP: column-parallel layers' input-gradient all-reduce/reduce-scatter beside their weight-gradient GEMM "
@@ -277,6 +281,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->overlap_param_gather = o->overlap_param_gather;
     w->tp_async_bwd = o->tp_async_bwd;
     w->tp_comm_overlap = o->tp_comm_overlap;
+    w->fp8_param_gather = o->fp8_param_gather;
     w->moe_shared_overlap = o->moe_shared_overlap;
     w->grad_bytes = o->grad_fp32 ? 4 : 2;
     w->layer_fuse = o->layer_fuse;

@@ -16,7 +16,7 @@ typedef struct {
     char **sets;                 /* --set: gpu.* for the compute model, the rest for the topology */
     gint gpus, tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, layer_fuse;
     gint layers, hidden, heads, kv_heads, ffn, vocab, experts, topk, expert_ffn, shared_ffn, dense_layers;
-    gboolean sp, fsdp, zero3_per_param, recompute, grad_fp32, gated, overlap_param_gather, tp_async_bwd, tp_comm_overlap,
+    gboolean sp, fsdp, zero3_per_param, recompute, grad_fp32, gated, overlap_param_gather, tp_async_bwd, tp_comm_overlap, fp8_param_gather,
         moe_shared_overlap;
     gboolean by_name;            /* wl_step_run fills wl_step.by_name (not an option of the group) */
     char *timeline;              /* wl_step_run writes the step's Perfetto timeline here, replaying every

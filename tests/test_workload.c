@@ -1248,6 +1248,30 @@ static void test_workload_fp8(void)
             CU_ASSERT_EQUAL(((const trace_group *)g_ptr_array_index(t[1]->groups, o->group))->size, 4);
     }
     ASSERT_REL(mem[1] - mem[0], 2 * weights, 1e-9);
+    /* --fp8-param-gather: the linear layers' weights gathered in fp8 (a byte less each: the rank's
+     * share of them, summed over its buckets, up to the gathers' rounding to 16 bytes a rank), only
+     * transposed at the first microbatch, no fp8 copies beside the weights */
+    w.fp8_param_gather = true;
+    trace *p = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    double g1, g0;
+    CU_ASSERT_EQUAL(count(p, r, TOP_COLL, COLL_ALL_GATHER, "zero_param_ag", &g1),
+                    count(t[1], r, TOP_COLL, COLL_ALL_GATHER, "zero_param_ag", &g0));
+    ASSERT_REL(g0 - g1, weights, 1e-4); /* a gather's size is the whole bucket, every DP rank's share */
+    CU_ASSERT_EQUAL(count(p, r, TOP_COMPUTE, -1, "fp8_weight_cast", NULL), 0);
+    ASSERT_REL(op_bytes(p, r, "fp8_weight_transpose"), 2 * weights, 1e-12);
+    ASSERT_REL(workload_memory_bytes(&w), mem[0], 1e-12);
+    trace_free(p);
+    w.zero = 0;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "--fp8-param-gather needs --dtype fp8 and the distributed") : NULL);
+    g_clear_error(&err);
+    w.zero = 1;
+    w.dtype = COMPUTE_BF16;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    g_clear_error(&err);
+    w.fp8_param_gather = false;
+    w.dtype = COMPUTE_FP8;
     for (int o = 0; o < 2; o++)
         trace_free(t[o]);
     gpu_model a = gpu("A100");

@@ -268,6 +268,9 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     if (w->tp_comm_overlap && !w->sp)
         return LAYOUT("--tp-comm-overlap needs --sp: its gathers and reduce-scatters are sequence parallelism's "
                       "(Megatron-LM asserts it)");
+    if (w->fp8_param_gather && (w->dtype != COMPUTE_FP8 || (w->zero != 1 && w->zero != 2)))
+        return VALUE("--fp8-param-gather needs --dtype fp8 and the distributed optimizer (--zero 1 or 2): it keeps "
+                     "the weights in fp8 and gathers them so after the optimizer step");
     if (w->cp_comm < WL_CP_P2P || w->cp_comm > WL_CP_A2A)
         return VALUE("cp_comm must be p2p, allgather or a2a");
     if (w->seq % (w->cp * (w->sp ? w->tp : 1)))
@@ -501,8 +504,9 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
         rep += r;
     }
     /* --dtype fp8: Transformer Engine keeps each linear layer's fp8 weight and its transpose from
-     * the first microbatch on, 2 bytes a weight (under ZeRO-3 only a layer's at a time: not counted) */
-    double cache = w->dtype == COMPUTE_FP8 && w->zero < 3 ? 2 * (p - rep + pe) : 0;
+     * the first microbatch on, 2 bytes a weight (under ZeRO-3 only a layer's at a time: not counted;
+     * under --fp8-param-gather the fp8 weight and its transpose are the weights' 2 bytes) */
+    double cache = w->dtype == COMPUTE_FP8 && w->zero < 3 && !w->fp8_param_gather ? 2 * (p - rep + pe) : 0;
     p += emb * (double)m->vocab * m->hidden / w->tp;
     double dpc = (double)w->dp * w->cp;
     return param_state_bytes(w, p, dpc) + param_state_bytes(w, pe, dpc * w->tp / ((double)w->ep * w->etp)) + cache;

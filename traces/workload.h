@@ -69,6 +69,8 @@ typedef struct {
     bool overlap_param_gather;    /* ZeRO-1/2: the updated weights' gathers overlap the next step's
                                    * first forward (Megatron-LM's --overlap-param-gather) instead of
                                    * following the optimizer step */
+    bool fp8_param_gather;        /* Megatron-LM's --fp8-param-gather (with dtype fp8 and ZeRO-1/2): the
+                                   * linear layers' weights kept in fp8 and gathered in fp8 */
     int grad_bytes;               /* bytes per gradient element reduced over DP (2 bf16, 4 fp32) */
     uint64_t bucket_bytes;        /* DP gradient bucket (25 MiB: PyTorch DDP bucket_cap_mb) */
     int layer_fuse;               /* layers merged into one op (1 = exact; > 1 coarsens, see docs) */

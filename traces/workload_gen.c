@@ -91,9 +91,9 @@ typedef struct {
     int g_tp, g_cp, g_ep, g_etp, g_dpc, g_edp, g_emb, g_amax; /* trace groups, -1 if of size 1 */
     GArray *wait;          /* deps for the next op on the main stream */
     GArray *dp_ops;        /* DP collectives the optimizer waits for */
-    GArray *buckets;       /* params of each dense bucket (ZeRO-1/2 gather them back) */
-    GArray *ebuckets;      /* params of each expert bucket (gathered back over expert DP) */
-    double pend, pend_e, pend_params, pend_e_params;
+    GArray *buckets;       /* weight bytes of each dense bucket (ZeRO-1/2 gather them back) */
+    GArray *ebuckets;      /* weight bytes of each expert bucket (gathered back over expert DP) */
+    double pend, pend_e, pend_params, pend_e_params; /* gradient bytes, weight bytes of the open buckets */
     uint32_t last, prev_first;
     uint32_t sync_prev, rs_last; /* ZeRO-3 per parameter: the last gather's copies, reduce-scatter */
     GArray *pg;            /* --overlap-param-gather: per item of the chunk's forward (embedding, layer
@@ -926,21 +926,32 @@ static void bucket_flush(gen *G, bool expert)
     *p = 0;
 }
 
-/* The bucket rule (DDP's and Megatron's): `params` more gradients join the
- * open bucket (*bytes, *params pending); whether it is now full. */
-static bool bucket_add(const gen *G, double *bytes, double *params, double add)
+/* The bucket rule (DDP's and Megatron's): `add` more gradients join the
+ * open bucket (*bytes of gradients pending); whether it is now full. The
+ * bucket's weights are `wbytes` more bytes to gather back (*params: ZeRO-1/2
+ * gather the bucket after the optimizer step). */
+static bool bucket_add(const gen *G, double *bytes, double *params, double add, double wbytes)
 {
     *bytes += add * G->w->grad_bytes;
-    *params += add;
+    *params += wbytes;
     return *bytes >= (double)G->w->bucket_bytes;
 }
 
-/* Gradients of `dense`/`expert` weights are ready after the last main op. */
-static void grads_ready(gen *G, double dense, double expert)
+/* Bytes of `params` weights of which `linear` are linear layers' (all of
+ * an expert's): 2 a weight, 1 for linear ones under --fp8-param-gather
+ * (Megatron-LM keeps them in fp8 and gathers them so). */
+static double weight_bytes(const gen *G, double params, double linear)
 {
-    if (bucket_add(G, &G->pend, &G->pend_params, dense))
+    return 2 * params - (G->w->fp8_param_gather ? linear : 0);
+}
+
+/* Gradients of `dense` (`linear` of them linear layers') and `expert`
+ * weights are ready after the last main op. */
+static void grads_ready(gen *G, double dense, double linear, double expert)
+{
+    if (bucket_add(G, &G->pend, &G->pend_params, dense, weight_bytes(G, dense, linear)))
         bucket_flush(G, false);
-    if (bucket_add(G, &G->pend_e, &G->pend_e_params, expert))
+    if (bucket_add(G, &G->pend_e, &G->pend_e_params, expert, weight_bytes(G, expert, expert)))
         bucket_flush(G, true);
 }
 
@@ -1137,18 +1148,20 @@ static void pg_plan(gen *G)
     for (int i = 0; i < 2 * items; i++)
         bidx[i] = -1;
     for (int j = items - 1; j >= 0; j--) { /* backward order: head, groups from the last, embedding */
-        double p[2] = {0, 0};
+        double p[2] = {0, 0}, rep = 0;
         if (j == items - 1)
             p[0] = lastst && !(w->m.tied && w->pp == 1) ? emb_params(G) : 0;
         else if (j == 0)
             p[0] = first ? emb_params(G) : 0;
         else
-            group_params(G, j - 1, &p[0], &p[1], NULL);
+            group_params(G, j - 1, &p[0], &p[1], &rep);
+        bool layer = j > 0 && j < items - 1;
+        double wb[2] = {weight_bytes(G, p[0], layer ? p[0] - rep : 0), weight_bytes(G, p[1], p[1])};
         for (int c = 0; c < 2; c++) {
             if (p[c] <= 0)
                 continue;
             bidx[2 * j + c] = (int)size[c]->len;
-            if (bucket_add(G, &bytes[c], &pend[c], p[c]) || j == 0) {
+            if (bucket_add(G, &bytes[c], &pend[c], p[c], wb[c]) || j == 0) {
                 g_array_append_val(size[c], pend[c]);
                 pend[c] = bytes[c] = 0;
             }
@@ -1172,7 +1185,7 @@ static void pg_plan(gen *G)
             if (b < 0)
                 continue;
             for (; next[c] >= b; next[c]--)
-                op[c][next[c]] = coll(G, S_DP, COLL_ALL_GATHER, g_array_index(size[c], double, next[c]) * 2, group[c],
+                op[c][next[c]] = coll(G, S_DP, COLL_ALL_GATHER, g_array_index(size[c], double, next[c]), group[c],
                                       name[c], NONE);
             *slot = op[c][b];
         }
@@ -1216,7 +1229,9 @@ static double fp8_chunk_linears(const gen *G, double *weights)
 
 /* The weights cast to fp8 with their transposes, once a step (Transformer
  * Engine keeps them from the first microbatch on, is_first_microbatch; under
- * ZeRO-3 they are gathered again, so every microbatch): 4 bytes a weight. */
+ * ZeRO-3 they are gathered again, so every microbatch): 4 bytes a weight.
+ * Under --fp8-param-gather the weights are fp8 already: their transposes
+ * only, 2 bytes a weight. */
 static void fp8_weight_cast(gen *G, int mb)
 {
     if (!fp8(G) || (mb > 0 && G->w->zero != 3))
@@ -1224,8 +1239,9 @@ static void fp8_weight_cast(gen *G, int mb)
     double weights;
     fp8_chunk_linears(G, &weights);
     cost c = {0};
-    kern(&c, G, KC_ELEM, 0, 4 * weights);
-    compute(G, "fp8_weight_cast", &c, 1);
+    bool fpg = G->w->fp8_param_gather;
+    kern(&c, G, KC_ELEM, 0, (fpg ? 2 : 4) * weights);
+    compute(G, fpg ? "fp8_weight_transpose" : "fp8_weight_cast", &c, 1);
 }
 
 /* Delayed scaling's amax reduction when the chunk's forward leaves its
@@ -1289,7 +1305,7 @@ static void backward(gen *G, int mb, bool reduce)
     else {
         compute(G, "lm_head_bwd", &G->c.head_b, 1);
         if (reduce && !(w->m.tied && w->pp == 1))
-            grads_ready(G, emb_params(G), 0);
+            grads_ready(G, emb_params(G), 0, 0);
     }
     for (int k = ng - 1; k >= 0; k--) {
         bool moe = workload_layer_is_moe(&w->m, group_layer(G, k));
@@ -1300,8 +1316,8 @@ static void backward(gen *G, int mb, bool reduce)
         if (w->zero == 3 && w->recompute && !w->fsdp) /* DeepSpeed freed them after the recompute */
             zero3_gather(G, k, k == ng - 1, true);
         block_bwd(G, k, moe);
-        double d, e;
-        group_params(G, k, &d, &e, NULL);
+        double d, e, rep;
+        group_params(G, k, &d, &e, &rep);
         if (w->zero == 3 && w->zero3_param_sync) {
             zero3_rs_params(G, k, k == ng - 1);
         } else if (w->zero == 3) {
@@ -1314,14 +1330,14 @@ static void backward(gen *G, int mb, bool reduce)
             if (i != NONE)
                 g_array_append_val(G->dp_ops, i);
         } else if (reduce) {
-            grads_ready(G, d, e);
+            grads_ready(G, d, d - rep, e);
         }
     }
     fp8_amax(G, true);
     if (first) {
         compute(G, "embedding_bwd", &G->c.emb_b, 1);
         if (reduce && w->zero != 3)
-            grads_ready(G, emb_params(G), 0);
+            grads_ready(G, emb_params(G), 0, 0);
     } else {
         p2p(G, S_SEND_PREV, true, pp_prev(G), G->act / w->tp, pp_tag(G, mb, G->chunk, true), G->last);
     }
@@ -1412,26 +1428,29 @@ static void finish(gen *G)
         uint32_t i = coll(G, S_DP, COLL_ALL_REDUCE, replicated * w->grad_bytes, G->g_tp, "tp_grad_ar_sp", G->last);
         g_array_append_val(G->dp_ops, i);
     }
+    double linear = dense - replicated; /* the dense linear layers' weights (--fp8-param-gather) */
     dense += workload_emb_matrices(w, G->pp_i == 0, G->pp_i == w->pp - 1) * emb_params(G);
     const trace_group *gd = G->g_dpc >= 0 ? g_ptr_array_index(G->t->groups, G->g_dpc) : NULL;
     const trace_group *ge = G->g_edp >= 0 ? g_ptr_array_index(G->t->groups, G->g_edp) : NULL;
     if (w->zero >= 1) {
         dense /= gd ? gd->size : 1;
+        linear /= gd ? gd->size : 1;
         expert /= ge ? ge->size : 1;
     }
     for (guint k = 0; k < G->dp_ops->len; k++)
         wait_on(G, g_array_index(G->dp_ops, uint32_t, k));
     cost c = {0};
-    kern(&c, G, KC_ELEM, 0, (dense + expert) * ADAM_BYTES_PER_PARAM);
+    /* under --fp8-param-gather the linear layers' updated weights are written in fp8, a byte less */
+    kern(&c, G, KC_ELEM, 0, (dense + expert) * ADAM_BYTES_PER_PARAM - (w->fp8_param_gather ? linear + expert : 0));
     compute(G, "optimizer_adam", &c, 1);
     /* the distributed optimizer gathers the updated bf16 weights back, bucket by bucket: the dense
      * ones over DP x CP, the experts' over expert DP (until 2026-12-02 the experts' were left out) */
     if ((w->zero == 1 || w->zero == 2) && !w->overlap_param_gather) { /* else the next step's, pg_plan */
         for (guint k = 0; k < G->buckets->len; k++)
-            coll(G, S_DP, COLL_ALL_GATHER, g_array_index(G->buckets, double, k) * 2, G->g_dpc, "zero_param_ag",
+            coll(G, S_DP, COLL_ALL_GATHER, g_array_index(G->buckets, double, k), G->g_dpc, "zero_param_ag",
                  G->last);
         for (guint k = 0; k < G->ebuckets->len; k++)
-            coll(G, S_DP, COLL_ALL_GATHER, g_array_index(G->ebuckets, double, k) * 2, G->g_edp,
+            coll(G, S_DP, COLL_ALL_GATHER, g_array_index(G->ebuckets, double, k), G->g_edp,
                  "zero_param_ag_expert", G->last);
     }
 }

@@ -73,3 +73,10 @@ else fail=$((fail + 1)); echo "FAIL scale-auto-cap-shallow-first: --auto $sl_a m
 check scale-fp8-on-a100 2 "^conveyor: --dtype fp8: the A100-SXM4 has no fp8 tensor cores" -- scale --model gpt-1.7b --systems dgx-a100:8 --tp 1 --dtype fp8 --seq 256
 check workload-fp8-amax 0 '"name":.?"fp8_amax_fwd"' -- workload --model llama3-8b --gpus 8 --tp 2 --dtype fp8 --seq 256 --global-batch 8 -o -
 check workload-fp8-weight-cast 0 '"name":.?"fp8_weight_cast"' -- workload --model llama3-8b --gpus 8 --tp 2 --dtype fp8 --seq 256 --global-batch 8 -o -
+# --fp8-param-gather (Megatron-LM's): needs --dtype fp8 and ZeRO-1/2 (exit 2); the header says so; as a sweep
+# key, gathering the weights in fp8 shortens the step
+check scale-fp8-param-gather-needs-zero 2 "--fp8-param-gather needs --dtype fp8 and the distributed optimizer" -- scale --model llama3-8b --systems dgx-h100:8 --tp 2 --dtype fp8 --fp8-param-gather --seq 256
+check scale-fp8-param-gather-header 0 "^# scale: llama3-8b, .*, fp8, ZeRO.*, weights gathered in fp8" -- scale --model llama3-8b --systems dgx-h100:8 --tp 2 --dtype fp8 --zero 1 --fp8-param-gather --seq 256
+fpg=$("$C" sweep tests/data/sweep/scale-fp8-param-gather.json -j 2 2>/dev/null)
+if printf '%s\n' "$fpg" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-fp8-param-gather: $fpg" >&2; fi
