@@ -868,7 +868,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
                 printf(", interleaved 1F1B (%d model chunks per pp rank)", R[0].w.vpp);
             /* not columns of the table (tp x pp x cp x dp GPUs); searched by --auto, on its lines instead */
             bool cpv = c->autolayout && auto_cp(o, &R[0].w), epv = c->autolayout && auto_ep(o, &R[0].w);
-            const char *cpx = workload_cp_comm_name(R[0].w.cp_comm); /* how CP ranks exchange K, V */
+            char cpl[48];
+            const char *cpx = workload_cp_comm_label(&R[0].w, cpl, sizeof cpl); /* how CP ranks exchange K, V */
             char cpd[32] = "";
             if (R[0].w.cp > 1)
                 g_snprintf(cpd, sizeof cpd, " (%s)", cpx);

@@ -60,11 +60,12 @@ static int run(wl_opts *o, const char *out)
         rc = cli_fail(err);
     } else {
         double flops = workload_step_flops(&w), tokens = (double)w.global_batch * w.seq;
-        char etp[32] = "", cpx[32] = "";
+        char etp[32] = "", cpx[64] = "";
         if (w.etp > 1)
             g_snprintf(etp, sizeof etp, ", etp %d", w.etp);
+        char cpl[48];
         if (w.cp > 1) /* how the CP ranks exchange K, V */
-            g_snprintf(cpx, sizeof cpx, " (%s)", workload_cp_comm_name(w.cp_comm));
+            g_snprintf(cpx, sizeof cpx, " (%s)", workload_cp_comm_label(&w, cpl, sizeof cpl));
         printf("workload %s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d%s, ep %d%s%s%s, %s\n", w.m.name,
                o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, cpx, w.ep, etp, w.sp ? ", sp" : "",
                w.tp_comm_overlap ? " (TP comm overlap)" : "",

@@ -84,9 +84,13 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"model", 'm', 0, G_OPTION_ARG_STRING, &o->model, "preset (llama3-8b, gpt3-175b, ...; list: print them) or custom", "M"},
         {"cp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "context-parallel size [1]", "C"},
         {"cp-comm", 0, 0, G_OPTION_ARG_STRING, &o->cp_comm,
-         "how CP ranks exchange K, V: p2p (a ring beside attention's steps), allgather, a2a (Megatron-LM's "
-         "--cp-comm-type) [p2p]",
+         "how CP ranks exchange K, V: p2p (a ring beside attention's steps), allgather, a2a, a2a+p2p "
+         "(Megatron-LM's --cp-comm-type) [p2p]",
          "T"},
+        {"hierarchical-context-parallel-sizes", 0, 0, G_OPTION_ARG_STRING, &o->hier_cp,
+         "--cp-comm a2a+p2p: all-to-alls among A adjacent CP ranks, a ring over B groups of them (A x B = cp; "
+         "Megatron-LM's flag)",
+         "A,B"},
         {"ep", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "expert-parallel size (MoE; divides the experts and tp*cp*dp) [1]", "E"},
         {"etp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "expert-tensor-parallel size: each expert's FFN split over ETP ranks (MoE; ep*etp divides tp*cp*dp) [1]", "ETP"},
@@ -182,6 +186,7 @@ void wl_opts_clear(wl_opts *o)
     g_free(o->topo);
     g_free(o->fabric);
     g_free(o->cp_comm);
+    g_free(o->hier_cp);
     g_strfreev(o->sets);
 }
 
@@ -265,11 +270,21 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     }
     if (o->cp_comm && !workload_cp_comm_parse(o->cp_comm, &w->cp_comm, err))
         return FALSE;
+    int ha = 0, hb = 0; /* --hierarchical-context-parallel-sizes "A,B" (or Megatron-LM's "A B"): A x B = cp */
+    if (o->hier_cp) {
+        int n = 0;
+        if (sscanf(o->hier_cp, "%d%*[, ]%d%n", &ha, &hb, &n) != 2 || o->hier_cp[n] || ha < 2 || hb < 2 ||
+            ha > 1 << 15 || hb > 1 << 15)
+            return BAD("--hierarchical-context-parallel-sizes '%s': expected A,B, two sizes of at least 2", o->hier_cp);
+        if (o->cp > 0 && ha * hb != o->cp)
+            return BAD("--hierarchical-context-parallel-sizes %d,%d: A x B = %d, not --cp %d", ha, hb, ha * hb, o->cp);
+        w->cp_a2a = ha;
+    }
     w->gpus = o->gpus;
     w->tp = o->tp;
     w->pp = o->pp;
     w->dp = o->dp;
-    w->cp = o->cp;
+    w->cp = o->cp > 0 ? o->cp : ha * hb; /* the sizes give cp when --cp does not */
     w->ep = o->ep;
     w->etp = o->etp;
     w->sp = o->sp;

@@ -972,8 +972,9 @@ static void test_workload_tp_async_bwd(void)
  * cp-1 more and cp-1 of their gradients backward (cp messages), to the next CP rank, received from
  * the previous one, each attention step after the first waiting for its receive; allgather: the 4 chunks gathered and
  * their gradients reduce-scattered; a2a: Q, K, V (2 x 1,024 x (4,096 + 2 x 1,024) / 2 bytes) and the
- * output (2 x 1,024 x 4,096 / 2) traded forward and back. The same FLOPs whichever exchange; every
- * one replays. */
+ * output (2 x 1,024 x 4,096 / 2) traded forward and back; a2a+p2p 2 x 2: those all-to-alls within
+ * the pairs of adjacent CP ranks, and a ring of 2 between the pairs (one chunk forward, two back).
+ * The same FLOPs whichever exchange; every one replays. */
 static void test_workload_cp_comm(void)
 {
     gpu_model g = gpu("H100");
@@ -981,13 +982,14 @@ static void test_workload_cp_comm(void)
     coll_system sys;
     topo *tp = dgx_h100(&sys);
     const double chunk = 2.0 * 1024 * 2 * 512, L = 32;
-    double flops[3];
-    int64_t end[3];
-    for (int m = 0; m < 3; m++) {
+    double flops[4];
+    int64_t end[4];
+    for (int m = 0; m < 4; m++) {
         workload_spec w = spec("llama3-8b", 2, 1, 1, 1, 4096);
         w.cp = 4;
         w.gpus = 8;
         w.cp_comm = m;
+        w.cp_a2a = m == WL_CP_A2A_P2P ? 2 : 0;
         CU_ASSERT_TRUE_FATAL(workload_spec_check(&w, &err));
         trace *t = workload_generate(&w, &g, &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(t);
@@ -1034,6 +1036,26 @@ static void test_workload_cp_comm(void)
                 CU_ASSERT_EQUAL(count(t, r, TOP_COLL, COLL_ALLTOALL, name[k], &b), L);
                 ASSERT_REL(b, L * (k == 0 || k == 3 ? qkv : out), 1e-6); /* sizes rounded up to 16 x ranks */
             }
+            const GArray *ops = t->ranks[r].ops;
+            double fwd = 0, bwd = 0;
+            for (guint i = 0; i < ops->len; i++) {
+                const trace_op *o = &g_array_index(ops, trace_op, i);
+                if (o->kind == TOP_COLL && o->coll == COLL_ALLTOALL) { /* a2a: all 4 CP ranks; a2a+p2p: 5 and 7 */
+                    const trace_group *tg = g_ptr_array_index(t->groups, o->group);
+                    CU_ASSERT_EQUAL(tg->size, m == WL_CP_A2A ? 4 : 2);
+                    if (m == WL_CP_A2A_P2P && tg->size == 2)
+                        CU_ASSERT(tg->ranks[0] + tg->ranks[1] == 12 && (tg->ranks[0] == 5 || tg->ranks[0] == 7));
+                }
+                if ((o->kind == TOP_SEND || o->kind == TOP_RECV) && g_str_has_prefix(o->name, "cp_")) {
+                    CU_ASSERT_EQUAL(o->peer, 1); /* the other pair's rank at this one's place: cp 0 */
+                    if (o->kind == TOP_SEND)
+                        *(strcmp(o->name, "cp_send_kv") ? &bwd : &fwd) += (double)o->bytes;
+                }
+            }
+            ASSERT_REL(fwd, m == WL_CP_A2A_P2P ? L * chunk : 0, 1e-12);
+            ASSERT_REL(bwd, m == WL_CP_A2A_P2P ? L * 2 * chunk : 0, 1e-12);
+            if (m == WL_CP_A2A_P2P) /* pre, 2 ring steps, post */
+                CU_ASSERT_EQUAL(count(t, r, TOP_COMPUTE, -1, "attn_fwd", NULL), L * 4);
         }
         replay_opts o = {.sys = &sys, .compute_scale = 1};
         replay_result res;
@@ -1044,6 +1066,7 @@ static void test_workload_cp_comm(void)
     }
     ASSERT_REL(flops[WL_CP_P2P], flops[WL_CP_ALLGATHER], 1e-9);
     ASSERT_REL(flops[WL_CP_A2A], flops[WL_CP_ALLGATHER], 1e-9);
+    ASSERT_REL(flops[WL_CP_A2A_P2P], flops[WL_CP_ALLGATHER], 1e-9);
     /* the ring's transfers run beside the attention's steps: faster than gathering first */
     CU_ASSERT_TRUE(end[WL_CP_P2P] < end[WL_CP_ALLGATHER]);
     topo_free(tp);
@@ -1056,8 +1079,24 @@ static void test_workload_cp_comm(void)
     CU_ASSERT_TRUE(g_error_matches(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT));
     CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "divisible by tp*cp (2*8)") : NULL);
     g_clear_error(&err);
+    /* a2a+p2p: sizes whose product is cp, the all-to-all level splitting the heads */
+    w.cp_comm = WL_CP_A2A_P2P;
+    w.cp_a2a = 0;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "needs --hierarchical-context-parallel-sizes") : NULL);
+    g_clear_error(&err);
+    w.cp_a2a = 8; /* a ring of 1 */
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    g_clear_error(&err);
+    w.cp_a2a = 4; /* 2 x 4 = 8 KV heads split 8 ways: fine */
+    CU_ASSERT_TRUE(workload_spec_check(&w, &err));
+    w.tp = 4, w.gpus = 32; /* 4 x 4 = 16 ways */
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "divisible by tp*A (4*4)") : NULL);
+    g_clear_error(&err);
     int c = -1;
     CU_ASSERT_TRUE(workload_cp_comm_parse("A2A", &c, NULL) && c == WL_CP_A2A);
+    CU_ASSERT_TRUE(workload_cp_comm_parse("a2a+p2p", &c, NULL) && c == WL_CP_A2A_P2P);
     CU_ASSERT_FALSE(workload_cp_comm_parse("ring", &c, &err));
     CU_ASSERT_TRUE(g_error_matches(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE));
     g_clear_error(&err);
@@ -1070,7 +1109,8 @@ static void test_workload_cp_comm(void)
  * a layer); the row-parallel forward GEMMs in 4 splits, each split's output reduce-scattered (A/4)
  * beside the next; the column-parallel backward as --tp-async-bwd's. No blocking TP gather is
  * left; the reduce-scatter bytes are the blocking version's; the FLOPs the same; the replayed step
- * (no SM sharing charged here) shorter. Without --sp: exit 2, as Megatron-LM asserts. */
+ * (no SM sharing charged here) shorter; memory holds ten userbuffers of A. Without --sp: exit 2, as
+ * Megatron-LM asserts. */
 static void test_workload_tp_comm_overlap(void)
 {
     gpu_model g = gpu("H100");
@@ -1116,6 +1156,16 @@ static void test_workload_tp_comm_overlap(void)
     for (int o = 0; o < 2; o++)
         trace_free(t[o]);
     topo_free(tp);
+    /* memory: ten userbuffers of the rank's 2,048 tokens x 4,096, 2 bytes (the four gathers' 1 under fp8) */
+    w0.tp_comm_overlap = false;
+    double m0 = workload_memory_bytes(&w0);
+    w0.tp_comm_overlap = true;
+    ASSERT_REL(workload_memory_bytes(&w0) - m0, 10 * A, 1e-9);
+    w0.dtype = COMPUTE_FP8;
+    w0.tp_comm_overlap = false;
+    m0 = workload_memory_bytes(&w0);
+    w0.tp_comm_overlap = true;
+    ASSERT_REL(workload_memory_bytes(&w0) - m0, 8 * A, 1e-9);
     workload_spec w = spec("llama2-7b", 8, 1, 1, 1, 2048);
     w.tp_comm_overlap = true;
     CU_ASSERT_FALSE(workload_spec_check(&w, &err));

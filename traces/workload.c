@@ -148,7 +148,8 @@ bool workload_schedule_parse(const char *s, int *vpp, GError **err)
     return true;
 }
 
-static const char *const cp_comm_names[] = {[WL_CP_P2P] = "p2p", [WL_CP_ALLGATHER] = "allgather", [WL_CP_A2A] = "a2a"};
+static const char *const cp_comm_names[] = {[WL_CP_P2P] = "p2p", [WL_CP_ALLGATHER] = "allgather", [WL_CP_A2A] = "a2a",
+                                            [WL_CP_A2A_P2P] = "a2a+p2p"};
 
 bool workload_cp_comm_parse(const char *s, int *out, GError **err)
 {
@@ -157,12 +158,22 @@ bool workload_cp_comm_parse(const char *s, int *out, GError **err)
             *out = i;
             return true;
         }
-    return VALUE("--cp-comm '%s': expected p2p (a ring of K, V beside attention), allgather or a2a", s ? s : "");
+    return VALUE("--cp-comm '%s': expected p2p (a ring of K, V beside attention), allgather, a2a or a2a+p2p",
+                 s ? s : "");
 }
 
 const char *workload_cp_comm_name(int c)
 {
     return c >= 0 && c < (int)G_N_ELEMENTS(cp_comm_names) ? cp_comm_names[c] : "?";
+}
+
+const char *workload_cp_comm_label(const workload_spec *w, char *buf, size_t n)
+{
+    if (w->cp_comm == WL_CP_A2A_P2P && w->cp_a2a > 0)
+        g_snprintf(buf, n, "a2a+p2p %dx%d", w->cp_a2a, w->cp / w->cp_a2a);
+    else
+        g_strlcpy(buf, workload_cp_comm_name(w->cp_comm), n);
+    return buf;
 }
 
 /* The interleaved schedule's rules: at least a layer per model chunk (the
@@ -271,8 +282,20 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     if (w->fp8_param_gather && (w->dtype != COMPUTE_FP8 || (w->zero != 1 && w->zero != 2)))
         return VALUE("--fp8-param-gather needs --dtype fp8 and the distributed optimizer (--zero 1 or 2): it keeps "
                      "the weights in fp8 and gathers them so after the optimizer step");
-    if (w->cp_comm < WL_CP_P2P || w->cp_comm > WL_CP_A2A)
-        return VALUE("cp_comm must be p2p, allgather or a2a");
+    if (w->cp_comm < WL_CP_P2P || w->cp_comm > WL_CP_A2A_P2P)
+        return VALUE("cp_comm must be p2p, allgather, a2a or a2a+p2p");
+    if (w->cp_comm == WL_CP_A2A_P2P) {
+        int a = w->cp_a2a;
+        if (a < 2 || w->cp % a || w->cp / a < 2)
+            return LAYOUT("--cp-comm a2a+p2p needs --hierarchical-context-parallel-sizes A,B with A, B >= 2 and A x B "
+                          "= cp (%d): all-to-alls among A adjacent CP ranks, a ring over B groups of them%s",
+                          w->cp, a > 0 ? "" : " (none given)");
+        if (m->heads % ((int64_t)w->tp * a) || m->kv_heads % ((int64_t)w->tp * a))
+            return LAYOUT("--cp-comm a2a+p2p gives each rank of an all-to-all group heads/(tp*A) heads: heads (%d) "
+                          "and kv-heads (%d) must be divisible by tp*A (%d*%d)", m->heads, m->kv_heads, w->tp, a);
+    } else if (w->cp_a2a > 0) {
+        return VALUE("--hierarchical-context-parallel-sizes is --cp-comm a2a+p2p's");
+    }
     if (w->seq % (w->cp * (w->sp ? w->tp : 1)))
         return LAYOUT("seq (%d) must be divisible by cp%s (%d)", w->seq, w->sp ? "*tp with --sp" : "",
                       w->cp * (w->sp ? w->tp : 1));
@@ -553,6 +576,19 @@ static double act_bytes(const workload_spec *w, int first, int n)
     return a;
 }
 
+/* --tp-comm-overlap's userbuffers: Transformer Engine's initialize_ub, as Megatron-LM calls it, makes one
+ * buffer of the rank's (seq / cp x micro-batch) tokens x hidden for each of its ten overlapped GEMMs
+ * (qkv/fc1 fprop and proj/fc2 dgrad ring exchanges, proj/fc2 fprop pipelines, qkv/fc1 dgrad and wgrad
+ * bulk overlaps), registered for peers to write, so held for the whole run: 2 bytes an element, 1 in
+ * the four all-gather rings' under fp8 (their fp8_buf). */
+static double ub_bytes(const workload_spec *w)
+{
+    if (!w->tp_comm_overlap || w->tp < 2)
+        return 0;
+    double elems = (double)w->seq / w->cp * w->micro_batch * w->m.hidden;
+    return elems * (6 * 2 + 4 * (w->dtype == COMPUTE_FP8 ? 1 : 2));
+}
+
 double workload_memory_bytes(const workload_spec *w)
 {
     /* no global batch yet (a layout being chosen): assume a full pipeline */
@@ -576,7 +612,7 @@ double workload_memory_bytes(const workload_spec *w)
             }
             most = MAX(most, states + longest * (double)chunks);
         }
-        return most;
+        return most + ub_bytes(w);
     }
     /* 1F1B: stage s holds min(pp - s, m) microbatches; the busiest stage (stage 0 when the
      * stages are equal; with uneven stages a longer stage behind it can be busier) */
@@ -587,7 +623,7 @@ double workload_memory_bytes(const workload_spec *w)
                        act_bytes(w, first, n) * inflight;
         most = MAX(most, bytes);
     }
-    return most;
+    return most + ub_bytes(w);
 }
 
 double workload_op_estimate(const workload_spec *w)
@@ -599,6 +635,8 @@ double workload_op_estimate(const workload_spec *w)
         per_layer += (w->recompute ? 3 : 2) * 3.0 * w->cp;
     else if (w->cp > 1 && w->cp_comm == WL_CP_A2A)
         per_layer += (w->recompute ? 3 : 2) * 4;
+    else if (w->cp > 1 && w->cp_comm == WL_CP_A2A_P2P && w->cp_a2a > 0) /* the ring's over cp / A, and 4 a2a */
+        per_layer += (w->recompute ? 3 : 2) * (3.0 * w->cp / w->cp_a2a + 4);
     if (w->tp_comm_overlap && w->tp > 1) /* two rings of tp steps and 2 (tp-1) transfers, 4 splits, forward and back */
         per_layer += (w->recompute ? 3 : 2) * (6.0 * w->tp + 16 + (w->dtype == COMPUTE_FP8 ? 4 : 0));
     /* layer groups of a stage: at most layer_fuse layers each */

@@ -36,9 +36,11 @@ typedef enum { ZERO_NONE = 0, ZERO_1 = 1, ZERO_2 = 2, ZERO_3 = 3 } workload_zero
 /* How context-parallel ranks exchange attention's inputs (Megatron-LM's
  * --cp-comm-type, Transformer Engine's attention with CP): a ring of K, V
  * chunks passed beside the attention's steps (p2p, Megatron-LM's default),
- * an all-gather of the whole sequence's K, V (allgather, Llama 3's form), or
- * all-to-alls that trade sequence for heads around attention (a2a, Ulysses). */
-typedef enum { WL_CP_P2P = 0, WL_CP_ALLGATHER = 1, WL_CP_A2A = 2 } workload_cp_comm;
+ * an all-gather of the whole sequence's K, V (allgather, Llama 3's form),
+ * all-to-alls that trade sequence for heads around attention (a2a, Ulysses),
+ * or both (a2a+p2p: all-to-alls among cp_a2a adjacent CP ranks, the ring
+ * over the cp / cp_a2a groups of them). */
+typedef enum { WL_CP_P2P = 0, WL_CP_ALLGATHER = 1, WL_CP_A2A = 2, WL_CP_A2A_P2P = 3 } workload_cp_comm;
 
 typedef struct {
     workload_model m;
@@ -48,6 +50,9 @@ typedef struct {
                                    * tp*cp*dp (1: experts whole) */
     bool sp;                      /* sequence parallelism (RS + AG instead of AR) */
     int cp_comm;                  /* workload_cp_comm (with cp > 1) */
+    int cp_a2a;                   /* a2a+p2p: the all-to-all level's size (Megatron-LM's
+                                   * --hierarchical-context-parallel-sizes A B: A), the ring's
+                                   * cp / cp_a2a; 0 otherwise */
     int zero;                     /* 0 DDP, 1/2 ZeRO (distributed optimizer), 3 ZeRO-3 / FSDP */
     bool fsdp;                    /* ZeRO-3 as PyTorch FSDP (full shard) rather than DeepSpeed */
     double reuse_distance;        /* DeepSpeed stage3_max_reuse_distance, parameters (1e9) */
@@ -83,6 +88,8 @@ typedef struct {
  * *err (WORKLOAD_ERROR_VALUE) otherwise. */
 bool workload_cp_comm_parse(const char *s, int *out, GError **err);
 const char *workload_cp_comm_name(int c);
+/* Its name for a header: the name, with a2a+p2p's sizes ("a2a+p2p 8x2"), in buf (n bytes). */
+const char *workload_cp_comm_label(const workload_spec *w, char *buf, size_t n);
 
 /* Presets with published shapes (static table of n entries). */
 const workload_model *workload_presets(int *n);

@@ -70,8 +70,9 @@ typedef struct {
     cost sh_f1, sh_f2, sh_b1, sh_b2;
     /* context parallelism other than allgather: attn_f, attn_b in three parts, the attention (flash)
      * kernel between the layer norm + QKV (pre) and the output projection + dropout (post); under p2p
-     * the attention runs as cp kernels of one K, V chunk each (step_f, step_b) */
-    cost pre_f, core_f, post_f, pre_b, core_b, post_b, step_f, step_b;
+     * the attention runs as cp kernels of one K, V chunk each (step_f, step_b); under a2a+p2p as cp/A
+     * kernels, each of A x the tokens at 1/A of the heads (hstep_f, hstep_b) */
+    cost pre_f, core_f, post_f, pre_b, core_b, post_b, step_f, step_b, hstep_f, hstep_b;
     /* --dtype fp8: the casts of the output projection and MLP-out alone (fp8_linear; --tp-comm-overlap
      * runs their GEMMs split, without them) */
     gemm3 proj_c, fc2_c;
@@ -89,6 +90,7 @@ typedef struct {
     int chunk;             /* the model chunk being generated (0 under plain 1F1B) */
     bool keep_buckets;     /* record the dense buckets (the step's last reduction of this chunk) */
     int g_tp, g_cp, g_ep, g_etp, g_dpc, g_edp, g_emb, g_amax; /* trace groups, -1 if of size 1 */
+    int g_cpa;             /* a2a+p2p: the all-to-all level's group (cp_a2a adjacent CP ranks), else -1 */
     GArray *wait;          /* deps for the next op on the main stream */
     GArray *dp_ops;        /* DP collectives the optimizer waits for */
     GArray *buckets;       /* weight bytes of each dense bucket (ZeRO-1/2 gather them back) */
@@ -321,6 +323,11 @@ static void costs_init(gen *G)
         double sc = s / w->cp, abs = 2 * (T * h / t + (double)w->micro_batch * sc * 2 * kv / t + T * h / t);
         kern(&c->step_f, G, KC_ATTN, af / w->cp, abs);
         kern(&c->step_b, G, KC_ATTN, 2 * af / w->cp, 2.5 * abs);
+        if (w->cp_comm == WL_CP_A2A_P2P) { /* the same bytes a step: A x the queries, K, V of 1/A of the heads */
+            double ring = (double)w->cp / w->cp_a2a;
+            kern(&c->hstep_f, G, KC_ATTN, af / ring, abs);
+            kern(&c->hstep_b, G, KC_ATTN, 2 * af / ring, 2.5 * abs);
+        }
     }
     elem_part(&c->mlp_f, &c->mlp_b, G, 4 * Tn * h, norm_f, &c->mlp_norm);
     mlp_costs(&c->mlp_f, &c->mlp_b, G, LIN_LN, 1, T, m->ffn, t, &c->fc1, &c->mlp_act, &c->fc2, &c->fc2_c);
@@ -451,11 +458,22 @@ static int group_size(const gen *G, int k) { return MIN(G->f, chunk_len(G) - k *
 
 /* ---- context parallelism (--cp-comm) ---- */
 
-/* The CP ranks before and after this one in its group (the ring's order). */
+/* The CP ranks d places after (d < 0: before) this one in its group (the
+ * ring's order; under a2a+p2p d is in steps of cp_a2a). */
 static int cp_peer(const gen *G, int d)
 {
     const workload_spec *w = G->w;
-    return rank_of(w, G->tp_i, (G->cp_i + d + w->cp) % w->cp, G->dp_i, G->pp_i);
+    return rank_of(w, G->tp_i, ((G->cp_i + d) % w->cp + w->cp) % w->cp, G->dp_i, G->pp_i);
+}
+
+/* The ring's steps, and its neighbours' distance: cp and 1, or under a2a+p2p
+ * cp / cp_a2a and cp_a2a. */
+static int cp_ring_len(const gen *G) { return G->w->cp_comm == WL_CP_A2A_P2P ? G->w->cp / G->w->cp_a2a : G->w->cp; }
+static int cp_ring_hop(const gen *G) { return G->w->cp_comm == WL_CP_A2A_P2P ? G->w->cp_a2a : 1; }
+static const cost *cp_step(const gen *G, bool bwd)
+{
+    bool h = G->w->cp_comm == WL_CP_A2A_P2P;
+    return bwd ? (h ? &G->c.hstep_b : &G->c.step_b) : (h ? &G->c.hstep_f : &G->c.step_f);
 }
 
 /* Bytes of the K and V of s/cp tokens (one CP rank's chunk) of f layers. */
@@ -503,8 +521,9 @@ static void ring_steps(gen *G, const char *name, const cost *step, double f, int
  * split every step is one cp-th of the work). */
 static void cp_ring_fwd(gen *G, const char *name, double f)
 {
-    ring_steps(G, name, &G->c.step_f, f, G->w->cp, cp_peer(G, 1), cp_peer(G, -1), cp_kv_chunk(G, f), CP_TAG_KV,
-               S_CP_SEND, S_CP_RECV, "cp_send_kv", "cp_recv_kv", false);
+    int hop = cp_ring_hop(G);
+    ring_steps(G, name, cp_step(G, false), f, cp_ring_len(G), cp_peer(G, hop), cp_peer(G, -hop), cp_kv_chunk(G, f),
+               CP_TAG_KV, S_CP_SEND, S_CP_RECV, "cp_send_kv", "cp_recv_kv", false);
 }
 
 /* The backward's ring (Transformer Engine's, the forward's steps in reverse,
@@ -518,16 +537,16 @@ static void cp_ring_fwd(gen *G, const char *name, double f)
  * cp messages. */
 static void cp_ring_bwd(gen *G, const char *name, double f)
 {
-    const workload_spec *w = G->w;
     double kvb = cp_kv_chunk(G, f);
+    int n = cp_ring_len(G), hop = cp_ring_hop(G);
     uint32_t rcv = NONE;
-    for (int i = 0; i < w->cp; i++) {
-        double bytes = (i < w->cp - 1 ? kvb : 0) + (i > 0 ? kvb : 0);
-        uint32_t s = p2p_named(G, S_CP_SEND, true, cp_peer(G, 1), bytes, CP_TAG_KV, G->last, "cp_send_bwd", false);
+    for (int i = 0; i < n; i++) {
+        double bytes = (i < n - 1 ? kvb : 0) + (i > 0 ? kvb : 0);
+        uint32_t s = p2p_named(G, S_CP_SEND, true, cp_peer(G, hop), bytes, CP_TAG_KV, G->last, "cp_send_bwd", false);
         if (rcv != NONE)
             trace_op_dep(G->t, G->r, s, rcv);
-        rcv = p2p_named(G, S_CP_RECV, false, cp_peer(G, -1), bytes, CP_TAG_KV, NONE, "cp_recv_bwd", false);
-        compute(G, name, &G->c.step_b, f);
+        rcv = p2p_named(G, S_CP_RECV, false, cp_peer(G, -hop), bytes, CP_TAG_KV, NONE, "cp_recv_bwd", false);
+        compute(G, name, cp_step(G, true), f);
         wait_on(G, rcv);
     }
 }
@@ -610,6 +629,10 @@ static void attn_core(gen *G, const char *name, double f, bool bwd)
     const cost *k = bwd ? &G->c.core_b : &G->c.core_f;
     if (G->g_cp >= 0 && w->cp_comm == WL_CP_P2P) {
         (bwd ? cp_ring_bwd : cp_ring_fwd)(G, name, f);
+    } else if (G->g_cp >= 0 && w->cp_comm == WL_CP_A2A_P2P) { /* Ulysses among A ranks, the ring over their groups */
+        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, !bwd, f), G->g_cpa, bwd ? "cp_a2a_dout" : "cp_a2a_qkv", NONE);
+        (bwd ? cp_ring_bwd : cp_ring_fwd)(G, name, f);
+        coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, bwd, f), G->g_cpa, bwd ? "cp_a2a_dqkv" : "cp_a2a_out", NONE);
     } else if (G->g_cp >= 0 && w->cp_comm == WL_CP_A2A) {
         coll(G, S_MAIN, COLL_ALLTOALL, cp_a2a_bytes(G, !bwd, f), G->g_cp, bwd ? "cp_a2a_dout" : "cp_a2a_qkv", NONE);
         compute(G, name, k, f);
@@ -1365,6 +1388,13 @@ static void rank_groups(gen *G, int *buf)
     for (int i = 0; i < w->cp; i++)
         buf[n++] = rank_of(w, G->tp_i, i, G->dp_i, G->pp_i);
     G->g_cp = group_of(G, NULL, buf, n);
+    G->g_cpa = -1;
+    if (w->cp_comm == WL_CP_A2A_P2P && w->cp > 1) { /* adjacent CP ranks (Megatron-LM's first level) */
+        n = 0;
+        for (int i = G->cp_i / w->cp_a2a * w->cp_a2a; i < (G->cp_i / w->cp_a2a + 1) * w->cp_a2a; i++)
+            buf[n++] = rank_of(w, G->tp_i, i, G->dp_i, G->pp_i);
+        G->g_cpa = group_of(G, NULL, buf, n);
+    }
     /* Experts are laid out as Megatron-LM's expert rank generator does (megatron/core/
      * parallel_state.py, expert_decoder_rank_generator: etp, ep, edp, pp with cp folded in): within
      * a PP stage, whose ranks are stage x tp*cp*dp + x, x = etp_i + etp (ep_i + ep edp_i). An ETP

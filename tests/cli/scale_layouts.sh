@@ -80,3 +80,13 @@ check scale-fp8-param-gather-header 0 "^# scale: llama3-8b, .*, fp8, ZeRO.*, wei
 fpg=$("$C" sweep tests/data/sweep/scale-fp8-param-gather.json -j 2 2>/dev/null)
 if printf '%s\n' "$fpg" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-fp8-param-gather: $fpg" >&2; fi
+# --cp-comm a2a+p2p with --hierarchical-context-parallel-sizes A,B (Megatron-LM's): the headers name the sizes;
+# the sizes must multiply to --cp (or give it), and a2a+p2p needs them; as a sweep key every split runs
+check workload-cp-hier-header 0 "16 GPUs = tp 1 x pp 1 x dp 1 x cp 16 \\(a2a\\+p2p 8x2\\), ep 1" -- workload --model llama3-8b --gpus 16 --cp-comm a2a+p2p --hierarchical-context-parallel-sizes 8,2 --seq 16384 -o /dev/null
+check scale-cp-hier-header 0 "context parallel 16 \\(a2a\\+p2p 4x4\\)" -- scale --model llama3-8b --systems dgx-h100:16 --tp 1 --cp 16 --cp-comm a2a+p2p --hierarchical-context-parallel-sizes 4,4 --seq 16384
+check scale-cp-hier-needs-sizes 2 "a2a\\+p2p needs --hierarchical-context-parallel-sizes A,B" -- scale --model llama3-8b --systems dgx-h100:16 --tp 1 --cp 16 --cp-comm a2a+p2p --seq 16384
+check scale-cp-hier-product 2 "A x B = 8, not --cp 16" -- scale --model llama3-8b --systems dgx-h100:16 --tp 1 --cp 16 --cp-comm a2a+p2p --hierarchical-context-parallel-sizes 4,2 --seq 16384
+hcp=$("$C" sweep tests/data/sweep/scale-cp-hierarchical.json -j 2 2>/dev/null)
+# (the sizes are a quoted "A,B", so step_ms is the 4th comma field)
+if printf '%s\n' "$hcp" | awk -F, 'NR > 1 && $4 > 0 { n++ } END { exit !(n == 3) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-cp-hierarchical: $hcp" >&2; fi
