@@ -646,7 +646,7 @@ static int plot(const result *R, int n, const char *path)
  * ranks of AUTO_CP_TOKENS) and EP (no --ep, an MoE model) for w. */
 static bool auto_cp(const wl_opts *o, const workload_spec *w)
 {
-    return o->cp <= 0 && w->seq / 2 >= AUTO_CP_TOKENS;
+    return o->cp <= 0 && !o->hier_cp && w->seq / 2 >= AUTO_CP_TOKENS; /* the hierarchical sizes fix cp */
 }
 
 static bool auto_ep(const wl_opts *o, const workload_spec *w)

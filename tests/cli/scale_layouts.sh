@@ -86,6 +86,7 @@ check workload-cp-hier-header 0 "16 GPUs = tp 1 x pp 1 x dp 1 x cp 16 \\(a2a\\+p
 check scale-cp-hier-header 0 "context parallel 16 \\(a2a\\+p2p 4x4\\)" -- scale --model llama3-8b --systems dgx-h100:16 --tp 1 --cp 16 --cp-comm a2a+p2p --hierarchical-context-parallel-sizes 4,4 --seq 16384
 check scale-cp-hier-needs-sizes 2 "a2a\\+p2p needs --hierarchical-context-parallel-sizes A,B" -- scale --model llama3-8b --systems dgx-h100:16 --tp 1 --cp 16 --cp-comm a2a+p2p --seq 16384
 check scale-cp-hier-product 2 "A x B = 8, not --cp 16" -- scale --model llama3-8b --systems dgx-h100:16 --tp 1 --cp 16 --cp-comm a2a+p2p --hierarchical-context-parallel-sizes 4,2 --seq 16384
+check scale-cp-hier-auto-keeps-cp 0 "context parallel 4 \\(a2a\\+p2p 2x2\\), expert parallel 1$" -- scale --model llama3-8b --systems dgx-h100:16 --seq 16384 --cp-comm a2a+p2p --hierarchical-context-parallel-sizes 2,2 --auto
 hcp=$("$C" sweep tests/data/sweep/scale-cp-hierarchical.json -j 2 2>/dev/null)
 # (the sizes are a quoted "A,B", so step_ms is the 4th comma field)
 if printf '%s\n' "$hcp" | awk -F, 'NR > 1 && $4 > 0 { n++ } END { exit !(n == 3) }'; then
