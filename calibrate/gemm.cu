@@ -4,7 +4,7 @@
  *   square   M = N = K = 256 .. 16384, dtypes fp32 (plain FMA), tf32, fp16,
  *            bf16 (fp32 accumulate) and fp8 e4m3 (cublasLt, bf16 output,
  *            Hopper and later): the reachable peak per dtype;
- *   layer    bf16 GEMMs of a transformer layer as Megatron-LM runs them with
+ *   layer    bf16 GEMMs (and fp8 ones, sm_89 and later) of a transformer layer as Megatron-LM runs them with
  *            tensor parallelism t: for hidden h, FFN f, tokens T (micro-batch x
  *            sequence) and t in {1,2,4,8}: qkv (T x h -> 3h/t), proj (T x h/t
  *            -> h), fc1 (T x h -> f/t), fc2 (T x f/t -> h), each as forward
@@ -214,6 +214,38 @@ static const struct {
     bool glu;
 } layers[] = {{4096, 14336, true}, {8192, 28672, true}, {12288, 49152, false}, {16384, 53248, true}};
 
+/* The forward, input-gradient and weight-gradient GEMMs of each layer shape
+ * in dtype dt (fp8 through cublasLt's one layout: the transposes do not
+ * change m, n, k). */
+static void layer_gemms(ctx *c, const cal_opts *o, const cal_device *d, const char *path, dt_kind dt)
+{
+    std::vector<int> toks = o->quick ? std::vector<int>{4096} : std::vector<int>{2048, 8192};
+    std::vector<int> tps = o->quick ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 4, 8};
+    for (auto &L : layers)
+        for (int T : toks)
+            for (int t : tps) {
+                /* name, in (K of fwd), out (N of fwd) */
+                struct {
+                    const char *name;
+                    int in, out;
+                } g[4] = {{"qkv", L.h, 3 * L.h / t},
+                          {"proj", L.h / t, L.h},
+                          {"fc1", L.h, (L.glu ? 2 : 1) * L.f / t},
+                          {"fc2", L.f / t, L.h}};
+                for (auto &G : g) {
+                    char name[96];
+                    snprintf(name, sizeof name, "h%d-f%d-T%d-t%d-%s", L.h, L.f, T, t, G.name);
+                    /* row-major Y[T x out] = X[T x in] W^T, W is [out x in]: in
+                     * cuBLAS column-major terms C(out x T) = W^T(out x in) X(in x T) */
+                    measure(c, o, d, path, "fwd", dt, true, false, G.out, T, G.in, name);
+                    /* dX[T x in] = dY[T x out] W: C(in x T) = W(in x out) dY(out x T) */
+                    measure(c, o, d, path, "dgrad", dt, false, false, G.in, T, G.out, name);
+                    /* dW[out x in] = dY^T X: C(in x out) = X(in x T) dY^T(T x out) */
+                    measure(c, o, d, path, "wgrad", dt, false, true, G.in, G.out, T, name);
+                }
+            }
+}
+
 static void run_device(const cal_opts *o, int dev)
 {
     CK(cudaSetDevice(dev));
@@ -263,34 +295,16 @@ static void run_device(const cal_opts *o, int dev)
         }
     }
 
-    /* layer shapes, bf16 */
+    /* layer shapes, bf16; fp8 too where the GPU has it (Transformer Engine runs the linear layers'
+     * three GEMMs in fp8 under --dtype fp8: their shape model's k0 against fp8_k0_scale) */
     for (int i = 0; i < 3; i++)
         fill<__nv_bfloat16>(i == 0 ? c.a : i == 1 ? c.b : c.c, c.cap / 2, 0x99u + i);
-    std::vector<int> toks = o->quick ? std::vector<int>{4096} : std::vector<int>{2048, 8192};
-    std::vector<int> tps = o->quick ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 4, 8};
-    for (auto &L : layers)
-        for (int T : toks)
-            for (int t : tps) {
-                /* name, in (K of fwd), out (N of fwd) */
-                struct {
-                    const char *name;
-                    int in, out;
-                } g[4] = {{"qkv", L.h, 3 * L.h / t},
-                          {"proj", L.h / t, L.h},
-                          {"fc1", L.h, (L.glu ? 2 : 1) * L.f / t},
-                          {"fc2", L.f / t, L.h}};
-                for (auto &G : g) {
-                    char name[96];
-                    snprintf(name, sizeof name, "h%d-f%d-T%d-t%d-%s", L.h, L.f, T, t, G.name);
-                    /* row-major Y[T x out] = X[T x in] W^T, W is [out x in]: in
-                     * cuBLAS column-major terms C(out x T) = W^T(out x in) X(in x T) */
-                    measure(&c, o, &d, path, "fwd", DT_BF16, true, false, G.out, T, G.in, name);
-                    /* dX[T x in] = dY[T x out] W: C(in x T) = W(in x out) dY(out x T) */
-                    measure(&c, o, &d, path, "dgrad", DT_BF16, false, false, G.in, T, G.out, name);
-                    /* dW[out x in] = dY^T X: C(in x out) = X(in x T) dY^T(T x out) */
-                    measure(&c, o, &d, path, "wgrad", DT_BF16, false, true, G.in, G.out, T, name);
-                }
-            }
+    layer_gemms(&c, o, &d, path, DT_BF16);
+    if (prop.major * 10 + prop.minor >= 89) {
+        for (int i = 0; i < 3; i++)
+            fill<__nv_fp8_e4m3>(i == 0 ? c.a : i == 1 ? c.b : c.c, c.cap, 0x77u + i);
+        layer_gemms(&c, o, &d, path, DT_FP8);
+    }
 
     cublasLtDestroy(c.lt);
     cublasDestroy(c.h);
