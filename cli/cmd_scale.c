@@ -324,6 +324,7 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
             topo_free(t);
             return false;
         }
+        R[i].w.gpu_cc = g.spec.sm_cc; /* fp8's layouts in the memory estimate */
         R[i].w.gpus = R[i].p.gpus;
         /* the batch is chosen after the layouts (below): until then the memory estimate takes a
          * full pipeline, unless --global-batch is given (workload_spec_defaults' batch, made for
@@ -850,8 +851,11 @@ static int run_scale(wl_opts *o, scale_cli *c)
             ;
         relate(R, n);
         if (!c->format || !strcmp(c->format, "text")) {
-            printf("# scale: %s, %d x %d tokens per step (strong scaling), %s, %s%s", R[0].w.m.name,
-                   R[0].w.global_batch, R[0].w.seq, compute_dtype_name(R[0].w.dtype),
+            char rcp[24] = ""; /* fp8's recipe where not the default */
+            if (R[0].w.dtype == COMPUTE_FP8 && R[0].w.fp8_recipe != WL_FP8_DELAYED)
+                g_snprintf(rcp, sizeof rcp, " (%s)", workload_fp8_recipe_name(R[0].w.fp8_recipe));
+            printf("# scale: %s, %d x %d tokens per step (strong scaling), %s%s, %s%s", R[0].w.m.name,
+                   R[0].w.global_batch, R[0].w.seq, compute_dtype_name(R[0].w.dtype), rcp,
                    R[0].w.zero == 3 ? (R[0].w.fsdp ? "FSDP" : "ZeRO-3") : R[0].w.zero ? "ZeRO" : "DDP",
                    R[0].w.recompute ? ", full recompute" : "");
             if (R[0].w.tp_async_bwd)

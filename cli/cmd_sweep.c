@@ -478,7 +478,7 @@ static const sweep_base replay_base = {
 static const char *const scale_params[] = {
     "topo", "fabric", "set", "gpus", "model", "tp", "pp", "cp", "cp_comm", "hierarchical_context_parallel_sizes", "ep", "etp", "zero", "sp", "micro_batch",
     "global_batch", "seq", "dtype", "layer_fuse", "recompute", "schedule", "overlap_param_gather", "tp_async_bwd",
-    "tp_comm_overlap", "moe_shared_expert_overlap", "fp8_param_gather",
+    "tp_comm_overlap", "moe_shared_expert_overlap", "fp8_param_gather", "fp8_recipe",
     /* model custom's shape, as scale's --layers ... --dense-layers */
     "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "gated", "experts", "topk", "expert_ffn", "shared_ffn",
     "dense_layers", NULL,
@@ -536,6 +536,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.schedule = (char *)sweep_point_get(p, "schedule"); /* 1f1b or interleaved:V, as `scale --schedule` */
     o.cp_comm = (char *)sweep_point_get(p, "cp_comm");   /* p2p, allgather, a2a or a2a+p2p, as `scale --cp-comm` */
     o.hier_cp = (char *)sweep_point_get(p, "hierarchical_context_parallel_sizes"); /* "A,B", as the option */
+    o.fp8_recipe = (char *)sweep_point_get(p, "fp8_recipe"); /* delayed, tensorwise, mxfp8, blockwise */
     o.sets = p->sets[0] ? p->sets : NULL;
     bool sp = false, rc = false, gated = false, opg = false, tpa = false, tco = false, mso = false, fpg = false; /* "yes" and "true" were read as off */
     if (!point_on_off(p, "sp", &sp, err) || !point_on_off(p, "recompute", &rc, err) ||

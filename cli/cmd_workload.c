@@ -50,6 +50,7 @@ static int run(wl_opts *o, const char *out)
     topo_free(tp);
     if (!ok)
         return cli_fail(err);
+    w.gpu_cc = g.spec.sm_cc; /* fp8's layouts in the memory estimate */
     if (!wl_opts_fits_memory(&w, WL_BYTES_PER_OP_JSON, "write", &err))
         return cli_fail(err);
     trace *t = workload_generate(&w, &g, &err);

@@ -110,6 +110,10 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "pipeline schedule: 1f1b, or interleaved:V (Megatron's interleaved 1F1B, V model chunks per pp rank) [1f1b]",
          "S"},
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &o->dtype, "GEMM precision: bf16, fp16, fp8 [bf16]", "T"},
+        {"fp8-recipe", 0, 0, G_OPTION_ARG_STRING, &o->fp8_recipe,
+         "with --dtype fp8: delayed, tensorwise (current scaling), mxfp8 (Blackwell), blockwise "
+         "(Megatron-LM's flag) [delayed]",
+         "R"},
         {"fp8-param-gather", 0, 0, G_OPTION_ARG_NONE, &o->fp8_param_gather,
          "with --dtype fp8 and --zero 1/2: weights kept in fp8 and gathered in fp8 after the optimizer step "
          "(Megatron-LM's flag)",
@@ -187,6 +191,7 @@ void wl_opts_clear(wl_opts *o)
     g_free(o->fabric);
     g_free(o->cp_comm);
     g_free(o->hier_cp);
+    g_free(o->fp8_recipe);
     g_strfreev(o->sets);
 }
 
@@ -269,6 +274,8 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
             return BAD("--reuse-distance is DeepSpeed ZeRO-3's (--zero 3)");
     }
     if (o->cp_comm && !workload_cp_comm_parse(o->cp_comm, &w->cp_comm, err))
+        return FALSE;
+    if (o->fp8_recipe && !workload_fp8_recipe_parse(o->fp8_recipe, &w->fp8_recipe, err))
         return FALSE;
     int ha = 0, hb = 0; /* --hierarchical-context-parallel-sizes "A,B" (or Megatron-LM's "A B"): A x B = cp */
     if (o->hier_cp) {

@@ -1330,6 +1330,146 @@ static void test_workload_fp8(void)
     g_clear_error(&err);
 }
 
+/* The fp8 recipes (--fp8-recipe, Megatron-LM's) against hand counts, on the
+ * layer of /workload/fp8 (h 1,024, FFN 4,096, TP 2 with SP, one layer a
+ * stage, 4 microbatches): the MLP's forward (layer norm with its cast,
+ * MLP-out's input cast) and backward (MLP-in's output-gradient cast and
+ * gathered-input transpose, MLP-out's 1/tp output-gradient cast and its
+ * transpose) bytes; tensorwise's amax pass (2 bytes an element more a
+ * cast), its norm writing bf16 before the cast, its TP amax reductions
+ * (2 a layer forward, 2 backward) in place of delayed's; the block
+ * recipes' both copies with 1/32 of a byte of scales an element, no
+ * transposes, gathers of both copies where both are used after them;
+ * per-tensor recipes on Blackwell without transposes; memory; exit 2 for
+ * mxfp8 off Blackwell, blockwise on Ada, a recipe without fp8 and the
+ * block recipes with --fp8-param-gather. */
+static void test_workload_fp8_recipes(void)
+{
+    gpu_model hop = gpu("H100"), bw = gpu("B200");
+    GError *err = NULL;
+    workload_spec w = {.m = {.name = "custom", .layers = 2, .hidden = 1024, .heads = 8, .ffn = 4096, .vocab = 1024},
+                       .tp = 2, .pp = 2, .dp = 2, .gpus = 8, .global_batch = 8, .seq = 1024, .sp = true, .zero = 1,
+                       .dtype = COMPUTE_FP8};
+    workload_spec_defaults(&w);
+    enum { DEL, TW, BW, B_DEL, B_MX, N };
+    const int rec[N] = {WL_FP8_DELAYED, WL_FP8_TENSORWISE, WL_FP8_BLOCKWISE, WL_FP8_DELAYED, WL_FP8_MXFP8};
+    trace *t[N];
+    double mem[N];
+    for (int i = 0; i < N; i++) {
+        w.fp8_recipe = rec[i];
+        w.gpu_cc = i >= B_DEL ? 100 : 90;
+        CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
+        t[i] = workload_generate(&w, i >= B_DEL ? &bw : &hop, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t[i]);
+        mem[i] = workload_memory_bytes(&w);
+    }
+    int r = 0, mbs = 4;
+    double h = 1024, F = 4096, tp = 2, T = 1024, Tn = T / tp, Ft = F / tp, s = 1.0 / 32, q2 = 4 + 2 * s;
+    double weights = (4 * h * h + 2 * h * F + 3 * h + F) / tp;
+    for (int i = 0; i < N; i++)
+        ASSERT_REL(rank_flops(t[i], r), rank_flops(t[DEL], r), 1e-12);
+#define DF(i, j, op) (op_bytes(t[i], r, op) - op_bytes(t[j], r, op))
+    /* tensorwise: norm 4 + cast 3 (not 3), MLP-out's input 6 (not 4); backward MLP-in's dy 6, MLP-out's 5 */
+    ASSERT_REL(DF(TW, DEL, "mlp_fwd"), 4 * Tn * h + 2 * T * Ft, 1e-9);
+    ASSERT_REL(DF(TW, DEL, "mlp_bwd"), 2 * T * Ft + 2 * T * h / tp, 1e-9);
+    /* blockwise on Hopper: norm 4 + both copies; casts q2 everywhere; no transposes (2 T h twice) */
+    ASSERT_REL(DF(BW, DEL, "mlp_fwd"), (4 + q2 - 3) * Tn * h + (q2 - 4) * T * Ft, 1e-9);
+    ASSERT_REL(DF(BW, DEL, "mlp_bwd"), (q2 - 4) * T * Ft + (q2 - 3) * T * h / tp - 4 * T * h, 1e-9);
+    /* delayed on Blackwell: no transposes, casts of one copy (3) */
+    ASSERT_REL(DF(B_DEL, DEL, "mlp_fwd"), -T * Ft, 1e-9);
+    ASSERT_REL(DF(B_DEL, DEL, "mlp_bwd"), -T * Ft - 4 * T * h, 1e-9);
+    ASSERT_REL(DF(B_MX, B_DEL, "mlp_fwd"), (4 + q2 - 3) * Tn * h + (q2 - 3) * T * Ft, 1e-9);
+    ASSERT_REL(DF(B_MX, B_DEL, "mlp_bwd"), (q2 - 3) * T * Ft + (q2 - 3) * T * h / tp, 1e-9);
+#undef DF
+    /* weights' casts once a step */
+    const double wc[N] = {4, 6, 4, 3, q2};
+    for (int i = 0; i < N; i++)
+        ASSERT_REL(op_bytes(t[i], r, "fp8_weight_cast"), wc[i] * weights, 1e-12);
+    /* amax: delayed's two a microbatch; tensorwise's 4 floats' worth over TP, 4 a layer a microbatch */
+    for (int i = 0; i < N; i++) {
+        int per_tensor_delayed = rec[i] == WL_FP8_DELAYED;
+        CU_ASSERT_EQUAL(count(t[i], r, TOP_COLL, COLL_ALL_REDUCE, "fp8_amax_fwd", NULL), per_tensor_delayed ? mbs : 0);
+        CU_ASSERT_EQUAL(count(t[i], r, TOP_COLL, COLL_ALL_REDUCE, "fp8_amax_bwd", NULL), per_tensor_delayed ? mbs : 0);
+        CU_ASSERT_EQUAL(count(t[i], r, TOP_COLL, COLL_ALL_REDUCE, "fp8_amax_tp", NULL), i == TW ? 4 * mbs : 0);
+    }
+    for (guint i = 0; i < t[TW]->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(t[TW]->ranks[r].ops, trace_op, i);
+        if (o->kind == TOP_COLL && !strcmp(o->name, "fp8_amax_tp")) {
+            CU_ASSERT_EQUAL(((const trace_group *)g_ptr_array_index(t[TW]->groups, o->group))->size, 2);
+            CU_ASSERT_EQUAL(o->bytes, 32); /* 4 bytes, rounded up as every collective to 16 a rank */
+            /* before a gather: the next op on its stream is a TP all-gather */
+            const trace_op *n = &g_array_index(t[TW]->ranks[r].ops, trace_op, i + 1);
+            CU_ASSERT_TRUE(n->kind == TOP_COLL && n->coll == COLL_ALL_GATHER);
+        }
+    }
+    /* gathers: per-tensor 1 byte an element; block recipes both copies with scales (no re-gather) */
+    double A = T * h * 2, b[N];
+    for (int i = 0; i < N; i++)
+        CU_ASSERT_EQUAL(count(t[i], r, TOP_COLL, COLL_ALL_GATHER, "tp_ag", &b[i]), 4 * mbs);
+    ASSERT_REL(b[DEL], 4 * mbs * A / 2, 1e-12);
+    ASSERT_REL(b[TW], b[DEL], 1e-12);
+    ASSERT_REL(b[B_DEL], b[DEL], 1e-12);
+    ASSERT_REL(b[BW], 4 * mbs * A * (1 + s), 1e-12);
+    ASSERT_REL(b[B_MX], b[BW], 1e-12);
+    /* memory: the weights' fp8 copies, 2 bytes each on Hopper and for mxfp8, 1 for delayed on Blackwell */
+    ASSERT_REL(mem[BW] - mem[DEL], 0, 1e-12);
+    ASSERT_REL(mem[B_MX] - mem[B_DEL], weights, 1e-9);
+    for (int i = 0; i < N; i++)
+        trace_free(t[i]);
+    /* with the input gathered again in backward (--tp-async-bwd) the block recipes gather one copy forward */
+    w.tp_async_bwd = true;
+    w.fp8_recipe = WL_FP8_BLOCKWISE;
+    w.gpu_cc = 90;
+    trace *a = workload_generate(&w, &hop, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    double fwd, in_bwd, all;
+    CU_ASSERT_EQUAL(count(a, r, TOP_COLL, COLL_ALL_GATHER, "tp_ag_input_bwd", &in_bwd), 2 * mbs);
+    CU_ASSERT_EQUAL(count(a, r, TOP_COLL, COLL_ALL_GATHER, "tp_ag", &all), 6 * mbs);
+    fwd = all - in_bwd - 2 * mbs * A * (1 + s); /* less the output gradients' */
+    ASSERT_REL(fwd, 2 * mbs * A / 2 * (1 + s), 1e-12);
+    ASSERT_REL(in_bwd, 2 * mbs * A / 2 * (1 + s), 1e-12);
+    trace_free(a);
+    w.tp_async_bwd = false;
+    /* --fp8-param-gather on Blackwell: no transposes to make */
+    w.fp8_recipe = WL_FP8_DELAYED;
+    w.fp8_param_gather = true;
+    w.gpu_cc = 100;
+    trace *p = workload_generate(&w, &bw, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(count(p, r, TOP_COMPUTE, -1, "fp8_weight", NULL), 0);
+    trace_free(p);
+    /* refused */
+    w.fp8_recipe = WL_FP8_MXFP8;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "--fp8-param-gather is modelled for the per-tensor") : NULL);
+    g_clear_error(&err);
+    w.fp8_param_gather = false;
+    w.gpu_cc = 90;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "mxfp8 needs Blackwell") : NULL);
+    g_clear_error(&err);
+    w.gpu_cc = 0; /* unknown to the check; the generator knows its GPU */
+    CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
+    CU_ASSERT_PTR_NULL(workload_generate(&w, &hop, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "--fp8-recipe mxfp8 on the H100-SXM: mxfp8 needs") : NULL);
+    g_clear_error(&err);
+    gpu_model ada = gpu("L40S");
+    w.fp8_recipe = WL_FP8_BLOCKWISE;
+    CU_ASSERT_PTR_NULL(workload_generate(&w, &ada, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "blockwise needs compute capability 9.0") : NULL);
+    g_clear_error(&err);
+    w.fp8_recipe = WL_FP8_TENSORWISE;
+    w.dtype = COMPUTE_BF16;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "--fp8-recipe tensorwise needs --dtype fp8") : NULL);
+    g_clear_error(&err);
+    int out = -1;
+    CU_ASSERT_TRUE(workload_fp8_recipe_parse("MXFP8", &out, NULL));
+    CU_ASSERT_EQUAL(out, WL_FP8_MXFP8);
+    CU_ASSERT_FALSE(workload_fp8_recipe_parse("nvfp4", &out, &err));
+    g_clear_error(&err);
+}
+
 /* ---- interleaved 1F1B (Megatron-LM virtual pipeline stages) ---- */
 
 int main(void)
@@ -1346,6 +1486,7 @@ int main(void)
         {"/workload/tp-comm-overlap", test_workload_tp_comm_overlap},
         {"/workload/moe-shared-expert-overlap", test_workload_moe_shared_overlap},
         {"/workload/fp8", test_workload_fp8},
+        {"/workload/fp8-recipes", test_workload_fp8_recipes},
         {"/workload/pp-1f1b-sends", test_workload_pp_1f1b_sends},
         {"/workload/zero3-gathers-twice", test_workload_zero3_gathers_twice},
         {"/workload/zero3-refetch-after-recompute", test_workload_zero3_refetch_after_recompute},

@@ -176,6 +176,43 @@ const char *workload_cp_comm_label(const workload_spec *w, char *buf, size_t n)
     return buf;
 }
 
+static const char *const fp8_recipe_names[] = {[WL_FP8_DELAYED] = "delayed", [WL_FP8_TENSORWISE] = "tensorwise",
+                                               [WL_FP8_MXFP8] = "mxfp8", [WL_FP8_BLOCKWISE] = "blockwise"};
+
+bool workload_fp8_recipe_parse(const char *s, int *out, GError **err)
+{
+    for (int i = 0; i < (int)G_N_ELEMENTS(fp8_recipe_names); i++)
+        if (s && !g_ascii_strcasecmp(s, fp8_recipe_names[i])) {
+            *out = i;
+            return true;
+        }
+    return VALUE("--fp8-recipe '%s': expected delayed, tensorwise, mxfp8 or blockwise (Megatron-LM's names)",
+                 s ? s : "");
+}
+
+const char *workload_fp8_recipe_name(int r)
+{
+    return r >= 0 && r < (int)G_N_ELEMENTS(fp8_recipe_names) ? fp8_recipe_names[r] : "?";
+}
+
+const char *workload_fp8_recipe_unsupported(int recipe, int cc)
+{
+    if (cc <= 0)
+        return NULL;
+    if (recipe == WL_FP8_MXFP8 && cc != 100 && cc != 103)
+        return "mxfp8 needs Blackwell's block-scaled tensor cores (compute capability 10.0 or 10.3: B200, GB200, "
+               "B300); blockwise or the per-tensor recipes (delayed, tensorwise) elsewhere";
+    if (recipe == WL_FP8_BLOCKWISE && cc < 90)
+        return "blockwise needs compute capability 9.0 or later (Transformer Engine's Float8BlockScaling: Hopper, "
+               "emulated with mxfp8 on Blackwell); delayed or tensorwise on Ada";
+    return NULL;
+}
+
+bool workload_fp8_transposes(int cc)
+{
+    return cc < 100 || cc / 10 == 12;
+}
+
 /* The interleaved schedule's rules: at least a layer per model chunk (the
  * pp*V chunks split the layers as stages do: workload_chunk_layers) and
  * microbatches a multiple of pp (Megatron-LM's; its
@@ -282,6 +319,17 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     if (w->fp8_param_gather && (w->dtype != COMPUTE_FP8 || (w->zero != 1 && w->zero != 2)))
         return VALUE("--fp8-param-gather needs --dtype fp8 and the distributed optimizer (--zero 1 or 2): it keeps "
                      "the weights in fp8 and gathers them so after the optimizer step");
+    if (w->fp8_recipe < WL_FP8_DELAYED || w->fp8_recipe > WL_FP8_BLOCKWISE)
+        return VALUE("fp8_recipe must be delayed, tensorwise, mxfp8 or blockwise");
+    if (w->fp8_recipe != WL_FP8_DELAYED && w->dtype != COMPUTE_FP8)
+        return VALUE("--fp8-recipe %s needs --dtype fp8", workload_fp8_recipe_name(w->fp8_recipe));
+    if (w->fp8_param_gather && w->fp8_recipe >= WL_FP8_MXFP8)
+        return VALUE("--fp8-param-gather is modelled for the per-tensor recipes (delayed, tensorwise), not %s: "
+                     "its weights would be gathered with their block scales in both directions",
+                     workload_fp8_recipe_name(w->fp8_recipe));
+    if (w->dtype == COMPUTE_FP8 && workload_fp8_recipe_unsupported(w->fp8_recipe, w->gpu_cc))
+        return VALUE("--fp8-recipe %s: %s", workload_fp8_recipe_name(w->fp8_recipe),
+                     workload_fp8_recipe_unsupported(w->fp8_recipe, w->gpu_cc));
     if (w->cp_comm < WL_CP_P2P || w->cp_comm > WL_CP_A2A_P2P)
         return VALUE("cp_comm must be p2p, allgather, a2a or a2a+p2p");
     if (w->cp_comm == WL_CP_A2A_P2P) {
@@ -526,10 +574,13 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
         pe += e;
         rep += r;
     }
-    /* --dtype fp8: Transformer Engine keeps each linear layer's fp8 weight and its transpose from
-     * the first microbatch on, 2 bytes a weight (under ZeRO-3 only a layer's at a time: not counted;
-     * under --fp8-param-gather the fp8 weight and its transpose are the weights' 2 bytes) */
-    double cache = w->dtype == COMPUTE_FP8 && w->zero < 3 && !w->fp8_param_gather ? 2 * (p - rep + pe) : 0;
+    /* --dtype fp8: Transformer Engine keeps each linear layer's fp8 weight and its columnwise copy
+     * from the first microbatch on, 2 bytes a weight (a transpose on Hopper; mxfp8's and blockwise's
+     * own quantization; per-tensor recipes on Blackwell read the one copy both ways: 1 byte; under
+     * ZeRO-3 only a layer's at a time: not counted; under --fp8-param-gather the fp8 weight and its
+     * transpose are the weights' 2 bytes) */
+    double per = w->fp8_recipe >= WL_FP8_MXFP8 || workload_fp8_transposes(w->gpu_cc) ? 2 : 1;
+    double cache = w->dtype == COMPUTE_FP8 && w->zero < 3 && !w->fp8_param_gather ? per * (p - rep + pe) : 0;
     p += emb * (double)m->vocab * m->hidden / w->tp;
     double dpc = (double)w->dp * w->cp;
     return param_state_bytes(w, p, dpc) + param_state_bytes(w, pe, dpc * w->tp / ((double)w->ep * w->etp)) + cache;

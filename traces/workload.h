@@ -42,6 +42,13 @@ typedef enum { ZERO_NONE = 0, ZERO_1 = 1, ZERO_2 = 2, ZERO_3 = 3 } workload_zero
  * over the cp / cp_a2a groups of them). */
 typedef enum { WL_CP_P2P = 0, WL_CP_ALLGATHER = 1, WL_CP_A2A = 2, WL_CP_A2A_P2P = 3 } workload_cp_comm;
 
+/* Transformer Engine's fp8 recipes, by Megatron-LM's --fp8-recipe names: delayed (one scale a
+ * tensor from an amax history, amaxes all-reduced once per fp8_autocast), tensorwise (current
+ * scaling: each tensor's amax taken before its cast, all-reduced over TP where sequence
+ * parallelism gathers it), mxfp8 (a power-of-two scale per 32 elements; Blackwell), blockwise
+ * (an fp32 scale per 128 elements, per 128 x 128 for weights; DeepSeek-V3's; Hopper on) */
+typedef enum { WL_FP8_DELAYED = 0, WL_FP8_TENSORWISE = 1, WL_FP8_MXFP8 = 2, WL_FP8_BLOCKWISE = 3 } workload_fp8_recipe;
+
 typedef struct {
     workload_model m;
     int gpus, tp, pp, dp, cp, ep; /* tp*pp*dp*cp == gpus; ep divides the experts and tp*cp*dp */
@@ -76,6 +83,10 @@ typedef struct {
                                    * following the optimizer step */
     bool fp8_param_gather;        /* Megatron-LM's --fp8-param-gather (with dtype fp8 and ZeRO-1/2): the
                                    * linear layers' weights kept in fp8 and gathered in fp8 */
+    int fp8_recipe;               /* workload_fp8_recipe (with dtype fp8) */
+    int gpu_cc;                   /* the GPU's compute capability x 10, for fp8's layouts (transposed
+                                   * copies below 10.0 and on 12.x; the memory estimate); 0: unknown,
+                                   * taken as Hopper's (the generator reads its gpu_model's) */
     int grad_bytes;               /* bytes per gradient element reduced over DP (2 bf16, 4 fp32) */
     uint64_t bucket_bytes;        /* DP gradient bucket (25 MiB: PyTorch DDP bucket_cap_mb) */
     int layer_fuse;               /* layers merged into one op (1 = exact; > 1 coarsens, see docs) */
@@ -90,6 +101,18 @@ bool workload_cp_comm_parse(const char *s, int *out, GError **err);
 const char *workload_cp_comm_name(int c);
 /* Its name for a header: the name, with a2a+p2p's sizes ("a2a+p2p 8x2"), in buf (n bytes). */
 const char *workload_cp_comm_label(const workload_spec *w, char *buf, size_t n);
+
+/* "delayed", "tensorwise", "mxfp8" or "blockwise" -> *out; false with *err otherwise. */
+bool workload_fp8_recipe_parse(const char *s, int *out, GError **err);
+const char *workload_fp8_recipe_name(int r);
+/* Whether the recipe needs fp8 GEMMs of scaled blocks (mxfp8, blockwise): compute capability
+ * 10.0 / 10.3 for mxfp8, 9.0 on for blockwise; NULL if cc allows it (cc 0: unknown, allowed),
+ * else why not. */
+const char *workload_fp8_recipe_unsupported(int recipe, int cc);
+/* Whether the GPU of compute capability cc (x 10) runs per-tensor fp8 GEMMs only as TN, so the
+ * columnwise copies of fp8 tensors are transposes (Hopper, Ada; Transformer Engine's
+ * nvte_is_non_tn_fp8_gemm_supported is false below 10.0 and on 12.x). cc 0: true. */
+bool workload_fp8_transposes(int cc);
 
 /* Presets with published shapes (static table of n entries). */
 const workload_model *workload_presets(int *n);

@@ -201,37 +201,64 @@ static bool fp8(const gen *G) { return G->w->dtype == COMPUTE_FP8; }
  * their tokens come from the dispatcher, gathered in bf16 if at all). */
 enum { LIN_LN, LIN_COL, LIN_ROW, LIN_LOCAL };
 
+/* The recipe's scales are per block (mxfp8, blockwise): rowwise and
+ * columnwise copies quantized apart, no transposes, no amax state. */
+static bool fp8_blocks(const gen *G) { return G->w->fp8_recipe >= WL_FP8_MXFP8; }
+
+/* A per-tensor recipe's columnwise copy is a transpose (Hopper, Ada). */
+static bool fp8_tr(const gen *G) { return !fp8_blocks(G) && workload_fp8_transposes(G->g->spec.sm_cc); }
+
+/* Bytes a block scale adds an element: mxfp8 one E8M0 byte per 32,
+ * blockwise one fp32 per 128 (1-D blocks): 1/32 either way. */
+#define FP8_SCALE_B (1.0 / 32)
+
+/* Bytes an element of a bf16 tensor costs to cast (read 2, write 1 a copy):
+ * both copies (rowwise for one GEMM, columnwise for the other), or the
+ * rowwise one alone (`both` false: a shard to be gathered, transposed after
+ * under per-tensor recipes). tensorwise reads the tensor once more first,
+ * for its amax (Float8CurrentScalingQuantizer: nvte_compute_amax, then the
+ * cast); block recipes always write both copies with their scales, in one
+ * kernel (their columnwise copy cannot come from the rowwise one). */
+static double fp8_cast_b(const gen *G, bool both)
+{
+    if (fp8_blocks(G))
+        return 2 + 2 * (1 + FP8_SCALE_B);
+    return 3 + (both && fp8_tr(G) ? 1 : 0) + (G->w->fp8_recipe == WL_FP8_TENSORWISE ? 2 : 0);
+}
+
 /* Transformer Engine's fp8 casts around a linear layer of `in` input and
  * `dy` output-gradient elements (all its groups), added to *c's forward,
- * input-gradient and weight-gradient parts; nothing under bf16. Delayed
- * scaling, Transformer Engine 1.x (module/linear.py, layernorm_linear.py,
- * base.py grad_output_preprocess): a cast + transpose reads 2 bytes and
- * writes the fp8 copy and its transpose (4 bytes an element), a cast alone
- * 3, a transpose of an fp8 tensor 2. Forward: the input cast + transposed
- * (the transpose feeds the weight gradient); under SP the rank's 1/tp of a
- * column-parallel layer's input is cast, gathered in fp8 and transposed
- * whole before the weight gradient; after its layer norm only that
- * transpose. Backward: the output gradient cast + transposed; under SP a
- * row-parallel layer's 1/tp cast, gathered in fp8, transposed whole. The
- * weights' casts are once a step (fp8_weight_cast). */
+ * input-gradient and weight-gradient parts; nothing under bf16. From
+ * Transformer Engine (module/linear.py, layernorm_linear.py, base.py
+ * grad_output_preprocess; docs "Handling transposes"): a cast writes the
+ * fp8 copy and, where a GEMM reads it columnwise, its transpose on Hopper
+ * (fp8_cast_b); a transpose of an fp8 tensor reads and writes a byte.
+ * Forward: the input cast (both copies: the columnwise one feeds the
+ * weight gradient); under SP the rank's 1/tp of a column-parallel layer's
+ * input is cast and gathered in fp8, and a per-tensor recipe on Hopper
+ * transposes it whole before the weight gradient; after a layer norm the
+ * norm writes the copies (costs_init), so only that transpose. Backward:
+ * the output gradient cast (both); under SP a row-parallel layer's 1/tp
+ * cast, gathered in fp8, transposed whole on Hopper. The weights' casts
+ * are once a step (fp8_weight_cast). */
 static void fp8_linear(gemm3 *c, const gen *G, int kind, double in, double dy)
 {
     if (!fp8(G))
         return;
     bool sp = G->w->sp && G->w->tp > 1;
-    double t = G->w->tp;
+    double t = G->w->tp, tr = fp8_tr(G) ? 2 : 0;
     if (kind == LIN_LN || (kind == LIN_COL && sp)) {
         if (kind == LIN_COL)
-            kern(&c->f, G, KC_ELEM, 0, 3 * in / t);
-        kern(&c->wg, G, KC_ELEM, 0, 2 * in);
+            kern(&c->f, G, KC_ELEM, 0, fp8_cast_b(G, fp8_blocks(G)) * in / t);
+        kern(&c->wg, G, KC_ELEM, 0, tr * in);
     } else {
-        kern(&c->f, G, KC_ELEM, 0, 4 * in);
+        kern(&c->f, G, KC_ELEM, 0, fp8_cast_b(G, true) * in);
     }
     if (kind == LIN_ROW && sp) {
-        kern(&c->dg, G, KC_ELEM, 0, 3 * dy / t);
-        kern(&c->wg, G, KC_ELEM, 0, 2 * dy);
+        kern(&c->dg, G, KC_ELEM, 0, fp8_cast_b(G, fp8_blocks(G)) * dy / t);
+        kern(&c->wg, G, KC_ELEM, 0, tr * dy);
     } else {
-        kern(&c->dg, G, KC_ELEM, 0, 4 * dy);
+        kern(&c->dg, G, KC_ELEM, 0, fp8_cast_b(G, true) * dy);
     }
 }
 
@@ -303,8 +330,13 @@ static void costs_init(gen *G)
     memset(c, 0, sizeof *c);
     double t = w->tp, T = G->T, h = m->hidden, kv = h / m->heads * m->kv_heads, s = w->seq;
     double Tn = w->sp ? T / t : T; /* tokens the norms, dropout and residuals touch */
-    /* layer norm (writing fp8 under --dtype fp8: 3 bytes an element, not 4) */
-    double norm_f = (fp8(G) ? 3 : 4) * Tn * h;
+    /* layer norm: 4 bytes an element; under --dtype fp8 with its output's cast: delayed scaling's
+     * norm writes fp8 itself (3 bytes, not 4); tensorwise's writes bf16 and its amax, then the cast
+     * (quantize_with_amax); the block recipes' norm writes bf16, then their cast (TE's
+     * normalization.cpp: FULLY_FUSED, FUSED_NORM_AMAX_FP8, UNFUSED) */
+    double norm_f = !fp8(G) ? 4 * Tn * h
+                  : w->fp8_recipe == WL_FP8_DELAYED ? 3 * Tn * h
+                  : (4 + (fp8_blocks(G) ? fp8_cast_b(G, true) : 3)) * Tn * h;
     elem_part(&c->attn_f, &c->attn_b, G, 4 * Tn * h, norm_f, &c->attn_norm);
     linear(&c->attn_f, &c->attn_b, G, LIN_LN, 1, T, h, (h + 2 * kv) / t, &c->qkv, NULL); /* QKV */
     double af = 4 * T * s * h / t, ab = 2 * (T * h / t + (double)w->micro_batch * s * 2 * kv / t + T * h / t);
@@ -554,10 +586,42 @@ static void cp_ring_bwd(gen *G, const char *name, double f)
 /* --tp-comm-overlap applies: the flag, and a TP group. */
 static bool tp_overlap(const gen *G) { return G->w->tp_comm_overlap && G->g_tp >= 0; }
 
-/* Bytes of a TP all-gather of a linear layer's input or output gradient,
- * A in bf16: Transformer Engine gathers the fp8 cast under --dtype fp8
- * (fp8_linear), half of them. */
-static double ag_bytes(const gen *G, double A) { return fp8(G) ? A / 2 : A; }
+/* Bytes of a TP all-gather under SP of A bytes in bf16: Transformer Engine
+ * gathers the fp8 casts under --dtype fp8 (fp8_linear), half of them; the
+ * block recipes gather their scales too, and both copies where both are
+ * needed after it (the columnwise copy cannot be made from the rowwise
+ * one): an output gradient's (dy), a forward input's when the backward
+ * does not gather it again (without tp_async_bwd or --tp-comm-overlap
+ * the gathered input is kept). */
+enum { AG_IN, AG_DY, AG_IN_BWD };
+static double ag_use(const gen *G, double A, int use)
+{
+    if (!fp8(G))
+        return A;
+    if (!fp8_blocks(G))
+        return A / 2;
+    bool both = use == AG_DY || (use == AG_IN && !(G->w->tp_async_bwd || G->w->tp_comm_overlap));
+    return A / 2 * (1 + FP8_SCALE_B) * (both ? 2 : 1);
+}
+
+/* tensorwise (current scaling) under SP: the amax of the rank's shard of a
+ * column-parallel layer's input (forward) or a row-parallel layer's output
+ * gradient (backward) all-reduced (max) over TP before its cast and gather,
+ * on the stream of the gather (TE's input and grad-output quantizers with
+ * with_amax_reduction over tp_group: linear.py, layernorm_linear.py). */
+static void cs_amax(gen *G, int stream, uint32_t dep)
+{
+    if (fp8(G) && G->w->fp8_recipe == WL_FP8_TENSORWISE && G->w->sp && G->g_tp >= 0)
+        coll(G, stream, COLL_ALL_REDUCE, 4, G->g_tp, "fp8_amax_tp", dep);
+}
+
+/* A TP all-gather under SP of A bytes in bf16 for `use` (ag_use), on
+ * `stream` after dep, tensorwise's amax reduction first (cs_amax). */
+static uint32_t tp_gather(gen *G, int stream, double A, int use, const char *name, uint32_t dep)
+{
+    cs_amax(G, stream, dep);
+    return coll(G, stream, COLL_ALL_GATHER, ag_use(G, A, use), G->g_tp, name, dep);
+}
 
 /* The TP ranks after (d 1) and before (d -1) this one in its group. */
 static int tp_peer(const gen *G, int d)
@@ -570,9 +634,10 @@ static int tp_peer(const gen *G, int d)
  * --tp-comm-overlap): the GEMM over the sequence-parallel input (or output
  * gradient) in tp steps of 1/tp of the tokens, `step` each, while the
  * chunks of A/tp bytes pass round the TP group (tp-1 transfers). */
-static void tp_ring_ag(gen *G, const char *name, const cost *step, double f, double A)
+static void tp_ring_ag(gen *G, const char *name, const cost *step, double f, double A, int use)
 {
-    ring_steps(G, name, step, f, G->w->tp, tp_peer(G, 1), tp_peer(G, -1), ag_bytes(G, A) / G->w->tp, TP_TAG_RING,
+    cs_amax(G, S_MAIN, NONE);
+    ring_steps(G, name, step, f, G->w->tp, tp_peer(G, 1), tp_peer(G, -1), ag_use(G, A, use) / G->w->tp, TP_TAG_RING,
                S_TP_SEND, S_TP_RECV, "tp_ring_send", "tp_ring_recv", true);
 }
 
@@ -608,7 +673,7 @@ static void column_async(gen *G, const char *name, const cost *dg, const cost *w
 {
     bool sp = G->w->sp;
     uint32_t (*cl)(gen *, int, coll_kind, double, int, const char *, uint32_t) = ub ? coll_ub : coll;
-    uint32_t ag = sp ? cl(G, S_TP_ASYNC, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag_input_bwd", G->last) : NONE;
+    uint32_t ag = sp ? cl(G, S_TP_ASYNC, COLL_ALL_GATHER, ag_use(G, A, AG_IN_BWD), G->g_tp, "tp_ag_input_bwd", G->last) : NONE;
     compute(G, name, dg, f);
     uint32_t red = cl(G, S_TP_ASYNC, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar",
                       G->last);
@@ -664,7 +729,7 @@ static void attn_fwd(gen *G, const char *name, double f, double A)
     }
     if (tpo) {
         compute(G, name, &G->c.attn_norm.f, f);
-        tp_ring_ag(G, name, &G->c.qkv_t.f, f, A);
+        tp_ring_ag(G, name, &G->c.qkv_t.f, f, A, AG_IN);
     } else {
         compute(G, name, &G->c.pre_f, f);
     }
@@ -709,7 +774,7 @@ static void attn_bwd_tpo(gen *G, double f, double A)
     const char *n = "attn_bwd";
     compute(G, n, &G->c.attn_drop.b, f);
     fp8_casts(G, n, &G->c.proj_c.dg, f);
-    tp_ring_ag(G, n, &G->c.proj_t.dg, f, A);
+    tp_ring_ag(G, n, &G->c.proj_t.dg, f, A, AG_DY);
     compute(G, n, &G->c.proj.wg, f);
     attn_core(G, n, f, true);
     column_async(G, n, &G->c.qkv.dg, &G->c.qkv.wg, f, A, true);
@@ -720,7 +785,7 @@ static void attn_bwd_tpo(gen *G, double f, double A)
 static void mlp_fwd_tpo(gen *G, const char *name, double f, double A)
 {
     compute(G, name, &G->c.mlp_norm.f, f);
-    tp_ring_ag(G, name, &G->c.fc1_t.f, f, A);
+    tp_ring_ag(G, name, &G->c.fc1_t.f, f, A, AG_IN);
     compute(G, name, &G->c.mlp_act.f, f);
     fp8_casts(G, name, &G->c.fc2_c.f, f);
     tp_pipeline_rs(G, name, &G->c.fc2_4.f, f, A);
@@ -732,7 +797,7 @@ static void mlp_bwd_tpo(gen *G, double f, double A)
     const char *n = "mlp_bwd";
     compute(G, n, &G->c.mlp_drop.b, f);
     fp8_casts(G, n, &G->c.fc2_c.dg, f);
-    tp_ring_ag(G, n, &G->c.fc2_t.dg, f, A);
+    tp_ring_ag(G, n, &G->c.fc2_t.dg, f, A, AG_DY);
     compute(G, n, &G->c.fc2.wg, f);
     compute(G, n, &G->c.mlp_act.b, f);
     column_async(G, n, &G->c.fc1.dg, &G->c.fc1.wg, f, A, true);
@@ -746,7 +811,7 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
     bool sp = w->sp, tpo = tp_overlap(G);
     char n[64];
     if (sp && !tpo)
-        coll(G, S_MAIN, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag", NONE);
+        tp_gather(G, S_MAIN, A, AG_IN, "tp_ag", NONE);
     g_snprintf(n, sizeof n, "%sattn_fwd", tag);
     attn_fwd(G, n, f, A);
     if (!tpo)
@@ -758,7 +823,7 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
             return;
         }
         if (sp)
-            coll(G, S_MAIN, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag", NONE);
+            tp_gather(G, S_MAIN, A, AG_IN, "tp_ag", NONE);
         compute(G, n, &G->c.mlp_f, f);
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
         return;
@@ -771,7 +836,7 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
     compute(G, n, &G->c.moe_pre_f, f);
     uint32_t fc1 = NONE;
     if (sho) { /* the shared expert's input gathered and its first half run beside the dispatch */
-        uint32_t ag = sp ? coll(G, S_SHARED, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag_shared", G->last) : NONE;
+        uint32_t ag = sp ? tp_gather(G, S_SHARED, A, AG_IN, "tp_ag_shared", G->last) : NONE;
         fc1 = compute_on(G, S_SHARED, sn, &G->c.sh_f1, f, ag == NONE ? G->last : NONE);
     }
     coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_dispatch", NONE);
@@ -796,7 +861,7 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
      * ones, column- then row-parallel over TP like the dense MLP */
     if (w->m.shared_ffn) {
         if (sp)
-            coll(G, S_MAIN, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag_shared", NONE);
+            tp_gather(G, S_MAIN, A, AG_IN, "tp_ag_shared", NONE);
         g_snprintf(n, sizeof n, "%smoe_shared_fwd", tag);
         compute(G, n, &G->c.moe_sh_f, f);
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs_shared" : "tp_ar_shared",
@@ -849,19 +914,19 @@ static void block_bwd(gen *G, int k, bool moe)
         mlp_bwd_tpo(G, f, A);
     } else if (!moe) {
         if (sp)
-            coll(G, S_MAIN, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag", NONE);
+            tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
         column_bwd(G, "mlp_bwd", &G->c.mlp_b, &G->c.fc1.dg, &G->c.fc1.wg, f, A, false);
     } else {
         double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f;
         bool sho = w->moe_shared_overlap && w->m.shared_ffn;
         uint32_t p1 = NONE;
         if (sho) { /* --moe-shared-expert-overlap: its second half's backward beside the combine's */
-            uint32_t ag = sp ? coll(G, S_SHARED, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag_shared_bwd", G->last)
+            uint32_t ag = sp ? tp_gather(G, S_SHARED, A, AG_DY, "tp_ag_shared_bwd", G->last)
                              : NONE;
             p1 = compute_on(G, S_SHARED, "moe_shared_bwd", &G->c.sh_b1, f, ag == NONE ? G->last : NONE);
         } else if (w->m.shared_ffn) { /* the shared expert ran last: its backward first */
             if (sp)
-                coll(G, S_MAIN, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag_shared_bwd", NONE);
+                tp_gather(G, S_MAIN, A, AG_DY, "tp_ag_shared_bwd", NONE);
             compute(G, "moe_shared_bwd", &G->c.moe_sh_b, f);
             coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp,
                  sp ? "tp_rs_shared_bwd" : "tp_ar_shared_bwd", NONE);
@@ -888,7 +953,7 @@ static void block_bwd(gen *G, int k, bool moe)
         return;
     }
     if (sp)
-        coll(G, S_MAIN, COLL_ALL_GATHER, ag_bytes(G, A), G->g_tp, "tp_ag", NONE);
+        tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
     column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv.dg, &G->c.qkv.wg, f, A, true);
 }
 
@@ -1250,20 +1315,27 @@ static double fp8_chunk_linears(const gen *G, double *weights)
     return gemms;
 }
 
-/* The weights cast to fp8 with their transposes, once a step (Transformer
- * Engine keeps them from the first microbatch on, is_first_microbatch; under
- * ZeRO-3 they are gathered again, so every microbatch): 4 bytes a weight.
+/* The weights cast to fp8 with their columnwise copies, once a step
+ * (Transformer Engine keeps them from the first microbatch on,
+ * is_first_microbatch; under ZeRO-3 they are gathered again, so every
+ * microbatch): fp8_cast_b's both copies, 4 bytes a weight on Hopper (3
+ * with a per-tensor recipe on Blackwell, whose GEMMs read the one copy
+ * both ways; 2 more under tensorwise, which reads each weight for its amax
+ * first; mxfp8's scales counted, blockwise's 128 x 128 ones left out).
  * Under --fp8-param-gather the weights are fp8 already: their transposes
- * only, 2 bytes a weight. */
+ * only, 2 bytes a weight, nothing where no transpose is needed. */
 static void fp8_weight_cast(gen *G, int mb)
 {
     if (!fp8(G) || (mb > 0 && G->w->zero != 3))
         return;
+    bool fpg = G->w->fp8_param_gather;
+    if (fpg && !fp8_tr(G))
+        return;
     double weights;
     fp8_chunk_linears(G, &weights);
     cost c = {0};
-    bool fpg = G->w->fp8_param_gather;
-    kern(&c, G, KC_ELEM, 0, (fpg ? 2 : 4) * weights);
+    double per = fpg ? 2 : G->w->fp8_recipe == WL_FP8_BLOCKWISE ? 4 : fp8_cast_b(G, true);
+    kern(&c, G, KC_ELEM, 0, per * weights);
     compute(G, fpg ? "fp8_weight_transpose" : "fp8_weight_cast", &c, 1);
 }
 
@@ -1275,7 +1347,7 @@ static void fp8_weight_cast(gen *G, int mb)
  * goes on; a recomputed forward reduces none. */
 static void fp8_amax(gen *G, bool bwd)
 {
-    if (!fp8(G))
+    if (!fp8(G) || G->w->fp8_recipe != WL_FP8_DELAYED)
         return;
     double weights, gemms = fp8_chunk_linears(G, &weights);
     coll(G, S_MAIN, COLL_ALL_REDUCE, 4 * gemms * (bwd ? 2 : 3), G->g_amax, bwd ? "fp8_amax_bwd" : "fp8_amax_fwd",
@@ -1552,6 +1624,12 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
                     "--dtype fp8: the %s has no fp8 tensor cores (Transformer Engine's fp8 needs compute capability "
                     "8.9 or later); bf16 or fp16 on it",
                     g->spec.name);
+        return NULL;
+    }
+    const char *why = w->dtype == COMPUTE_FP8 ? workload_fp8_recipe_unsupported(w->fp8_recipe, g->spec.sm_cc) : NULL;
+    if (why) {
+        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, "--fp8-recipe %s on the %s: %s",
+                    workload_fp8_recipe_name(w->fp8_recipe), g->spec.name, why);
         return NULL;
     }
     gen G = {.w = w, .g = g, .f = w->layer_fuse, .V = w->vpp > 1 ? w->vpp : 1,

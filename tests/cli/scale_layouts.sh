@@ -80,6 +80,21 @@ check scale-fp8-param-gather-header 0 "^# scale: llama3-8b, .*, fp8, ZeRO.*, wei
 fpg=$("$C" sweep tests/data/sweep/scale-fp8-param-gather.json -j 2 2>/dev/null)
 if printf '%s\n' "$fpg" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-fp8-param-gather: $fpg" >&2; fi
+# --fp8-recipe (Megatron-LM's): mxfp8 only on Blackwell, blockwise from Hopper on, any recipe only with fp8
+# (exit 2); the header names a recipe other than delayed; tensorwise reduces amaxes over TP before its
+# gathers instead of delayed's per-chunk reductions; as a sweep key on B200 delayed is the fastest (its
+# GEMMs read one fp8 copy both ways: no transposes, amax passes or block scales)
+check scale-fp8-recipe-mxfp8-on-h100 2 "mxfp8 needs Blackwell's block-scaled tensor cores" -- scale --model llama3-8b --systems dgx-h100:8 --tp 8 --dtype fp8 --fp8-recipe mxfp8 --seq 256
+check scale-fp8-recipe-blockwise-on-ada 2 "blockwise needs compute capability 9.0" -- scale --model llama3-8b --systems pcie-gen4-8gpu-2socket:8 --tp 8 --pp 1 --dtype fp8 --fp8-recipe blockwise --seq 256
+check scale-fp8-recipe-needs-fp8 2 "--fp8-recipe tensorwise needs --dtype fp8" -- scale --model llama3-8b --systems dgx-h100:8 --tp 8 --fp8-recipe tensorwise --seq 256
+check scale-fp8-recipe-unknown 2 "--fp8-recipe 'nvfp4': expected delayed, tensorwise, mxfp8 or blockwise" -- scale --model llama3-8b --systems hgx-b200:8 --dtype fp8 --fp8-recipe nvfp4
+check scale-fp8-recipe-header 0 "^# scale: llama3-8b, .*, fp8 \\(mxfp8\\), ZeRO" -- scale --model llama3-8b --systems hgx-b200:8 --tp 8 --sp --zero 1 --dtype fp8 --fp8-recipe mxfp8 --seq 256
+check workload-fp8-tensorwise-amax-tp 0 '"name":.?"fp8_amax_tp"' -- workload --model llama3-8b --gpus 8 --tp 2 --sp --dtype fp8 --fp8-recipe tensorwise --seq 256 --global-batch 8 -o -
+tw=$("$C" workload --model llama3-8b --gpus 8 --tp 2 --sp --dtype fp8 --fp8-recipe tensorwise --seq 256 --global-batch 8 -o - 2>/dev/null | grep -c 'fp8_amax_fwd')
+if [ "$tw" = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-fp8-tensorwise-no-delayed-amax: $tw" >&2; fi
+rcp=$("$C" sweep tests/data/sweep/scale-fp8-recipe.json -j 2 2>/dev/null)
+if printf '%s\n' "$rcp" | awk -F, 'NR > 1 { t[$2] = $3 } END { exit !(t["delayed"] > 0 && t["delayed"] < t["tensorwise"] && t["delayed"] < t["mxfp8"] && t["blockwise"] > 0) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-fp8-recipe: $rcp" >&2; fi
 # --cp-comm a2a+p2p with --hierarchical-context-parallel-sizes A,B (Megatron-LM's): the headers name the sizes;
 # the sizes must multiply to --cp (or give it), and a2a+p2p needs them; as a sweep key every split runs
 check workload-cp-hier-header 0 "16 GPUs = tp 1 x pp 1 x dp 1 x cp 16 \\(a2a\\+p2p 8x2\\), ep 1" -- workload --model llama3-8b --gpus 16 --cp-comm a2a+p2p --hierarchical-context-parallel-sizes 8,2 --seq 16384 -o /dev/null
