@@ -60,8 +60,15 @@ typedef struct {
     const memo_ent *held; /* simulated: links counted active while it runs, or NULL */
     const memo_ent *reuse; /* reused: links held while its window lasts, or NULL */
     int nch;               /* channels (thread blocks) it holds on each member's GPU */
-    const memo_ent *wait;  /* waiting for reused instances to leave room on its links, or NULL */
-    coll_request req;      /* as tuned (reused or not, it may start later: held_wait) */
+    coll_request req;      /* as tuned */
+    /* reused: its progress through the isolated run, shared with the reused instances on its
+     * links (fluid_retime) */
+    double rem_ps;         /* isolated time still to run at t0_ps */
+    double rate;           /* isolated picoseconds run per picosecond now (1 / its stretch) */
+    int64_t t0_ps;
+    sim_event ev;          /* its completion, when ev_set */
+    bool ev_set;
+    uint32_t mark;         /* fluid_touch's pass that last retimed it */
 } coll_ctx;
 
 /* A distinct send/receive (opts.iso): its isolated duration and what it
@@ -112,8 +119,9 @@ struct rp {
     int32_t *active;           /* per link: simulated collectives holding it */
     int32_t *active_p2p;       /* per link: sends/receives in flight on it */
     double *held_util;         /* per link: busy share of the reused collectives holding it */
-    int32_t *wait_n;           /* per link: collectives waiting for room on it (held_wait) */
-    GQueue held_wait;          /* coll_ctx waiting for reused instances' room, first come first */
+    GPtrArray **holders;       /* per link: the reused collectives holding it (coll_ctx), or NULL */
+    uint32_t mark;             /* fluid_touch's passes */
+    uint32_t nlinks;           /* of holders */
     int32_t *pending_n;        /* per link: matched sends/receives still in their launch */
     int32_t *pending_src, *pending_dst; /* per rank: those it sends, those it receives */
     GPtrArray *go_batch;       /* p2p_ctx whose launch ends now, started together (p2p_flush) */
@@ -213,21 +221,15 @@ static void on_coll_done(sim_engine *e, void *ctx, const coll_result *res)
         complete(p, rv->who[k], rv->idx[k]);
 }
 
-static void wake_waiting(rp *p);
+static void fluid_hold(rp *p, coll_ctx *c, int d);
 
 static void on_memo_done(sim_engine *e, void *ctx, uint64_t arg)
 {
     (void)arg;
     coll_ctx *c = ctx;
-    const memo_ent *m = c->reuse;
-    for (guint i = 0; i < m->nlinks; i++) {
-        c->p->held_n[m->links[i]]--;
-        c->p->held_util[m->links[i]] -= m->util[i];
-    }
+    fluid_hold(c->p, c, -1);
     coll_result none = {0};
     on_coll_done(e, ctx, &none);
-    if (c->p->held_wait.length)
-        wake_waiting(c->p);
 }
 
 static void on_one_rank_done(sim_engine *e, void *ctx, uint64_t arg)
@@ -387,97 +389,136 @@ static const memo_ent *memo_view(rp *p, const memo_ent *m, int g)
     return v;
 }
 
-/* May this instance take the isolated duration? LINKS_SIM when a simulated
- * collective runs on one of its links (it then runs on the fabric beside it);
- * LINKS_HELD when reused collectives or transfers already hold a link with so
- * much traffic that its own would not fit (busy shares summing past 1), or a
- * collective waits for room there before it: it waits for them to leave
- * (held_wait). Simulated on the fabric instead, it ran at full speed beside
- * traffic the fabric does not carry (a ZeRO-3 step on 2 servers 20% shorter
- * than --exact). Sharing a link within that, or with sends/receives in
- * flight, is allowed and reported through *shared (they do not contend). */
-enum { LINKS_FREE, LINKS_SIM, LINKS_HELD };
+/* May this instance take the isolated run? LINKS_SIM when a simulated
+ * collective runs on one of its links (it then runs on the fabric beside
+ * it); else LINKS_FREE, with *shared when reused collectives or sends /
+ * receives in flight are on one of its links: it shares them (fluid_retime). */
+enum { LINKS_FREE, LINKS_SIM };
 
-/* No room on link l for a reused run of busy share `util`: the reused ones
- * holding it would pass 100% with it, or a collective waits there first.
- * The one rule for collectives (links_free) and transfers (p2p_reuse). */
+/* No room on link l for a reused transfer of busy share `util`: the reused
+ * ones holding it would pass 100% with it (p2p_reuse: it then runs on the
+ * fabric). */
 static bool no_room(const rp *p, fab_link_id l, double util)
 {
-    return p->wait_n[l] > 0 || (p->held_n[l] > 0 && p->held_util[l] + util > 1.0 + 1e-4);
+    return p->held_n[l] > 0 && p->held_util[l] + util > 1.0 + 1e-4;
 }
 
 static int links_free(const rp *p, const memo_ent *m, bool *shared)
 {
-    bool sh = false, held = false;
+    bool sh = false;
     for (guint i = 0; i < m->nlinks; i++) {
         fab_link_id l = m->links[i];
         if (p->active[l] > 0)
             return LINKS_SIM;
-        held |= no_room(p, l, m->util[i]);
         sh |= p->active_p2p[l] > 0 || p->held_n[l] > 0;
     }
     *shared = sh;
-    return held ? LINKS_HELD : LINKS_FREE;
+    return LINKS_FREE;
 }
 
-static void wait_marks(rp *p, const memo_ent *m, int d)
+/* Reused collectives share their links as a fluid: each link's demand is the
+ * sum of the busy shares (busy time / duration of the isolated runs) of the
+ * reused instances and transfers holding it, and an instance progresses
+ * through its isolated run at 1 / the largest demand past 1 among its links
+ * (a link's FIFO serves the flows in proportion to what they offer), so two
+ * instances that each keep a link 90% busy both take 1.8 times as long,
+ * together, as the link carries both. Until 2026-12-03 the later one waited
+ * for the earlier to end instead (both then took their isolated times, one
+ * after the other): a tensor-parallel gather behind a data-parallel
+ * all-reduce on the same NVLink ports waited for all of it (a GB200 NVL72
+ * step 13.0% longer than --exact's). Transfers count in the demand, at
+ * their own fixed duration. */
+static double fluid_stretch(const rp *p, const memo_ent *m)
 {
+    double s = 1;
     for (guint i = 0; i < m->nlinks; i++)
-        p->wait_n[m->links[i]] += d;
+        s = MAX(s, p->held_util[m->links[i]]);
+    return s > 1 + 1e-4 ? s : 1;
 }
 
-/* Start instance c (tuned to c->req, its isolated run m) now: reused when
- * its links are free, on the fabric when a simulated collective runs there;
- * false when it must wait for room (the caller queues it). */
-static bool start_iso(rp *p, coll_ctx *c, const memo_ent *m)
+/* Bring c's progress to now and schedule its end at its present rate. */
+static void fluid_retime(rp *p, coll_ctx *c)
+{
+    int64_t now = sim_engine_now(p->eng);
+    c->rem_ps = MAX(0, c->rem_ps - (double)(now - c->t0_ps) * c->rate);
+    c->t0_ps = now;
+    double rate = 1 / fluid_stretch(p, c->reuse);
+    if (rate == c->rate && c->ev_set)
+        return;
+    c->rate = rate;
+    if (c->ev_set)
+        sim_engine_cancel(p->eng, c->ev);
+    c->ev = sim_engine_after(p->eng, (int64_t)llround(c->rem_ps / rate), on_memo_done, c, 0);
+    c->ev_set = true;
+}
+
+/* Links of m whose demand was or is past 1, before and after c's busy shares
+ * joined (d 1) or left (d -1): retime their other holders, once each. */
+static void fluid_touch(rp *p, const coll_ctx *c, int d)
+{
+    const memo_ent *m = c->reuse;
+    uint32_t mark = ++p->mark;
+    for (guint i = 0; i < m->nlinks; i++) {
+        fab_link_id l = m->links[i];
+        double now = p->held_util[l], before = now - d * m->util[i];
+        GPtrArray *h = p->holders[l];
+        if (!h || MAX(now, before) <= 1 + 1e-4)
+            continue;
+        for (guint k = 0; k < h->len; k++) {
+            coll_ctx *x = g_ptr_array_index(h, k);
+            if (x != c && x->mark != mark) {
+                x->mark = mark;
+                fluid_retime(p, x);
+            }
+        }
+    }
+}
+
+/* c (reused) takes (d 1) or gives back (d -1) its links. */
+static void fluid_hold(rp *p, coll_ctx *c, int d)
+{
+    const memo_ent *m = c->reuse;
+    for (guint i = 0; i < m->nlinks; i++) {
+        fab_link_id l = m->links[i];
+        p->held_n[l] += d;
+        p->held_util[l] += d * m->util[i];
+        if (!p->holders[l])
+            p->holders[l] = g_ptr_array_new();
+        if (d > 0)
+            g_ptr_array_add(p->holders[l], c);
+        else
+            g_ptr_array_remove(p->holders[l], c); /* keeps the order: the same inputs, the same run */
+    }
+    fluid_touch(p, c, d);
+}
+
+/* Start instance c (tuned to c->req, its isolated run m) now: reused, at
+ * the pace its links allow (fluid_retime), unless a simulated collective
+ * runs there (then on the fabric). */
+static void start_iso(rp *p, coll_ctx *c, const memo_ent *m)
 {
     bool shared = false;
     int why = links_free(p, m, &shared);
-    if (why == LINKS_HELD)
-        return false;
     replay_coll *rc = &g_array_index(p->out->colls, replay_coll, (guint)c->traced_idx);
     if (why == LINKS_FREE) {
         if (shared)
             p->out->memo_overlaps++;
-        for (guint i = 0; i < m->nlinks; i++) {
-            p->held_n[m->links[i]]++;
-            p->held_util[m->links[i]] += m->util[i];
-        }
         c->reuse = m;
+        c->rem_ps = (double)m->dur_ps;
+        c->t0_ps = sim_engine_now(p->eng);
+        fluid_hold(p, c, +1);
+        fluid_retime(p, c);
         for (guint i = 0; i < m->nstat; i++)
             fabric_link_account(p->o->sys->fab, m->slink[i], &m->stat[i]);
         rc->reused = true;
         p->out->memo_hits++;
-        sim_engine_after(p->eng, m->dur_ps, on_memo_done, c, 0);
-        return true;
+        return;
     }
     c->held = m;
     hold_links(p, p->active, m->links, m->nlinks, +1);
     GError *e = NULL;
     if (!coll_launch(group_sys(p, c->rv->group), &c->req, p->eng, on_coll_done, c, &p->err, &e))
         fail(p, e);
-    return true;
-}
-
-/* Room on some links was given back: start the waiting instances that now
- * fit, first come first (one still waiting keeps its links marked, so a
- * later one on them waits behind it). */
-static void wake_waiting(rp *p)
-{
-    /* each waits behind the marks of those before it that still wait, not of those after */
-    for (GList *l = p->held_wait.head; l; l = l->next)
-        wait_marks(p, ((coll_ctx *)l->data)->wait, -1);
-    for (GList *l = p->held_wait.head; l;) {
-        GList *next = l->next;
-        coll_ctx *c = l->data;
-        if (start_iso(p, c, c->wait)) {
-            c->wait = NULL;
-            g_queue_delete_link(&p->held_wait, l);
-        } else {
-            wait_marks(p, c->wait, +1);
-        }
-        l = next;
-    }
 }
 
 static void launch_coll(rp *p, rendezvous *rv)
@@ -535,11 +576,7 @@ static void launch_coll(rp *p, rendezvous *rv)
         m = memo_view(p, m, rv->group);
         g_array_append_val(p->out->colls, rc);
         c->req = req;
-        if (!start_iso(p, c, m)) { /* its thread blocks spin on its members meanwhile */
-            c->wait = m;
-            wait_marks(p, m, +1);
-            g_queue_push_tail(&p->held_wait, c);
-        }
+        start_iso(p, c, m);
         return;
     }
     g_array_append_val(p->out->colls, rc);
@@ -604,8 +641,6 @@ static void on_p2p_done(sim_engine *e, void *ctx, uint64_t arg)
     }
     complete(c->p, c->src, c->sidx);
     complete(c->p, c->dst, c->ridx);
-    if (c->reuse && c->p->held_wait.length)
-        wake_waiting(c->p);
 }
 
 static void p2p_memo_free(gpointer v)
@@ -1185,8 +1220,8 @@ static void build_groups(rp *p)
     p->active = g_new0(int32_t, nl ? nl : 1);
     p->active_p2p = g_new0(int32_t, nl ? nl : 1);
     p->held_util = g_new0(double, nl ? nl : 1);
-    p->wait_n = g_new0(int32_t, nl ? nl : 1);
-    g_queue_init(&p->held_wait);
+    p->holders = g_new0(GPtrArray *, nl ? nl : 1);
+    p->nlinks = nl;
     p->pending_n = g_new0(int32_t, nl ? nl : 1);
     p->pending_src = g_new0(int32_t, p->t->nranks);
     p->pending_dst = g_new0(int32_t, p->t->nranks);
@@ -1572,8 +1607,10 @@ static void rp_free(rp *p)
     g_free(p->active);
     g_free(p->active_p2p);
     g_free(p->held_util);
-    g_free(p->wait_n);
-    g_queue_clear(&p->held_wait);
+    for (uint32_t l = 0; p->holders && l < p->nlinks; l++)
+        if (p->holders[l])
+            g_ptr_array_unref(p->holders[l]);
+    g_free(p->holders);
     g_free(p->pending_n);
     g_free(p->pending_src);
     g_free(p->pending_dst);

@@ -705,13 +705,13 @@ static void test_replay_reuse_p2p_matches_full_simulation(void)
     twin_free(&w, t, &full, &reuse);
 }
 
-/* Two all_reduces over the same ranks at once on two streams: the first
- * takes its isolated time; the second finds its links held by it with no room
- * for its own traffic (busy shares past 1) and waits for them, then takes its
- * isolated time too. Until 2026-12-02 it ran on the fabric at full speed beside
- * the first, whose traffic the fabric does not carry, and the pair ended well
- * before the full simulation, where the two share the links. Now within 5%. */
-static void test_replay_reuse_refused_on_busy_links(void)
+/* Two all_reduces over the same ranks at once on two streams: both reused,
+ * sharing their links as a fluid (each at 1 / the links' summed busy shares:
+ * replay.c fluid_retime), so they end together, nearer the full simulation's
+ * 559.9 us than waiting did (until 2026-12-03 the second waited for the first
+ * to end: 581.1 us; until 2026-12-02 it ran on the fabric at full speed beside
+ * the first, whose traffic the fabric does not carry). */
+static void test_replay_reuse_shares_busy_links(void)
 {
     twin w;
     twin_load(&w, (topo_opts){.gpus = 4});
@@ -728,14 +728,12 @@ static void test_replay_reuse_refused_on_busy_links(void)
     run_both(t, &w, &full, &reuse, NULL, NULL);
     CU_ASSERT_EQUAL(reuse.memo_runs, 1);
     CU_ASSERT_EQUAL(reuse.memo_hits, 2);
-    CU_ASSERT_EQUAL(reuse.memo_overlaps, 0);
+    CU_ASSERT_EQUAL(reuse.memo_overlaps, 1);
     const replay_coll *a = &g_array_index(reuse.colls, replay_coll, 0), *b = &g_array_index(reuse.colls, replay_coll, 1);
     CU_ASSERT_TRUE(a->reused);
     CU_ASSERT_TRUE(b->reused);
-    /* the second waits the first's window, then its own: twice as long from the launch */
-    CU_ASSERT_EQUAL(b->sim_ps, 2 * a->sim_ps);
-    /* the full simulation shares the links instead; the pair ends at about the same time */
-    /* (581.1 against 559.9 us: one after the other, their latencies do not overlap) */
+    /* launched together, sharing every link: they end together (543.0 us against 559.9) */
+    CU_ASSERT_EQUAL(b->start_ps + b->sim_ps, a->start_ps + a->sim_ps);
     ASSERT_REL((double)reuse.end_ps, (double)full.end_ps, 0.05);
     twin_free(&w, t, &full, &reuse);
 }
@@ -960,7 +958,7 @@ int main(void)
         {"/replay/timeline/valid-and-nested", test_replay_timeline_valid_and_nested},
         {"/replay/timeline/exposed-tid", test_replay_timeline_exposed_tid},
         {"/replay/reuse/matches-full-simulation", test_replay_reuse_matches_full_simulation},
-        {"/replay/reuse/refused-on-busy-links", test_replay_reuse_refused_on_busy_links},
+        {"/replay/reuse/shares-busy-links", test_replay_reuse_shares_busy_links},
         {"/replay/reuse/shared-by-shape", test_replay_reuse_shared_by_shape},
         {"/replay/exposed-by-fabric", test_replay_exposed_by_fabric},
         {0},
