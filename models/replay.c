@@ -51,6 +51,22 @@ typedef struct {
     guint nstat;
 } memo_ent;
 
+/* A reused collective's or transfer's progress through its isolated run,
+ * shared with the other reused ones on its links (fluid_retime). */
+typedef struct {
+    const fab_link_id *links; /* the links it holds */
+    const float *util;        /* its busy share of each in the isolated run */
+    guint nlinks;
+    double rem_ps;            /* isolated time still to run at t0_ps */
+    double rate;              /* isolated picoseconds run per picosecond now (1 / its stretch) */
+    int64_t t0_ps;
+    sim_event ev;             /* its end, when ev_set */
+    bool ev_set;
+    uint32_t mark;            /* fluid_touch's pass that last retimed it */
+    sim_handler done;         /* run at its end with ctx */
+    void *ctx;
+} fluid;
+
 typedef struct {
     rp *p;
     rendezvous *rv;
@@ -61,14 +77,7 @@ typedef struct {
     const memo_ent *reuse; /* reused: links held while its window lasts, or NULL */
     int nch;               /* channels (thread blocks) it holds on each member's GPU */
     coll_request req;      /* as tuned */
-    /* reused: its progress through the isolated run, shared with the reused instances on its
-     * links (fluid_retime) */
-    double rem_ps;         /* isolated time still to run at t0_ps */
-    double rate;           /* isolated picoseconds run per picosecond now (1 / its stretch) */
-    int64_t t0_ps;
-    sim_event ev;          /* its completion, when ev_set */
-    bool ev_set;
-    uint32_t mark;         /* fluid_touch's pass that last retimed it */
+    fluid fl;              /* reused: its progress */
 } coll_ctx;
 
 /* A distinct send/receive (opts.iso): its isolated duration and what it
@@ -95,6 +104,7 @@ typedef struct {
     coll_proto_id proto;   /* the protocol a sendrecv of its bytes takes (its step latency) */
     uint64_t wire, chunk;  /* bytes on the wire in that protocol; the route's chunk */
     int64_t lat;           /* the route's step latency in that protocol */
+    fluid fl;              /* reused: its progress */
 } p2p_ctx;
 
 struct rp {
@@ -119,7 +129,7 @@ struct rp {
     int32_t *active;           /* per link: simulated collectives holding it */
     int32_t *active_p2p;       /* per link: sends/receives in flight on it */
     double *held_util;         /* per link: busy share of the reused collectives holding it */
-    GPtrArray **holders;       /* per link: the reused collectives holding it (coll_ctx), or NULL */
+    GPtrArray **holders;       /* per link: the reused collectives and transfers holding it (fluid), or NULL */
     uint32_t mark;             /* fluid_touch's passes */
     uint32_t nlinks;           /* of holders */
     int32_t *pending_n;        /* per link: matched sends/receives still in their launch */
@@ -221,13 +231,13 @@ static void on_coll_done(sim_engine *e, void *ctx, const coll_result *res)
         complete(p, rv->who[k], rv->idx[k]);
 }
 
-static void fluid_hold(rp *p, coll_ctx *c, int d);
+static void fluid_hold(rp *p, fluid *f, int d);
 
 static void on_memo_done(sim_engine *e, void *ctx, uint64_t arg)
 {
     (void)arg;
     coll_ctx *c = ctx;
-    fluid_hold(c->p, c, -1);
+    fluid_hold(c->p, &c->fl, -1);
     coll_result none = {0};
     on_coll_done(e, ctx, &none);
 }
@@ -395,14 +405,6 @@ static const memo_ent *memo_view(rp *p, const memo_ent *m, int g)
  * receives in flight are on one of its links: it shares them (fluid_retime). */
 enum { LINKS_FREE, LINKS_SIM };
 
-/* No room on link l for a reused transfer of busy share `util`: the reused
- * ones holding it would pass 100% with it (p2p_reuse: it then runs on the
- * fabric). */
-static bool no_room(const rp *p, fab_link_id l, double util)
-{
-    return p->held_n[l] > 0 && p->held_util[l] + util > 1.0 + 1e-4;
-}
-
 static int links_free(const rp *p, const memo_ent *m, bool *shared)
 {
     bool sh = false;
@@ -416,57 +418,57 @@ static int links_free(const rp *p, const memo_ent *m, bool *shared)
     return LINKS_FREE;
 }
 
-/* Reused collectives share their links as a fluid: each link's demand is the
- * sum of the busy shares (busy time / duration of the isolated runs) of the
- * reused instances and transfers holding it, and an instance progresses
- * through its isolated run at 1 / the largest demand past 1 among its links
- * (a link's FIFO serves the flows in proportion to what they offer), so two
- * instances that each keep a link 90% busy both take 1.8 times as long,
- * together, as the link carries both. Until 2026-12-03 the later one waited
- * for the earlier to end instead (both then took their isolated times, one
- * after the other): a tensor-parallel gather behind a data-parallel
- * all-reduce on the same NVLink ports waited for all of it (a GB200 NVL72
- * step 13.0% longer than --exact's). Transfers count in the demand, at
- * their own fixed duration. */
-static double fluid_stretch(const rp *p, const memo_ent *m)
+/* Reused collectives and transfers share their links as a fluid: each
+ * link's demand is the sum of the busy shares (busy time / duration of the
+ * isolated runs) of the reused ones holding it, and each progresses through
+ * its isolated run at 1 / the largest demand past 1 among its links (a
+ * link's FIFO serves the flows in proportion to what they offer), so two
+ * that each keep a link 90% busy both take 1.8 times as long, together, as
+ * the link carries both. Until 2026-12-03 a collective that found no room
+ * waited for the holders to end instead, and a transfer ran on the fabric
+ * (at full speed: the fabric carries none of the reused traffic): a tensor-
+ * parallel gather behind a data-parallel all-reduce on the same NVLink
+ * ports waited for all of it (a GB200 NVL72 step 13.0% longer than
+ * --exact's). A transfer's step latency is run at the same pace (a small
+ * overcharge where it is stretched). */
+static double fluid_stretch(const rp *p, const fluid *f)
 {
     double s = 1;
-    for (guint i = 0; i < m->nlinks; i++)
-        s = MAX(s, p->held_util[m->links[i]]);
+    for (guint i = 0; i < f->nlinks; i++)
+        s = MAX(s, p->held_util[f->links[i]]);
     return s > 1 + 1e-4 ? s : 1;
 }
 
-/* Bring c's progress to now and schedule its end at its present rate. */
-static void fluid_retime(rp *p, coll_ctx *c)
+/* Bring f's progress to now and schedule its end at its present rate. */
+static void fluid_retime(rp *p, fluid *f)
 {
     int64_t now = sim_engine_now(p->eng);
-    c->rem_ps = MAX(0, c->rem_ps - (double)(now - c->t0_ps) * c->rate);
-    c->t0_ps = now;
-    double rate = 1 / fluid_stretch(p, c->reuse);
-    if (rate == c->rate && c->ev_set)
+    f->rem_ps = MAX(0, f->rem_ps - (double)(now - f->t0_ps) * f->rate);
+    f->t0_ps = now;
+    double rate = 1 / fluid_stretch(p, f);
+    if (rate == f->rate && f->ev_set)
         return;
-    c->rate = rate;
-    if (c->ev_set)
-        sim_engine_cancel(p->eng, c->ev);
-    c->ev = sim_engine_after(p->eng, (int64_t)llround(c->rem_ps / rate), on_memo_done, c, 0);
-    c->ev_set = true;
+    f->rate = rate;
+    if (f->ev_set)
+        sim_engine_cancel(p->eng, f->ev);
+    f->ev = sim_engine_after(p->eng, (int64_t)llround(f->rem_ps / rate), f->done, f->ctx, 0);
+    f->ev_set = true;
 }
 
-/* Links of m whose demand was or is past 1, before and after c's busy shares
+/* Links of f whose demand was or is past 1, before and after f's busy shares
  * joined (d 1) or left (d -1): retime their other holders, once each. */
-static void fluid_touch(rp *p, const coll_ctx *c, int d)
+static void fluid_touch(rp *p, const fluid *f, int d)
 {
-    const memo_ent *m = c->reuse;
     uint32_t mark = ++p->mark;
-    for (guint i = 0; i < m->nlinks; i++) {
-        fab_link_id l = m->links[i];
-        double now = p->held_util[l], before = now - d * m->util[i];
+    for (guint i = 0; i < f->nlinks; i++) {
+        fab_link_id l = f->links[i];
+        double now = p->held_util[l], before = now - d * f->util[i];
         GPtrArray *h = p->holders[l];
         if (!h || MAX(now, before) <= 1 + 1e-4)
             continue;
         for (guint k = 0; k < h->len; k++) {
-            coll_ctx *x = g_ptr_array_index(h, k);
-            if (x != c && x->mark != mark) {
+            fluid *x = g_ptr_array_index(h, k);
+            if (x != f && x->mark != mark) {
                 x->mark = mark;
                 fluid_retime(p, x);
             }
@@ -474,22 +476,31 @@ static void fluid_touch(rp *p, const coll_ctx *c, int d)
     }
 }
 
-/* c (reused) takes (d 1) or gives back (d -1) its links. */
-static void fluid_hold(rp *p, coll_ctx *c, int d)
+/* f takes (d 1) or gives back (d -1) its links. */
+static void fluid_hold(rp *p, fluid *f, int d)
 {
-    const memo_ent *m = c->reuse;
-    for (guint i = 0; i < m->nlinks; i++) {
-        fab_link_id l = m->links[i];
+    for (guint i = 0; i < f->nlinks; i++) {
+        fab_link_id l = f->links[i];
         p->held_n[l] += d;
-        p->held_util[l] += d * m->util[i];
+        p->held_util[l] += d * f->util[i];
         if (!p->holders[l])
             p->holders[l] = g_ptr_array_new();
         if (d > 0)
-            g_ptr_array_add(p->holders[l], c);
+            g_ptr_array_add(p->holders[l], f);
         else
-            g_ptr_array_remove(p->holders[l], c); /* keeps the order: the same inputs, the same run */
+            g_ptr_array_remove(p->holders[l], f); /* keeps the order: the same inputs, the same run */
     }
-    fluid_touch(p, c, d);
+    fluid_touch(p, f, d);
+}
+
+/* Start f, `dur_ps` of isolated run over links/util, now. */
+static void fluid_start(rp *p, fluid *f, const fab_link_id *links, const float *util, guint n, double dur_ps,
+                        sim_handler done, void *ctx)
+{
+    *f = (fluid){.links = links, .util = util, .nlinks = n, .rem_ps = dur_ps, .t0_ps = sim_engine_now(p->eng),
+                 .done = done, .ctx = ctx};
+    fluid_hold(p, f, +1);
+    fluid_retime(p, f);
 }
 
 /* Start instance c (tuned to c->req, its isolated run m) now: reused, at
@@ -504,10 +515,7 @@ static void start_iso(rp *p, coll_ctx *c, const memo_ent *m)
         if (shared)
             p->out->memo_overlaps++;
         c->reuse = m;
-        c->rem_ps = (double)m->dur_ps;
-        c->t0_ps = sim_engine_now(p->eng);
-        fluid_hold(p, c, +1);
-        fluid_retime(p, c);
+        fluid_start(p, &c->fl, m->links, m->util, m->nlinks, (double)m->dur_ps, on_memo_done, c);
         for (guint i = 0; i < m->nstat; i++)
             fabric_link_account(p->o->sys->fab, m->slink[i], &m->stat[i]);
         rc->reused = true;
@@ -632,10 +640,7 @@ static void on_p2p_done(sim_engine *e, void *ctx, uint64_t arg)
     (void)arg;
     p2p_ctx *c = ctx;
     if (c->reuse) {
-        for (guint h = 0; h < c->rt->nhops; h++) {
-            c->p->held_n[c->rt->hop[h]]--;
-            c->p->held_util[c->rt->hop[h]] -= c->reuse->util[h];
-        }
+        fluid_hold(c->p, &c->fl, -1);
     } else if (c->p->active_p2p) {
         hold_links(c->p, c->p->active_p2p, c->rt->hop, c->rt->nhops, -1);
     }
@@ -730,21 +735,18 @@ static bool p2p_reuse(rp *p, p2p_ctx *c, const p2p_memo *m, int64_t lat)
          * group's, a gather's blocks at its root - move their bytes at the
          * same moment, so on a link they share they queue behind each other
          * whatever their busy shares (the counts include this one) */
-        if (p->active[l] > 0 || p->active_p2p[l] > 0 || no_room(p, l, m->util[h]) ||
+        if (p->active[l] > 0 || p->active_p2p[l] > 0 ||
             (p->pending_n[l] > 1 && (p->pending_src[c->src] > 1 || p->pending_dst[c->dst] > 1)))
             return false;
         shared |= p->held_n[l] > 0;
     }
     if (shared)
         p->out->memo_overlaps++;
-    for (uint32_t h = 0; h < rt->nhops; h++) {
-        p->held_n[rt->hop[h]]++;
-        p->held_util[rt->hop[h]] += m->util[h];
+    for (uint32_t h = 0; h < rt->nhops; h++)
         fabric_link_account(p->o->sys->fab, rt->hop[h], &m->stat[h]);
-    }
     c->reuse = m;
     p->out->p2p_memo_hits++;
-    sim_engine_after(p->eng, lat + m->dur_ps, on_p2p_done, c, 0);
+    fluid_start(p, &c->fl, rt->hop, m->util, rt->nhops, (double)(lat + m->dur_ps), on_p2p_done, c);
     return true;
 }
 
