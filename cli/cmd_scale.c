@@ -455,6 +455,15 @@ static void print_results(const result *R, int n, const char *fmt)
             timeline_json_str(stdout, r->st.net_fabric);
             printf(", \"fits_memory\": %s, \"memory_gib\": %.2f, \"hbm_gib\": %.2f, \"sim_events\": %" G_GUINT64_FORMAT "%s",
                    r->fits ? "true" : "false", mem, hbm, r->st.events, jband);
+            /* what the step ran, for records read apart from their command */
+            printf(", \"seq\": %d, \"micro_batch\": %d, \"dtype\": \"%s\"", w->seq, w->micro_batch,
+                   compute_dtype_name(w->dtype));
+            if (w->dtype == COMPUTE_FP8)
+                printf(", \"fp8_recipe\": \"%s\"", workload_fp8_recipe_name(w->fp8_recipe));
+            if (w->cp > 1) {
+                char cpl[48];
+                printf(", \"cp_comm\": \"%s\"", workload_cp_comm_label(w, cpl, sizeof cpl));
+            }
             if (r->st.by_name) {
                 double f = 1.0 / ((double)r->st.nranks * r->st.step_s * 1e12);
                 printf(", \"compute_frac\": %.4f, \"idle_frac\": %.4f, \"compute_by_name\": [", r->st.compute, r->st.idle);
@@ -650,6 +659,13 @@ static bool auto_cp(const wl_opts *o, const workload_spec *w)
     return o->cp <= 0 && !o->hier_cp && w->seq / 2 >= AUTO_CP_TOKENS; /* the hierarchical sizes fix cp */
 }
 
+/* Whether --auto tries each of CP's exchanges (p2p, allgather, a2a) for a
+ * layout with CP > 1: no --cp-comm (nor hierarchical sizes) given. */
+static bool auto_cp_comm(const wl_opts *o)
+{
+    return !o->cp_comm && !o->hier_cp;
+}
+
 static bool auto_ep(const wl_opts *o, const workload_spec *w)
 {
     return o->ep <= 0 && w->m.experts > 0;
@@ -700,19 +716,22 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
             cps[ncps++] = k;
     else
         cps[ncps++] = MAX(base.cp, 1);
-    int cap = AUTO_MAX * (neps > 1 ? 2 : 1) * (ncps > 1 ? 2 : 1);
+    int cap = AUTO_MAX * (neps > 1 ? 2 : 1) * (ncps > 1 ? (auto_cp_comm(o) ? 4 : 2) : 1);
     GArray *cand = g_array_new(FALSE, FALSE, sizeof(auto_cand));
     for (int tp = 1; tp <= MIN(8, MIN(N, R->domain)); tp *= 2) {
         if ((c->tp > 0 && tp != c->tp) || !tp_splits(&base, tp))
             continue;
         for (int ci = 0; ci < ncps; ci++) {
             int cp = cps[ci], first = 0; /* the smallest PP that fits; deeper than 4x that is not tried */
-            int depth[32] = {0};
+            int depth[96] = {0};
             for (int pp = 1; pp <= base.m.layers && (long)tp * pp * cp <= N; pp++)
-                for (int ei = 0; ei < neps; ei++) {
+                for (int ei = 0; ei < neps; ei++)
+                for (int cc = 0; cc < (cp > 1 && auto_cp_comm(o) ? 3 : 1); cc++) {
                     workload_spec w = base;
                     w.ep = eps[ei];
                     w.cp = cp;
+                    if (cp > 1 && auto_cp_comm(o)) /* the ring first (Megatron-LM's default), then the others */
+                        w.cp_comm = cc == 0 ? WL_CP_P2P : cc == 1 ? WL_CP_ALLGATHER : WL_CP_A2A;
                     if ((c->pp > 0 && pp != c->pp) || !layout_tiles(&w, N, tp, pp, true) || (first && pp > 4 * first))
                         continue;
                     w.tp = tp;
@@ -730,10 +749,10 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
                     fit_ops(o, &w);
                     if (!workload_spec_check(&w, NULL))
                         continue;
-                    auto_cand a = {.w = w, .group = group + ei, .depth = depth[ei]++};
+                    auto_cand a = {.w = w, .group = group + ei * 3 + cc, .depth = depth[ei * 3 + cc]++};
                     g_array_append_val(cand, a);
                 }
-            group += neps;
+            group += neps * 3;
         }
     }
     R->fitting = (int)cand->len;
@@ -786,6 +805,8 @@ static void auto_line(const wl_opts *o, const result *r)
         bool ep = auto_ep(o, w), cp = auto_cp(o, w);
         if (cp)
             printf(": cp %d", MAX(w->cp, 1));
+        if (cp && w->cp > 1 && auto_cp_comm(o))
+            printf(" (%s)", workload_cp_comm_name(w->cp_comm));
         if (ep)
             printf("%s ep %d", cp ? "," : ":", w->ep);
         printf("\n");
@@ -884,7 +905,7 @@ static int run_scale(wl_opts *o, scale_cli *c)
             else if (!epv && R[0].w.ep > 1)
                 printf(", expert parallel %d", R[0].w.ep);
             if (cpv)
-                printf(", CP searched (%s)", cpx);
+                printf(", CP searched (%s)", auto_cp_comm(o) ? "and its exchange: p2p, allgather, a2a" : cpx);
             if (R[0].w.etp > 1)
                 printf(", expert tensor parallel %d", R[0].w.etp);
             printf("\n");

@@ -148,23 +148,36 @@ bool workload_schedule_parse(const char *s, int *vpp, GError **err)
     return true;
 }
 
+/* The index of s (case aside) among n names, or -1; and the name of i. */
+static int name_index(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; s && i < n; i++)
+        if (!g_ascii_strcasecmp(s, names[i]))
+            return i;
+    return -1;
+}
+
+static const char *name_of(const char *const *names, int n, int i)
+{
+    return i >= 0 && i < n ? names[i] : "?";
+}
+
 static const char *const cp_comm_names[] = {[WL_CP_P2P] = "p2p", [WL_CP_ALLGATHER] = "allgather", [WL_CP_A2A] = "a2a",
                                             [WL_CP_A2A_P2P] = "a2a+p2p"};
 
 bool workload_cp_comm_parse(const char *s, int *out, GError **err)
 {
-    for (int i = 0; i < (int)G_N_ELEMENTS(cp_comm_names); i++)
-        if (s && !g_ascii_strcasecmp(s, cp_comm_names[i])) {
-            *out = i;
-            return true;
-        }
-    return VALUE("--cp-comm '%s': expected p2p (a ring of K, V beside attention), allgather, a2a or a2a+p2p",
-                 s ? s : "");
+    int i = name_index(cp_comm_names, G_N_ELEMENTS(cp_comm_names), s);
+    if (i < 0)
+        return VALUE("--cp-comm '%s': expected p2p (a ring of K, V beside attention), allgather, a2a or a2a+p2p",
+                     s ? s : "");
+    *out = i;
+    return true;
 }
 
 const char *workload_cp_comm_name(int c)
 {
-    return c >= 0 && c < (int)G_N_ELEMENTS(cp_comm_names) ? cp_comm_names[c] : "?";
+    return name_of(cp_comm_names, G_N_ELEMENTS(cp_comm_names), c);
 }
 
 const char *workload_cp_comm_label(const workload_spec *w, char *buf, size_t n)
@@ -181,18 +194,17 @@ static const char *const fp8_recipe_names[] = {[WL_FP8_DELAYED] = "delayed", [WL
 
 bool workload_fp8_recipe_parse(const char *s, int *out, GError **err)
 {
-    for (int i = 0; i < (int)G_N_ELEMENTS(fp8_recipe_names); i++)
-        if (s && !g_ascii_strcasecmp(s, fp8_recipe_names[i])) {
-            *out = i;
-            return true;
-        }
-    return VALUE("--fp8-recipe '%s': expected delayed, tensorwise, mxfp8 or blockwise (Megatron-LM's names)",
-                 s ? s : "");
+    int i = name_index(fp8_recipe_names, G_N_ELEMENTS(fp8_recipe_names), s);
+    if (i < 0)
+        return VALUE("--fp8-recipe '%s': expected delayed, tensorwise, mxfp8 or blockwise (Megatron-LM's names)",
+                     s ? s : "");
+    *out = i;
+    return true;
 }
 
 const char *workload_fp8_recipe_name(int r)
 {
-    return r >= 0 && r < (int)G_N_ELEMENTS(fp8_recipe_names) ? fp8_recipe_names[r] : "?";
+    return name_of(fp8_recipe_names, G_N_ELEMENTS(fp8_recipe_names), r);
 }
 
 const char *workload_fp8_recipe_unsupported(int recipe, int cc)

@@ -45,18 +45,21 @@ if command -v gnuplot > /dev/null 2>&1; then
 fi
 # H200's memory is what nvidia-smi reported on one (143,771 MiB = 140.4 GiB); 141e9 bytes was 131 GiB
 check h200-memory-measured 0 "GiB of 140$" -- workload --model llama3-8b --gpus 8 --tp 8 --seq 256 --topo hgx-h200 -o /dev/null
-# --auto without --cp searches CP where every CP rank keeps >= 4096 tokens: the search is the union of
-# the pinned searches (its count their sum, its step their fastest), and names the CP it kept; the
-# header then names no CP. Global batch 2 on 16 GPUs leaves DP <= 2, so TP, CP or PP must take 8.
+# --auto without --cp searches CP where every CP rank keeps >= 4096 tokens, and without --cp-comm
+# each CP > 1 with each of CP's exchanges: the search is the union of the pinned searches (its count
+# their sum, its step their fastest), and names the CP and exchange it kept; the header then names no CP. Global batch 2 on 16 GPUs leaves DP <= 2, so TP, CP or PP must take 8.
 sl_m="--model custom --layers 4 --hidden 1024 --heads 8 --vocab 1024 --seq 32768 --global-batch 2 --systems dgx-h100:16 --auto"
 sl_all=$("$C" scale $sl_m 2>&1)
 sl_pin=$(for k in 1 2 4 8; do "$C" scale $sl_m --cp $k 2>&1; done)
-if printf '%s\n' "$sl_all" | grep -q '^# scale: custom, 2 x 32768 tokens per step (strong scaling), bf16, DDP, CP searched (p2p)$' &&
-    printf '%s\n' "$sl_all" | grep -q '^# dgx-h100 16 GPUs: fastest of [0-9]* layouts that fit (--auto): cp [248]$' &&
+if printf '%s\n' "$sl_all" | grep -q '^# scale: custom, 2 x 32768 tokens per step (strong scaling), bf16, DDP, CP searched (and its exchange: p2p, allgather, a2a)$' &&
+    printf '%s\n' "$sl_all" | grep -qE '^# dgx-h100 16 GPUs: fastest of [0-9]* layouts that fit \(--auto\): cp [248] \((p2p|allgather|a2a)\)$' &&
     { printf '%s\n' "$sl_pin" | awk '/fastest of/ { n += $7 } $1 == "dgx-h100" && (!b || $9 < b) { b = $9 } END { print n, b }'
       printf '%s\n' "$sl_all" | awk '/fastest of/ { n = $7 } $1 == "dgx-h100" { b = $9 } END { print n, b }'; } |
     awk 'NR == 1 { a = $0 } NR == 2 { exit !(a == $0) }'; then pass=$((pass + 1))
 else fail=$((fail + 1)); echo "FAIL scale-auto-cp-union:" >&2; printf '%s\n--\n%s\n' "$sl_all" "$sl_pin" >&2; fi
+# with --cp-comm given the exchange is pinned: the header names it, the line does not
+check scale-auto-cp-comm-pinned 0 '^# scale: custom, .*CP searched \(allgather\)$' -- scale $sl_m --cp-comm allgather
+check scale-auto-cp-comm-json 0 '"cp_comm": "(p2p|allgather|a2a)"' -- scale $sl_m --format json
 # up to seq 8191 only CP 1 (the line names none); with --cp given, CP is pinned
 check scale-auto-cp-short 0 '^# dgx-h100 16 GPUs: fastest of [0-9]+ layouts that fit \(--auto\)$' -- scale --model custom --layers 4 --hidden 1024 --heads 8 --vocab 1024 --seq 4096 --global-batch 2 --systems dgx-h100:16 --auto
 # more layouts fit than the cap (64 with EP searched): each (TP, CP, EP)'s shallowest pipeline goes
@@ -89,6 +92,7 @@ check scale-fp8-recipe-blockwise-on-ada 2 "blockwise needs compute capability 9.
 check scale-fp8-recipe-needs-fp8 2 "--fp8-recipe tensorwise needs --dtype fp8" -- scale --model llama3-8b --systems dgx-h100:8 --tp 8 --fp8-recipe tensorwise --seq 256
 check scale-fp8-recipe-unknown 2 "--fp8-recipe 'nvfp4': expected delayed, tensorwise, mxfp8 or blockwise" -- scale --model llama3-8b --systems hgx-b200:8 --dtype fp8 --fp8-recipe nvfp4
 check scale-fp8-recipe-header 0 "^# scale: llama3-8b, .*, fp8 \\(mxfp8\\), ZeRO" -- scale --model llama3-8b --systems hgx-b200:8 --tp 8 --sp --zero 1 --dtype fp8 --fp8-recipe mxfp8 --seq 256
+check scale-json-dtype-recipe 0 '"seq": 256, "micro_batch": 1, "dtype": "fp8", "fp8_recipe": "tensorwise"' -- scale --model llama3-8b --systems dgx-h100:8 --tp 8 --dtype fp8 --fp8-recipe tensorwise --seq 256 --format json
 check workload-fp8-tensorwise-amax-tp 0 '"name":.?"fp8_amax_tp"' -- workload --model llama3-8b --gpus 8 --tp 2 --sp --dtype fp8 --fp8-recipe tensorwise --seq 256 --global-batch 8 -o -
 tw=$("$C" workload --model llama3-8b --gpus 8 --tp 2 --sp --dtype fp8 --fp8-recipe tensorwise --seq 256 --global-batch 8 -o - 2>/dev/null | grep -c 'fp8_amax_fwd')
 if [ "$tw" = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-fp8-tensorwise-no-delayed-amax: $tw" >&2; fi
