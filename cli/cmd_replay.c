@@ -205,7 +205,7 @@ static void print_text(const trace *t, const topo *tp, const replay_result *res,
     if (res->memo_runs)
         printf(" (%" G_GUINT64_FORMAT " distinct, each simulated once alone; %" G_GUINT64_FORMAT
                " reused that time, the rest ran on the shared fabric; %" G_GUINT64_FORMAT
-               " shared links without contending: see --exact)",
+               " shared links with other reused ones, in proportion to their loads: --exact for chunk by chunk)",
                res->memo_runs, res->memo_hits, res->memo_overlaps);
     else
         printf(" simulated");

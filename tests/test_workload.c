@@ -1437,7 +1437,23 @@ static void test_workload_fp8_recipes(void)
     trace *p = workload_generate(&w, &bw, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     CU_ASSERT_EQUAL(count(p, r, TOP_COMPUTE, -1, "fp8_weight", NULL), 0);
+    /* the updated weights' amaxes all-reduced once a step over DP, a float each of the stage's 4
+     * weight tensors (16 bytes, a collective's 16 a rank: 32) */
+    double ab;
+    CU_ASSERT_EQUAL(count(p, r, TOP_COLL, COLL_ALL_REDUCE, "fp8_amax_params", &ab), 1);
+    CU_ASSERT_EQUAL(ab, 32);
     trace_free(p);
+    /* tensorwise reads each fp32 master shard for its amax first: 4 bytes a weight of the rank's half */
+    w.gpu_cc = 90;
+    trace *pd = workload_generate(&w, &hop, &err);
+    w.fp8_recipe = WL_FP8_TENSORWISE;
+    trace *pt = workload_generate(&w, &hop, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pd);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pt);
+    ASSERT_REL(op_bytes(pt, r, "optimizer_adam") - op_bytes(pd, r, "optimizer_adam"), 4 * weights / 2, 1e-9);
+    trace_free(pd);
+    trace_free(pt);
+    w.gpu_cc = 100;
     /* refused */
     w.fp8_recipe = WL_FP8_MXFP8;
     CU_ASSERT_FALSE(workload_spec_check(&w, &err));

@@ -1315,6 +1315,26 @@ static double fp8_chunk_linears(const gen *G, double *weights)
     return gemms;
 }
 
+/* The linear layers' weight tensors of all of this rank's chunks: the
+ * dense ones (attention's, the MLP's or the shared expert's) in *dense, the
+ * routed experts' in *expert. */
+static void fp8_rank_tensors(gen *G, double *dense, double *expert)
+{
+    const workload_spec *w = G->w;
+    int keep = G->chunk;
+    *dense = *expert = 0;
+    for (G->chunk = 0; G->chunk < G->V; G->chunk++) {
+        int first, n = workload_chunk_layers(w, G->pp_i, G->chunk, &first);
+        double weights, gemms = fp8_chunk_linears(G, &weights);
+        for (int l = first; l < first + n; l++)
+            if (workload_layer_is_moe(&w->m, l))
+                *expert += 2.0 * w->m.experts / w->ep;
+        *dense += gemms;
+    }
+    *dense -= *expert;
+    G->chunk = keep;
+}
+
 /* The weights cast to fp8 with their columnwise copies, once a step
  * (Transformer Engine keeps them from the first microbatch on,
  * is_first_microbatch; under ZeRO-3 they are gathered again, so every
@@ -1544,7 +1564,22 @@ static void finish(gen *G)
     cost c = {0};
     /* under --fp8-param-gather the linear layers' updated weights are written in fp8, a byte less */
     kern(&c, G, KC_ELEM, 0, (dense + expert) * ADAM_BYTES_PER_PARAM - (w->fp8_param_gather ? linear + expert : 0));
+    /* tensorwise first reads each fp32 master shard of them for its amax (tex.compute_amax) */
+    if (w->fp8_param_gather && w->fp8_recipe == WL_FP8_TENSORWISE)
+        kern(&c, G, KC_ELEM, 0, 4 * (linear + expert));
     compute(G, "optimizer_adam", &c, 1);
+    /* --fp8-param-gather: Transformer Engine's cast of the updated master weights to fp8 all-reduces
+     * their amaxes (max), one float a weight tensor packed in one call per buffer, over the buffer's
+     * data-parallel group before the weights are gathered (cast_master_weights_to_fp8_delayed_scaling,
+     * _current_scaling) */
+    if (w->fp8_param_gather) {
+        double td, te;
+        fp8_rank_tensors(G, &td, &te);
+        if (td > 0)
+            coll(G, S_MAIN, COLL_ALL_REDUCE, 4 * td, G->g_dpc, "fp8_amax_params", NONE);
+        if (te > 0)
+            coll(G, S_MAIN, COLL_ALL_REDUCE, 4 * te, G->g_edp, "fp8_amax_params_expert", NONE);
+    }
     /* the distributed optimizer gathers the updated bf16 weights back, bucket by bucket: the dense
      * ones over DP x CP, the experts' over expert DP (until 2026-12-02 the experts' were left out) */
     if ((w->zero == 1 || w->zero == 2) && !w->overlap_param_gather) { /* else the next step's, pg_plan */
