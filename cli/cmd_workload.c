@@ -67,12 +67,17 @@ static int run(wl_opts *o, const char *out)
         char cpl[48];
         if (w.cp > 1) /* how the CP ranks exchange K, V */
             g_snprintf(cpx, sizeof cpx, " (%s)", workload_cp_comm_label(&w, cpl, sizeof cpl));
-        printf("workload %s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d%s, ep %d%s%s%s, %s\n", w.m.name,
+        char dt[64]; /* the GEMMs' precision, fp8's recipe */
+        g_snprintf(dt, sizeof dt, "%s%s%s%s", compute_dtype_name(w.dtype), w.dtype == COMPUTE_FP8 ? " (" : "",
+                   w.dtype == COMPUTE_FP8 ? workload_fp8_recipe_name(w.fp8_recipe) : "",
+                   w.dtype == COMPUTE_FP8 ? (w.fp8_param_gather ? ", weights gathered in fp8)" : ")") : "");
+        printf("workload %s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d%s, ep %d%s%s%s, %s, %s\n", w.m.name,
                o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, cpx, w.ep, etp, w.sp ? ", sp" : "",
                w.tp_comm_overlap ? " (TP comm overlap)" : "",
                w.zero == 3 ? (w.fsdp ? "FSDP" : w.zero3_param_sync ? "ZeRO-3 per parameter (DeepSpeed 2021)" : "ZeRO-3")
                : w.zero ? (w.zero == 1 ? "ZeRO-1" : "ZeRO-2")
-                        : "DDP");
+                        : "DDP",
+               dt);
         printf("params %.3f B; step: %d sequences x %d tokens = %.0f tokens, %d microbatches of %d per pipeline",
                workload_params(&w.m) / 1e9, w.global_batch, w.seq, tokens, w.global_batch / (w.micro_batch * w.dp),
                w.micro_batch);

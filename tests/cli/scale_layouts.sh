@@ -93,6 +93,8 @@ check scale-fp8-recipe-needs-fp8 2 "--fp8-recipe tensorwise needs --dtype fp8" -
 check scale-fp8-recipe-unknown 2 "--fp8-recipe 'nvfp4': expected delayed, tensorwise, mxfp8 or blockwise" -- scale --model llama3-8b --systems hgx-b200:8 --dtype fp8 --fp8-recipe nvfp4
 check scale-fp8-recipe-header 0 "^# scale: llama3-8b, .*, fp8 \\(mxfp8\\), ZeRO" -- scale --model llama3-8b --systems hgx-b200:8 --tp 8 --sp --zero 1 --dtype fp8 --fp8-recipe mxfp8 --seq 256
 check scale-json-dtype-recipe 0 '"seq": 256, "micro_batch": 1, "dtype": "fp8", "fp8_recipe": "tensorwise"' -- scale --model llama3-8b --systems dgx-h100:8 --tp 8 --dtype fp8 --fp8-recipe tensorwise --seq 256 --format json
+check workload-fp8-recipe-header 0 '8 GPUs = tp 2 x pp 1 x dp 4 x cp 1, ep 1, sp, ZeRO-1, fp8 \(tensorwise, weights gathered in fp8\)$' -- workload --model llama3-8b --gpus 8 --tp 2 --sp --zero 1 --dtype fp8 --fp8-recipe tensorwise --fp8-param-gather --seq 256 --global-batch 8 -o /dev/null
+check workload-bf16-header 0 '8 GPUs = tp 2 x pp 1 x dp 4 x cp 1, ep 1, DDP, bf16$' -- workload --model llama3-8b --gpus 8 --tp 2 --seq 256 --global-batch 8 -o /dev/null
 check workload-fp8-tensorwise-amax-tp 0 '"name":.?"fp8_amax_tp"' -- workload --model llama3-8b --gpus 8 --tp 2 --sp --dtype fp8 --fp8-recipe tensorwise --seq 256 --global-batch 8 -o -
 tw=$("$C" workload --model llama3-8b --gpus 8 --tp 2 --sp --dtype fp8 --fp8-recipe tensorwise --seq 256 --global-batch 8 -o - 2>/dev/null | grep -c 'fp8_amax_fwd')
 if [ "$tw" = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-fp8-tensorwise-no-delayed-amax: $tw" >&2; fi
