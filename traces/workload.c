@@ -162,17 +162,24 @@ static const char *name_of(const char *const *names, int n, int i)
     return i >= 0 && i < n ? names[i] : "?";
 }
 
+/* Option `opt`'s value s, one of n names, -> *out; false with *err naming what was expected. */
+static bool name_parse(const char *opt, const char *const *names, int n, const char *s, int *out, const char *expected,
+                       GError **err)
+{
+    int i = name_index(names, n, s);
+    if (i < 0)
+        return VALUE("--%s '%s': expected %s", opt, s ? s : "", expected);
+    *out = i;
+    return true;
+}
+
 static const char *const cp_comm_names[] = {[WL_CP_P2P] = "p2p", [WL_CP_ALLGATHER] = "allgather", [WL_CP_A2A] = "a2a",
                                             [WL_CP_A2A_P2P] = "a2a+p2p"};
 
 bool workload_cp_comm_parse(const char *s, int *out, GError **err)
 {
-    int i = name_index(cp_comm_names, G_N_ELEMENTS(cp_comm_names), s);
-    if (i < 0)
-        return VALUE("--cp-comm '%s': expected p2p (a ring of K, V beside attention), allgather, a2a or a2a+p2p",
-                     s ? s : "");
-    *out = i;
-    return true;
+    return name_parse("cp-comm", cp_comm_names, G_N_ELEMENTS(cp_comm_names), s, out,
+                      "p2p (a ring of K, V beside attention), allgather, a2a or a2a+p2p", err);
 }
 
 const char *workload_cp_comm_name(int c)
@@ -194,12 +201,8 @@ static const char *const fp8_recipe_names[] = {[WL_FP8_DELAYED] = "delayed", [WL
 
 bool workload_fp8_recipe_parse(const char *s, int *out, GError **err)
 {
-    int i = name_index(fp8_recipe_names, G_N_ELEMENTS(fp8_recipe_names), s);
-    if (i < 0)
-        return VALUE("--fp8-recipe '%s': expected delayed, tensorwise, mxfp8 or blockwise (Megatron-LM's names)",
-                     s ? s : "");
-    *out = i;
-    return true;
+    return name_parse("fp8-recipe", fp8_recipe_names, G_N_ELEMENTS(fp8_recipe_names), s, out,
+                      "delayed, tensorwise, mxfp8 or blockwise (Megatron-LM's names)", err);
 }
 
 const char *workload_fp8_recipe_name(int r)
