@@ -44,6 +44,7 @@ typedef struct {
     int64_t dur_ps;
     fab_link_id *links;   /* footprint: the graph links its routes cross */
     float *util;          /* busy share of each footprint link over dur_ps */
+    float *wq;            /* bytes it kept in each footprint link's queue and service, on average */
     const void *src;      /* a view (memo_view): the canonical entry it maps */
     guint nlinks;
     fab_link_id *slink;   /* the links (servers) that carried its traffic, and how */
@@ -56,6 +57,7 @@ typedef struct {
 typedef struct {
     const fab_link_id *links; /* the links it holds */
     const float *util;        /* its busy share of each in the isolated run */
+    const float *wq;          /* the bytes it kept at each in the isolated run (fifo_share) */
     guint nlinks;
     double rem_ps;            /* isolated time still to run at t0_ps */
     double rate;              /* isolated picoseconds run per picosecond now (1 / its stretch) */
@@ -91,6 +93,7 @@ typedef struct {
     guint nhops;
     bool reusable;
     float *util;          /* busy share of each hop over dur_ps */
+    float *wq;            /* bytes it kept at each hop, on average */
     fab_link_stats *stat; /* per hop */
 } p2p_memo;
 
@@ -129,7 +132,7 @@ struct rp {
     int32_t *active;           /* per link: simulated collectives holding it */
     int32_t *active_p2p;       /* per link: sends/receives in flight on it */
     double *held_util;         /* per link: busy share of the reused collectives holding it */
-    GPtrArray **holders;       /* per link: the reused collectives and transfers holding it (fluid), or NULL */
+    GArray **holders;          /* per link: the reused collectives and transfers holding it (holder), or NULL */
     uint32_t mark;             /* fluid_touch's passes */
     uint32_t nlinks;           /* of holders */
     int32_t *pending_n;        /* per link: matched sends/receives still in their launch */
@@ -249,6 +252,16 @@ static void on_one_rank_done(sim_engine *e, void *ctx, uint64_t arg)
     on_coll_done(e, ctx, &none);
 }
 
+/* The bytes a run kept at a link on average over dur_ps: its chunks in
+ * service or queue (Little's law: their summed sojourn over the duration)
+ * times their mean size. */
+static double link_window(const fab_link_stats *st, int64_t dur_ps)
+{
+    if (dur_ps <= 0 || st->chunks == 0)
+        return 0;
+    return (double)(st->busy_ps + st->qdelay_ps) / (double)dur_ps * ((double)st->bytes / (double)st->chunks);
+}
+
 static gint link_cmp(gconstpointer a, gconstpointer b)
 {
     fab_link_id x = *(const fab_link_id *)a, y = *(const fab_link_id *)b;
@@ -289,6 +302,7 @@ static void memo_free(gpointer v)
     memo_ent *m = v;
     g_free(m->links);
     g_free(m->util);
+    g_free(m->wq);
     g_free(m->slink);
     g_free(m->stat);
     g_free(m);
@@ -343,8 +357,12 @@ static const memo_ent *memo_get(rp *p, int g, const coll_request *req)
     m->nlinks = links->len;
     m->links = (fab_link_id *)g_array_free(links, FALSE);
     m->util = g_new(float, m->nlinks ? m->nlinks : 1);
-    for (guint i = 0; i < m->nlinks; i++)
-        m->util[i] = m->dur_ps > 0 ? (float)((double)fabric_link_stats(fi, m->links[i])->busy_ps / (double)m->dur_ps) : 0;
+    m->wq = g_new(float, m->nlinks ? m->nlinks : 1);
+    for (guint i = 0; i < m->nlinks; i++) {
+        const fab_link_stats *st = fabric_link_stats(fi, m->links[i]);
+        m->util[i] = m->dur_ps > 0 ? (float)((double)st->busy_ps / (double)m->dur_ps) : 0;
+        m->wq[i] = (float)link_window(st, m->dur_ps);
+    }
     m->nstat = sl->len;
     m->slink = (fab_link_id *)g_array_free(sl, FALSE);
     m->stat = (fab_link_stats *)g_array_free(ss, FALSE);
@@ -379,12 +397,14 @@ static const memo_ent *memo_view(rp *p, const memo_ent *m, int g)
     v->dur_ps = m->dur_ps;
     v->links = g_new(fab_link_id, m->nlinks ? m->nlinks : 1);
     v->util = g_new(float, m->nlinks ? m->nlinks : 1);
+    v->wq = g_new(float, m->nlinks ? m->nlinks : 1);
     v->slink = g_new(fab_link_id, m->nstat ? m->nstat : 1);
     v->stat = g_new(fab_link_stats, m->nstat ? m->nstat : 1);
     for (guint i = 0; i < m->nlinks; i++) {
         gpointer to = g_hash_table_lookup(mp, GUINT_TO_POINTER(m->links[i] + 1));
         if (to) {
             v->links[v->nlinks] = GPOINTER_TO_UINT(to) - 1;
+            v->wq[v->nlinks] = m->wq[i];
             v->util[v->nlinks++] = m->util[i];
         }
     }
@@ -418,25 +438,70 @@ static int links_free(const rp *p, const memo_ent *m, bool *shared)
     return LINKS_FREE;
 }
 
-/* Reused collectives and transfers share their links as a fluid: each
- * link's demand is the sum of the busy shares (busy time / duration of the
- * isolated runs) of the reused ones holding it, and each progresses through
- * its isolated run at 1 / the largest demand past 1 among its links (a
- * link's FIFO serves the flows in proportion to what they offer), so two
- * that each keep a link 90% busy both take 1.8 times as long, together, as
- * the link carries both. Until 2026-12-03 a collective that found no room
- * waited for the holders to end instead, and a transfer ran on the fabric
- * (at full speed: the fabric carries none of the reused traffic): a tensor-
- * parallel gather behind a data-parallel all-reduce on the same NVLink
- * ports waited for all of it (a GB200 NVL72 step 13.0% longer than
- * --exact's). A transfer's step latency is run at the same pace (a small
+/* Reused collectives and transfers share their links as a fluid. Where the
+ * busy shares (busy time / duration of the isolated runs) of the reused
+ * ones holding a link sum past 1, the link is divided as a FIFO divides it
+ * among window-limited flows: in proportion to the bytes each keeps there
+ * (its chunks in service or queue, from its isolated run: link_window), none
+ * getting more than its own busy share (the rest goes to the others); each
+ * progresses through its isolated run at its share / its busy share on its
+ * most constrained link. So two equal all-reduces that each keep a link 90%
+ * busy both take 1.8 times as long, together; a tensor-parallel gather
+ * beside a data-parallel all-reduce that keeps far more bytes queued at the
+ * same NVLink port gets less than its busy share of it. Every start and end
+ * re-times the holders of the links whose demand was or is past 1. Until
+ * 2026-12-03 a collective that found no room waited for the holders to end
+ * instead, and a transfer ran on the fabric at full speed (the fabric carries
+ * none of the reused traffic): a GB200 NVL72 step 13.0% longer than
+ * --exact's. A transfer's step latency is run at the same pace (a small
  * overcharge where it is stretched). */
+typedef struct {
+    fluid *f;
+    float u, w; /* its busy share and bytes kept at this link */
+} holder;
+
+/* f's share of a link (its capacity 1) among its holders h (f among them),
+ * by water-filling in proportion to their bytes kept, each capped at its
+ * busy share; u, w: f's own there. */
+static double fifo_share(const GArray *h, const fluid *f, double u, double w)
+{
+    double cap = 1, wsum = 0;
+    for (guint k = 0; k < h->len; k++)
+        wsum += MAX(g_array_index(h, holder, k).w, 1e-9);
+    /* those whose busy share is below their proportional share keep it and leave the rest, until none is */
+    guint8 capped[h->len ? h->len : 1];
+    memset(capped, 0, sizeof capped);
+    for (bool moved = true; moved && wsum > 0;) {
+        moved = false;
+        for (guint k = 0; k < h->len; k++) {
+            const holder *x = &g_array_index(h, holder, k);
+            double wx = MAX(x->w, 1e-9);
+            if (!capped[k] && x->u <= cap * wx / wsum) {
+                capped[k] = 1;
+                cap -= x->u;
+                wsum -= wx;
+                moved = true;
+            }
+        }
+    }
+    for (guint k = 0; k < h->len; k++)
+        if (g_array_index(h, holder, k).f == f && capped[k])
+            return u;
+    w = MAX(w, 1e-9);
+    return wsum > 0 ? MIN(u, MAX(cap, 0) * w / wsum) : u;
+}
+
 static double fluid_stretch(const rp *p, const fluid *f)
 {
-    double s = 1;
-    for (guint i = 0; i < f->nlinks; i++)
-        s = MAX(s, p->held_util[f->links[i]]);
-    return s > 1 + 1e-4 ? s : 1;
+    double st = 1;
+    for (guint i = 0; i < f->nlinks; i++) {
+        fab_link_id l = f->links[i];
+        if (p->held_util[l] <= 1 + 1e-4 || f->util[i] <= 0)
+            continue;
+        double s = fifo_share(p->holders[l], f, f->util[i], f->wq[i]);
+        st = MAX(st, s > 0 ? f->util[i] / s : 1e6);
+    }
+    return st;
 }
 
 /* Bring f's progress to now and schedule its end at its present rate. */
@@ -463,11 +528,11 @@ static void fluid_touch(rp *p, const fluid *f, int d)
     for (guint i = 0; i < f->nlinks; i++) {
         fab_link_id l = f->links[i];
         double now = p->held_util[l], before = now - d * f->util[i];
-        GPtrArray *h = p->holders[l];
+        GArray *h = p->holders[l];
         if (!h || MAX(now, before) <= 1 + 1e-4)
             continue;
         for (guint k = 0; k < h->len; k++) {
-            fluid *x = g_ptr_array_index(h, k);
+            fluid *x = g_array_index(h, holder, k).f;
             if (x != f && x->mark != mark) {
                 x->mark = mark;
                 fluid_retime(p, x);
@@ -484,21 +549,28 @@ static void fluid_hold(rp *p, fluid *f, int d)
         p->held_n[l] += d;
         p->held_util[l] += d * f->util[i];
         if (!p->holders[l])
-            p->holders[l] = g_ptr_array_new();
-        if (d > 0)
-            g_ptr_array_add(p->holders[l], f);
-        else
-            g_ptr_array_remove(p->holders[l], f); /* keeps the order: the same inputs, the same run */
+            p->holders[l] = g_array_new(FALSE, FALSE, sizeof(holder));
+        GArray *h = p->holders[l];
+        if (d > 0) {
+            holder e = {.f = f, .u = f->util[i], .w = f->wq[i]};
+            g_array_append_val(h, e);
+        } else {
+            for (guint k = 0; k < h->len; k++)
+                if (g_array_index(h, holder, k).f == f) {
+                    g_array_remove_index(h, k); /* keeps the order: the same inputs, the same run */
+                    break;
+                }
+        }
     }
     fluid_touch(p, f, d);
 }
 
 /* Start f, `dur_ps` of isolated run over links/util, now. */
-static void fluid_start(rp *p, fluid *f, const fab_link_id *links, const float *util, guint n, double dur_ps,
-                        sim_handler done, void *ctx)
+static void fluid_start(rp *p, fluid *f, const fab_link_id *links, const float *util, const float *wq, guint n,
+                        double dur_ps, sim_handler done, void *ctx)
 {
-    *f = (fluid){.links = links, .util = util, .nlinks = n, .rem_ps = dur_ps, .t0_ps = sim_engine_now(p->eng),
-                 .done = done, .ctx = ctx};
+    *f = (fluid){.links = links, .util = util, .wq = wq, .nlinks = n, .rem_ps = dur_ps,
+                 .t0_ps = sim_engine_now(p->eng), .done = done, .ctx = ctx};
     fluid_hold(p, f, +1);
     fluid_retime(p, f);
 }
@@ -515,7 +587,7 @@ static void start_iso(rp *p, coll_ctx *c, const memo_ent *m)
         if (shared)
             p->out->memo_overlaps++;
         c->reuse = m;
-        fluid_start(p, &c->fl, m->links, m->util, m->nlinks, (double)m->dur_ps, on_memo_done, c);
+        fluid_start(p, &c->fl, m->links, m->util, m->wq, m->nlinks, (double)m->dur_ps, on_memo_done, c);
         for (guint i = 0; i < m->nstat; i++)
             fabric_link_account(p->o->sys->fab, m->slink[i], &m->stat[i]);
         rc->reused = true;
@@ -652,6 +724,7 @@ static void p2p_memo_free(gpointer v)
 {
     p2p_memo *m = v;
     g_free(m->util);
+    g_free(m->wq);
     g_free(m->stat);
     g_free(m);
 }
@@ -704,6 +777,7 @@ static const p2p_memo *p2p_memo_get(rp *p, const fab_route *rt, fab_node_id a, f
     m->dur_ps = end;
     m->reusable = rc == SIM_OK && end >= 0 && ri->nhops == rt->nhops && !fabric_route_staged(fi, ri);
     m->util = g_new0(float, ri->nhops ? ri->nhops : 1);
+    m->wq = g_new0(float, ri->nhops ? ri->nhops : 1);
     m->stat = g_new0(fab_link_stats, ri->nhops ? ri->nhops : 1);
     uint64_t carried = 0; /* links that carried a chunk: the route's hops only, or it strayed */
     for (fab_link_id l = 0; m->reusable && l < fabric_link_count(fi); l++)
@@ -714,6 +788,7 @@ static const p2p_memo *p2p_memo_get(rp *p, const fab_route *rt, fab_node_id a, f
         m->reusable = st->chunks > 0;
         m->stat[h] = *st;
         m->util[h] = end > 0 ? (float)((double)st->busy_ps / (double)end) : 0;
+        m->wq[h] = (float)link_window(st, end);
     }
     p->out->memo_events += sim_engine_stats(eng)->events;
     sim_engine_free(eng);
@@ -746,7 +821,7 @@ static bool p2p_reuse(rp *p, p2p_ctx *c, const p2p_memo *m, int64_t lat)
         fabric_link_account(p->o->sys->fab, rt->hop[h], &m->stat[h]);
     c->reuse = m;
     p->out->p2p_memo_hits++;
-    fluid_start(p, &c->fl, rt->hop, m->util, rt->nhops, (double)(lat + m->dur_ps), on_p2p_done, c);
+    fluid_start(p, &c->fl, rt->hop, m->util, m->wq, rt->nhops, (double)(lat + m->dur_ps), on_p2p_done, c);
     return true;
 }
 
@@ -1222,7 +1297,7 @@ static void build_groups(rp *p)
     p->active = g_new0(int32_t, nl ? nl : 1);
     p->active_p2p = g_new0(int32_t, nl ? nl : 1);
     p->held_util = g_new0(double, nl ? nl : 1);
-    p->holders = g_new0(GPtrArray *, nl ? nl : 1);
+    p->holders = g_new0(GArray *, nl ? nl : 1);
     p->nlinks = nl;
     p->pending_n = g_new0(int32_t, nl ? nl : 1);
     p->pending_src = g_new0(int32_t, p->t->nranks);
@@ -1611,7 +1686,7 @@ static void rp_free(rp *p)
     g_free(p->held_util);
     for (uint32_t l = 0; p->holders && l < p->nlinks; l++)
         if (p->holders[l])
-            g_ptr_array_unref(p->holders[l]);
+            g_array_free(p->holders[l], TRUE);
     g_free(p->holders);
     g_free(p->pending_n);
     g_free(p->pending_src);
