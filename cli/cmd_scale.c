@@ -650,7 +650,8 @@ static int plot(const result *R, int n, const char *path)
 }
 
 #define AUTO_MAX 32 /* layouts simulated per point at most (twice that where EP or CP is searched, 4x both) */
-#define AUTO_CP_TOKENS 4096 /* --auto tries CP while each CP rank keeps at least this much of the sequence */
+#define AUTO_CP_TOKENS 4096
+#define AUTO_CP_COMMS 3 /* CP's exchanges --auto tries without --cp-comm: p2p, allgather, a2a */ /* --auto tries CP while each CP rank keeps at least this much of the sequence */
 
 /* Whether --auto searches CP (no --cp, a sequence long enough for two CP
  * ranks of AUTO_CP_TOKENS) and EP (no --ep, an MoE model) for w. */
@@ -723,15 +724,15 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
             continue;
         for (int ci = 0; ci < ncps; ci++) {
             int cp = cps[ci], first = 0; /* the smallest PP that fits; deeper than 4x that is not tried */
-            int depth[96] = {0};
+            int depth[32 * AUTO_CP_COMMS] = {0};
             for (int pp = 1; pp <= base.m.layers && (long)tp * pp * cp <= N; pp++)
                 for (int ei = 0; ei < neps; ei++)
-                for (int cc = 0; cc < (cp > 1 && auto_cp_comm(o) ? 3 : 1); cc++) {
+                for (int cc = 0; cc < (cp > 1 && auto_cp_comm(o) ? AUTO_CP_COMMS : 1); cc++) {
                     workload_spec w = base;
                     w.ep = eps[ei];
                     w.cp = cp;
                     if (cp > 1 && auto_cp_comm(o)) /* the ring first (Megatron-LM's default), then the others */
-                        w.cp_comm = cc == 0 ? WL_CP_P2P : cc == 1 ? WL_CP_ALLGATHER : WL_CP_A2A;
+                        w.cp_comm = (const int[AUTO_CP_COMMS]){WL_CP_P2P, WL_CP_ALLGATHER, WL_CP_A2A}[cc];
                     if ((c->pp > 0 && pp != c->pp) || !layout_tiles(&w, N, tp, pp, true) || (first && pp > 4 * first))
                         continue;
                     w.tp = tp;
@@ -749,10 +750,10 @@ static bool auto_layout(const wl_opts *o, const scale_cli *c, result *R, bool tt
                     fit_ops(o, &w);
                     if (!workload_spec_check(&w, NULL))
                         continue;
-                    auto_cand a = {.w = w, .group = group + ei * 3 + cc, .depth = depth[ei * 3 + cc]++};
+                    auto_cand a = {.w = w, .group = group + ei * AUTO_CP_COMMS + cc, .depth = depth[ei * AUTO_CP_COMMS + cc]++};
                     g_array_append_val(cand, a);
                 }
-            group += neps * 3;
+            group += neps * AUTO_CP_COMMS;
         }
     }
     R->fitting = (int)cand->len;

@@ -140,7 +140,6 @@ struct rp {
     GPtrArray *go_batch;       /* p2p_ctx whose launch ends now, started together (p2p_flush) */
     GHashTable *p2p_tune;      /* bytes -> p2p_launch: a send/receive's launch and protocol by size */
     bool go_flush;             /* a p2p_flush is scheduled for now */
-    int32_t *held_n;           /* per link: how many */
     int32_t *ch_active;        /* per rank: channels of its collectives in flight (opts.gpu_sms) */
     replay_result *out;
     GError *err;
@@ -149,6 +148,12 @@ struct rp {
 };
 
 static void issue(rp *p, int r, uint32_t i);
+
+/* Whether reused collectives or transfers hold link l now. */
+static bool held(const rp *p, fab_link_id l)
+{
+    return p->holders[l] && p->holders[l]->len > 0;
+}
 
 static op_state *ST(rp *p, int r, uint32_t i) { return &p->st[r][i]; }
 static const trace_op *OPR(rp *p, int r, uint32_t i) { return &g_array_index(p->t->ranks[r].ops, trace_op, i); }
@@ -212,7 +217,7 @@ static void hold_links(rp *p, int32_t *count, const fab_link_id *l, guint n, int
     bool under = false;
     for (guint i = 0; i < n; i++) {
         count[l[i]] += d;
-        under |= p->held_n[l[i]] > 0;
+        under |= held(p, l[i]);
     }
     if (d > 0 && under)
         p->out->memo_overlaps++;
@@ -432,7 +437,7 @@ static int links_free(const rp *p, const memo_ent *m, bool *shared)
         fab_link_id l = m->links[i];
         if (p->active[l] > 0)
             return LINKS_SIM;
-        sh |= p->active_p2p[l] > 0 || p->held_n[l] > 0;
+        sh |= p->active_p2p[l] > 0 || held(p, l);
     }
     *shared = sh;
     return LINKS_FREE;
@@ -546,7 +551,6 @@ static void fluid_hold(rp *p, fluid *f, int d)
 {
     for (guint i = 0; i < f->nlinks; i++) {
         fab_link_id l = f->links[i];
-        p->held_n[l] += d;
         p->held_util[l] += d * f->util[i];
         if (!p->holders[l])
             p->holders[l] = g_array_new(FALSE, FALSE, sizeof(holder));
@@ -813,7 +817,7 @@ static bool p2p_reuse(rp *p, p2p_ctx *c, const p2p_memo *m, int64_t lat)
         if (p->active[l] > 0 || p->active_p2p[l] > 0 ||
             (p->pending_n[l] > 1 && (p->pending_src[c->src] > 1 || p->pending_dst[c->dst] > 1)))
             return false;
-        shared |= p->held_n[l] > 0;
+        shared |= held(p, l);
     }
     if (shared)
         p->out->memo_overlaps++;
@@ -1302,7 +1306,6 @@ static void build_groups(rp *p)
     p->pending_n = g_new0(int32_t, nl ? nl : 1);
     p->pending_src = g_new0(int32_t, p->t->nranks);
     p->pending_dst = g_new0(int32_t, p->t->nranks);
-    p->held_n = g_new0(int32_t, nl ? nl : 1);
     p->memo = g_hash_table_new_full(memo_hash, memo_equal, NULL, memo_free);
     p->views = g_hash_table_new_full(view_hash, view_equal, memo_free, NULL);
     p->p2p_memo = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, p2p_memo_free);
@@ -1695,7 +1698,6 @@ static void rp_free(rp *p)
         g_ptr_array_unref(p->go_batch);
     if (p->p2p_tune)
         g_hash_table_destroy(p->p2p_tune);
-    g_free(p->held_n);
     g_free(p->ch_active);
     if (p->memo)
         g_hash_table_destroy(p->memo);

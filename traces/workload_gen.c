@@ -1298,20 +1298,23 @@ static void pg_wait(gen *G, int j, int mb)
 
 /* The current chunk's linear layers (Transformer Engine's GEMMs: QKV,
  * projection, MLP-in, MLP-out; in an MoE layer two per local expert and
- * per shared expert instead of the MLP's) and their weights on this rank. */
-static double fp8_chunk_linears(const gen *G, double *weights)
+ * per shared expert instead of the MLP's) and their weights on this rank;
+ * the routed experts' of them in *expert when not NULL. */
+static double fp8_chunk_linears(const gen *G, double *weights, double *expert)
 {
     const workload_spec *w = G->w;
     int first, n = workload_chunk_layers(w, G->pp_i, G->chunk, &first);
-    double gemms = 0;
+    double gemms = 0, ex = 0;
     *weights = 0;
     for (int l = first; l < first + n; l++) {
         double e, r, d = workload_layer_rank_params(w, l, &e, &r);
         *weights += d - r + e;
-        gemms += workload_layer_is_moe(&w->m, l)
-                     ? 2 + 2.0 * w->m.experts / w->ep + (w->m.shared_ffn ? 2 : 0)
-                     : 4;
+        bool moe = workload_layer_is_moe(&w->m, l);
+        ex += moe ? 2.0 * w->m.experts / w->ep : 0;
+        gemms += moe ? 2 + 2.0 * w->m.experts / w->ep + (w->m.shared_ffn ? 2 : 0) : 4;
     }
+    if (expert)
+        *expert = ex;
     return gemms;
 }
 
@@ -1320,18 +1323,13 @@ static double fp8_chunk_linears(const gen *G, double *weights)
  * routed experts' in *expert. */
 static void fp8_rank_tensors(gen *G, double *dense, double *expert)
 {
-    const workload_spec *w = G->w;
     int keep = G->chunk;
     *dense = *expert = 0;
     for (G->chunk = 0; G->chunk < G->V; G->chunk++) {
-        int first, n = workload_chunk_layers(w, G->pp_i, G->chunk, &first);
-        double weights, gemms = fp8_chunk_linears(G, &weights);
-        for (int l = first; l < first + n; l++)
-            if (workload_layer_is_moe(&w->m, l))
-                *expert += 2.0 * w->m.experts / w->ep;
-        *dense += gemms;
+        double weights, ex, gemms = fp8_chunk_linears(G, &weights, &ex);
+        *dense += gemms - ex;
+        *expert += ex;
     }
-    *dense -= *expert;
     G->chunk = keep;
 }
 
@@ -1352,7 +1350,7 @@ static void fp8_weight_cast(gen *G, int mb)
     if (fpg && !fp8_tr(G))
         return;
     double weights;
-    fp8_chunk_linears(G, &weights);
+    fp8_chunk_linears(G, &weights, NULL);
     cost c = {0};
     double per = fpg ? 2 : G->w->fp8_recipe == WL_FP8_BLOCKWISE ? 4 : fp8_cast_b(G, true);
     kern(&c, G, KC_ELEM, 0, per * weights);
@@ -1369,7 +1367,7 @@ static void fp8_amax(gen *G, bool bwd)
 {
     if (!fp8(G) || G->w->fp8_recipe != WL_FP8_DELAYED)
         return;
-    double weights, gemms = fp8_chunk_linears(G, &weights);
+    double weights, gemms = fp8_chunk_linears(G, &weights, NULL);
     coll(G, S_MAIN, COLL_ALL_REDUCE, 4 * gemms * (bwd ? 2 : 3), G->g_amax, bwd ? "fp8_amax_bwd" : "fp8_amax_fwd",
          NONE);
 }
