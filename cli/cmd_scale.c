@@ -888,8 +888,7 @@ static int run_scale(wl_opts *o, scale_cli *c)
                 printf(", shared expert beside the all-to-alls");
             if (R[0].w.overlap_param_gather)
                 printf(", parameter gathers overlapped with the forward");
-            if (R[0].w.fp8_param_gather)
-                printf(", weights gathered in fp8");
+            printf("%s", workload_fp8_param_gather_label(&R[0].w));
             if (R[0].w.vpp > 1)
                 printf(", interleaved 1F1B (%d model chunks per pp rank)", R[0].w.vpp);
             /* not columns of the table (tp x pp x cp x dp GPUs); searched by --auto, on its lines instead */

@@ -479,16 +479,17 @@ static const char *const scale_params[] = {
     "topo", "fabric", "set", "gpus", "model", "tp", "pp", "cp", "cp_comm", "hierarchical_context_parallel_sizes", "ep", "etp", "zero", "sp", "micro_batch",
     "global_batch", "seq", "dtype", "layer_fuse", "recompute", "schedule", "overlap_param_gather", "tp_async_bwd",
     "tp_comm_overlap", "moe_shared_expert_overlap", "fp8_param_gather", "fp8_recipe",
+    "reuse_grad_buf_for_mxfp8_param_ag",
     /* model custom's shape, as scale's --layers ... --dense-layers */
     "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "gated", "experts", "topk", "expert_ffn", "shared_ffn",
     "dense_layers", NULL,
 };
 
-enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE };
+enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE, S_MEM };
 static const char *const scale_figures[] = {
     [S_STEP] = "step_ms", [S_TOKENS] = "tokens_per_s", [S_MFU] = "mfu", [S_EXPOSED] = "exposed_comm_frac",
     [S_TFLOPS] = "tflops_per_gpu", [S_DP] = "dp", [S_EXPOSED_NET] = "exposed_net_frac",
-    [S_COMPUTE] = "compute_frac", [S_IDLE] = "idle_frac", NULL,
+    [S_COMPUTE] = "compute_frac", [S_IDLE] = "idle_frac", [S_MEM] = "memory_gib", NULL,
 };
 
 /* The band columns of the scale base: the 80% bands of step time and
@@ -538,13 +539,16 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.hier_cp = (char *)sweep_point_get(p, "hierarchical_context_parallel_sizes"); /* "A,B", as the option */
     o.fp8_recipe = (char *)sweep_point_get(p, "fp8_recipe"); /* delayed, tensorwise, mxfp8, blockwise */
     o.sets = p->sets[0] ? p->sets : NULL;
-    bool sp = false, rc = false, gated = false, opg = false, tpa = false, tco = false, mso = false, fpg = false; /* "yes" and "true" were read as off */
+    bool sp = false, rc = false, gated = false, opg = false, tpa = false, tco = false, mso = false, fpg = false,
+         mgb = false; /* "yes" and "true" were read as off */
     if (!point_on_off(p, "sp", &sp, err) || !point_on_off(p, "recompute", &rc, err) ||
         !point_on_off(p, "gated", &gated, err) || !point_on_off(p, "overlap_param_gather", &opg, err) ||
         !point_on_off(p, "tp_async_bwd", &tpa, err) || !point_on_off(p, "tp_comm_overlap", &tco, err) ||
-        !point_on_off(p, "moe_shared_expert_overlap", &mso, err) || !point_on_off(p, "fp8_param_gather", &fpg, err))
+        !point_on_off(p, "moe_shared_expert_overlap", &mso, err) || !point_on_off(p, "fp8_param_gather", &fpg, err) ||
+        !point_on_off(p, "reuse_grad_buf_for_mxfp8_param_ag", &mgb, err))
         return false;
     o.fp8_param_gather = fpg;
+    o.mxfp8_grad_buf = mgb;
     o.tp_async_bwd = tpa;
     o.tp_comm_overlap = tco;
     o.moe_shared_overlap = mso;
@@ -585,6 +589,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
         case S_EXPOSED_NET: out[i] = g_strdup_printf("%.4f", st.exposed_net); break;
         case S_COMPUTE: out[i] = g_strdup_printf("%.4f", st.compute); break;
         case S_IDLE: out[i] = g_strdup_printf("%.4f", st.idle); break;
+        case S_MEM: out[i] = g_strdup_printf("%.2f", st.mem_bytes / (1024.0 * 1024 * 1024)); break;
         default: out[i] = scale_band(fig[i] - ((int)G_N_ELEMENTS(scale_figures) - 1), &w, &st); break;
         }
     }

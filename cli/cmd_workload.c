@@ -67,10 +67,10 @@ static int run(wl_opts *o, const char *out)
         char cpl[48];
         if (w.cp > 1) /* how the CP ranks exchange K, V */
             g_snprintf(cpx, sizeof cpx, " (%s)", workload_cp_comm_label(&w, cpl, sizeof cpl));
-        char dt[64]; /* the GEMMs' precision, fp8's recipe */
+        char dt[128]; /* the GEMMs' precision, fp8's recipe */
         if (w.dtype == COMPUTE_FP8)
             g_snprintf(dt, sizeof dt, "fp8 (%s%s)", workload_fp8_recipe_name(w.fp8_recipe),
-                       w.fp8_param_gather ? ", weights gathered in fp8" : "");
+                       workload_fp8_param_gather_label(&w));
         else
             g_strlcpy(dt, compute_dtype_name(w.dtype), sizeof dt);
         printf("workload %s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d%s, ep %d%s%s%s, %s, %s\n", w.m.name,

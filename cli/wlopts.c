@@ -116,7 +116,11 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "R"},
         {"fp8-param-gather", 0, 0, G_OPTION_ARG_NONE, &o->fp8_param_gather,
          "with --dtype fp8 and --zero 1/2: weights kept in fp8 and gathered in fp8 after the optimizer step "
-         "(Megatron-LM's flag)",
+         "(mxfp8: gathered in bf16, cast as they are copied out; Megatron-LM's flag)",
+         NULL},
+        {"reuse-grad-buf-for-mxfp8-param-ag", 0, 0, G_OPTION_ARG_NONE, &o->mxfp8_grad_buf,
+         "with mxfp8 and --fp8-param-gather: gather the bf16 weights into the gradient buffer, keeping no bf16 copy "
+         "of the mxfp8 weights (Megatron-LM's flag)",
          NULL},
         {"recompute", 0, 0, G_OPTION_ARG_NONE, &o->recompute, "full activation recomputation", NULL},
         {"tp-async-bwd", 0, 0, G_OPTION_ARG_NONE, &o->tp_async_bwd,
@@ -304,6 +308,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->tp_async_bwd = o->tp_async_bwd;
     w->tp_comm_overlap = o->tp_comm_overlap;
     w->fp8_param_gather = o->fp8_param_gather;
+    w->mxfp8_grad_buf = o->mxfp8_grad_buf;
     w->moe_shared_overlap = o->moe_shared_overlap;
     w->grad_bytes = o->grad_fp32 ? 4 : 2;
     w->layer_fuse = o->layer_fuse;
@@ -386,6 +391,10 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
                   (exact || (ti = topo_load(system, &to, err)) != NULL);
     if (ok) {
         g_strlcpy(out->gpu, g.spec.name, sizeof out->gpu);
+        workload_spec wm = *w;
+        wm.gpu_cc = g.spec.sm_cc;
+        out->mem_bytes = workload_memory_bytes(&wm);
+        out->hbm_bytes = g.spec.mem_bytes;
         coll_system sys, iso;
         topo_coll_system(&sys, t, COLL_LAUNCH_US, 1);
         sys.exact = exact;

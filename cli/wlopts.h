@@ -16,7 +16,7 @@ typedef struct {
     char **sets;                 /* --set: gpu.* for the compute model, the rest for the topology */
     gint gpus, tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, layer_fuse;
     gint layers, hidden, heads, kv_heads, ffn, vocab, experts, topk, expert_ffn, shared_ffn, dense_layers;
-    gboolean sp, fsdp, zero3_per_param, recompute, grad_fp32, gated, overlap_param_gather, tp_async_bwd, tp_comm_overlap, fp8_param_gather,
+    gboolean sp, fsdp, zero3_per_param, recompute, grad_fp32, gated, overlap_param_gather, tp_async_bwd, tp_comm_overlap, fp8_param_gather, mxfp8_grad_buf,
         moe_shared_overlap;
     gboolean by_name;            /* wl_step_run fills wl_step.by_name (not an option of the group) */
     char *timeline;              /* wl_step_run writes the step's Perfetto timeline here, replaying every
@@ -62,6 +62,8 @@ typedef struct {
                             * (divide by ranks and step for a share); wl_step_clear frees */
     GArray *compute_by_name; /* o->by_name: the compute time by op name, the same way */
     int nranks;
+    double mem_bytes, hbm_bytes; /* the busiest rank's memory estimate (workload_memory_bytes, with the
+                                  * GPU's compute capability for fp8's layouts) and the GPU's memory */
     double wall_s;
     uint64_t events;       /* engine events of the replay and its isolated runs */
     int dp;

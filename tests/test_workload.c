@@ -1340,9 +1340,10 @@ static void test_workload_fp8(void)
  * (2 a layer forward, 2 backward) in place of delayed's; the block
  * recipes' both copies with 1/32 of a byte of scales an element, no
  * transposes, gathers of both copies where both are used after them;
- * per-tensor recipes on Blackwell without transposes; memory; exit 2 for
- * mxfp8 off Blackwell, blockwise on Ada, a recipe without fp8 and the
- * block recipes with --fp8-param-gather. */
+ * per-tensor recipes on Blackwell without transposes; memory; mxfp8 under
+ * --fp8-param-gather with and without the gradient buffer's reuse; exit 2
+ * for mxfp8 off Blackwell, blockwise on Ada, a recipe without fp8,
+ * blockwise with --fp8-param-gather and the reuse without mxfp8's gather. */
 static void test_workload_fp8_recipes(void)
 {
     gpu_model hop = gpu("H100"), bw = gpu("B200");
@@ -1454,12 +1455,54 @@ static void test_workload_fp8_recipes(void)
     trace_free(pd);
     trace_free(pt);
     w.gpu_cc = 100;
-    /* refused */
+    /* mxfp8 under --fp8-param-gather (Megatron-LM's): the bf16 weights gathered as without it (2 bytes
+     * a weight), cast to both mxfp8 copies as they are copied out (the same bytes as the cast, at its
+     * place: fp8_param_cast), the optimizer writing bf16, no amax; the bf16 copy of the linear weights
+     * gone from memory only when the gradient buffer takes the gather */
     w.fp8_recipe = WL_FP8_MXFP8;
-    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
-    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "--fp8-param-gather is modelled for the per-tensor") : NULL);
-    g_clear_error(&err);
+    CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
+    trace *mx = workload_generate(&w, &bw, &err);
+    double mem_fpg = workload_memory_bytes(&w);
+    w.mxfp8_grad_buf = true;
+    CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
+    double mem_reuse = workload_memory_bytes(&w);
+    w.mxfp8_grad_buf = false;
     w.fp8_param_gather = false;
+    trace *m0 = workload_generate(&w, &bw, &err);
+    double mem_none = workload_memory_bytes(&w);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mx);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m0);
+    double agx, ag0;
+    CU_ASSERT_EQUAL(count(mx, r, TOP_COLL, COLL_ALL_GATHER, "zero_param_ag", &agx),
+                    count(m0, r, TOP_COLL, COLL_ALL_GATHER, "zero_param_ag", &ag0));
+    CU_ASSERT_TRUE(agx > 0);
+    ASSERT_REL(agx, ag0, 1e-12);
+    CU_ASSERT_EQUAL(count(mx, r, TOP_COMPUTE, -1, "fp8_weight_cast", NULL), 0);
+    CU_ASSERT_EQUAL(count(mx, r, TOP_COMPUTE, -1, "fp8_param_cast", NULL), 1);
+    ASSERT_REL(op_bytes(mx, r, "fp8_param_cast"), q2 * weights, 1e-12);
+    ASSERT_REL(op_bytes(mx, r, "fp8_param_cast"), op_bytes(m0, r, "fp8_weight_cast"), 1e-12);
+    ASSERT_REL(op_bytes(mx, r, "optimizer_adam"), op_bytes(m0, r, "optimizer_adam"), 1e-12);
+    CU_ASSERT_EQUAL(count(mx, r, TOP_COLL, COLL_ALL_REDUCE, "fp8_amax_params", NULL), 0);
+    ASSERT_REL(mem_fpg, mem_none, 1e-12);
+    ASSERT_REL(mem_none - mem_reuse, 2 * weights, 1e-9);
+    trace_free(mx);
+    trace_free(m0);
+    /* refused: blockwise with it; the gradient buffer's reuse without mxfp8 and --fp8-param-gather */
+    w.fp8_param_gather = true;
+    w.fp8_recipe = WL_FP8_BLOCKWISE;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "--fp8-param-gather is modelled for delayed, tensorwise and mxfp8") : NULL);
+    g_clear_error(&err);
+    w.fp8_recipe = WL_FP8_DELAYED;
+    w.mxfp8_grad_buf = true;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "--reuse-grad-buf-for-mxfp8-param-ag needs --fp8-recipe mxfp8") : NULL);
+    g_clear_error(&err);
+    w.fp8_recipe = WL_FP8_MXFP8;
+    w.fp8_param_gather = false;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    g_clear_error(&err);
+    w.mxfp8_grad_buf = false;
     w.gpu_cc = 90;
     CU_ASSERT_FALSE(workload_spec_check(&w, &err));
     CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "mxfp8 needs Blackwell") : NULL);

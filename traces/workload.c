@@ -196,6 +196,16 @@ const char *workload_cp_comm_label(const workload_spec *w, char *buf, size_t n)
     return buf;
 }
 
+const char *workload_fp8_param_gather_label(const workload_spec *w)
+{
+    if (!w->fp8_param_gather)
+        return "";
+    if (w->fp8_recipe != WL_FP8_MXFP8)
+        return ", weights gathered in fp8";
+    return w->mxfp8_grad_buf ? ", weights kept in mxfp8, gathered in bf16 into the gradient buffer"
+                             : ", weights kept in mxfp8, gathered in bf16";
+}
+
 static const char *const fp8_recipe_names[] = {[WL_FP8_DELAYED] = "delayed", [WL_FP8_TENSORWISE] = "tensorwise",
                                                [WL_FP8_MXFP8] = "mxfp8", [WL_FP8_BLOCKWISE] = "blockwise"};
 
@@ -338,10 +348,12 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return VALUE("fp8_recipe must be delayed, tensorwise, mxfp8 or blockwise");
     if (w->fp8_recipe != WL_FP8_DELAYED && w->dtype != COMPUTE_FP8)
         return VALUE("--fp8-recipe %s needs --dtype fp8", workload_fp8_recipe_name(w->fp8_recipe));
-    if (w->fp8_param_gather && w->fp8_recipe >= WL_FP8_MXFP8)
-        return VALUE("--fp8-param-gather is modelled for the per-tensor recipes (delayed, tensorwise), not %s: "
-                     "its weights would be gathered with their block scales in both directions",
-                     workload_fp8_recipe_name(w->fp8_recipe));
+    if (w->fp8_param_gather && w->fp8_recipe == WL_FP8_BLOCKWISE)
+        return VALUE("--fp8-param-gather is modelled for delayed, tensorwise and mxfp8, not blockwise: "
+                     "Megatron-LM gathers blockwise weights only under its layer-wise optimizer");
+    if (w->mxfp8_grad_buf && (!w->fp8_param_gather || w->fp8_recipe != WL_FP8_MXFP8))
+        return VALUE("--reuse-grad-buf-for-mxfp8-param-ag needs --fp8-recipe mxfp8 and --fp8-param-gather "
+                     "(Megatron-LM's rule): it gathers mxfp8's bf16 weights into the gradient buffer");
     if (w->dtype == COMPUTE_FP8 && workload_fp8_recipe_unsupported(w->fp8_recipe, w->gpu_cc))
         return VALUE("--fp8-recipe %s: %s", workload_fp8_recipe_name(w->fp8_recipe),
                      workload_fp8_recipe_unsupported(w->fp8_recipe, w->gpu_cc));
@@ -593,9 +605,12 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
      * from the first microbatch on, 2 bytes a weight (a transpose on Hopper; mxfp8's and blockwise's
      * own quantization; per-tensor recipes on Blackwell read the one copy both ways: 1 byte; under
      * ZeRO-3 only a layer's at a time: not counted; under --fp8-param-gather the fp8 weight and its
-     * transpose are the weights' 2 bytes) */
+     * transpose are the weights' 2 bytes; mxfp8's gathers its bf16 weights into a bf16 buffer beside
+     * them unless that buffer is the gradients' (--reuse-grad-buf-for-mxfp8-param-ag: Megatron-LM maps
+     * only the gradients of mxfp8 weights to its buffers), so its 2 bytes stay without that flag) */
     double per = w->fp8_recipe >= WL_FP8_MXFP8 || workload_fp8_transposes(w->gpu_cc) ? 2 : 1;
-    double cache = w->dtype == COMPUTE_FP8 && w->zero < 3 && !w->fp8_param_gather ? per * (p - rep + pe) : 0;
+    bool kept_once = w->fp8_param_gather && (w->fp8_recipe != WL_FP8_MXFP8 || w->mxfp8_grad_buf);
+    double cache = w->dtype == COMPUTE_FP8 && w->zero < 3 && !kept_once ? per * (p - rep + pe) : 0;
     p += emb * (double)m->vocab * m->hidden / w->tp;
     double dpc = (double)w->dp * w->cp;
     return param_state_bytes(w, p, dpc) + param_state_bytes(w, pe, dpc * w->tp / ((double)w->ep * w->etp)) + cache;

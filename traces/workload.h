@@ -82,7 +82,11 @@ typedef struct {
                                    * first forward (Megatron-LM's --overlap-param-gather) instead of
                                    * following the optimizer step */
     bool fp8_param_gather;        /* Megatron-LM's --fp8-param-gather (with dtype fp8 and ZeRO-1/2): the
-                                   * linear layers' weights kept in fp8 and gathered in fp8 */
+                                   * linear layers' weights kept in fp8; per-tensor recipes gather them
+                                   * in fp8, mxfp8 in bf16 and casts them while copying them out */
+    bool mxfp8_grad_buf;          /* Megatron-LM's --reuse-grad-buf-for-mxfp8-param-ag (with mxfp8 and
+                                   * --fp8-param-gather): the bf16 weights are gathered into the
+                                   * gradient buffer, so no bf16 copy of the mxfp8 weights is kept */
     int fp8_recipe;               /* workload_fp8_recipe (with dtype fp8) */
     int gpu_cc;                   /* the GPU's compute capability x 10, for fp8's layouts (transposed
                                    * copies below 10.0 and on 12.x; the memory estimate); 0: unknown,
@@ -101,6 +105,10 @@ bool workload_cp_comm_parse(const char *s, int *out, GError **err);
 const char *workload_cp_comm_name(int c);
 /* Its name for a header: the name, with a2a+p2p's sizes ("a2a+p2p 8x2"), in buf (n bytes). */
 const char *workload_cp_comm_label(const workload_spec *w, char *buf, size_t n);
+
+/* What --fp8-param-gather does, for a header (", weights gathered in fp8", mxfp8's
+ * ", weights kept in mxfp8, gathered in bf16[ into the gradient buffer]"); "" without it. */
+const char *workload_fp8_param_gather_label(const workload_spec *w);
 
 /* "delayed", "tensorwise", "mxfp8" or "blockwise" -> *out; false with *err otherwise. */
 bool workload_fp8_recipe_parse(const char *s, int *out, GError **err);

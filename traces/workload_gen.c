@@ -208,6 +208,11 @@ static bool fp8_blocks(const gen *G) { return G->w->fp8_recipe >= WL_FP8_MXFP8; 
 /* A per-tensor recipe's columnwise copy is a transpose (Hopper, Ada). */
 static bool fp8_tr(const gen *G) { return !fp8_blocks(G) && workload_fp8_transposes(G->g->spec.sm_cc); }
 
+/* --fp8-param-gather with a per-tensor recipe: the linear layers' weights
+ * are gathered in fp8 (mxfp8's are gathered in bf16 and cast as Megatron-LM
+ * copies them out of the buffer: fp8_weight_cast). */
+static bool fpg_in_fp8(const gen *G) { return G->w->fp8_param_gather && G->w->fp8_recipe != WL_FP8_MXFP8; }
+
 /* Bytes a block scale adds an element: mxfp8 one E8M0 byte per 32,
  * blockwise one fp32 per 128 (1-D blocks): 1/32 either way. */
 #define FP8_SCALE_B (1.0 / 32)
@@ -1027,10 +1032,11 @@ static bool bucket_add(const gen *G, double *bytes, double *params, double add, 
 
 /* Bytes of `params` weights of which `linear` are linear layers' (all of
  * an expert's): 2 a weight, 1 for linear ones under --fp8-param-gather
- * (Megatron-LM keeps them in fp8 and gathers them so). */
+ * with a per-tensor recipe (Megatron-LM keeps them in fp8 and gathers them
+ * so; mxfp8's are gathered in bf16). */
 static double weight_bytes(const gen *G, double params, double linear)
 {
-    return 2 * params - (G->w->fp8_param_gather ? linear : 0);
+    return 2 * params - (fpg_in_fp8(G) ? linear : 0);
 }
 
 /* Gradients of `dense` (`linear` of them linear layers') and `expert`
@@ -1340,13 +1346,18 @@ static void fp8_rank_tensors(gen *G, double *dense, double *expert)
  * with a per-tensor recipe on Blackwell, whose GEMMs read the one copy
  * both ways; 2 more under tensorwise, which reads each weight for its amax
  * first; mxfp8's scales counted, blockwise's 128 x 128 ones left out).
- * Under --fp8-param-gather the weights are fp8 already: their transposes
- * only, 2 bytes a weight, nothing where no transpose is needed. */
+ * Under --fp8-param-gather a per-tensor recipe's weights are fp8 already:
+ * their transposes only, 2 bytes a weight, nothing where no transpose is
+ * needed. mxfp8's arrive in bf16 and are cast to both copies as Megatron-LM
+ * copies them out of the gather's buffer into the weights (after the
+ * gathers, or per bucket before its first forward with
+ * --overlap-param-gather): the same bytes as the cast without it, at the
+ * same place in a steady step (`fp8_param_cast`). */
 static void fp8_weight_cast(gen *G, int mb)
 {
     if (!fp8(G) || (mb > 0 && G->w->zero != 3))
         return;
-    bool fpg = G->w->fp8_param_gather;
+    bool fpg = fpg_in_fp8(G);
     if (fpg && !fp8_tr(G))
         return;
     double weights;
@@ -1354,7 +1365,7 @@ static void fp8_weight_cast(gen *G, int mb)
     cost c = {0};
     double per = fpg ? 2 : G->w->fp8_recipe == WL_FP8_BLOCKWISE ? 4 : fp8_cast_b(G, true);
     kern(&c, G, KC_ELEM, 0, per * weights);
-    compute(G, fpg ? "fp8_weight_transpose" : "fp8_weight_cast", &c, 1);
+    compute(G, fpg ? "fp8_weight_transpose" : G->w->fp8_param_gather ? "fp8_param_cast" : "fp8_weight_cast", &c, 1);
 }
 
 /* Delayed scaling's amax reduction when the chunk's forward leaves its
@@ -1560,8 +1571,9 @@ static void finish(gen *G)
     for (guint k = 0; k < G->dp_ops->len; k++)
         wait_on(G, g_array_index(G->dp_ops, uint32_t, k));
     cost c = {0};
-    /* under --fp8-param-gather the linear layers' updated weights are written in fp8, a byte less */
-    kern(&c, G, KC_ELEM, 0, (dense + expert) * ADAM_BYTES_PER_PARAM - (w->fp8_param_gather ? linear + expert : 0));
+    /* under --fp8-param-gather (per-tensor) the linear layers' updated weights are written in fp8, a
+     * byte less; mxfp8's in bf16, as without it */
+    kern(&c, G, KC_ELEM, 0, (dense + expert) * ADAM_BYTES_PER_PARAM - (fpg_in_fp8(G) ? linear + expert : 0));
     /* tensorwise first reads each fp32 master shard of them for its amax (tex.compute_amax) */
     if (w->fp8_param_gather && w->fp8_recipe == WL_FP8_TENSORWISE)
         kern(&c, G, KC_ELEM, 0, 4 * (linear + expert));
@@ -1570,7 +1582,7 @@ static void finish(gen *G)
      * their amaxes (max), one float a weight tensor packed in one call per buffer, over the buffer's
      * data-parallel group before the weights are gathered (cast_master_weights_to_fp8_delayed_scaling,
      * _current_scaling) */
-    if (w->fp8_param_gather) {
+    if (fpg_in_fp8(G)) { /* mxfp8 has no amax: a scale per 32 elements, computed in the cast */
         double td, te;
         fp8_rank_tensors(G, &td, &te);
         if (td > 0)

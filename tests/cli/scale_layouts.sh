@@ -83,6 +83,16 @@ check scale-fp8-param-gather-header 0 "^# scale: llama3-8b, .*, fp8, ZeRO.*, wei
 fpg=$("$C" sweep tests/data/sweep/scale-fp8-param-gather.json -j 2 2>/dev/null)
 if printf '%s\n' "$fpg" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-fp8-param-gather: $fpg" >&2; fi
+# mxfp8 under --fp8-param-gather: gathered in bf16 and cast while copied out (fp8_param_cast); with
+# --reuse-grad-buf-for-mxfp8-param-ag the header says where, and the memory estimate drops while the step
+# stays (the sweep's memory_gib); the reuse needs mxfp8's gather, blockwise's gather is refused (exit 2)
+check scale-mxfp8-param-gather-header 0 "^# scale: llama3-8b, .*, fp8 \\(mxfp8\\), ZeRO, weights kept in mxfp8, gathered in bf16 into the gradient buffer" -- scale --model llama3-8b --systems hgx-b200:8 --tp 8 --sp --zero 1 --dtype fp8 --fp8-recipe mxfp8 --fp8-param-gather --reuse-grad-buf-for-mxfp8-param-ag --seq 256
+check scale-mxfp8-param-gather-reuse-needs-mxfp8 2 "--reuse-grad-buf-for-mxfp8-param-ag needs --fp8-recipe mxfp8 and --fp8-param-gather" -- scale --model llama3-8b --systems hgx-b200:8 --tp 8 --zero 1 --dtype fp8 --fp8-param-gather --reuse-grad-buf-for-mxfp8-param-ag --seq 256
+check scale-mxfp8-param-gather-blockwise 2 "--fp8-param-gather is modelled for delayed, tensorwise and mxfp8, not blockwise" -- scale --model llama3-8b --systems dgx-h100:8 --tp 8 --zero 1 --dtype fp8 --fp8-recipe blockwise --fp8-param-gather --seq 256
+check workload-mxfp8-param-cast 0 '"name":.?"fp8_param_cast"' -- workload --model llama3-8b --topo hgx-b200 --gpus 8 --tp 2 --sp --zero 1 --dtype fp8 --fp8-recipe mxfp8 --fp8-param-gather --seq 256 --global-batch 8 -o -
+mgb=$("$C" sweep tests/data/sweep/scale-mxfp8-grad-buf.json -j 2 2>/dev/null)
+if printf '%s\n' "$mgb" | awk -F, 'NR == 2 && $2 == "off" { s = $3; m = $4 } NR == 3 && $2 == "on" { t = $3; n = $4 } END { exit !(s > 0 && s == t && n > 0 && n < m) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-mxfp8-grad-buf: $mgb" >&2; fi
 # --fp8-recipe (Megatron-LM's): mxfp8 only on Blackwell, blockwise from Hopper on, any recipe only with fp8
 # (exit 2); the header names a recipe other than delayed; tensorwise reduces amaxes over TP before its
 # gathers instead of delayed's per-chunk reductions; as a sweep key on B200 delayed is the fastest (its
