@@ -324,8 +324,8 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
             topo_free(t);
             return false;
         }
-        R[i].w.gpu_cc = g.spec.sm_cc; /* fp8's layouts in the memory estimate */
         R[i].w.gpus = R[i].p.gpus;
+        wl_opts_system(t, &g, &R[i].w); /* fp8's layouts in the memory estimate, flex's domains */
         /* the batch is chosen after the layouts (below): until then the memory estimate takes a
          * full pipeline, unless --global-batch is given (workload_spec_defaults' batch, made for
          * one replica, left 1 / (mb dp) = 0 microbatches per pipeline: no activations counted) */
@@ -464,6 +464,11 @@ static void print_results(const result *R, int n, const char *fmt)
                 char cpl[48];
                 printf(", \"cp_comm\": \"%s\"", workload_cp_comm_label(w, cpl, sizeof cpl));
             }
+            if (w->m.experts)
+                printf(", \"moe_token_dispatcher_type\": \"%s\"", workload_moe_dispatcher_name(w->moe_dispatcher));
+            if (w->router_groups > 0)
+                printf(", \"moe_router_num_groups\": %d, \"moe_router_group_topk\": %d", w->router_groups,
+                       w->router_group_topk);
             if (r->st.by_name) {
                 double f = 1.0 / ((double)r->st.nranks * r->st.step_s * 1e12);
                 printf(", \"compute_frac\": %.4f, \"idle_frac\": %.4f, \"compute_by_name\": [", r->st.compute, r->st.idle);
@@ -889,6 +894,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
             if (R[0].w.overlap_param_gather)
                 printf(", parameter gathers overlapped with the forward");
             printf("%s", workload_fp8_param_gather_label(&R[0].w));
+            char moe[96];
+            printf("%s", workload_moe_label(&R[0].w, moe, sizeof moe));
             if (R[0].w.vpp > 1)
                 printf(", interleaved 1F1B (%d model chunks per pp rank)", R[0].w.vpp);
             /* not columns of the table (tp x pp x cp x dp GPUs); searched by --auto, on its lines instead */

@@ -479,7 +479,7 @@ static const char *const scale_params[] = {
     "topo", "fabric", "set", "gpus", "model", "tp", "pp", "cp", "cp_comm", "hierarchical_context_parallel_sizes", "ep", "etp", "zero", "sp", "micro_batch",
     "global_batch", "seq", "dtype", "layer_fuse", "recompute", "schedule", "overlap_param_gather", "tp_async_bwd",
     "tp_comm_overlap", "moe_shared_expert_overlap", "fp8_param_gather", "fp8_recipe",
-    "reuse_grad_buf_for_mxfp8_param_ag",
+    "reuse_grad_buf_for_mxfp8_param_ag", "moe_token_dispatcher_type", "moe_router_num_groups", "moe_router_group_topk",
     /* model custom's shape, as scale's --layers ... --dense-layers */
     "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "gated", "experts", "topk", "expert_ffn", "shared_ffn",
     "dense_layers", NULL,
@@ -538,6 +538,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.cp_comm = (char *)sweep_point_get(p, "cp_comm");   /* p2p, allgather, a2a or a2a+p2p, as `scale --cp-comm` */
     o.hier_cp = (char *)sweep_point_get(p, "hierarchical_context_parallel_sizes"); /* "A,B", as the option */
     o.fp8_recipe = (char *)sweep_point_get(p, "fp8_recipe"); /* delayed, tensorwise, mxfp8, blockwise */
+    o.moe_dispatcher = (char *)sweep_point_get(p, "moe_token_dispatcher_type"); /* alltoall, flex */
     o.sets = p->sets[0] ? p->sets : NULL;
     bool sp = false, rc = false, gated = false, opg = false, tpa = false, tco = false, mso = false, fpg = false,
          mgb = false; /* "yes" and "true" were read as off */
@@ -557,7 +558,8 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.overlap_param_gather = opg;
     o.gated = gated;
     static const char *const shape[] = {"layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "experts", "topk",
-                                        "expert_ffn", "shared_ffn", "dense_layers"}; /* scale's options */
+                                        "expert_ffn", "shared_ffn", "dense_layers", "moe_router_num_groups",
+                                        "moe_router_group_topk"}; /* scale's options */
     for (size_t i = 0; i < G_N_ELEMENTS(shape); i++)
         if (!point_int(p, shape[i], 0, 1 << 30, wl_opts_int_field(&o, shape[i]), err))
             return false;

@@ -47,10 +47,11 @@ static int run(wl_opts *o, const char *out)
         return cli_fail(err);
     gpu_model g;
     gboolean ok = wl_opts_gpu(o, tp, &g, &err);
+    if (ok)
+        wl_opts_system(tp, &g, &w); /* fp8's layouts in the memory estimate, flex's NVLink domains */
     topo_free(tp);
     if (!ok)
         return cli_fail(err);
-    w.gpu_cc = g.spec.sm_cc; /* fp8's layouts in the memory estimate */
     if (!wl_opts_fits_memory(&w, WL_BYTES_PER_OP_JSON, "write", &err))
         return cli_fail(err);
     trace *t = workload_generate(&w, &g, &err);
@@ -73,8 +74,10 @@ static int run(wl_opts *o, const char *out)
                        workload_fp8_param_gather_label(&w));
         else
             g_strlcpy(dt, compute_dtype_name(w.dtype), sizeof dt);
-        printf("workload %s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d%s, ep %d%s%s%s, %s, %s\n", w.m.name,
-               o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, cpx, w.ep, etp, w.sp ? ", sp" : "",
+        char moe[96];
+        printf("workload %s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d%s, ep %d%s%s%s%s, %s, %s\n", w.m.name,
+               o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, cpx, w.ep, etp,
+               workload_moe_label(&w, moe, sizeof moe), w.sp ? ", sp" : "",
                w.tp_comm_overlap ? " (TP comm overlap)" : "",
                w.zero == 3 ? (w.fsdp ? "FSDP" : w.zero3_param_sync ? "ZeRO-3 per parameter (DeepSpeed 2021)" : "ZeRO-3")
                : w.zero ? (w.zero == 1 ? "ZeRO-1" : "ZeRO-2")

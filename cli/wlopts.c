@@ -45,6 +45,8 @@ static const struct {
     {"--experts", offsetof(wl_opts, experts)},     {"--topk", offsetof(wl_opts, topk)},
     {"--expert-ffn", offsetof(wl_opts, expert_ffn)}, {"--shared-ffn", offsetof(wl_opts, shared_ffn)},
     {"--dense-layers", offsetof(wl_opts, dense_layers)},
+    {"--moe-router-num-groups", offsetof(wl_opts, router_groups)},
+    {"--moe-router-group-topk", offsetof(wl_opts, router_group_topk)},
 };
 
 gint *wl_opts_int_field(wl_opts *o, const char *key)
@@ -92,6 +94,14 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "Megatron-LM's flag)",
          "A,B"},
         {"ep", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "expert-parallel size (MoE; divides the experts and tp*cp*dp) [1]", "E"},
+        {"moe-token-dispatcher-type", 0, 0, G_OPTION_ARG_STRING, &o->moe_dispatcher,
+         "MoE: alltoall (NCCL all-to-alls, a copy per chosen expert) or flex (DeepEP: once per NVLink domain, "
+         "forwarded inside it; Megatron-LM's flag) [alltoall]",
+         "T"},
+        {"moe-router-num-groups", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "MoE: group-limited routing, the experts in G equal groups (with --moe-router-group-topk; Megatron-LM's)", "G"},
+        {"moe-router-group-topk", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "MoE: a token's experts from M of the groups (node-limited routing: G = the EP group's domains)", "M"},
         {"etp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "expert-tensor-parallel size: each expert's FFN split over ETP ranks (MoE; ep*etp divides tp*cp*dp) [1]", "ETP"},
         {"sp", 0, 0, G_OPTION_ARG_NONE, &o->sp, "sequence parallelism (reduce_scatter + all_gather)", NULL},
@@ -196,6 +206,7 @@ void wl_opts_clear(wl_opts *o)
     g_free(o->cp_comm);
     g_free(o->hier_cp);
     g_free(o->fp8_recipe);
+    g_free(o->moe_dispatcher);
     g_strfreev(o->sets);
 }
 
@@ -281,6 +292,10 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         return FALSE;
     if (o->fp8_recipe && !workload_fp8_recipe_parse(o->fp8_recipe, &w->fp8_recipe, err))
         return FALSE;
+    if (o->moe_dispatcher && !workload_moe_dispatcher_parse(o->moe_dispatcher, &w->moe_dispatcher, err))
+        return FALSE;
+    w->router_groups = o->router_groups;
+    w->router_group_topk = o->router_group_topk;
     int ha = 0, hb = 0; /* --hierarchical-context-parallel-sizes "A,B" (or Megatron-LM's "A B"): A x B = cp */
     if (o->hier_cp) {
         int n = 0;
@@ -324,6 +339,13 @@ char **wl_opts_topo_sets(const wl_opts *o)
             g_ptr_array_add(a, g_strdup(*s));
     g_ptr_array_add(a, NULL);
     return (char **)g_ptr_array_free(a, FALSE);
+}
+
+void wl_opts_system(const topo *t, const gpu_model *g, workload_spec *w)
+{
+    w->gpu_cc = g->spec.sm_cc;
+    int d = t->gpus_per_node * MAX(t->nvl_domain_nodes, 1);
+    w->domain_gpus = w->gpus > 0 ? MIN(d, w->gpus) : d;
 }
 
 gboolean wl_opts_gpu(const wl_opts *o, const topo *t, gpu_model *g, GError **err)
@@ -386,14 +408,15 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
         return FALSE;
     gpu_model g;
     trace *tr = NULL;
-    gboolean ok = wl_opts_gpu(o, t, &g, err) && wl_opts_fits_memory(w, WL_BYTES_PER_OP_REPLAY, "replay", err) &&
-                  (tr = workload_generate(w, &g, err)) != NULL &&
-                  (exact || (ti = topo_load(system, &to, err)) != NULL);
+    workload_spec ws = *w; /* with what the system gives it (wl_opts_system) */
+    gboolean ok = wl_opts_gpu(o, t, &g, err);
+    if (ok)
+        wl_opts_system(t, &g, &ws);
+    ok = ok && wl_opts_fits_memory(w, WL_BYTES_PER_OP_REPLAY, "replay", err) &&
+         (tr = workload_generate(&ws, &g, err)) != NULL && (exact || (ti = topo_load(system, &to, err)) != NULL);
     if (ok) {
         g_strlcpy(out->gpu, g.spec.name, sizeof out->gpu);
-        workload_spec wm = *w;
-        wm.gpu_cc = g.spec.sm_cc;
-        out->mem_bytes = workload_memory_bytes(&wm);
+        out->mem_bytes = workload_memory_bytes(&ws);
         out->hbm_bytes = g.spec.mem_bytes;
         coll_system sys, iso;
         topo_coll_system(&sys, t, COLL_LAUNCH_US, 1);

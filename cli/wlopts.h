@@ -12,10 +12,11 @@
 #include "traces/workload.h"
 
 typedef struct {
-    char *model, *schedule, *dtype, *zero_s, *bucket, *topo, *fabric, *reuse, *cp_comm, *hier_cp, *fp8_recipe;
+    char *model, *schedule, *dtype, *zero_s, *bucket, *topo, *fabric, *reuse, *cp_comm, *hier_cp, *fp8_recipe, *moe_dispatcher;
     char **sets;                 /* --set: gpu.* for the compute model, the rest for the topology */
     gint gpus, tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, layer_fuse;
     gint layers, hidden, heads, kv_heads, ffn, vocab, experts, topk, expert_ffn, shared_ffn, dense_layers;
+    gint router_groups, router_group_topk;
     gboolean sp, fsdp, zero3_per_param, recompute, grad_fp32, gated, overlap_param_gather, tp_async_bwd, tp_comm_overlap, fp8_param_gather, mxfp8_grad_buf,
         moe_shared_overlap;
     gboolean by_name;            /* wl_step_run fills wl_step.by_name (not an option of the group) */
@@ -40,6 +41,10 @@ char **wl_opts_topo_sets(const wl_opts *o);
 
 /* The compute model of topology t's GPU with the gpu.* --sets applied. */
 gboolean wl_opts_gpu(const wl_opts *o, const topo *t, gpu_model *g, GError **err);
+/* What the generator takes from the system beside the GPU: its compute capability (fp8's layouts
+ * in the memory estimate) and the GPUs of one NVLink domain (a server, a GB200 NVL72 rack; at most
+ * w->gpus), for the flex dispatcher. */
+void wl_opts_system(const topo *t, const gpu_model *g, workload_spec *w);
 
 /* A note on stderr (prefixed "conveyor CMD: ") where w is a layout Megatron-LM refuses but conveyor
  * generates: tp > 1 and ep > 1 without --sp. Whether it printed one. */

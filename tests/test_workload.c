@@ -1529,6 +1529,141 @@ static void test_workload_fp8_recipes(void)
     g_clear_error(&err);
 }
 
+/* Bytes of rank r's collectives named `name` and their group's size (0 if none). */
+static double coll_bytes(const trace *t, int r, const char *name, int *gsize)
+{
+    double b = 0;
+    *gsize = 0;
+    for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+        if (o->kind == TOP_COLL && !strcmp(o->name, name)) {
+            b += (double)o->bytes;
+            *gsize = ((const trace_group *)g_ptr_array_index(t->groups, o->group))->size;
+        }
+    }
+    return b;
+}
+
+/* --moe-token-dispatcher-type flex (DeepEP) against hand counts, on 8
+ * experts of which a token takes 2, 2 on each of 4 EP ranks, 2 ranks an
+ * NVLink domain: the chances a token reaches a GPU (1 - C(6,2)/C(8,2) =
+ * 13/28) and a domain (1 - C(4,2)/C(8,2) = 22/28), and with routing limited
+ * to 1 of 2 groups (a domain each) 5/12 and 1/2; each exchange's two
+ * all-to-alls, across domains (the ranks at one place in each: its tokens x
+ * P(domain) to each) and inside one (2 x its tokens x P(GPU) to each: its
+ * own and those received), side by side on two streams holding 10 SMs
+ * each; inside one domain the second alone; the same FLOPs as alltoall's;
+ * the refusals. */
+static void test_workload_moe_flex(void)
+{
+    gpu_model g = gpu("H100");
+    GError *err = NULL;
+    workload_spec w = {.m = {.name = "custom", .layers = 2, .hidden = 256, .heads = 4, .ffn = 1024, .vocab = 1024,
+                             .experts = 8, .topk = 2, .expert_ffn = 512},
+                       .tp = 1, .pp = 1, .dp = 4, .ep = 4, .gpus = 4, .global_batch = 4, .seq = 512, .zero = 1,
+                       .moe_dispatcher = WL_MOE_FLEX, .domain_gpus = 2};
+    workload_spec_defaults(&w);
+    CU_ASSERT_TRUE_FATAL(workload_spec_check(&w, NULL));
+    ASSERT_REL(workload_moe_hit(&w, 2), 13.0 / 28, 1e-12);
+    ASSERT_REL(workload_moe_hit(&w, 4), 22.0 / 28, 1e-12);
+    ASSERT_REL(workload_moe_hit(&w, 8), 1, 1e-12);
+    CU_ASSERT_EQUAL(workload_moe_hit(&w, 3), -1);
+    trace *t = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double tok = 512.0 * 256 * 2; /* a rank's tokens of a layer, bf16 */
+    int n;
+    const char *net[] = {"ep_dispatch_net", "ep_combine_net", "ep_combine_bwd_net", "ep_dispatch_bwd_net"};
+    const char *nvl[] = {"ep_dispatch_nvl", "ep_combine_nvl", "ep_combine_bwd_nvl", "ep_dispatch_bwd_nvl"};
+    for (int k = 0; k < 4; k++) { /* two layers; each all-to-all rounded up to 16 bytes a rank */
+        ASSERT_REL(coll_bytes(t, 0, net[k], &n), 2 * ceil(2 * tok * 22 / 28 / 32) * 32, 1e-12);
+        CU_ASSERT_EQUAL(n, 2);
+        ASSERT_REL(coll_bytes(t, 0, nvl[k], &n), 2 * ceil(2 * 2 * tok * 13 / 28 / 32) * 32, 1e-12);
+        CU_ASSERT_EQUAL(n, 2);
+    }
+    CU_ASSERT_EQUAL(coll_bytes(t, 0, "ep_dispatch", &n), 0);
+    for (guint i = 0; i < t->ranks[0].ops->len; i++) {
+        const trace_op *o = &g_array_index(t->ranks[0].ops, trace_op, i);
+        if (o->kind == TOP_COLL && g_str_has_prefix(o->name, "ep_")) {
+            CU_ASSERT_EQUAL(o->sms, 10);
+            if (g_str_has_suffix(o->name, "_net")) { /* beside the next op, which waits for both */
+                const trace_op *x = &g_array_index(t->ranks[0].ops, trace_op, i + 1);
+                CU_ASSERT_TRUE(g_str_has_suffix(x->name, "_nvl") && x->stream != o->stream);
+            }
+        }
+    }
+    /* the routing limited to one of two groups, a domain each */
+    w.router_groups = 2;
+    w.router_group_topk = 1;
+    CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
+    ASSERT_REL(workload_moe_hit(&w, 2), 5.0 / 12, 1e-12);
+    ASSERT_REL(workload_moe_hit(&w, 4), 0.5, 1e-12);
+    trace *lim = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lim);
+    ASSERT_REL(coll_bytes(lim, 0, "ep_dispatch_net", &n), 2 * ceil(2 * tok * 0.5 / 32) * 32, 1e-12);
+    ASSERT_REL(coll_bytes(lim, 0, "ep_dispatch_nvl", &n), 2 * ceil(2 * 2 * tok * 5 / 12 / 32) * 32, 1e-12);
+    trace_free(lim);
+    /* the same FLOPs as the alltoall dispatcher, whose one all-to-all carries a copy per expert */
+    w.router_groups = w.router_group_topk = 0;
+    w.moe_dispatcher = WL_MOE_ALLTOALL;
+    trace *a = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    ASSERT_REL(rank_flops(a, 0), rank_flops(t, 0), 1e-12);
+    ASSERT_REL(coll_bytes(a, 0, "ep_dispatch", &n), 2 * 2 * tok, 1e-12);
+    CU_ASSERT_EQUAL(n, 4);
+    trace_free(a);
+    trace_free(t);
+    /* one domain holding the EP group: the exchange inside it alone */
+    w.moe_dispatcher = WL_MOE_FLEX;
+    w.domain_gpus = 4;
+    trace *one = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+    CU_ASSERT_EQUAL(coll_bytes(one, 0, "ep_dispatch_net", &n), 0);
+    ASSERT_REL(coll_bytes(one, 0, "ep_dispatch_nvl", &n), 2 * ceil(4 * tok * 13 / 28 / 64) * 64, 1e-12);
+    CU_ASSERT_EQUAL(n, 4);
+    trace_free(one);
+    /* refused: an EP group across part of a domain, no domain, groups that do not divide or hold topk,
+     * expert TP, the shared expert's overlap, the allgather dispatcher */
+    w.domain_gpus = 3;
+    CU_ASSERT_PTR_NULL(workload_generate(&w, &g, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "must fill whole NVLink domains") : NULL);
+    g_clear_error(&err);
+    w.domain_gpus = 0;
+    CU_ASSERT_PTR_NULL(workload_generate(&w, &g, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "needs the system's NVLink domain") : NULL);
+    g_clear_error(&err);
+    w.domain_gpus = 2;
+    w.router_groups = 3;
+    w.router_group_topk = 1;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "the groups must divide the experts") : NULL);
+    g_clear_error(&err);
+    w.router_groups = 8; /* one expert a group, one group: fewer than topk */
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    g_clear_error(&err);
+    w.router_group_topk = 0;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "go together") : NULL);
+    g_clear_error(&err);
+    w.router_groups = 0;
+    w.ep = w.etp = 2; /* ep x etp tiling the 4 ranks */
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "is modelled with --etp 1") : NULL);
+    g_clear_error(&err);
+    w.ep = 4;
+    w.etp = 1;
+    w.m.shared_ffn = 512;
+    w.moe_shared_overlap = true;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "raises NotImplementedError") : NULL);
+    g_clear_error(&err);
+    int d = -1;
+    CU_ASSERT_FALSE(workload_moe_dispatcher_parse("allgather", &d, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "is not modelled") : NULL);
+    g_clear_error(&err);
+    CU_ASSERT_TRUE(workload_moe_dispatcher_parse("Flex", &d, NULL));
+    CU_ASSERT_EQUAL(d, WL_MOE_FLEX);
+}
+
 /* ---- interleaved 1F1B (Megatron-LM virtual pipeline stages) ---- */
 
 int main(void)
@@ -1546,6 +1681,7 @@ int main(void)
         {"/workload/moe-shared-expert-overlap", test_workload_moe_shared_overlap},
         {"/workload/fp8", test_workload_fp8},
         {"/workload/fp8-recipes", test_workload_fp8_recipes},
+        {"/workload/moe-flex", test_workload_moe_flex},
         {"/workload/pp-1f1b-sends", test_workload_pp_1f1b_sends},
         {"/workload/zero3-gathers-twice", test_workload_zero3_gathers_twice},
         {"/workload/zero3-refetch-after-recompute", test_workload_zero3_refetch_after_recompute},

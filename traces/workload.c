@@ -206,6 +206,62 @@ const char *workload_fp8_param_gather_label(const workload_spec *w)
                              : ", weights kept in mxfp8, gathered in bf16";
 }
 
+static const char *const moe_dispatcher_names[] = {[WL_MOE_ALLTOALL] = "alltoall", [WL_MOE_FLEX] = "flex"};
+
+bool workload_moe_dispatcher_parse(const char *s, int *out, GError **err)
+{
+    if (s && !g_ascii_strcasecmp(s, "allgather"))
+        return VALUE("--moe-token-dispatcher-type allgather (Megatron-LM's gather of every token to every EP "
+                     "rank) is not modelled: alltoall or flex");
+    return name_parse("moe-token-dispatcher-type", moe_dispatcher_names, G_N_ELEMENTS(moe_dispatcher_names), s, out,
+                      "alltoall or flex (Megatron-LM's names; flex runs DeepEP)", err);
+}
+
+const char *workload_moe_dispatcher_name(int d)
+{
+    return name_of(moe_dispatcher_names, G_N_ELEMENTS(moe_dispatcher_names), d);
+}
+
+const char *workload_moe_label(const workload_spec *w, char *buf, size_t n)
+{
+    char grp[64] = "";
+    if (w->router_groups > 0)
+        g_snprintf(grp, sizeof grp, ", experts from %d of %d groups", w->router_group_topk, w->router_groups);
+    g_snprintf(buf, n, "%s%s", w->moe_dispatcher == WL_MOE_FLEX ? ", flex dispatcher (DeepEP)" : "", grp);
+    return buf;
+}
+
+/* C(a, k) / C(b, k) for 0 <= a <= b */
+static double choose_ratio(double a, double b, int k)
+{
+    if (a < k)
+        return 0;
+    return exp(lgamma(a + 1) - lgamma(a - k + 1) - lgamma(b + 1) + lgamma(b - k + 1));
+}
+
+double workload_moe_hit(const workload_spec *w, int s)
+{
+    int K = w->m.experts, k = w->m.topk;
+    int G = w->router_groups > 0 ? w->router_groups : 1, M = w->router_groups > 0 ? w->router_group_topk : 1;
+    if (K <= 0 || k <= 0 || s <= 0 || K % G)
+        return -1;
+    int q = K / G;        /* experts a group */
+    double pool = (double)M * q; /* experts a token chooses among */
+    if (s <= q && q % s == 0) /* inside one group: that group chosen, then one of its s among the pool */
+        return (double)M / G * (1 - choose_ratio(pool - s, pool, k));
+    if (s > q && s % q == 0) { /* s/q whole groups: h of them chosen (hypergeometric), then none of h q */
+        int n = s / q;
+        double miss = 0;
+        for (int h = MAX(0, M - (G - n)); h <= MIN(M, n); h++) {
+            double p = exp(lgamma(n + 1) - lgamma(h + 1) - lgamma(n - h + 1) + lgamma(G - n + 1) - lgamma(M - h + 1) -
+                           lgamma(G - n - (M - h) + 1) - lgamma(G + 1) + lgamma(M + 1) + lgamma(G - M + 1));
+            miss += p * choose_ratio(pool - (double)h * q, pool, k);
+        }
+        return 1 - miss;
+    }
+    return -1;
+}
+
 static const char *const fp8_recipe_names[] = {[WL_FP8_DELAYED] = "delayed", [WL_FP8_TENSORWISE] = "tensorwise",
                                                [WL_FP8_MXFP8] = "mxfp8", [WL_FP8_BLOCKWISE] = "blockwise"};
 
@@ -386,6 +442,25 @@ bool workload_spec_check(const workload_spec *w, GError **err)
                        ((int64_t)w->tp * w->cp * w->dp) % ((int64_t)w->ep * w->etp)))
         return LAYOUT("etp (%d) needs an MoE model whose expert FFN (%d) it divides, and ep*etp (%d*%d) dividing "
                       "tp*cp*dp (%d*%d*%d)", w->etp, m->expert_ffn, w->ep, w->etp, w->tp, w->cp, w->dp);
+    if (w->moe_dispatcher < WL_MOE_ALLTOALL || w->moe_dispatcher > WL_MOE_FLEX)
+        return VALUE("moe_dispatcher must be alltoall or flex");
+    if (w->moe_dispatcher == WL_MOE_FLEX && (!m->experts || w->ep * w->etp < 2))
+        return LAYOUT("--moe-token-dispatcher-type flex needs an MoE model and ep x etp > 1 (Megatron-LM asserts "
+                      "TPxEP > 1 for its expert group)");
+    if (w->moe_dispatcher == WL_MOE_FLEX && w->etp > 1)
+        return LAYOUT("--moe-token-dispatcher-type flex is modelled with --etp 1: DeepEP's group is then the EP "
+                      "group (Megatron-LM folds expert TP into it, sending each token to every ETP rank)");
+    if (w->moe_dispatcher == WL_MOE_FLEX && w->moe_shared_overlap)
+        return VALUE("--moe-shared-expert-overlap with --moe-token-dispatcher-type flex: Megatron-LM's flex "
+                     "dispatcher raises NotImplementedError for the shared expert's overlap");
+    if ((w->router_groups > 0) != (w->router_group_topk > 0) || w->router_groups < 0 || w->router_group_topk < 0)
+        return VALUE("--moe-router-num-groups and --moe-router-group-topk go together, both >= 1");
+    if (w->router_groups > 0 &&
+        (!m->experts || m->experts % w->router_groups || w->router_group_topk > w->router_groups ||
+         (int64_t)w->router_group_topk * (m->experts / w->router_groups) < m->topk))
+        return VALUE("--moe-router-num-groups %d --moe-router-group-topk %d: the groups must divide the experts (%d), "
+                     "group_topk be at most the groups, and the chosen groups hold at least topk (%d) experts",
+                     w->router_groups, w->router_group_topk, m->experts, m->topk);
     if (w->zero < 0 || w->zero > 3)
         return VALUE("--zero must be 0, 1, 2 or 3");
     if (w->zero == 3 && w->pp > 1)

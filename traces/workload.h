@@ -49,6 +49,12 @@ typedef enum { WL_CP_P2P = 0, WL_CP_ALLGATHER = 1, WL_CP_A2A = 2, WL_CP_A2A_P2P 
  * (an fp32 scale per 128 elements, per 128 x 128 for weights; DeepSeek-V3's; Hopper on) */
 typedef enum { WL_FP8_DELAYED = 0, WL_FP8_TENSORWISE = 1, WL_FP8_MXFP8 = 2, WL_FP8_BLOCKWISE = 3 } workload_fp8_recipe;
 
+/* How an MoE layer's tokens reach their experts (Megatron-LM's --moe-token-dispatcher-type):
+ * alltoall, a copy of a token per chosen expert in NCCL all-to-alls over EP; flex, DeepEP's
+ * kernels: a token crosses to each NVLink domain holding one of its experts once (to the
+ * GPU at its own place there) and is forwarded inside the domain to each GPU holding one. */
+typedef enum { WL_MOE_ALLTOALL = 0, WL_MOE_FLEX = 1 } workload_moe_dispatcher;
+
 typedef struct {
     workload_model m;
     int gpus, tp, pp, dp, cp, ep; /* tp*pp*dp*cp == gpus; ep divides the experts and tp*cp*dp */
@@ -94,6 +100,12 @@ typedef struct {
     int grad_bytes;               /* bytes per gradient element reduced over DP (2 bf16, 4 fp32) */
     uint64_t bucket_bytes;        /* DP gradient bucket (25 MiB: PyTorch DDP bucket_cap_mb) */
     int layer_fuse;               /* layers merged into one op (1 = exact; > 1 coarsens, see docs) */
+    int moe_dispatcher;           /* workload_moe_dispatcher */
+    int router_groups, router_group_topk; /* group-limited routing (Megatron-LM's --moe-router-num-groups,
+                                   * --moe-router-group-topk): each token picks its topk experts
+                                   * among those of group_topk of router_groups equal groups; 0: off */
+    int domain_gpus;              /* GPUs of one NVLink domain (a server; a GB200 NVL72 rack) as the
+                                   * system gives them, for flex's split of its traffic; 0: unknown */
     int vpp;                      /* model chunks per PP rank: 1 = 1F1B, >= 2 = interleaved 1F1B
                                    * (Megatron's virtual pipeline size; chunk c of rank r holds
                                    * virtual stage c*pp + r) */
@@ -109,6 +121,18 @@ const char *workload_cp_comm_label(const workload_spec *w, char *buf, size_t n);
 /* What --fp8-param-gather does, for a header (", weights gathered in fp8", mxfp8's
  * ", weights kept in mxfp8, gathered in bf16[ into the gradient buffer]"); "" without it. */
 const char *workload_fp8_param_gather_label(const workload_spec *w);
+
+/* "alltoall" or "flex" -> *out; false with *err otherwise ("allgather", Megatron-LM's third, is
+ * not modelled). */
+bool workload_moe_dispatcher_parse(const char *s, int *out, GError **err);
+const char *workload_moe_dispatcher_name(int d);
+/* For a header: ", flex dispatcher (DeepEP)", ", experts from M of G groups" or both; "" for neither. */
+const char *workload_moe_label(const workload_spec *w, char *buf, size_t n);
+/* The chance that a token's topk experts include one of an aligned run of s consecutive experts
+ * (a GPU's, a domain's), every expert equally likely (balanced routing) within the router groups
+ * the token may use (router_groups: group_topk of them, equally likely); -1 when such a run and
+ * the groups do not nest (neither holds a whole number of the other). */
+double workload_moe_hit(const workload_spec *w, int s);
 
 /* "delayed", "tensorwise", "mxfp8" or "blockwise" -> *out; false with *err otherwise. */
 bool workload_fp8_recipe_parse(const char *s, int *out, GError **err);

@@ -17,7 +17,7 @@
 
 /* streams: one per independent queue, so no channel blocks another */
 enum { S_MAIN, S_RECV_PREV, S_RECV_NEXT, S_SEND_NEXT, S_SEND_PREV, S_DP, S_GATHER, S_TP_ASYNC, S_CP_SEND, S_CP_RECV,
-       S_TP_SEND, S_TP_RECV, S_SHARED };
+       S_TP_SEND, S_TP_RECV, S_SHARED, S_EP_NET };
 
 /* Tag of the context-parallel ring's transfers (K, V chunks, their
  * gradients): the k-th send of (src, dst, tag) matches the k-th receive,
@@ -39,6 +39,8 @@ enum { S_MAIN, S_RECV_PREV, S_RECV_NEXT, S_SEND_NEXT, S_SEND_PREV, S_DP, S_GATHE
  * (initialize_ub's default num_sm = 16; the GEMM beside them runs on the
  * rest, set_sm_margin) */
 #define UB_SMS 16
+/* SMs DeepEP's dispatch and combine kernels take (Megatron-LM's moe_deepep_num_sms default) */
+#define DEEPEP_SMS 20
 
 typedef struct {
     int64_t ps;
@@ -91,6 +93,10 @@ typedef struct {
     bool keep_buckets;     /* record the dense buckets (the step's last reduction of this chunk) */
     int g_tp, g_cp, g_ep, g_etp, g_dpc, g_edp, g_emb, g_amax; /* trace groups, -1 if of size 1 */
     int g_cpa;             /* a2a+p2p: the all-to-all level's group (cp_a2a adjacent CP ranks), else -1 */
+    int g_epl, g_epn;      /* flex: the EP ranks in this rank's NVLink domain; those at its place in each
+                            * domain the EP group spans (-1 if of size 1) */
+    int ep_dom, ep_ndom;   /* flex: EP ranks a domain, domains the EP group spans */
+    double p_gpu, p_dom;   /* flex: chance a token has an expert on a given EP rank, in a given domain */
     GArray *wait;          /* deps for the next op on the main stream */
     GArray *dp_ops;        /* DP collectives the optimizer waits for */
     GArray *buckets;       /* weight bytes of each dense bucket (ZeRO-1/2 gather them back) */
@@ -455,6 +461,16 @@ static uint32_t coll(gen *G, int stream, coll_kind k, double bytes, int g, const
     return add(G, &o, dep);
 }
 
+/* A collective run by another library than NCCL, holding `sms` SMs (trace_op.sms). */
+static uint32_t coll_sms(gen *G, int stream, coll_kind k, double bytes, int g, const char *name, uint32_t dep,
+                         int sms)
+{
+    uint32_t i = coll(G, stream, k, bytes, g, name, dep);
+    if (i != NONE)
+        g_array_index(G->t->ranks[G->r].ops, trace_op, i).sms = sms;
+    return i;
+}
+
 /* A send or receive (copy: a copy between peers, not NCCL's: trace_op.copy). */
 static uint32_t p2p_named(gen *G, int stream, bool send, int peer, double bytes, int64_t tag, uint32_t dep,
                           const char *name, bool copy)
@@ -468,10 +484,7 @@ static uint32_t p2p_named(gen *G, int stream, bool send, int peer, double bytes,
  * the same bytes (timed as NCCL's), holding UB_SMS SMs (trace_op.sms). */
 static uint32_t coll_ub(gen *G, int stream, coll_kind k, double bytes, int g, const char *name, uint32_t dep)
 {
-    uint32_t i = coll(G, stream, k, bytes, g, name, dep);
-    if (i != NONE)
-        g_array_index(G->t->ranks[G->r].ops, trace_op, i).sms = UB_SMS;
-    return i;
+    return coll_sms(G, stream, k, bytes, g, name, dep, UB_SMS);
 }
 
 static uint32_t p2p(gen *G, int stream, bool send, int peer, double bytes, int64_t tag, uint32_t dep)
@@ -809,6 +822,31 @@ static void mlp_bwd_tpo(gen *G, double f, double A)
     compute(G, n, &G->c.mlp_norm.b, f);
 }
 
+/* An MoE layer group's token exchange (the dispatch, the combine, their
+ * backward). alltoall: one NCCL all-to-all over EP of a copy of each of the
+ * rank's tokens per chosen expert (`a2a` bytes). flex (DeepEP's normal
+ * kernels): a token crosses to each NVLink domain holding one of its
+ * experts once, to the EP rank at its own place there (`net`: an all-to-all
+ * over those ranks, its tokens x P(domain hit) to each), and inside a domain
+ * every rank sends each GPU holding one of a token's experts one copy, of
+ * its own tokens and of those it received from the other domains (`nvl`:
+ * ep_ndom x its tokens x P(GPU hit) to each); one kernel runs both parts
+ * pipelined, so they run side by side, each holding half of its SMs. The
+ * combine and the backward move the same bytes the other way. */
+static void ep_exchange(gen *G, double f, double a2a, const char *name, const char *nvl, const char *net)
+{
+    const workload_spec *w = G->w;
+    if (w->moe_dispatcher != WL_MOE_FLEX) {
+        coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, name, NONE);
+        return;
+    }
+    double tok = G->T / w->tp * w->m.hidden * 2 * f;
+    int sms = G->g_epl >= 0 && G->g_epn >= 0 ? DEEPEP_SMS / 2 : DEEPEP_SMS;
+    uint32_t x = coll_sms(G, S_EP_NET, COLL_ALLTOALL, G->ep_ndom * tok * G->p_dom, G->g_epn, net, G->last, sms);
+    coll_sms(G, S_MAIN, COLL_ALLTOALL, G->ep_dom * G->ep_ndom * tok * G->p_gpu, G->g_epl, nvl, NONE, sms);
+    wait_on(G, x);
+}
+
 static void block_fwd(gen *G, int k, bool moe, const char *tag)
 {
     const workload_spec *w = G->w;
@@ -844,7 +882,7 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
         uint32_t ag = sp ? tp_gather(G, S_SHARED, A, AG_IN, "tp_ag_shared", G->last) : NONE;
         fc1 = compute_on(G, S_SHARED, sn, &G->c.sh_f1, f, ag == NONE ? G->last : NONE);
     }
-    coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_dispatch", NONE);
+    ep_exchange(G, f, a2a, "ep_dispatch", "ep_dispatch_nvl", "ep_dispatch_net");
     /* expert tensor parallelism (Megatron's MoEAlltoAllTokenDispatcher with tp_size > 1): the etp
      * ranks all-gather the tokens dispatched to them, and reduce-scatter the experts' partial sums */
     coll(G, S_MAIN, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag", NONE);
@@ -853,7 +891,7 @@ static void block_fwd(gen *G, int k, bool moe, const char *tag)
     compute(G, n, &G->c.moe_exp_f, f);
     uint32_t fc2 = sho ? compute_on(G, S_SHARED, sn, &G->c.sh_f2, f, G->last) : NONE; /* beside the combine */
     coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs", NONE);
-    coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_combine", NONE);
+    ep_exchange(G, f, a2a, "ep_combine", "ep_combine_nvl", "ep_combine_net");
     if (!sp)
         coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_tokens", NONE);
     if (sho) { /* its output reduced once both halves meet */
@@ -938,14 +976,14 @@ static void block_bwd(gen *G, int k, bool moe)
         }
         if (!sp)
             coll(G, S_MAIN, COLL_REDUCE_SCATTER, A, G->g_tp, "tp_rs_tokens", NONE);
-        coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_combine_bwd", NONE);
+        ep_exchange(G, f, a2a, "ep_combine_bwd", "ep_combine_bwd_nvl", "ep_combine_bwd_net");
         coll(G, S_MAIN, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag_bwd", NONE);
         wait_on(G, p1);
         compute(G, "moe_experts_bwd", &G->c.moe_exp_b, f);
         /* its first half's backward beside the dispatch's */
         uint32_t p2 = sho ? compute_on(G, S_SHARED, "moe_shared_bwd", &G->c.sh_b2, f, G->last) : NONE;
         coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs_bwd", NONE);
-        coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, "ep_dispatch_bwd", NONE);
+        ep_exchange(G, f, a2a, "ep_dispatch_bwd", "ep_dispatch_bwd_nvl", "ep_dispatch_bwd_net");
         if (sho) {
             wait_on(G, p2);
             coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp,
@@ -1509,6 +1547,18 @@ static void rank_groups(gen *G, int *buf)
     for (int i = 0; i < w->ep; i++)
         buf[n++] = G->pp_i * stage + x / eg * eg + x % w->etp + i * w->etp;
     G->g_ep = group_of(G, NULL, buf, n);
+    G->g_epl = G->g_epn = -1;
+    if (w->moe_dispatcher == WL_MOE_FLEX && n > 1) { /* its EP ranks in this rank's domain, at its place in each */
+        int D = w->domain_gpus, nl = 0, nn = 0, *l = buf + n, *e = l + n;
+        for (int i = 0; i < n; i++) {
+            if (buf[i] / D == G->r / D)
+                l[nl++] = buf[i];
+            if (buf[i] % D == G->r % D)
+                e[nn++] = buf[i];
+        }
+        G->g_epl = group_of(G, NULL, l, nl);
+        G->g_epn = group_of(G, NULL, e, nn);
+    }
     n = 0;
     for (int i = x / w->etp * w->etp; i < (x / w->etp + 1) * w->etp; i++)
         buf[n++] = G->pp_i * stage + i;
@@ -1660,6 +1710,41 @@ static void rank_step_interleaved(gen *G)
     finish(G);
 }
 
+/* flex: how the EP groups sit on the NVLink domains (the same for every
+ * group: whole domains, or inside one) and the chances a token reaches a
+ * given EP rank and domain; false with *err where they do not, or where
+ * the router groups do not nest with a rank's or a domain's experts. */
+static bool flex_plan(gen *G, GError **err)
+{
+    const workload_spec *w = G->w;
+    int D = w->domain_gpus, ep = w->ep, stage = w->tp * w->cp * w->dp;
+    if (D <= 0) {
+        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE,
+                    "--moe-token-dispatcher-type flex needs the system's NVLink domain (give --topo)");
+        return false;
+    }
+    if (!((ep <= D && D % ep == 0) || (ep % D == 0 && (w->pp == 1 || stage % D == 0)))) {
+        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT,
+                    "--moe-token-dispatcher-type flex: each EP group (%d ranks) must fill whole NVLink domains of %d "
+                    "GPUs or sit inside one, as DeepEP pairs the ranks at one place in each domain",
+                    ep, D);
+        return false;
+    }
+    G->ep_dom = MIN(ep, D);
+    G->ep_ndom = ep / G->ep_dom;
+    int per = w->m.experts / ep;
+    G->p_gpu = workload_moe_hit(w, per);
+    G->p_dom = workload_moe_hit(w, per * G->ep_dom);
+    if (G->p_gpu < 0 || G->p_dom < 0) {
+        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE,
+                    "--moe-router-num-groups %d: a group of %d experts and an EP rank's %d or a domain's %d "
+                    "experts must nest (one a whole number of the other)",
+                    w->router_groups, w->m.experts / MAX(w->router_groups, 1), per, per * G->ep_dom);
+        return false;
+    }
+    return true;
+}
+
 trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **err)
 {
     if (!workload_spec_check(w, err))
@@ -1690,7 +1775,16 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     G.buckets = g_array_new(FALSE, FALSE, sizeof(double));
     G.ebuckets = g_array_new(FALSE, FALSE, sizeof(double));
     G.pg = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    int *buf = g_new(int, w->gpus);
+    if (w->moe_dispatcher == WL_MOE_FLEX && !flex_plan(&G, err)) {
+        trace_free(G.t);
+        g_array_free(G.wait, TRUE);
+        g_array_free(G.dp_ops, TRUE);
+        g_array_free(G.buckets, TRUE);
+        g_array_free(G.ebuckets, TRUE);
+        g_array_free(G.pg, TRUE);
+        return NULL;
+    }
+    int *buf = g_new(int, 3 * w->gpus);
     for (int r = 0; r < w->gpus; r++) {
         G.r = r;
         G.tp_i = r % w->tp;
