@@ -1552,8 +1552,9 @@ static double coll_bytes(const trace *t, int r, const char *name, int *gsize)
  * all-to-alls, across domains (the ranks at one place in each: its tokens x
  * P(domain) to each) and inside one (2 x its tokens x P(GPU) to each: its
  * own and those received), side by side on two streams holding 10 SMs
- * each; inside one domain the second alone; the same FLOPs as alltoall's;
- * the refusals. */
+ * each, the first after what the second waits for (a pipeline receive);
+ * inside one domain the second alone; the same FLOPs as alltoall's; the
+ * refusals. */
 static void test_workload_moe_flex(void)
 {
     gpu_model g = gpu("H100");
@@ -1612,6 +1613,28 @@ static void test_workload_moe_flex(void)
     CU_ASSERT_EQUAL(n, 4);
     trace_free(a);
     trace_free(t);
+    /* the exchange across domains waits for what the next op of the main stream waits for: at PP 2
+     * the first stage's backward starts with the combine's, after the gradient's receive */
+    workload_spec w2 = w;
+    w2.moe_dispatcher = WL_MOE_FLEX;
+    w2.pp = 2;
+    w2.gpus = 8;
+    w2.global_batch = 8;
+    CU_ASSERT_TRUE_FATAL(workload_spec_check(&w2, NULL));
+    trace *pp = workload_generate(&w2, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pp);
+    int after_recv = 0;
+    for (guint i = 0; i < pp->ranks[0].ops->len; i++) {
+        const trace_op *o = &g_array_index(pp->ranks[0].ops, trace_op, i);
+        if (o->kind != TOP_COLL || strcmp(o->name, "ep_combine_bwd_net"))
+            continue;
+        for (guint d = 0; o->deps && d < o->deps->len; d++) {
+            const trace_op *b = &g_array_index(pp->ranks[0].ops, trace_op, g_array_index(o->deps, uint32_t, d));
+            after_recv += b->kind == TOP_RECV;
+        }
+    }
+    CU_ASSERT_EQUAL(after_recv, 2); /* one a microbatch */
+    trace_free(pp);
     /* one domain holding the EP group: the exchange inside it alone */
     w.moe_dispatcher = WL_MOE_FLEX;
     w.domain_gpus = 4;

@@ -843,6 +843,8 @@ static void ep_exchange(gen *G, double f, double a2a, const char *name, const ch
     double tok = G->T / w->tp * w->m.hidden * 2 * f;
     int sms = G->g_epl >= 0 && G->g_epn >= 0 ? DEEPEP_SMS / 2 : DEEPEP_SMS;
     uint32_t x = coll_sms(G, S_EP_NET, COLL_ALLTOALL, G->ep_ndom * tok * G->p_dom, G->g_epn, net, G->last, sms);
+    for (guint k = 0; x != NONE && k < G->wait->len; k++) /* and after what the main stream's next op waits for */
+        trace_op_dep(G->t, G->r, x, g_array_index(G->wait, uint32_t, k));
     coll_sms(G, S_MAIN, COLL_ALLTOALL, G->ep_dom * G->ep_ndom * tok * G->p_gpu, G->g_epl, nvl, NONE, sms);
     wait_on(G, x);
 }
