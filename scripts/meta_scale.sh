@@ -81,6 +81,14 @@ for s in dgx-h100:16 hgx-b200:16 gb200-nvl72:16; do
     not_slower "fp8 tensorwise->delayed" 1e-9 0 "$M1 --systems $s --tp 4 --sp --zero 1 --dtype fp8" "--fp8-recipe tensorwise" "--fp8-recipe delayed"
     case $s in dgx-h100*) ;; *) not_slower "fp8 mxfp8->delayed" 1e-9 0 "$M1 --systems $s --tp 4 --sp --zero 1 --dtype fp8" "--fp8-recipe mxfp8" "--fp8-recipe delayed" ;; esac
 done
+# MoE dispatch: DeepEP's flex sends a token once per NVLink domain, so across servers it never moves
+# more bytes between them than alltoall's copy per expert (never slower there); node-limited routing
+# (fewer domains and GPUs a token reaches) never slower than a wider limit
+MF="--model custom --layers 2 --hidden 1024 --heads 8 --experts 64 --topk 8 --expert-ffn 512 --gated --seq 1024"
+for s in dgx-h100:32 hgx-b200:32; do
+    not_slower "moe alltoall->flex across servers" 1e-9 0 "$MF --systems $s --ep 32 --global-batch 32" "" "--moe-token-dispatcher-type flex"
+    not_slower "moe flex groups 4 of 4->1 of 4" 1e-9 0 "$MF --systems $s --ep 32 --global-batch 32 --moe-token-dispatcher-type flex --moe-router-num-groups 4" "--moe-router-group-topk 4" "--moe-router-group-topk 1"
+done
 # known (reported): ZeRO-3 across servers, where the replay's reuse of isolated collective runs
 # let gathers and reduce-scatters overlap without contending (see the report / --exact); since
 # 2026-12-03 they share links in proportion to their loads (docs/traces.md, "Reuse", step 4) and
