@@ -1728,8 +1728,9 @@ static bool flex_plan(gen *G, GError **err)
     if (!((ep <= D && D % ep == 0) || (ep % D == 0 && (w->pp == 1 || stage % D == 0)))) {
         g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT,
                     "--moe-token-dispatcher-type flex: each EP group (%d ranks) must fill whole NVLink domains of %d "
-                    "GPUs or sit inside one, as DeepEP pairs the ranks at one place in each domain",
-                    ep, D);
+                    "GPUs or sit inside one, as DeepEP pairs the ranks at one place in each domain (an ep dividing "
+                    "%d, or a multiple of it)",
+                    ep, D, D);
         return false;
     }
     G->ep_dom = MIN(ep, D);
