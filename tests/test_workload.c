@@ -1679,6 +1679,23 @@ static void test_workload_moe_flex(void)
     CU_ASSERT_FALSE(workload_spec_check(&w, &err));
     CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "raises NotImplementedError") : NULL);
     g_clear_error(&err);
+    /* DeepSeek-V3's preset routes within 4 of 8 groups unless told otherwise (its config's n_group,
+     * topk_group); 1 of 1 is unlimited */
+    workload_spec ds = spec("deepseek-v3-like", 1, 1, 64, 64, 256);
+    CU_ASSERT_EQUAL(ds.router_groups, 8);
+    CU_ASSERT_EQUAL(ds.router_group_topk, 4);
+    ASSERT_REL(workload_moe_hit(&ds, 32), 0.5, 1e-12); /* a group (a server's experts at EP 64): 4 of 8 */
+    /* chosen groups each hold one of a token's experts (k >= M): 8 experts in 4 groups of 2, 2 of them
+     * chosen, top 2: one expert each, so a given expert 2/4 x 1/2, a group 1/2, two groups 1 - 1/6 */
+    workload_spec w4 = w;
+    w4.router_groups = 4;
+    w4.router_group_topk = 2;
+    ASSERT_REL(workload_moe_hit(&w4, 1), 0.25, 1e-12);
+    ASSERT_REL(workload_moe_hit(&w4, 2), 0.5, 1e-12);
+    ASSERT_REL(workload_moe_hit(&w4, 4), 5.0 / 6, 1e-12);
+    workload_spec dn = ds;
+    dn.router_groups = dn.router_group_topk = 1;
+    ASSERT_REL(workload_moe_hit(&dn, 32), 1 - exp(lgamma(225) - lgamma(217) - lgamma(257) + lgamma(249)), 1e-12);
     int d = -1;
     CU_ASSERT_FALSE(workload_moe_dispatcher_parse("allgather", &d, &err));
     CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "is not modelled") : NULL);

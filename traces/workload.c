@@ -12,31 +12,33 @@ G_DEFINE_QUARK(conveyor-workload-error-quark, workload_error)
 
 #define MEGATRON_SC21 "Narayanan et al. SC'21 (arXiv:2104.04473) Table 1; vocab 51200, FFN 4h"
 #define MEGATRON_2020 "NVIDIA/Megatron-LM README (Sep 2020) scaling table; vocab 51200, FFN 4h"
-#define GPT(n, l, h, a, src) {n, l, h, a, a, 4 * (h), 51200, false, true, 0, 0, 0, 0, 0, src}
+#define GPT(n, l, h, a, src) {n, l, h, a, a, 4 * (h), 51200, false, true, 0, 0, 0, 0, 0, src, 0, 0}
 
 static const workload_model presets[] = {
     {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, false, true, 0, 0, 0, 0, 0,
      "Brown et al. 2020 (arXiv:2005.14165) Table 2.1: 96 layers, d_model 12288, 96 heads, d_ff 4 d_model; "
-     "GPT-2 BPE vocab 50257"},
+     "GPT-2 BPE vocab 50257", 0, 0},
     {"llama2-7b", 32, 4096, 32, 32, 11008, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 (arXiv:2307.09288) and meta-llama/Llama-2-7b-hf config.json"},
+     "Touvron et al. 2023 (arXiv:2307.09288) and meta-llama/Llama-2-7b-hf config.json", 0, 0},
     {"llama2-13b", 40, 5120, 40, 40, 13824, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 and meta-llama/Llama-2-13b-hf config.json"},
+     "Touvron et al. 2023 and meta-llama/Llama-2-13b-hf config.json", 0, 0},
     {"llama2-70b", 80, 8192, 64, 8, 28672, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 (GQA, 8 KV heads) and meta-llama/Llama-2-70b-hf config.json"},
+     "Touvron et al. 2023 (GQA, 8 KV heads) and meta-llama/Llama-2-70b-hf config.json", 0, 0},
     {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3 and meta-llama/Meta-Llama-3-8B config.json"},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3 and meta-llama/Meta-Llama-3-8B config.json", 0, 0},
     {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3"},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0},
     {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3"},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0},
     {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, true, false, 8, 2, 14336, 0, 0,
      "Jiang et al. 2024 (arXiv:2401.04088) Table 1: 32 layers, dim 4096, 32 heads, 8 KV heads, hidden 14336, "
-     "8 experts, top-2, vocab 32000"},
+     "8 experts, top-2, vocab 32000", 0, 0},
     {"deepseek-v3-like", 61, 7168, 128, 128, 18432, 129280, true, false, 256, 8, 2048, 2048, 3,
      "DeepSeek-V3 report (arXiv:2412.19437) and its config.json: 61 layers (first 3 dense, FFN 18432), hidden "
      "7168, 128 heads, 256 routed experts (FFN 2048) top-8 + 1 shared, vocab 129280; MLA approximated as "
-     "multi-head attention of 128 heads, MTP not modelled"},
+     "multi-head attention of 128 heads, MTP not modelled; node-limited routing, 4 of 8 groups (n_group, "
+     "topk_group; Megatron-Bridge's DeepSeekV3 config: moe_router_num_groups 8, moe_router_group_topk 4)",
+     8, 4},
     GPT("gpt-1.7b", 24, 2304, 24, MEGATRON_SC21),
     GPT("gpt-3.6b", 30, 3072, 32, MEGATRON_SC21),
     GPT("gpt-7.5b", 36, 4096, 32, MEGATRON_SC21),
@@ -75,6 +77,10 @@ const workload_model *workload_preset_find(const char *name, GError **err)
 
 void workload_spec_defaults(workload_spec *w)
 {
+    if (w->router_groups == 0 && w->router_group_topk == 0) { /* the model's routing unless given */
+        w->router_groups = w->m.router_groups;
+        w->router_group_topk = w->m.router_group_topk;
+    }
     if (w->cp <= 0)
         w->cp = 1;
     if (w->ep <= 0)
@@ -239,6 +245,24 @@ static double choose_ratio(double a, double b, int k)
     return exp(lgamma(a + 1) - lgamma(a - k + 1) - lgamma(b + 1) + lgamma(b - k + 1));
 }
 
+/* C(n, k), 0 when n < k */
+static double choose(double n, int k)
+{
+    return n < k ? 0 : exp(lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1));
+}
+
+/* The k-sets of experts over M groups, one of them offering q1 of its experts and the rest q, that
+ * leave no group empty (inclusion-exclusion over the M - 1 full groups left empty). */
+static double spread_sets(int M, double q, double q1, int k)
+{
+    double n = 0;
+    for (int j = 0; j <= M - 1; j++) {
+        double rest = (double)(M - 1 - j) * q;
+        n += (j % 2 ? -1 : 1) * choose(M - 1, j) * (choose(rest + q1, k) - choose(rest, k));
+    }
+    return n;
+}
+
 double workload_moe_hit(const workload_spec *w, int s)
 {
     int K = w->m.experts, k = w->m.topk;
@@ -247,8 +271,17 @@ double workload_moe_hit(const workload_spec *w, int s)
         return -1;
     int q = K / G;        /* experts a group */
     double pool = (double)M * q; /* experts a token chooses among */
-    if (s <= q && q % s == 0) /* inside one group: that group chosen, then one of its s among the pool */
+    /* the groups are chosen for their experts' scores (DeepSeek-V3: the sum of each group's best two),
+     * so where some are left out and a token has at least as many experts as chosen groups, each
+     * chosen group holds one or more of them; the k are otherwise spread evenly over the pool */
+    bool each = M < G && k >= M;
+    if (s <= q && q % s == 0) { /* inside one group: that group chosen, then one of its s among the pool */
+        if (each)
+            return (double)M / G * (1 - spread_sets(M, q, q - s, k) / spread_sets(M, q, q, k));
         return (double)M / G * (1 - choose_ratio(pool - s, pool, k));
+    }
+    if (s > q && s % q == 0 && each) /* s/q whole groups: reached when one of them is chosen */
+        return 1 - choose(G - s / q, M) / choose(G, M);
     if (s > q && s % q == 0) { /* s/q whole groups: h of them chosen (hypergeometric), then none of h q */
         int n = s / q;
         double miss = 0;

@@ -29,6 +29,8 @@ typedef struct {
     int shared_ffn;       /* FFN width of the shared expert(s), 0 = none */
     int dense_layers;     /* first layers that stay dense in an MoE model */
     const char *source;   /* where the shape is published */
+    int router_groups, router_group_topk; /* MoE: the model's group-limited routing (DeepSeek-V3's
+                                   * node-limited: 4 of 8 groups), the spec's default; 0 = none */
 } workload_model;
 
 typedef enum { ZERO_NONE = 0, ZERO_1 = 1, ZERO_2 = 2, ZERO_3 = 3 } workload_zero;
