@@ -1693,6 +1693,19 @@ static void test_workload_moe_flex(void)
     ASSERT_REL(workload_moe_hit(&w4, 1), 0.25, 1e-12);
     ASSERT_REL(workload_moe_hit(&w4, 2), 0.5, 1e-12);
     ASSERT_REL(workload_moe_hit(&w4, 4), 5.0 / 6, 1e-12);
+    /* many groups: a given expert of a chosen group is one of the k of the Mq by symmetry, 64/128 x
+     * 64/512 (inclusion-exclusion over 64 groups cancelled to 0.418 here; summed in logs now) */
+    workload_spec wb = w;
+    wb.m.experts = 1024;
+    wb.m.topk = 64;
+    wb.router_groups = 128;
+    wb.router_group_topk = 64;
+    ASSERT_REL(workload_moe_hit(&wb, 1), 0.0625, 1e-9);
+    ASSERT_REL(workload_moe_hit(&wb, 8), 0.5, 1e-12);
+    wb.router_group_topk = 128; /* every group: no choice to condition on; fewer experts than topk: refused */
+    ASSERT_REL(workload_moe_hit(&wb, 1), 1 - exp(lgamma(1024) - lgamma(960) - lgamma(1025) + lgamma(961)), 1e-9);
+    wb.m.topk = 2000;
+    CU_ASSERT_EQUAL(workload_moe_hit(&wb, 1), -1);
     workload_spec dn = ds;
     dn.router_groups = dn.router_group_topk = 1;
     ASSERT_REL(workload_moe_hit(&dn, 32), 1 - exp(lgamma(225) - lgamma(217) - lgamma(257) + lgamma(249)), 1e-12);

@@ -251,16 +251,45 @@ static double choose(double n, int k)
     return n < k ? 0 : exp(lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1));
 }
 
-/* The k-sets of experts over M groups, one of them offering q1 of its experts and the rest q, that
- * leave no group empty (inclusion-exclusion over the M - 1 full groups left empty). */
-static double spread_sets(int M, double q, double q1, int k)
+/* log C(n, k) */
+static double log_choose(int n, int k)
 {
-    double n = 0;
-    for (int j = 0; j <= M - 1; j++) {
-        double rest = (double)(M - 1 - j) * q;
-        n += (j % 2 ? -1 : 1) * choose(M - 1, j) * (choose(rest + q1, k) - choose(rest, k));
+    return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0);
+}
+
+static double log_add(double a, double b)
+{
+    if (a == -INFINITY)
+        return b;
+    if (b == -INFINITY)
+        return a;
+    return a > b ? a + log1p(exp(b - a)) : b + log1p(exp(a - b));
+}
+
+/* log of the number of k-sets of experts over M groups, the first offering q1 of its experts and
+ * the others q, that leave no group empty: group by group, each taking 1..its experts (terms all
+ * positive, summed in logs: no cancellation, no overflow); -INFINITY if there is none. */
+static double log_spread_sets(int M, int q, int q1, int k)
+{
+    double *a = g_new(double, k + 1), *b = g_new(double, k + 1);
+    for (int c = 0; c <= k; c++)
+        a[c] = c == 0 ? 0 : -INFINITY;
+    for (int j = 0; j < M; j++) {
+        int qj = j == 0 ? q1 : q;
+        for (int c = 0; c <= k; c++) {
+            b[c] = -INFINITY;
+            for (int t = 1; t <= MIN(qj, c); t++)
+                if (a[c - t] != -INFINITY)
+                    b[c] = log_add(b[c], log_choose(qj, t) + a[c - t]);
+        }
+        double *x = a;
+        a = b;
+        b = x;
     }
-    return n;
+    double r = a[k];
+    g_free(a);
+    g_free(b);
+    return r;
 }
 
 double workload_moe_hit(const workload_spec *w, int s)
@@ -271,13 +300,17 @@ double workload_moe_hit(const workload_spec *w, int s)
         return -1;
     int q = K / G;        /* experts a group */
     double pool = (double)M * q; /* experts a token chooses among */
+    if (M < 1 || M > G || pool < k)
+        return -1;
     /* the groups are chosen for their experts' scores (DeepSeek-V3: the sum of each group's best two),
      * so where some are left out and a token has at least as many experts as chosen groups, each
      * chosen group holds one or more of them; the k are otherwise spread evenly over the pool */
-    bool each = M < G && k >= M;
+    bool each = M < G && k >= M && (double)M * k * MIN(q, k) <= 5e7; /* else the even spread: bounded work */
     if (s <= q && q % s == 0) { /* inside one group: that group chosen, then one of its s among the pool */
-        if (each)
-            return (double)M / G * (1 - spread_sets(M, q, q - s, k) / spread_sets(M, q, q, k));
+        if (each) {
+            double miss = log_spread_sets(M, q, q - s, k) - log_spread_sets(M, q, q, k);
+            return (double)M / G * (1 - (miss == -INFINITY ? 0 : exp(miss)));
+        }
         return (double)M / G * (1 - choose_ratio(pool - s, pool, k));
     }
     if (s > q && s % q == 0 && each) /* s/q whole groups: reached when one of them is chosen */
