@@ -655,8 +655,8 @@ static int plot(const result *R, int n, const char *path)
 }
 
 #define AUTO_MAX 32 /* layouts simulated per point at most (twice that where EP or CP is searched, 4x both) */
-#define AUTO_CP_TOKENS 4096
-#define AUTO_CP_COMMS 3 /* CP's exchanges --auto tries without --cp-comm: p2p, allgather, a2a */ /* --auto tries CP while each CP rank keeps at least this much of the sequence */
+#define AUTO_CP_TOKENS 4096 /* --auto tries CP while each CP rank keeps at least this much of the sequence */
+#define AUTO_CP_COMMS 3      /* CP's exchanges --auto tries without --cp-comm: p2p, allgather, a2a */
 
 /* Whether --auto searches CP (no --cp, a sequence long enough for two CP
  * ranks of AUTO_CP_TOKENS) and EP (no --ep, an MoE model) for w. */

@@ -412,12 +412,11 @@ gboolean wl_step_run(const wl_opts *o, const char *system, const char *fabric, c
     gboolean ok = wl_opts_gpu(o, t, &g, err);
     if (ok)
         wl_opts_system(t, &g, &ws);
-    ok = ok && wl_opts_fits_memory(w, WL_BYTES_PER_OP_REPLAY, "replay", err) &&
+    ok = ok && wl_opts_fits_memory(&ws, WL_BYTES_PER_OP_REPLAY, "replay", err) &&
          (tr = workload_generate(&ws, &g, err)) != NULL && (exact || (ti = topo_load(system, &to, err)) != NULL);
     if (ok) {
         g_strlcpy(out->gpu, g.spec.name, sizeof out->gpu);
         out->mem_bytes = workload_memory_bytes(&ws);
-        out->hbm_bytes = g.spec.mem_bytes;
         coll_system sys, iso;
         topo_coll_system(&sys, t, COLL_LAUNCH_US, 1);
         sys.exact = exact;

@@ -67,8 +67,8 @@ typedef struct {
                             * (divide by ranks and step for a share); wl_step_clear frees */
     GArray *compute_by_name; /* o->by_name: the compute time by op name, the same way */
     int nranks;
-    double mem_bytes, hbm_bytes; /* the busiest rank's memory estimate (workload_memory_bytes, with the
-                                  * GPU's compute capability for fp8's layouts) and the GPU's memory */
+    double mem_bytes;      /* the busiest rank's memory estimate (workload_memory_bytes, with the GPU's
+                            * compute capability for fp8's layouts) */
     double wall_s;
     uint64_t events;       /* engine events of the replay and its isolated runs */
     int dp;

@@ -237,24 +237,16 @@ const char *workload_moe_label(const workload_spec *w, char *buf, size_t n)
     return buf;
 }
 
+/* log C(n, k); -INFINITY when n < k */
+static double log_choose(double n, double k)
+{
+    return n < k ? -INFINITY : lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1);
+}
+
 /* C(a, k) / C(b, k) for 0 <= a <= b */
 static double choose_ratio(double a, double b, int k)
 {
-    if (a < k)
-        return 0;
-    return exp(lgamma(a + 1) - lgamma(a - k + 1) - lgamma(b + 1) + lgamma(b - k + 1));
-}
-
-/* C(n, k), 0 when n < k */
-static double choose(double n, int k)
-{
-    return n < k ? 0 : exp(lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1));
-}
-
-/* log C(n, k) */
-static double log_choose(int n, int k)
-{
-    return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0);
+    return exp(log_choose(a, k) - log_choose(b, k));
 }
 
 static double log_add(double a, double b)
@@ -314,13 +306,12 @@ double workload_moe_hit(const workload_spec *w, int s)
         return (double)M / G * (1 - choose_ratio(pool - s, pool, k));
     }
     if (s > q && s % q == 0 && each) /* s/q whole groups: reached when one of them is chosen */
-        return 1 - choose(G - s / q, M) / choose(G, M);
+        return 1 - choose_ratio(G - s / q, G, M);
     if (s > q && s % q == 0) { /* s/q whole groups: h of them chosen (hypergeometric), then none of h q */
         int n = s / q;
         double miss = 0;
         for (int h = MAX(0, M - (G - n)); h <= MIN(M, n); h++) {
-            double p = exp(lgamma(n + 1) - lgamma(h + 1) - lgamma(n - h + 1) + lgamma(G - n + 1) - lgamma(M - h + 1) -
-                           lgamma(G - n - (M - h) + 1) - lgamma(G + 1) + lgamma(M + 1) + lgamma(G - M + 1));
+            double p = exp(log_choose(n, h) + log_choose(G - n, M - h) - log_choose(G, M));
             miss += p * choose_ratio(pool - (double)h * q, pool, k);
         }
         return 1 - miss;

@@ -1767,6 +1767,8 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     }
     gen G = {.w = w, .g = g, .f = w->layer_fuse, .V = w->vpp > 1 ? w->vpp : 1,
              .mbs = w->global_batch / (w->micro_batch * w->dp)};
+    if (w->moe_dispatcher == WL_MOE_FLEX && !flex_plan(&G, err))
+        return NULL;
     G.T = (double)w->micro_batch * w->seq / w->cp;
     G.act = G.T * w->m.hidden * 2;
     costs_init(&G);
@@ -1778,15 +1780,6 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     G.buckets = g_array_new(FALSE, FALSE, sizeof(double));
     G.ebuckets = g_array_new(FALSE, FALSE, sizeof(double));
     G.pg = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    if (w->moe_dispatcher == WL_MOE_FLEX && !flex_plan(&G, err)) {
-        trace_free(G.t);
-        g_array_free(G.wait, TRUE);
-        g_array_free(G.dp_ops, TRUE);
-        g_array_free(G.buckets, TRUE);
-        g_array_free(G.ebuckets, TRUE);
-        g_array_free(G.pg, TRUE);
-        return NULL;
-    }
     int *buf = g_new(int, 3 * w->gpus);
     for (int r = 0; r < w->gpus; r++) {
         G.r = r;
