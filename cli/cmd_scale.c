@@ -464,6 +464,9 @@ static void print_results(const result *R, int n, const char *fmt)
                 char cpl[48];
                 printf(", \"cp_comm\": \"%s\"", workload_cp_comm_label(w, cpl, sizeof cpl));
             }
+            if (w->m.kv_lora > 0)
+                printf(", \"q_lora_rank\": %d, \"kv_lora_rank\": %d, \"qk_head_dim\": %d, \"qk_pos_emb_head_dim\": %d, "
+                       "\"v_head_dim\": %d", w->m.q_lora, w->m.kv_lora, w->m.qk_dim, w->m.rope_dim, w->m.v_dim);
             if (w->m.experts)
                 printf(", \"moe_token_dispatcher_type\": \"%s\"", workload_moe_dispatcher_name(w->moe_dispatcher));
             if (w->router_groups > 0)
@@ -881,8 +884,9 @@ static int run_scale(wl_opts *o, scale_cli *c)
             char rcp[24] = ""; /* fp8's recipe where not the default */
             if (R[0].w.dtype == COMPUTE_FP8 && R[0].w.fp8_recipe != WL_FP8_DELAYED)
                 g_snprintf(rcp, sizeof rcp, " (%s)", workload_fp8_recipe_name(R[0].w.fp8_recipe));
-            printf("# scale: %s, %d x %d tokens per step (strong scaling), %s%s, %s%s", R[0].w.m.name,
-                   R[0].w.global_batch, R[0].w.seq, compute_dtype_name(R[0].w.dtype), rcp,
+            char mla[48];
+            printf("# scale: %s%s, %d x %d tokens per step (strong scaling), %s%s, %s%s", R[0].w.m.name,
+                   workload_attn_label(&R[0].w.m, mla, sizeof mla), R[0].w.global_batch, R[0].w.seq, compute_dtype_name(R[0].w.dtype), rcp,
                    R[0].w.zero == 3 ? (R[0].w.fsdp ? "FSDP" : "ZeRO-3") : R[0].w.zero ? "ZeRO" : "DDP",
                    R[0].w.recompute ? ", full recompute" : "");
             if (R[0].w.tp_async_bwd)

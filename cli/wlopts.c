@@ -45,6 +45,9 @@ static const struct {
     {"--experts", offsetof(wl_opts, experts)},     {"--topk", offsetof(wl_opts, topk)},
     {"--expert-ffn", offsetof(wl_opts, expert_ffn)}, {"--shared-ffn", offsetof(wl_opts, shared_ffn)},
     {"--dense-layers", offsetof(wl_opts, dense_layers)},
+    {"--q-lora-rank", offsetof(wl_opts, q_lora)},   {"--kv-lora-rank", offsetof(wl_opts, kv_lora)},
+    {"--qk-head-dim", offsetof(wl_opts, qk_dim)},   {"--qk-pos-emb-head-dim", offsetof(wl_opts, rope_dim)},
+    {"--v-head-dim", offsetof(wl_opts, v_dim)},
     {"--moe-router-num-groups", offsetof(wl_opts, router_groups)},
     {"--moe-router-group-topk", offsetof(wl_opts, router_group_topk)},
 };
@@ -157,6 +160,16 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"ffn", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom: FFN size [4*hidden]", "F"},
         {"vocab", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom: vocabulary [51200]", "V"},
         {"gated", 0, 0, G_OPTION_ARG_NONE, &o->gated, "custom: SwiGLU MLP, untied embeddings (Llama style)", NULL},
+        {"kv-lora-rank", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "custom: multi-latent attention (DeepSeek's MLA), keys and values from a latent this wide "
+         "(Megatron-LM's flag)", "R"},
+        {"q-lora-rank", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "custom MLA: queries from a latent this wide [none: from the hidden state]", "R"},
+        {"qk-head-dim", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "custom MLA: a head's query and key width without RoPE [128]", "D"},
+        {"qk-pos-emb-head-dim", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "custom MLA: a head's query and key width with RoPE [64]", "D"},
+        {"v-head-dim", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom MLA: a head's value width [128]", "D"},
         {"experts", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom MoE: routed experts per MoE layer", "E"},
         {"topk", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom MoE: experts per token [2]", "K"},
         {"expert-ffn", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom MoE: FFN size of one expert [ffn]", "F"},
@@ -232,12 +245,24 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         } else if (o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers) {
             return BAD("--topk, --expert-ffn, --shared-ffn and --dense-layers describe an MoE model: give --experts");
         }
+        if (o->kv_lora > 0) { /* multi-latent attention, Megatron-LM's MLATransformerConfig defaults */
+            w->m.kv_lora = o->kv_lora;
+            w->m.q_lora = o->q_lora;
+            w->m.qk_dim = o->qk_dim > 0 ? o->qk_dim : 128;
+            w->m.rope_dim = o->rope_dim > 0 ? o->rope_dim : 64;
+            w->m.v_dim = o->v_dim > 0 ? o->v_dim : 128;
+        } else if (o->q_lora || o->qk_dim || o->rope_dim || o->v_dim) {
+            return BAD("--q-lora-rank, --qk-head-dim, --qk-pos-emb-head-dim and --v-head-dim describe multi-latent "
+                       "attention: give --kv-lora-rank");
+        }
     } else {
         if (o->layers || o->hidden || o->heads || o->kv_heads || o->ffn || o->vocab || o->gated || o->experts ||
-            o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers)
+            o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers || o->q_lora || o->kv_lora || o->qk_dim ||
+            o->rope_dim || o->v_dim)
             return BAD("--layers, --hidden, --heads, --kv-heads, --ffn, --vocab and --gated describe --model custom; "
                        "'%s' is a preset with its own shape (--model list); --experts, --topk, --expert-ffn, "
-                       "--shared-ffn and --dense-layers describe a custom MoE model", o->model);
+                       "--shared-ffn and --dense-layers describe a custom MoE model, --kv-lora-rank and its "
+                       "companions a custom model's multi-latent attention", o->model);
         const workload_model *m = workload_preset_find(o->model, err);
         if (!m)
             return FALSE;

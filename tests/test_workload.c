@@ -614,6 +614,95 @@ static void test_workload_shared_expert_tp(void)
     trace_free(t);
 }
 
+/* Multi-latent attention (the deepseek-v3-like preset: DeepSeek-V3's MLA).
+ * Its weights against a hand count that gives the report's 671B; a layer's
+ * forward FLOPs and one rank's attention op against the closed form; the
+ * trace's FLOPs against the step's with and without SP (without it every TP
+ * rank runs the duplicated down projections over all tokens, counted once);
+ * and its TP traffic: under SP the attention's forward gather and its
+ * backward reduce-scatter carry the latents (q_lora + kv_lora + rope =
+ * 2112 wide), not the hidden state (7168), and the down projections'
+ * gradients join the replicated weights' all-reduce. */
+static void test_workload_mla(void)
+{
+    const workload_model *m = workload_preset_find("deepseek-v3-like", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    double h = 7168, n = 128, dq = 192, dv = 128;
+    /* q_down, q norm, q_up, kv_down (latent + the RoPE key), kv norm, kv_up (keys without RoPE, values), proj */
+    double attn = h * 1536 + 1536 + 1536 * n * dq + h * 576 + 512 + 512 * n * (128 + dv) + n * dv * h;
+    CU_ASSERT_EQUAL(attn, 187107328.0);
+    double dense = attn + 2 * h + 3 * h * 18432, moe = attn + 2 * h + 256 * 3 * h * 2048 + 3 * h * 2048 + h * 256;
+    double N = 3 * dense + 58 * moe + 2 * 129280 * h + h;
+    ASSERT_REL(workload_params(m), N, 1e-12);
+    CU_ASSERT(fabs(N - 671e9) < 0.05e9); /* the report's "671B total parameters" */
+    double tk = 4096, ctx = 4096, gemm_w = attn - 1536 - 512; /* all but the norms are GEMM weights */
+    ASSERT_REL(workload_layer_fwd_flops(m, false, tk, ctx), 2 * tk * (gemm_w + 3 * h * 18432) + 2 * tk * ctx * n * (dq + dv),
+               1e-12);
+    double tens[16], sum = 0; /* DeepSpeed's per-tensor gathers: the layer's tensors add up to it */
+    int nt = workload_layer_tensors(m, 1, 1e9, false, tens, 16);
+    CU_ASSERT_EQUAL(nt, 12);
+    for (int i = 0; i < nt && i < 16; i++)
+        sum += tens[i];
+    ASSERT_REL(sum, dense, 1e-12);
+    workload_attn a;
+    workload_attn_shape(m, &a);
+    CU_ASSERT_EQUAL(a.in, 2112);
+    CU_ASSERT_EQUAL(a.q, n * dq);
+    CU_ASSERT_EQUAL(a.v, n * dv);
+
+    gpu_model g = gpu("H100");
+    workload_spec w = spec("deepseek-v3-like", 2, 1, 1, 1, 256);
+    w.sp = true;
+    trace *t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double T = 256, tp = 2;
+    double fwd = 2 * (T / tp) * h * 2112 + 2 * T * 1536 * n * dq / tp + 2 * T * 512 * n * 256 / tp +
+                 2 * T * 256 * n * (dq + dv) / tp + 2 * T * n * dv / tp * h;
+    ASSERT_REL(op_flops(t, 0, "attn_fwd"), fwd, 1e-9);
+    ASSERT_REL(rank_flops(t, 0) + rank_flops(t, 1), workload_step_flops(&w), 1e-9);
+    double ag, rs, ar, A = T * h * 2, L = T * 2112 * 2;
+    /* gathers: the attention's latents (forward) and output gradient (backward), the 3 dense MLPs' both ways */
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_GATHER, "tp_ag", &ag), 2 * 61 + 2 * 3 + 2 * 58);
+    double shared;
+    count(t, 0, TOP_COLL, COLL_ALL_GATHER, "tp_ag_shared", &shared);
+    ASSERT_REL(ag - shared, 61 * L + 61 * A + 6 * A, 1e-9);
+    count(t, 0, TOP_COLL, COLL_REDUCE_SCATTER, "tp_rs", &rs);
+    count(t, 0, TOP_COLL, COLL_REDUCE_SCATTER, "tp_rs_shared", &shared);
+    ASSERT_REL(rs - shared, 61 * A + 61 * L + 6 * A, 1e-9);
+    /* once a step: the norms, routers and the down projections with the latents' norms, whole on each TP rank */
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "tp_grad_ar_sp", &ar), 1);
+    ASSERT_REL(ar, 2 * (61 * (2 * h + h * 2112 + 1536 + 512) + 58 * h * 256), 1e-4);
+    trace_free(t);
+    w.sp = false;
+    t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    ASSERT_REL(rank_flops(t, 0) + rank_flops(t, 1), workload_step_flops(&w), 1e-9);
+    /* the attention's input gradient: the up projections' (the latents), all-reduced */
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "tp_ar", &ar), 2 * 61 + 2 * 3 + 2 * 58);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "tp_ar_shared", &shared), 2 * 58);
+    ASSERT_REL(ar - shared, 61 * A + 61 * L + 6 * A, 1e-9);
+    trace_free(t);
+
+    /* refused: a grouped-query form, TE's userbuffers overlap (Megatron-LM turns it off for MLA's layers),
+     * MLA's widths without --kv-lora-rank */
+    GError *err = NULL;
+    w = spec("deepseek-v3-like", 2, 1, 1, 1, 256);
+    w.m.kv_heads = 16;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "no grouped-query form") : NULL);
+    g_clear_error(&err);
+    w = spec("deepseek-v3-like", 2, 1, 1, 1, 256);
+    w.sp = w.tp_comm_overlap = true;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "--tp-comm-overlap with multi-latent attention") : NULL);
+    g_clear_error(&err);
+    w = spec("llama3-8b", 2, 1, 1, 1, 256);
+    w.m.v_dim = 128;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "give --kv-lora-rank too") : NULL);
+    g_clear_error(&err);
+}
+
 static double first_dur_ps(const trace *t, int r, const char *name)
 {
     for (guint i = 0; i < t->ranks[r].ops->len; i++) {
@@ -1746,6 +1835,7 @@ int main(void)
         {"/workload/ep-folds-tp-cp", test_workload_ep_folds_tp_cp},
         {"/workload/expert-tensor-parallel", test_workload_expert_tensor_parallel},
         {"/workload/shared-expert-tp", test_workload_shared_expert_tp},
+        {"/workload/mla", test_workload_mla},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/memory-activations-mlp", test_workload_memory_activations_mlp},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},

@@ -12,33 +12,34 @@ G_DEFINE_QUARK(conveyor-workload-error-quark, workload_error)
 
 #define MEGATRON_SC21 "Narayanan et al. SC'21 (arXiv:2104.04473) Table 1; vocab 51200, FFN 4h"
 #define MEGATRON_2020 "NVIDIA/Megatron-LM README (Sep 2020) scaling table; vocab 51200, FFN 4h"
-#define GPT(n, l, h, a, src) {n, l, h, a, a, 4 * (h), 51200, false, true, 0, 0, 0, 0, 0, src, 0, 0}
+#define GPT(n, l, h, a, src) {n, l, h, a, a, 4 * (h), 51200, false, true, 0, 0, 0, 0, 0, src, 0, 0, 0, 0, 0, 0, 0}
 
 static const workload_model presets[] = {
     {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, false, true, 0, 0, 0, 0, 0,
      "Brown et al. 2020 (arXiv:2005.14165) Table 2.1: 96 layers, d_model 12288, 96 heads, d_ff 4 d_model; "
-     "GPT-2 BPE vocab 50257", 0, 0},
+     "GPT-2 BPE vocab 50257", 0, 0, 0, 0, 0, 0, 0},
     {"llama2-7b", 32, 4096, 32, 32, 11008, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 (arXiv:2307.09288) and meta-llama/Llama-2-7b-hf config.json", 0, 0},
+     "Touvron et al. 2023 (arXiv:2307.09288) and meta-llama/Llama-2-7b-hf config.json", 0, 0, 0, 0, 0, 0, 0},
     {"llama2-13b", 40, 5120, 40, 40, 13824, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 and meta-llama/Llama-2-13b-hf config.json", 0, 0},
+     "Touvron et al. 2023 and meta-llama/Llama-2-13b-hf config.json", 0, 0, 0, 0, 0, 0, 0},
     {"llama2-70b", 80, 8192, 64, 8, 28672, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 (GQA, 8 KV heads) and meta-llama/Llama-2-70b-hf config.json", 0, 0},
+     "Touvron et al. 2023 (GQA, 8 KV heads) and meta-llama/Llama-2-70b-hf config.json", 0, 0, 0, 0, 0, 0, 0},
     {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3 and meta-llama/Meta-Llama-3-8B config.json", 0, 0},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3 and meta-llama/Meta-Llama-3-8B config.json", 0, 0, 0, 0, 0, 0, 0},
     {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0},
     {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0},
     {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, true, false, 8, 2, 14336, 0, 0,
      "Jiang et al. 2024 (arXiv:2401.04088) Table 1: 32 layers, dim 4096, 32 heads, 8 KV heads, hidden 14336, "
-     "8 experts, top-2, vocab 32000", 0, 0},
+     "8 experts, top-2, vocab 32000", 0, 0, 0, 0, 0, 0, 0},
     {"deepseek-v3-like", 61, 7168, 128, 128, 18432, 129280, true, false, 256, 8, 2048, 2048, 3,
      "DeepSeek-V3 report (arXiv:2412.19437) and its config.json: 61 layers (first 3 dense, FFN 18432), hidden "
-     "7168, 128 heads, 256 routed experts (FFN 2048) top-8 + 1 shared, vocab 129280; MLA approximated as "
-     "multi-head attention of 128 heads, MTP not modelled; node-limited routing, 4 of 8 groups (n_group, "
-     "topk_group; Megatron-Bridge's DeepSeekV3 config: moe_router_num_groups 8, moe_router_group_topk 4)",
-     8, 4},
+     "7168, 128 heads of MLA (q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, "
+     "v_head_dim 128), 256 routed experts (FFN 2048) top-8 + 1 shared, vocab 129280; MTP not modelled; "
+     "node-limited routing, 4 of 8 groups (n_group, topk_group; Megatron-Bridge's DeepSeekV3 config: "
+     "moe_router_num_groups 8, moe_router_group_topk 4)",
+     8, 4, 1536, 512, 128, 64, 128},
     GPT("gpt-1.7b", 24, 2304, 24, MEGATRON_SC21),
     GPT("gpt-3.6b", 30, 3072, 32, MEGATRON_SC21),
     GPT("gpt-7.5b", 36, 4096, 32, MEGATRON_SC21),
@@ -237,6 +238,17 @@ const char *workload_moe_label(const workload_spec *w, char *buf, size_t n)
     return buf;
 }
 
+const char *workload_attn_label(const workload_model *m, char *buf, size_t n)
+{
+    if (m->kv_lora <= 0)
+        g_strlcpy(buf, "", n);
+    else if (m->q_lora > 0)
+        g_snprintf(buf, n, " (MLA, latents q %d / kv %d)", m->q_lora, m->kv_lora);
+    else
+        g_snprintf(buf, n, " (MLA, latent kv %d)", m->kv_lora);
+    return buf;
+}
+
 /* log C(n, k); -INFINITY when n < k */
 static double log_choose(double n, double k)
 {
@@ -420,6 +432,24 @@ bool workload_spec_check(const workload_spec *w, GError **err)
                      "shared FFN in 0..4 x ffn, dense layers below the layers (%d) (got experts %d topk %d expert FFN "
                      "%d shared FFN %d dense layers %d)", m->experts, m->ffn, m->layers, m->experts, m->topk,
                      m->expert_ffn, m->shared_ffn, m->dense_layers);
+    if (m->q_lora < 0 || m->kv_lora < 0 || m->qk_dim < 0 || m->rope_dim < 0 || m->v_dim < 0 ||
+        m->q_lora > WL_MAX_HIDDEN || m->kv_lora > WL_MAX_HIDDEN || m->qk_dim > WL_MAX_HIDDEN ||
+        m->rope_dim > WL_MAX_HIDDEN || m->v_dim > WL_MAX_HIDDEN)
+        return VALUE("multi-latent attention: --q-lora-rank, --kv-lora-rank, --qk-head-dim, --qk-pos-emb-head-dim and "
+                     "--v-head-dim must be in 0..%d", WL_MAX_HIDDEN);
+    if (m->kv_lora == 0 && (m->q_lora || m->qk_dim || m->rope_dim || m->v_dim))
+        return VALUE("--q-lora-rank, --qk-head-dim, --qk-pos-emb-head-dim and --v-head-dim describe multi-latent "
+                     "attention: give --kv-lora-rank too");
+    if (m->kv_lora > 0 && (m->qk_dim < 1 || m->v_dim < 1))
+        return VALUE("multi-latent attention needs --qk-head-dim and --v-head-dim >= 1 (got %d, %d)", m->qk_dim,
+                     m->v_dim);
+    if (m->kv_lora > 0 && m->kv_heads != m->heads)
+        return VALUE("multi-latent attention has no grouped-query form: kv-heads (%d) must equal heads (%d), as "
+                     "Megatron-LM asserts", m->kv_heads, m->heads);
+    if (m->kv_lora > 0 && w->tp_comm_overlap)
+        return VALUE("--tp-comm-overlap with multi-latent attention: Transformer Engine's userbuffers overlap only "
+                     "the qkv, proj, fc1 and fc2 GEMMs, and Megatron-LM turns the overlap off for other linear "
+                     "layers (MLA's q_up_proj, kv_up_proj), so it is not modelled");
     if (w->dp < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->gpus % ((int64_t)w->tp * w->pp * w->cp))
         return LAYOUT("--gpus %d is not a multiple of tp*pp*cp = %d*%d*%d", w->gpus, w->tp, w->pp, w->cp);
     if (w->gpus < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->dp >= 1) /* workload_spec_defaults' 0 */
@@ -541,13 +571,32 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     return true;
 }
 
+void workload_attn_shape(const workload_model *m, workload_attn *a)
+{
+    double h = m->hidden;
+    if (m->kv_lora <= 0) {
+        double kv = h / m->heads * m->kv_heads;
+        *a = (workload_attn){.q = h, .k = kv, .v = kv, .o = h, .col = h * (h + 2 * kv), .in = h};
+        return;
+    }
+    double n = m->heads, qk = (double)m->qk_dim + m->rope_dim, ql = m->q_lora;
+    a->q = a->k = n * qk;
+    a->v = a->o = n * m->v_dim;
+    a->col = (ql > 0 ? ql : h) * n * qk + (double)m->kv_lora * n * (m->qk_dim + m->v_dim);
+    a->down = ql + m->kv_lora + m->rope_dim;
+    a->in = (ql > 0 ? 0 : h) + a->down;
+    a->dup = h * a->down + ql + m->kv_lora; /* the down projections and the two latents' norms */
+}
+
 /* Weights of one transformer layer (biases and norms included). */
 double workload_layer_params(const workload_model *m, bool moe, double *expert_out)
 {
-    double h = m->hidden, kv = (double)m->hidden / m->heads * m->kv_heads, mats = m->gated ? 3 : 2;
-    double attn = h * (h + 2 * kv) + h * h, norms = m->gated ? 2 * h : 4 * h;
-    if (!m->gated) /* GPT: biases of QKV, projection and the two MLP matrices */
-        attn += h + 2 * kv + h;
+    workload_attn a;
+    workload_attn_shape(m, &a);
+    double h = m->hidden, mats = m->gated ? 3 : 2;
+    double attn = a.col + a.o * h + a.dup, norms = m->gated ? 2 * h : 4 * h;
+    if (!m->gated) /* GPT: biases of QKV (MLA's projections have none), projection and the two MLP matrices */
+        attn += (m->kv_lora > 0 ? 0 : a.q + a.k + a.v) + h;
     double mlp, expert = 0;
     if (moe) {
         expert = m->experts * mats * h * m->expert_ffn;
@@ -571,6 +620,13 @@ double workload_layer_rank_params(const workload_spec *w, int layer, double *exp
     return (all - e - r) / w->tp + r;
 }
 
+double workload_layer_tp_replicated_linear(const workload_model *m)
+{
+    workload_attn a;
+    workload_attn_shape(m, &a);
+    return m->hidden * a.down;
+}
+
 double workload_layer_tp_replicated(const workload_model *m, bool moe)
 {
     double h = m->hidden, r = m->gated ? 2 * h : 4 * h; /* norms */
@@ -578,7 +634,9 @@ double workload_layer_tp_replicated(const workload_model *m, bool moe)
         r += moe ? h : 2 * h;
     if (moe)
         r += h * m->experts; /* router */
-    return r;
+    workload_attn a;
+    workload_attn_shape(m, &a);
+    return r + a.dup; /* MLA's down projections (TELinear, parallel_mode "duplicated") */
 }
 
 /* The four modules DeepSpeed frees and fetches (QKV, projection, MLP in, MLP
@@ -588,10 +646,12 @@ double workload_layer_tp_replicated(const workload_model *m, bool moe)
  * kept only when that is within `reuse` parameters. */
 static void layer_modules(const workload_model *m, bool moe, int tp, int ep, double mod[4])
 {
-    double h = m->hidden, kv = (double)m->hidden / m->heads * m->kv_heads, in = m->gated ? 2 : 1;
+    workload_attn a;
+    workload_attn_shape(m, &a);
+    double h = m->hidden, in = m->gated ? 2 : 1;
     double ffn = moe ? (double)m->experts * m->expert_ffn / ep + (double)m->shared_ffn / tp : (double)m->ffn / tp;
-    mod[0] = h * (h + 2 * kv) / tp;
-    mod[1] = h * h / tp;
+    mod[0] = a.col / tp + a.dup; /* QKV (MLA: its down and up projections, the latents' norms) */
+    mod[1] = a.o * h / tp;
     mod[2] = in * h * ffn;
     mod[3] = h * ffn;
 }
@@ -618,8 +678,10 @@ double workload_layer_refetch_frac(const workload_model *m, bool moe, int tp, in
 
 int workload_layer_tensors(const workload_model *m, int tp, double reuse, bool refetch, double *numel, int max)
 {
-    double h = m->hidden, kv = (double)m->hidden / m->heads * m->kv_heads, f = m->ffn, mod[4];
-    bool bias = !m->gated;
+    workload_attn a;
+    workload_attn_shape(m, &a);
+    double h = m->hidden, f = m->ffn, mod[4], n_qk = m->heads * ((double)m->qk_dim + m->rope_dim);
+    bool bias = !m->gated, mla = m->kv_lora > 0;
     layer_modules(m, false, tp, 1, mod);
     struct {
         double n;
@@ -630,9 +692,22 @@ int workload_layer_tensors(const workload_model *m, int tp, double reuse, bool r
     T(h, 0);
     if (bias)
         T(h, 0);
-    T(mod[0], 0);
-    if (bias)
-        T((h + 2 * kv) / tp, 0);
+    if (mla) { /* down projections and latent norms (whole on every rank), up projections (split) */
+        if (m->q_lora > 0) {
+            T(h * m->q_lora, 0);
+            T(m->q_lora, 0);
+            T(m->q_lora * n_qk / tp, 0);
+        } else {
+            T(h * n_qk / tp, 0);
+        }
+        T(h * ((double)m->kv_lora + m->rope_dim), 0);
+        T(m->kv_lora, 0);
+        T((double)m->kv_lora * m->heads * ((double)m->qk_dim + m->v_dim) / tp, 0);
+    } else {
+        T(mod[0], 0);
+    }
+    if (bias && !mla)
+        T((a.q + a.k + a.v) / tp, 0);
     T(mod[1], 1);
     if (bias)
         T(h, 1);
@@ -679,8 +754,10 @@ double workload_params(const workload_model *m)
  * spans `ctx` keys (Megatron's counting: QKV, scores, AV, projection, MLP). */
 double workload_layer_fwd_flops(const workload_model *m, bool moe, double tokens, double ctx)
 {
-    double h = m->hidden, kv = (double)m->hidden / m->heads * m->kv_heads, mats = m->gated ? 3 : 2;
-    double f = 2 * tokens * (h * (h + 2 * kv) + h * h) + 4 * tokens * ctx * h;
+    workload_attn a;
+    workload_attn_shape(m, &a);
+    double h = m->hidden, mats = m->gated ? 3 : 2;
+    double f = 2 * tokens * (a.col + h * a.down + a.o * h) + 2 * tokens * ctx * (a.q + a.o);
     if (moe)
         f += 2 * tokens * (h * m->experts + mats * h * ((double)m->topk * m->expert_ffn + m->shared_ffn));
     else
@@ -726,12 +803,12 @@ int workload_emb_matrices(const workload_spec *w, bool first, bool last)
 static double states_bytes(const workload_spec *w, int first, int layers, int emb)
 {
     const workload_model *m = &w->m;
-    double p = 0, pe = 0, rep = 0;
+    double p = 0, pe = 0, rep = 0; /* rep: the weights whole on every TP rank but linear layers' */
     for (int l = first; l < first + layers; l++) {
         double e, r;
         p += workload_layer_rank_params(w, l, &e, &r);
         pe += e;
-        rep += r;
+        rep += r - workload_layer_tp_replicated_linear(m);
     }
     /* --dtype fp8: Transformer Engine keeps each linear layer's fp8 weight and its columnwise copy
      * from the first microbatch on, 2 bytes a weight (a transpose on Hopper; mxfp8's and blockwise's
@@ -756,7 +833,9 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
  * timed here, keeps none of them): 10 sbh of norms, inputs and dropout masks
  * split by tp only under SP, 8 sbh of attention and the MLP's 16 sbh by tp.
  * The attention's 8 are Q, K, V and the output, 2 sbh each; with grouped-query
- * attention K and V are kv_heads/heads of that (Llama 3 70B: 4.5).
+ * attention K and V are kv_heads/heads of that (Llama 3 70B: 4.5); with
+ * MLA they are the widths the kernel reads, 2 (q + k + v + o) / h (DeepSeek-V3:
+ * 22.9), and the latents' norm inputs and outputs and the RoPE key are kept too.
  * Those 16 are the GELU MLP's (F = 4h) GELU input and fc2 input, 4F/h; a
  * SwiGLU MLP keeps fc1's output (2F) and the SwiGLU output (F), 6F/h; an MoE
  * layer instead keeps, for each of a token's topk routes, the permuted input
@@ -776,8 +855,12 @@ static double layer_act_bytes(const workload_spec *w, int l)
         mlp = m->topk * (2 + per_f * m->expert_ffn / h) + per_f * m->shared_ffn / h;
     else
         mlp = per_f * m->ffn / h;
-    double attn = 4 + 4.0 * m->kv_heads / m->heads;
-    return sbh * ((w->sp ? 10 / t : 10) + (attn + mlp) / t);
+    workload_attn a;
+    workload_attn_shape(m, &a);
+    double attn = 2 * (a.q + a.k + a.v + a.o) / h;
+    /* MLA: the two latents' norm inputs and outputs and the RoPE key, split like the norms */
+    double lat = 2 * (2 * ((double)m->q_lora + m->kv_lora) + m->rope_dim) / h * (m->kv_lora > 0);
+    return sbh * ((w->sp ? (10 + lat) / t : 10 + lat) + (attn + mlp) / t);
 }
 
 /* The activations of layers first .. first+n-1 for one micro-batch. */

@@ -31,7 +31,33 @@ typedef struct {
     const char *source;   /* where the shape is published */
     int router_groups, router_group_topk; /* MoE: the model's group-limited routing (DeepSeek-V3's
                                    * node-limited: 4 of 8 groups), the spec's default; 0 = none */
+    /* multi-latent attention (DeepSeek-V2/V3's MLA, Megatron-LM's --multi-latent-attention), when
+     * kv_lora > 0: keys and values come up from a kv_lora-wide latent, queries from a q_lora-wide one
+     * (0: straight from the hidden state); per head qk_dim + rope_dim wide queries and keys (the
+     * second part carries RoPE; the key's is one per token, shared by the heads) and v_dim wide
+     * values. 0 everywhere: multi-head / grouped-query attention of hidden/heads per head. */
+    int q_lora, kv_lora, qk_dim, rope_dim, v_dim;
 } workload_model;
+
+/* The attention's widths (elements per token, all heads; workload_attn_shape):
+ * what its kernel reads and writes, and the weights around it. */
+typedef struct {
+    double q, k, v, o; /* queries, keys, values the kernel reads; its output, the projection's input */
+    double col;        /* TP-split weights before it (QKV; MLA's up projections) */
+    double in;         /* the width those GEMMs read, all-gathered over TP under SP (h; MLA's latents) */
+    double down;       /* MLA: its down projections' output width (latents and the RoPE key), 0 else */
+    double dup;        /* weights every TP rank holds whole (MLA's down projections and latent norms) */
+} workload_attn;
+
+/* Multi-head / grouped-query attention: q = o = h, k = v = h x kv_heads /
+ * heads, col = h (h + 2 kv), in = h. MLA (Megatron-LM's MLASelfAttention):
+ * q = k = heads (qk_dim + rope_dim), v = o = heads v_dim; the up projections
+ * (q_lora x q, kv_lora x heads (qk_dim + v_dim); the query's from h when
+ * q_lora is 0) split over TP; the down projections (h x down, down =
+ * q_lora + kv_lora + rope_dim, or kv_lora + rope_dim) duplicated on every TP
+ * rank, each over its own tokens under SP, so the latents (in = down, plus h
+ * for a query from the hidden state) are what SP gathers. */
+void workload_attn_shape(const workload_model *m, workload_attn *a);
 
 typedef enum { ZERO_NONE = 0, ZERO_1 = 1, ZERO_2 = 2, ZERO_3 = 3 } workload_zero;
 
@@ -130,6 +156,9 @@ bool workload_moe_dispatcher_parse(const char *s, int *out, GError **err);
 const char *workload_moe_dispatcher_name(int d);
 /* For a header: ", flex dispatcher (DeepEP)", ", experts from M of G groups" or both; "" for neither. */
 const char *workload_moe_label(const workload_spec *w, char *buf, size_t n);
+/* " (MLA, latents q 1536 / kv 512)" for a model with multi-latent attention (" (MLA, latent kv 512)"
+ * without a query latent), "" otherwise: the headers' words for the attention. */
+const char *workload_attn_label(const workload_model *m, char *buf, size_t n);
 /* The chance that a token's topk experts include one of an aligned run of s consecutive experts
  * (a GPU's, a domain's), every expert equally likely (balanced routing) within the router groups
  * the token may use (router_groups: group_topk of them, equally likely); -1 when such a run and
@@ -208,6 +237,9 @@ double workload_layer_params(const workload_model *m, bool moe, double *expert_p
  * norms, the biases of the row-parallel projection and dense MLP out, the MoE
  * router); the rest of workload_layer_params but the experts is split by tp. */
 double workload_layer_tp_replicated(const workload_model *m, bool moe);
+/* The linear layers' share of that (MLA's down projections, h x down; 0
+ * otherwise): weights Transformer Engine casts to fp8 like the split ones. */
+double workload_layer_tp_replicated_linear(const workload_model *m);
 /* Layer `layer`'s weights one rank holds: the dense part (returned; split by tp
  * but for workload_layer_tp_replicated, whose share goes to *replicated when
  * not NULL) and the routed experts' (*expert: split by ep x etp). */

@@ -65,6 +65,10 @@ typedef struct {
      * dropout + residual */
     fb attn_norm, attn_drop, mlp_norm, mlp_act, mlp_drop;
     gemm3 qkv, proj, fc1, fc2;
+    /* multi-latent attention: its down projections (whole on every TP rank), the latents' norms, RoPE
+     * and the assembly of whole-head queries and keys (qkv: its up projections, the TP-split ones) */
+    gemm3 down;
+    fb lat_norm, rope;
     /* --tp-comm-overlap: the GEMMs over 1/tp of the tokens (a ring step) and 1/4 (a pipeline split) */
     gemm3 qkv_t, proj_t, fc1_t, fc2_t, proj_4, fc2_4;
     /* --moe-shared-expert-overlap: the shared expert (moe_sh_f/moe_sh_b) in halves, MLP-in and the
@@ -86,6 +90,9 @@ typedef struct {
     trace *t;
     int mbs, f, V;         /* microbatches, layers per op, model chunks per rank */
     double T, act;         /* tokens of a microbatch on one rank (b*s/cp); bytes of T x hidden */
+    double act_in;         /* bytes of T x the attention's column-parallel input width (workload_attn's in):
+                            * act but for MLA, whose latents SP gathers */
+    workload_attn at;      /* the attention's widths */
     costs c;
     /* the rank being generated */
     int r, tp_i, cp_i, dp_i, pp_i;
@@ -339,31 +346,64 @@ static void costs_init(gen *G)
     const workload_model *m = &w->m;
     costs *c = &G->c;
     memset(c, 0, sizeof *c);
-    double t = w->tp, T = G->T, h = m->hidden, kv = h / m->heads * m->kv_heads, s = w->seq;
+    const workload_attn *A = &G->at;
+    double t = w->tp, T = G->T, h = m->hidden, s = w->seq, b = w->micro_batch;
     double Tn = w->sp ? T / t : T; /* tokens the norms, dropout and residuals touch */
     /* layer norm: 4 bytes an element; under --dtype fp8 with its output's cast: delayed scaling's
      * norm writes fp8 itself (3 bytes, not 4); tensorwise's writes bf16 and its amax, then the cast
      * (quantize_with_amax); the block recipes' norm writes bf16, then their cast (TE's
      * normalization.cpp: FULLY_FUSED, FUSED_NORM_AMAX_FP8, UNFUSED) */
-    double norm_f = !fp8(G) ? 4 * Tn * h
-                  : w->fp8_recipe == WL_FP8_DELAYED ? 3 * Tn * h
-                  : (4 + (fp8_blocks(G) ? fp8_cast_b(G, true) : 3)) * Tn * h;
-    elem_part(&c->attn_f, &c->attn_b, G, 4 * Tn * h, norm_f, &c->attn_norm);
-    linear(&c->attn_f, &c->attn_b, G, LIN_LN, 1, T, h, (h + 2 * kv) / t, &c->qkv, NULL); /* QKV */
-    double af = 4 * T * s * h / t, ab = 2 * (T * h / t + (double)w->micro_batch * s * 2 * kv / t + T * h / t);
+    double norm_b = !fp8(G) ? 4 : w->fp8_recipe == WL_FP8_DELAYED ? 3 : 4 + (fp8_blocks(G) ? fp8_cast_b(G, true) : 3);
+    double norm_f = norm_b * Tn * h;
+    if (m->kv_lora <= 0) {
+        elem_part(&c->attn_f, &c->attn_b, G, 4 * Tn * h, norm_f, &c->attn_norm);
+        linear(&c->attn_f, &c->attn_b, G, LIN_LN, 1, T, h, A->col / h / t, &c->qkv, NULL); /* QKV */
+    } else { /* MLA as Megatron-LM's MLASelfAttention runs it (the norm alone: the down projections are
+              * plain TELinear; the latents' norms fused into the up projections, TELayerNormColumnParallel-
+              * Linear, with --qk-layernorm as DeepSeek's configs set it) */
+        double ql = m->q_lora, lat = ql + m->kv_lora;
+        gemm3 qu, kvu;
+        cost df = {0}, db = {0};
+        elem_part(&c->attn_f, &c->attn_b, G, 4 * Tn * h, 0, &c->attn_norm);
+        linear(&df, &db, G, LIN_LOCAL, 1, Tn, h, A->down, &c->down, NULL);
+        if (!w->sp) { /* every TP rank projects all T tokens; their FLOPs counted once over the group, as the
+                       * model's (Megatron-LM's count), the time in full */
+            df.flops /= t, db.flops /= t;
+            c->down.f.flops /= t, c->down.dg.flops /= t, c->down.wg.flops /= t;
+        }
+        cost_add(&c->attn_f, &df);
+        cost_add(&c->attn_b, &db);
+        elem_part(&c->attn_f, &c->attn_b, G, 4 * Tn * lat, norm_b * Tn * lat, &c->lat_norm);
+        linear(&c->attn_f, &c->attn_b, G, ql > 0 ? LIN_LN : LIN_COL, 1, T, ql > 0 ? ql : h, A->q / t, &qu, NULL);
+        linear(&c->attn_f, &c->attn_b, G, LIN_LN, 1, T, m->kv_lora, m->heads * ((double)m->qk_dim + m->v_dim) / t, &kvu,
+               NULL);
+        c->qkv = (gemm3){cost_sum(&qu.f, &kvu.f), cost_sum(&qu.dg, &kvu.dg), cost_sum(&qu.wg, &kvu.wg)};
+        /* RoPE on the position parts, then whole-head queries and keys assembled (torch.cat): each read
+         * and written once */
+        elem_part(&c->attn_f, &c->attn_b, G, 4 * T * (A->q + A->k) / t, 0, &c->rope);
+    }
+    double af = 2 * T * s * (A->q + A->o) / t, ab = 2 * (T * A->q / t + b * s * (A->k + A->v) / t + T * A->o / t);
     kern(&c->core_f, G, KC_ATTN, af, ab);                             /* flash attention */
     kern(&c->core_b, G, KC_ATTN, 2 * af, 2.5 * ab);
     cost_add(&c->attn_f, &c->core_f);
     cost_add(&c->attn_b, &c->core_b);
-    linear(&c->attn_f, &c->attn_b, G, LIN_ROW, 1, T, h / t, h, &c->proj, &c->proj_c); /* output projection */
+    linear(&c->attn_f, &c->attn_b, G, LIN_ROW, 1, T, A->o / t, h, &c->proj, &c->proj_c); /* output projection */
     elem_part(&c->attn_f, &c->attn_b, G, 10 * Tn * h, 0, &c->attn_drop); /* dropout + residual */
-    /* the parts around the attention: layer norm + QKV, projection + dropout */
+    /* the parts around the attention: layer norm + QKV (MLA: its down projections, latent norms, up
+     * projections, RoPE), projection + dropout */
     c->pre_f = cost_sum(&c->attn_norm.f, &c->qkv.f);
     c->pre_b = cost_sum3(&c->attn_norm.b, &c->qkv.dg, &c->qkv.wg);
+    if (m->kv_lora > 0) {
+        cost mf = cost_sum3(&c->down.f, &c->lat_norm.f, &c->rope.f);
+        cost mb = cost_sum3(&c->down.dg, &c->down.wg, &c->lat_norm.b);
+        cost_add(&c->pre_f, &mf);
+        cost_add(&c->pre_b, &mb);
+        cost_add(&c->pre_b, &c->rope.b);
+    }
     c->post_f = cost_sum(&c->proj.f, &c->attn_drop.f);
     c->post_b = cost_sum3(&c->proj.dg, &c->proj.wg, &c->attn_drop.b);
     if (w->cp > 1) { /* one step of the ring: the rank's queries against one CP rank's s/cp keys */
-        double sc = s / w->cp, abs = 2 * (T * h / t + (double)w->micro_batch * sc * 2 * kv / t + T * h / t);
+        double sc = s / w->cp, abs = 2 * (T * A->q / t + b * sc * (A->k + A->v) / t + T * A->o / t);
         kern(&c->step_f, G, KC_ATTN, af / w->cp, abs);
         kern(&c->step_b, G, KC_ATTN, 2 * af / w->cp, 2.5 * abs);
         if (w->cp_comm == WL_CP_A2A_P2P) { /* the same bytes a step: A x the queries, K, V of 1/A of the heads */
@@ -377,9 +417,9 @@ static void costs_init(gen *G)
     elem_part(&c->mlp_f, &c->mlp_b, G, 10 * Tn * h, 0, &c->mlp_drop);
     if (w->tp_comm_overlap && t > 1) { /* the GEMMs as TE's overlap splits them (over tokens) */
         double up = m->gated ? 2 : 1;
-        c->qkv_t = gemm_alone(G, T / t, h, (h + 2 * kv) / t);
-        c->proj_t = gemm_alone(G, T / t, h / t, h);
-        c->proj_4 = gemm_alone(G, T / TP_SPLITS, h / t, h);
+        c->qkv_t = gemm_alone(G, T / t, h, A->col / h / t); /* (no MLA here: workload_spec_check) */
+        c->proj_t = gemm_alone(G, T / t, A->o / t, h);
+        c->proj_4 = gemm_alone(G, T / TP_SPLITS, A->o / t, h);
         c->fc1_t = gemm_alone(G, T / t, h, up * m->ffn / t);
         c->fc2_t = gemm_alone(G, T / t, m->ffn / t, h);
         c->fc2_4 = gemm_alone(G, T / TP_SPLITS, m->ffn / t, h);
@@ -530,16 +570,15 @@ static const cost *cp_step(const gen *G, bool bwd)
 static double cp_kv_chunk(const gen *G, double f)
 {
     const workload_spec *w = G->w;
-    return 2.0 * w->micro_batch * w->seq / w->cp * 2 * w->m.hidden / w->m.heads * w->m.kv_heads / w->tp * f;
+    return 2.0 * w->micro_batch * w->seq / w->cp * (G->at.k + G->at.v) / w->tp * f;
 }
 
 /* Q, K, V (qkv) or the attention's output of the rank's T tokens, f layers:
  * what a2a's all-to-alls trade (each rank keeps 1/cp of it). */
 static double cp_a2a_bytes(const gen *G, bool qkv, double f)
 {
-    const workload_spec *w = G->w;
-    double h = w->m.hidden, kv = h / w->m.heads * w->m.kv_heads;
-    return 2.0 * G->T * (qkv ? h + 2 * kv : h) / w->tp * f;
+    const workload_attn *a = &G->at;
+    return 2.0 * G->T * (qkv ? a->q + a->k + a->v : a->o) / G->w->tp * f;
 }
 
 /* A ring of `steps` compute steps (`step`, x f) over a group whose ring
@@ -852,11 +891,11 @@ static void ep_exchange(gen *G, double f, double a2a, const char *name, const ch
 static void block_fwd(gen *G, int k, bool moe, const char *tag)
 {
     const workload_spec *w = G->w;
-    double f = group_size(G, k), A = G->act * f;
+    double f = group_size(G, k), A = G->act * f, Ain = G->act_in * f;
     bool sp = w->sp, tpo = tp_overlap(G);
     char n[64];
-    if (sp && !tpo)
-        tp_gather(G, S_MAIN, A, AG_IN, "tp_ag", NONE);
+    if (sp && !tpo) /* the attention's input (MLA: its latents, the down projections run on the rank's tokens) */
+        tp_gather(G, S_MAIN, Ain, AG_IN, "tp_ag", NONE);
     g_snprintf(n, sizeof n, "%sattn_fwd", tag);
     attn_fwd(G, n, f, A);
     if (!tpo)
@@ -999,7 +1038,7 @@ static void block_bwd(gen *G, int k, bool moe)
     }
     if (sp)
         tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
-    column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv.dg, &G->c.qkv.wg, f, A, true);
+    column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv.dg, &G->c.qkv.wg, f, G->act_in * f, true);
 }
 
 /* ---- gradients ---- */
@@ -1028,19 +1067,23 @@ static bool chunk_last(const gen *G)
 
 /* Dense and expert weights one rank holds for layer group k of its current
  * chunk; *replicated (when not NULL): the part of *dense every TP rank holds
- * whole (workload_layer_tp_replicated). */
-static void group_params(const gen *G, int k, double *dense, double *expert, double *replicated)
+ * whole (workload_layer_tp_replicated); *linear (when not NULL): the linear
+ * layers' part of *dense (all but the norms, routers and biases there). */
+static void group_params(const gen *G, int k, double *dense, double *expert, double *replicated, double *linear)
 {
-    double r = 0;
+    double r = 0, lin = 0;
     *dense = *expert = 0;
     for (int l = 0; l < group_size(G, k); l++) {
-        double e, rl;
-        *dense += workload_layer_rank_params(G->w, group_layer(G, k) + l, &e, &rl);
+        double e, rl, d = workload_layer_rank_params(G->w, group_layer(G, k) + l, &e, &rl);
+        *dense += d;
         *expert += e;
         r += rl;
+        lin += d - rl + workload_layer_tp_replicated_linear(&G->w->m);
     }
     if (replicated)
         *replicated = r;
+    if (linear)
+        *linear = lin;
 }
 
 static void bucket_flush(gen *G, bool expert)
@@ -1208,7 +1251,7 @@ static uint32_t zero3_gather(gen *G, int k, bool last_group, bool refetch)
         return NONE;
     }
     double d, e;
-    group_params(G, k, &d, &e, NULL);
+    group_params(G, k, &d, &e, NULL, NULL);
     if (refetch) {
         const workload_spec *w = G->w;
         double f = workload_layer_refetch_frac(&w->m, workload_layer_is_moe(&w->m, group_layer(G, k)), w->tp,
@@ -1282,15 +1325,15 @@ static void pg_plan(gen *G)
     for (int i = 0; i < 2 * items; i++)
         bidx[i] = -1;
     for (int j = items - 1; j >= 0; j--) { /* backward order: head, groups from the last, embedding */
-        double p[2] = {0, 0}, rep = 0;
+        double p[2] = {0, 0}, lin = 0;
         if (j == items - 1)
             p[0] = lastst && !(w->m.tied && w->pp == 1) ? emb_params(G) : 0;
         else if (j == 0)
             p[0] = first ? emb_params(G) : 0;
         else
-            group_params(G, j - 1, &p[0], &p[1], &rep);
+            group_params(G, j - 1, &p[0], &p[1], NULL, &lin);
         bool layer = j > 0 && j < items - 1;
-        double wb[2] = {weight_bytes(G, p[0], layer ? p[0] - rep : 0), weight_bytes(G, p[1], p[1])};
+        double wb[2] = {weight_bytes(G, p[0], layer ? lin : 0), weight_bytes(G, p[1], p[1])};
         for (int c = 0; c < 2; c++) {
             if (p[c] <= 0)
                 continue;
@@ -1480,8 +1523,8 @@ static void backward(gen *G, int mb, bool reduce)
         if (w->zero == 3 && w->recompute && !w->fsdp) /* DeepSpeed freed them after the recompute */
             zero3_gather(G, k, k == ng - 1, true);
         block_bwd(G, k, moe);
-        double d, e, rep;
-        group_params(G, k, &d, &e, &rep);
+        double d, e, lin;
+        group_params(G, k, &d, &e, NULL, &lin);
         if (w->zero == 3 && w->zero3_param_sync) {
             zero3_rs_params(G, k, k == ng - 1);
         } else if (w->zero == 3) {
@@ -1494,7 +1537,7 @@ static void backward(gen *G, int mb, bool reduce)
             if (i != NONE)
                 g_array_append_val(G->dp_ops, i);
         } else if (reduce) {
-            grads_ready(G, d, d - rep, e);
+            grads_ready(G, d, lin, e);
         }
     }
     fp8_amax(G, true);
@@ -1595,14 +1638,15 @@ static void finish(gen *G)
                           G->last);
         g_array_append_val(G->dp_ops, i);
     }
-    double dense = 0, expert = 0, replicated = 0;
+    double dense = 0, expert = 0, replicated = 0, linear = 0; /* linear: the dense linear layers' weights */
     for (G->chunk = 0; G->chunk < G->V; G->chunk++)
         for (int k = 0; k < group_count(G); k++) {
-            double d, e, r;
-            group_params(G, k, &d, &e, &r);
+            double d, e, r, l;
+            group_params(G, k, &d, &e, &r, &l);
             dense += d;
             expert += e;
             replicated += r;
+            linear += l;
         }
     /* With sequence parallelism each TP rank's norms (and router, row-parallel biases) saw its own
      * tokens: Megatron-LM's finalize_model_grads all-reduces their gradients over TP in one call
@@ -1611,7 +1655,6 @@ static void finish(gen *G)
         uint32_t i = coll(G, S_DP, COLL_ALL_REDUCE, replicated * w->grad_bytes, G->g_tp, "tp_grad_ar_sp", G->last);
         g_array_append_val(G->dp_ops, i);
     }
-    double linear = dense - replicated; /* the dense linear layers' weights (--fp8-param-gather) */
     dense += workload_emb_matrices(w, G->pp_i == 0, G->pp_i == w->pp - 1) * emb_params(G);
     const trace_group *gd = G->g_dpc >= 0 ? g_ptr_array_index(G->t->groups, G->g_dpc) : NULL;
     const trace_group *ge = G->g_edp >= 0 ? g_ptr_array_index(G->t->groups, G->g_edp) : NULL;
@@ -1771,6 +1814,8 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
         return NULL;
     G.T = (double)w->micro_batch * w->seq / w->cp;
     G.act = G.T * w->m.hidden * 2;
+    workload_attn_shape(&w->m, &G.at);
+    G.act_in = G.T * G.at.in * 2;
     costs_init(&G);
     g_autofree char *src = g_strdup_printf("workload:%s", w->m.name ? w->m.name : "custom");
     G.t = trace_new(w->gpus, src);

@@ -109,6 +109,22 @@ check scale-moe-router-groups-alone 2 "go together" -- scale $FM --systems dgx-h
 mf=$("$C" sweep tests/data/sweep/scale-moe-flex.json -j 2 2>/dev/null)
 if printf '%s\n' "$mf" | awk -F, 'NR == 2 { a1 = $4 } NR == 3 { a4 = $4 } NR == 4 { f1 = $4 } NR == 5 { f4 = $4 } END { exit !(a1 > 0 && a1 == a4 && f1 > 0 && f1 < f4 && f4 < a1) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-moe-flex: $mf" >&2; fi
+# multi-latent attention (DeepSeek's MLA, Megatron-LM's --kv-lora-rank and companions): the preset carries
+# it (671.0 B weights, the report's 671B), the headers and the JSON record say so; refused (exit 2) for a
+# preset, without --kv-lora-rank, with grouped-query heads and with --tp-comm-overlap; as a sweep key a
+# wider key-value latent lengthens the step
+MLA="--model custom --layers 2 --hidden 2048 --heads 16 --gated --seq 2048 --kv-lora-rank 512"
+check workload-mla-list 0 "^deepseek-v3-like +61 +7168 +128 +128 +18432 +129280 +256 top-8 +671\\.0 " -- workload --model list
+check workload-mla-header 0 "^workload deepseek-v3-like \\(MLA, latents q 1536 / kv 512\\) on dgx-h100" -- workload --model deepseek-v3-like --topo dgx-h100 --gpus 8 --tp 8 --ep 8 --sp --seq 256 -o /dev/null
+check scale-mla-header 0 "^# scale: custom \\(MLA, latent kv 512\\), " -- scale $MLA --systems dgx-h100:8 --tp 2 --sp
+check scale-mla-json 0 '"q_lora_rank": 768, "kv_lora_rank": 512, "qk_head_dim": 128, "qk_pos_emb_head_dim": 64, "v_head_dim": 96' -- scale $MLA --q-lora-rank 768 --v-head-dim 96 --systems dgx-h100:8 --tp 2 --sp --format json
+check scale-mla-preset 2 "--kv-lora-rank and its companions a custom model's multi-latent attention" -- scale --model deepseek-v3-like --kv-lora-rank 256 --systems dgx-h100:8
+check scale-mla-companions 2 "describe multi-latent attention: give --kv-lora-rank" -- scale --model custom --layers 2 --hidden 2048 --heads 16 --qk-head-dim 64 --systems dgx-h100:8
+check scale-mla-gqa 2 "multi-latent attention has no grouped-query form" -- scale $MLA --kv-heads 4 --systems dgx-h100:8 --tp 2
+check scale-mla-tp-comm-overlap 2 "--tp-comm-overlap with multi-latent attention" -- scale $MLA --systems dgx-h100:8 --tp 2 --sp --tp-comm-overlap
+mla=$("$C" sweep tests/data/sweep/scale-mla.json -j 2 2>/dev/null)
+if printf '%s\n' "$mla" | awk -F, 'NR == 2 && $2 == 128 { a = $3 } NR == 3 && $2 == 1024 { b = $3 } END { exit !(a > 0 && b > a) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-mla: $mla" >&2; fi
 # --fp8-recipe (Megatron-LM's): mxfp8 only on Blackwell, blockwise from Hopper on, any recipe only with fp8
 # (exit 2); the header names a recipe other than delayed; tensorwise reduces amaxes over TP before its
 # gathers instead of delayed's per-chunk reductions; as a sweep key on B200 delayed is the fastest (its
