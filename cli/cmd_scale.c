@@ -464,6 +464,11 @@ static void print_results(const result *R, int n, const char *fmt)
                 char cpl[48];
                 printf(", \"cp_comm\": \"%s\"", workload_cp_comm_label(w, cpl, sizeof cpl));
             }
+            if (w->mtp > 0)
+                printf(", \"mtp_num_layers\": %d", w->mtp);
+            if (w->first_stage_layers > 0 || w->last_stage_layers > 0)
+                printf(", \"decoder_first_pipeline_num_layers\": %d, \"decoder_last_pipeline_num_layers\": %d",
+                       w->first_stage_layers, w->last_stage_layers);
             if (w->m.kv_lora > 0)
                 printf(", \"q_lora_rank\": %d, \"kv_lora_rank\": %d, \"qk_head_dim\": %d, \"qk_pos_emb_head_dim\": %d, "
                        "\"v_head_dim\": %d", w->m.q_lora, w->m.kv_lora, w->m.qk_dim, w->m.rope_dim, w->m.v_dim);
@@ -893,6 +898,12 @@ static int run_scale(wl_opts *o, scale_cli *c)
                 printf(", TP input gradients reduced beside the weight gradients");
             if (R[0].w.tp_comm_overlap)
                 printf(", TP communication overlapped with GEMMs (userbuffers)");
+            if (R[0].w.mtp > 0)
+                printf(", %d MTP layer%s", R[0].w.mtp, R[0].w.mtp > 1 ? "s" : "");
+            if (R[0].w.first_stage_layers > 0)
+                printf(", %d layers on the first stage", R[0].w.first_stage_layers);
+            if (R[0].w.last_stage_layers > 0)
+                printf(", %d on the last", R[0].w.last_stage_layers);
             if (R[0].w.moe_shared_overlap)
                 printf(", shared expert beside the all-to-alls");
             if (R[0].w.overlap_param_gather)

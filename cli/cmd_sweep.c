@@ -482,7 +482,8 @@ static const char *const scale_params[] = {
     "reuse_grad_buf_for_mxfp8_param_ag", "moe_token_dispatcher_type", "moe_router_num_groups", "moe_router_group_topk",
     /* model custom's shape, as scale's --layers ... --dense-layers */
     "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "gated", "experts", "topk", "expert_ffn", "shared_ffn",
-    "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim", NULL,
+    "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim",
+    "mtp_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers", NULL,
 };
 
 enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE, S_MEM };
@@ -560,7 +561,9 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     static const char *const shape[] = {"layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "experts", "topk",
                                         "expert_ffn", "shared_ffn", "dense_layers", "moe_router_num_groups",
                                         "moe_router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
-                                        "qk_pos_emb_head_dim", "v_head_dim"}; /* scale's options */
+                                        "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers",
+                                        "decoder_first_pipeline_num_layers",
+                                        "decoder_last_pipeline_num_layers"}; /* scale's options */
     for (size_t i = 0; i < G_N_ELEMENTS(shape); i++)
         if (!point_int(p, shape[i], 0, 1 << 30, wl_opts_int_field(&o, shape[i]), err))
             return false;

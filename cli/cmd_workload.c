@@ -83,8 +83,12 @@ static int run(wl_opts *o, const char *out)
                : w.zero ? (w.zero == 1 ? "ZeRO-1" : "ZeRO-2")
                         : "DDP",
                dt);
-        printf("params %.3f B; step: %d sequences x %d tokens = %.0f tokens, %d microbatches of %d per pipeline",
-               workload_params(&w.m) / 1e9, w.global_batch, w.seq, tokens, w.global_batch / (w.micro_batch * w.dp),
+        char mtp[64] = "";
+        if (w.mtp > 0)
+            g_snprintf(mtp, sizeof mtp, " + %.3f B in %d MTP layer%s", w.mtp * workload_mtp_params(&w.m) / 1e9, w.mtp,
+                       w.mtp > 1 ? "s" : "");
+        printf("params %.3f B%s; step: %d sequences x %d tokens = %.0f tokens, %d microbatches of %d per pipeline",
+               workload_params(&w.m) / 1e9, mtp, w.global_batch, w.seq, tokens, w.global_batch / (w.micro_batch * w.dp),
                w.micro_batch);
         if (w.pp > 1 && w.vpp > 1 && w.m.layers % (w.pp * w.vpp) == 0)
             printf(", interleaved 1F1B (%d model chunks of %d layers per pp rank)", w.vpp, w.m.layers / (w.pp * w.vpp));

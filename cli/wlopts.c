@@ -47,7 +47,9 @@ static const struct {
     {"--dense-layers", offsetof(wl_opts, dense_layers)},
     {"--q-lora-rank", offsetof(wl_opts, q_lora)},   {"--kv-lora-rank", offsetof(wl_opts, kv_lora)},
     {"--qk-head-dim", offsetof(wl_opts, qk_dim)},   {"--qk-pos-emb-head-dim", offsetof(wl_opts, rope_dim)},
-    {"--v-head-dim", offsetof(wl_opts, v_dim)},
+    {"--v-head-dim", offsetof(wl_opts, v_dim)},     {"--mtp-num-layers", offsetof(wl_opts, mtp)},
+    {"--decoder-first-pipeline-num-layers", offsetof(wl_opts, first_stage_layers)},
+    {"--decoder-last-pipeline-num-layers", offsetof(wl_opts, last_stage_layers)},
     {"--moe-router-num-groups", offsetof(wl_opts, router_groups)},
     {"--moe-router-group-topk", offsetof(wl_opts, router_group_topk)},
 };
@@ -101,6 +103,14 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "MoE: alltoall (NCCL all-to-alls, a copy per chosen expert) or flex (DeepEP: once per NVLink domain, "
          "forwarded inside it; Megatron-LM's flag) [alltoall]",
          "T"},
+        {"decoder-first-pipeline-num-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "layers of the first pipeline stage, the middle stages' the rest evenly (Megatron-LM's flag) [the split "
+         "rule]", "N"},
+        {"decoder-last-pipeline-num-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "layers of the last pipeline stage (Megatron-LM's flag) [the split rule]", "N"},
+        {"mtp-num-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "multi-token prediction layers on the last pipeline stage (DeepSeek-V3's MTP: 1; Megatron-LM's flag) [0]",
+         "N"},
         {"moe-router-num-groups", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "MoE: group-limited routing, the experts in G equal groups (with --moe-router-group-topk; Megatron-LM's)", "G"},
         {"moe-router-group-topk", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
@@ -350,6 +360,9 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->fp8_param_gather = o->fp8_param_gather;
     w->mxfp8_grad_buf = o->mxfp8_grad_buf;
     w->moe_shared_overlap = o->moe_shared_overlap;
+    w->mtp = o->mtp;
+    w->first_stage_layers = o->first_stage_layers;
+    w->last_stage_layers = o->last_stage_layers;
     w->grad_bytes = o->grad_fp32 ? 4 : 2;
     w->layer_fuse = o->layer_fuse;
     workload_spec_defaults(w);

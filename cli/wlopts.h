@@ -18,6 +18,8 @@ typedef struct {
     gint layers, hidden, heads, kv_heads, ffn, vocab, experts, topk, expert_ffn, shared_ffn, dense_layers;
     gint router_groups, router_group_topk;
     gint q_lora, kv_lora, qk_dim, rope_dim, v_dim; /* custom: multi-latent attention's widths */
+    gint mtp;                    /* --mtp-num-layers */
+    gint first_stage_layers, last_stage_layers; /* --decoder-first/last-pipeline-num-layers */
     gboolean sp, fsdp, zero3_per_param, recompute, grad_fp32, gated, overlap_param_gather, tp_async_bwd, tp_comm_overlap, fp8_param_gather, mxfp8_grad_buf,
         moe_shared_overlap;
     gboolean by_name;            /* wl_step_run fills wl_step.by_name (not an option of the group) */

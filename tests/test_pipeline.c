@@ -584,6 +584,58 @@ static void test_workload_uneven_chunks_trace(void)
     trace_free(t);
 }
 
+/* --decoder-first/last-pipeline-num-layers (Megatron-LM's): the given
+ * stages hold their counts, the middle ones the rest evenly (10 layers on
+ * pp 4 with the last holding 1: 3, 3, 3, 1; with the first 4 and last 2:
+ * 4, 2, 2, 2); every rank's trace runs its stage's layers, the FLOPs are the
+ * model's and the step replays; counts that do not split evenly, pp 1 and
+ * the interleaved schedule are refused. */
+static void test_workload_stage_counts(void)
+{
+    workload_spec w = pipe_spec(10, 1024, 4, 8, 1);
+    w.last_stage_layers = 1;
+    static const int want[2][4] = {{3, 3, 3, 1}, {4, 2, 2, 2}};
+    for (int k = 0; k < 2; k++) {
+        if (k == 1)
+            w.first_stage_layers = 4, w.last_stage_layers = 2;
+        CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
+        int next = 0;
+        for (int s = 0; s < 4; s++) {
+            int first, n = workload_stage_layers(&w, s, &first);
+            CU_ASSERT_EQUAL(n, want[k][s]);
+            CU_ASSERT_EQUAL(first, next);
+            next = first + n;
+        }
+        CU_ASSERT_EQUAL(next, 10);
+    }
+    gpu_model g = gpu("H100");
+    w.dp = 2, w.gpus = 8, w.global_batch = 16; /* 8 ranks, as check_flops_and_replay replays */
+    trace *t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int s = 0; s < 4; s++) /* dp 0 of stage s */
+        CU_ASSERT_EQUAL(count(t, 2 * s, TOP_COMPUTE, -1, "attn_fwd", NULL), 8 * want[1][s]);
+    check_flops_and_replay(t, &w);
+    trace_free(t);
+    GError *err = NULL;
+    w.first_stage_layers = 3; /* 10 - 3 - 2 = 5 over 2 middle stages */
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "must split evenly over the 2 middle stages") : NULL);
+    g_clear_error(&err);
+    w.first_stage_layers = 4;
+    w.vpp = 2;
+    w.global_batch = 8;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "need pp >= 2 and the 1F1B schedule") : NULL);
+    g_clear_error(&err);
+    /* pp 2 with both given: no middle stage, the two counts the layers */
+    w = pipe_spec(10, 1024, 2, 4, 1);
+    w.first_stage_layers = 6, w.last_stage_layers = 4;
+    CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
+    CU_ASSERT_EQUAL(workload_stage_layers(&w, 1, NULL), 4);
+    w.last_stage_layers = 3;
+    CU_ASSERT_FALSE(workload_spec_check(&w, NULL));
+}
+
 /* Memory of the busiest stage: stage s holds min(p - s, m) microbatches.
  * With full recomputation (2 s b h bytes per layer and microbatch) and a
  * 16-token vocabulary, 10 layers on pp 4 keep 2x4, 3x3, 3x2, 2x1
@@ -661,6 +713,7 @@ int main(void)
         {"/workload/uneven-stages/memory", test_workload_uneven_stages_memory},
         {"/workload/uneven-stages/errors", test_workload_uneven_stages_errors},
         {"/workload/uneven-chunks/rule", test_workload_chunk_layers_rule},
+        {"/workload/stage-counts", test_workload_stage_counts},
         {"/workload/uneven-chunks/trace", test_workload_uneven_chunks_trace},
         {NULL, NULL},
     };

@@ -703,6 +703,74 @@ static void test_workload_mla(void)
     g_clear_error(&err);
 }
 
+/* Multi-token prediction (--mtp-num-layers, DeepSeek-V3's depth 1) on the
+ * last pipeline stage: the trace's FLOPs against the step's; the MTP ops and
+ * their TP gathers (the 2h-wide input, the output over TP, the gradient)
+ * there and nowhere else; its gradients, and the untied embedding's copy,
+ * reduced with the stage's (the copy all-reduced with the first stage's);
+ * the last stage's memory; the refusals. */
+static void test_workload_mtp(void)
+{
+    gpu_model g = gpu("H100");
+    workload_spec w0 = spec("deepseek-v3-like", 2, 2, 2, 4, 256), w = w0;
+    w0.sp = w.sp = true;
+    w.mtp = 1;
+    const workload_model *m = &w.m;
+    double h = 7168, e1;
+    ASSERT_REL(workload_mtp_params(m), workload_layer_params(m, true, NULL) + 2 * h * h + 3 * h, 1e-12);
+    CU_ASSERT(fabs(workload_mtp_params(m) - 11.61e9) < 0.01e9);
+    trace *t0 = workload_generate(&w0, &g, NULL), *t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double total = 0;
+    for (int r = 0; r < t->nranks; r++)
+        total += rank_flops(t, r);
+    ASSERT_REL(total, workload_step_flops(&w), 1e-9);
+    double tokens = 4 * 256.0;
+    ASSERT_REL(workload_step_flops(&w) - workload_step_flops(&w0),
+               3 * (2 * tokens * 2 * h * h + workload_layer_fwd_flops(m, true, tokens, 256) + 2 * tokens * h * 129280),
+               1e-9);
+    int last = 2 * 2 * 1; /* rank_of(tp 0, cp 0, dp 0, pp 1) */
+    /* 2 microbatches a rank (4 sequences over dp 2): two ops each forward (lookup + norms, projection) */
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COMPUTE, -1, "mtp_", NULL), 0);
+    CU_ASSERT_EQUAL(count(t, last, TOP_COMPUTE, -1, "mtp_fwd", NULL), 2 * 2);
+    CU_ASSERT_EQUAL(count(t, last, TOP_COMPUTE, -1, "mtp_lm_head_fwd", NULL), 2);
+    CU_ASSERT_EQUAL(count(t, last, TOP_COMPUTE, -1, "mtp_lm_head_bwd", NULL), 2);
+    double ag, A = 256 * h * 2;
+    CU_ASSERT_EQUAL(count(t, last, TOP_COLL, COLL_ALL_GATHER, "tp_ag_mtp", &ag), 3 * 2);
+    ASSERT_REL(ag, 2 * (2 * A + A + A), 1e-12);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, -1, "tp_ag_mtp", NULL), 0);
+    /* the step has the MTP layer's attention and MoE traffic too: one more layer's on the last stage */
+    CU_ASSERT_EQUAL(count(t, last, TOP_COLL, -1, "ep_dispatch", NULL) - count(t0, last, TOP_COLL, -1, "ep_dispatch", NULL),
+                    0); /* ep 1: no all-to-all */
+    CU_ASSERT_EQUAL(count(t, last, TOP_COLL, COLL_REDUCE_SCATTER, "tp_rs_shared", NULL) -
+                        count(t0, last, TOP_COLL, COLL_REDUCE_SCATTER, "tp_rs_shared", NULL),
+                    2 * 2);
+    /* gradients: the MTP layer's dense weights and the embedding's copy (untied) join the stage's */
+    double g0, g1, x0, x1, d = workload_mtp_rank_params(&w, &e1, NULL), emb = 129280 * h / 2;
+    count(t0, last, TOP_COLL, COLL_ALL_REDUCE, "dp_grad", &g0);
+    count(t, last, TOP_COLL, COLL_ALL_REDUCE, "dp_grad", &g1);
+    count(t0, last, TOP_COLL, COLL_ALL_REDUCE, "dp_grad_expert", &x0);
+    count(t, last, TOP_COLL, COLL_ALL_REDUCE, "dp_grad_expert", &x1);
+    ASSERT_REL((g1 - x1) - (g0 - x0), 2 * (d + emb), 1e-6);
+    ASSERT_REL(x1 - x0, 2 * e1, 1e-6);
+    CU_ASSERT_EQUAL(count(t0, last, TOP_COLL, COLL_ALL_REDUCE, "embedding_grad_ar", NULL), 0);
+    CU_ASSERT_EQUAL(count(t, last, TOP_COLL, COLL_ALL_REDUCE, "embedding_grad_ar", NULL), 1);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "embedding_grad_ar", NULL), 1);
+    CU_ASSERT(workload_memory_bytes(&w) > workload_memory_bytes(&w0));
+    trace_free(t0);
+    trace_free(t);
+    GError *err = NULL;
+    w.zero = 3;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "MTP layers' parameter gathers are not modelled") : NULL);
+    g_clear_error(&err);
+    w.zero = 0;
+    w.mtp = 17;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    g_clear_error(&err);
+}
+
 static double first_dur_ps(const trace *t, int r, const char *name)
 {
     for (guint i = 0; i < t->ranks[r].ops->len; i++) {
@@ -1836,6 +1904,7 @@ int main(void)
         {"/workload/expert-tensor-parallel", test_workload_expert_tensor_parallel},
         {"/workload/shared-expert-tp", test_workload_shared_expert_tp},
         {"/workload/mla", test_workload_mla},
+        {"/workload/mtp", test_workload_mtp},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/memory-activations-mlp", test_workload_memory_activations_mlp},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},

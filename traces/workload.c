@@ -399,9 +399,34 @@ static int split_layers(int L, int P, int j, int *first_layer)
     return j < lo || j >= hi ? c - 1 : c;
 }
 
+/* --decoder-first/last-pipeline-num-layers as Megatron-LM takes them: the
+ * first (last) stage holds that many layers and the middle stages (those
+ * without a count) the rest evenly. False where they do not apply (not
+ * given, pp < 2, interleaved) or do not fit (the rest not splitting evenly
+ * into at least a layer a middle stage): workload_spec_check says which. */
+static bool stage_counts(const workload_spec *w, int *mid)
+{
+    int f = w->first_stage_layers, l = w->last_stage_layers, nmid = w->pp - (f > 0) - (l > 0);
+    int64_t rest = (int64_t)w->m.layers - f - l;
+    if ((f <= 0 && l <= 0) || f < 0 || l < 0 || w->pp < 2 || w->vpp > 1 || rest < 0)
+        return false;
+    if (nmid == 0)
+        return *mid = 0, rest == 0;
+    if (rest < nmid || rest % nmid)
+        return false;
+    *mid = (int)(rest / nmid);
+    return true;
+}
+
 int workload_chunk_layers(const workload_spec *w, int stage, int chunk, int *first_layer)
 {
-    int p = w->pp, v = w->vpp > 1 ? w->vpp : 1;
+    int p = w->pp, v = w->vpp > 1 ? w->vpp : 1, mid;
+    if (stage_counts(w, &mid) && stage >= 0 && stage < p) {
+        int f = w->first_stage_layers > 0 ? w->first_stage_layers : mid;
+        if (first_layer)
+            *first_layer = stage == 0 ? 0 : f + (stage - 1) * mid;
+        return stage == 0 ? f : stage == p - 1 && w->last_stage_layers > 0 ? w->last_stage_layers : mid;
+    }
     g_assert(p >= 1 && p * v <= w->m.layers && stage >= 0 && stage < p && chunk >= 0 && chunk < v);
     return split_layers(w->m.layers, p * v, chunk * p + stage, first_layer);
 }
@@ -478,6 +503,27 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return LAYOUT("--cp-comm a2a gives each CP rank heads/(tp*cp) heads: heads (%d) and kv-heads (%d) must be "
                       "divisible by tp*cp (%d*%d); p2p or allgather have no such rule", m->heads, m->kv_heads, w->tp,
                       w->cp);
+    int mid;
+    if ((w->first_stage_layers || w->last_stage_layers) && !stage_counts(w, &mid)) {
+        int f = w->first_stage_layers, l = w->last_stage_layers;
+        if (f < 0 || l < 0 || w->pp < 2 || w->vpp > 1)
+            return LAYOUT("--decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers need pp >= 2 "
+                          "and the 1F1B schedule (with interleaving they are not modelled); got pp %d%s", w->pp,
+                          w->vpp > 1 ? ", interleaved" : "");
+        int nmid = w->pp - (f > 0) - (l > 0);
+        return LAYOUT("--decoder-first/last-pipeline-num-layers (%d, %d): the other %" G_GINT64_FORMAT
+                      " of the %d layers must split evenly over the %d middle stages, at least one each "
+                      "(Megatron-LM asserts)", f, l, (int64_t)m->layers - f - l, m->layers, nmid);
+    }
+    if (w->mtp < 0 || w->mtp > 16)
+        return VALUE("--mtp-num-layers must be in 1..16 (got %d)", w->mtp);
+    if (w->mtp > 0 && w->zero == 3)
+        return VALUE("--mtp-num-layers with %s: the MTP layers' parameter gathers are not modelled",
+                     w->fsdp ? "--fsdp" : "--zero 3");
+    if (w->mtp > 0 && w->tp_comm_overlap)
+        return VALUE("--tp-comm-overlap with --mtp-num-layers: Megatron-LM turns Transformer Engine's overlap off "
+                     "for the MTP projection (its buffer mtp_eh_proj is not one of qkv, proj, fc1, fc2), so it "
+                     "is not modelled");
     if (w->moe_shared_overlap && !m->shared_ffn)
         return VALUE("--moe-shared-expert-overlap needs an MoE model with a shared expert (--shared-ffn; "
                      "deepseek-v3-like has one)");
@@ -768,11 +814,31 @@ double workload_layer_fwd_flops(const workload_model *m, bool moe, double tokens
 double workload_step_flops(const workload_spec *w)
 {
     const workload_model *m = &w->m;
-    double tokens = (double)w->global_batch * w->seq, f = 0;
+    double tokens = (double)w->global_batch * w->seq, f = 0, h = m->hidden;
     for (int l = 0; l < m->layers; l++)
         f += workload_layer_fwd_flops(m, workload_layer_is_moe(m, l), tokens, w->seq);
-    f += 2 * tokens * (double)m->hidden * m->vocab;
+    f += 2 * tokens * h * m->vocab;
+    /* MTP: per layer its projection, its transformer layer (the model's last kind) and the LM head again */
+    f += w->mtp * (2 * tokens * 2 * h * h + workload_layer_fwd_flops(m, workload_layer_is_moe(m, m->layers), tokens,
+                                                                      w->seq) + 2 * tokens * h * m->vocab);
     return 3 * f;
+}
+
+double workload_mtp_params(const workload_model *m)
+{
+    double h = m->hidden;
+    return workload_layer_params(m, workload_layer_is_moe(m, m->layers), NULL) + 2 * h * h + 3 * h;
+}
+
+double workload_mtp_rank_params(const workload_spec *w, double *expert, double *replicated)
+{
+    double h = w->m.hidden, e, r;
+    /* layer index `layers`: one past the last, so of the last layer's kind (workload_layer_is_moe) */
+    double d = workload_layer_rank_params(w, w->m.layers, &e, &r) + 2 * h * h / w->tp + 3 * h;
+    *expert = w->mtp * e;
+    if (replicated)
+        *replicated = w->mtp * (r + 3 * h);
+    return w->mtp * d;
 }
 
 /* Weights, gradients and Adam state of `layers` layers from `first` (and
@@ -790,7 +856,10 @@ static double param_state_bytes(const workload_spec *w, double p, double shards)
  * under DDP, and its Adam update) */
 int workload_emb_matrices(const workload_spec *w, bool first, bool last)
 {
-    return (first ? 1 : 0) + (last ? 1 : 0) - (first && last && w->m.tied ? 1 : 0);
+    /* MTP: the last stage of an untied model holds the word embedding too (Megatron-LM ties the MTP
+     * layers' embedding to the first stage's, as it ties an LM head) */
+    return (first ? 1 : 0) + (last ? 1 : 0) - (first && last && w->m.tied ? 1 : 0) +
+           (w->mtp > 0 && last && !first && !w->m.tied ? 1 : 0);
 }
 
 /* A rank's weights and states: dense parameters split by tp (norms, row-parallel
@@ -809,6 +878,12 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
         p += workload_layer_rank_params(w, l, &e, &r);
         pe += e;
         rep += r - workload_layer_tp_replicated_linear(m);
+    }
+    if (first + layers == m->layers && w->mtp > 0) { /* the last stage's MTP layers */
+        double e, r;
+        p += workload_mtp_rank_params(w, &e, &r);
+        pe += e;
+        rep += r - w->mtp * workload_layer_tp_replicated_linear(m);
     }
     /* --dtype fp8: Transformer Engine keeps each linear layer's fp8 weight and its columnwise copy
      * from the first microbatch on, 2 bytes a weight (a transpose on Hopper; mxfp8's and blockwise's
@@ -869,6 +944,8 @@ static double act_bytes(const workload_spec *w, int first, int n)
     double a = 0;
     for (int l = first; l < first + n; l++)
         a += layer_act_bytes(w, l);
+    if (first + n == w->m.layers) /* the last stage's MTP layers, each a layer of the last kind */
+        a += w->mtp * layer_act_bytes(w, w->m.layers);
     return a;
 }
 
@@ -936,8 +1013,13 @@ double workload_op_estimate(const workload_spec *w)
     if (w->tp_comm_overlap && w->tp > 1) /* two rings of tp steps and 2 (tp-1) transfers, 4 splits, forward and back */
         per_layer += (w->recompute ? 3 : 2) * (6.0 * w->tp + 16 + (w->dtype == COMPUTE_FP8 ? 4 : 0));
     /* layer groups of a stage: at most layer_fuse layers each */
-    double groups = ceil(ceil((double)w->m.layers / w->pp / w->vpp) / w->layer_fuse) * w->vpp; /* the longest chunk's */
+    double longest = ceil((double)w->m.layers / w->pp / w->vpp); /* the longest chunk's layers */
+    int mid;
+    if (stage_counts(w, &mid))
+        longest = MAX(MAX(mid, w->first_stage_layers), w->last_stage_layers);
+    double groups = ceil(longest / w->layer_fuse) * w->vpp;
     double ops = (double)w->gpus * mb * groups * per_layer;
+    ops += (double)w->gpus / w->pp * mb * w->mtp * (per_layer + 10); /* the last stage's MTP layers, their heads */
     if (w->dtype == COMPUTE_FP8) /* a microbatch's two amax reductions per chunk, the weights' cast */
         ops += (double)w->gpus * (mb * 2 + 1) * w->vpp;
     if (w->zero3_param_sync) { /* per tensor, not fused: host op, collective, copies */

@@ -137,6 +137,12 @@ typedef struct {
     int vpp;                      /* model chunks per PP rank: 1 = 1F1B, >= 2 = interleaved 1F1B
                                    * (Megatron's virtual pipeline size; chunk c of rank r holds
                                    * virtual stage c*pp + r) */
+    int mtp;                      /* multi-token prediction layers (Megatron-LM's --mtp-num-layers,
+                                   * DeepSeek-V3's MTP: 1), on the last pipeline stage; 0: none */
+    int first_stage_layers, last_stage_layers; /* Megatron-LM's --decoder-first-pipeline-num-layers,
+                                   * --decoder-last-pipeline-num-layers: the first / last stage's
+                                   * layers, the middle stages' the rest evenly; 0: the split rule
+                                   * (workload_chunk_layers) */
 } workload_spec;
 
 /* "p2p", "allgather" or "a2a" (Megatron-LM's names) -> *out; false with
@@ -271,6 +277,18 @@ double workload_layer_fwd_flops(const workload_model *m, bool moe, double tokens
  * 3 x forward matmul FLOPs (Megatron's counting, attention scores and LM
  * head included). */
 double workload_step_flops(const workload_spec *w);
+
+/* Weights of one multi-token prediction layer (Megatron-LM's
+ * MultiTokenPredictionLayer): the norms of the embedding and of the hidden
+ * state, the 2h -> h projection (eh_proj), one transformer layer as the
+ * model's last, and the final norm; the embedding and the LM head are the
+ * model's, shared. Per rank as workload_layer_rank_params: the dense part
+ * returned, the routed experts' in *expert, the part every TP rank holds
+ * whole in *replicated (when not NULL). */
+double workload_mtp_rank_params(const workload_spec *w, double *expert, double *replicated);
+/* All weights of one MTP layer (DeepSeek-V3's: 11.6 B, its 14B MTP module without the embedding and
+ * head its checkpoint stores again). */
+double workload_mtp_params(const workload_model *m);
 
 /* Estimated device memory of the busiest rank, bytes: weights, gradients,
  * Adam state (sharded as ZeRO says) and activations (Korthikanti et al.

@@ -69,6 +69,10 @@ typedef struct {
      * and the assembly of whole-head queries and keys (qkv: its up projections, the TP-split ones) */
     gemm3 down;
     fb lat_norm, rope;
+    /* an MTP layer's input: the shifted tokens' embedding lookup and the two norms (mtp_in), the
+     * 2h -> h projection (mtp_proj) */
+    fb mtp_in;
+    gemm3 mtp_proj;
     /* --tp-comm-overlap: the GEMMs over 1/tp of the tokens (a ring step) and 1/4 (a pipeline split) */
     gemm3 qkv_t, proj_t, fc1_t, fc2_t, proj_4, fc2_4;
     /* --moe-shared-expert-overlap: the shared expert (moe_sh_f/moe_sh_b) in halves, MLP-in and the
@@ -451,6 +455,11 @@ static void costs_init(gen *G)
         elem(&c->moe_exp_f, &c->moe_exp_b, G, 10 * Tm * h);
     }
     elem(&c->emb_f, &c->emb_b, G, 4 * T * h);
+    if (w->mtp > 0) { /* the lookup as the embedding's, the norms as the layers' (bf16: TENorm alone) */
+        cost mf = {0}, mb = {0}; /* (the pieces alone in c) */
+        elem_part(&mf, &mb, G, 4 * T * h + 2 * 4 * Tn * h, 0, &c->mtp_in);
+        linear(&mf, &mb, G, LIN_COL, 1, T, 2 * h, h / t, &c->mtp_proj, NULL);
+    }
     elem(&c->head_f, &c->head_b, G, 4 * Tn * h);                     /* final norm */
     gemm(&c->head_f, &c->head_b, G, T, h, (double)m->vocab / t);
     elem(&c->head_f, &c->head_b, G, 3 * 4 * T * m->vocab / t);        /* fp32 softmax cross-entropy */
@@ -888,10 +897,11 @@ static void ep_exchange(gen *G, double f, double a2a, const char *name, const ch
     wait_on(G, x);
 }
 
-static void block_fwd(gen *G, int k, bool moe, const char *tag)
+/* The forward of f layers (a layer group; an MTP layer) of one kind. */
+static void block_fwd(gen *G, double f, bool moe, const char *tag)
 {
     const workload_spec *w = G->w;
-    double f = group_size(G, k), A = G->act * f, Ain = G->act_in * f;
+    double A = G->act * f, Ain = G->act_in * f;
     bool sp = w->sp, tpo = tp_overlap(G);
     char n[64];
     if (sp && !tpo) /* the attention's input (MLA: its latents, the down projections run on the rank's tokens) */
@@ -989,10 +999,10 @@ static void column_bwd(gen *G, const char *name, const cost *all, const cost *dg
     column_async(G, name, dg, wg, f, A, false);
 }
 
-static void block_bwd(gen *G, int k, bool moe)
+static void block_bwd(gen *G, double f, bool moe)
 {
     const workload_spec *w = G->w;
-    double f = group_size(G, k), A = G->act * f;
+    double A = G->act * f;
     bool sp = w->sp, tpo = tp_overlap(G);
     if (!moe && tpo) {
         mlp_bwd_tpo(G, f, A);
@@ -1041,6 +1051,41 @@ static void block_bwd(gen *G, int k, bool moe)
     column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv.dg, &G->c.qkv.wg, f, G->act_in * f, true);
 }
 
+/* A multi-token prediction layer's forward (Megatron-LM's
+ * MultiTokenPredictionLayer, read 2026-12-03): the shifted tokens' embedding
+ * and the hidden state, each normed, concatenated and projected 2h -> h by a
+ * column-parallel layer (its 2h-wide input all-gathered under SP), the
+ * output all-gathered over TP (gather_from_tensor_model_parallel_region;
+ * under SP then split by sequence again, no traffic), then a transformer
+ * layer of the model's last kind. Its final norm, the LM head and the loss
+ * are the head's (mtp_lm_head ops). */
+static void mtp_fwd(gen *G, const char *tag)
+{
+    const workload_spec *w = G->w;
+    char n[64];
+    g_snprintf(n, sizeof n, "%smtp_fwd", tag);
+    compute(G, n, &G->c.mtp_in.f, 1);
+    if (w->sp)
+        tp_gather(G, S_MAIN, 2 * G->act, AG_IN, "tp_ag_mtp", NONE);
+    compute(G, n, &G->c.mtp_proj.f, 1);
+    coll(G, S_MAIN, COLL_ALL_GATHER, G->act, G->g_tp, "tp_ag_mtp_out", NONE);
+    block_fwd(G, 1, workload_layer_is_moe(&w->m, w->m.layers), tag);
+}
+
+/* Its backward: the layer's; under SP the output gradient gathered by
+ * sequence (the split's backward); the projection's, its input gradient
+ * reduce-scattered (all-reduced without SP) as a column-parallel layer's
+ * (column_bwd); the norms' and the lookup's with them. */
+static void mtp_bwd(gen *G)
+{
+    const workload_spec *w = G->w;
+    block_bwd(G, 1, workload_layer_is_moe(&w->m, w->m.layers));
+    if (w->sp)
+        tp_gather(G, S_MAIN, G->act, AG_DY, "tp_ag_mtp_bwd", NONE);
+    cost all = cost_sum3(&G->c.mtp_proj.dg, &G->c.mtp_proj.wg, &G->c.mtp_in.b);
+    column_bwd(G, "mtp_bwd", &all, &G->c.mtp_proj.dg, &G->c.mtp_proj.wg, 1, 2 * G->act, false);
+}
+
 /* ---- gradients ---- */
 
 /* First layer of layer group k of the current model chunk: chunk c of PP
@@ -1063,6 +1108,21 @@ static bool chunk_first(const gen *G)
 static bool chunk_last(const gen *G)
 {
     return G->pp_i == G->w->pp - 1 && G->chunk == G->V - 1;
+}
+
+/* The MTP layers' weights on this rank (dense, expert, replicated, linear as
+ * group_params'), zero but on the last pipeline stage. */
+static void mtp_params(const gen *G, double *dense, double *expert, double *replicated, double *linear)
+{
+    const workload_spec *w = G->w;
+    double r = 0;
+    *dense = *expert = 0;
+    if (w->mtp > 0 && G->pp_i == w->pp - 1)
+        *dense = workload_mtp_rank_params(w, expert, &r);
+    if (replicated)
+        *replicated = r;
+    if (linear)
+        *linear = *dense > 0 ? *dense - r + w->mtp * workload_layer_tp_replicated_linear(&w->m) : 0;
 }
 
 /* Dense and expert weights one rank holds for layer group k of its current
@@ -1326,13 +1386,17 @@ static void pg_plan(gen *G)
         bidx[i] = -1;
     for (int j = items - 1; j >= 0; j--) { /* backward order: head, groups from the last, embedding */
         double p[2] = {0, 0}, lin = 0;
-        if (j == items - 1)
-            p[0] = lastst && !(w->m.tied && w->pp == 1) ? emb_params(G) : 0;
-        else if (j == 0)
+        if (j == items - 1) { /* the LM head, the MTP layers and their copy of the embedding */
+            if (lastst) {
+                mtp_params(G, &p[0], &p[1], NULL, &lin);
+                p[0] += (!(w->m.tied && w->pp == 1) ? emb_params(G) : 0) +
+                        (w->mtp > 0 && w->pp > 1 && !w->m.tied ? emb_params(G) : 0);
+            }
+        } else if (j == 0)
             p[0] = first ? emb_params(G) : 0;
         else
             group_params(G, j - 1, &p[0], &p[1], NULL, &lin);
-        bool layer = j > 0 && j < items - 1;
+        bool layer = j > 0;
         double wb[2] = {weight_bytes(G, p[0], layer ? lin : 0), weight_bytes(G, p[1], p[1])};
         for (int c = 0; c < 2; c++) {
             if (p[c] <= 0)
@@ -1489,12 +1553,16 @@ static void forward(gen *G, int mb)
         if (w->zero == 3 && k > 0)
             zero3_gather(G, k, k == ng - 1, false);
         pg_wait(G, k + 1, mb);
-        block_fwd(G, k, workload_layer_is_moe(&w->m, group_layer(G, k)), "");
+        block_fwd(G, group_size(G, k), workload_layer_is_moe(&w->m, group_layer(G, k)), "");
     }
     fp8_amax(G, false);
     if (lastst) {
         pg_wait(G, ng + 1, mb);
+        for (int j = 0; j < w->mtp; j++)
+            mtp_fwd(G, "");
         compute(G, "lm_head_fwd", &G->c.head_f, 1);
+        for (int j = 0; j < w->mtp; j++) /* each MTP layer's output through the final norm, LM head and loss */
+            compute(G, "mtp_lm_head_fwd", &G->c.head_f, 1);
     } else
         p2p(G, S_SEND_NEXT, true, pp_next(G), G->act / w->tp, pp_tag(G, mb, chunk_after(G), false), G->last);
 }
@@ -1511,18 +1579,32 @@ static void backward(gen *G, int mb, bool reduce)
         wait_on(G, p2p(G, S_RECV_NEXT, false, pp_next(G), G->act / w->tp, pp_tag(G, mb, chunk_after(G), true), NONE));
     else {
         compute(G, "lm_head_bwd", &G->c.head_b, 1);
+        for (int j = 0; j < w->mtp; j++)
+            compute(G, "mtp_lm_head_bwd", &G->c.head_b, 1);
         if (reduce && !(w->m.tied && w->pp == 1))
             grads_ready(G, emb_params(G), 0, 0);
+        for (int j = w->mtp - 1; j >= 0; j--) {
+            if (w->recompute) /* Megatron-LM checkpoints each MTP layer (its projection and layer) */
+                mtp_fwd(G, "recompute_");
+            mtp_bwd(G);
+        }
+        if (reduce && w->mtp > 0) {
+            double d, e, lin;
+            mtp_params(G, &d, &e, NULL, &lin);
+            grads_ready(G, d, lin, e);
+            if (w->pp > 1 && !w->m.tied) /* the MTP layers' copy of the word embedding */
+                grads_ready(G, emb_params(G), 0, 0);
+        }
     }
     for (int k = ng - 1; k >= 0; k--) {
         bool moe = workload_layer_is_moe(&w->m, group_layer(G, k));
         if (w->zero == 3)
             zero3_gather(G, k, k == ng - 1, false);
         if (w->recompute)
-            block_fwd(G, k, moe, "recompute_");
+            block_fwd(G, group_size(G, k), moe, "recompute_");
         if (w->zero == 3 && w->recompute && !w->fsdp) /* DeepSpeed freed them after the recompute */
             zero3_gather(G, k, k == ng - 1, true);
-        block_bwd(G, k, moe);
+        block_bwd(G, group_size(G, k), moe);
         double d, e, lin;
         group_params(G, k, &d, &e, NULL, &lin);
         if (w->zero == 3 && w->zero3_param_sync) {
@@ -1622,7 +1704,8 @@ static void rank_groups(gen *G, int *buf)
         buf[n++] = G->pp_i * stage + i;
     G->g_amax = fp8(G) ? group_of(G, NULL, buf, n) : -1;
     G->g_emb = -1;
-    if (w->pp > 1 && w->m.tied && (G->pp_i == 0 || G->pp_i == w->pp - 1)) {
+    /* the word embedding's copies on the first and last stages (a tied LM head; MTP's embedding) */
+    if (w->pp > 1 && (w->m.tied || w->mtp > 0) && (G->pp_i == 0 || G->pp_i == w->pp - 1)) {
         int two[2] = {rank_of(w, G->tp_i, G->cp_i, G->dp_i, 0), rank_of(w, G->tp_i, G->cp_i, G->dp_i, w->pp - 1)};
         G->g_emb = group_of(G, NULL, two, 2);
     }
@@ -1648,6 +1731,9 @@ static void finish(gen *G)
             replicated += r;
             linear += l;
         }
+    double md, me, mr, ml;
+    mtp_params(G, &md, &me, &mr, &ml);
+    dense += md, expert += me, replicated += mr, linear += ml;
     /* With sequence parallelism each TP rank's norms (and router, row-parallel biases) saw its own
      * tokens: Megatron-LM's finalize_model_grads all-reduces their gradients over TP in one call
      * (_allreduce_layernorm_grads, after the data-parallel reduction) */

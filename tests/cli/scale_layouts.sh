@@ -125,6 +125,25 @@ check scale-mla-tp-comm-overlap 2 "--tp-comm-overlap with multi-latent attention
 mla=$("$C" sweep tests/data/sweep/scale-mla.json -j 2 2>/dev/null)
 if printf '%s\n' "$mla" | awk -F, 'NR == 2 && $2 == 128 { a = $3 } NR == 3 && $2 == 1024 { b = $3 } END { exit !(a > 0 && b > a) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-mla: $mla" >&2; fi
+# --mtp-num-layers (Megatron-LM's; DeepSeek-V3's MTP): the headers and the JSON record say so, its ops are in
+# the trace; refused (exit 2) with ZeRO-3, with --tp-comm-overlap, above 16; as a sweep key a second MTP layer
+# lengthens the step and adds memory
+check workload-mtp-header 0 "^params 671\\.026 B \\+ 11\\.610 B in 1 MTP layer; " -- workload --model deepseek-v3-like --topo dgx-h100 --gpus 8 --tp 8 --ep 8 --sp --seq 256 --mtp-num-layers 1 -o /dev/null
+check workload-mtp-ops 0 '"name":.?"mtp_lm_head_bwd"' -- workload $MLA --topo dgx-h100 --gpus 8 --tp 2 --pp 2 --sp --mtp-num-layers 1 -o -
+check scale-mtp-header 0 "^# scale: custom \\(MLA, latent kv 512\\), .*, 1 MTP layer" -- scale $MLA --systems dgx-h100:8 --tp 2 --sp --mtp-num-layers 1
+check scale-mtp-json 0 '"mtp_num_layers": 2' -- scale $MLA --systems dgx-h100:8 --tp 2 --sp --mtp-num-layers 2 --format json
+check scale-mtp-zero3 2 "--mtp-num-layers with --zero 3: the MTP layers' parameter gathers are not modelled" -- scale $MLA --systems dgx-h100:8 --zero 3 --mtp-num-layers 1
+check scale-mtp-tp-comm-overlap 2 "--tp-comm-overlap with --mtp-num-layers" -- scale --model llama3-8b --systems dgx-h100:8 --tp 2 --sp --tp-comm-overlap --mtp-num-layers 1 --seq 256
+check scale-mtp-range 2 "--mtp-num-layers must be in 1..16" -- scale $MLA --systems dgx-h100:8 --mtp-num-layers 17
+mtp=$("$C" sweep tests/data/sweep/scale-mtp.json -j 2 2>/dev/null)
+if printf '%s\n' "$mtp" | awk -F, 'NR == 2 && $2 == 1 { a = $3; m = $4 } NR == 3 && $2 == 2 { b = $3; n = $4 } END { exit !(a > 0 && b > a && n > m) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-mtp: $mtp" >&2; fi
+# --decoder-first/last-pipeline-num-layers (Megatron-LM's): workload prints the stages; counts that do not
+# split evenly, and the interleaved schedule, exit 2; the JSON record carries them
+check workload-stage-counts 0 "uneven stages of 3,3,3,1 layers" -- workload --model custom --layers 10 --hidden 1024 --heads 8 --topo dgx-h100 --gpus 4 --pp 4 --decoder-last-pipeline-num-layers 1 -o /dev/null
+check scale-stage-counts-uneven 2 "the other 8 of the 10 layers must split evenly over the 3 middle stages" -- scale --model custom --layers 10 --hidden 1024 --heads 8 --systems dgx-h100:4 --tp 1 --pp 4 --decoder-last-pipeline-num-layers 2
+check scale-stage-counts-interleaved 2 "need pp >= 2 and the 1F1B schedule" -- scale --model custom --layers 16 --hidden 1024 --heads 8 --systems dgx-h100:4 --tp 1 --pp 4 --schedule interleaved:2 --decoder-first-pipeline-num-layers 4
+check scale-stage-counts-json 0 '"decoder_first_pipeline_num_layers": 4, "decoder_last_pipeline_num_layers": 2' -- scale --model custom --layers 10 --hidden 1024 --heads 8 --systems dgx-h100:4 --tp 1 --pp 4 --decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 2 --format json
 # --fp8-recipe (Megatron-LM's): mxfp8 only on Blackwell, blockwise from Hopper on, any recipe only with fp8
 # (exit 2); the header names a recipe other than delayed; tensorwise reduces amaxes over TP before its
 # gathers instead of delayed's per-chunk reductions; as a sweep key on B200 delayed is the fastest (its
