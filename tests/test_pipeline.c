@@ -588,8 +588,9 @@ static void test_workload_uneven_chunks_trace(void)
  * stages hold their counts, the middle ones the rest evenly (10 layers on
  * pp 4 with the last holding 1: 3, 3, 3, 1; with the first 4 and last 2:
  * 4, 2, 2, 2); every rank's trace runs its stage's layers, the FLOPs are the
- * model's and the step replays; counts that do not split evenly, pp 1 and
- * the interleaved schedule are refused. */
+ * model's and the step replays, with the interleaved schedule too (a stage's
+ * layers split over its chunks); counts that do not split evenly, over the
+ * middle stages or a stage's chunks, are refused. */
 static void test_workload_stage_counts(void)
 {
     workload_spec w = pipe_spec(10, 1024, 4, 8, 1);
@@ -621,11 +622,25 @@ static void test_workload_stage_counts(void)
     CU_ASSERT_FALSE(workload_spec_check(&w, &err));
     CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "must split evenly over the 2 middle stages") : NULL);
     g_clear_error(&err);
+    /* interleaved: a stage's layers over its chunks, in virtual-stage order (chunk c of stage s is
+     * virtual stage c pp + s): 4, 2, 2, 2 in 2 chunks are layers 0-1, 2, 3, 4 | 5-6, 7, 8, 9 */
     w.first_stage_layers = 4;
     w.vpp = 2;
-    w.global_batch = 8;
+    CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
+    static const int first[2][4] = {{0, 2, 3, 4}, {5, 7, 8, 9}};
+    for (int c = 0; c < 2; c++)
+        for (int s = 0; s < 4; s++) {
+            int f, n = workload_chunk_layers(&w, s, c, &f);
+            CU_ASSERT_EQUAL(n, s == 0 ? 2 : 1);
+            CU_ASSERT_EQUAL(f, first[c][s]);
+        }
+    t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    check_flops_and_replay(t, &w);
+    trace_free(t);
+    w.first_stage_layers = 3, w.last_stage_layers = 1; /* 3 layers in 2 chunks */
     CU_ASSERT_FALSE(workload_spec_check(&w, &err));
-    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "need pp >= 2 and the 1F1B schedule") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "over its 2 model chunks") : NULL);
     g_clear_error(&err);
     /* pp 2 with both given: no middle stage, the two counts the layers */
     w = pipe_spec(10, 1024, 2, 4, 1);

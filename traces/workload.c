@@ -399,33 +399,50 @@ static int split_layers(int L, int P, int j, int *first_layer)
     return j < lo || j >= hi ? c - 1 : c;
 }
 
-/* --decoder-first/last-pipeline-num-layers as Megatron-LM takes them: the
- * first (last) stage holds that many layers and the middle stages (those
- * without a count) the rest evenly. False where they do not apply (not
- * given, pp < 2, interleaved) or do not fit (the rest not splitting evenly
- * into at least a layer a middle stage): workload_spec_check says which. */
+/* --decoder-first/last-pipeline-num-layers as Megatron-LM takes them
+ * (get_num_layers_to_build, get_transformer_layer_offset): the first (last)
+ * stage holds that many layers and the middle stages (those without a
+ * count) the rest evenly; with V model chunks a stage's layers split evenly
+ * over its chunks. False where they do not apply (not given, pp < 2) or do
+ * not fit (the rest not splitting evenly into at least a layer a middle
+ * stage, a stage's layers not splitting into V chunks of at least one):
+ * workload_spec_check says which. */
 static bool stage_counts(const workload_spec *w, int *mid)
 {
     int f = w->first_stage_layers, l = w->last_stage_layers, nmid = w->pp - (f > 0) - (l > 0);
+    int v = w->vpp > 1 ? w->vpp : 1;
     int64_t rest = (int64_t)w->m.layers - f - l;
-    if ((f <= 0 && l <= 0) || f < 0 || l < 0 || w->pp < 2 || w->vpp > 1 || rest < 0)
+    if ((f <= 0 && l <= 0) || f < 0 || l < 0 || w->pp < 2 || rest < 0 || f % v || l % v)
         return false;
     if (nmid == 0)
         return *mid = 0, rest == 0;
-    if (rest < nmid || rest % nmid)
+    if (rest < (int64_t)nmid * v || rest % ((int64_t)nmid * v))
         return false;
     *mid = (int)(rest / nmid);
     return true;
 }
 
+/* Layers of stage s under stage_counts (mid: a middle stage's). */
+static int counted_stage(const workload_spec *w, int s, int mid)
+{
+    if (s == 0 && w->first_stage_layers > 0)
+        return w->first_stage_layers;
+    if (s == w->pp - 1 && w->last_stage_layers > 0)
+        return w->last_stage_layers;
+    return mid;
+}
+
 int workload_chunk_layers(const workload_spec *w, int stage, int chunk, int *first_layer)
 {
     int p = w->pp, v = w->vpp > 1 ? w->vpp : 1, mid;
-    if (stage_counts(w, &mid) && stage >= 0 && stage < p) {
-        int f = w->first_stage_layers > 0 ? w->first_stage_layers : mid;
+    if (stage_counts(w, &mid) && stage >= 0 && stage < p && chunk >= 0 && chunk < v) {
+        /* virtual stage chunk*p + stage: after every stage's earlier chunks and this chunk's earlier stages */
+        int64_t before = 0;
+        for (int s = 0; s < p; s++)
+            before += counted_stage(w, s, mid) / v * (chunk + (s < stage ? 1 : 0));
         if (first_layer)
-            *first_layer = stage == 0 ? 0 : f + (stage - 1) * mid;
-        return stage == 0 ? f : stage == p - 1 && w->last_stage_layers > 0 ? w->last_stage_layers : mid;
+            *first_layer = (int)before;
+        return counted_stage(w, stage, mid) / v;
     }
     g_assert(p >= 1 && p * v <= w->m.layers && stage >= 0 && stage < p && chunk >= 0 && chunk < v);
     return split_layers(w->m.layers, p * v, chunk * p + stage, first_layer);
@@ -505,15 +522,15 @@ bool workload_spec_check(const workload_spec *w, GError **err)
                       w->cp);
     int mid;
     if ((w->first_stage_layers || w->last_stage_layers) && !stage_counts(w, &mid)) {
-        int f = w->first_stage_layers, l = w->last_stage_layers;
-        if (f < 0 || l < 0 || w->pp < 2 || w->vpp > 1)
-            return LAYOUT("--decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers need pp >= 2 "
-                          "and the 1F1B schedule (with interleaving they are not modelled); got pp %d%s", w->pp,
-                          w->vpp > 1 ? ", interleaved" : "");
+        int f = w->first_stage_layers, l = w->last_stage_layers, v = w->vpp > 1 ? w->vpp : 1;
+        if (f < 0 || l < 0 || w->pp < 2)
+            return LAYOUT("--decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers need pp >= 2, "
+                          "got pp %d", w->pp);
         int nmid = w->pp - (f > 0) - (l > 0);
         return LAYOUT("--decoder-first/last-pipeline-num-layers (%d, %d): the other %" G_GINT64_FORMAT
-                      " of the %d layers must split evenly over the %d middle stages, at least one each "
-                      "(Megatron-LM asserts)", f, l, (int64_t)m->layers - f - l, m->layers, nmid);
+                      " of the %d layers must split evenly over the %d middle stages, and every stage's layers "
+                      "over its %d model chunk%s, at least one each (Megatron-LM asserts)", f, l,
+                      (int64_t)m->layers - f - l, m->layers, nmid, v, v > 1 ? "s" : "");
     }
     if (w->mtp < 0 || w->mtp > 16)
         return VALUE("--mtp-num-layers must be in 1..16 (got %d)", w->mtp);
@@ -1016,7 +1033,7 @@ double workload_op_estimate(const workload_spec *w)
     double longest = ceil((double)w->m.layers / w->pp / w->vpp); /* the longest chunk's layers */
     int mid;
     if (stage_counts(w, &mid))
-        longest = MAX(MAX(mid, w->first_stage_layers), w->last_stage_layers);
+        longest = (double)MAX(MAX(mid, w->first_stage_layers), w->last_stage_layers) / w->vpp;
     double groups = ceil(longest / w->layer_fuse) * w->vpp;
     double ops = (double)w->gpus * mb * groups * per_layer;
     ops += (double)w->gpus / w->pp * mb * w->mtp * (per_layer + 10); /* the last stage's MTP layers, their heads */

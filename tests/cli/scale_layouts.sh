@@ -138,11 +138,13 @@ check scale-mtp-range 2 "--mtp-num-layers must be in 1..16" -- scale $MLA --syst
 mtp=$("$C" sweep tests/data/sweep/scale-mtp.json -j 2 2>/dev/null)
 if printf '%s\n' "$mtp" | awk -F, 'NR == 2 && $2 == 1 { a = $3; m = $4 } NR == 3 && $2 == 2 { b = $3; n = $4 } END { exit !(a > 0 && b > a && n > m) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-mtp: $mtp" >&2; fi
-# --decoder-first/last-pipeline-num-layers (Megatron-LM's): workload prints the stages; counts that do not
-# split evenly, and the interleaved schedule, exit 2; the JSON record carries them
+# --decoder-first/last-pipeline-num-layers (Megatron-LM's): workload prints the stages (and an interleaved
+# stage's chunks); counts that do not split evenly over the middle stages or a stage's chunks exit 2; the
+# JSON record carries them
 check workload-stage-counts 0 "uneven stages of 3,3,3,1 layers" -- workload --model custom --layers 10 --hidden 1024 --heads 8 --topo dgx-h100 --gpus 4 --pp 4 --decoder-last-pipeline-num-layers 1 -o /dev/null
 check scale-stage-counts-uneven 2 "the other 8 of the 10 layers must split evenly over the 3 middle stages" -- scale --model custom --layers 10 --hidden 1024 --heads 8 --systems dgx-h100:4 --tp 1 --pp 4 --decoder-last-pipeline-num-layers 2
-check scale-stage-counts-interleaved 2 "need pp >= 2 and the 1F1B schedule" -- scale --model custom --layers 16 --hidden 1024 --heads 8 --systems dgx-h100:4 --tp 1 --pp 4 --schedule interleaved:2 --decoder-first-pipeline-num-layers 4
+check scale-stage-counts-interleaved 2 "over its 2 model chunks" -- scale --model custom --layers 16 --hidden 1024 --heads 8 --systems dgx-h100:4 --tp 1 --pp 4 --schedule interleaved:2 --decoder-first-pipeline-num-layers 3 --decoder-last-pipeline-num-layers 1
+check workload-stage-counts-interleaved 0 "uneven chunks of 2,2 . 2,2 . 2,2 . 1,1 layers" -- workload --model custom --layers 14 --hidden 1024 --heads 8 --topo dgx-h100 --gpus 4 --pp 4 --schedule interleaved:2 --decoder-last-pipeline-num-layers 2 -o /dev/null
 check scale-stage-counts-json 0 '"decoder_first_pipeline_num_layers": 4, "decoder_last_pipeline_num_layers": 2' -- scale --model custom --layers 10 --hidden 1024 --heads 8 --systems dgx-h100:4 --tp 1 --pp 4 --decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 2 --format json
 # --fp8-recipe (Megatron-LM's): mxfp8 only on Blackwell, blockwise from Hopper on, any recipe only with fp8
 # (exit 2); the header names a recipe other than delayed; tensorwise reduces amaxes over TP before its
