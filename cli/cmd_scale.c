@@ -474,6 +474,9 @@ static void print_results(const result *R, int n, const char *fmt)
                        "\"v_head_dim\": %d", w->m.q_lora, w->m.kv_lora, w->m.qk_dim, w->m.rope_dim, w->m.v_dim);
             if (w->m.experts)
                 printf(", \"moe_token_dispatcher_type\": \"%s\"", workload_moe_dispatcher_name(w->moe_dispatcher));
+            if (w->capacity_factor > 0)
+                printf(", \"moe_expert_capacity_factor\": %g, \"moe_pad_expert_input_to_capacity\": %s",
+                       w->capacity_factor, w->pad_to_capacity ? "true" : "false");
             if (w->router_groups > 0)
                 printf(", \"moe_router_num_groups\": %d, \"moe_router_group_topk\": %d", w->router_groups,
                        w->router_group_topk);
@@ -909,7 +912,7 @@ static int run_scale(wl_opts *o, scale_cli *c)
             if (R[0].w.overlap_param_gather)
                 printf(", parameter gathers overlapped with the forward");
             printf("%s", workload_fp8_param_gather_label(&R[0].w));
-            char moe[96];
+            char moe[160];
             printf("%s", workload_moe_label(&R[0].w, moe, sizeof moe));
             if (R[0].w.vpp > 1)
                 printf(", interleaved 1F1B (%d model chunks per pp rank)", R[0].w.vpp);

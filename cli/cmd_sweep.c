@@ -483,7 +483,8 @@ static const char *const scale_params[] = {
     /* model custom's shape, as scale's --layers ... --dense-layers */
     "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "gated", "experts", "topk", "expert_ffn", "shared_ffn",
     "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim",
-    "mtp_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers", NULL,
+    "mtp_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
+    "moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity", NULL,
 };
 
 enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE, S_MEM };
@@ -540,17 +541,20 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.hier_cp = (char *)sweep_point_get(p, "hierarchical_context_parallel_sizes"); /* "A,B", as the option */
     o.fp8_recipe = (char *)sweep_point_get(p, "fp8_recipe"); /* delayed, tensorwise, mxfp8, blockwise */
     o.moe_dispatcher = (char *)sweep_point_get(p, "moe_token_dispatcher_type"); /* alltoall, flex */
+    o.capacity = (char *)sweep_point_get(p, "moe_expert_capacity_factor");    /* a number, as the option */
     o.sets = p->sets[0] ? p->sets : NULL;
     bool sp = false, rc = false, gated = false, opg = false, tpa = false, tco = false, mso = false, fpg = false,
-         mgb = false; /* "yes" and "true" were read as off */
+         mgb = false, pad = false; /* "yes" and "true" were read as off */
     if (!point_on_off(p, "sp", &sp, err) || !point_on_off(p, "recompute", &rc, err) ||
         !point_on_off(p, "gated", &gated, err) || !point_on_off(p, "overlap_param_gather", &opg, err) ||
         !point_on_off(p, "tp_async_bwd", &tpa, err) || !point_on_off(p, "tp_comm_overlap", &tco, err) ||
         !point_on_off(p, "moe_shared_expert_overlap", &mso, err) || !point_on_off(p, "fp8_param_gather", &fpg, err) ||
-        !point_on_off(p, "reuse_grad_buf_for_mxfp8_param_ag", &mgb, err))
+        !point_on_off(p, "reuse_grad_buf_for_mxfp8_param_ag", &mgb, err) ||
+        !point_on_off(p, "moe_pad_expert_input_to_capacity", &pad, err))
         return false;
     o.fp8_param_gather = fpg;
     o.mxfp8_grad_buf = mgb;
+    o.pad_capacity = pad;
     o.tp_async_bwd = tpa;
     o.tp_comm_overlap = tco;
     o.moe_shared_overlap = mso;

@@ -108,6 +108,12 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "rule]", "N"},
         {"decoder-last-pipeline-num-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "layers of the last pipeline stage (Megatron-LM's flag) [the split rule]", "N"},
+        {"moe-expert-capacity-factor", 0, 0, G_OPTION_ARG_STRING, &o->capacity,
+         "MoE: an expert's capacity over its balanced share of the tokens; beyond it tokens are dropped "
+         "(Megatron-LM's flag) [none: dropless]",
+         "C"},
+        {"moe-pad-expert-input-to-capacity", 0, 0, G_OPTION_ARG_NONE, &o->pad_capacity,
+         "MoE: pad every expert's input to its capacity (Megatron-LM's flag; needs the capacity factor)", NULL},
         {"mtp-num-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "multi-token prediction layers on the last pipeline stage (DeepSeek-V3's MTP: 1; Megatron-LM's flag) [0]",
          "N"},
@@ -230,6 +236,7 @@ void wl_opts_clear(wl_opts *o)
     g_free(o->hier_cp);
     g_free(o->fp8_recipe);
     g_free(o->moe_dispatcher);
+    g_free(o->capacity);
     g_strfreev(o->sets);
 }
 
@@ -361,6 +368,15 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->mxfp8_grad_buf = o->mxfp8_grad_buf;
     w->moe_shared_overlap = o->moe_shared_overlap;
     w->mtp = o->mtp;
+    if (o->capacity) {
+        char *end;
+        double c = g_ascii_strtod(o->capacity, &end);
+        if (end == o->capacity || *end || !(c > 0) || c > 1000)
+            return BAD("--moe-expert-capacity-factor '%s': expected a number above 0, at most 1000 (1.0, 1.25)",
+                       o->capacity);
+        w->capacity_factor = c;
+    }
+    w->pad_to_capacity = o->pad_capacity;
     w->first_stage_layers = o->first_stage_layers;
     w->last_stage_layers = o->last_stage_layers;
     w->grad_bytes = o->grad_fp32 ? 4 : 2;

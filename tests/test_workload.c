@@ -781,6 +781,62 @@ static double first_dur_ps(const trace *t, int r, const char *name)
     return -1;
 }
 
+/* --moe-expert-capacity-factor C (Megatron-LM's) under balanced routing:
+ * padded to capacity every expert takes C x its share of the tokens, the
+ * all-to-alls carry C x the bytes; dropping beyond it, min(C, 1) x; the
+ * model's FLOPs are topk's either way (the experts' op time is not); the
+ * activations follow the tokens; the refusals. Mixtral, EP 8, DP 8. */
+static void test_workload_moe_capacity(void)
+{
+    gpu_model g = gpu("H100");
+    workload_spec w[3];
+    double a2a[3], dur[3], fl[3], total[3], cap[3] = {1, 1.25, 0.5};
+    for (int i = 0; i < 3; i++) {
+        w[i] = spec("mixtral-8x7b", 1, 1, 8, 8, 512);
+        w[i].ep = 8;
+        w[i].capacity_factor = i ? cap[i] : 0;
+        w[i].pad_to_capacity = i == 1;
+        CU_ASSERT_TRUE(workload_spec_check(&w[i], NULL));
+        ASSERT_REL(workload_moe_capacity_scale(&w[i]), cap[i], 1e-12);
+        trace *t = workload_generate(&w[i], &g, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALLTOALL, "ep_dispatch", &a2a[i]), 2 * 32);
+        dur[i] = first_dur_ps(t, 0, "moe_experts_fwd");
+        fl[i] = op_flops(t, 0, "moe_experts_fwd");
+        total[i] = 0;
+        for (int r = 0; r < t->nranks; r++)
+            total[i] += rank_flops(t, r);
+        trace_free(t);
+    }
+    ASSERT_REL(a2a[1], 1.25 * a2a[0], 1e-9);
+    ASSERT_REL(a2a[2], 0.5 * a2a[0], 1e-9);
+    ASSERT_REL(fl[1], fl[0], 1e-9);
+    ASSERT_REL(fl[2], fl[0], 1e-9);
+    ASSERT_REL(total[1], workload_step_flops(&w[1]), 1e-9);
+    CU_ASSERT(dur[1] > dur[0] && dur[0] > dur[2]);
+    CU_ASSERT(workload_memory_bytes(&w[1]) > workload_memory_bytes(&w[0]));
+    w[0].capacity_factor = 2; /* dropping beyond twice the balanced share drops nothing */
+    ASSERT_REL(workload_moe_capacity_scale(&w[0]), 1, 1e-12);
+    GError *err = NULL;
+    w[0].capacity_factor = 0;
+    w[0].pad_to_capacity = true;
+    CU_ASSERT_FALSE(workload_spec_check(&w[0], &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "needs --moe-expert-capacity-factor") : NULL);
+    g_clear_error(&err);
+    w[1].moe_dispatcher = WL_MOE_FLEX;
+    CU_ASSERT_FALSE(workload_spec_check(&w[1], &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "flex dispatcher does not take it") : NULL);
+    g_clear_error(&err);
+    w[2].moe_dispatcher = WL_MOE_FLEX;
+    CU_ASSERT_FALSE(workload_spec_check(&w[2], &err));
+    g_clear_error(&err);
+    workload_spec d = spec("llama3-8b", 1, 1, 8, 8, 512);
+    d.capacity_factor = 1;
+    CU_ASSERT_FALSE(workload_spec_check(&d, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "needs an MoE model") : NULL);
+    g_clear_error(&err);
+}
+
 /* A rank's experts/ep experts each multiply their own share of the tokens
  * routed to the rank (a grouped GEMM), so an expert's weight gradient
  * reduces over its T/(E/ep) tokens, not all T = tokens x topk. Mixtral on
@@ -1905,6 +1961,7 @@ int main(void)
         {"/workload/shared-expert-tp", test_workload_shared_expert_tp},
         {"/workload/mla", test_workload_mla},
         {"/workload/mtp", test_workload_mtp},
+        {"/workload/moe-capacity", test_workload_moe_capacity},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/memory-activations-mlp", test_workload_memory_activations_mlp},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},

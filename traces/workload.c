@@ -231,11 +231,21 @@ const char *workload_moe_dispatcher_name(int d)
 
 const char *workload_moe_label(const workload_spec *w, char *buf, size_t n)
 {
-    char grp[64] = "";
+    char grp[64] = "", cap[64] = "";
     if (w->router_groups > 0)
         g_snprintf(grp, sizeof grp, ", experts from %d of %d groups", w->router_group_topk, w->router_groups);
-    g_snprintf(buf, n, "%s%s", w->moe_dispatcher == WL_MOE_FLEX ? ", flex dispatcher (DeepEP)" : "", grp);
+    if (w->capacity_factor > 0)
+        g_snprintf(cap, sizeof cap, ", expert capacity %g%s", w->capacity_factor,
+                   w->pad_to_capacity ? " (padded)" : "");
+    g_snprintf(buf, n, "%s%s%s", w->moe_dispatcher == WL_MOE_FLEX ? ", flex dispatcher (DeepEP)" : "", grp, cap);
     return buf;
+}
+
+double workload_moe_capacity_scale(const workload_spec *w)
+{
+    if (!(w->capacity_factor > 0))
+        return 1;
+    return w->pad_to_capacity ? w->capacity_factor : MIN(w->capacity_factor, 1);
 }
 
 const char *workload_attn_label(const workload_model *m, char *buf, size_t n)
@@ -603,6 +613,19 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     if (w->moe_dispatcher == WL_MOE_FLEX && w->moe_shared_overlap)
         return VALUE("--moe-shared-expert-overlap with --moe-token-dispatcher-type flex: Megatron-LM's flex "
                      "dispatcher raises NotImplementedError for the shared expert's overlap");
+    if (!(w->capacity_factor >= 0) || w->capacity_factor > 1000)
+        return VALUE("--moe-expert-capacity-factor must be in 0..1000 (got %g)", w->capacity_factor);
+    if (w->capacity_factor > 0 && !m->experts)
+        return VALUE("--moe-expert-capacity-factor needs an MoE model");
+    if (w->pad_to_capacity && !(w->capacity_factor > 0))
+        return VALUE("--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor (Megatron-LM raises "
+                     "otherwise)");
+    if (w->pad_to_capacity && w->moe_dispatcher == WL_MOE_FLEX)
+        return VALUE("--moe-pad-expert-input-to-capacity with --moe-token-dispatcher-type flex: Megatron-LM's flex "
+                     "dispatcher does not take it");
+    if (w->capacity_factor > 0 && w->capacity_factor < 1 && w->moe_dispatcher == WL_MOE_FLEX)
+        return VALUE("--moe-expert-capacity-factor %g below 1 with flex: the tokens dropped change which domains a "
+                     "token reaches, not modelled (at 1 or above balanced routing drops nothing)", w->capacity_factor);
     if ((w->router_groups > 0) != (w->router_group_topk > 0) || w->router_groups < 0 || w->router_group_topk < 0)
         return VALUE("--moe-router-num-groups and --moe-router-group-topk go together, both >= 1");
     if (w->router_groups > 0 &&
@@ -943,8 +966,8 @@ static double layer_act_bytes(const workload_spec *w, int l)
     if (w->recompute)
         return 2 * sbh / (w->sp ? t : 1);
     double per_f = m->gated ? 6 : 4, mlp;
-    if (workload_layer_is_moe(m, l))
-        mlp = m->topk * (2 + per_f * m->expert_ffn / h) + per_f * m->shared_ffn / h;
+    if (workload_layer_is_moe(m, l)) /* the routed tokens as the capacity factor leaves them */
+        mlp = m->topk * workload_moe_capacity_scale(w) * (2 + per_f * m->expert_ffn / h) + per_f * m->shared_ffn / h;
     else
         mlp = per_f * m->ffn / h;
     workload_attn a;

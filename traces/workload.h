@@ -139,6 +139,10 @@ typedef struct {
                                    * virtual stage c*pp + r) */
     int mtp;                      /* multi-token prediction layers (Megatron-LM's --mtp-num-layers,
                                    * DeepSeek-V3's MTP: 1), on the last pipeline stage; 0: none */
+    double capacity_factor;       /* MoE: Megatron-LM's --moe-expert-capacity-factor, an expert's
+                                   * capacity over its balanced share of the routed tokens; 0: none */
+    bool pad_to_capacity;         /* --moe-pad-expert-input-to-capacity: every expert's input padded
+                                   * to its capacity */
     int first_stage_layers, last_stage_layers; /* Megatron-LM's --decoder-first-pipeline-num-layers,
                                    * --decoder-last-pipeline-num-layers: the first / last stage's
                                    * layers, the middle stages' the rest evenly; 0: the split rule
@@ -170,6 +174,9 @@ const char *workload_attn_label(const workload_model *m, char *buf, size_t n);
  * the token may use (router_groups: group_topk of them, equally likely); -1 when such a run and
  * the groups do not nest (neither holds a whole number of the other). */
 double workload_moe_hit(const workload_spec *w, int s);
+/* The tokens an expert receives over its balanced share (routing balanced, as everywhere here): the
+ * capacity factor C with padding to capacity, min(C, 1) with dropping beyond it, 1 without C. */
+double workload_moe_capacity_scale(const workload_spec *w);
 
 /* "delayed", "tensorwise", "mxfp8" or "blockwise" -> *out; false with *err otherwise. */
 bool workload_fp8_recipe_parse(const char *s, int *out, GError **err);

@@ -450,8 +450,13 @@ static void costs_init(gen *G)
          * every local expert's weights are read (until 2026-12-02 one GEMM over all the tokens
          * with one expert's weights); with expert tensor parallelism the etp ranks of a group
          * gather their tokens and each runs 1/etp of every expert's FFN over all of them */
-        mlp_costs(&c->moe_exp_f, &c->moe_exp_b, G, LIN_LOCAL, (double)m->experts / w->ep, Tm * m->topk * w->etp,
+        /* with --moe-expert-capacity-factor C the experts' inputs are C x that padded, min(C, 1) x dropped
+         * (workload_moe_capacity_scale); their FLOPs counted as the model's (Megatron-LM's count: topk) */
+        double cap = workload_moe_capacity_scale(w);
+        mlp_costs(&c->moe_exp_f, &c->moe_exp_b, G, LIN_LOCAL, (double)m->experts / w->ep, Tm * m->topk * w->etp * cap,
                   m->expert_ffn, w->etp, NULL, NULL, NULL, NULL);
+        c->moe_exp_f.flops /= cap;
+        c->moe_exp_b.flops /= cap;
         elem(&c->moe_exp_f, &c->moe_exp_b, G, 10 * Tm * h);
     }
     elem(&c->emb_f, &c->emb_b, G, 4 * T * h);
@@ -922,7 +927,7 @@ static void block_fwd(gen *G, double f, bool moe, const char *tag)
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
         return;
     }
-    double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f;
+    double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f * workload_moe_capacity_scale(w);
     bool sho = w->moe_shared_overlap && w->m.shared_ffn;
     char sn[64];
     g_snprintf(sn, sizeof sn, "%smoe_shared_fwd", tag);
@@ -1011,7 +1016,7 @@ static void block_bwd(gen *G, double f, bool moe)
             tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
         column_bwd(G, "mlp_bwd", &G->c.mlp_b, &G->c.fc1.dg, &G->c.fc1.wg, f, A, false);
     } else {
-        double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f;
+        double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f * workload_moe_capacity_scale(w);
         bool sho = w->moe_shared_overlap && w->m.shared_ffn;
         uint32_t p1 = NONE;
         if (sho) { /* --moe-shared-expert-overlap: its second half's backward beside the combine's */

@@ -146,6 +146,19 @@ check scale-stage-counts-uneven 2 "the other 8 of the 10 layers must split evenl
 check scale-stage-counts-interleaved 2 "over its 2 model chunks" -- scale --model custom --layers 16 --hidden 1024 --heads 8 --systems dgx-h100:4 --tp 1 --pp 4 --schedule interleaved:2 --decoder-first-pipeline-num-layers 3 --decoder-last-pipeline-num-layers 1
 check workload-stage-counts-interleaved 0 "uneven chunks of 2,2 . 2,2 . 2,2 . 1,1 layers" -- workload --model custom --layers 14 --hidden 1024 --heads 8 --topo dgx-h100 --gpus 4 --pp 4 --schedule interleaved:2 --decoder-last-pipeline-num-layers 2 -o /dev/null
 check scale-stage-counts-json 0 '"decoder_first_pipeline_num_layers": 4, "decoder_last_pipeline_num_layers": 2' -- scale --model custom --layers 10 --hidden 1024 --heads 8 --systems dgx-h100:4 --tp 1 --pp 4 --decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 2 --format json
+# --moe-expert-capacity-factor / --moe-pad-expert-input-to-capacity (Megatron-LM's): the header and the JSON
+# record say so; refused (exit 2) padding without the factor, padding with flex, a factor below 1 with flex, a
+# dense model, a factor that is not a positive number; as a sweep key with padding the step grows with the factor
+check scale-moe-capacity-header 0 "^# scale: custom, .*, expert capacity 1.25 \\(padded\\)" -- scale $FM --systems dgx-h100:32 --ep 32 --global-batch 32 --moe-expert-capacity-factor 1.25 --moe-pad-expert-input-to-capacity
+check scale-moe-capacity-json 0 '"moe_expert_capacity_factor": 1.25, "moe_pad_expert_input_to_capacity": true' -- scale $FM --systems dgx-h100:32 --ep 32 --global-batch 32 --moe-expert-capacity-factor 1.25 --moe-pad-expert-input-to-capacity --format json
+check scale-moe-capacity-pad-alone 2 "--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor" -- scale $FM --systems dgx-h100:32 --ep 32 --global-batch 32 --moe-pad-expert-input-to-capacity
+check scale-moe-capacity-pad-flex 2 "flex dispatcher does not take it" -- scale $FM --systems dgx-h100:32 --ep 32 --global-batch 32 --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity --moe-token-dispatcher-type flex
+check scale-moe-capacity-drop-flex 2 "below 1 with flex" -- scale $FM --systems dgx-h100:32 --ep 32 --global-batch 32 --moe-expert-capacity-factor 0.5 --moe-token-dispatcher-type flex
+check scale-moe-capacity-dense 2 "--moe-expert-capacity-factor needs an MoE model" -- scale --model llama3-8b --systems dgx-h100:8 --moe-expert-capacity-factor 1 --seq 256
+check scale-moe-capacity-bad 2 "--moe-expert-capacity-factor 'x': expected a number above 0" -- scale $FM --systems dgx-h100:32 --ep 32 --moe-expert-capacity-factor x
+cf=$("$C" sweep tests/data/sweep/scale-moe-capacity.json -j 2 2>/dev/null)
+if printf '%s\n' "$cf" | awk -F, 'NR == 2 { a = $3 } NR == 3 { b = $3 } NR == 4 { c = $3 } END { exit !(a > 0 && a < b && b < c) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-moe-capacity: $cf" >&2; fi
 # --fp8-recipe (Megatron-LM's): mxfp8 only on Blackwell, blockwise from Hopper on, any recipe only with fp8
 # (exit 2); the header names a recipe other than delayed; tensorwise reduces amaxes over TP before its
 # gathers instead of delayed's per-chunk reductions; as a sweep key on B200 delayed is the fastest (its
