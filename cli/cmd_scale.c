@@ -894,7 +894,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
                 g_snprintf(rcp, sizeof rcp, " (%s)", workload_fp8_recipe_name(R[0].w.fp8_recipe));
             char mla[48];
             printf("# scale: %s%s, %d x %d tokens per step (strong scaling), %s%s, %s%s", R[0].w.m.name,
-                   workload_attn_label(&R[0].w.m, mla, sizeof mla), R[0].w.global_batch, R[0].w.seq, compute_dtype_name(R[0].w.dtype), rcp,
+                   workload_attn_label(&R[0].w.m, mla, sizeof mla), R[0].w.global_batch, R[0].w.seq,
+                   compute_dtype_name(R[0].w.dtype), rcp,
                    R[0].w.zero == 3 ? (R[0].w.fsdp ? "FSDP" : "ZeRO-3") : R[0].w.zero ? "ZeRO" : "DDP",
                    R[0].w.recompute ? ", full recompute" : "");
             if (R[0].w.tp_async_bwd)

@@ -482,7 +482,7 @@ static const char *const scale_params[] = {
     "reuse_grad_buf_for_mxfp8_param_ag", "moe_token_dispatcher_type", "moe_router_num_groups", "moe_router_group_topk",
     /* model custom's shape, as scale's --layers ... --dense-layers */
     "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "gated", "experts", "topk", "expert_ffn", "shared_ffn",
-    "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim",
+    "dense_layers", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim",
     "mtp_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
     "moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity", NULL,
 };
@@ -563,7 +563,8 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.overlap_param_gather = opg;
     o.gated = gated;
     static const char *const shape[] = {"layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "experts", "topk",
-                                        "expert_ffn", "shared_ffn", "dense_layers", "moe_router_num_groups",
+                                        "expert_ffn", "shared_ffn", "dense_layers", "moe_layer_freq",
+                                        "moe_router_num_groups",
                                         "moe_router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                                         "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers",
                                         "decoder_first_pipeline_num_layers",

@@ -76,7 +76,8 @@ static int run(wl_opts *o, const char *out)
             g_strlcpy(dt, compute_dtype_name(w.dtype), sizeof dt);
         char moe[160], mla[48];
         printf("workload %s%s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d%s, ep %d%s%s%s%s, %s, %s\n", w.m.name,
-               workload_attn_label(&w.m, mla, sizeof mla), o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, cpx, w.ep, etp,
+               workload_attn_label(&w.m, mla, sizeof mla), o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, cpx,
+               w.ep, etp,
                workload_moe_label(&w, moe, sizeof moe), w.sp ? ", sp" : "",
                w.tp_comm_overlap ? " (TP comm overlap)" : "",
                w.zero == 3 ? (w.fsdp ? "FSDP" : w.zero3_param_sync ? "ZeRO-3 per parameter (DeepSpeed 2021)" : "ZeRO-3")

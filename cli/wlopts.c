@@ -45,6 +45,7 @@ static const struct {
     {"--experts", offsetof(wl_opts, experts)},     {"--topk", offsetof(wl_opts, topk)},
     {"--expert-ffn", offsetof(wl_opts, expert_ffn)}, {"--shared-ffn", offsetof(wl_opts, shared_ffn)},
     {"--dense-layers", offsetof(wl_opts, dense_layers)},
+    {"--moe-layer-freq", offsetof(wl_opts, moe_freq)},
     {"--q-lora-rank", offsetof(wl_opts, q_lora)},   {"--kv-lora-rank", offsetof(wl_opts, kv_lora)},
     {"--qk-head-dim", offsetof(wl_opts, qk_dim)},   {"--qk-pos-emb-head-dim", offsetof(wl_opts, rope_dim)},
     {"--v-head-dim", offsetof(wl_opts, v_dim)},     {"--mtp-num-layers", offsetof(wl_opts, mtp)},
@@ -191,6 +192,8 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"expert-ffn", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom MoE: FFN size of one expert [ffn]", "F"},
         {"shared-ffn", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "custom MoE: FFN size of the shared expert(s), all of them together [none]", "F"},
+        {"moe-layer-freq", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "custom MoE: every N-th layer an MoE layer, the others dense with FFN --ffn (Megatron-LM's flag) [1]", "N"},
         {"dense-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "custom MoE: first layers that stay dense (FFN --ffn) [0]", "D"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric override", "F"},
@@ -259,8 +262,10 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
             w->m.expert_ffn = o->expert_ffn;
             w->m.shared_ffn = o->shared_ffn;
             w->m.dense_layers = o->dense_layers;
-        } else if (o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers) {
-            return BAD("--topk, --expert-ffn, --shared-ffn and --dense-layers describe an MoE model: give --experts");
+            w->m.moe_freq = o->moe_freq;
+        } else if (o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers || o->moe_freq) {
+            return BAD("--topk, --expert-ffn, --shared-ffn, --dense-layers and --moe-layer-freq describe an MoE model: "
+                       "give --experts");
         }
         if (o->kv_lora > 0) { /* multi-latent attention, Megatron-LM's MLATransformerConfig defaults */
             w->m.kv_lora = o->kv_lora;
@@ -274,12 +279,12 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         }
     } else {
         if (o->layers || o->hidden || o->heads || o->kv_heads || o->ffn || o->vocab || o->gated || o->experts ||
-            o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers || o->q_lora || o->kv_lora || o->qk_dim ||
-            o->rope_dim || o->v_dim)
+            o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers || o->moe_freq || o->q_lora || o->kv_lora ||
+            o->qk_dim || o->rope_dim || o->v_dim)
             return BAD("--layers, --hidden, --heads, --kv-heads, --ffn, --vocab and --gated describe --model custom; "
                        "'%s' is a preset with its own shape (--model list); --experts, --topk, --expert-ffn, "
-                       "--shared-ffn and --dense-layers describe a custom MoE model, --kv-lora-rank and its "
-                       "companions a custom model's multi-latent attention", o->model);
+                       "--shared-ffn, --dense-layers and --moe-layer-freq describe a custom MoE model, --kv-lora-rank "
+                       "and its companions a custom model's multi-latent attention", o->model);
         const workload_model *m = workload_preset_find(o->model, err);
         if (!m)
             return FALSE;

@@ -12,14 +12,15 @@
 #include "traces/workload.h"
 
 typedef struct {
-    char *model, *schedule, *dtype, *zero_s, *bucket, *topo, *fabric, *reuse, *cp_comm, *hier_cp, *fp8_recipe, *moe_dispatcher,
-        *capacity;
+    char *model, *schedule, *dtype, *zero_s, *bucket, *topo, *fabric, *reuse, *cp_comm, *hier_cp, *fp8_recipe,
+        *moe_dispatcher, *capacity;
     char **sets;                 /* --set: gpu.* for the compute model, the rest for the topology */
     gint gpus, tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, layer_fuse;
     gint layers, hidden, heads, kv_heads, ffn, vocab, experts, topk, expert_ffn, shared_ffn, dense_layers;
     gint router_groups, router_group_topk;
     gint q_lora, kv_lora, qk_dim, rope_dim, v_dim; /* custom: multi-latent attention's widths */
     gint mtp;                    /* --mtp-num-layers */
+    gint moe_freq;               /* custom MoE: --moe-layer-freq */
     gint first_stage_layers, last_stage_layers; /* --decoder-first/last-pipeline-num-layers */
     gboolean sp, fsdp, zero3_per_param, recompute, grad_fp32, gated, overlap_param_gather, tp_async_bwd, tp_comm_overlap, fp8_param_gather, mxfp8_grad_buf,
         moe_shared_overlap, pad_capacity;

@@ -89,6 +89,19 @@ for s in dgx-h100:32 hgx-b200:32; do
     not_slower "moe alltoall->flex across servers" 1e-9 0 "$MF --systems $s --ep 32 --global-batch 32" "" "--moe-token-dispatcher-type flex"
     not_slower "moe flex groups 4 of 4->1 of 4" 1e-9 0 "$MF --systems $s --ep 32 --global-batch 32 --moe-token-dispatcher-type flex --moe-router-num-groups 4" "--moe-router-group-topk 4" "--moe-router-group-topk 1"
 done
+# MoE capacity (balanced routing): padding to a larger capacity never faster; padded to 1 the step is
+# the dropless one (both ways); multi-token prediction and a wider MLA key-value latent add work, never
+# faster (2026-12-03)
+for s in dgx-h100:32 hgx-b200:32; do
+    not_slower "moe capacity padded 1.5->1" 1e-9 0 "$MF --systems $s --ep 32 --global-batch 32 --moe-pad-expert-input-to-capacity" "--moe-expert-capacity-factor 1.5" "--moe-expert-capacity-factor 1"
+    not_slower "moe capacity padded 1->dropless" 1e-9 0 "$MF --systems $s --ep 32 --global-batch 32" "--moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity" ""
+    not_slower "moe dropless->capacity padded 1" 1e-9 0 "$MF --systems $s --ep 32 --global-batch 32" "" "--moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity"
+done
+ML="--model custom --layers 4 --hidden 2048 --heads 16 --gated --seq 1024 --kv-lora-rank 512"
+for s in dgx-h100:8/16 gb200-nvl72:8/16; do
+    not_slower "mtp 1->none" 1e-9 0 "$ML --systems $s --tp 2 --pp 2 --sp --global-batch 16" "--mtp-num-layers 1" ""
+    not_slower "mla kv latent 1024->128" 1e-9 0 "--model custom --layers 4 --hidden 2048 --heads 16 --gated --seq 1024 --systems $s --tp 2 --sp" "--kv-lora-rank 1024" "--kv-lora-rank 128"
+done
 # known (reported): ZeRO-3 across servers, where the replay's reuse of isolated collective runs
 # let gathers and reduce-scatters overlap without contending (see the report / --exact); since
 # 2026-12-03 they share links in proportion to their loads (docs/traces.md, "Reuse", step 4) and

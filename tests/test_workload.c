@@ -837,6 +837,37 @@ static void test_workload_moe_capacity(void)
     g_clear_error(&err);
 }
 
+/* --moe-layer-freq N (Megatron-LM's): layers 0, N, 2N, ... are MoE layers,
+ * the others dense (FFN --ffn): Mixtral's shape at N = 2 runs 16 of each,
+ * its weights and FLOPs are the mix's, the trace's FLOPs the step's; a
+ * frequency leaving no MoE layer is refused. */
+static void test_workload_moe_layer_freq(void)
+{
+    gpu_model g = gpu("H100");
+    workload_spec w = spec("mixtral-8x7b", 1, 1, 8, 8, 512);
+    w.ep = 8;
+    w.m.moe_freq = 2;
+    CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
+    CU_ASSERT_TRUE(workload_layer_is_moe(&w.m, 0) && !workload_layer_is_moe(&w.m, 1) && workload_layer_is_moe(&w.m, 30));
+    double e, moe = workload_layer_params(&w.m, true, &e), dense = workload_layer_params(&w.m, false, NULL);
+    ASSERT_REL(workload_params(&w.m), 16 * moe + 16 * dense + 2.0 * 32000 * 4096 + 4096, 1e-12);
+    trace *t = workload_generate(&w, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COMPUTE, -1, "moe_experts_fwd", NULL), 16);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COMPUTE, -1, "mlp_fwd", NULL), 16);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALLTOALL, "ep_dispatch", NULL), 2 * 16);
+    double total = 0;
+    for (int r = 0; r < t->nranks; r++)
+        total += rank_flops(t, r);
+    ASSERT_REL(total, workload_step_flops(&w), 1e-9);
+    trace_free(t);
+    GError *err = NULL;
+    w.m.dense_layers = 31; /* layer 31 is odd: no MoE layer left */
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "leaves none of the 32 layers an MoE layer") : NULL);
+    g_clear_error(&err);
+}
+
 /* A rank's experts/ep experts each multiply their own share of the tokens
  * routed to the rank (a grouped GEMM), so an expert's weight gradient
  * reduces over its T/(E/ep) tokens, not all T = tokens x topk. Mixtral on
@@ -1962,6 +1993,7 @@ int main(void)
         {"/workload/mla", test_workload_mla},
         {"/workload/mtp", test_workload_mtp},
         {"/workload/moe-capacity", test_workload_moe_capacity},
+        {"/workload/moe-layer-freq", test_workload_moe_layer_freq},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/memory-activations-mlp", test_workload_memory_activations_mlp},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},

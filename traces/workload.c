@@ -12,34 +12,34 @@ G_DEFINE_QUARK(conveyor-workload-error-quark, workload_error)
 
 #define MEGATRON_SC21 "Narayanan et al. SC'21 (arXiv:2104.04473) Table 1; vocab 51200, FFN 4h"
 #define MEGATRON_2020 "NVIDIA/Megatron-LM README (Sep 2020) scaling table; vocab 51200, FFN 4h"
-#define GPT(n, l, h, a, src) {n, l, h, a, a, 4 * (h), 51200, false, true, 0, 0, 0, 0, 0, src, 0, 0, 0, 0, 0, 0, 0}
+#define GPT(n, l, h, a, src) {n, l, h, a, a, 4 * (h), 51200, false, true, 0, 0, 0, 0, 0, src, 0, 0, 0, 0, 0, 0, 0, 0}
 
 static const workload_model presets[] = {
     {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, false, true, 0, 0, 0, 0, 0,
      "Brown et al. 2020 (arXiv:2005.14165) Table 2.1: 96 layers, d_model 12288, 96 heads, d_ff 4 d_model; "
-     "GPT-2 BPE vocab 50257", 0, 0, 0, 0, 0, 0, 0},
+     "GPT-2 BPE vocab 50257", 0, 0, 0, 0, 0, 0, 0, 0},
     {"llama2-7b", 32, 4096, 32, 32, 11008, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 (arXiv:2307.09288) and meta-llama/Llama-2-7b-hf config.json", 0, 0, 0, 0, 0, 0, 0},
+     "Touvron et al. 2023 (arXiv:2307.09288) and meta-llama/Llama-2-7b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0},
     {"llama2-13b", 40, 5120, 40, 40, 13824, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 and meta-llama/Llama-2-13b-hf config.json", 0, 0, 0, 0, 0, 0, 0},
+     "Touvron et al. 2023 and meta-llama/Llama-2-13b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0},
     {"llama2-70b", 80, 8192, 64, 8, 28672, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 (GQA, 8 KV heads) and meta-llama/Llama-2-70b-hf config.json", 0, 0, 0, 0, 0, 0, 0},
+     "Touvron et al. 2023 (GQA, 8 KV heads) and meta-llama/Llama-2-70b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0},
     {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3 and meta-llama/Meta-Llama-3-8B config.json", 0, 0, 0, 0, 0, 0, 0},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3 and meta-llama/Meta-Llama-3-8B config.json", 0, 0, 0, 0, 0, 0, 0, 0},
     {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0, 0},
     {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0, 0},
     {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, true, false, 8, 2, 14336, 0, 0,
      "Jiang et al. 2024 (arXiv:2401.04088) Table 1: 32 layers, dim 4096, 32 heads, 8 KV heads, hidden 14336, "
-     "8 experts, top-2, vocab 32000", 0, 0, 0, 0, 0, 0, 0},
+     "8 experts, top-2, vocab 32000", 0, 0, 0, 0, 0, 0, 0, 0},
     {"deepseek-v3-like", 61, 7168, 128, 128, 18432, 129280, true, false, 256, 8, 2048, 2048, 3,
      "DeepSeek-V3 report (arXiv:2412.19437) and its config.json: 61 layers (first 3 dense, FFN 18432), hidden "
      "7168, 128 heads of MLA (q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, "
      "v_head_dim 128), 256 routed experts (FFN 2048) top-8 + 1 shared, vocab 129280; MTP not modelled; "
      "node-limited routing, 4 of 8 groups (n_group, topk_group; Megatron-Bridge's DeepSeekV3 config: "
      "moe_router_num_groups 8, moe_router_group_topk 4)",
-     8, 4, 1536, 512, 128, 64, 128},
+     8, 4, 1536, 512, 128, 64, 128, 0},
     GPT("gpt-1.7b", 24, 2304, 24, MEGATRON_SC21),
     GPT("gpt-3.6b", 30, 3072, 32, MEGATRON_SC21),
     GPT("gpt-7.5b", 36, 4096, 32, MEGATRON_SC21),
@@ -502,6 +502,17 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return VALUE("--tp-comm-overlap with multi-latent attention: Transformer Engine's userbuffers overlap only "
                      "the qkv, proj, fc1 and fc2 GEMMs, and Megatron-LM turns the overlap off for other linear "
                      "layers (MLA's q_up_proj, kv_up_proj), so it is not modelled");
+    if (m->moe_freq < 0 || m->moe_freq > m->layers || (m->moe_freq > 1 && !m->experts))
+        return VALUE("--moe-layer-freq must be in 1..layers (%d) and needs an MoE model (got %d)", m->layers,
+                     m->moe_freq);
+    if (m->experts > 0) { /* at least one MoE layer */
+        int l = m->dense_layers;
+        while (l < m->layers && !workload_layer_is_moe(m, l))
+            l++;
+        if (l == m->layers)
+            return VALUE("--moe-layer-freq %d with %d dense layers leaves none of the %d layers an MoE layer",
+                         m->moe_freq, m->dense_layers, m->layers);
+    }
     if (w->dp < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->gpus % ((int64_t)w->tp * w->pp * w->cp))
         return LAYOUT("--gpus %d is not a multiple of tp*pp*cp = %d*%d*%d", w->gpus, w->tp, w->pp, w->cp);
     if (w->gpus < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->dp >= 1) /* workload_spec_defaults' 0 */
@@ -824,7 +835,7 @@ int workload_layer_tensors(const workload_model *m, int tp, double reuse, bool r
 
 bool workload_layer_is_moe(const workload_model *m, int layer)
 {
-    return m->experts > 0 && layer >= m->dense_layers;
+    return m->experts > 0 && layer >= m->dense_layers && (m->moe_freq <= 1 || layer % m->moe_freq == 0);
 }
 
 double workload_params(const workload_model *m)
@@ -859,7 +870,7 @@ double workload_step_flops(const workload_spec *w)
         f += workload_layer_fwd_flops(m, workload_layer_is_moe(m, l), tokens, w->seq);
     f += 2 * tokens * h * m->vocab;
     /* MTP: per layer its projection, its transformer layer (the model's last kind) and the LM head again */
-    f += w->mtp * (2 * tokens * 2 * h * h + workload_layer_fwd_flops(m, workload_layer_is_moe(m, m->layers), tokens,
+    f += w->mtp * (2 * tokens * 2 * h * h + workload_layer_fwd_flops(m, workload_layer_is_moe(m, m->layers - 1), tokens,
                                                                       w->seq) + 2 * tokens * h * m->vocab);
     return 3 * f;
 }
@@ -867,14 +878,14 @@ double workload_step_flops(const workload_spec *w)
 double workload_mtp_params(const workload_model *m)
 {
     double h = m->hidden;
-    return workload_layer_params(m, workload_layer_is_moe(m, m->layers), NULL) + 2 * h * h + 3 * h;
+    return workload_layer_params(m, workload_layer_is_moe(m, m->layers - 1), NULL) + 2 * h * h + 3 * h;
 }
 
 double workload_mtp_rank_params(const workload_spec *w, double *expert, double *replicated)
 {
     double h = w->m.hidden, e, r;
-    /* layer index `layers`: one past the last, so of the last layer's kind (workload_layer_is_moe) */
-    double d = workload_layer_rank_params(w, w->m.layers, &e, &r) + 2 * h * h / w->tp + 3 * h;
+    /* of the last layer's kind (Megatron-LM builds the MTP layer from the decoder's last layer spec) */
+    double d = workload_layer_rank_params(w, w->m.layers - 1, &e, &r) + 2 * h * h / w->tp + 3 * h;
     *expert = w->mtp * e;
     if (replicated)
         *replicated = w->mtp * (r + 3 * h);
@@ -985,7 +996,7 @@ static double act_bytes(const workload_spec *w, int first, int n)
     for (int l = first; l < first + n; l++)
         a += layer_act_bytes(w, l);
     if (first + n == w->m.layers) /* the last stage's MTP layers, each a layer of the last kind */
-        a += w->mtp * layer_act_bytes(w, w->m.layers);
+        a += w->mtp * layer_act_bytes(w, w->m.layers - 1);
     return a;
 }
 

@@ -37,6 +37,8 @@ typedef struct {
      * second part carries RoPE; the key's is one per token, shared by the heads) and v_dim wide
      * values. 0 everywhere: multi-head / grouped-query attention of hidden/heads per head. */
     int q_lora, kv_lora, qk_dim, rope_dim, v_dim;
+    int moe_freq;         /* MoE: every moe_freq-th layer is an MoE layer (Megatron-LM's --moe-layer-freq:
+                           * layer i when i % moe_freq == 0), past the dense_layers; 0 or 1: every one */
 } workload_model;
 
 /* The attention's widths (elements per token, all heads; workload_attn_shape):

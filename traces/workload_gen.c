@@ -1074,7 +1074,7 @@ static void mtp_fwd(gen *G, const char *tag)
         tp_gather(G, S_MAIN, 2 * G->act, AG_IN, "tp_ag_mtp", NONE);
     compute(G, n, &G->c.mtp_proj.f, 1);
     coll(G, S_MAIN, COLL_ALL_GATHER, G->act, G->g_tp, "tp_ag_mtp_out", NONE);
-    block_fwd(G, 1, workload_layer_is_moe(&w->m, w->m.layers), tag);
+    block_fwd(G, 1, workload_layer_is_moe(&w->m, w->m.layers - 1), tag);
 }
 
 /* Its backward: the layer's; under SP the output gradient gathered by
@@ -1084,7 +1084,7 @@ static void mtp_fwd(gen *G, const char *tag)
 static void mtp_bwd(gen *G)
 {
     const workload_spec *w = G->w;
-    block_bwd(G, 1, workload_layer_is_moe(&w->m, w->m.layers));
+    block_bwd(G, 1, workload_layer_is_moe(&w->m, w->m.layers - 1));
     if (w->sp)
         tp_gather(G, S_MAIN, G->act, AG_DY, "tp_ag_mtp_bwd", NONE);
     cost all = cost_sum3(&G->c.mtp_proj.dg, &G->c.mtp_proj.wg, &G->c.mtp_in.b);

@@ -55,7 +55,7 @@ else
 fi
 check moe-custom-topk 2 'MoE shape: need experts in 1\.\.100000, topk in 1\.\.experts \(4\)' -- workload --model custom --layers 4 --hidden 1024 --heads 8 --experts 4 --topk 8 -o /dev/null
 check moe-custom-no-experts 2 'describe an MoE model: give --experts' -- workload --model custom --layers 4 --hidden 1024 --heads 8 --topk 2 -o /dev/null
-check moe-custom-on-preset 2 '--experts, --topk, --expert-ffn, --shared-ffn and --dense-layers describe a custom MoE model' -- workload --model mixtral-8x7b --experts 16 -o /dev/null
+check moe-custom-on-preset 2 '--experts, --topk, --expert-ffn, --shared-ffn, --dense-layers and --moe-layer-freq describe a custom MoE model' -- workload --model mixtral-8x7b --experts 16 -o /dev/null
 check moe-custom-scale 0 '^dgx-h100 +H100-SXM +8 ' -- scale --model custom --layers 8 --hidden 2048 --heads 16 --gated --experts 16 --topk 4 --expert-ffn 1024 --shared-ffn 2048 --dense-layers 1 --ep 8 --sp --systems dgx-h100:8 --seq 512
 
 # 6. scale --auto on an MoE model without --ep searches EP too (powers of two dividing the experts): it

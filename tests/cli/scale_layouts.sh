@@ -159,6 +159,13 @@ check scale-moe-capacity-bad 2 "--moe-expert-capacity-factor 'x': expected a num
 cf=$("$C" sweep tests/data/sweep/scale-moe-capacity.json -j 2 2>/dev/null)
 if printf '%s\n' "$cf" | awk -F, 'NR == 2 { a = $3 } NR == 3 { b = $3 } NR == 4 { c = $3 } END { exit !(a > 0 && a < b && b < c) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-moe-capacity: $cf" >&2; fi
+# --moe-layer-freq (Megatron-LM's): every N-th layer an MoE layer; without --experts, with a preset, or leaving no
+# MoE layer: exit 2
+check workload-moe-layer-freq 0 "wrote /dev/null: 8 ranks" -- workload --model custom --layers 8 --hidden 1024 --heads 8 --gated --experts 16 --topk 2 --moe-layer-freq 2 --topo dgx-h100 --gpus 8 --ep 8 -o /dev/null
+check workload-moe-layer-freq-dense 2 "describe an MoE model: give --experts" -- workload --model custom --layers 8 --hidden 1024 --heads 8 --moe-layer-freq 2 --topo dgx-h100 --gpus 8 -o /dev/null
+check workload-moe-layer-freq-none 2 "leaves none of the 4 layers an MoE layer" -- workload --model custom --layers 4 --hidden 1024 --heads 8 --experts 16 --dense-layers 3 --moe-layer-freq 2 --topo dgx-h100 --gpus 8 -o /dev/null
+mf2=$("$C" workload --model custom --layers 8 --hidden 1024 --heads 8 --gated --experts 16 --topk 2 --moe-layer-freq 2 --topo dgx-h100 --gpus 8 --ep 8 -o - 2>/dev/null | grep -c '"moe_experts_fwd"')
+if [ "$mf2" = 32 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-moe-layer-freq-ops: $mf2" >&2; fi
 # --fp8-recipe (Megatron-LM's): mxfp8 only on Blackwell, blockwise from Hopper on, any recipe only with fp8
 # (exit 2); the header names a recipe other than delayed; tensorwise reduces amaxes over TP before its
 # gathers instead of delayed's per-chunk reductions; as a sweep key on B200 delayed is the fastest (its
