@@ -466,6 +466,13 @@ static void print_results(const result *R, int n, const char *fmt)
             }
             if (w->mtp > 0)
                 printf(", \"mtp_num_layers\": %d", w->mtp);
+            if (w->recompute_modules) {
+                char rcm[128];
+                printf(", \"recompute_granularity\": \"selective\", \"recompute_modules\": \"%s\"",
+                       workload_recompute_modules_label(w->recompute_modules, rcm, sizeof rcm));
+            } else if (w->recompute) {
+                printf(", \"recompute_granularity\": \"full\"");
+            }
             if (w->first_stage_layers > 0 || w->last_stage_layers > 0)
                 printf(", \"decoder_first_pipeline_num_layers\": %d, \"decoder_last_pipeline_num_layers\": %d",
                        w->first_stage_layers, w->last_stage_layers);
@@ -902,6 +909,11 @@ static int run_scale(wl_opts *o, scale_cli *c)
                 printf(", TP input gradients reduced beside the weight gradients");
             if (R[0].w.tp_comm_overlap)
                 printf(", TP communication overlapped with GEMMs (userbuffers)");
+            if (R[0].w.recompute_modules) {
+                char rcm[128];
+                printf(", selective recompute (%s)",
+                       workload_recompute_modules_label(R[0].w.recompute_modules, rcm, sizeof rcm));
+            }
             if (R[0].w.mtp > 0)
                 printf(", %d MTP layer%s", R[0].w.mtp, R[0].w.mtp > 1 ? "s" : "");
             if (R[0].w.first_stage_layers > 0)

@@ -153,6 +153,12 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "of the mxfp8 weights (Megatron-LM's flag)",
          NULL},
         {"recompute", 0, 0, G_OPTION_ARG_NONE, &o->recompute, "full activation recomputation", NULL},
+        {"recompute-granularity", 0, 0, G_OPTION_ARG_STRING, &o->rc_gran,
+         "full (= --recompute) or selective (the modules of --recompute-modules; Megatron-LM's flag)", "G"},
+        {"recompute-modules", 0, 0, G_OPTION_ARG_STRING, &o->rc_modules,
+         "selective recomputation's modules: core_attn, layernorm, mla_up_proj, moe_act, mlp, shared_experts "
+         "(Megatron-LM's flag) [core_attn]",
+         "M,M"},
         {"tp-async-bwd", 0, 0, G_OPTION_ARG_NONE, &o->tp_async_bwd,
          "TP: column-parallel layers' input-gradient all-reduce/reduce-scatter beside their weight-gradient GEMM "
          "(Megatron-LM since 2021)",
@@ -240,6 +246,8 @@ void wl_opts_clear(wl_opts *o)
     g_free(o->fp8_recipe);
     g_free(o->moe_dispatcher);
     g_free(o->capacity);
+    g_free(o->rc_gran);
+    g_free(o->rc_modules);
     g_strfreev(o->sets);
 }
 
@@ -365,7 +373,17 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->micro_batch = o->micro_batch;
     w->global_batch = o->global_batch;
     w->seq = o->seq;
-    w->recompute = o->recompute;
+    bool sel = o->rc_gran && !strcmp(o->rc_gran, "selective");
+    if (o->rc_gran && !sel && strcmp(o->rc_gran, "full"))
+        return BAD("--recompute-granularity '%s': expected full or selective", o->rc_gran);
+    if (o->recompute && sel)
+        return BAD("--recompute is --recompute-granularity full; it contradicts selective");
+    if (o->rc_modules && !sel)
+        return BAD("--recompute-modules needs --recompute-granularity selective");
+    w->recompute = o->recompute || (o->rc_gran && !sel);
+    if (sel && !workload_recompute_modules_parse(o->rc_modules ? o->rc_modules : "core_attn", &w->recompute_modules,
+                                                 err))
+        return FALSE;
     w->overlap_param_gather = o->overlap_param_gather;
     w->tp_async_bwd = o->tp_async_bwd;
     w->tp_comm_overlap = o->tp_comm_overlap;

@@ -868,6 +868,70 @@ static void test_workload_moe_layer_freq(void)
     g_clear_error(&err);
 }
 
+/* Selective recomputation (--recompute-granularity selective
+ * --recompute-modules, Megatron-LM's): each module's saved activations leave
+ * the memory estimate (hand counts on DeepSeek-V3, one sequence of 256, TP 1,
+ * PP 1: MLA's Q, K, V, 2 x 256 x 65,536 bytes a layer; the MLA input norm's
+ * and the MoE pre-MLP norm's outputs, 2 s b h each; the experts' activation
+ * outputs, 2 x 256 x 8 x 2,048 bytes an MoE layer); its forward runs again
+ * before the layer's backward (the up projections' FLOPs; the dense MLP with
+ * its TP gather and reduce-scatter under SP); the refusals. */
+static void test_workload_recompute_selective(void)
+{
+    workload_spec w = spec("deepseek-v3-like", 1, 1, 1, 1, 256), x;
+    double base = workload_memory_bytes(&w), sbh = 256.0 * 7168;
+    x = w;
+    x.recompute_modules = WL_RC_MLA_UP_PROJ;
+    CU_ASSERT_TRUE(workload_spec_check(&x, NULL));
+    ASSERT_REL(base - workload_memory_bytes(&x), 61 * 2 * 256.0 * 65536, 1e-9);
+    x.recompute_modules = WL_RC_LAYERNORM;
+    ASSERT_REL(base - workload_memory_bytes(&x), (61 + 58) * 2 * sbh, 1e-9);
+    x.recompute_modules = WL_RC_MOE_ACT;
+    ASSERT_REL(base - workload_memory_bytes(&x), 58 * 2 * 256.0 * 8 * 2048, 1e-9);
+    x.recompute_modules = WL_RC_CORE_ATTN; /* flash attention keeps nothing more */
+    ASSERT_REL(workload_memory_bytes(&x), base, 1e-12);
+    gpu_model g = gpu("H100");
+    workload_spec y = spec("deepseek-v3-like", 2, 1, 1, 1, 256);
+    y.sp = true;
+    y.recompute_modules = WL_RC_MLA_UP_PROJ | WL_RC_MLP;
+    trace *t = workload_generate(&y, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COMPUTE, -1, "recompute_modules", NULL), 61);
+    double T = 256, n = 128;
+    ASSERT_REL(op_flops(t, 0, "recompute_modules"), 2 * T * (1536 * n * 192 + 512 * n * 256) / 2, 1e-9);
+    double ag, rs, A = T * 7168 * 2;
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COMPUTE, -1, "recompute_mlp", NULL), 3);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_GATHER, "tp_ag_recompute", &ag), 3);
+    CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_REDUCE_SCATTER, "tp_rs_recompute", &rs), 3);
+    ASSERT_REL(ag, 3 * A, 1e-12);
+    ASSERT_REL(rs, 3 * A, 1e-12);
+    trace_free(t);
+    GError *err = NULL;
+    x.recompute = true;
+    CU_ASSERT_FALSE(workload_spec_check(&x, &err));
+    g_clear_error(&err);
+    workload_spec d = spec("llama3-8b", 1, 1, 1, 1, 256);
+    d.recompute_modules = WL_RC_MLA_UP_PROJ;
+    CU_ASSERT_FALSE(workload_spec_check(&d, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "mla_up_proj needs multi-latent attention") : NULL);
+    g_clear_error(&err);
+    d.recompute_modules = WL_RC_MOE_ACT;
+    CU_ASSERT_FALSE(workload_spec_check(&d, &err));
+    g_clear_error(&err);
+    x = w;
+    x.recompute_modules = WL_RC_LAYERNORM;
+    x.dtype = COMPUTE_FP8;
+    CU_ASSERT_FALSE(workload_spec_check(&x, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "delayed scaling") : NULL);
+    g_clear_error(&err);
+    unsigned bits;
+    CU_ASSERT_TRUE(workload_recompute_modules_parse("mla_up_proj,moe_act layernorm", &bits, NULL));
+    CU_ASSERT_EQUAL(bits, WL_RC_MLA_UP_PROJ | WL_RC_MOE_ACT | WL_RC_LAYERNORM);
+    CU_ASSERT_FALSE(workload_recompute_modules_parse("moe", &bits, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "'moe' is not modelled") : NULL);
+    g_clear_error(&err);
+}
+
 /* A rank's experts/ep experts each multiply their own share of the tokens
  * routed to the rank (a grouped GEMM), so an expert's weight gradient
  * reduces over its T/(E/ep) tokens, not all T = tokens x topk. Mixtral on
@@ -1994,6 +2058,7 @@ int main(void)
         {"/workload/mtp", test_workload_mtp},
         {"/workload/moe-capacity", test_workload_moe_capacity},
         {"/workload/moe-layer-freq", test_workload_moe_layer_freq},
+        {"/workload/recompute-selective", test_workload_recompute_selective},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/memory-activations-mlp", test_workload_memory_activations_mlp},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},

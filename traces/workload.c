@@ -248,6 +248,42 @@ double workload_moe_capacity_scale(const workload_spec *w)
     return w->pad_to_capacity ? w->capacity_factor : MIN(w->capacity_factor, 1);
 }
 
+static const char *const rc_names[] = {"core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "shared_experts"};
+
+bool workload_recompute_modules_parse(const char *s, unsigned *out, GError **err)
+{
+    *out = 0;
+    char **v = g_strsplit_set(s ? s : "", ", ", -1);
+    bool ok = true;
+    for (int i = 0; ok && v[i]; i++) {
+        if (!*v[i])
+            continue;
+        size_t k = 0;
+        while (k < G_N_ELEMENTS(rc_names) && strcmp(v[i], rc_names[k]))
+            k++;
+        if (k < G_N_ELEMENTS(rc_names))
+            *out |= 1u << k;
+        else
+            ok = VALUE("--recompute-modules: '%s' is not %s (core_attn, layernorm, mla_up_proj, moe_act, mlp, "
+                       "shared_experts)", v[i], !strcmp(v[i], "moe") ? "modelled" : "one of them");
+    }
+    g_strfreev(v);
+    if (ok && !*out)
+        ok = VALUE("--recompute-modules '%s': no module named", s ? s : "");
+    return ok;
+}
+
+const char *workload_recompute_modules_label(unsigned bits, char *buf, size_t n)
+{
+    GString *g = g_string_new(NULL);
+    for (size_t k = 0; k < G_N_ELEMENTS(rc_names); k++)
+        if (bits & (1u << k))
+            g_string_append_printf(g, "%s%s", g->len ? ", " : "", rc_names[k]);
+    g_strlcpy(buf, g->str, n);
+    g_string_free(g, TRUE);
+    return buf;
+}
+
 const char *workload_attn_label(const workload_model *m, char *buf, size_t n)
 {
     if (m->kv_lora <= 0)
@@ -553,6 +589,20 @@ bool workload_spec_check(const workload_spec *w, GError **err)
                       "over its %d model chunk%s, at least one each (Megatron-LM asserts)", f, l,
                       (int64_t)m->layers - f - l, m->layers, nmid, v, v > 1 ? "s" : "");
     }
+    unsigned rc = w->recompute_modules;
+    if (rc && w->recompute)
+        return VALUE("--recompute is full recomputation, --recompute-modules selective: one or the other");
+    if ((rc & WL_RC_MLA_UP_PROJ) && m->kv_lora <= 0)
+        return VALUE("--recompute-modules mla_up_proj needs multi-latent attention (Megatron-LM raises otherwise)");
+    if ((rc & WL_RC_MOE_ACT) && !m->experts)
+        return VALUE("--recompute-modules moe_act needs an MoE model");
+    if ((rc & WL_RC_SHARED_EXPERTS) && !m->shared_ffn)
+        return VALUE("--recompute-modules shared_experts needs a shared expert");
+    if ((rc & WL_RC_SHARED_EXPERTS) && w->moe_shared_overlap)
+        return VALUE("--recompute-modules shared_experts with --moe-shared-expert-overlap: Megatron-LM raises");
+    if ((rc & (WL_RC_MOE_ACT | WL_RC_LAYERNORM)) && w->dtype == COMPUTE_FP8 && w->fp8_recipe == WL_FP8_DELAYED)
+        return VALUE("--recompute-modules moe_act or layernorm under fp8's delayed scaling: Megatron-LM raises "
+                     "(\"Delayed scaling does not support moe_act and layernorm recompute\")");
     if (w->mtp < 0 || w->mtp > 16)
         return VALUE("--mtp-num-layers must be in 1..16 (got %d)", w->mtp);
     if (w->mtp > 0 && w->zero == 3)
@@ -977,16 +1027,27 @@ static double layer_act_bytes(const workload_spec *w, int l)
     if (w->recompute)
         return 2 * sbh / (w->sp ? t : 1);
     double per_f = m->gated ? 6 : 4, mlp;
-    if (workload_layer_is_moe(m, l)) /* the routed tokens as the capacity factor leaves them */
-        mlp = m->topk * workload_moe_capacity_scale(w) * (2 + per_f * m->expert_ffn / h) + per_f * m->shared_ffn / h;
-    else
-        mlp = per_f * m->ffn / h;
+    unsigned rc = w->recompute_modules;
+    bool moe = workload_layer_is_moe(m, l), mla = m->kv_lora > 0;
+    if (moe) { /* the routed tokens as the capacity factor leaves them */
+        double routes = m->topk * workload_moe_capacity_scale(w);
+        mlp = routes * (2 + per_f * m->expert_ffn / h) + per_f * m->shared_ffn / h;
+        if (rc & WL_RC_MOE_ACT) /* each route's activation output (fc2's input), 2 F_e / h */
+            mlp -= routes * 2 * m->expert_ffn / h;
+        if (rc & WL_RC_SHARED_EXPERTS)
+            mlp -= per_f * m->shared_ffn / h;
+    } else {
+        mlp = rc & WL_RC_MLP ? 0 : per_f * m->ffn / h;
+    }
     workload_attn a;
     workload_attn_shape(m, &a);
-    double attn = 2 * (a.q + a.k + a.v + a.o) / h;
-    /* MLA: the two latents' norm inputs and outputs and the RoPE key, split like the norms */
-    double lat = 2 * (2 * ((double)m->q_lora + m->kv_lora) + m->rope_dim) / h * (m->kv_lora > 0);
-    return sbh * ((w->sp ? (10 + lat) / t : 10 + lat) + (attn + mlp) / t);
+    double attn = 2 * ((rc & WL_RC_MLA_UP_PROJ) && mla ? 0 : a.q + a.k + a.v) / h + 2 * a.o / h;
+    /* MLA: the two latents' norm inputs and outputs and the RoPE key, split like the norms; selective
+     * layernorm recomputation drops the outputs of the norms that are modules of their own (MLA's input
+     * norm, an MoE layer's pre-MLP norm), 2 s b h each */
+    double lat = 2 * (2 * ((double)m->q_lora + m->kv_lora) + m->rope_dim) / h * mla;
+    double norms = 10 + lat - (rc & WL_RC_LAYERNORM ? 2.0 * mla + 2.0 * moe : 0);
+    return sbh * ((w->sp ? norms / t : norms) + (attn + mlp) / t);
 }
 
 /* The activations of layers first .. first+n-1 for one micro-batch. */

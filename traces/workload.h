@@ -85,6 +85,16 @@ typedef enum { WL_FP8_DELAYED = 0, WL_FP8_TENSORWISE = 1, WL_FP8_MXFP8 = 2, WL_F
  * GPU at its own place there) and is forwarded inside the domain to each GPU holding one. */
 typedef enum { WL_MOE_ALLTOALL = 0, WL_MOE_FLEX = 1 } workload_moe_dispatcher;
 
+/* The modules Megatron-LM's selective recomputation reruns before their backward (--recompute-modules):
+ * the attention kernel, the norms that are modules of their own (MLA's input norm, an MoE layer's
+ * pre-MLP norm), MLA's up projections, the experts' activation, the dense MLP, the shared expert. */
+enum { WL_RC_CORE_ATTN = 1, WL_RC_LAYERNORM = 2, WL_RC_MLA_UP_PROJ = 4, WL_RC_MOE_ACT = 8, WL_RC_MLP = 16,
+       WL_RC_SHARED_EXPERTS = 32 };
+/* "core_attn,mla_up_proj" (commas or spaces) -> *out bits; false with *err for an unknown or unmodelled name. */
+bool workload_recompute_modules_parse(const char *s, unsigned *out, GError **err);
+/* "core_attn, mla_up_proj" for the bits set (buf of n bytes). */
+const char *workload_recompute_modules_label(unsigned bits, char *buf, size_t n);
+
 typedef struct {
     workload_model m;
     int gpus, tp, pp, dp, cp, ep; /* tp*pp*dp*cp == gpus; ep divides the experts and tp*cp*dp */
@@ -106,6 +116,8 @@ typedef struct {
     int micro_batch, global_batch, seq;
     compute_dtype dtype;
     bool recompute;               /* full activation recomputation */
+    unsigned recompute_modules;   /* selective recomputation (Megatron-LM's --recompute-granularity
+                                   * selective --recompute-modules): WL_RC_* bits; 0: none */
     bool tp_async_bwd;            /* column-parallel layers' input-gradient collective beside their
                                    * weight-gradient GEMM (Megatron-LM since 2021, TE) */
     bool tp_comm_overlap;         /* Megatron-LM's --tp-comm-overlap (Transformer Engine's userbuffers,

@@ -73,6 +73,8 @@ typedef struct {
      * 2h -> h projection (mtp_proj) */
     fb mtp_in;
     gemm3 mtp_proj;
+    /* an MoE layer's pre-MLP norm and its experts' activation (selective recomputation's pieces) */
+    fb moe_norm, moe_act;
     /* --tp-comm-overlap: the GEMMs over 1/tp of the tokens (a ring step) and 1/4 (a pipeline split) */
     gemm3 qkv_t, proj_t, fc1_t, fc2_t, proj_4, fc2_4;
     /* --moe-shared-expert-overlap: the shared expert (moe_sh_f/moe_sh_b) in halves, MLP-in and the
@@ -430,7 +432,7 @@ static void costs_init(gen *G)
     }
     if (m->experts) {
         double Tm = T / t;
-        elem(&c->moe_pre_f, &c->moe_pre_b, G, 4 * Tn * h);
+        elem_part(&c->moe_pre_f, &c->moe_pre_b, G, 4 * Tn * h, 0, &c->moe_norm);
         gemm(&c->moe_pre_f, &c->moe_pre_b, G, Tm, h, m->experts);     /* router */
         elem(&c->moe_pre_f, &c->moe_pre_b, G, 2 * Tm * m->experts * 3); /* softmax + top-k */
         /* the shared expert(s) split by TP as the dense MLP is (Megatron-LM's SharedExpertMLP follows
@@ -454,7 +456,7 @@ static void costs_init(gen *G)
          * (workload_moe_capacity_scale); their FLOPs counted as the model's (Megatron-LM's count: topk) */
         double cap = workload_moe_capacity_scale(w);
         mlp_costs(&c->moe_exp_f, &c->moe_exp_b, G, LIN_LOCAL, (double)m->experts / w->ep, Tm * m->topk * w->etp * cap,
-                  m->expert_ffn, w->etp, NULL, NULL, NULL, NULL);
+                  m->expert_ffn, w->etp, NULL, &c->moe_act, NULL, NULL);
         c->moe_exp_f.flops /= cap;
         c->moe_exp_b.flops /= cap;
         elem(&c->moe_exp_f, &c->moe_exp_b, G, 10 * Tm * h);
@@ -1056,6 +1058,47 @@ static void block_bwd(gen *G, double f, bool moe)
     column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv.dg, &G->c.qkv.wg, f, G->act_in * f, true);
 }
 
+/* Selective recomputation (--recompute-modules, Megatron-LM's): before f
+ * layers' backward, the forward of the modules it reran: the norms that are
+ * modules of their own (MLA's input norm, an MoE layer's pre-MLP norm), MLA's
+ * up projections with RoPE, the attention kernel (its CP exchange not
+ * rerun), the experts' activation (one op); the dense MLP and the shared
+ * expert with their TP gather and reduction, as their forward runs them. */
+static void recompute_sel(gen *G, double f, bool moe)
+{
+    const workload_spec *w = G->w;
+    unsigned rc = w->recompute_modules;
+    bool mla = w->m.kv_lora > 0, sp = w->sp;
+    double A = G->act * f;
+    if (!rc || w->recompute)
+        return;
+    cost c = {0};
+    if ((rc & WL_RC_LAYERNORM) && mla)
+        cost_add(&c, &G->c.attn_norm.f);
+    if ((rc & WL_RC_LAYERNORM) && moe)
+        cost_add(&c, &G->c.moe_norm.f);
+    if ((rc & WL_RC_MLA_UP_PROJ) && mla) {
+        cost_add(&c, &G->c.qkv.f);
+        cost_add(&c, &G->c.rope.f);
+    }
+    if (rc & WL_RC_CORE_ATTN)
+        cost_add(&c, &G->c.core_f);
+    if ((rc & WL_RC_MOE_ACT) && moe)
+        cost_add(&c, &G->c.moe_act.f);
+    if (c.ps > 0)
+        compute(G, "recompute_modules", &c, f);
+    const cost *mod = (rc & WL_RC_MLP) && !moe ? &G->c.mlp_f
+                    : (rc & WL_RC_SHARED_EXPERTS) && moe && w->m.shared_ffn ? &G->c.moe_sh_f
+                    : NULL;
+    if (mod) {
+        if (sp)
+            tp_gather(G, S_MAIN, A, AG_IN, "tp_ag_recompute", NONE);
+        compute(G, moe ? "recompute_shared_experts" : "recompute_mlp", mod, f);
+        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs_recompute" : "tp_ar_recompute",
+             NONE);
+    }
+}
+
 /* A multi-token prediction layer's forward (Megatron-LM's
  * MultiTokenPredictionLayer, read 2026-12-03): the shifted tokens' embedding
  * and the hidden state, each normed, concatenated and projected 2h -> h by a
@@ -1084,6 +1127,7 @@ static void mtp_fwd(gen *G, const char *tag)
 static void mtp_bwd(gen *G)
 {
     const workload_spec *w = G->w;
+    recompute_sel(G, 1, workload_layer_is_moe(&w->m, w->m.layers - 1));
     block_bwd(G, 1, workload_layer_is_moe(&w->m, w->m.layers - 1));
     if (w->sp)
         tp_gather(G, S_MAIN, G->act, AG_DY, "tp_ag_mtp_bwd", NONE);
@@ -1609,6 +1653,7 @@ static void backward(gen *G, int mb, bool reduce)
             block_fwd(G, group_size(G, k), moe, "recompute_");
         if (w->zero == 3 && w->recompute && !w->fsdp) /* DeepSpeed freed them after the recompute */
             zero3_gather(G, k, k == ng - 1, true);
+        recompute_sel(G, group_size(G, k), moe);
         block_bwd(G, group_size(G, k), moe);
         double d, e, lin;
         group_params(G, k, &d, &e, NULL, &lin);
