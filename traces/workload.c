@@ -36,7 +36,8 @@ static const workload_model presets[] = {
     {"deepseek-v3-like", 61, 7168, 128, 128, 18432, 129280, true, false, 256, 8, 2048, 2048, 3,
      "DeepSeek-V3 report (arXiv:2412.19437) and its config.json: 61 layers (first 3 dense, FFN 18432), hidden "
      "7168, 128 heads of MLA (q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, "
-     "v_head_dim 128), 256 routed experts (FFN 2048) top-8 + 1 shared, vocab 129280; MTP not modelled; "
+     "v_head_dim 128), 256 routed experts (FFN 2048) top-8 + 1 shared, vocab 129280; its MTP layer with "
+     "--mtp-num-layers 1 (off by default, as in Megatron-LM); "
      "node-limited routing, 4 of 8 groups (n_group, topk_group; Megatron-Bridge's DeepSeekV3 config: "
      "moe_router_num_groups 8, moe_router_group_topk 4)",
      8, 4, 1536, 512, 128, 64, 128, 0},
