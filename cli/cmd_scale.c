@@ -916,10 +916,13 @@ static int run_scale(wl_opts *o, scale_cli *c)
             }
             if (R[0].w.mtp > 0)
                 printf(", %d MTP layer%s", R[0].w.mtp, R[0].w.mtp > 1 ? "s" : "");
-            if (R[0].w.first_stage_layers > 0)
-                printf(", %d layers on the first stage", R[0].w.first_stage_layers);
-            if (R[0].w.last_stage_layers > 0)
-                printf(", %d on the last", R[0].w.last_stage_layers);
+            int fsl = R[0].w.first_stage_layers, lsl = R[0].w.last_stage_layers;
+            if (fsl > 0)
+                printf(", %d layer%s on the first stage", fsl, fsl > 1 ? "s" : "");
+            if (lsl > 0 && fsl > 0)
+                printf(", %d on the last", lsl);
+            else if (lsl > 0)
+                printf(", %d layer%s on the last stage", lsl, lsl > 1 ? "s" : "");
             if (R[0].w.moe_shared_overlap)
                 printf(", shared expert beside the all-to-alls");
             if (R[0].w.overlap_param_gather)
