@@ -841,8 +841,8 @@ static void auto_line(const wl_opts *o, const result *r)
         g_string_append(hint, ", --zero 1");
     if (!w->sp && w->tp > 1)
         g_string_append(hint, ", --sp");
-    if (!w->recompute)
-        g_string_append(hint, ", --recompute");
+    if (!w->recompute) /* (full: selective recomputation keeps more) */
+        g_string_append(hint, w->recompute_modules ? ", --recompute-granularity full" : ", --recompute");
     printf("no layout fits 90%% of %.0f GiB (--auto): the layout rule's, %.1f GiB a GPU, simulated and flagged",
            r->hbm / GIB, workload_memory_bytes(w) / GIB);
     if (hint->len)
