@@ -175,6 +175,8 @@ static int pow2_floor(int n)
  * least 2, and a layer per model chunk (workload_spec_check's rule). */
 static bool schedule_allows(const workload_spec *w, int pp)
 {
+    if (w->pp_layout) /* its virtual stages over pp (wl_opts_spec set vpp); chunks may be empty */
+        return (long)pp * w->vpp == workload_layout_get(w->pp_layout, NULL)->n;
     return w->vpp <= 1 || (pp >= 2 && w->m.layers >= pp * w->vpp);
 }
 
@@ -205,7 +207,7 @@ static bool rule_layout(const scale_cli *c, workload_spec *w, const topo *t, con
         if (c->tp <= 0 && !tp_splits(w, tp))
             continue;
         int best = 0;
-        for (int pp = 1; pp <= w->m.layers && (long)pp * tp * cp <= n; pp++) {
+        for (int pp = 1; pp <= MAX(w->m.layers, c->pp) && (long)pp * tp * cp <= n; pp++) {
             if ((c->pp > 0 && pp != c->pp) || !layout_tiles(w, n, tp, pp, fold) || !schedule_allows(w, pp))
                 continue;
             w->tp = tp;
@@ -476,6 +478,8 @@ static void print_results(const result *R, int n, const char *fmt)
             if (w->first_stage_layers > 0 || w->last_stage_layers > 0)
                 printf(", \"decoder_first_pipeline_num_layers\": %d, \"decoder_last_pipeline_num_layers\": %d",
                        w->first_stage_layers, w->last_stage_layers);
+            if (w->pp_layout) /* the grammar's characters need no JSON escape (workload_layout_get) */
+                printf(", \"pipeline_model_parallel_layout\": \"%s\"", w->pp_layout);
             if (w->m.kv_lora > 0)
                 printf(", \"q_lora_rank\": %d, \"kv_lora_rank\": %d, \"qk_head_dim\": %d, \"qk_pos_emb_head_dim\": %d, "
                        "\"v_head_dim\": %d", w->m.q_lora, w->m.kv_lora, w->m.qk_dim, w->m.rope_dim, w->m.v_dim);
@@ -923,6 +927,12 @@ static int run_scale(wl_opts *o, scale_cli *c)
                 printf(", %d on the last", lsl);
             else if (lsl > 0)
                 printf(", %d layer%s on the last stage", lsl, lsl > 1 ? "s" : "");
+            if (R[0].w.pp_layout) {
+                int ms = workload_mtp_stage(&R[0].w);
+                printf(", pipeline layout %s", R[0].w.pp_layout);
+                if (ms >= 0 && ms != R[0].w.pp - 1)
+                    printf(" (MTP on stage %d of %d)", ms, R[0].w.pp);
+            }
             if (R[0].w.moe_shared_overlap)
                 printf(", shared expert beside the all-to-alls");
             if (R[0].w.overlap_param_gather)
@@ -1028,6 +1038,12 @@ int cmd_scale(int argc, char **argv)
     c.tp = c.tp == CLI_UNSET ? 0 : c.tp; /* 0: chosen per size */
     c.pp = c.pp == CLI_UNSET ? 0 : c.pp;
     c.max_gpus = c.max_gpus == CLI_UNSET ? 0 : c.max_gpus;
+    if (rc == EXIT_OK && o.pp_layout && (c.autolayout || c.pp <= 0)) {
+        fprintf(stderr, "conveyor scale: --pipeline-model-parallel-layout fixes the pipeline: give --pp (its virtual "
+                        "stages over pp are the model chunks)%s\n", c.autolayout ? ", not --auto" : "");
+        rc = EXIT_BADINPUT;
+    }
+    o.pp = c.pp; /* wl_opts_spec spreads a layout's virtual stages over it */
     if (rc == EXIT_OK && !wl_opts_list_models(&o, stdout))
         rc = run_scale(&o, &c);
     g_free(c.systems);

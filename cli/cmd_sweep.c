@@ -485,7 +485,7 @@ static const char *const scale_params[] = {
     "dense_layers", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim",
     "mtp_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
     "moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity", "recompute_granularity", "recompute_modules",
-    NULL,
+    "pipeline_model_parallel_layout", NULL,
 };
 
 enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE, S_MEM };
@@ -545,6 +545,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.capacity = (char *)sweep_point_get(p, "moe_expert_capacity_factor");    /* a number, as the option */
     o.rc_gran = (char *)sweep_point_get(p, "recompute_granularity");          /* full, selective */
     o.rc_modules = (char *)sweep_point_get(p, "recompute_modules");          /* "core_attn,mla_up_proj" */
+    o.pp_layout = (char *)sweep_point_get(p, "pipeline_model_parallel_layout"); /* "Et*3|(tt|)*29,m|L" */
     o.sets = p->sets[0] ? p->sets : NULL;
     bool sp = false, rc = false, gated = false, opg = false, tpa = false, tco = false, mso = false, fpg = false,
          mgb = false, pad = false; /* "yes" and "true" were read as off */

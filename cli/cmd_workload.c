@@ -28,6 +28,24 @@ static void print_chunks(const workload_spec *w)
     printf(" layers");
 }
 
+/* ", layout 'E|t*4|t*4|L': 1F1B, chunks E+0 | 4 | 4 | 0+L" (decoder layers
+ * per model chunk, stage by stage, with the embedding, MTP layers and loss) */
+static void print_layout(const workload_spec *w)
+{
+    int ms = workload_mtp_stage(w);
+    printf(", layout '%s': ", w->pp_layout);
+    if (w->vpp > 1)
+        printf("interleaved 1F1B (%d model chunks per pp rank)", w->vpp);
+    else
+        printf("1F1B");
+    printf(", decoder layers ");
+    for (int s = 0; s < w->pp; s++)
+        for (int c = 0; c < w->vpp; c++)
+            printf("%s%s%d%s%s", c ? "," : s ? " | " : "", s == 0 && c == 0 ? "E+" : "",
+                   workload_chunk_layers(w, s, c, NULL), s == ms && c == w->vpp - 1 ? "+m" : "",
+                   s == w->pp - 1 && c == w->vpp - 1 ? "+L" : "");
+}
+
 static int run(wl_opts *o, const char *out)
 {
     GError *err = NULL;
@@ -91,7 +109,9 @@ static int run(wl_opts *o, const char *out)
         printf("params %.3f B%s; step: %d sequences x %d tokens = %.0f tokens, %d microbatches of %d per pipeline",
                workload_params(&w.m) / 1e9, mtp, w.global_batch, w.seq, tokens, w.global_batch / (w.micro_batch * w.dp),
                w.micro_batch);
-        if (w.pp > 1 && w.vpp > 1 && w.m.layers % (w.pp * w.vpp) == 0)
+        if (w.pp_layout)
+            print_layout(&w);
+        else if (w.pp > 1 && w.vpp > 1 && w.m.layers % (w.pp * w.vpp) == 0)
             printf(", interleaved 1F1B (%d model chunks of %d layers per pp rank)", w.vpp, w.m.layers / (w.pp * w.vpp));
         else if (w.pp > 1 && w.vpp > 1)
             print_chunks(&w);

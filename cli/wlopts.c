@@ -109,6 +109,11 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "rule]", "N"},
         {"decoder-last-pipeline-num-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "layers of the last pipeline stage (Megatron-LM's flag) [the split rule]", "N"},
+        {"pipeline-model-parallel-layout", 0, 0, G_OPTION_ARG_STRING, &o->pp_layout,
+         "what each virtual stage holds, '|' between them: E embedding, t decoder layer, m MTP layer, L loss; "
+         "X*N, (...)*N repeat (\"Et*3|(tt|)*29,m|L\"; Megatron-LM's flag; its stages over --pp set the model chunks) "
+         "[the split rule]",
+         "S"},
         {"moe-expert-capacity-factor", 0, 0, G_OPTION_ARG_STRING, &o->capacity,
          "MoE: an expert's capacity over its balanced share of the tokens; beyond it tokens are dropped "
          "(Megatron-LM's flag) [none: dropless]",
@@ -116,7 +121,8 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"moe-pad-expert-input-to-capacity", 0, 0, G_OPTION_ARG_NONE, &o->pad_capacity,
          "MoE: pad every expert's input to its capacity (Megatron-LM's flag; needs the capacity factor)", NULL},
         {"mtp-num-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
-         "multi-token prediction layers on the last pipeline stage (DeepSeek-V3's MTP: 1; Megatron-LM's flag) [0]",
+         "multi-token prediction layers, on the last pipeline stage or where the layout puts them (DeepSeek-V3's MTP: "
+         "1; Megatron-LM's flag) [0]",
          "N"},
         {"moe-router-num-groups", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "MoE: group-limited routing, the experts in G equal groups (with --moe-router-group-topk; Megatron-LM's)", "G"},
@@ -248,6 +254,7 @@ void wl_opts_clear(wl_opts *o)
     g_free(o->capacity);
     g_free(o->rc_gran);
     g_free(o->rc_modules);
+    g_free(o->pp_layout);
     g_strfreev(o->sets);
 }
 
@@ -404,8 +411,10 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->last_stage_layers = o->last_stage_layers;
     w->grad_bytes = o->grad_fp32 ? 4 : 2;
     w->layer_fuse = o->layer_fuse;
+    if (o->pp_layout)
+        w->pp_layout = g_intern_string(o->pp_layout);
     workload_spec_defaults(w);
-    return TRUE;
+    return workload_layout_apply(w, err); /* the layout's model chunks over pp */
 }
 
 char **wl_opts_topo_sets(const wl_opts *o)

@@ -422,7 +422,7 @@ static bool interleaved_check(const workload_spec *w, GError **err)
     int v = w->vpp, mbs = w->global_batch / (w->micro_batch * w->dp);
     if (w->pp < 2)
         return LAYOUT("the interleaved schedule (interleaved:%d) needs pp >= 2, got pp %d", v, w->pp);
-    if (w->m.layers < w->pp * v)
+    if (w->m.layers < w->pp * v && !w->pp_layout) /* a layout's chunks may be empty */
         return LAYOUT("layers (%d) must be at least pp*V = %d*%d with interleaved:%d (a layer per model chunk)",
                       w->m.layers, w->pp, v, v);
     if (mbs % w->pp)
@@ -482,6 +482,13 @@ static int counted_stage(const workload_spec *w, int s, int mid)
 int workload_chunk_layers(const workload_spec *w, int stage, int chunk, int *first_layer)
 {
     int p = w->pp, v = w->vpp > 1 ? w->vpp : 1, mid;
+    if (w->pp_layout) { /* virtual stage chunk*p + stage of the layout (checked by workload_spec_check) */
+        const workload_layout *L = workload_layout_get(w->pp_layout, NULL);
+        g_assert(L && L->n == p * v && stage >= 0 && stage < p && chunk >= 0 && chunk < v);
+        if (first_layer)
+            *first_layer = L->first[chunk * p + stage];
+        return L->dec[chunk * p + stage];
+    }
     if (stage_counts(w, &mid) && stage >= 0 && stage < p && chunk >= 0 && chunk < v) {
         /* virtual stage chunk*p + stage: after every stage's earlier chunks and this chunk's earlier stages */
         int64_t before = 0;
@@ -501,6 +508,80 @@ int workload_stage_layers(const workload_spec *w, int stage, int *first_layer)
     for (int c = 0; c < v; c++)
         n += workload_chunk_layers(w, stage, c, c == 0 ? first_layer : NULL);
     return n;
+}
+
+/* A --pipeline-model-parallel-layout's rules (Megatron-LM's
+ * PipelineParallelLayerLayout.__init__ and validate_layer_layout), and ours:
+ * the embedding opens the first virtual stage and the loss closes the last
+ * (Megatron-LM runs empty stages before or after them as identities; not
+ * modelled). */
+static bool layout_check(const workload_spec *w, GError **err)
+{
+    const workload_layout *L = workload_layout_get(w->pp_layout, err);
+    const char *s = w->pp_layout;
+    if (!L) {
+        g_prefix_error(err, "--pipeline-model-parallel-layout '%s': ", s);
+        return false;
+    }
+    int v = w->vpp > 1 ? w->vpp : 1;
+    if (L->n != w->pp * v)
+        return LAYOUT("--pipeline-model-parallel-layout '%s' has %d virtual stages, not pp x V = %d x %d", s, L->n,
+                      w->pp, v);
+    if (w->first_stage_layers || w->last_stage_layers)
+        return LAYOUT("--pipeline-model-parallel-layout with --decoder-first/last-pipeline-num-layers: the layout "
+                      "places every layer (Megatron-LM refuses both)");
+    if (L->nemb != 1 || L->nloss != 1)
+        return VALUE("--pipeline-model-parallel-layout '%s': E (the embedding) and L (the loss) must each appear once "
+                     "(got %d and %d)", s, L->nemb, L->nloss);
+    if (!L->emb_opens || !L->loss_closes)
+        return VALUE("--pipeline-model-parallel-layout '%s': E must open the first virtual stage and L close the last "
+                     "(empty stages before E or after L are not modelled)", s);
+    if (L->ndec != w->m.layers)
+        return VALUE("--pipeline-model-parallel-layout '%s' places %d decoder layers (t), the model has %d", s,
+                     L->ndec, w->m.layers);
+    if (L->nmtp != w->mtp)
+        return VALUE("--pipeline-model-parallel-layout '%s' places %d MTP layers (m), --mtp-num-layers is %d", s,
+                     L->nmtp, w->mtp);
+    if (L->dec_after_mtp)
+        return VALUE("--pipeline-model-parallel-layout '%s': decoder layers must come before the MTP layers", s);
+    if (L->nmtp > 0) {
+        int st = L->mtp_vs >= 0 ? L->mtp_vs % w->pp : -1, c = L->mtp_vs >= 0 ? L->mtp_vs / w->pp : -1;
+        if (L->mtp_vs < 0)
+            return VALUE("--pipeline-model-parallel-layout '%s': the MTP layers must all be in one virtual stage", s);
+        if (c != v - 1)
+            return VALUE("--pipeline-model-parallel-layout '%s': the MTP layers must be in their pp rank's last model "
+                         "chunk (they are in chunk %d of %d of rank %d)", s, c, v, st);
+        if (st == 0 && w->pp > 1)
+            return VALUE("--pipeline-model-parallel-layout '%s': the MTP layers cannot be on the first pp rank", s);
+    }
+    return true;
+}
+
+bool workload_layout_apply(workload_spec *w, GError **err)
+{
+    if (!w->pp_layout)
+        return true;
+    const workload_layout *L = workload_layout_get(w->pp_layout, err);
+    if (!L) {
+        g_prefix_error(err, "--pipeline-model-parallel-layout '%s': ", w->pp_layout);
+        return false;
+    }
+    if (w->pp < 1 || L->n % w->pp) {
+        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT,
+                    "--pipeline-model-parallel-layout '%s' has %d virtual stages, not a multiple of pp %d "
+                    "(Megatron-LM asserts)", w->pp_layout, L->n, w->pp);
+        return false;
+    }
+    int v = L->n / w->pp;
+    if (w->vpp > 1 && w->vpp != v) {
+        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT,
+                    "--pipeline-model-parallel-layout '%s' gives %d model chunks per pp rank (%d virtual stages over "
+                    "pp %d), --schedule interleaved:%d; the layout alone sets them",
+                    w->pp_layout, v, L->n, w->pp, w->vpp);
+        return false;
+    }
+    w->vpp = v;
+    return layout_check(w, err);
 }
 
 bool workload_spec_check(const workload_spec *w, GError **err)
@@ -563,9 +644,9 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return LAYOUT("heads (%d) and kv-heads (%d) must be divisible by tp (%d)", m->heads, m->kv_heads, w->tp);
     if (m->ffn % w->tp)
         return LAYOUT("ffn (%d) must be divisible by tp (%d)", m->ffn, w->tp);
-    if (w->pp > m->layers)
-        return LAYOUT("pp (%d) must be at most the layers (%d): every pipeline stage needs a layer", w->pp,
-                      m->layers);
+    if (w->pp > m->layers && !w->pp_layout)
+        return LAYOUT("pp (%d) must be at most the layers (%d): every pipeline stage needs a layer (or a "
+                      "--pipeline-model-parallel-layout that says which stages hold none)", w->pp, m->layers);
     if (w->micro_batch < 1 || w->micro_batch > WL_MAX_MICRO_BATCH || w->seq < 1 || w->seq > 10000000)
         return VALUE("--micro-batch must be in 1..%d and --seq in 1..1e7", WL_MAX_MICRO_BATCH);
     /* one activation tensor per micro-batch and GPU: beyond any GPU's memory, and its collectives would take
@@ -578,6 +659,8 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return LAYOUT("--cp-comm a2a gives each CP rank heads/(tp*cp) heads: heads (%d) and kv-heads (%d) must be "
                       "divisible by tp*cp (%d*%d); p2p or allgather have no such rule", m->heads, m->kv_heads, w->tp,
                       w->cp);
+    if (w->pp_layout && !layout_check(w, err))
+        return false;
     int mid;
     if ((w->first_stage_layers || w->last_stage_layers) && !stage_counts(w, &mid)) {
         int f = w->first_stage_layers, l = w->last_stage_layers, v = w->vpp > 1 ? w->vpp : 1;
@@ -956,12 +1039,21 @@ static double param_state_bytes(const workload_spec *w, double p, double shards)
 
 /* (until 2026-12-02 a pp-1 untied model's LM head was left out: 7.8 GiB of Llama 3 8B's states
  * under DDP, and its Adam update) */
-int workload_emb_matrices(const workload_spec *w, bool first, bool last)
+int workload_emb_matrices(const workload_spec *w, bool first, bool last, bool mtp)
 {
-    /* MTP: the last stage of an untied model holds the word embedding too (Megatron-LM ties the MTP
-     * layers' embedding to the first stage's, as it ties an LM head) */
+    /* MTP: the MTP layers' stage holds the word embedding too (Megatron-LM builds the embedding where
+     * mtp_process is set and all-reduces its gradients with the first stage's, as it ties an LM head),
+     * unless that stage is the first, or the last of a tied model (whose LM head is that matrix) */
     return (first ? 1 : 0) + (last ? 1 : 0) - (first && last && w->m.tied ? 1 : 0) +
-           (w->mtp > 0 && last && !first && !w->m.tied ? 1 : 0);
+           (w->mtp > 0 && mtp && !first && !(last && w->m.tied) ? 1 : 0);
+}
+
+int workload_mtp_stage(const workload_spec *w)
+{
+    if (w->mtp <= 0)
+        return -1;
+    const workload_layout *L = w->pp_layout ? workload_layout_get(w->pp_layout, NULL) : NULL;
+    return L && L->mtp_vs >= 0 ? L->mtp_vs % w->pp : w->pp - 1;
 }
 
 /* A rank's weights and states: dense parameters split by tp (norms, row-parallel
@@ -971,7 +1063,7 @@ int workload_emb_matrices(const workload_spec *w, bool first, bool last)
  * over the expert-data-parallel group tp x dp x cp / (ep x etp), the group the trace reduces
  * their gradients over (until 2026-12-02 it was dp x cp / ep: Mixtral on 16 GPUs at
  * tp 2, dp 8, ep 8 with ZeRO-1, SP and recompute was 88.4 GiB, not 56.9). */
-static double states_bytes(const workload_spec *w, int first, int layers, int emb)
+static double states_bytes(const workload_spec *w, int first, int layers, int emb, bool mtp)
 {
     const workload_model *m = &w->m;
     double p = 0, pe = 0, rep = 0; /* rep: the weights whole on every TP rank but linear layers' */
@@ -981,7 +1073,7 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
         pe += e;
         rep += r - workload_layer_tp_replicated_linear(m);
     }
-    if (first + layers == m->layers && w->mtp > 0) { /* the last stage's MTP layers */
+    if (mtp && w->mtp > 0) { /* the MTP layers (the last stage's, or the layout's stage's) */
         double e, r;
         p += workload_mtp_rank_params(w, &e, &r);
         pe += e;
@@ -1051,13 +1143,14 @@ static double layer_act_bytes(const workload_spec *w, int l)
     return sbh * ((w->sp ? norms / t : norms) + (attn + mlp) / t);
 }
 
-/* The activations of layers first .. first+n-1 for one micro-batch. */
-static double act_bytes(const workload_spec *w, int first, int n)
+/* The activations of layers first .. first+n-1 for one micro-batch (and
+ * of the MTP layers where mtp). */
+static double act_bytes(const workload_spec *w, int first, int n, bool mtp)
 {
     double a = 0;
     for (int l = first; l < first + n; l++)
         a += layer_act_bytes(w, l);
-    if (first + n == w->m.layers) /* the last stage's MTP layers, each a layer of the last kind */
+    if (mtp) /* the MTP layers, each a layer of the last kind */
         a += w->mtp * layer_act_bytes(w, w->m.layers - 1);
     return a;
 }
@@ -1086,6 +1179,7 @@ double workload_memory_bytes(const workload_spec *w)
          * longest chunk (an upper bound). The busiest stage. */
         int v = w->vpp;
         double most = 0;
+        int ms = workload_mtp_stage(w);
         for (int st = 0; st < w->pp; st++) {
             int64_t chunks = 2 * (w->pp - st - 1) + (int64_t)(v - 1) * w->pp + 1;
             if (chunks > mb * v)
@@ -1093,8 +1187,11 @@ double workload_memory_bytes(const workload_spec *w)
             double states = 0, longest = 0;
             for (int c = 0; c < v; c++) {
                 int first, n = workload_chunk_layers(w, st, c, &first);
-                states += states_bytes(w, first, n, workload_emb_matrices(w, st == 0 && c == 0, st == w->pp - 1 && c == v - 1));
-                longest = MAX(longest, act_bytes(w, first, n));
+                bool mtp = st == ms && c == v - 1;
+                states += states_bytes(w, first, n,
+                                       workload_emb_matrices(w, st == 0 && c == 0, st == w->pp - 1 && c == v - 1, mtp),
+                                       mtp);
+                longest = MAX(longest, act_bytes(w, first, n, mtp));
             }
             most = MAX(most, states + longest * (double)chunks);
         }
@@ -1103,10 +1200,11 @@ double workload_memory_bytes(const workload_spec *w)
     /* 1F1B: stage s holds min(pp - s, m) microbatches; the busiest stage (stage 0 when the
      * stages are equal; with uneven stages a longer stage behind it can be busier) */
     double most = 0;
+    int ms = workload_mtp_stage(w);
     for (int st = 0; st < w->pp; st++) {
         int first, n = workload_stage_layers(w, st, &first), inflight = (int)MIN(w->pp - st, mb);
-        double bytes = states_bytes(w, first, n, workload_emb_matrices(w, st == 0, st == w->pp - 1)) +
-                       act_bytes(w, first, n) * inflight;
+        double bytes = states_bytes(w, first, n, workload_emb_matrices(w, st == 0, st == w->pp - 1, st == ms), st == ms) +
+                       act_bytes(w, first, n, st == ms) * inflight;
         most = MAX(most, bytes);
     }
     return most + ub_bytes(w);
@@ -1130,6 +1228,9 @@ double workload_op_estimate(const workload_spec *w)
     int mid;
     if (stage_counts(w, &mid))
         longest = (double)MAX(MAX(mid, w->first_stage_layers), w->last_stage_layers) / w->vpp;
+    const workload_layout *L = w->pp_layout ? workload_layout_get(w->pp_layout, NULL) : NULL;
+    for (int j = 0; L && j < L->n; j++)
+        longest = j ? MAX(longest, L->dec[j]) : L->dec[j];
     double groups = ceil(longest / w->layer_fuse) * w->vpp;
     double ops = (double)w->gpus * mb * groups * per_layer;
     ops += (double)w->gpus / w->pp * mb * w->mtp * (per_layer + 10); /* the last stage's MTP layers, their heads */

@@ -161,6 +161,9 @@ typedef struct {
                                    * --decoder-last-pipeline-num-layers: the first / last stage's
                                    * layers, the middle stages' the rest evenly; 0: the split rule
                                    * (workload_chunk_layers) */
+    const char *pp_layout;        /* Megatron-LM's --pipeline-model-parallel-layout ("Et*3|(tt|)*29,m|L"),
+                                   * an interned string (g_intern_string), NULL: none; its pp*vpp virtual
+                                   * stages hold the layers (workload_layout_get) */
 } workload_spec;
 
 /* "p2p", "allgather" or "a2a" (Megatron-LM's names) -> *out; false with
@@ -249,6 +252,37 @@ int workload_stage_layers(const workload_spec *w, int stage, int *first_layer);
  * Needs pp*vpp <= layers (asserts). */
 int workload_chunk_layers(const workload_spec *w, int stage, int chunk, int *first_layer);
 
+/* A pipeline layout (Megatron-LM's --pipeline-model-parallel-layout, read
+ * in megatron/core/transformer/pipeline_parallel_layer_layout.py): the
+ * virtual stages in order (virtual stage j = chunk c of PP rank s for
+ * j = c*pp + s) separated by '|', each a run of E (the embedding), t (a
+ * decoder layer), m (an MTP layer), L (the LM head and loss); commas are
+ * cosmetic, "X*N" repeats the character X and "(...)*N" the text inside.
+ * Parsed once per string and kept for the process (the strings are
+ * interned). */
+typedef struct {
+    int n;             /* virtual stages */
+    const int *dec;    /* decoder layers of each virtual stage */
+    const int *first;  /* the index of the first of them */
+    int ndec, nmtp, nemb, nloss; /* counts of t, m, E, L */
+    int mtp_vs;        /* the virtual stage holding the m's: -1 none, -2 several */
+    bool emb_opens;    /* E is the first item of virtual stage 0 */
+    bool loss_closes;  /* L is the last item of the last virtual stage */
+    bool dec_after_mtp; /* a t comes after an m */
+} workload_layout;
+
+/* The parsed layout of s, or NULL with *err (WORKLOAD_ERROR_VALUE) naming
+ * the character at fault (1-based). Thread-safe; the result lives as long
+ * as the process. */
+const workload_layout *workload_layout_get(const char *s, GError **err);
+/* With w->pp_layout: set w->vpp to its virtual stages over w->pp (false with
+ * *err where they do not divide, or contradict an interleaved:V schedule);
+ * true without a layout. Call once pp is known. */
+bool workload_layout_apply(workload_spec *w, GError **err);
+/* The pipeline stage holding the MTP layers (in its last model chunk): the
+ * layout's, else the last; -1 without MTP. */
+int workload_mtp_stage(const workload_spec *w);
+
 /* Parse a pipeline schedule: NULL or "1f1b" gives *vpp = 1, "interleaved:V"
  * (V an integer in 2..1000) gives *vpp = V. false with *err
  * (WORKLOAD_ERROR_VALUE) saying what is expected; *vpp is then unchanged. */
@@ -325,8 +359,9 @@ double workload_memory_bytes(const workload_spec *w);
  * embedding on the first, the LM head on the last; one matrix for both when
  * they are tied and on one stage (pp 1), two when untied (Llama). A tied
  * model's last stage with pp > 1 holds its own copy (Megatron's embedding
- * group). The memory estimate and the optimizer step both count these. */
-int workload_emb_matrices(const workload_spec *w, bool first, bool last);
+ * group), and so does the stage of the MTP layers (mtp) unless the first or
+ * a tied last one. The memory estimate and the optimizer step count these. */
+int workload_emb_matrices(const workload_spec *w, bool first, bool last, bool mtp);
 
 /* Generate one step. Returns a validated trace owned by the caller, or NULL
  * with *err (bad spec). g times the compute ops. */

@@ -103,6 +103,8 @@ typedef struct {
     /* the rank being generated */
     int r, tp_i, cp_i, dp_i, pp_i;
     int chunk;             /* the model chunk being generated (0 under plain 1F1B) */
+    int mtp_stage;         /* the PP rank of the MTP layers (workload_mtp_stage), -1 without */
+    int mtp_vs;            /* a standalone MTP stage's virtual stage (one before the loss's), else -1 */
     bool keep_buckets;     /* record the dense buckets (the step's last reduction of this chunk) */
     int g_tp, g_cp, g_ep, g_etp, g_dpc, g_edp, g_emb, g_amax; /* trace groups, -1 if of size 1 */
     int g_cpa;             /* a2a+p2p: the all-to-all level's group (cp_a2a adjacent CP ranks), else -1 */
@@ -1159,14 +1161,47 @@ static bool chunk_last(const gen *G)
     return G->pp_i == G->w->pp - 1 && G->chunk == G->V - 1;
 }
 
+/* The current chunk holds the MTP layers: the last chunk of their stage
+ * (workload_mtp_stage: the last, or a layout's). */
+static bool chunk_mtp(const gen *G)
+{
+    return G->pp_i == G->mtp_stage && G->chunk == G->V - 1;
+}
+
+/* The MTP layers' stage holds its own copy of the word embedding (their
+ * input's lookup): not the first stage's, nor a tied last stage's LM head
+ * (workload_emb_matrices). */
+static bool mtp_emb_copy(const gen *G)
+{
+    const workload_spec *w = G->w;
+    return G->mtp_stage > 0 && !(G->mtp_stage == w->pp - 1 && w->m.tied);
+}
+
+/* Bytes of the pipeline's activation (or its gradient) between virtual
+ * stage j and j + 1: a microbatch's hidden states, split by TP; after a
+ * standalone MTP stage (a layout's MTP layers before the loss's stage) the
+ * MTP layers' outputs with them, 1 + mtp times that (Megatron-LM's MTP block
+ * concatenates them along the sequence for the stage with the loss). */
+static double hop_bytes(const gen *G, int j)
+{
+    double a = G->act / G->w->tp;
+    return G->mtp_vs >= 0 && j >= G->mtp_vs ? a * (1 + G->w->mtp) : a;
+}
+
+/* The current chunk's virtual stage. */
+static int chunk_vs(const gen *G)
+{
+    return G->chunk * G->w->pp + G->pp_i;
+}
+
 /* The MTP layers' weights on this rank (dense, expert, replicated, linear as
- * group_params'), zero but on the last pipeline stage. */
+ * group_params'), zero but on their pipeline stage. */
 static void mtp_params(const gen *G, double *dense, double *expert, double *replicated, double *linear)
 {
     const workload_spec *w = G->w;
     double r = 0;
     *dense = *expert = 0;
-    if (w->mtp > 0 && G->pp_i == w->pp - 1)
+    if (w->mtp > 0 && G->pp_i == G->mtp_stage)
         *dense = workload_mtp_rank_params(w, expert, &r);
     if (replicated)
         *replicated = r;
@@ -1436,11 +1471,12 @@ static void pg_plan(gen *G)
     for (int j = items - 1; j >= 0; j--) { /* backward order: head, groups from the last, embedding */
         double p[2] = {0, 0}, lin = 0;
         if (j == items - 1) { /* the LM head, the MTP layers and their copy of the embedding */
-            if (lastst) {
+            if (chunk_mtp(G)) {
                 mtp_params(G, &p[0], &p[1], NULL, &lin);
-                p[0] += (!(w->m.tied && w->pp == 1) ? emb_params(G) : 0) +
-                        (w->mtp > 0 && w->pp > 1 && !w->m.tied ? emb_params(G) : 0);
+                p[0] += mtp_emb_copy(G) ? emb_params(G) : 0;
             }
+            if (lastst)
+                p[0] += !(w->m.tied && w->pp == 1) ? emb_params(G) : 0;
         } else if (j == 0)
             p[0] = first ? emb_params(G) : 0;
         else
@@ -1590,7 +1626,8 @@ static void forward(gen *G, int mb)
     if (w->overlap_param_gather && mb == 0)
         pg_plan(G);
     if (!first)
-        wait_on(G, p2p(G, S_RECV_PREV, false, pp_prev(G), G->act / w->tp, pp_tag(G, mb, G->chunk, false), NONE));
+        wait_on(G, p2p(G, S_RECV_PREV, false, pp_prev(G), hop_bytes(G, chunk_vs(G) - 1),
+                       pp_tag(G, mb, G->chunk, false), NONE));
     if (w->zero == 3)
         zero3_gather(G, 0, ng == 1, false);
     fp8_weight_cast(G, mb);
@@ -1605,15 +1642,18 @@ static void forward(gen *G, int mb)
         block_fwd(G, group_size(G, k), workload_layer_is_moe(&w->m, group_layer(G, k)), "");
     }
     fp8_amax(G, false);
-    if (lastst) {
+    if (lastst || chunk_mtp(G))
         pg_wait(G, ng + 1, mb);
+    if (chunk_mtp(G))
         for (int j = 0; j < w->mtp; j++)
             mtp_fwd(G, "");
+    if (lastst) {
         compute(G, "lm_head_fwd", &G->c.head_f, 1);
         for (int j = 0; j < w->mtp; j++) /* each MTP layer's output through the final norm, LM head and loss */
             compute(G, "mtp_lm_head_fwd", &G->c.head_f, 1);
     } else
-        p2p(G, S_SEND_NEXT, true, pp_next(G), G->act / w->tp, pp_tag(G, mb, chunk_after(G), false), G->last);
+        p2p(G, S_SEND_NEXT, true, pp_next(G), hop_bytes(G, chunk_vs(G)), pp_tag(G, mb, chunk_after(G), false),
+            G->last);
 }
 
 /* Backward of microbatch mb through the current chunk; reduce: this is the
@@ -1625,23 +1665,26 @@ static void backward(gen *G, int mb, bool reduce)
     int ng = group_count(G);
     G->keep_buckets = mb == G->mbs - 1;
     if (!lastst)
-        wait_on(G, p2p(G, S_RECV_NEXT, false, pp_next(G), G->act / w->tp, pp_tag(G, mb, chunk_after(G), true), NONE));
+        wait_on(G, p2p(G, S_RECV_NEXT, false, pp_next(G), hop_bytes(G, chunk_vs(G)), pp_tag(G, mb, chunk_after(G), true),
+                       NONE));
     else {
         compute(G, "lm_head_bwd", &G->c.head_b, 1);
         for (int j = 0; j < w->mtp; j++)
             compute(G, "mtp_lm_head_bwd", &G->c.head_b, 1);
         if (reduce && !(w->m.tied && w->pp == 1))
             grads_ready(G, emb_params(G), 0, 0);
+    }
+    if (chunk_mtp(G)) {
         for (int j = w->mtp - 1; j >= 0; j--) {
             if (w->recompute) /* Megatron-LM checkpoints each MTP layer (its projection and layer) */
                 mtp_fwd(G, "recompute_");
             mtp_bwd(G);
         }
-        if (reduce && w->mtp > 0) {
+        if (reduce) {
             double d, e, lin;
             mtp_params(G, &d, &e, NULL, &lin);
             grads_ready(G, d, lin, e);
-            if (w->pp > 1 && !w->m.tied) /* the MTP layers' copy of the word embedding */
+            if (mtp_emb_copy(G)) /* the MTP layers' copy of the word embedding */
                 grads_ready(G, emb_params(G), 0, 0);
         }
     }
@@ -1678,7 +1721,7 @@ static void backward(gen *G, int mb, bool reduce)
         if (reduce && w->zero != 3)
             grads_ready(G, emb_params(G), 0, 0);
     } else {
-        p2p(G, S_SEND_PREV, true, pp_prev(G), G->act / w->tp, pp_tag(G, mb, G->chunk, true), G->last);
+        p2p(G, S_SEND_PREV, true, pp_prev(G), hop_bytes(G, chunk_vs(G) - 1), pp_tag(G, mb, G->chunk, true), G->last);
     }
     if (reduce && w->zero != 3) {
         bucket_flush(G, false);
@@ -1754,10 +1797,22 @@ static void rank_groups(gen *G, int *buf)
         buf[n++] = G->pp_i * stage + i;
     G->g_amax = fp8(G) ? group_of(G, NULL, buf, n) : -1;
     G->g_emb = -1;
-    /* the word embedding's copies on the first and last stages (a tied LM head; MTP's embedding) */
-    if (w->pp > 1 && (w->m.tied || w->mtp > 0) && (G->pp_i == 0 || G->pp_i == w->pp - 1)) {
-        int two[2] = {rank_of(w, G->tp_i, G->cp_i, G->dp_i, 0), rank_of(w, G->tp_i, G->cp_i, G->dp_i, w->pp - 1)};
-        G->g_emb = group_of(G, NULL, two, 2);
+    /* the word embedding's copies: the first stage's, a tied LM head's on the last, the MTP layers'
+     * on theirs (mtp_emb_copy) */
+    if (w->pp > 1) {
+        int st[3], ns = 0;
+        st[ns++] = 0;
+        if (mtp_emb_copy(G) && G->mtp_stage != w->pp - 1)
+            st[ns++] = G->mtp_stage;
+        if (w->m.tied || (mtp_emb_copy(G) && G->mtp_stage == w->pp - 1))
+            st[ns++] = w->pp - 1;
+        bool in = false;
+        for (int i = 0; i < ns; i++) {
+            in |= st[i] == G->pp_i;
+            st[i] = rank_of(w, G->tp_i, G->cp_i, G->dp_i, st[i]);
+        }
+        if (in && ns > 1)
+            G->g_emb = group_of(G, NULL, st, ns);
     }
 }
 
@@ -1791,7 +1846,7 @@ static void finish(gen *G)
         uint32_t i = coll(G, S_DP, COLL_ALL_REDUCE, replicated * w->grad_bytes, G->g_tp, "tp_grad_ar_sp", G->last);
         g_array_append_val(G->dp_ops, i);
     }
-    dense += workload_emb_matrices(w, G->pp_i == 0, G->pp_i == w->pp - 1) * emb_params(G);
+    dense += workload_emb_matrices(w, G->pp_i == 0, G->pp_i == w->pp - 1, G->pp_i == G->mtp_stage) * emb_params(G);
     const trace_group *gd = G->g_dpc >= 0 ? g_ptr_array_index(G->t->groups, G->g_dpc) : NULL;
     const trace_group *ge = G->g_edp >= 0 ? g_ptr_array_index(G->t->groups, G->g_edp) : NULL;
     if (w->zero >= 1) {
@@ -1945,7 +2000,9 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
         return NULL;
     }
     gen G = {.w = w, .g = g, .f = w->layer_fuse, .V = w->vpp > 1 ? w->vpp : 1,
-             .mbs = w->global_batch / (w->micro_batch * w->dp)};
+             .mbs = w->global_batch / (w->micro_batch * w->dp), .mtp_stage = workload_mtp_stage(w), .mtp_vs = -1};
+    if (G.mtp_stage >= 0 && G.mtp_stage != w->pp - 1)
+        G.mtp_vs = (G.V - 1) * w->pp + G.mtp_stage;
     if (w->moe_dispatcher == WL_MOE_FLEX && !flex_plan(&G, err))
         return NULL;
     G.T = (double)w->micro_batch * w->seq / w->cp;

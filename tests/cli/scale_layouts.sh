@@ -148,6 +148,31 @@ check workload-stage-counts-interleaved 0 "uneven chunks of 2,2 . 2,2 . 2,2 . 1,
 check scale-stage-counts-header 0 "^# scale: custom, .*, 4 layers on the first stage, 2 on the last$" -- scale --model custom --layers 10 --hidden 1024 --heads 8 --systems dgx-h100:4 --tp 1 --pp 4 --decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 2
 check scale-stage-counts-header-last 0 "^# scale: custom, .*, 1 layer on the last stage$" -- scale --model custom --layers 10 --hidden 1024 --heads 8 --systems dgx-h100:4 --tp 1 --pp 4 --decoder-last-pipeline-num-layers 1
 check scale-stage-counts-json 0 '"decoder_first_pipeline_num_layers": 4, "decoder_last_pipeline_num_layers": 2' -- scale --model custom --layers 10 --hidden 1024 --heads 8 --systems dgx-h100:4 --tp 1 --pp 4 --decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 2 --format json
+# --pipeline-model-parallel-layout (Megatron-LM's): workload prints each chunk's decoder layers with the
+# embedding, MTP and loss; scale's header and JSON carry the layout; a layout that says what the split rule
+# does writes the same trace; bad layouts exit 2 with the character at fault; scale needs --pp, not --auto;
+# as a sweep key, the MTP layer and the loss on stages of their own beat both on the last stage
+PL="--model custom --layers 6 --hidden 1024 --heads 8 --gated --mtp-num-layers 1"
+check workload-pp-layout 0 "layout 'E\|t\*3\|t\*3m\|L': 1F1B, decoder layers E\+0 \| 3 \| 3\+m \| 0\+L$" -- workload $PL --topo dgx-h100 --gpus 4 --pp 4 --pipeline-model-parallel-layout 'E|t*3|t*3m|L' -o /dev/null
+check workload-pp-layout-interleaved 0 "interleaved 1F1B \(2 model chunks per pp rank\), decoder layers E\+1,1 \| 1,1 \| 1,1\+m\+L$" -- workload $PL --topo dgx-h100 --gpus 3 --pp 3 --global-batch 6 --pipeline-model-parallel-layout 'Et|(t|)*4tmL' -o /dev/null
+check scale-pp-layout-header 0 "^# scale: custom, .*, 1 MTP layer, pipeline layout Et\*3\|t\*3m\|L \(MTP on stage 1 of 3\)$" -- scale $PL --systems dgx-h100:3 --tp 1 --pp 3 --pipeline-model-parallel-layout 'Et*3|t*3m|L'
+check scale-pp-layout-header-interleaved 0 "^# scale: custom, .*, 1 MTP layer, pipeline layout Et\*3\|t\*3\|\|mL, interleaved 1F1B \(2 model chunks per pp rank\)$" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 2 --pipeline-model-parallel-layout 'Et*3|t*3||mL'
+check scale-pp-layout-json 0 '"pipeline_model_parallel_layout": "E\|t\*3\|t\*3m\|L"' -- scale $PL --systems dgx-h100:4 --tp 1 --pp 4 --pipeline-model-parallel-layout 'E|t*3|t*3m|L' --format json
+a=$("$C" workload --model llama3-8b --topo dgx-h100 --gpus 16 --tp 2 --pp 4 --schedule interleaved:2 -o - 2>/dev/null | cksum)
+b=$("$C" workload --model llama3-8b --topo dgx-h100 --gpus 16 --tp 2 --pp 4 --pipeline-model-parallel-layout 'Et*4|(t*4|)*6t*4L' -o - 2>/dev/null | cksum)
+if [ "$a" = "$b" ] && [ "${a%% *}" != "$(printf '' | cksum | cut -d' ' -f1)" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-pp-layout-same-trace: $a / $b" >&2; fi
+check scale-pp-layout-char 2 "'E\|t\*3\|t#3m\|L': unknown character '#' at character 8" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 4 --pipeline-model-parallel-layout 'E|t*3|t#3m|L'
+check scale-pp-layout-paren 2 "'\(' at character 3 is not closed" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 4 --pipeline-model-parallel-layout 'E|(t|t*5m|L'
+check scale-pp-layout-stages 2 "has 4 virtual stages, not a multiple of pp 3" -- scale $PL --systems dgx-h100:3 --tp 1 --pp 3 --pipeline-model-parallel-layout 'E|t*3|t*3m|L'
+check scale-pp-layout-layers 2 "places 5 decoder layers \(t\), the model has 6" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 4 --pipeline-model-parallel-layout 'E|t*2|t*3m|L'
+check scale-pp-layout-mtp-first 2 "the MTP layers cannot be on the first pp rank" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 2 --pipeline-model-parallel-layout 'Et*3|t*3|m|L'
+check scale-pp-layout-schedule 2 "gives 1 model chunks per pp rank .*--schedule interleaved:2" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 4 --schedule interleaved:2 --pipeline-model-parallel-layout 'E|t*3|t*3m|L'
+check scale-pp-layout-stage-counts 2 "the layout places every layer" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 4 --decoder-first-pipeline-num-layers 3 --pipeline-model-parallel-layout 'E|t*3|t*3m|L'
+check scale-pp-layout-no-pp 2 "--pipeline-model-parallel-layout fixes the pipeline: give --pp" -- scale $PL --systems dgx-h100:4 --pipeline-model-parallel-layout 'E|t*3|t*3m|L'
+check scale-pp-layout-auto 2 "give --pp .*, not --auto" -- scale $PL --systems dgx-h100:4 --pp 4 --auto --pipeline-model-parallel-layout 'E|t*3|t*3m|L'
+ppl=$("$C" sweep tests/data/sweep/scale-pp-layout.json -j 2 2>/dev/null)
+if printf '%s\n' "$ppl" | awk -F, 'NR == 2 { a = $3 } NR == 3 { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-pp-layout: $ppl" >&2; fi
 # --moe-expert-capacity-factor / --moe-pad-expert-input-to-capacity (Megatron-LM's): the header and the JSON
 # record say so; refused (exit 2) padding without the factor, padding with flex, a factor below 1 with flex, a
 # dense model, a factor that is not a positive number; as a sweep key with padding the step grows with the factor
