@@ -1038,9 +1038,11 @@ int cmd_scale(int argc, char **argv)
     c.tp = c.tp == CLI_UNSET ? 0 : c.tp; /* 0: chosen per size */
     c.pp = c.pp == CLI_UNSET ? 0 : c.pp;
     c.max_gpus = c.max_gpus == CLI_UNSET ? 0 : c.max_gpus;
-    if (rc == EXIT_OK && o.pp_layout && (c.autolayout || c.pp <= 0)) {
-        fprintf(stderr, "conveyor scale: --pipeline-model-parallel-layout fixes the pipeline: give --pp (its virtual "
-                        "stages over pp are the model chunks)%s\n", c.autolayout ? ", not --auto" : "");
+    if (rc == EXIT_OK && (o.pp_layout || o.acct_emb || o.acct_loss) && (c.autolayout || c.pp <= 0)) {
+        fprintf(stderr, "conveyor scale: %s fixes the pipeline: give --pp (%s)%s\n",
+                o.pp_layout ? "--pipeline-model-parallel-layout" : "--account-for-embedding/loss-in-pipeline-split",
+                o.pp_layout ? "its virtual stages over pp are the model chunks" : "the layers split over pp",
+                c.autolayout ? ", not --auto" : "");
         rc = EXIT_BADINPUT;
     }
     o.pp = c.pp; /* wl_opts_spec spreads a layout's virtual stages over it */

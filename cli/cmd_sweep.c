@@ -485,7 +485,8 @@ static const char *const scale_params[] = {
     "dense_layers", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim",
     "mtp_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
     "moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity", "recompute_granularity", "recompute_modules",
-    "pipeline_model_parallel_layout", NULL,
+    "pipeline_model_parallel_layout", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
+    NULL,
 };
 
 enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE, S_MEM };
@@ -548,14 +549,18 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.pp_layout = (char *)sweep_point_get(p, "pipeline_model_parallel_layout"); /* "Et*3|(tt|)*29,m|L" */
     o.sets = p->sets[0] ? p->sets : NULL;
     bool sp = false, rc = false, gated = false, opg = false, tpa = false, tco = false, mso = false, fpg = false,
-         mgb = false, pad = false; /* "yes" and "true" were read as off */
+         mgb = false, pad = false, ae = false, al = false; /* "yes" and "true" were read as off */
     if (!point_on_off(p, "sp", &sp, err) || !point_on_off(p, "recompute", &rc, err) ||
         !point_on_off(p, "gated", &gated, err) || !point_on_off(p, "overlap_param_gather", &opg, err) ||
         !point_on_off(p, "tp_async_bwd", &tpa, err) || !point_on_off(p, "tp_comm_overlap", &tco, err) ||
         !point_on_off(p, "moe_shared_expert_overlap", &mso, err) || !point_on_off(p, "fp8_param_gather", &fpg, err) ||
         !point_on_off(p, "reuse_grad_buf_for_mxfp8_param_ag", &mgb, err) ||
-        !point_on_off(p, "moe_pad_expert_input_to_capacity", &pad, err))
+        !point_on_off(p, "moe_pad_expert_input_to_capacity", &pad, err) ||
+        !point_on_off(p, "account_for_embedding_in_pipeline_split", &ae, err) ||
+        !point_on_off(p, "account_for_loss_in_pipeline_split", &al, err))
         return false;
+    o.acct_emb = ae;
+    o.acct_loss = al;
     o.fp8_param_gather = fpg;
     o.mxfp8_grad_buf = mgb;
     o.pad_capacity = pad;

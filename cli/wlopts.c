@@ -114,6 +114,11 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "X*N, (...)*N repeat (\"Et*3|(tt|)*29,m|L\"; Megatron-LM's flag; its stages over --pp set the model chunks) "
          "[the split rule]",
          "S"},
+        {"account-for-embedding-in-pipeline-split", 0, 0, G_OPTION_ARG_NONE, &o->acct_emb,
+         "count the embedding as a layer of the first pipeline stage when splitting the layers (Megatron-LM's flag)",
+         NULL},
+        {"account-for-loss-in-pipeline-split", 0, 0, G_OPTION_ARG_NONE, &o->acct_loss,
+         "count the LM head and loss as a layer of the last pipeline stage (Megatron-LM's flag)", NULL},
         {"moe-expert-capacity-factor", 0, 0, G_OPTION_ARG_STRING, &o->capacity,
          "MoE: an expert's capacity over its balanced share of the tokens; beyond it tokens are dropped "
          "(Megatron-LM's flag) [none: dropless]",
@@ -414,6 +419,16 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     if (o->pp_layout)
         w->pp_layout = g_intern_string(o->pp_layout);
     workload_spec_defaults(w);
+    if (o->acct_emb || o->acct_loss) { /* Megatron-LM's even split with them, as a layout */
+        if (o->pp_layout || o->first_stage_layers || o->last_stage_layers)
+            return BAD("--account-for-embedding/loss-in-pipeline-split with %s: one way of splitting the layers "
+                       "(Megatron-LM refuses both)", o->pp_layout ? "--pipeline-model-parallel-layout"
+                                                                   : "--decoder-first/last-pipeline-num-layers");
+        g_autofree char *s = workload_layout_split(w->m.layers, w->pp, w->vpp, w->mtp, o->acct_emb, o->acct_loss, err);
+        if (!s)
+            return FALSE;
+        w->pp_layout = g_intern_string(s);
+    }
     return workload_layout_apply(w, err); /* the layout's model chunks over pp */
 }
 

@@ -384,6 +384,43 @@ static void test_layout_standalone_mtp(void)
     }
 }
 
+/* --account-for-embedding/loss-in-pipeline-split as layouts: Megatron-LM's
+ * even split of the layers with the embedding and the loss counted as a
+ * layer each (Qwen3-235B-A22B's 94 layers on PP 16: 5, 6 x 14, 5). */
+static void test_layout_split(void)
+{
+    struct {
+        int layers, pp, vpp, mtp;
+        bool emb, loss;
+        const char *want;
+    } cases[] = {
+        {94, 16, 1, 0, true, true, "Et*5|(t*6|)*14t*5L"},
+        {62, 8, 4, 1, true, true, "Et|(t*2|)*30tmL"},
+        {11, 4, 1, 0, false, true, "Et*3|(t*3|)*2t*2L"},
+        {7, 2, 1, 0, true, false, "Et*3|t*4L"},
+        {3, 1, 1, 2, true, true, "Et*3m*2L"},
+        {1, 2, 1, 0, true, false, "E|tL"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *s = workload_layout_split(cases[i].layers, cases[i].pp, cases[i].vpp, cases[i].mtp,
+                                                   cases[i].emb, cases[i].loss, NULL);
+        CU_ASSERT_STRING_EQUAL(s ? s : "(null)", cases[i].want);
+        /* the layout places the layers as Megatron-LM's offsets do: every virtual stage k = (L + e + l) / n
+         * layers less the embedding's and the loss's */
+        workload_spec w = lay_spec(cases[i].layers, cases[i].pp, 8 * cases[i].pp, s, cases[i].mtp, true);
+        CU_ASSERT_TRUE(workload_layout_apply(&w, NULL) && workload_spec_check(&w, NULL));
+        int n = cases[i].pp * cases[i].vpp, k = (cases[i].layers + cases[i].emb + cases[i].loss) / n;
+        for (int j = 0; j < n && n > 1; j++)
+            CU_ASSERT_EQUAL(workload_chunk_layers(&w, j % cases[i].pp, j / cases[i].pp, NULL),
+                            k - (j == 0 ? cases[i].emb : 0) - (j == n - 1 ? cases[i].loss : 0));
+    }
+    GError *err = NULL;
+    CU_ASSERT_PTR_NULL(workload_layout_split(10, 4, 1, 0, false, true, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "the 10 layers + the loss (11) must split evenly over pp x V "
+                                                       "= 4 x 1") : NULL);
+    g_clear_error(&err);
+}
+
 int main(void)
 {
     static const test_case cases[] = {
@@ -393,6 +430,7 @@ int main(void)
         {"/layout/same-as-rule", test_layout_same_as_rule},
         {"/layout/empty-stages", test_layout_empty_stages},
         {"/layout/standalone-mtp", test_layout_standalone_mtp},
+        {"/layout/split", test_layout_split},
         {NULL, NULL},
     };
     return test_main("layout", cases);

@@ -275,6 +275,15 @@ typedef struct {
  * the character at fault (1-based). Thread-safe; the result lives as long
  * as the process. */
 const workload_layout *workload_layout_get(const char *s, GError **err);
+/* Megatron-LM's --account-for-embedding-in-pipeline-split (emb) and
+ * --account-for-loss-in-pipeline-split (loss) as a layout (g_free it): the
+ * embedding and the loss counted as a layer each, layers + emb + loss split
+ * evenly over the pp x vpp virtual stages, the first holding emb fewer
+ * decoder layers and the last loss fewer (get_num_layers_to_build,
+ * get_transformer_layer_offset), the MTP layers with the loss. NULL with *err
+ * (WORKLOAD_ERROR_LAYOUT) where they do not split evenly, as Megatron-LM
+ * asserts. */
+char *workload_layout_split(int layers, int pp, int vpp, int mtp, bool emb, bool loss, GError **err);
 /* With w->pp_layout: set w->vpp to its virtual stages over w->pp (false with
  * *err where they do not divide, or contradict an interleaved:V schedule);
  * true without a layout. Call once pp is known. */

@@ -212,3 +212,40 @@ const workload_layout *workload_layout_get(const char *s, GError **err)
     last_val = L;
     return L;
 }
+
+/* c n times as the grammar writes it: nothing, "c", or "c*n" */
+static void run(GString *s, char c, int64_t n)
+{
+    if (n == 1)
+        g_string_append_c(s, c);
+    else if (n > 1)
+        g_string_append_printf(s, "%c*%" G_GINT64_FORMAT, c, n);
+}
+
+char *workload_layout_split(int layers, int pp, int vpp, int mtp, bool emb, bool loss, GError **err)
+{
+    int64_t n = (int64_t)pp * vpp, all = (int64_t)layers + emb + loss;
+    if (pp < 1 || vpp < 1 || layers < 1 || all % n) {
+        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT,
+                    "--account-for-%s-in-pipeline-split: the %d layers%s%s (%" G_GINT64_FORMAT ") must split evenly "
+                    "over pp x V = %d x %d virtual stages (Megatron-LM asserts)",
+                    emb && loss ? "embedding/loss" : emb ? "embedding" : "loss", layers, emb ? " + the embedding" : "",
+                    loss ? " + the loss" : "", all, pp, vpp);
+        return NULL;
+    }
+    int64_t k = all / n, head = n == 1 ? layers : k - emb, tail = k - loss; /* the first, last stage's layers */
+    GString *s = g_string_new("E");
+    run(s, 't', head);
+    if (n > 2) {
+        g_string_append(s, "|(");
+        run(s, 't', k);
+        g_string_append_printf(s, "|)*%" G_GINT64_FORMAT, n - 2);
+    } else if (n == 2) {
+        g_string_append_c(s, '|');
+    }
+    if (n > 1)
+        run(s, 't', tail);
+    run(s, 'm', mtp);
+    g_string_append_c(s, 'L');
+    return g_string_free(s, FALSE);
+}

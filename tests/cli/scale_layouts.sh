@@ -173,6 +173,17 @@ check scale-pp-layout-auto 2 "give --pp .*, not --auto" -- scale $PL --systems d
 ppl=$("$C" sweep tests/data/sweep/scale-pp-layout.json -j 2 2>/dev/null)
 if printf '%s\n' "$ppl" | awk -F, 'NR == 2 { a = $3 } NR == 3 { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-pp-layout: $ppl" >&2; fi
+# --account-for-embedding/loss-in-pipeline-split (Megatron-LM's): the even split with the embedding and the loss
+# counted as layers, shown as its layout; layers that do not split evenly, and either with a layout or the stage
+# counts, exit 2; as a sweep key, counting the LM head shortens the last stage's step
+check workload-pp-split 0 "layout 'Et\*5\|\(t\*6\|\)\*14t\*5L': 1F1B, decoder layers E\+5 \| 6 \| .* \| 6 \| 5\+L$" -- workload --model custom --layers 94 --hidden 1024 --heads 8 --topo dgx-h100 --gpus 16 --pp 16 --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split -o /dev/null
+check scale-pp-split-uneven 2 "the 10 layers \+ the loss \(11\) must split evenly over pp x V = 4 x 1 virtual stages" -- scale --model custom --layers 10 --hidden 1024 --heads 8 --systems dgx-h100:4 --tp 1 --pp 4 --account-for-loss-in-pipeline-split
+check scale-pp-split-layout 2 "with --pipeline-model-parallel-layout: one way of splitting the layers" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 4 --account-for-loss-in-pipeline-split --pipeline-model-parallel-layout 'E|t*3|t*3m|L'
+check scale-pp-split-counts 2 "with --decoder-first/last-pipeline-num-layers: one way" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 4 --account-for-embedding-in-pipeline-split --decoder-last-pipeline-num-layers 1
+check scale-pp-split-no-pp 2 "--account-for-embedding/loss-in-pipeline-split fixes the pipeline: give --pp" -- scale $PL --systems dgx-h100:4 --account-for-loss-in-pipeline-split
+pps=$("$C" sweep tests/data/sweep/scale-pp-split.json -j 2 2>/dev/null)
+if printf '%s\n' "$pps" | awk -F, 'NR == 2 && $2 == "off" { a = $3 } NR == 3 && $2 == "on" { b = $3 } END { exit !(a > 0 && b > 0 && b < a) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-pp-split: $pps" >&2; fi
 # --moe-expert-capacity-factor / --moe-pad-expert-input-to-capacity (Megatron-LM's): the header and the JSON
 # record say so; refused (exit 2) padding without the factor, padding with flex, a factor below 1 with flex, a
 # dense model, a factor that is not a positive number; as a sweep key with padding the step grows with the factor
