@@ -167,7 +167,7 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"recompute-granularity", 0, 0, G_OPTION_ARG_STRING, &o->rc_gran,
          "full (= --recompute) or selective (the modules of --recompute-modules; Megatron-LM's flag)", "G"},
         {"recompute-modules", 0, 0, G_OPTION_ARG_STRING, &o->rc_modules,
-         "selective recomputation's modules: core_attn, layernorm, mla_up_proj, moe_act, mlp, shared_experts "
+         "selective recomputation's modules: core_attn, layernorm, mla_up_proj, moe_act, mlp, shared_experts, moe "
          "(Megatron-LM's flag) [core_attn]",
          "M,M"},
         {"tp-async-bwd", 0, 0, G_OPTION_ARG_NONE, &o->tp_async_bwd,

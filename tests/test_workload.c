@@ -927,9 +927,69 @@ static void test_workload_recompute_selective(void)
     unsigned bits;
     CU_ASSERT_TRUE(workload_recompute_modules_parse("mla_up_proj,moe_act layernorm", &bits, NULL));
     CU_ASSERT_EQUAL(bits, WL_RC_MLA_UP_PROJ | WL_RC_MOE_ACT | WL_RC_LAYERNORM);
-    CU_ASSERT_FALSE(workload_recompute_modules_parse("moe", &bits, &err));
-    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "'moe' is not modelled") : NULL);
+    CU_ASSERT_FALSE(workload_recompute_modules_parse("moe,attn", &bits, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "'attn' is not one of them") : NULL);
     g_clear_error(&err);
+}
+
+/* --recompute-modules moe: each MoE layer rerun whole from its input before
+ * its backward, router to shared expert with the dispatch and combine
+ * all-to-alls; its activations (each route's permuted input and expert
+ * intermediates, the shared expert's) out of the memory estimate. */
+static void test_workload_recompute_moe(void)
+{
+    workload_spec w = spec("deepseek-v3-like", 1, 1, 1, 1, 256), x = w;
+    const workload_model *m = &w.m;
+    x.recompute_modules = WL_RC_MOE;
+    CU_ASSERT_TRUE(workload_spec_check(&x, NULL));
+    double h = m->hidden, sbh = 256.0 * h, routes = m->topk;
+    double moe_part = routes * (2 + 6 * m->expert_ffn / h) + 6 * m->shared_ffn / h; /* SwiGLU: 6 F / h */
+    ASSERT_REL(workload_memory_bytes(&w) - workload_memory_bytes(&x), 58 * moe_part * sbh, 1e-9);
+    /* with moe_act too, nothing more leaves (the layer keeps none of it) */
+    x.recompute_modules = WL_RC_MOE | WL_RC_MOE_ACT;
+    ASSERT_REL(workload_memory_bytes(&w) - workload_memory_bytes(&x), 58 * moe_part * sbh, 1e-9);
+    gpu_model g = gpu("H100");
+    workload_spec a = spec("deepseek-v3-like", 1, 1, 8, 8, 256), b;
+    a.ep = 8;
+    b = a;
+    b.recompute_modules = WL_RC_MOE;
+    trace *ta = workload_generate(&a, &g, NULL), *tb = workload_generate(&b, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ta);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
+    double da, db, ca, cb;
+    CU_ASSERT_EQUAL(count(tb, 0, TOP_COMPUTE, -1, "recompute_moe_router_fwd", NULL), 58);
+    CU_ASSERT_EQUAL(count(tb, 0, TOP_COMPUTE, -1, "recompute_moe_shared_fwd", NULL), 58);
+    CU_ASSERT_EQUAL(count(tb, 0, TOP_COMPUTE, -1, "recompute_moe_experts_fwd", NULL), 58);
+    ASSERT_REL(op_flops(tb, 0, "recompute_moe_experts_fwd"), op_flops(tb, 0, "moe_experts_fwd"), 1e-12);
+    int na = count(ta, 0, TOP_COLL, COLL_ALLTOALL, "ep_dispatch", &da), nb = count(tb, 0, TOP_COLL, COLL_ALLTOALL,
+                                                                                 "ep_dispatch", &db);
+    CU_ASSERT_EQUAL(nb - na, 58);
+    ASSERT_REL(db - da, da / na * 58, 1e-12);
+    CU_ASSERT_EQUAL(count(tb, 0, TOP_COLL, COLL_ALLTOALL, "ep_combine", &cb) -
+                        count(ta, 0, TOP_COLL, COLL_ALLTOALL, "ep_combine", &ca), 58);
+    /* the router's rerun leaves the pre-MLP norm out (its output is the layer's input): the same
+     * matmul FLOPs, less time */
+    int64_t rd = -1, fd = -1;
+    for (guint i = 0; i < tb->ranks[0].ops->len; i++) {
+        const trace_op *o = &g_array_index(tb->ranks[0].ops, trace_op, i);
+        if (rd < 0 && !strcmp(o->name, "recompute_moe_router_fwd"))
+            rd = o->dur_ps;
+        if (fd < 0 && !strcmp(o->name, "moe_router_fwd"))
+            fd = o->dur_ps;
+    }
+    ASSERT_REL(op_flops(tb, 0, "recompute_moe_router_fwd"), op_flops(tb, 0, "moe_router_fwd"), 1e-12);
+    CU_ASSERT(rd > 0 && rd < fd);
+    trace_free(ta);
+    trace_free(tb);
+    GError *err = NULL;
+    workload_spec d = spec("llama3-8b", 1, 1, 1, 1, 256);
+    d.recompute_modules = WL_RC_MOE;
+    CU_ASSERT_FALSE(workload_spec_check(&d, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "--recompute-modules moe needs an MoE model") : NULL);
+    g_clear_error(&err);
+    unsigned bits;
+    CU_ASSERT_TRUE(workload_recompute_modules_parse("moe", &bits, NULL));
+    CU_ASSERT_EQUAL(bits, WL_RC_MOE);
 }
 
 /* A rank's experts/ep experts each multiply their own share of the tokens
@@ -2059,6 +2119,7 @@ int main(void)
         {"/workload/moe-capacity", test_workload_moe_capacity},
         {"/workload/moe-layer-freq", test_workload_moe_layer_freq},
         {"/workload/recompute-selective", test_workload_recompute_selective},
+        {"/workload/recompute-moe", test_workload_recompute_moe},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/memory-activations-mlp", test_workload_memory_activations_mlp},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},

@@ -249,7 +249,8 @@ double workload_moe_capacity_scale(const workload_spec *w)
     return w->pad_to_capacity ? w->capacity_factor : MIN(w->capacity_factor, 1);
 }
 
-static const char *const rc_names[] = {"core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "shared_experts"};
+static const char *const rc_names[] = {"core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "shared_experts",
+                                       "moe"};
 
 bool workload_recompute_modules_parse(const char *s, unsigned *out, GError **err)
 {
@@ -265,8 +266,8 @@ bool workload_recompute_modules_parse(const char *s, unsigned *out, GError **err
         if (k < G_N_ELEMENTS(rc_names))
             *out |= 1u << k;
         else
-            ok = VALUE("--recompute-modules: '%s' is not %s (core_attn, layernorm, mla_up_proj, moe_act, mlp, "
-                       "shared_experts)", v[i], !strcmp(v[i], "moe") ? "modelled" : "one of them");
+            ok = VALUE("--recompute-modules: '%s' is not one of them (core_attn, layernorm, mla_up_proj, moe_act, "
+                       "mlp, shared_experts, moe)", v[i]);
     }
     g_strfreev(v);
     if (ok && !*out)
@@ -678,8 +679,8 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return VALUE("--recompute is full recomputation, --recompute-modules selective: one or the other");
     if ((rc & WL_RC_MLA_UP_PROJ) && m->kv_lora <= 0)
         return VALUE("--recompute-modules mla_up_proj needs multi-latent attention (Megatron-LM raises otherwise)");
-    if ((rc & WL_RC_MOE_ACT) && !m->experts)
-        return VALUE("--recompute-modules moe_act needs an MoE model");
+    if ((rc & (WL_RC_MOE_ACT | WL_RC_MOE)) && !m->experts)
+        return VALUE("--recompute-modules %s needs an MoE model", rc & WL_RC_MOE ? "moe" : "moe_act");
     if ((rc & WL_RC_SHARED_EXPERTS) && !m->shared_ffn)
         return VALUE("--recompute-modules shared_experts needs a shared expert");
     if ((rc & WL_RC_SHARED_EXPERTS) && w->moe_shared_overlap)
@@ -1129,6 +1130,8 @@ static double layer_act_bytes(const workload_spec *w, int l)
             mlp -= routes * 2 * m->expert_ffn / h;
         if (rc & WL_RC_SHARED_EXPERTS)
             mlp -= per_f * m->shared_ffn / h;
+        if (rc & WL_RC_MOE) /* the layer rerun from its input (the pre-MLP norm's output, among the norms') */
+            mlp = 0;
     } else {
         mlp = rc & WL_RC_MLP ? 0 : per_f * m->ffn / h;
     }

@@ -87,9 +87,10 @@ typedef enum { WL_MOE_ALLTOALL = 0, WL_MOE_FLEX = 1 } workload_moe_dispatcher;
 
 /* The modules Megatron-LM's selective recomputation reruns before their backward (--recompute-modules):
  * the attention kernel, the norms that are modules of their own (MLA's input norm, an MoE layer's
- * pre-MLP norm), MLA's up projections, the experts' activation, the dense MLP, the shared expert. */
+ * pre-MLP norm), MLA's up projections, the experts' activation, the dense MLP, the shared expert, the
+ * whole MoE layer (router, dispatch, experts, combine, shared expert). */
 enum { WL_RC_CORE_ATTN = 1, WL_RC_LAYERNORM = 2, WL_RC_MLA_UP_PROJ = 4, WL_RC_MOE_ACT = 8, WL_RC_MLP = 16,
-       WL_RC_SHARED_EXPERTS = 32 };
+       WL_RC_SHARED_EXPERTS = 32, WL_RC_MOE = 64 };
 /* "core_attn,mla_up_proj" (commas or spaces) -> *out bits; false with *err for an unknown or unmodelled name. */
 bool workload_recompute_modules_parse(const char *s, unsigned *out, GError **err);
 /* "core_attn, mla_up_proj" for the bits set (buf of n bytes). */

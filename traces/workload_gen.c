@@ -906,37 +906,22 @@ static void ep_exchange(gen *G, double f, double a2a, const char *name, const ch
     wait_on(G, x);
 }
 
-/* The forward of f layers (a layer group; an MTP layer) of one kind. */
-static void block_fwd(gen *G, double f, bool moe, const char *tag)
+/* An MoE layer's MLP side for f layers: the router (pre: its cost, with the
+ * pre-MLP norm or, rerun by selective recomputation, without), the
+ * dispatch, the experts, the combine and the shared expert, each with its
+ * EP, ETP and TP traffic. */
+static void moe_fwd(gen *G, double f, const char *tag, const cost *pre)
 {
     const workload_spec *w = G->w;
-    double A = G->act * f, Ain = G->act_in * f;
-    bool sp = w->sp, tpo = tp_overlap(G);
+    double A = G->act * f;
+    bool sp = w->sp;
     char n[64];
-    if (sp && !tpo) /* the attention's input (MLA: its latents, the down projections run on the rank's tokens) */
-        tp_gather(G, S_MAIN, Ain, AG_IN, "tp_ag", NONE);
-    g_snprintf(n, sizeof n, "%sattn_fwd", tag);
-    attn_fwd(G, n, f, A);
-    if (!tpo)
-        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
-    if (!moe) {
-        g_snprintf(n, sizeof n, "%smlp_fwd", tag);
-        if (tpo) {
-            mlp_fwd_tpo(G, n, f, A);
-            return;
-        }
-        if (sp)
-            tp_gather(G, S_MAIN, A, AG_IN, "tp_ag", NONE);
-        compute(G, n, &G->c.mlp_f, f);
-        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
-        return;
-    }
     double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f * workload_moe_capacity_scale(w);
     bool sho = w->moe_shared_overlap && w->m.shared_ffn;
     char sn[64];
     g_snprintf(sn, sizeof sn, "%smoe_shared_fwd", tag);
     g_snprintf(n, sizeof n, "%smoe_router_fwd", tag);
-    compute(G, n, &G->c.moe_pre_f, f);
+    compute(G, n, pre, f);
     uint32_t fc1 = NONE;
     if (sho) { /* the shared expert's input gathered and its first half run beside the dispatch */
         uint32_t ag = sp ? tp_gather(G, S_SHARED, A, AG_IN, "tp_ag_shared", G->last) : NONE;
@@ -970,6 +955,34 @@ static void block_fwd(gen *G, double f, bool moe, const char *tag)
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs_shared" : "tp_ar_shared",
              NONE);
     }
+}
+
+/* The forward of f layers (a layer group; an MTP layer) of one kind. */
+static void block_fwd(gen *G, double f, bool moe, const char *tag)
+{
+    const workload_spec *w = G->w;
+    double A = G->act * f, Ain = G->act_in * f;
+    bool sp = w->sp, tpo = tp_overlap(G);
+    char n[64];
+    if (sp && !tpo) /* the attention's input (MLA: its latents, the down projections run on the rank's tokens) */
+        tp_gather(G, S_MAIN, Ain, AG_IN, "tp_ag", NONE);
+    g_snprintf(n, sizeof n, "%sattn_fwd", tag);
+    attn_fwd(G, n, f, A);
+    if (!tpo)
+        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+    if (!moe) {
+        g_snprintf(n, sizeof n, "%smlp_fwd", tag);
+        if (tpo) {
+            mlp_fwd_tpo(G, n, f, A);
+            return;
+        }
+        if (sp)
+            tp_gather(G, S_MAIN, A, AG_IN, "tp_ag", NONE);
+        compute(G, n, &G->c.mlp_f, f);
+        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+        return;
+    }
+    moe_fwd(G, f, tag, &G->c.moe_pre_f);
 }
 
 /* The backward of a part ending in a column-parallel layer (QKV, or the MLP
@@ -1064,8 +1077,12 @@ static void block_bwd(gen *G, double f, bool moe)
  * layers' backward, the forward of the modules it reran: the norms that are
  * modules of their own (MLA's input norm, an MoE layer's pre-MLP norm), MLA's
  * up projections with RoPE, the attention kernel (its CP exchange not
- * rerun), the experts' activation (one op); the dense MLP and the shared
- * expert with their TP gather and reduction, as their forward runs them. */
+ * rerun), the experts' activation (one op); the whole MoE layer (`moe`:
+ * router, dispatch, experts, combine, shared expert, with their EP, ETP and
+ * TP traffic, as its forward runs them); the dense MLP and the shared
+ * expert with their TP gather and reduction. Modules inside `moe` (moe_act,
+ * shared_experts) are rerun again at their backward, as Megatron-LM's
+ * nested checkpoints do. */
 static void recompute_sel(gen *G, double f, bool moe)
 {
     const workload_spec *w = G->w;
@@ -1089,6 +1106,11 @@ static void recompute_sel(gen *G, double f, bool moe)
         cost_add(&c, &G->c.moe_act.f);
     if (c.ps > 0)
         compute(G, "recompute_modules", &c, f);
+    if ((rc & WL_RC_MOE) && moe) { /* the whole MoE layer from the norm's output: the router on */
+        cost pre;
+        cost_sub(&pre, &G->c.moe_pre_f, &G->c.moe_norm.f);
+        moe_fwd(G, f, "recompute_", &pre);
+    }
     const cost *mod = (rc & WL_RC_MLP) && !moe ? &G->c.mlp_f
                     : (rc & WL_RC_SHARED_EXPERTS) && moe && w->m.shared_ffn ? &G->c.moe_sh_f
                     : NULL;

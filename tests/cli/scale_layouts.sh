@@ -205,20 +205,23 @@ check workload-moe-layer-freq-none 2 "leaves none of the 4 layers an MoE layer" 
 mf2=$("$C" workload --model custom --layers 8 --hidden 1024 --heads 8 --gated --experts 16 --topk 2 --moe-layer-freq 2 --topo dgx-h100 --gpus 8 --ep 8 -o - 2>/dev/null | grep -c '"moe_experts_fwd"')
 if [ "$mf2" = 32 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-moe-layer-freq-ops: $mf2" >&2; fi
 # --recompute-granularity / --recompute-modules (Megatron-LM's selective recomputation): the header and the JSON
-# record say so; refused (exit 2) with --recompute, modules without selective, 'moe', an unknown granularity,
-# mla_up_proj without MLA; as a sweep key MLA's up projections, the experts' activation and the norms save more
-# memory than the attention kernel alone
+# record say so; refused (exit 2) with --recompute, modules without selective, an unknown module or granularity,
+# mla_up_proj without MLA, moe on a dense model; as a sweep key MLA's up projections, the experts' activation and
+# the norms save more memory than the attention kernel alone, and the whole MoE layer more than those
 SR="--model custom --layers 4 --hidden 2048 --heads 16 --gated --kv-lora-rank 512 --experts 32 --topk 4 --expert-ffn 1024 --seq 1024 --systems dgx-h100:16 --tp 2 --ep 8 --sp"
 check scale-recompute-selective-header 0 "^# scale: custom .*, selective recompute \\(layernorm, mla_up_proj, moe_act\\)" -- scale $SR --recompute-granularity selective --recompute-modules mla_up_proj,moe_act,layernorm
 check scale-recompute-selective-json 0 '"recompute_granularity": "selective", "recompute_modules": "core_attn"' -- scale $SR --recompute-granularity selective --format json
 check scale-recompute-full-json 0 '"recompute_granularity": "full"' -- scale $SR --recompute-granularity full --format json
 check scale-recompute-both 2 "--recompute is --recompute-granularity full; it contradicts selective" -- scale $SR --recompute --recompute-granularity selective
 check scale-recompute-modules-alone 2 "--recompute-modules needs --recompute-granularity selective" -- scale $SR --recompute-modules mlp
-check scale-recompute-modules-moe 2 "'moe' is not modelled" -- scale $SR --recompute-granularity selective --recompute-modules moe
+check scale-recompute-modules-bad 2 "'experts' is not one of them" -- scale $SR --recompute-granularity selective --recompute-modules moe,experts
+check scale-recompute-modules-moe-header 0 "^# scale: custom .*, selective recompute \\(moe\\)" -- scale $SR --recompute-granularity selective --recompute-modules moe
+check scale-recompute-modules-moe-dense 2 "--recompute-modules moe needs an MoE model" -- scale --model llama3-8b --systems dgx-h100:8 --seq 256 --recompute-granularity selective --recompute-modules moe
 check scale-recompute-granularity-bad 2 "--recompute-granularity 'block': expected full or selective" -- scale $SR --recompute-granularity block
 check scale-recompute-mla-up-proj-mha 2 "mla_up_proj needs multi-latent attention" -- scale --model llama3-8b --systems dgx-h100:8 --seq 256 --recompute-granularity selective --recompute-modules mla_up_proj
 rs=$("$C" sweep tests/data/sweep/scale-recompute-selective.json -j 2 2>/dev/null)
-if printf '%s\n' "$rs" | awk -F, 'NR == 2 { a = $(NF - 4) } NR == 3 { b = $(NF - 4) } END { exit !(a > 0 && b > 0 && b < a) }'; then
+if printf '%s\n' "$rs" | awk -F, 'NR == 2 { a = $(NF - 4) } NR == 3 { b = $(NF - 4) } NR == 5 { c = $(NF - 4) }
+                                  END { exit !(a > 0 && b > 0 && b < a && c > 0 && c < b) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-recompute-selective: $rs" >&2; fi
 # --fp8-recipe (Megatron-LM's): mxfp8 only on Blackwell, blockwise from Hopper on, any recipe only with fp8
 # (exit 2); the header names a recipe other than delayed; tensorwise reduces amaxes over TP before its
