@@ -474,6 +474,9 @@ static void print_results(const result *R, int n, const char *fmt)
                        workload_recompute_modules_label(w->recompute_modules, rcm, sizeof rcm));
             } else if (w->recompute) {
                 printf(", \"recompute_granularity\": \"full\"");
+                if (w->recompute_method || w->recompute_layers)
+                    printf(", \"recompute_method\": \"%s\", \"recompute_num_layers\": %d",
+                           w->recompute_method == WL_RC_BLOCK ? "block" : "uniform", MAX(w->recompute_layers, 1));
             }
             if (w->first_stage_layers > 0 || w->last_stage_layers > 0)
                 printf(", \"decoder_first_pipeline_num_layers\": %d, \"decoder_last_pipeline_num_layers\": %d",
@@ -909,6 +912,11 @@ static int run_scale(wl_opts *o, scale_cli *c)
                    compute_dtype_name(R[0].w.dtype), rcp,
                    R[0].w.zero == 3 ? (R[0].w.fsdp ? "FSDP" : "ZeRO-3") : R[0].w.zero ? "ZeRO" : "DDP",
                    R[0].w.recompute ? ", full recompute" : "");
+            if (R[0].w.recompute && R[0].w.recompute_method == WL_RC_BLOCK)
+                printf(" (block: %d layer%s a model chunk)", R[0].w.recompute_layers,
+                       R[0].w.recompute_layers > 1 ? "s" : "");
+            else if (R[0].w.recompute && R[0].w.recompute_layers > 1)
+                printf(" (uniform: a checkpoint each %d layers)", R[0].w.recompute_layers);
             if (R[0].w.tp_async_bwd)
                 printf(", TP input gradients reduced beside the weight gradients");
             if (R[0].w.tp_comm_overlap)

@@ -486,7 +486,7 @@ static const char *const scale_params[] = {
     "mtp_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
     "moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity", "recompute_granularity", "recompute_modules",
     "pipeline_model_parallel_layout", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
-    NULL,
+    "recompute_method", "recompute_num_layers", NULL,
 };
 
 enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE, S_MEM };
@@ -547,6 +547,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.rc_gran = (char *)sweep_point_get(p, "recompute_granularity");          /* full, selective */
     o.rc_modules = (char *)sweep_point_get(p, "recompute_modules");          /* "core_attn,mla_up_proj" */
     o.pp_layout = (char *)sweep_point_get(p, "pipeline_model_parallel_layout"); /* "Et*3|(tt|)*29,m|L" */
+    o.rc_method = (char *)sweep_point_get(p, "recompute_method");                 /* uniform, block */
     o.sets = p->sets[0] ? p->sets : NULL;
     bool sp = false, rc = false, gated = false, opg = false, tpa = false, tco = false, mso = false, fpg = false,
          mgb = false, pad = false, ae = false, al = false; /* "yes" and "true" were read as off */
@@ -577,7 +578,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
                                         "moe_router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                                         "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers",
                                         "decoder_first_pipeline_num_layers",
-                                        "decoder_last_pipeline_num_layers"}; /* scale's options */
+                                        "decoder_last_pipeline_num_layers", "recompute_num_layers"}; /* scale's options */
     for (size_t i = 0; i < G_N_ELEMENTS(shape); i++)
         if (!point_int(p, shape[i], 0, 1 << 30, wl_opts_int_field(&o, shape[i]), err))
             return false;

@@ -52,6 +52,7 @@ static const struct {
     {"--decoder-first-pipeline-num-layers", offsetof(wl_opts, first_stage_layers)},
     {"--decoder-last-pipeline-num-layers", offsetof(wl_opts, last_stage_layers)},
     {"--moe-router-num-groups", offsetof(wl_opts, router_groups)},
+    {"--recompute-num-layers", offsetof(wl_opts, rc_layers)},
     {"--moe-router-group-topk", offsetof(wl_opts, router_group_topk)},
 };
 
@@ -166,6 +167,14 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"recompute", 0, 0, G_OPTION_ARG_NONE, &o->recompute, "full activation recomputation", NULL},
         {"recompute-granularity", 0, 0, G_OPTION_ARG_STRING, &o->rc_gran,
          "full (= --recompute) or selective (the modules of --recompute-modules; Megatron-LM's flag)", "G"},
+        {"recompute-method", 0, 0, G_OPTION_ARG_STRING, &o->rc_method,
+         "full recomputation: uniform (every layer, a checkpoint each --recompute-num-layers layers) or block "
+         "(the first --recompute-num-layers layers of each model chunk, the rest kept; Megatron-LM's flag) "
+         "[uniform]",
+         "M"},
+        {"recompute-num-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "full recomputation: layers a checkpoint (uniform) or rerun a model chunk (block) (Megatron-LM's flag) [1]",
+         "N"},
         {"recompute-modules", 0, 0, G_OPTION_ARG_STRING, &o->rc_modules,
          "selective recomputation's modules: core_attn, layernorm, mla_up_proj, moe_act, mlp, shared_experts, moe "
          "(Megatron-LM's flag) [core_attn]",
@@ -260,6 +269,7 @@ void wl_opts_clear(wl_opts *o)
     g_free(o->rc_gran);
     g_free(o->rc_modules);
     g_free(o->pp_layout);
+    g_free(o->rc_method);
     g_strfreev(o->sets);
 }
 
@@ -393,6 +403,17 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     if (o->rc_modules && !sel)
         return BAD("--recompute-modules needs --recompute-granularity selective");
     w->recompute = o->recompute || (o->rc_gran && !sel);
+    if (o->rc_method) {
+        if (strcmp(o->rc_method, "uniform") && strcmp(o->rc_method, "block"))
+            return BAD("--recompute-method '%s': expected uniform or block", o->rc_method);
+        w->recompute_method = strcmp(o->rc_method, "block") ? WL_RC_UNIFORM : WL_RC_BLOCK;
+        if (w->recompute_method == WL_RC_BLOCK && o->rc_layers <= 0)
+            return BAD("--recompute-method block needs --recompute-num-layers (the layers a model chunk reruns)");
+    }
+    w->recompute_layers = o->rc_layers;
+    if ((o->rc_method || o->rc_layers) && !w->recompute)
+        return BAD("--recompute-method and --recompute-num-layers are full recomputation's: give --recompute or "
+                   "--recompute-granularity full (Megatron-LM refuses them with selective)");
     if (sel && !workload_recompute_modules_parse(o->rc_modules ? o->rc_modules : "core_attn", &w->recompute_modules,
                                                  err))
         return FALSE;

@@ -13,7 +13,7 @@
 
 typedef struct {
     char *model, *schedule, *dtype, *zero_s, *bucket, *topo, *fabric, *reuse, *cp_comm, *hier_cp, *fp8_recipe,
-        *moe_dispatcher, *capacity, *rc_gran, *rc_modules, *pp_layout;
+        *moe_dispatcher, *capacity, *rc_gran, *rc_modules, *pp_layout, *rc_method;
     char **sets;                 /* --set: gpu.* for the compute model, the rest for the topology */
     gint gpus, tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, layer_fuse;
     gint layers, hidden, heads, kv_heads, ffn, vocab, experts, topk, expert_ffn, shared_ffn, dense_layers;
@@ -22,6 +22,7 @@ typedef struct {
     gint mtp;                    /* --mtp-num-layers */
     gint moe_freq;               /* custom MoE: --moe-layer-freq */
     gint first_stage_layers, last_stage_layers; /* --decoder-first/last-pipeline-num-layers */
+    gint rc_layers;              /* --recompute-num-layers */
     gboolean sp, fsdp, zero3_per_param, recompute, grad_fp32, gated, overlap_param_gather, tp_async_bwd, tp_comm_overlap, fp8_param_gather, mxfp8_grad_buf,
         moe_shared_overlap, pad_capacity, acct_emb, acct_loss;
     gboolean by_name;            /* wl_step_run fills wl_step.by_name (not an option of the group) */

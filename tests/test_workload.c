@@ -932,6 +932,72 @@ static void test_workload_recompute_selective(void)
     g_clear_error(&err);
 }
 
+/* Full recomputation's methods (Megatron-LM's --recompute-method,
+ * --recompute-num-layers): uniform keeps one checkpoint (2 s b h) each N
+ * layers, block reruns only a chunk's first N layers and keeps all of the
+ * others' activations. Llama 3 8B on one GPU (32 layers, one microbatch in
+ * flight): the memory against those counts; a pipeline's traces rerun the
+ * first N layers of each chunk, grouped apart from the rest under
+ * --layer-fuse. */
+static void test_workload_recompute_method(void)
+{
+    workload_spec none = spec("llama3-8b", 1, 1, 1, 1, 1024), full = none, x;
+    full.recompute = true;
+    double ckpt = 2.0 * 1024 * 4096, mn = workload_memory_bytes(&none), mf = workload_memory_bytes(&full);
+    double layer = (mn - mf) / 32 + ckpt; /* one layer's activations without recomputation */
+    x = full;
+    x.recompute_layers = 2; /* uniform: 16 checkpoints */
+    CU_ASSERT_TRUE(workload_spec_check(&x, NULL));
+    ASSERT_REL(mf - workload_memory_bytes(&x), 16 * ckpt, 1e-9);
+    x.recompute_layers = 5; /* 7 checkpoints, the last of 2 layers */
+    ASSERT_REL(mf - workload_memory_bytes(&x), 25 * ckpt, 1e-9);
+    x.recompute_method = WL_RC_BLOCK;
+    x.recompute_layers = 4; /* 4 checkpoints, 28 layers kept whole */
+    CU_ASSERT_TRUE(workload_spec_check(&x, NULL));
+    ASSERT_REL(workload_memory_bytes(&x) - mf, 28 * (layer - ckpt), 1e-9);
+    x.recompute_layers = 32;
+    ASSERT_REL(workload_memory_bytes(&x), mf, 1e-12);
+    CU_ASSERT_EQUAL(workload_recomputed_layers(&x, 8), 8);
+    x.recompute_layers = 3;
+    CU_ASSERT_EQUAL(workload_recomputed_layers(&x, 8), 3);
+    CU_ASSERT_EQUAL(workload_recomputed_layers(&none, 8), 0);
+    CU_ASSERT_EQUAL(workload_recomputed_layers(&full, 8), 8);
+    /* traces: 8 layers on pp 2, block 3 with layer fuse 2: each rank's groups 2 + 1 rerun, 2 + 2 not */
+    gpu_model g = gpu("H100");
+    workload_spec p = {.m = {.name = "custom", .layers = 8, .hidden = 1024, .heads = 16, .vocab = 16}, .tp = 1,
+                       .pp = 2, .dp = 1, .gpus = 2, .global_batch = 4, .seq = 1024, .layer_fuse = 2,
+                       .recompute = true, .recompute_method = WL_RC_BLOCK, .recompute_layers = 3};
+    workload_spec_defaults(&p);
+    CU_ASSERT_TRUE_FATAL(workload_spec_check(&p, NULL));
+    trace *t = workload_generate(&p, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL(count(t, r, TOP_COMPUTE, -1, "recompute_attn_fwd", NULL), 4 * 2);
+        CU_ASSERT_EQUAL(count(t, r, TOP_COMPUTE, -1, "attn_fwd", NULL), 4 * 3);
+        double rf = 0, ff = 0;
+        for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+            const trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+            if (!strcmp(o->name, "recompute_attn_fwd") || !strcmp(o->name, "recompute_mlp_fwd"))
+                rf += o->flops;
+            if (!strcmp(o->name, "attn_fwd") || !strcmp(o->name, "mlp_fwd"))
+                ff += o->flops;
+        }
+        ASSERT_REL(rf, ff * 3 / 4, 1e-12); /* 3 of a rank's 4 layers rerun */
+    }
+    trace_free(t);
+    GError *err = NULL;
+    x = none;
+    x.recompute_layers = 2;
+    CU_ASSERT_FALSE(workload_spec_check(&x, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "are full recomputation's") : NULL);
+    g_clear_error(&err);
+    x = full;
+    x.recompute_layers = 33;
+    CU_ASSERT_FALSE(workload_spec_check(&x, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "in 1..layers (32)") : NULL);
+    g_clear_error(&err);
+}
+
 /* --recompute-modules moe: each MoE layer rerun whole from its input before
  * its backward, router to shared expert with the dispatch and combine
  * all-to-alls; its activations (each route's permuted input and expert
@@ -2120,6 +2186,7 @@ int main(void)
         {"/workload/moe-layer-freq", test_workload_moe_layer_freq},
         {"/workload/recompute-selective", test_workload_recompute_selective},
         {"/workload/recompute-moe", test_workload_recompute_moe},
+        {"/workload/recompute-method", test_workload_recompute_method},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/memory-activations-mlp", test_workload_memory_activations_mlp},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},

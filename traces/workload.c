@@ -677,6 +677,13 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     unsigned rc = w->recompute_modules;
     if (rc && w->recompute)
         return VALUE("--recompute is full recomputation, --recompute-modules selective: one or the other");
+    if ((w->recompute_method || w->recompute_layers) && !w->recompute)
+        return VALUE("--recompute-method and --recompute-num-layers are full recomputation's (--recompute or "
+                     "--recompute-granularity full; Megatron-LM refuses them with selective)");
+    if (w->recompute_method < WL_RC_UNIFORM || w->recompute_method > WL_RC_BLOCK || w->recompute_layers < 0 ||
+        w->recompute_layers > m->layers)
+        return VALUE("--recompute-method must be uniform or block and --recompute-num-layers in 1..layers (%d)",
+                     m->layers);
     if ((rc & WL_RC_MLA_UP_PROJ) && m->kv_lora <= 0)
         return VALUE("--recompute-modules mla_up_proj needs multi-latent attention (Megatron-LM raises otherwise)");
     if ((rc & (WL_RC_MOE_ACT | WL_RC_MOE)) && !m->experts)
@@ -1118,8 +1125,6 @@ static double layer_act_bytes(const workload_spec *w, int l)
 {
     const workload_model *m = &w->m;
     double s = (double)w->seq / w->cp, b = w->micro_batch, h = m->hidden, t = w->tp, sbh = s * b * h;
-    if (w->recompute)
-        return 2 * sbh / (w->sp ? t : 1);
     double per_f = m->gated ? 6 : 4, mlp;
     unsigned rc = w->recompute_modules;
     bool moe = workload_layer_is_moe(m, l), mla = m->kv_lora > 0;
@@ -1146,15 +1151,32 @@ static double layer_act_bytes(const workload_spec *w, int l)
     return sbh * ((w->sp ? norms / t : norms) + (attn + mlp) / t);
 }
 
-/* The activations of layers first .. first+n-1 for one micro-batch (and
- * of the MTP layers where mtp). */
+int workload_recomputed_layers(const workload_spec *w, int n)
+{
+    if (!w->recompute)
+        return 0;
+    return w->recompute_method == WL_RC_BLOCK ? MIN(n, MAX(w->recompute_layers, 0)) : n;
+}
+
+/* The activations of layers first .. first+n-1 (a model chunk, Megatron-LM's
+ * TransformerBlock) for one micro-batch (and of the MTP layers where mtp).
+ * Full recomputation keeps a checkpoint's input, 2 s b h (split by tp under
+ * SP): one a layer (uniform, the default), one each N layers (uniform with
+ * --recompute-num-layers N, the last checkpoint taking the rest), or one a
+ * layer for the first N layers and all of the others' (block); each MTP
+ * layer is a checkpoint of its own. The rerun layers' activations live only
+ * during their backward (not counted). */
 static double act_bytes(const workload_spec *w, int first, int n, bool mtp)
 {
-    double a = 0;
-    for (int l = first; l < first + n; l++)
+    double s = (double)w->seq / w->cp, ckpt = 2 * (s * w->micro_batch * w->m.hidden) / (w->sp ? w->tp : 1), a = 0;
+    int r = workload_recomputed_layers(w, n), per = MAX(w->recompute_layers, 1);
+    int ckpts = w->recompute && w->recompute_method != WL_RC_BLOCK ? (n + per - 1) / per : r;
+    for (int i = 0; i < ckpts; i++)
+        a += ckpt;
+    for (int l = first + r; l < first + n; l++)
         a += layer_act_bytes(w, l);
     if (mtp) /* the MTP layers, each a layer of the last kind */
-        a += w->mtp * layer_act_bytes(w, w->m.layers - 1);
+        a += w->mtp * (w->recompute ? ckpt : layer_act_bytes(w, w->m.layers - 1));
     return a;
 }
 

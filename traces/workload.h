@@ -91,6 +91,9 @@ typedef enum { WL_MOE_ALLTOALL = 0, WL_MOE_FLEX = 1 } workload_moe_dispatcher;
  * whole MoE layer (router, dispatch, experts, combine, shared expert). */
 enum { WL_RC_CORE_ATTN = 1, WL_RC_LAYERNORM = 2, WL_RC_MLA_UP_PROJ = 4, WL_RC_MOE_ACT = 8, WL_RC_MLP = 16,
        WL_RC_SHARED_EXPERTS = 32, WL_RC_MOE = 64 };
+/* Full recomputation's methods (Megatron-LM's --recompute-method). */
+enum { WL_RC_UNIFORM = 0, WL_RC_BLOCK = 1 };
+
 /* "core_attn,mla_up_proj" (commas or spaces) -> *out bits; false with *err for an unknown or unmodelled name. */
 bool workload_recompute_modules_parse(const char *s, unsigned *out, GError **err);
 /* "core_attn, mla_up_proj" for the bits set (buf of n bytes). */
@@ -117,6 +120,10 @@ typedef struct {
     int micro_batch, global_batch, seq;
     compute_dtype dtype;
     bool recompute;               /* full activation recomputation */
+    int recompute_method;         /* with it, Megatron-LM's --recompute-method: WL_RC_UNIFORM (every layer,
+                                   * a checkpoint each recompute_layers layers) or WL_RC_BLOCK (the first
+                                   * recompute_layers layers of each model chunk, the rest not) */
+    int recompute_layers;         /* --recompute-num-layers; 0: 1 (uniform) */
     unsigned recompute_modules;   /* selective recomputation (Megatron-LM's --recompute-granularity
                                    * selective --recompute-modules): WL_RC_* bits; 0: none */
     bool tp_async_bwd;            /* column-parallel layers' input-gradient collective beside their
@@ -276,6 +283,11 @@ typedef struct {
  * the character at fault (1-based). Thread-safe; the result lives as long
  * as the process. */
 const workload_layout *workload_layout_get(const char *s, GError **err);
+/* The layers of a model chunk of n that full recomputation reruns: all of
+ * them, or under the block method the first recompute_layers; 0 without
+ * full recomputation. */
+int workload_recomputed_layers(const workload_spec *w, int n);
+
 /* Megatron-LM's --account-for-embedding-in-pipeline-split (emb) and
  * --account-for-loss-in-pipeline-split (loss) as a layout (g_free it): the
  * embedding and the loss counted as a layer each, layers + emb + loss split

@@ -559,10 +559,35 @@ static void wait_on(gen *G, uint32_t i)
 /* ---- one layer group (f layers; the last of a stage may have fewer) ---- */
 
 /* Layers of the current model chunk (workload_chunk_layers), its layer
- * groups, and the layers of group k. */
+ * groups, and the layers of group k. Under full recomputation's block
+ * method the chunk's first r layers (workload_recomputed_layers) and the
+ * rest are grouped apart, so that a group is either rerun or not. */
 static int chunk_len(const gen *G) { return workload_chunk_layers(G->w, G->pp_i, G->chunk, NULL); }
-static int group_count(const gen *G) { return (chunk_len(G) + G->f - 1) / G->f; }
-static int group_size(const gen *G, int k) { return MIN(G->f, chunk_len(G) - k * G->f); }
+static int chunk_split(const gen *G, int n) /* the first run's layers */
+{
+    int r = workload_recomputed_layers(G->w, n);
+    return r > 0 && r < n ? r : n;
+}
+static int group_count(const gen *G)
+{
+    int n = chunk_len(G), s = chunk_split(G, n);
+    return (s + G->f - 1) / G->f + (n - s + G->f - 1) / G->f;
+}
+static int group_start(const gen *G, int k) /* group k's first layer within the chunk */
+{
+    int n = chunk_len(G), s = chunk_split(G, n), g1 = (s + G->f - 1) / G->f;
+    return k < g1 ? k * G->f : s + (k - g1) * G->f;
+}
+static int group_size(const gen *G, int k)
+{
+    int n = chunk_len(G), s = chunk_split(G, n), g1 = (s + G->f - 1) / G->f;
+    return k < g1 ? MIN(G->f, s - k * G->f) : MIN(G->f, n - s - (k - g1) * G->f);
+}
+/* Whether full recomputation reruns group k's forward before its backward. */
+static bool group_recomputed(const gen *G, int k)
+{
+    return group_start(G, k) < workload_recomputed_layers(G->w, chunk_len(G));
+}
 
 /* ---- context parallelism (--cp-comm) ---- */
 
@@ -1168,7 +1193,7 @@ static int group_layer(const gen *G, int k)
 {
     int first;
     workload_chunk_layers(G->w, G->pp_i, G->chunk, &first);
-    return first + k * G->f;
+    return first + group_start(G, k);
 }
 
 /* The current chunk holds the embedding (first virtual stage) / the LM
@@ -1714,9 +1739,10 @@ static void backward(gen *G, int mb, bool reduce)
         bool moe = workload_layer_is_moe(&w->m, group_layer(G, k));
         if (w->zero == 3)
             zero3_gather(G, k, k == ng - 1, false);
-        if (w->recompute)
+        bool rerun = group_recomputed(G, k);
+        if (rerun)
             block_fwd(G, group_size(G, k), moe, "recompute_");
-        if (w->zero == 3 && w->recompute && !w->fsdp) /* DeepSpeed freed them after the recompute */
+        if (w->zero == 3 && rerun && !w->fsdp) /* DeepSpeed freed them after the recompute */
             zero3_gather(G, k, k == ng - 1, true);
         recompute_sel(G, group_size(G, k), moe);
         block_bwd(G, group_size(G, k), moe);

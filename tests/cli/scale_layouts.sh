@@ -223,6 +223,20 @@ rs=$("$C" sweep tests/data/sweep/scale-recompute-selective.json -j 2 2>/dev/null
 if printf '%s\n' "$rs" | awk -F, 'NR == 2 { a = $(NF - 4) } NR == 3 { b = $(NF - 4) } NR == 5 { c = $(NF - 4) }
                                   END { exit !(a > 0 && b > 0 && b < a && c > 0 && c < b) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-recompute-selective: $rs" >&2; fi
+# --recompute-method / --recompute-num-layers (Megatron-LM's, full recomputation's): the header and the JSON record
+# say so; refused (exit 2) without full recomputation, block without a count, a method not uniform or block; as a
+# sweep key, rerunning more of each stage's layers lengthens the step and saves memory
+RM="--model llama3-8b --systems dgx-h100:16 --tp 2 --pp 4 --seq 4096 --global-batch 64 --recompute"
+check scale-recompute-block-header 0 "^# scale: llama3-8b, .*, full recompute \(block: 4 layers a model chunk\)" -- scale $RM --recompute-method block --recompute-num-layers 4
+check scale-recompute-uniform-header 0 "^# scale: llama3-8b, .*, full recompute \(uniform: a checkpoint each 2 layers\)" -- scale $RM --recompute-num-layers 2
+check scale-recompute-method-json 0 '"recompute_granularity": "full", "recompute_method": "block", "recompute_num_layers": 4' -- scale $RM --recompute-method block --recompute-num-layers 4 --format json
+check scale-recompute-method-selective 2 "are full recomputation's: give --recompute" -- scale --model llama3-8b --systems dgx-h100:8 --seq 256 --recompute-granularity selective --recompute-method uniform
+check scale-recompute-method-block-count 2 "--recompute-method block needs --recompute-num-layers" -- scale $RM --recompute-method block
+check scale-recompute-method-bad 2 "--recompute-method 'blocks': expected uniform or block" -- scale $RM --recompute-method blocks
+check scale-recompute-num-layers-range 2 "--recompute-num-layers in 1..layers \(32\)" -- scale $RM --recompute-num-layers 40
+rm_=$("$C" sweep tests/data/sweep/scale-recompute-method.json -j 2 2>/dev/null)
+if printf '%s\n' "$rm_" | awk -F, 'NR > 1 { s[NR] = $3; m[NR] = $4 } END { exit !(s[2] > 0 && s[2] < s[3] && s[3] < s[4] && m[2] > m[3] && m[3] > m[4]) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-recompute-method: $rm_" >&2; fi
 # --fp8-recipe (Megatron-LM's): mxfp8 only on Blackwell, blockwise from Hopper on, any recipe only with fp8
 # (exit 2); the header names a recipe other than delayed; tensorwise reduces amaxes over TP before its
 # gathers instead of delayed's per-chunk reductions; as a sweep key on B200 delayed is the fastest (its
