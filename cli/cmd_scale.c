@@ -1046,9 +1046,12 @@ int cmd_scale(int argc, char **argv)
     c.tp = c.tp == CLI_UNSET ? 0 : c.tp; /* 0: chosen per size */
     c.pp = c.pp == CLI_UNSET ? 0 : c.pp;
     c.max_gpus = c.max_gpus == CLI_UNSET ? 0 : c.max_gpus;
-    if (rc == EXIT_OK && (o.pp_layout || o.acct_emb || o.acct_loss) && (c.autolayout || c.pp <= 0)) {
+    if (rc == EXIT_OK && (o.pp_layout || o.acct_emb || o.acct_loss || o.vstage_layers > 0) &&
+        (c.autolayout || c.pp <= 0)) {
         fprintf(stderr, "conveyor scale: %s fixes the pipeline: give --pp (%s)%s\n",
-                o.pp_layout ? "--pipeline-model-parallel-layout" : "--account-for-embedding/loss-in-pipeline-split",
+                o.pp_layout ? "--pipeline-model-parallel-layout"
+                : o.vstage_layers > 0 ? "--num-layers-per-virtual-pipeline-stage"
+                                      : "--account-for-embedding/loss-in-pipeline-split",
                 o.pp_layout ? "its virtual stages over pp are the model chunks" : "the layers split over pp",
                 c.autolayout ? ", not --auto" : "");
         rc = EXIT_BADINPUT;

@@ -486,7 +486,8 @@ static const char *const scale_params[] = {
     "mtp_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
     "moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity", "recompute_granularity", "recompute_modules",
     "pipeline_model_parallel_layout", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
-    "recompute_method", "recompute_num_layers", NULL,
+    "recompute_method", "recompute_num_layers", "num_virtual_stages_per_pipeline_rank",
+    "num_layers_per_virtual_pipeline_stage", NULL,
 };
 
 enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE, S_MEM };
@@ -578,7 +579,9 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
                                         "moe_router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                                         "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers",
                                         "decoder_first_pipeline_num_layers",
-                                        "decoder_last_pipeline_num_layers", "recompute_num_layers"}; /* scale's options */
+                                        "decoder_last_pipeline_num_layers", "recompute_num_layers",
+                                        "num_virtual_stages_per_pipeline_rank",
+                                        "num_layers_per_virtual_pipeline_stage"}; /* scale's options */
     for (size_t i = 0; i < G_N_ELEMENTS(shape); i++)
         if (!point_int(p, shape[i], 0, 1 << 30, wl_opts_int_field(&o, shape[i]), err))
             return false;

@@ -53,6 +53,8 @@ static const struct {
     {"--decoder-last-pipeline-num-layers", offsetof(wl_opts, last_stage_layers)},
     {"--moe-router-num-groups", offsetof(wl_opts, router_groups)},
     {"--recompute-num-layers", offsetof(wl_opts, rc_layers)},
+    {"--num-virtual-stages-per-pipeline-rank", offsetof(wl_opts, vstages)},
+    {"--num-layers-per-virtual-pipeline-stage", offsetof(wl_opts, vstage_layers)},
     {"--moe-router-group-topk", offsetof(wl_opts, router_group_topk)},
 };
 
@@ -151,6 +153,12 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule,
          "pipeline schedule: 1f1b, or interleaved:V (Megatron's interleaved 1F1B, V model chunks per pp rank) [1f1b]",
          "S"},
+        {"num-virtual-stages-per-pipeline-rank", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "model chunks per pp rank: the interleaved schedule with V chunks (Megatron-LM's flag; = --schedule "
+         "interleaved:V)", "V"},
+        {"num-layers-per-virtual-pipeline-stage", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "layers per model chunk: interleaved with layers / (pp x N) chunks per pp rank (Megatron-LM's older flag)",
+         "N"},
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &o->dtype, "GEMM precision: bf16, fp16, fp8 [bf16]", "T"},
         {"fp8-recipe", 0, 0, G_OPTION_ARG_STRING, &o->fp8_recipe,
          "with --dtype fp8: delayed, tensorwise (current scaling), mxfp8 (Blackwell), blockwise "
@@ -326,6 +334,25 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         return BAD("sizes and counts must be positive");
     if (!workload_schedule_parse(o->schedule, &w->vpp, err))
         return FALSE;
+    if (o->vstages > 0 || o->vstage_layers > 0) { /* Megatron-LM's ways of saying interleaved:V */
+        int v = o->vstages, pp = o->pp > 0 ? o->pp : 1;
+        if (o->vstages > 0 && o->vstage_layers > 0)
+            return BAD("--num-virtual-stages-per-pipeline-rank and --num-layers-per-virtual-pipeline-stage: one or "
+                       "the other (Megatron-LM refuses both)");
+        if (o->vstage_layers > 0) { /* Megatron-LM: (layers / pp) / N, both divisions exact */
+            if (w->m.layers % pp)
+                return BAD("--num-layers-per-virtual-pipeline-stage: the %d layers do not split evenly over pp %d "
+                           "(Megatron-LM asserts)", w->m.layers, pp);
+            if ((w->m.layers / pp) % o->vstage_layers)
+                return BAD("--num-layers-per-virtual-pipeline-stage %d: a stage's %d layers do not split into chunks "
+                           "of %d (Megatron-LM asserts)", o->vstage_layers, w->m.layers / pp, o->vstage_layers);
+            v = w->m.layers / pp / o->vstage_layers;
+        }
+        if (o->schedule && w->vpp != v)
+            return BAD("--schedule %s with %d model chunks per pp rank from Megatron-LM's flag: one or the other",
+                       o->schedule, v);
+        w->vpp = v;
+    }
     w->dtype = COMPUTE_BF16;
     if (o->dtype) {
         int d = compute_dtype_parse(o->dtype);

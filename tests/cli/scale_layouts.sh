@@ -223,6 +223,18 @@ rs=$("$C" sweep tests/data/sweep/scale-recompute-selective.json -j 2 2>/dev/null
 if printf '%s\n' "$rs" | awk -F, 'NR == 2 { a = $(NF - 4) } NR == 3 { b = $(NF - 4) } NR == 5 { c = $(NF - 4) }
                                   END { exit !(a > 0 && b > 0 && b < a && c > 0 && c < b) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-recompute-selective: $rs" >&2; fi
+# --num-virtual-stages-per-pipeline-rank / --num-layers-per-virtual-pipeline-stage (Megatron-LM's ways of saying
+# interleaved:V): the same trace as --schedule; layers that do not split, both flags, a contradicting --schedule, and
+# scale's layers-per-stage flag without --pp exit 2
+a=$("$C" workload --model llama3-8b --topo dgx-h100 --gpus 16 --tp 2 --pp 4 --num-layers-per-virtual-pipeline-stage 2 -o - 2>/dev/null | cksum)
+b=$("$C" workload --model llama3-8b --topo dgx-h100 --gpus 16 --tp 2 --pp 4 --schedule interleaved:4 -o - 2>/dev/null | cksum)
+c=$("$C" workload --model llama3-8b --topo dgx-h100 --gpus 16 --tp 2 --pp 4 --num-virtual-stages-per-pipeline-rank 4 -o - 2>/dev/null | cksum)
+if [ "$a" = "$b" ] && [ "$b" = "$c" ] && [ "${a%% *}" != "$(printf '' | cksum | cut -d' ' -f1)" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-vpp-flags-same-trace: $a / $b / $c" >&2; fi
+check workload-vpp-layers-split 2 "--num-layers-per-virtual-pipeline-stage 3: a stage's 8 layers do not split into chunks of 3" -- workload --model llama3-8b --topo dgx-h100 --gpus 16 --tp 2 --pp 4 --num-layers-per-virtual-pipeline-stage 3 -o /dev/null
+check workload-vpp-both 2 "one or the other \(Megatron-LM refuses both\)" -- workload --model llama3-8b --topo dgx-h100 --gpus 16 --tp 2 --pp 4 --num-layers-per-virtual-pipeline-stage 2 --num-virtual-stages-per-pipeline-rank 4 -o /dev/null
+check workload-vpp-schedule 2 "--schedule interleaved:4 with 2 model chunks per pp rank from Megatron-LM's flag" -- workload --model llama3-8b --topo dgx-h100 --gpus 16 --tp 2 --pp 4 --num-virtual-stages-per-pipeline-rank 2 --schedule interleaved:4 -o /dev/null
+check scale-vpp-layers-no-pp 2 "--num-layers-per-virtual-pipeline-stage fixes the pipeline: give --pp" -- scale --model llama3-8b --systems dgx-h100:16 --num-layers-per-virtual-pipeline-stage 2
+check scale-vpp-stages 0 "interleaved 1F1B \(2 model chunks per pp rank\)" -- scale --model llama3-8b --systems dgx-h100:16 --tp 2 --pp 4 --num-virtual-stages-per-pipeline-rank 2
 # --recompute-method / --recompute-num-layers (Megatron-LM's, full recomputation's): the header and the JSON record
 # say so; refused (exit 2) without full recomputation, block without a count, a method not uniform or block; as a
 # sweep key, rerunning more of each stage's layers lengthens the step and saves memory
