@@ -19,6 +19,7 @@
 #include "topologies/accuracy.h"
 #include "traces/timeline.h"
 #include "wlopts.h"
+#include "megatron_args.h"
 
 #define MAX_POINTS 256
 #define GIB 1073741824.0
@@ -1016,6 +1017,14 @@ int cmd_scale(int argc, char **argv)
     g_option_context_set_description(ctx, SYS_ENV_HELP);
     g_option_context_set_main_group(ctx, wl_opts_group(&o, FALSE));
     g_option_context_add_main_entries(ctx, e, NULL);
+    g_autoptr(GPtrArray) margs = NULL; /* --megatron-args FILE said as options (megatron_args.h) */
+    GError *merr = NULL;
+    if (!megatron_args_expand("scale", &argc, &argv, &margs, &merr)) {
+        fprintf(stderr, "conveyor scale: %s\n", merr->message);
+        g_error_free(merr);
+        wl_opts_clear(&o);
+        return EXIT_BADINPUT;
+    }
     int rc = cli_parse(ctx, "scale", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
     if (rc == EXIT_OK && !cli_dash_output("scale", (const char *[]){c.plot, c.timeline}, 2))
         rc = EXIT_BADINPUT;

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "traces/native.h"
 #include "wlopts.h"
+#include "megatron_args.h"
 
 /* ", 1F1B, uneven stages of 2,3,3,2 layers" (workload_stage_layers) */
 static void print_stages(const workload_spec *w)
@@ -140,6 +141,14 @@ int cmd_workload(int argc, char **argv)
                                                          "DeepSpeed ZeRO, PyTorch FSDP)");
     g_option_context_set_main_group(ctx, wl_opts_group(&o, TRUE));
     g_option_context_add_main_entries(ctx, e, NULL);
+    g_autoptr(GPtrArray) margs = NULL; /* --megatron-args FILE said as options (megatron_args.h) */
+    GError *merr = NULL;
+    if (!megatron_args_expand("workload", &argc, &argv, &margs, &merr)) {
+        fprintf(stderr, "conveyor workload: %s\n", merr->message);
+        g_error_free(merr);
+        wl_opts_clear(&o);
+        return EXIT_BADINPUT;
+    }
     int rc = cli_parse(ctx, "workload", &argc, &argv) ? EXIT_OK : EXIT_BADINPUT;
     if (rc == EXIT_OK && !cli_dash_output("workload", (const char *[]){out}, 1))
         rc = EXIT_BADINPUT;

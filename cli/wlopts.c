@@ -10,6 +10,14 @@
 #include "models/replay.h"
 #include "traces/timeline.h"
 
+/* --megatron-args FILE is expanded before option parsing (megatron_args_expand); here for --help */
+static gboolean megatron_args_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    (void)value, (void)data;
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "%s: give it as a separate argument", name);
+    return FALSE;
+}
+
 gboolean wl_opts_fits_memory(const workload_spec *w, double bytes_per_op, const char *use, GError **err)
 {
     double ops = workload_op_estimate(w), need = ops * bytes_per_op;
@@ -93,6 +101,10 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
     };
     GOptionEntry e[] = {
         {"model", 'm', 0, G_OPTION_ARG_STRING, &o->model, "preset (llama3-8b, gpt3-175b, ...; list: print them) or custom", "M"},
+        {"megatron-args", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)megatron_args_arg,
+         "a file of Megatron-LM pretrain_gpt.py arguments (a launch script's): the model, parallelism, schedule, "
+         "recomputation and precision they set, as these options (those after it override it; with --model custom)",
+         "FILE"},
         {"cp", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "context-parallel size [1]", "C"},
         {"cp-comm", 0, 0, G_OPTION_ARG_STRING, &o->cp_comm,
          "how CP ranks exchange K, V: p2p (a ring beside attention's steps), allgather, a2a, a2a+p2p "

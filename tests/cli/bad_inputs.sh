@@ -22,6 +22,7 @@ bad_cmd() {
     calibration) echo "calibrate fit" ;;
     calibration-params) echo "topo show hgx-h200 --set calibration=" ;;
     sweep-results) echo "sweep --plot x,y,s -o /nonexistent-dir/plot.svg" ;;
+    megatron-args) echo "workload --model custom --topo dgx-h100 --gpus 8 -o /dev/null --megatron-args" ;;
     *) echo "" ;;
     esac
 }

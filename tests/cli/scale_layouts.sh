@@ -235,6 +235,17 @@ check workload-vpp-both 2 "one or the other \(Megatron-LM refuses both\)" -- wor
 check workload-vpp-schedule 2 "--schedule interleaved:4 with 2 model chunks per pp rank from Megatron-LM's flag" -- workload --model llama3-8b --topo dgx-h100 --gpus 16 --tp 2 --pp 4 --num-virtual-stages-per-pipeline-rank 2 --schedule interleaved:4 -o /dev/null
 check scale-vpp-layers-no-pp 2 "--num-layers-per-virtual-pipeline-stage fixes the pipeline: give --pp" -- scale --model llama3-8b --systems dgx-h100:16 --num-layers-per-virtual-pipeline-stage 2
 check scale-vpp-stages 0 "interleaved 1F1B \(2 model chunks per pp rank\)" -- scale --model llama3-8b --systems dgx-h100:16 --tp 2 --pp 4 --num-virtual-stages-per-pipeline-rank 2
+# --megatron-args FILE (Megatron-LM's pretrain_gpt.py arguments from a launch script): DeepSeek-V3's and Llama 3 8B's
+# give their presets' weights; a Llama file gives the same step as the options it stands for; options after it
+# override it; what it ignores and what is not modelled are named; a missing file exits 2 (bad ones: bad_input/)
+check workload-megatron-args-dsv3 0 "^params 671\.026 B \+ 11\.610 B in 1 MTP layer; .*layout 'Et\*3\|\(tt\|\)\*29,m\|L'" -- workload --model custom --megatron-args tests/data/megatron/deepseek-v3.sh --topo dgx-h100 --gpus 1024 -o /dev/null
+check workload-megatron-args-notes 0 "deepseek-v3\.sh: note: --moe-router-load-balancing-type \(line 19\) changes the step in a way not modelled here" -- workload --model custom --megatron-args tests/data/megatron/deepseek-v3.sh --topo dgx-h100 --gpus 1024 -o /dev/null
+check workload-megatron-args-ignored 0 "llama3-8b\.sh: ignored 3 arguments .*: --normalization --position-embedding-type --nproc_per_node$" -- workload --model custom --megatron-args tests/data/megatron/llama3-8b.sh --topo dgx-h100 --gpus 16 -o /dev/null
+check workload-megatron-args-llama 0 "^params 8\.030 B; step: 64 sequences x 8192 tokens" -- workload --model custom --megatron-args tests/data/megatron/llama3-8b.sh --global-batch 64 --topo dgx-h100 --gpus 16 -o /dev/null
+a=$("$C" scale --model custom --megatron-args tests/data/megatron/llama3-8b.sh --systems dgx-h100:16 --format json 2>/dev/null | cksum)
+b=$("$C" scale --model custom --layers 32 --hidden 4096 --ffn 14336 --heads 32 --kv-heads 8 --gated --vocab 128256 --tp 2 --pp 2 --schedule interleaved:2 --sp --zero 1 --overlap-param-gather --global-batch 32 --seq 8192 --grad-fp32 --recompute-granularity selective --systems dgx-h100:16 --format json 2>/dev/null | cksum)
+if [ "$a" = "$b" ] && [ "${a%% *}" != "$(printf '' | cksum | cut -d' ' -f1)" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL scale-megatron-args-same: $a / $b" >&2; fi
+check scale-megatron-args-missing 2 "/nonexistent/args\.sh" -- scale --model custom --megatron-args /nonexistent/args.sh --systems dgx-h100:8
 # --recompute-method / --recompute-num-layers (Megatron-LM's, full recomputation's): the header and the JSON record
 # say so; refused (exit 2) without full recomputation, block without a count, a method not uniform or block; as a
 # sweep key, rerunning more of each stage's layers lengthens the step and saves memory

@@ -1,0 +1,2 @@
+--num-layers 8 --hidden-size 1024 --num-attention-heads 8
+--context-parallel-size 2 --cp-comm-type p2p a2a p2p

@@ -1,0 +1,2 @@
+--num-layers 8 --hidden-size 1024 --num-attention-heads 8
+--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "Et*4|t*4#L"

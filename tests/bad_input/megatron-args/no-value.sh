@@ -1,0 +1,2 @@
+--hidden-size 1024 --num-attention-heads 8
+--num-layers

@@ -1,0 +1,2 @@
+--num-layers 8 --hidden-size 1024 --num-attention-heads 8
+--pipeline-model-parallel-layout "Et*8|L

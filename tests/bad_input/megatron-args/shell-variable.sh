@@ -1,0 +1,2 @@
+--num-layers $NUM_LAYERS
+--hidden-size 1024 --num-attention-heads 8
