@@ -102,6 +102,23 @@ for s in dgx-h100:8/16 gb200-nvl72:8/16; do
     not_slower "mtp 1->none" 1e-9 0 "$ML --systems $s --tp 2 --pp 2 --sp --global-batch 16" "--mtp-num-layers 1" ""
     not_slower "mla kv latent 1024->128" 1e-9 0 "--model custom --layers 4 --hidden 2048 --heads 16 --gated --seq 1024 --systems $s --tp 2 --sp" "--kv-lora-rank 1024" "--kv-lora-rank 128"
 done
+# full recomputation's methods: rerunning fewer layers (block N) never slower than all, none never slower
+# than block; block over a stage's every layer and uniform with N layers a checkpoint run what full
+# recomputation runs (both ways); selective 'moe' never faster than none; a pipeline layout saying what
+# the split rule says gives the same step (both ways) (2026-12-03, stop 44)
+MB="--model custom --layers 8 --hidden 2048 --heads 16 --gated --seq 1024"
+MM="--model custom --layers 4 --hidden 1024 --heads 8 --gated --experts 16 --topk 2 --expert-ffn 1024 --seq 1024"
+for s in dgx-h100:8/16 gb200-nvl72:8/16; do
+    not_slower "recompute full->block 2" 1e-9 0 "$MB --systems $s --tp 2 --pp 2 --global-batch 16" "--recompute" "--recompute --recompute-method block --recompute-num-layers 2"
+    not_slower "recompute block 2->none" 1e-9 0 "$MB --systems $s --tp 2 --pp 2 --global-batch 16" "--recompute --recompute-method block --recompute-num-layers 2" ""
+    not_slower "recompute block 4 (all)->full" 1e-9 0 "$MB --systems $s --tp 2 --pp 2 --global-batch 16" "--recompute --recompute-method block --recompute-num-layers 4" "--recompute"
+    not_slower "recompute full->block 4 (all)" 1e-9 0 "$MB --systems $s --tp 2 --pp 2 --global-batch 16" "--recompute" "--recompute --recompute-method block --recompute-num-layers 4"
+    not_slower "recompute uniform 2->1" 1e-9 0 "$MB --systems $s --tp 2 --pp 2 --global-batch 16 --recompute" "--recompute-num-layers 2" ""
+    not_slower "recompute uniform 1->2" 1e-9 0 "$MB --systems $s --tp 2 --pp 2 --global-batch 16 --recompute" "" "--recompute-num-layers 2"
+    not_slower "selective moe->none" 1e-9 0 "$MM --systems $s --ep 8 --global-batch 16" "--recompute-granularity selective --recompute-modules moe" ""
+    not_slower "layout = split rule" 1e-9 0 "$MB --systems $s --tp 2 --pp 2 --global-batch 16" "--pipeline-model-parallel-layout Et*4|t*4L" ""
+    not_slower "split rule = layout" 1e-9 0 "$MB --systems $s --tp 2 --pp 2 --global-batch 16" "" "--pipeline-model-parallel-layout Et*4|t*4L"
+done
 # known (reported): ZeRO-3 across servers, where the replay's reuse of isolated collective runs
 # let gathers and reduce-scatters overlap without contending (see the report / --exact); since
 # 2026-12-03 they share links in proportion to their loads (docs/traces.md, "Reuse", step 4) and
