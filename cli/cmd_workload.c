@@ -142,10 +142,7 @@ int cmd_workload(int argc, char **argv)
     g_option_context_set_main_group(ctx, wl_opts_group(&o, TRUE));
     g_option_context_add_main_entries(ctx, e, NULL);
     g_autoptr(GPtrArray) margs = NULL; /* --megatron-args FILE said as options (megatron_args.h) */
-    GError *merr = NULL;
-    if (!megatron_args_expand("workload", &argc, &argv, &margs, &merr)) {
-        fprintf(stderr, "conveyor workload: %s\n", merr->message);
-        g_error_free(merr);
+    if (!megatron_args_expand("workload", &argc, &argv, &margs)) {
         wl_opts_clear(&o);
         return EXIT_BADINPUT;
     }

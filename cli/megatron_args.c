@@ -427,7 +427,7 @@ gboolean megatron_args_translate(const char *path, const char *text, GPtrArray *
     return ok;
 }
 
-gboolean megatron_args_expand(const char *cmd, int *argc, char ***argv, GPtrArray **owned, GError **err)
+static gboolean expand(const char *cmd, int *argc, char ***argv, GPtrArray **owned, GError **err)
 {
     *owned = NULL;
     int n = *argc;
@@ -487,4 +487,14 @@ gboolean megatron_args_expand(const char *cmd, int *argc, char ***argv, GPtrArra
     *argv = vec;
     *owned = v;
     return TRUE;
+}
+
+gboolean megatron_args_expand(const char *cmd, int *argc, char ***argv, GPtrArray **owned)
+{
+    GError *err = NULL;
+    if (expand(cmd, argc, argv, owned, &err))
+        return TRUE;
+    fprintf(stderr, "conveyor %s: %s\n", cmd, err->message);
+    g_error_free(err);
+    return FALSE;
 }

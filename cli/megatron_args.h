@@ -7,11 +7,13 @@
 
 /* Replace every "--megatron-args FILE" (or "--megatron-args=FILE") in
  * *argv by the options FILE's Megatron-LM arguments say, in place, so that
- * options after it override it. *argv becomes a new vector (free it with
- * megatron_args_free: *owned); false with *err naming FILE:LINE for an
- * unreadable file, a bad value or an argument conveyor cannot take. Notes
- * (what was ignored, what is not modelled) go to stderr, prefixed cmd. */
-gboolean megatron_args_expand(const char *cmd, int *argc, char ***argv, GPtrArray **owned, GError **err);
+ * options after it override it. *argv becomes a new vector whose strings
+ * *owned holds (g_ptr_array_unref it after parsing; NULL where argv had no
+ * such option). False, with the error on stderr (prefixed "conveyor cmd:",
+ * naming FILE and its line), for an unreadable file, a bad value or an
+ * argument conveyor cannot take. Notes (what was ignored, what is not
+ * modelled) go to stderr too. */
+gboolean megatron_args_expand(const char *cmd, int *argc, char ***argv, GPtrArray **owned);
 
 /* The translation of one file's text, megatron_args_expand's core:
  * conveyor's options in out, the Megatron-LM arguments it ignored in
