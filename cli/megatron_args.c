@@ -120,6 +120,7 @@ typedef struct {
     char *kv_groups; /* --num-query-groups, taken with --group-query-attention */
     int kv_groups_line;
     int kv_channels, hidden, heads, kv_channels_line;
+    int layers, pattern_layers, pattern_line; /* --num-layers; a --moe-layer-freq pattern's length */
 } meg_state;
 
 static void emit(meg_state *s, const char *opt, const char *val)
@@ -140,9 +141,86 @@ static gboolean fail(meg_state *s, int line, GError **err, const char *fmt, ...)
     return FALSE;
 }
 
-/* Megatron-LM's --moe-layer-freq: an integer N (every N-th layer MoE), or a
- * pattern "([0]*D+[1]*M)" / "[0]*D+[1]*M" (D dense layers, then M MoE
- * layers), which conveyor says as --dense-layers D. */
+/* Megatron-LM's --moe-layer-freq pattern, the Python expression it evaluates
+ * (a list of 0 (dense) and 1 (MoE) per layer): lists "[1,0]", "+" joining
+ * them, "*N" repeating them, parentheses. A recursive descent over p, the
+ * layers' kinds appended to out; false on anything else. */
+static bool pat_expr(const char **p, GArray *out);
+static void pat_space(const char **p)
+{
+    while (**p == ' ')
+        (*p)++;
+}
+static bool pat_atom(const char **p, GArray *out)
+{
+    pat_space(p);
+    if (**p == '(') {
+        (*p)++;
+        if (!pat_expr(p, out))
+            return false;
+        pat_space(p);
+        return *(*p)++ == ')';
+    }
+    if (*(*p)++ != '[')
+        return false;
+    for (;;) {
+        pat_space(p);
+        if (**p != '0' && **p != '1')
+            return false;
+        char k = (char)(*(*p)++ - '0');
+        g_array_append_val(out, k);
+        pat_space(p);
+        if (**p == ']')
+            return (*p)++, true;
+        if (*(*p)++ != ',')
+            return false;
+    }
+}
+static bool pat_term(const char **p, GArray *out)
+{
+    guint from = out->len;
+    if (!pat_atom(p, out))
+        return false;
+    for (;;) {
+        pat_space(p);
+        if (**p != '*')
+            return true;
+        (*p)++;
+        pat_space(p);
+        char *end;
+        long n = strtol(*p, &end, 10);
+        if (end == *p || n < 0 || n > 100000 || (double)(out->len - from) * n > 100000)
+            return false;
+        *p = end;
+        guint len = out->len - from;
+        for (long r = 1; r < n; r++)
+            for (guint i = 0; i < len; i++) {
+                char k = g_array_index(out, char, from + i);
+                g_array_append_val(out, k);
+            }
+        if (n == 0)
+            g_array_set_size(out, from);
+    }
+}
+static bool pat_expr(const char **p, GArray *out)
+{
+    if (!pat_term(p, out))
+        return false;
+    for (;;) {
+        pat_space(p);
+        if (**p != '+')
+            return true;
+        (*p)++;
+        if (!pat_term(p, out))
+            return false;
+    }
+}
+
+/* Megatron-LM's --moe-layer-freq: an integer N (layer i MoE when i % N = 0,
+ * conveyor's --moe-layer-freq), or a pattern of the layers' kinds, which
+ * conveyor takes where it is D dense layers and then every N-th an MoE
+ * layer (--dense-layers D --moe-layer-freq N; DeepSeek-V3's
+ * "([0]*3+[1]*58)" is D 3, N 1). */
 static gboolean moe_freq(meg_state *s, const meg_arg *a, const char *v, GError **err)
 {
     char *end;
@@ -151,26 +229,34 @@ static gboolean moe_freq(meg_state *s, const meg_arg *a, const char *v, GError *
         emit(s, "--moe-layer-freq", v);
         return TRUE;
     }
-    g_autofree char *q = g_strdup(v); /* without spaces */
-    char *w = q;
-    for (const char *c = v; *c; c++)
-        if (*c != ' ')
-            *w++ = *c;
-    *w = 0;
-    int d = 0, m = 0, len = 0;
-    if ((sscanf(q, "([0]*%d+[1]*%d)%n", &d, &m, &len) == 2 && !q[len]) ||
-        (sscanf(q, "[0]*%d+[1]*%d%n", &d, &m, &len) == 2 && !q[len])) {
-        if (d < 0 || m < 1)
-            return fail(s, a->line, err, "--moe-layer-freq '%s': expected D >= 0 dense and M >= 1 MoE layers", v);
-        char buf[16];
-        g_snprintf(buf, sizeof buf, "%d", d);
-        if (d > 0)
-            emit(s, "--dense-layers", buf);
-        return TRUE;
-    }
-    return fail(s, a->line, err,
-                "--moe-layer-freq '%s': conveyor takes an integer or the pattern ([0]*D+[1]*M) (D dense layers "
-                "first); other patterns are not modelled", v);
+    g_autoptr(GArray) k = g_array_new(FALSE, FALSE, 1);
+    const char *p = v;
+    if (!pat_expr(&p, k) || (pat_space(&p), *p) || k->len == 0)
+        return fail(s, a->line, err, "--moe-layer-freq '%s': expected an integer or a pattern of [0]/[1] lists "
+                    "joined by + and repeated by * (\"([0]*3+[1]*58)\")", v);
+    int L = (int)k->len;
+    for (int d = 0; d < L; d++)
+        for (int f = 1; f <= L; f++) {
+            bool same = true;
+            for (int l = 0; same && l < L; l++)
+                same = g_array_index(k, char, l) == (l >= d && l % f == 0);
+            if (same) {
+                char buf[16];
+                if (d > 0) {
+                    g_snprintf(buf, sizeof buf, "%d", d);
+                    emit(s, "--dense-layers", buf);
+                }
+                if (f > 1) {
+                    g_snprintf(buf, sizeof buf, "%d", f);
+                    emit(s, "--moe-layer-freq", buf);
+                }
+                s->pattern_layers = L;
+                s->pattern_line = a->line;
+                return TRUE;
+            }
+        }
+    return fail(s, a->line, err, "--moe-layer-freq '%s': %d layers in an order conveyor does not model (it takes D "
+                "dense layers, then every N-th layer an MoE layer)", v, L);
 }
 
 /* conveyor's options that take a whole number (>= 1) */
@@ -257,6 +343,8 @@ static gboolean translate_one(meg_state *s, const meg_arg *a, GError **err)
             s->hidden = atoi(v);
         if (!strcmp(table[k].ours, "--heads"))
             s->heads = atoi(v);
+        if (!strcmp(table[k].ours, "--layers"))
+            s->layers = atoi(v);
         emit(s, table[k].ours, v);
         return TRUE;
     case M_FLAG:
@@ -405,6 +493,9 @@ gboolean megatron_args_translate(const char *path, const char *text, GPtrArray *
     gboolean ok = TRUE;
     for (guint i = 0; ok && i < args->len; i++)
         ok = translate_one(&s, g_ptr_array_index(args, i), err);
+    if (ok && s.pattern_layers && s.layers && s.pattern_layers != s.layers) /* Megatron-LM asserts */
+        ok = fail(&s, s.pattern_line, err, "--moe-layer-freq's pattern has %d layers, --num-layers %d",
+                  s.pattern_layers, s.layers);
     if (ok && s.gqa && s.kv_groups) /* Megatron-LM takes the groups only with --group-query-attention */
         emit(&s, "--kv-heads", s.kv_groups);
     else if (ok && s.kv_groups)

@@ -245,6 +245,12 @@ check workload-megatron-args-llama 0 "^params 8\.030 B; step: 64 sequences x 819
 a=$("$C" scale --model custom --megatron-args tests/data/megatron/llama3-8b.sh --systems dgx-h100:16 --format json 2>/dev/null | cksum)
 b=$("$C" scale --model custom --layers 32 --hidden 4096 --ffn 14336 --heads 32 --kv-heads 8 --gated --vocab 128256 --tp 2 --pp 2 --schedule interleaved:2 --sp --zero 1 --overlap-param-gather --global-batch 32 --seq 8192 --grad-fp32 --recompute-granularity selective --systems dgx-h100:16 --format json 2>/dev/null | cksum)
 if [ "$a" = "$b" ] && [ "${a%% *}" != "$(printf '' | cksum | cut -d' ' -f1)" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL scale-megatron-args-same: $a / $b" >&2; fi
+mpat=$(mktemp) # Megatron-LM's alternating pattern: --moe-layer-freq 2, four MoE layers of eight
+printf -- '--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --num-experts 8\n--moe-layer-freq "([1]*1+[0]*1)*4"\n' > "$mpat"
+check workload-megatron-args-moe-pattern 0 '"moe_experts_fwd"' -- workload --model custom --megatron-args "$mpat" --topo dgx-h100 --gpus 8 -o -
+ma=$("$C" workload --model custom --megatron-args "$mpat" --topo dgx-h100 --gpus 8 -o - 2>/dev/null | grep -c '"moe_experts_fwd"')
+if [ "$ma" = 32 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-megatron-args-moe-pattern-count: $ma" >&2; fi
+rm -f "$mpat"
 check scale-megatron-args-missing 2 "/nonexistent/args\.sh" -- scale --model custom --megatron-args /nonexistent/args.sh --systems dgx-h100:8
 # --recompute-method / --recompute-num-layers (Megatron-LM's, full recomputation's): the header and the JSON record
 # say so; refused (exit 2) without full recomputation, block without a count, a method not uniform or block; as a
