@@ -145,18 +145,19 @@ static gboolean fail(meg_state *s, int line, GError **err, const char *fmt, ...)
  * (a list of 0 (dense) and 1 (MoE) per layer): lists "[1,0]", "+" joining
  * them, "*N" repeating them, parentheses. A recursive descent over p, the
  * layers' kinds appended to out; false on anything else. */
-static bool pat_expr(const char **p, GArray *out);
+static bool pat_expr(const char **p, GArray *out, int depth);
+#define PAT_MAX_DEPTH 64 /* parentheses deep: a bound on the recursion */
 static void pat_space(const char **p)
 {
     while (**p == ' ')
         (*p)++;
 }
-static bool pat_atom(const char **p, GArray *out)
+static bool pat_atom(const char **p, GArray *out, int depth)
 {
     pat_space(p);
     if (**p == '(') {
         (*p)++;
-        if (!pat_expr(p, out))
+        if (depth >= PAT_MAX_DEPTH || !pat_expr(p, out, depth + 1))
             return false;
         pat_space(p);
         return *(*p)++ == ')';
@@ -176,10 +177,10 @@ static bool pat_atom(const char **p, GArray *out)
             return false;
     }
 }
-static bool pat_term(const char **p, GArray *out)
+static bool pat_term(const char **p, GArray *out, int depth)
 {
     guint from = out->len;
-    if (!pat_atom(p, out))
+    if (!pat_atom(p, out, depth))
         return false;
     for (;;) {
         pat_space(p);
@@ -202,16 +203,16 @@ static bool pat_term(const char **p, GArray *out)
             g_array_set_size(out, from);
     }
 }
-static bool pat_expr(const char **p, GArray *out)
+static bool pat_expr(const char **p, GArray *out, int depth)
 {
-    if (!pat_term(p, out))
+    if (!pat_term(p, out, depth))
         return false;
     for (;;) {
         pat_space(p);
         if (**p != '+')
             return true;
         (*p)++;
-        if (!pat_term(p, out))
+        if (!pat_term(p, out, depth))
             return false;
     }
 }
@@ -231,32 +232,39 @@ static gboolean moe_freq(meg_state *s, const meg_arg *a, const char *v, GError *
     }
     g_autoptr(GArray) k = g_array_new(FALSE, FALSE, 1);
     const char *p = v;
-    if (!pat_expr(&p, k) || (pat_space(&p), *p) || k->len == 0)
-        return fail(s, a->line, err, "--moe-layer-freq '%s': expected an integer or a pattern of [0]/[1] lists "
-                    "joined by + and repeated by * (\"([0]*3+[1]*58)\")", v);
-    int L = (int)k->len;
-    for (int d = 0; d < L; d++)
-        for (int f = 1; f <= L; f++) {
-            bool same = true;
-            for (int l = 0; same && l < L; l++)
-                same = g_array_index(k, char, l) == (l >= d && l % f == 0);
-            if (same) {
-                char buf[16];
-                if (d > 0) {
-                    g_snprintf(buf, sizeof buf, "%d", d);
-                    emit(s, "--dense-layers", buf);
-                }
-                if (f > 1) {
-                    g_snprintf(buf, sizeof buf, "%d", f);
-                    emit(s, "--moe-layer-freq", buf);
-                }
-                s->pattern_layers = L;
-                s->pattern_line = a->line;
-                return TRUE;
-            }
+    if (!pat_expr(&p, k, 0) || (pat_space(&p), *p) || k->len == 0)
+        return fail(s, a->line, err, "--moe-layer-freq '%.60s%s': expected an integer or a pattern of [0]/[1] lists "
+                    "joined by + and repeated by * (\"([0]*3+[1]*58)\"; parentheses at most %d deep, at most "
+                    "100000 layers)", v, strlen(v) > 60 ? "..." : "", PAT_MAX_DEPTH);
+    /* the one candidate: D = the first MoE layer, N = the gap to the next (or, with one MoE layer, the
+     * first's index, or the layers where it is layer 0); then every layer checked */
+    int L = (int)k->len, first = -1, second = -1;
+    for (int l = 0; l < L && second < 0; l++)
+        if (g_array_index(k, char, l))
+            *(first < 0 ? &first : &second) = l;
+    if (first < 0)
+        return fail(s, a->line, err, "--moe-layer-freq '%.60s%s': no MoE layer (a 1) in the pattern", v,
+                    strlen(v) > 60 ? "..." : "");
+    int f = second >= 0 ? second - first : first > 0 ? first : L;
+    bool same = first >= 0 && first % f == 0;
+    for (int l = 0; same && l < L; l++)
+        same = g_array_index(k, char, l) == (l >= first && l % f == 0);
+    if (same) {
+        char buf[16];
+        if (first > 0) {
+            g_snprintf(buf, sizeof buf, "%d", first);
+            emit(s, "--dense-layers", buf);
         }
-    return fail(s, a->line, err, "--moe-layer-freq '%s': %d layers in an order conveyor does not model (it takes D "
-                "dense layers, then every N-th layer an MoE layer)", v, L);
+        if (f > 1) {
+            g_snprintf(buf, sizeof buf, "%d", f);
+            emit(s, "--moe-layer-freq", buf);
+        }
+        s->pattern_layers = L;
+        s->pattern_line = a->line;
+        return TRUE;
+    }
+    return fail(s, a->line, err, "--moe-layer-freq '%.60s%s': %d layers in an order conveyor does not model (it "
+                "takes D dense layers, then every N-th layer an MoE layer)", v, strlen(v) > 60 ? "..." : "", L);
 }
 
 /* conveyor's options that take a whole number (>= 1) */

@@ -1,0 +1,2 @@
+--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --num-experts 8
+--moe-layer-freq "[0]*8"
