@@ -576,9 +576,10 @@ bool workload_layout_apply(workload_spec *w, GError **err)
     int v = L->n / w->pp;
     if (w->vpp > 1 && w->vpp != v) {
         g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_LAYOUT,
-                    "--pipeline-model-parallel-layout '%s' gives %d model chunks per pp rank (%d virtual stages over "
-                    "pp %d), --schedule interleaved:%d; the layout alone sets them",
-                    w->pp_layout, v, L->n, w->pp, w->vpp);
+                    "--pipeline-model-parallel-layout '%s' gives %d model chunk%s per pp rank (%d virtual stages over "
+                    "pp %d), but %d were given (--schedule interleaved:%d, or Megatron-LM's virtual-stage flags); the "
+                    "layout alone sets them",
+                    w->pp_layout, v, v > 1 ? "s" : "", L->n, w->pp, w->vpp, w->vpp);
         return false;
     }
     w->vpp = v;

@@ -166,7 +166,7 @@ check scale-pp-layout-paren 2 "'\(' at character 3 is not closed" -- scale $PL -
 check scale-pp-layout-stages 2 "has 4 virtual stages, not a multiple of pp 3" -- scale $PL --systems dgx-h100:3 --tp 1 --pp 3 --pipeline-model-parallel-layout 'E|t*3|t*3m|L'
 check scale-pp-layout-layers 2 "places 5 decoder layers \(t\), the model has 6" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 4 --pipeline-model-parallel-layout 'E|t*2|t*3m|L'
 check scale-pp-layout-mtp-first 2 "the MTP layers cannot be on the first pp rank" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 2 --pipeline-model-parallel-layout 'Et*3|t*3|m|L'
-check scale-pp-layout-schedule 2 "gives 1 model chunks per pp rank .*--schedule interleaved:2" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 4 --schedule interleaved:2 --pipeline-model-parallel-layout 'E|t*3|t*3m|L'
+check scale-pp-layout-schedule 2 "gives 1 model chunk per pp rank .*but 2 were given \(--schedule interleaved:2" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 4 --schedule interleaved:2 --pipeline-model-parallel-layout 'E|t*3|t*3m|L'
 check scale-pp-layout-stage-counts 2 "the layout places every layer" -- scale $PL --systems dgx-h100:4 --tp 1 --pp 4 --decoder-first-pipeline-num-layers 3 --pipeline-model-parallel-layout 'E|t*3|t*3m|L'
 check scale-pp-layout-no-pp 2 "--pipeline-model-parallel-layout fixes the pipeline: give --pp" -- scale $PL --systems dgx-h100:4 --pipeline-model-parallel-layout 'E|t*3|t*3m|L'
 check scale-pp-layout-auto 2 "give --pp .*, not --auto" -- scale $PL --systems dgx-h100:4 --pp 4 --auto --pipeline-model-parallel-layout 'E|t*3|t*3m|L'
