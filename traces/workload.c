@@ -698,9 +698,9 @@ bool workload_spec_check(const workload_spec *w, GError **err)
                      "(\"Delayed scaling does not support moe_act and layernorm recompute\")");
     if (w->mtp < 0 || w->mtp > 16)
         return VALUE("--mtp-num-layers must be in 1..16 (got %d)", w->mtp);
-    if (w->mtp > 0 && w->zero == 3)
-        return VALUE("--mtp-num-layers with %s: the MTP layers' parameter gathers are not modelled",
-                     w->fsdp ? "--fsdp" : "--zero 3");
+    if (w->mtp > 0 && w->zero3_param_sync)
+        return VALUE("--mtp-num-layers with --zero3-per-param (DeepSpeed's ZeRO-3 of 2021, gathered per tensor): "
+                     "not modelled");
     if (w->mtp > 0 && w->tp_comm_overlap)
         return VALUE("--tp-comm-overlap with --mtp-num-layers: Megatron-LM turns Transformer Engine's overlap off "
                      "for the MTP projection (its buffer mtp_eh_proj is not one of qkv, proj, fc1, fc2), so it "

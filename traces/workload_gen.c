@@ -1464,6 +1464,29 @@ static uint32_t zero3_gather(gen *G, int k, bool last_group, bool refetch)
     return i;
 }
 
+/* ZeRO-3 / FSDP: one MTP layer's weights gathered before its forward (with
+ * an untied model's input embedding, which its lookup reads again) or its
+ * backward (and its recomputation), as a layer group's (zero3_gather); after
+ * its backward its gradients reduce-scattered. */
+static void zero3_mtp(gen *G, bool fwd, bool grads)
+{
+    const workload_spec *w = G->w;
+    double d, e;
+    mtp_params(G, &d, &e, NULL, NULL);
+    d /= w->mtp, e /= w->mtp;
+    if (grads) {
+        uint32_t i = coll(G, S_DP, COLL_REDUCE_SCATTER, (d + e) * w->grad_bytes, G->g_dpc, "zero3_grad_rs", G->last);
+        if (i != NONE)
+            g_array_append_val(G->dp_ops, i);
+        return;
+    }
+    if (fwd && !w->m.tied)
+        d += emb_params(G);
+    uint32_t i = coll(G, S_GATHER, COLL_ALL_GATHER, (d + e) * 2, G->g_dpc, "zero3_param_ag", G->prev_first);
+    wait_on(G, i);
+    G->prev_first = G->t->ranks[G->r].ops->len;
+}
+
 /* PP neighbours on the ring of pipeline ranks: the interleaved schedule's
  * last rank feeds rank 0's next chunk (with one chunk the ends are unused). */
 static int pp_prev(const gen *G)
@@ -1692,8 +1715,11 @@ static void forward(gen *G, int mb)
     if (lastst || chunk_mtp(G))
         pg_wait(G, ng + 1, mb);
     if (chunk_mtp(G))
-        for (int j = 0; j < w->mtp; j++)
+        for (int j = 0; j < w->mtp; j++) {
+            if (w->zero == 3)
+                zero3_mtp(G, true, false);
             mtp_fwd(G, "");
+        }
     if (lastst) {
         compute(G, "lm_head_fwd", &G->c.head_f, 1);
         for (int j = 0; j < w->mtp; j++) /* each MTP layer's output through the final norm, LM head and loss */
@@ -1723,11 +1749,15 @@ static void backward(gen *G, int mb, bool reduce)
     }
     if (chunk_mtp(G)) {
         for (int j = w->mtp - 1; j >= 0; j--) {
+            if (w->zero == 3)
+                zero3_mtp(G, false, false);
             if (w->recompute) /* Megatron-LM checkpoints each MTP layer (its projection and layer) */
                 mtp_fwd(G, "recompute_");
             mtp_bwd(G);
+            if (w->zero == 3)
+                zero3_mtp(G, false, true);
         }
-        if (reduce) {
+        if (reduce && w->zero != 3) {
             double d, e, lin;
             mtp_params(G, &d, &e, NULL, &lin);
             grads_ready(G, d, lin, e);

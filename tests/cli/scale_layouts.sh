@@ -132,7 +132,8 @@ check workload-mtp-header 0 "^params 671\\.026 B \\+ 11\\.610 B in 1 MTP layer; 
 check workload-mtp-ops 0 '"name":.?"mtp_lm_head_bwd"' -- workload $MLA --topo dgx-h100 --gpus 8 --tp 2 --pp 2 --sp --mtp-num-layers 1 -o -
 check scale-mtp-header 0 "^# scale: custom \\(MLA, latent kv 512\\), .*, 1 MTP layer" -- scale $MLA --systems dgx-h100:8 --tp 2 --sp --mtp-num-layers 1
 check scale-mtp-json 0 '"mtp_num_layers": 2' -- scale $MLA --systems dgx-h100:8 --tp 2 --sp --mtp-num-layers 2 --format json
-check scale-mtp-zero3 2 "--mtp-num-layers with --zero 3: the MTP layers' parameter gathers are not modelled" -- scale $MLA --systems dgx-h100:8 --zero 3 --mtp-num-layers 1
+check scale-mtp-zero3 0 "^# scale: custom .*ZeRO-3, .*1 MTP layer" -- scale $MLA --systems dgx-h100:8 --zero 3 --mtp-num-layers 1
+check scale-mtp-zero3-per-param 2 "--mtp-num-layers with --zero3-per-param" -- scale $MLA --systems dgx-h100:8 --zero 3 --zero3-per-param --mtp-num-layers 1
 check scale-mtp-tp-comm-overlap 2 "--tp-comm-overlap with --mtp-num-layers" -- scale --model llama3-8b --systems dgx-h100:8 --tp 2 --sp --tp-comm-overlap --mtp-num-layers 1 --seq 256
 check scale-mtp-range 2 "--mtp-num-layers must be in 1..16" -- scale $MLA --systems dgx-h100:8 --mtp-num-layers 17
 mtp=$("$C" sweep tests/data/sweep/scale-mtp.json -j 2 2>/dev/null)
