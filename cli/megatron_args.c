@@ -146,7 +146,8 @@ static gboolean fail(meg_state *s, int line, GError **err, const char *fmt, ...)
  * them, "*N" repeating them, parentheses. A recursive descent over p, the
  * layers' kinds appended to out; false on anything else. */
 static bool pat_expr(const char **p, GArray *out, int depth);
-#define PAT_MAX_DEPTH 64 /* parentheses deep: a bound on the recursion */
+#define PAT_MAX_DEPTH 64      /* parentheses deep: a bound on the recursion */
+#define PAT_MAX_LAYERS 100000 /* the list's length (WL_MAX_LAYERS) */
 static void pat_space(const char **p)
 {
     while (**p == ' ')
@@ -169,6 +170,8 @@ static bool pat_atom(const char **p, GArray *out, int depth)
         if (**p != '0' && **p != '1')
             return false;
         char k = (char)(*(*p)++ - '0');
+        if (out->len >= PAT_MAX_LAYERS)
+            return false;
         g_array_append_val(out, k);
         pat_space(p);
         if (**p == ']')
@@ -190,7 +193,8 @@ static bool pat_term(const char **p, GArray *out, int depth)
         pat_space(p);
         char *end;
         long n = strtol(*p, &end, 10);
-        if (end == *p || n < 0 || n > 100000 || (double)(out->len - from) * n > 100000)
+        if (end == *p || n < 0 || n > PAT_MAX_LAYERS ||
+            (double)out->len + (double)(out->len - from) * (n - 1) > PAT_MAX_LAYERS) /* the whole list bounded */
             return false;
         *p = end;
         guint len = out->len - from;
