@@ -482,6 +482,8 @@ static void print_results(const result *R, int n, const char *fmt)
             if (w->first_stage_layers > 0 || w->last_stage_layers > 0)
                 printf(", \"decoder_first_pipeline_num_layers\": %d, \"decoder_last_pipeline_num_layers\": %d",
                        w->first_stage_layers, w->last_stage_layers);
+            if (w->grad_reduce_after)
+                printf(", \"overlap_grad_reduce\": false");
             if (w->pp_layout) /* the grammar's characters need no JSON escape (workload_layout_get) */
                 printf(", \"pipeline_model_parallel_layout\": \"%s\"", w->pp_layout);
             if (w->m.kv_lora > 0)
@@ -946,6 +948,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
                 printf(", shared expert beside the all-to-alls");
             if (R[0].w.overlap_param_gather)
                 printf(", parameter gathers overlapped with the forward");
+            if (R[0].w.grad_reduce_after)
+                printf(", gradients reduced after the backward");
             printf("%s", workload_fp8_param_gather_label(&R[0].w));
             char moe[160];
             printf("%s", workload_moe_label(&R[0].w, moe, sizeof moe));

@@ -96,6 +96,7 @@ static const struct {
     {"--grad-reduce-in-bf16", NULL, M_SPECIAL},
     {"--accumulate-allreduce-grads-in-fp32", NULL, M_SPECIAL},
     {"--kv-channels", NULL, M_SPECIAL},
+    {"--overlap-grad-reduce", NULL, M_SPECIAL},
 };
 
 /* Arguments that change a step in ways conveyor does not model: named in a note. */
@@ -116,7 +117,7 @@ typedef struct {
 typedef struct {
     const char *path;
     GPtrArray *out, *ignored, *notes;
-    bool bf16, fp16, fp32_grads, bf16_grads, gqa, untie, swiglu, mla;
+    bool bf16, fp16, fp32_grads, bf16_grads, gqa, untie, swiglu, mla, overlap_grad, fsdp;
     char *kv_groups; /* --num-query-groups, taken with --group-query-attention */
     int kv_groups_line;
     int kv_channels, hidden, heads, kv_channels_line;
@@ -389,7 +390,10 @@ static gboolean translate_one(meg_state *s, const meg_arg *a, GError **err)
     } else if (!strcmp(n, "--use-distributed-optimizer")) {
         emit(s, "--zero", "1");
     } else if (!strcmp(n, "--use-torch-fsdp2") || !strcmp(n, "--use-megatron-fsdp")) {
+        s->fsdp = true;
         emit(s, "--fsdp", NULL);
+    } else if (!strcmp(n, "--overlap-grad-reduce")) {
+        s->overlap_grad = true;
     } else if (!strcmp(n, "--num-query-groups")) {
         if (!check_value(s, a, "--tp", v, err)) /* a whole number */
             return FALSE;
@@ -517,6 +521,9 @@ gboolean megatron_args_translate(const char *path, const char *text, GPtrArray *
      * validate_args); fp16 in fp16 unless --accumulate-allreduce-grads-in-fp32 */
     if (ok && ((s.bf16 && !s.bf16_grads) || (s.fp32_grads && !s.bf16_grads)))
         emit(&s, "--grad-fp32", NULL);
+    /* Megatron-LM's DDP reduces the gradients after the backward unless --overlap-grad-reduce */
+    if (ok && !s.overlap_grad && !s.fsdp)
+        emit(&s, "--no-overlap-grad-reduce", NULL);
     if (ok && s.swiglu != s.untie)
         g_ptr_array_add(notes, g_strdup_printf("%s without %s: conveyor's custom model unties the embedding and "
                                                "the LM head exactly when the MLP is SwiGLU (--gated)",

@@ -210,6 +210,9 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"moe-shared-expert-overlap", 0, 0, G_OPTION_ARG_NONE, &o->moe_shared_overlap,
          "MoE: the shared expert beside the dispatch and combine all-to-alls, on its own stream (Megatron-LM's flag)",
          NULL},
+        {"no-overlap-grad-reduce", 0, 0, G_OPTION_ARG_NONE, &o->no_overlap_grad,
+         "DP: reduce a model chunk's gradients in one bucket after its backward, not in buckets beside it "
+         "(Megatron-LM's default without --overlap-grad-reduce)", NULL},
         {"overlap-param-gather", 0, 0, G_OPTION_ARG_NONE, &o->overlap_param_gather,
          "ZeRO-1/2: gather the updated weights during the next forward, not after the optimizer (Megatron-LM's flag)",
          NULL},
@@ -457,6 +460,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
                                                  err))
         return FALSE;
     w->overlap_param_gather = o->overlap_param_gather;
+    w->grad_reduce_after = o->no_overlap_grad;
     w->tp_async_bwd = o->tp_async_bwd;
     w->tp_comm_overlap = o->tp_comm_overlap;
     w->fp8_param_gather = o->fp8_param_gather;

@@ -104,8 +104,9 @@ for s in dgx-h100:8/16 gb200-nvl72:8/16; do
 done
 # full recomputation's methods: rerunning fewer layers (block N) never slower than all, none never slower
 # than block; block over a stage's every layer and uniform with N layers a checkpoint run what full
-# recomputation runs (both ways); selective 'moe' never faster than none; a pipeline layout saying what
-# the split rule says gives the same step (both ways) (2026-12-03, stop 44)
+# recomputation runs (both ways); selective 'moe' never faster than none; gradients reduced after the
+# backward never faster than beside it; a pipeline layout saying what the split rule says gives the same
+# step (both ways) (2026-12-03, stop 44)
 MB="--model custom --layers 8 --hidden 2048 --heads 16 --gated --seq 1024"
 MM="--model custom --layers 4 --hidden 1024 --heads 8 --gated --experts 16 --topk 2 --expert-ffn 1024 --seq 1024"
 for s in dgx-h100:8/16 gb200-nvl72:8/16; do
@@ -117,6 +118,7 @@ for s in dgx-h100:8/16 gb200-nvl72:8/16; do
     not_slower "recompute uniform 1->2" 1e-9 0 "$MB --systems $s --tp 2 --pp 2 --global-batch 16 --recompute" "" "--recompute-num-layers 2"
     not_slower "selective moe->none" 1e-9 0 "$MM --systems $s --ep 8 --global-batch 16" "--recompute-granularity selective --recompute-modules moe" ""
     not_slower "layout = split rule" 1e-9 0 "$MB --systems $s --tp 2 --pp 2 --global-batch 16" "--pipeline-model-parallel-layout Et*4|t*4L" ""
+    not_slower "dp grads after the backward->beside it" 1e-9 0 "$MB --systems $s --tp 2 --zero 1 --global-batch 16" "--no-overlap-grad-reduce" ""
     not_slower "split rule = layout" 1e-9 0 "$MB --systems $s --tp 2 --pp 2 --global-batch 16" "" "--pipeline-model-parallel-layout Et*4|t*4L"
 done
 # known (reported): ZeRO-3 across servers, where the replay's reuse of isolated collective runs

@@ -1032,6 +1032,53 @@ static void test_workload_recompute_method(void)
     g_clear_error(&err);
 }
 
+/* --no-overlap-grad-reduce (Megatron-LM's default, without --overlap-grad-reduce): a model chunk's
+ * gradients in one bucket, reduced once its last backward is done, the same bytes as DDP's buckets
+ * beside the backward; refused with the overlapped parameter gathers (Megatron-LM asserts) and with
+ * ZeRO-3. Llama 3 8B, TP 2, PP 2, interleaved:2, DP 4, ZeRO-1. */
+static void test_workload_no_overlap_grad_reduce(void)
+{
+    gpu_model g = gpu("H100");
+    workload_spec a = spec("llama3-8b", 2, 2, 4, 16, 1024), b;
+    a.vpp = 2, a.zero = 1;
+    b = a;
+    b.grad_reduce_after = true;
+    CU_ASSERT_TRUE_FATAL(workload_spec_check(&b, NULL));
+    trace *ta = workload_generate(&a, &g, NULL), *tb = workload_generate(&b, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ta);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
+    for (int r = 0; r < 16; r++) {
+        double ba, bb;
+        int na = count(ta, r, TOP_COLL, COLL_REDUCE_SCATTER, "dp_grad", &ba);
+        int nb = count(tb, r, TOP_COLL, COLL_REDUCE_SCATTER, "dp_grad", &bb);
+        CU_ASSERT(na > 2);
+        CU_ASSERT_EQUAL(nb, 2); /* one a chunk */
+        ASSERT_REL(bb, ba, 1e-12);
+        /* each reduction waits for the chunk's last backward op on the main stream (its QKV's gradient
+         * all-reduce over TP, or the embedding's backward) */
+        for (guint i = 0; i < tb->ranks[r].ops->len; i++) {
+            const trace_op *o = &g_array_index(tb->ranks[r].ops, trace_op, i);
+            if (o->kind != TOP_COLL || strcmp(o->name, "dp_grad"))
+                continue;
+            CU_ASSERT_FATAL(o->deps && o->deps->len == 1);
+            const trace_op *d = &g_array_index(tb->ranks[r].ops, trace_op, g_array_index(o->deps, uint32_t, 0));
+            CU_ASSERT(d->stream == 0 && (!strcmp(d->name, "tp_ar") || !strcmp(d->name, "embedding_bwd")));
+        }
+    }
+    trace_free(ta);
+    trace_free(tb);
+    GError *err = NULL;
+    b.overlap_param_gather = true;
+    CU_ASSERT_FALSE(workload_spec_check(&b, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "Megatron-LM asserts --overlap-grad-reduce") : NULL);
+    g_clear_error(&err);
+    b.overlap_param_gather = false;
+    b.zero = 3, b.pp = 1, b.vpp = 1, b.dp = 8;
+    CU_ASSERT_FALSE(workload_spec_check(&b, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "reduce-scattered layer by layer") : NULL);
+    g_clear_error(&err);
+}
+
 /* --recompute-modules moe: each MoE layer rerun whole from its input before
  * its backward, router to shared expert with the dispatch and combine
  * all-to-alls; its activations (each route's permuted input and expert
@@ -2221,6 +2268,7 @@ int main(void)
         {"/workload/recompute-selective", test_workload_recompute_selective},
         {"/workload/recompute-moe", test_workload_recompute_moe},
         {"/workload/recompute-method", test_workload_recompute_method},
+        {"/workload/no-overlap-grad-reduce", test_workload_no_overlap_grad_reduce},
         {"/workload/memory-zero-paper", test_workload_memory_zero_paper},
         {"/workload/memory-activations-mlp", test_workload_memory_activations_mlp},
         {"/workload/untied-head-at-pp1", test_workload_untied_head_at_pp1},

@@ -796,6 +796,12 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         return VALUE("per-parameter ZeRO-3 fetching (DeepSpeed of 2021) needs --zero 3, not FSDP, and a dense model");
     if (w->overlap_param_gather && w->zero != 1 && w->zero != 2)
         return VALUE("--overlap-param-gather overlaps the distributed optimizer's gathers: it needs --zero 1 or 2");
+    if (w->grad_reduce_after && w->overlap_param_gather)
+        return VALUE("--no-overlap-grad-reduce with --overlap-param-gather: Megatron-LM asserts --overlap-grad-reduce "
+                     "is on when the parameter gathers overlap");
+    if (w->grad_reduce_after && w->zero == 3)
+        return VALUE("--no-overlap-grad-reduce with %s: its gradients are reduce-scattered layer by layer, not in "
+                     "DDP's buckets", w->fsdp ? "--fsdp" : "--zero 3");
     if (w->vpp < 1 || w->vpp > 1000)
         return VALUE("model chunks per pipeline rank (%d) must be in 1..1000", w->vpp);
     if (w->vpp > 1 && !interleaved_check(w, err))

@@ -134,6 +134,9 @@ typedef struct {
                                    * parallel backward as tp_async_bwd's */
     bool moe_shared_overlap;      /* Megatron-LM's --moe-shared-expert-overlap: the shared expert's
                                    * halves on their own stream beside the dispatch and combine */
+    bool grad_reduce_after;       /* DP gradients reduced once a model chunk's backward is done, in one
+                                   * bucket (Megatron-LM without --overlap-grad-reduce, its default);
+                                   * false: in buckets beside the backward (PyTorch DDP, Megatron-LM with it) */
     bool overlap_param_gather;    /* ZeRO-1/2: the updated weights' gathers overlap the next step's
                                    * first forward (Megatron-LM's --overlap-param-gather) instead of
                                    * following the optimizer step */

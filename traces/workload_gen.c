@@ -1301,7 +1301,10 @@ static bool bucket_add(const gen *G, double *bytes, double *params, double add, 
 {
     *bytes += add * G->w->grad_bytes;
     *params += wbytes;
-    return *bytes >= (double)G->w->bucket_bytes;
+    /* --no-overlap-grad-reduce: one bucket a chunk, reduced when its backward is done (Megatron-LM's
+     * DDP keeps a single bucket when it does not overlap, and starts its reduction in
+     * finalize_model_grads) */
+    return !G->w->grad_reduce_after && *bytes >= (double)G->w->bucket_bytes;
 }
 
 /* Bytes of `params` weights of which `linear` are linear layers' (all of

@@ -253,6 +253,18 @@ ma=$("$C" workload --model custom --megatron-args "$mpat" --topo dgx-h100 --gpus
 if [ "$ma" = 32 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-megatron-args-moe-pattern-count: $ma" >&2; fi
 rm -f "$mpat"
 check scale-megatron-args-missing 2 "/nonexistent/args\.sh" -- scale --model custom --megatron-args /nonexistent/args.sh --systems dgx-h100:8
+# --no-overlap-grad-reduce (Megatron-LM's default without --overlap-grad-reduce): the header and the JSON record
+# say so; refused with --overlap-param-gather (Megatron-LM asserts) and ZeRO-3; a --megatron-args file without
+# --overlap-grad-reduce takes it
+NO="--model llama3-8b --systems dgx-h100:16 --tp 8 --zero 1 --seq 2048 --global-batch 64"
+check scale-no-overlap-grad-header 0 "^# scale: llama3-8b, .*, gradients reduced after the backward" -- scale $NO --no-overlap-grad-reduce
+check scale-no-overlap-grad-json 0 '"overlap_grad_reduce": false' -- scale $NO --no-overlap-grad-reduce --format json
+check scale-no-overlap-grad-opg 2 "Megatron-LM asserts --overlap-grad-reduce is on" -- scale $NO --no-overlap-grad-reduce --overlap-param-gather
+check scale-no-overlap-grad-zero3 2 "reduce-scattered layer by layer" -- scale --model llama3-8b --systems dgx-h100:16 --zero 3 --seq 2048 --no-overlap-grad-reduce
+nog=$(mktemp)
+printf -- '--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --use-distributed-optimizer\n' > "$nog"
+check scale-megatron-args-no-overlap-grad 0 "ZeRO, gradients reduced after the backward" -- scale --model custom --megatron-args "$nog" --systems dgx-h100:8
+rm -f "$nog"
 # --recompute-method / --recompute-num-layers (Megatron-LM's, full recomputation's): the header and the JSON record
 # say so; refused (exit 2) without full recomputation, block without a count, a method not uniform or block; as a
 # sweep key, rerunning more of each stage's layers lengthens the step and saves memory

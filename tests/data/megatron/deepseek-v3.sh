@@ -22,7 +22,7 @@ PARALLEL_ARGS=(
     --tensor-model-parallel-size 1 --pipeline-model-parallel-size 16
     --expert-model-parallel-size 64
     --pipeline-model-parallel-layout "Et*3|(tt|)*29,m|L"
-    --use-distributed-optimizer
+    --use-distributed-optimizer --overlap-grad-reduce
     --sequence-parallel
 )
 TRAINING_ARGS=(

@@ -10,6 +10,6 @@ torchrun --nproc_per_node 8 pretrain_gpt.py \
     "${GPT_MODEL_ARGS[@]}" \
     --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 \
     --num-layers-per-virtual-pipeline-stage 8 \
-    --sequence-parallel --use-distributed-optimizer --overlap-param-gather \
+    --sequence-parallel --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather \
     --micro-batch-size 1 --global-batch-size 32 --seq-length 8192 \
     --bf16 --recompute-activations
