@@ -103,6 +103,7 @@ typedef struct {
     /* the rank being generated */
     int r, tp_i, cp_i, dp_i, pp_i;
     int chunk;             /* the model chunk being generated (0 under plain 1F1B) */
+    int *clen, *cfirst;    /* each of this rank's chunks' layers and first layer (workload_chunk_layers) */
     int mtp_stage;         /* the PP rank of the MTP layers (workload_mtp_stage), -1 without */
     int mtp_vs;            /* a standalone MTP stage's virtual stage (one before the loss's), else -1 */
     bool keep_buckets;     /* record the dense buckets (the step's last reduction of this chunk) */
@@ -562,7 +563,7 @@ static void wait_on(gen *G, uint32_t i)
  * groups, and the layers of group k. Under full recomputation's block
  * method the chunk's first r layers (workload_recomputed_layers) and the
  * rest are grouped apart, so that a group is either rerun or not. */
-static int chunk_len(const gen *G) { return workload_chunk_layers(G->w, G->pp_i, G->chunk, NULL); }
+static int chunk_len(const gen *G) { return G->clen[G->chunk]; }
 static int chunk_split(const gen *G, int n) /* the first run's layers */
 {
     int r = workload_recomputed_layers(G->w, n);
@@ -1191,9 +1192,7 @@ static void mtp_bwd(gen *G)
  * workload_chunk_layers); with one chunk, stage r of workload_stage_layers. */
 static int group_layer(const gen *G, int k)
 {
-    int first;
-    workload_chunk_layers(G->w, G->pp_i, G->chunk, &first);
-    return first + group_start(G, k);
+    return G->cfirst[G->chunk] + group_start(G, k);
 }
 
 /* The current chunk holds the embedding (first virtual stage) / the LM
@@ -1614,7 +1613,7 @@ static void pg_wait(gen *G, int j, int mb)
 static double fp8_chunk_linears(const gen *G, double *weights, double *expert)
 {
     const workload_spec *w = G->w;
-    int first, n = workload_chunk_layers(w, G->pp_i, G->chunk, &first);
+    int first = G->cfirst[G->chunk], n = G->clen[G->chunk];
     double gemms = 0, ex = 0;
     *weights = 0;
     for (int l = first; l < first + n; l++) {
@@ -2100,6 +2099,8 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     G.ebuckets = g_array_new(FALSE, FALSE, sizeof(double));
     G.pg = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     int *buf = g_new(int, 3 * w->gpus);
+    G.clen = g_new(int, G.V);
+    G.cfirst = g_new(int, G.V);
     for (int r = 0; r < w->gpus; r++) {
         G.r = r;
         G.tp_i = r % w->tp;
@@ -2110,6 +2111,8 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
         G.prev_first = NONE;
         G.last = G.sync_prev = G.rs_last = NONE;
         G.chunk = 0;
+        for (int c = 0; c < G.V; c++) /* the rank's chunks, looked up once (per group, they were per call) */
+            G.clen[c] = workload_chunk_layers(w, G.pp_i, c, &G.cfirst[c]);
         g_array_set_size(G.wait, 0);
         g_array_set_size(G.dp_ops, 0);
         g_array_set_size(G.buckets, 0);
@@ -2121,6 +2124,8 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
             rank_step(&G);
     }
     g_free(buf);
+    g_free(G.clen);
+    g_free(G.cfirst);
     g_array_free(G.wait, TRUE);
     g_array_free(G.dp_ops, TRUE);
     g_array_free(G.buckets, TRUE);
