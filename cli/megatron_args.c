@@ -22,7 +22,8 @@ typedef enum {
     M_VALUE,   /* one value, passed on */
     M_FLAG,    /* no value */
     M_LIST,    /* one or more values, joined with commas */
-    M_SPECIAL, /* handled in translate_one */
+    M_SPECIAL, /* no value, handled in translate_one */
+    M_SPECIAL_VALUE, /* one or more values, handled in translate_one */
 } meg_kind;
 
 static const struct {
@@ -74,7 +75,7 @@ static const struct {
     {"--recompute-modules", "--recompute-modules", M_LIST},
     {"--tp-comm-overlap", "--tp-comm-overlap", M_FLAG},
     {"--overlap-param-gather", "--overlap-param-gather", M_FLAG},
-    {"--cp-comm-type", "--cp-comm", M_SPECIAL},
+    {"--cp-comm-type", "--cp-comm", M_SPECIAL_VALUE},
     {"--hierarchical-context-parallel-sizes", "--hierarchical-context-parallel-sizes", M_LIST},
     {"--fp8-recipe", "--fp8-recipe", M_VALUE},
     {"--fp8-param-gather", "--fp8-param-gather", M_FLAG},
@@ -83,19 +84,19 @@ static const struct {
     {"--use-distributed-optimizer", NULL, M_SPECIAL},
     {"--use-torch-fsdp2", NULL, M_SPECIAL},
     {"--use-megatron-fsdp", NULL, M_SPECIAL},
-    {"--num-query-groups", NULL, M_SPECIAL},
+    {"--num-query-groups", NULL, M_SPECIAL_VALUE},
     {"--group-query-attention", NULL, M_SPECIAL},
     {"--untie-embeddings-and-output-weights", NULL, M_SPECIAL},
-    {"--moe-layer-freq", NULL, M_SPECIAL},
+    {"--moe-layer-freq", NULL, M_SPECIAL_VALUE},
     {"--moe-enable-deepep", NULL, M_SPECIAL},
     {"--multi-latent-attention", NULL, M_SPECIAL},
     {"--recompute-activations", NULL, M_SPECIAL},
-    {"--fp8-format", NULL, M_SPECIAL},
+    {"--fp8-format", NULL, M_SPECIAL_VALUE},
     {"--fp16", NULL, M_SPECIAL},
     {"--bf16", NULL, M_SPECIAL},
     {"--grad-reduce-in-bf16", NULL, M_SPECIAL},
     {"--accumulate-allreduce-grads-in-fp32", NULL, M_SPECIAL},
-    {"--kv-channels", NULL, M_SPECIAL},
+    {"--kv-channels", NULL, M_SPECIAL_VALUE},
     {"--overlap-grad-reduce", NULL, M_SPECIAL},
 };
 
@@ -240,7 +241,7 @@ static gboolean moe_freq(meg_state *s, const meg_arg *a, const char *v, GError *
     if (!pat_expr(&p, k, 0) || (pat_space(&p), *p) || k->len == 0)
         return fail(s, a->line, err, "--moe-layer-freq '%.60s%s': expected an integer or a pattern of [0]/[1] lists "
                     "joined by + and repeated by * (\"([0]*3+[1]*58)\"; parentheses at most %d deep, at most "
-                    "100000 layers)", v, strlen(v) > 60 ? "..." : "", PAT_MAX_DEPTH);
+                    "%d layers)", v, strlen(v) > 60 ? "..." : "", PAT_MAX_DEPTH, PAT_MAX_LAYERS);
     /* the one candidate: D = the first MoE layer, N = the gap to the next (or, with one MoE layer, the
      * first's index, or the layers where it is layer 0); then every layer checked */
     int L = (int)k->len, first = -1, second = -1;
@@ -251,7 +252,7 @@ static gboolean moe_freq(meg_state *s, const meg_arg *a, const char *v, GError *
         return fail(s, a->line, err, "--moe-layer-freq '%.60s%s': no MoE layer (a 1) in the pattern", v,
                     strlen(v) > 60 ? "..." : "");
     int f = second >= 0 ? second - first : first > 0 ? first : L;
-    bool same = first >= 0 && first % f == 0;
+    bool same = first % f == 0;
     for (int l = 0; same && l < L; l++)
         same = g_array_index(k, char, l) == (l >= first && l % f == 0);
     if (same) {
@@ -281,6 +282,15 @@ static const char *const int_opts[] = {
     "--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank", "--recompute-num-layers",
 };
 
+/* A whole number from 1, checked where the file's line is known. */
+static gboolean whole_number(meg_state *s, const meg_arg *a, const char *v, GError **err)
+{
+    guint64 n;
+    if (!g_ascii_string_to_unsigned(v, 10, 1, 1u << 30, &n, NULL))
+        return fail(s, a->line, err, "%s '%s': expected a whole number from 1", a->name, v);
+    return TRUE;
+}
+
 /* Check a value here, where the file's line is known, that the option's parser would refuse later. */
 static gboolean check_value(meg_state *s, const meg_arg *a, const char *ours, const char *v, GError **err)
 {
@@ -288,12 +298,8 @@ static gboolean check_value(meg_state *s, const meg_arg *a, const char *ours, co
     int i;
     unsigned u;
     for (size_t k = 0; k < G_N_ELEMENTS(int_opts); k++)
-        if (!strcmp(int_opts[k], ours)) {
-            guint64 n;
-            if (!g_ascii_string_to_unsigned(v, 10, 1, 1u << 30, &n, NULL))
-                return fail(s, a->line, err, "%s '%s': expected a whole number from 1", a->name, v);
-            return TRUE;
-        }
+        if (!strcmp(int_opts[k], ours))
+            return whole_number(s, a, v, err);
     bool ok = true;
     if (!strcmp(ours, "--moe-token-dispatcher-type"))
         ok = workload_moe_dispatcher_parse(v, &i, &e);
@@ -335,9 +341,7 @@ static gboolean translate_one(meg_state *s, const meg_arg *a, GError **err)
     }
     guint nv = a->vals->len;
     const char *v = nv ? g_ptr_array_index(a->vals, 0) : NULL;
-    bool wants_value = table[k].kind == M_VALUE || table[k].kind == M_LIST || !strcmp(a->name, "--cp-comm-type") ||
-                       !strcmp(a->name, "--num-query-groups") || !strcmp(a->name, "--moe-layer-freq") ||
-                       !strcmp(a->name, "--fp8-format") || !strcmp(a->name, "--kv-channels");
+    bool wants_value = table[k].kind == M_VALUE || table[k].kind == M_LIST || table[k].kind == M_SPECIAL_VALUE;
     if (wants_value && !nv)
         return fail(s, a->line, err, "%s needs a value", a->name);
     if (!wants_value && nv)
@@ -376,6 +380,7 @@ static gboolean translate_one(meg_state *s, const meg_arg *a, GError **err)
         return ok;
     }
     case M_SPECIAL:
+    case M_SPECIAL_VALUE:
         break;
     }
     const char *n = a->name;
@@ -395,7 +400,7 @@ static gboolean translate_one(meg_state *s, const meg_arg *a, GError **err)
     } else if (!strcmp(n, "--overlap-grad-reduce")) {
         s->overlap_grad = true;
     } else if (!strcmp(n, "--num-query-groups")) {
-        if (!check_value(s, a, "--tp", v, err)) /* a whole number */
+        if (!whole_number(s, a, v, err))
             return FALSE;
         g_free(s->kv_groups);
         s->kv_groups = g_strdup(v);
@@ -424,7 +429,7 @@ static gboolean translate_one(meg_state *s, const meg_arg *a, GError **err)
     } else if (!strcmp(n, "--accumulate-allreduce-grads-in-fp32")) {
         s->fp32_grads = true;
     } else if (!strcmp(n, "--kv-channels")) {
-        if (!check_value(s, a, "--tp", v, err))
+        if (!whole_number(s, a, v, err))
             return FALSE;
         s->kv_channels = atoi(v);
         s->kv_channels_line = a->line;
