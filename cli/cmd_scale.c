@@ -463,6 +463,7 @@ static void print_results(const result *R, int n, const char *fmt)
                    compute_dtype_name(w->dtype));
             if (w->dtype == COMPUTE_FP8)
                 printf(", \"fp8_recipe\": \"%s\"", workload_fp8_recipe_name(w->fp8_recipe));
+            printf(", \"attention_backend\": \"%s\"", workload_attn_backend_name(w->attn_backend));
             if (w->cp > 1) {
                 char cpl[48];
                 printf(", \"cp_comm\": \"%s\"", workload_cp_comm_label(w, cpl, sizeof cpl));
@@ -920,6 +921,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
                        R[0].w.recompute_layers > 1 ? "s" : "");
             else if (R[0].w.recompute && R[0].w.recompute_layers > 1)
                 printf(" (uniform: a checkpoint each %d layers)", R[0].w.recompute_layers);
+            if (R[0].w.attn_backend == WL_ATTN_UNFUSED)
+                printf(", unfused attention (the full s x s product)");
             if (R[0].w.tp_async_bwd)
                 printf(", TP input gradients reduced beside the weight gradients");
             if (R[0].w.tp_comm_overlap)

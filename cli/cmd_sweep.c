@@ -487,7 +487,7 @@ static const char *const scale_params[] = {
     "moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity", "recompute_granularity", "recompute_modules",
     "pipeline_model_parallel_layout", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
     "recompute_method", "recompute_num_layers", "num_virtual_stages_per_pipeline_rank",
-    "num_layers_per_virtual_pipeline_stage", "no_overlap_grad_reduce", NULL,
+    "num_layers_per_virtual_pipeline_stage", "no_overlap_grad_reduce", "attention_backend", NULL,
 };
 
 enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE, S_MEM };
@@ -544,6 +544,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.hier_cp = (char *)sweep_point_get(p, "hierarchical_context_parallel_sizes"); /* "A,B", as the option */
     o.fp8_recipe = (char *)sweep_point_get(p, "fp8_recipe"); /* delayed, tensorwise, mxfp8, blockwise */
     o.moe_dispatcher = (char *)sweep_point_get(p, "moe_token_dispatcher_type"); /* alltoall, flex */
+    o.attn_backend = (char *)sweep_point_get(p, "attention_backend");       /* flash, unfused (and aliases) */
     o.capacity = (char *)sweep_point_get(p, "moe_expert_capacity_factor");    /* a number, as the option */
     o.rc_gran = (char *)sweep_point_get(p, "recompute_granularity");          /* full, selective */
     o.rc_modules = (char *)sweep_point_get(p, "recompute_modules");          /* "core_attn,mla_up_proj" */

@@ -94,7 +94,7 @@ static int run(wl_opts *o, const char *out)
         else
             g_strlcpy(dt, compute_dtype_name(w.dtype), sizeof dt);
         char moe[160], mla[48];
-        printf("workload %s%s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d%s, ep %d%s%s%s%s, %s, %s\n", w.m.name,
+        printf("workload %s%s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d%s, ep %d%s%s%s%s, %s, %s%s\n", w.m.name,
                workload_attn_label(&w.m, mla, sizeof mla), o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, cpx,
                w.ep, etp,
                workload_moe_label(&w, moe, sizeof moe), w.sp ? ", sp" : "",
@@ -102,7 +102,7 @@ static int run(wl_opts *o, const char *out)
                w.zero == 3 ? (w.fsdp ? "FSDP" : w.zero3_param_sync ? "ZeRO-3 per parameter (DeepSpeed 2021)" : "ZeRO-3")
                : w.zero ? (w.zero == 1 ? "ZeRO-1" : "ZeRO-2")
                         : "DDP",
-               dt);
+               dt, w.attn_backend == WL_ATTN_UNFUSED ? ", unfused attention" : "");
         char mtp[64] = "";
         if (w.mtp > 0)
             g_snprintf(mtp, sizeof mtp, " + %.3f B in %d MTP layer%s", w.mtp * workload_mtp_params(&w.m) / 1e9, w.mtp,

@@ -80,7 +80,9 @@ static const struct {
     {"--fp8-recipe", "--fp8-recipe", M_VALUE},
     {"--fp8-param-gather", "--fp8-param-gather", M_FLAG},
     {"--reuse-grad-buf-for-mxfp8-param-ag", "--reuse-grad-buf-for-mxfp8-param-ag", M_FLAG},
+    {"--attention-backend", "--attention-backend", M_VALUE},
     /* the special ones */
+    {"--use-flash-attn", NULL, M_SPECIAL},
     {"--use-distributed-optimizer", NULL, M_SPECIAL},
     {"--use-torch-fsdp2", NULL, M_SPECIAL},
     {"--use-megatron-fsdp", NULL, M_SPECIAL},
@@ -307,6 +309,8 @@ static gboolean check_value(meg_state *s, const meg_arg *a, const char *ours, co
         ok = workload_cp_comm_parse(v, &i, &e);
     else if (!strcmp(ours, "--fp8-recipe"))
         ok = workload_fp8_recipe_parse(v, &i, &e);
+    else if (!strcmp(ours, "--attention-backend"))
+        ok = workload_attn_backend_parse(v, &i, &e);
     else if (!strcmp(ours, "--recompute-modules"))
         ok = workload_recompute_modules_parse(v, &u, &e);
     else if (!strcmp(ours, "--pipeline-model-parallel-layout"))
@@ -411,6 +415,8 @@ static gboolean translate_one(meg_state *s, const meg_arg *a, GError **err)
         s->untie = true;
     } else if (!strcmp(n, "--moe-layer-freq")) {
         return moe_freq(s, a, v, err);
+    } else if (!strcmp(n, "--use-flash-attn")) { /* Megatron-LM's older flag: FlashAttention */
+        emit(s, "--attention-backend", "flash");
     } else if (!strcmp(n, "--moe-enable-deepep")) {
         emit(s, "--moe-token-dispatcher-type", "flex");
     } else if (!strcmp(n, "--multi-latent-attention")) {

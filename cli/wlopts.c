@@ -115,6 +115,11 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "Megatron-LM's flag)",
          "A,B"},
         {"ep", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "expert-parallel size (MoE; divides the experts and tp*cp*dp) [1]", "E"},
+        {"attention-backend", 0, 0, G_OPTION_ARG_STRING, &o->attn_backend,
+         "the attention kernel: flash (FlashAttention / cuDNN: the tiles a causal mask hides skipped; also fused, "
+         "auto) or unfused (the full s x s product, masked after; as Megatron-LM ran it in 2020-21; also local) "
+         "(Megatron-LM's flag) [flash]",
+         "B"},
         {"moe-token-dispatcher-type", 0, 0, G_OPTION_ARG_STRING, &o->moe_dispatcher,
          "MoE: alltoall (NCCL all-to-alls, a copy per chosen expert) or flex (DeepEP: once per NVLink domain, "
          "forwarded inside it; Megatron-LM's flag) [alltoall]",
@@ -288,6 +293,7 @@ void wl_opts_clear(wl_opts *o)
     g_free(o->hier_cp);
     g_free(o->fp8_recipe);
     g_free(o->moe_dispatcher);
+    g_free(o->attn_backend);
     g_free(o->capacity);
     g_free(o->rc_gran);
     g_free(o->rc_modules);
@@ -410,6 +416,8 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     if (o->cp_comm && !workload_cp_comm_parse(o->cp_comm, &w->cp_comm, err))
         return FALSE;
     if (o->fp8_recipe && !workload_fp8_recipe_parse(o->fp8_recipe, &w->fp8_recipe, err))
+        return FALSE;
+    if (o->attn_backend && !workload_attn_backend_parse(o->attn_backend, &w->attn_backend, err))
         return FALSE;
     if (o->moe_dispatcher && !workload_moe_dispatcher_parse(o->moe_dispatcher, &w->moe_dispatcher, err))
         return FALSE;

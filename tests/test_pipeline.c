@@ -418,7 +418,7 @@ static void check_flops_and_replay(const trace *t, const workload_spec *w)
     double total = 0;
     for (int r = 0; r < t->nranks; r++)
         total += rank_flops(t, r);
-    ASSERT_REL(total, workload_step_flops(w), 1e-9);
+    ASSERT_REL(total, step_flops_run(w), 1e-9);
     replay_result res;
     if (replay_on(t, 8, &res)) {
         for (int r = 0; r < t->nranks; r++)

@@ -130,11 +130,22 @@ static void test_workload_flops_match_closed_forms(void)
     workload_spec w = spec("gpt-1.7b", 2, 1, 4, 8, 512);
     gpu_model g = gpu("A100");
     GError *err = NULL;
-    trace *t = workload_generate(&w, &g, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     double B = 8, s = 512, l = 24, h = 2304, V = 51200;
     double megatron = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    /* flash (the default) computes (512 + 128) / 1024 of the causal product, whose share of the count is
+     * its 12 B s^2 l h (the s/(6h) term); unfused all of it */
+    w.attn_backend = WL_ATTN_FLASH;
+    trace *t = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     double total = 0;
+    for (int r = 0; r < t->nranks; r++)
+        total += rank_flops(t, r);
+    ASSERT_REL(total, megatron - 12 * B * s * s * l * h * (1 - 640.0 / 1024), 1e-9);
+    trace_free(t);
+    w.attn_backend = WL_ATTN_UNFUSED;
+    t = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    total = 0;
     for (int r = 0; r < t->nranks; r++)
         total += rank_flops(t, r);
     ASSERT_REL(total, megatron, 1e-9);
@@ -604,7 +615,7 @@ static void test_workload_shared_expert_tp(void)
     ASSERT_REL(ag, 2 * 58 * A, 1e-9);
     ASSERT_REL(rs, ag, 1e-12);
     ASSERT_REL(op_flops(t, 0, "moe_shared_fwd"), 6 * 256.0 * 7168 * 2048 / 2, 1e-9);
-    ASSERT_REL(rank_flops(t, 0) + rank_flops(t, 1), workload_step_flops(&w), 1e-9);
+    ASSERT_REL(rank_flops(t, 0) + rank_flops(t, 1), step_flops_run(&w), 1e-9);
     trace_free(t);
     w.sp = false; /* without SP: one all-reduce after it (forward), before it (backward) */
     t = workload_generate(&w, &g, NULL);
@@ -657,9 +668,10 @@ static void test_workload_mla(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     double T = 256, tp = 2;
     double fwd = 2 * (T / tp) * h * 2112 + 2 * T * 1536 * n * dq / tp + 2 * T * 512 * n * 256 / tp +
-                 2 * T * 256 * n * (dq + dv) / tp + 2 * T * n * dv / tp * h;
+                 2 * T * 256 * n * (dq + dv) / tp * (384.0 / 512) /* flash: (256 + 128) / 512 of it */ +
+                 2 * T * n * dv / tp * h;
     ASSERT_REL(op_flops(t, 0, "attn_fwd"), fwd, 1e-9);
-    ASSERT_REL(rank_flops(t, 0) + rank_flops(t, 1), workload_step_flops(&w), 1e-9);
+    ASSERT_REL(rank_flops(t, 0) + rank_flops(t, 1), step_flops_run(&w), 1e-9);
     double ag, rs, ar, A = T * h * 2, L = T * 2112 * 2;
     /* gathers: the attention's latents (forward) and output gradient (backward), the 3 dense MLPs' both ways */
     CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_GATHER, "tp_ag", &ag), 2 * 61 + 2 * 3 + 2 * 58);
@@ -676,7 +688,7 @@ static void test_workload_mla(void)
     w.sp = false;
     t = workload_generate(&w, &g, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    ASSERT_REL(rank_flops(t, 0) + rank_flops(t, 1), workload_step_flops(&w), 1e-9);
+    ASSERT_REL(rank_flops(t, 0) + rank_flops(t, 1), step_flops_run(&w), 1e-9);
     /* the attention's input gradient: the up projections' (the latents), all-reduced */
     CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "tp_ar", &ar), 2 * 61 + 2 * 3 + 2 * 58);
     CU_ASSERT_EQUAL(count(t, 0, TOP_COLL, COLL_ALL_REDUCE, "tp_ar_shared", &shared), 2 * 58);
@@ -725,7 +737,7 @@ static void test_workload_mtp(void)
     double total = 0;
     for (int r = 0; r < t->nranks; r++)
         total += rank_flops(t, r);
-    ASSERT_REL(total, workload_step_flops(&w), 1e-9);
+    ASSERT_REL(total, step_flops_run(&w), 1e-9);
     double tokens = 4 * 256.0;
     ASSERT_REL(workload_step_flops(&w) - workload_step_flops(&w0),
                3 * (2 * tokens * 2 * h * h + workload_layer_fwd_flops(m, true, tokens, 256) + 2 * tokens * h * 129280),
@@ -846,7 +858,7 @@ static void test_workload_moe_capacity(void)
     ASSERT_REL(a2a[2], 0.5 * a2a[0], 1e-9);
     ASSERT_REL(fl[1], fl[0], 1e-9);
     ASSERT_REL(fl[2], fl[0], 1e-9);
-    ASSERT_REL(total[1], workload_step_flops(&w[1]), 1e-9);
+    ASSERT_REL(total[1], step_flops_run(&w[1]), 1e-9);
     CU_ASSERT(dur[1] > dur[0] && dur[0] > dur[2]);
     CU_ASSERT(workload_memory_bytes(&w[1]) > workload_memory_bytes(&w[0]));
     w[0].capacity_factor = 2; /* dropping beyond twice the balanced share drops nothing */
@@ -893,7 +905,7 @@ static void test_workload_moe_layer_freq(void)
     double total = 0;
     for (int r = 0; r < t->nranks; r++)
         total += rank_flops(t, r);
-    ASSERT_REL(total, workload_step_flops(&w), 1e-9);
+    ASSERT_REL(total, step_flops_run(&w), 1e-9);
     trace_free(t);
     GError *err = NULL;
     w.m.dense_layers = 31; /* layer 31 is odd: no MoE layer left */
@@ -1505,6 +1517,7 @@ static void test_workload_cp_comm(void)
         w.gpus = 8;
         w.cp_comm = m;
         w.cp_a2a = m == WL_CP_A2A_P2P ? 2 : 0;
+        w.attn_backend = WL_ATTN_UNFUSED;
         CU_ASSERT_TRUE_FATAL(workload_spec_check(&w, &err));
         trace *t = workload_generate(&w, &g, &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(t);
@@ -1582,7 +1595,9 @@ static void test_workload_cp_comm(void)
     ASSERT_REL(flops[WL_CP_P2P], flops[WL_CP_ALLGATHER], 1e-9);
     ASSERT_REL(flops[WL_CP_A2A], flops[WL_CP_ALLGATHER], 1e-9);
     ASSERT_REL(flops[WL_CP_A2A_P2P], flops[WL_CP_ALLGATHER], 1e-9);
-    /* the ring's transfers run beside the attention's steps: faster than gathering first */
+    /* the ring's transfers run beside the attention's steps: faster than gathering first (at this
+     * length with the full product's steps, --attention-backend unfused; flash's half as long steps
+     * hide less of it: 116.86 against 116.40 ms on `scale`, 2026-12-03) */
     CU_ASSERT_TRUE(end[WL_CP_P2P] < end[WL_CP_ALLGATHER]);
     topo_free(tp);
     /* a2a splits the heads over TP x CP: 8 KV heads do not split 16 ways */
@@ -2232,6 +2247,77 @@ static void test_workload_moe_flex(void)
     CU_ASSERT_EQUAL(d, WL_MOE_FLEX);
 }
 
+/* --attention-backend: flash computes the causal product's row tiles of 128 against the keys up to
+ * their last row, (s + 128) / 2s of it for s a multiple of 128 (s = 1,000: 7 tiles of 128 and one of
+ * 104 rows, 128 x 128 x (1 + ... + 7) + 104 x 1,000 = 562,752 of 10^6); under CP with the
+ * load-balanced split 2 G - 1 whole chunk pairs and two causal squares of s / 2G of 4 G (G = 4,
+ * s = 4,096: (2 x 640 / 1,024 + 7) / 16, the same as without CP; chunks of 64, below a tile, kept
+ * whole: (2 + 63) / 128); a2a the whole sequence; unfused all of it. One rank's attention forward
+ * (Llama 3 8B, TP 2, DP 4, 4,096 tokens) differs by the skipped share of its 2 T s (q + o) / t product, and
+ * the step replays faster. */
+static void test_workload_attention_backend(void)
+{
+    workload_spec w = spec("llama3-8b", 2, 1, 1, 1, 4096);
+    ASSERT_REL(workload_attn_work_frac(&w), 4224.0 / 8192, 1e-12);
+    w.seq = 1000;
+    ASSERT_REL(workload_attn_work_frac(&w), 0.562752, 1e-12);
+    w.seq = 100;
+    ASSERT_REL(workload_attn_work_frac(&w), 1, 1e-12);
+    w.seq = 4096, w.cp = 4;
+    for (int m = 0; m < 4; m++) {
+        w.cp_comm = m, w.cp_a2a = m == WL_CP_A2A_P2P ? 2 : 0;
+        ASSERT_REL(workload_attn_work_frac(&w), m == WL_CP_A2A ? 4224.0 / 8192 : (2 * 640.0 / 1024 + 7) / 16, 1e-12);
+    }
+    w.cp_a2a = 0, w.cp_comm = WL_CP_P2P, w.cp = 32;
+    ASSERT_REL(workload_attn_work_frac(&w), 65.0 / 128, 1e-12);
+    w.attn_backend = WL_ATTN_UNFUSED;
+    ASSERT_REL(workload_attn_work_frac(&w), 1, 1e-12);
+    w.cp = 1;
+    /* Megatron-LM's names */
+    static const struct {
+        const char *name;
+        int b;
+    } names[] = {{"flash", WL_ATTN_FLASH}, {"fused", WL_ATTN_FLASH}, {"auto", WL_ATTN_FLASH},
+                 {"unfused", WL_ATTN_UNFUSED}, {"local", WL_ATTN_UNFUSED}};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        int b = -1;
+        CU_ASSERT_TRUE(workload_attn_backend_parse(names[i].name, &b, NULL));
+        CU_ASSERT_EQUAL(b, names[i].b);
+    }
+    GError *err = NULL;
+    int b = 7;
+    CU_ASSERT_FALSE(workload_attn_backend_parse("sdpa", &b, &err));
+    CU_ASSERT_EQUAL(b, 7);
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "--attention-backend 'sdpa'") : NULL);
+    g_clear_error(&err);
+    w.attn_backend = 5;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    g_clear_error(&err);
+
+    w.dp = 4, w.gpus = 8, w.global_batch = 4; /* the server's 8 GPUs */
+    gpu_model g = gpu("H100");
+    coll_system sys;
+    topo *tp = dgx_h100(&sys);
+    double fwd[2];
+    int64_t end[2];
+    for (int k = 0; k < 2; k++) {
+        w.attn_backend = k ? WL_ATTN_UNFUSED : WL_ATTN_FLASH;
+        CU_ASSERT_TRUE_FATAL(workload_spec_check(&w, &err));
+        trace *t = workload_generate(&w, &g, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        fwd[k] = op_flops(t, 0, "attn_fwd");
+        replay_opts o = {.sys = &sys, .compute_scale = 1};
+        replay_result res;
+        CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+        end[k] = res.end_ps;
+        replay_result_clear(&res);
+        trace_free(t);
+    }
+    ASSERT_REL(fwd[1] - fwd[0], 2 * 4096.0 * 4096 * (4096 + 4096) / 2 * (1 - 4224.0 / 8192), 1e-9);
+    CU_ASSERT_TRUE(end[0] < end[1]);
+    topo_free(tp);
+}
+
 /* ---- interleaved 1F1B (Megatron-LM virtual pipeline stages) ---- */
 
 int main(void)
@@ -2245,6 +2331,7 @@ int main(void)
         {"/workload/dp-tp-counts", test_workload_dp_tp_counts},
         {"/workload/tp-async-bwd", test_workload_tp_async_bwd},
         {"/workload/cp-comm", test_workload_cp_comm},
+        {"/workload/attention-backend", test_workload_attention_backend},
         {"/workload/tp-comm-overlap", test_workload_tp_comm_overlap},
         {"/workload/moe-shared-expert-overlap", test_workload_moe_shared_overlap},
         {"/workload/fp8", test_workload_fp8},

@@ -230,6 +230,47 @@ const char *workload_moe_dispatcher_name(int d)
     return name_of(moe_dispatcher_names, G_N_ELEMENTS(moe_dispatcher_names), d);
 }
 
+static const char *const attn_backend_names[] = {"flash", "fused", "auto", "unfused", "local"};
+
+bool workload_attn_backend_parse(const char *s, int *out, GError **err)
+{
+    int i;
+    if (!name_parse("attention-backend", attn_backend_names, G_N_ELEMENTS(attn_backend_names), s, &i,
+                    "flash, fused or auto (causal tiles skipped), unfused or local (the full s x s product)", err))
+        return false;
+    *out = i <= 2 ? WL_ATTN_FLASH : WL_ATTN_UNFUSED;
+    return true;
+}
+
+const char *workload_attn_backend_name(int b)
+{
+    return b == WL_ATTN_UNFUSED ? "unfused" : "flash";
+}
+
+/* The share of an L x L causal square a flash kernel computes: row tile m (WL_FLASH_TILE_ROWS rows,
+ * the last one short) against the keys up to its last row. */
+static double causal_square_frac(double L)
+{
+    double rows = WL_FLASH_TILE_ROWS, work = 0;
+    if (L <= rows)
+        return 1;
+    for (double r0 = 0; r0 < L; r0 += rows)
+        work += MIN(rows, L - r0) * MIN(L, r0 + rows);
+    return work / (L * L);
+}
+
+double workload_attn_work_frac(const workload_spec *w)
+{
+    if (w->attn_backend == WL_ATTN_UNFUSED)
+        return 1;
+    /* ranks of the ring the sequence is split over: a2a gives each rank the whole sequence (for
+     * 1/cp of the heads), a2a+p2p rings over cp / cp_a2a groups */
+    int g = w->cp <= 1 || w->cp_comm == WL_CP_A2A ? 1 : w->cp_comm == WL_CP_A2A_P2P && w->cp_a2a > 0 ? w->cp / w->cp_a2a : w->cp;
+    if (g <= 1)
+        return causal_square_frac(w->seq);
+    return (2 * causal_square_frac((double)w->seq / (2 * g)) + 2.0 * g - 1) / (4.0 * g);
+}
+
 const char *workload_moe_label(const workload_spec *w, char *buf, size_t n)
 {
     char grp[64] = "", cap[64] = "";
@@ -727,6 +768,8 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     if (w->dtype == COMPUTE_FP8 && workload_fp8_recipe_unsupported(w->fp8_recipe, w->gpu_cc))
         return VALUE("--fp8-recipe %s: %s", workload_fp8_recipe_name(w->fp8_recipe),
                      workload_fp8_recipe_unsupported(w->fp8_recipe, w->gpu_cc));
+    if (w->attn_backend != WL_ATTN_FLASH && w->attn_backend != WL_ATTN_UNFUSED)
+        return VALUE("attn_backend must be flash or unfused");
     if (w->cp_comm < WL_CP_P2P || w->cp_comm > WL_CP_A2A_P2P)
         return VALUE("cp_comm must be p2p, allgather, a2a or a2a+p2p");
     if (w->cp_comm == WL_CP_A2A_P2P) {

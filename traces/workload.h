@@ -85,6 +85,17 @@ typedef enum { WL_FP8_DELAYED = 0, WL_FP8_TENSORWISE = 1, WL_FP8_MXFP8 = 2, WL_F
  * GPU at its own place there) and is forwarded inside the domain to each GPU holding one. */
 typedef enum { WL_MOE_ALLTOALL = 0, WL_MOE_FLEX = 1 } workload_moe_dispatcher;
 
+/* How the attention's s x s product runs (Megatron-LM's --attention-backend): flash, a fused kernel
+ * that skips the key tiles a causal mask hides (FlashAttention-2, cuDNN's fused attention: flash,
+ * fused and auto), or the full product with the mask applied after it (Megatron-LM's own
+ * DotProductAttention, baddbmm + fused scale-mask-softmax + bmm, as Megatron-LM and DeepSpeed ran it
+ * in 2020-21: unfused and local). */
+typedef enum { WL_ATTN_FLASH = 0, WL_ATTN_UNFUSED = 1 } workload_attn_backend;
+/* Query rows a FlashAttention-2 tile holds (kBlockM of its forward kernel for head dim 128 on
+ * sm80/sm90, Flash_fwd_kernel_traits<128, 128, 64, ...> in csrc/flash_attn/src/
+ * flash_fwd_launch_template.h): a causal tile computes keys up to its last row. */
+#define WL_FLASH_TILE_ROWS 128
+
 /* The modules Megatron-LM's selective recomputation reruns before their backward (--recompute-modules):
  * the attention kernel, the norms that are modules of their own (MLA's input norm, an MoE layer's
  * pre-MLP norm), MLA's up projections, the experts' activation, the dense MLP, the shared expert, the
@@ -154,6 +165,7 @@ typedef struct {
     uint64_t bucket_bytes;        /* DP gradient bucket (25 MiB: PyTorch DDP bucket_cap_mb) */
     int layer_fuse;               /* layers merged into one op (1 = exact; > 1 coarsens, see docs) */
     int moe_dispatcher;           /* workload_moe_dispatcher */
+    int attn_backend;             /* workload_attn_backend (WL_ATTN_FLASH: causal tiles skipped) */
     int router_groups, router_group_topk; /* group-limited routing (Megatron-LM's --moe-router-num-groups,
                                    * --moe-router-group-topk): each token picks its topk experts
                                    * among those of group_topk of router_groups equal groups; 0: off */
@@ -192,6 +204,16 @@ const char *workload_fp8_param_gather_label(const workload_spec *w);
  * not modelled). */
 bool workload_moe_dispatcher_parse(const char *s, int *out, GError **err);
 const char *workload_moe_dispatcher_name(int d);
+/* Megatron-LM's --attention-backend names: flash, fused, auto -> WL_ATTN_FLASH; unfused, local ->
+ * WL_ATTN_UNFUSED; false with *err otherwise. */
+bool workload_attn_backend_parse(const char *s, int *out, GError **err);
+const char *workload_attn_backend_name(int b); /* "flash" or "unfused" */
+/* The share of the full s x s attention product (Megatron's count, 4 b s^2 h a layer forward) a rank's
+ * attention kernels compute, over its CP ranks' exchange: 1 unfused; with flash, a causal square of
+ * L tokens computes rows x keys up to each tile's last row (L + 128) / 2L of it for L a multiple of
+ * 128 tokens, and under CP with Megatron-LM's load-balanced split (a rank holding chunks r and
+ * 2G-1-r of 2G, G the ring's ranks) its 4G chunk pairs hold 2G - 1 whole ones and two causal squares. */
+double workload_attn_work_frac(const workload_spec *w);
 /* For a header: ", flex dispatcher (DeepEP)", ", experts from M of G groups" or both; "" for neither. */
 const char *workload_moe_label(const workload_spec *w, char *buf, size_t n);
 /* " (MLA, latents q 1536 / kv 512)" for a model with multi-latent attention (" (MLA, latent kv 512)"

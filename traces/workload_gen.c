@@ -391,7 +391,9 @@ static void costs_init(gen *G)
          * and written once */
         elem_part(&c->attn_f, &c->attn_b, G, 4 * T * (A->q + A->k) / t, 0, &c->rope);
     }
-    double af = 2 * T * s * (A->q + A->o) / t, ab = 2 * (T * A->q / t + b * s * (A->k + A->v) / t + T * A->o / t);
+    /* the product's FLOPs (Megatron's count) times the share the backend computes: flash skips the
+     * tiles the causal mask hides (workload_attn_work_frac) */
+    double af = 2 * T * s * (A->q + A->o) / t * workload_attn_work_frac(w), ab = 2 * (T * A->q / t + b * s * (A->k + A->v) / t + T * A->o / t);
     kern(&c->core_f, G, KC_ATTN, af, ab);                             /* flash attention */
     kern(&c->core_b, G, KC_ATTN, 2 * af, 2.5 * ab);
     cost_add(&c->attn_f, &c->core_f);
@@ -411,7 +413,8 @@ static void costs_init(gen *G)
     }
     c->post_f = cost_sum(&c->proj.f, &c->attn_drop.f);
     c->post_b = cost_sum3(&c->proj.dg, &c->proj.wg, &c->attn_drop.b);
-    if (w->cp > 1) { /* one step of the ring: the rank's queries against one CP rank's s/cp keys */
+    if (w->cp > 1) { /* one step of the ring: the rank's queries against one CP rank's s/cp keys (with flash
+                      * each step computes the same share: the diagonal's extra tiles spread over them) */
         double sc = s / w->cp, abs = 2 * (T * A->q / t + b * sc * (A->k + A->v) / t + T * A->o / t);
         kern(&c->step_f, G, KC_ATTN, af / w->cp, abs);
         kern(&c->step_b, G, KC_ATTN, 2 * af / w->cp, 2.5 * abs);

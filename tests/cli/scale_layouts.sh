@@ -308,3 +308,24 @@ hcp=$("$C" sweep tests/data/sweep/scale-cp-hierarchical.json -j 2 2>/dev/null)
 # (the sizes are a quoted "A,B", so step_ms is the 4th comma field)
 if printf '%s\n' "$hcp" | awk -F, 'NR > 1 && $4 > 0 { n++ } END { exit !(n == 3) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-cp-hierarchical: $hcp" >&2; fi
+# --attention-backend (Megatron-LM's): flash (and its aliases fused, auto) skips the causal mask's tiles, unfused
+# (local) computes the full product; the headers and the JSON record say which; an unknown name exits 2 (on the
+# command line and in a --megatron-args file, with its line); --use-flash-attn is flash; as a sweep key flash is
+# the faster at both lengths and gains more at the longer one (the product grows as s^2, the rest as s)
+AB="--model llama3-8b --systems dgx-h100:8 --tp 8 --seq 1024 --global-batch 1"
+check scale-attn-backend-header 0 "^# scale: llama3-8b, .*, unfused attention \\(the full s x s product\\)" -- scale $AB --attention-backend local
+check scale-attn-backend-json 0 '"dtype": "bf16", "attention_backend": "unfused"' -- scale $AB --attention-backend unfused --format json
+check scale-attn-backend-json-fused 0 '"attention_backend": "flash"' -- scale $AB --attention-backend fused --format json
+check scale-attn-backend-bad 2 "--attention-backend 'sdpa': expected flash, fused or auto" -- scale $AB --attention-backend sdpa
+check workload-attn-backend-header 0 "^workload llama3-8b on dgx-h100 .*, bf16, unfused attention$" -- workload --model llama3-8b --topo dgx-h100 --gpus 8 --tp 8 --seq 1024 --attention-backend unfused -o /dev/null
+ab=$(mktemp)
+printf -- '--num-layers 2 --hidden-size 1024 --num-attention-heads 8 --attention-backend unfused\n' > "$ab"
+check scale-megatron-args-attn-backend 0 "unfused attention" -- scale --model custom --megatron-args "$ab" --systems dgx-h100:8
+printf -- '--num-layers 2 --hidden-size 1024 --num-attention-heads 8 --use-flash-attn\n' > "$ab"
+check scale-megatron-args-flash-attn 0 '"attention_backend": "flash"' -- scale --model custom --megatron-args "$ab" --systems dgx-h100:8 --attention-backend unfused --megatron-args "$ab" --format json
+rm -f "$ab"
+abs=$("$C" sweep tests/data/sweep/scale-attention-backend.json -j 2 2>/dev/null)
+if printf '%s\n' "$abs" | awk -F, 'NR > 1 { t[$2 "," $3] = $4 }
+        END { a = t["4096,flash"] / t["4096,unfused"]; b = t["16384,flash"] / t["16384,unfused"]
+              exit !(t["4096,flash"] > 0 && a < 1 && b < a) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-attention-backend: $abs" >&2; fi

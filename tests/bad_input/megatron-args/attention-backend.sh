@@ -1,0 +1,2 @@
+--num-layers 4 --hidden-size 1024 --num-attention-heads 8
+--attention-backend sdpa
