@@ -133,14 +133,15 @@ static void test_workload_flops_match_closed_forms(void)
     double B = 8, s = 512, l = 24, h = 2304, V = 51200;
     double megatron = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
     /* flash (the default) computes (512 + 128) / 1024 of the causal product, whose share of the count is
-     * its 12 B s^2 l h (the s/(6h) term); unfused all of it */
+     * its 12 B s^2 l h (the s/(6h) term: 4 B s^2 l h forward, twice that backward), its backward 2.5 x
+     * the forward's (3.5 / 3 of the count's passes); unfused all of it, as counted */
     w.attn_backend = WL_ATTN_FLASH;
     trace *t = workload_generate(&w, &g, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     double total = 0;
     for (int r = 0; r < t->nranks; r++)
         total += rank_flops(t, r);
-    ASSERT_REL(total, megatron - 12 * B * s * s * l * h * (1 - 640.0 / 1024), 1e-9);
+    ASSERT_REL(total, megatron - 12 * B * s * s * l * h * (1 - 640.0 / 1024 * 3.5 / 3), 1e-9);
     trace_free(t);
     w.attn_backend = WL_ATTN_UNFUSED;
     t = workload_generate(&w, &g, &err);
@@ -2252,9 +2253,10 @@ static void test_workload_moe_flex(void)
  * 104 rows, 128 x 128 x (1 + ... + 7) + 104 x 1,000 = 562,752 of 10^6); under CP with the
  * load-balanced split 2 G - 1 whole chunk pairs and two causal squares of s / 2G of 4 G (G = 4,
  * s = 4,096: (2 x 640 / 1,024 + 7) / 16, the same as without CP; chunks of 64, below a tile, kept
- * whole: (2 + 63) / 128); a2a the whole sequence; unfused all of it. One rank's attention forward
- * (Llama 3 8B, TP 2, DP 4, 4,096 tokens) differs by the skipped share of its 2 T s (q + o) / t product, and
- * the step replays faster. */
+ * whole: (2 + 63) / 128); a2a the whole sequence; unfused all of it. Flash's backward recomputes the
+ * scores: 2.5 x its forward's FLOPs, unfused 2 x. One rank's attention forward (Llama 3 8B, TP 2, DP 4,
+ * 4,096 tokens) differs by the skipped share of its 2 T s (q + o) / t product, its backward by 2 of
+ * the product against 2.5 of the computed share, and the step replays faster. */
 static void test_workload_attention_backend(void)
 {
     workload_spec w = spec("llama3-8b", 2, 1, 1, 1, 4096);
@@ -2270,8 +2272,10 @@ static void test_workload_attention_backend(void)
     }
     w.cp_a2a = 0, w.cp_comm = WL_CP_P2P, w.cp = 32;
     ASSERT_REL(workload_attn_work_frac(&w), 65.0 / 128, 1e-12);
+    CU_ASSERT_EQUAL(workload_attn_bwd_factor(&w), 2.5);
     w.attn_backend = WL_ATTN_UNFUSED;
     ASSERT_REL(workload_attn_work_frac(&w), 1, 1e-12);
+    CU_ASSERT_EQUAL(workload_attn_bwd_factor(&w), 2);
     w.cp = 1;
     /* Megatron-LM's names */
     static const struct {
@@ -2298,7 +2302,7 @@ static void test_workload_attention_backend(void)
     gpu_model g = gpu("H100");
     coll_system sys;
     topo *tp = dgx_h100(&sys);
-    double fwd[2];
+    double fwd[2], bwd[2];
     int64_t end[2];
     for (int k = 0; k < 2; k++) {
         w.attn_backend = k ? WL_ATTN_UNFUSED : WL_ATTN_FLASH;
@@ -2306,6 +2310,7 @@ static void test_workload_attention_backend(void)
         trace *t = workload_generate(&w, &g, &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(t);
         fwd[k] = op_flops(t, 0, "attn_fwd");
+        bwd[k] = op_flops(t, 0, "attn_bwd");
         replay_opts o = {.sys = &sys, .compute_scale = 1};
         replay_result res;
         CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
@@ -2313,7 +2318,9 @@ static void test_workload_attention_backend(void)
         replay_result_clear(&res);
         trace_free(t);
     }
-    ASSERT_REL(fwd[1] - fwd[0], 2 * 4096.0 * 4096 * (4096 + 4096) / 2 * (1 - 4224.0 / 8192), 1e-9);
+    double prod = 2 * 4096.0 * 4096 * (4096 + 4096) / 2; /* the rank's product, forward */
+    ASSERT_REL(fwd[1] - fwd[0], prod * (1 - 4224.0 / 8192), 1e-9);
+    ASSERT_REL(bwd[1] - bwd[0], prod * (2 - 2.5 * 4224.0 / 8192), 1e-9); /* flash's backward: 2.5 x */
     CU_ASSERT_TRUE(end[0] < end[1]);
     topo_free(tp);
 }

@@ -25,17 +25,19 @@ static inline workload_spec spec(const char *model, int tp, int pp, int dp, int 
 }
 
 /* The step's FLOPs as its trace runs them: the model's count (workload_step_flops, with the full s x s
- * attention product) less the share of the product flash skips (1 - workload_attn_work_frac), the
- * product being 2 s^2 (q + o) FLOPs a sequence and layer forward (q, o: the query and value widths of
- * all heads), twice that backward, once more where full recomputation or selective core_attn reruns
- * it; MTP layers included. (Block recomputation's partial reruns are not counted here.) */
+ * attention product: 2 s^2 (q + o) FLOPs a sequence and layer forward, q and o the query and value
+ * widths of all heads, twice that backward, once more where full recomputation or selective
+ * core_attn reruns it; MTP layers included) with the product's passes replaced by the share the
+ * kernel computes (workload_attn_work_frac) of the forward's, the backward's (workload_attn_bwd_factor)
+ * and the rerun's. (Block recomputation's partial reruns are not counted here.) */
 static inline double step_flops_run(const workload_spec *w)
 {
     workload_attn a;
     workload_attn_shape(&w->m, &a);
-    double passes = 3 + (w->recompute || (w->recompute_modules & WL_RC_CORE_ATTN) ? 1 : 0);
-    double prod = passes * (w->m.layers + w->mtp) * (double)w->global_batch * 2.0 * w->seq * w->seq * (a.q + a.o);
-    return workload_step_flops(w) - (1 - workload_attn_work_frac(w)) * prod;
+    double rerun = w->recompute || (w->recompute_modules & WL_RC_CORE_ATTN) ? 1 : 0;
+    double fwd = (w->m.layers + w->mtp) * (double)w->global_batch * 2.0 * w->seq * w->seq * (a.q + a.o);
+    return workload_step_flops(w) - (3 + rerun) * fwd +
+           workload_attn_work_frac(w) * (1 + workload_attn_bwd_factor(w) + rerun) * fwd;
 }
 
 static inline double rank_flops(const trace *t, int r)

@@ -259,6 +259,11 @@ static double causal_square_frac(double L)
     return work / (L * L);
 }
 
+double workload_attn_bwd_factor(const workload_spec *w)
+{
+    return w->attn_backend == WL_ATTN_UNFUSED ? 2 : 2.5;
+}
+
 double workload_attn_work_frac(const workload_spec *w)
 {
     if (w->attn_backend == WL_ATTN_UNFUSED)

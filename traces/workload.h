@@ -214,6 +214,10 @@ const char *workload_attn_backend_name(int b); /* "flash" or "unfused" */
  * 128 tokens, and under CP with Megatron-LM's load-balanced split (a rank holding chunks r and
  * 2G-1-r of 2G, G the ring's ranks) its 4G chunk pairs hold 2G - 1 whole ones and two causal squares. */
 double workload_attn_work_frac(const workload_spec *w);
+/* The attention backward's FLOPs over its forward's: 2.5 with flash (FlashAttention's backward
+ * recomputes the scores, then takes dV, dP, dQ and dK: five products of the forward's two;
+ * benchmark_flash_attention.py counts it so), 2 unfused (the four gradient products). */
+double workload_attn_bwd_factor(const workload_spec *w);
 /* For a header: ", flex dispatcher (DeepEP)", ", experts from M of G groups" or both; "" for neither. */
 const char *workload_moe_label(const workload_spec *w, char *buf, size_t n);
 /* " (MLA, latents q 1536 / kv 512)" for a model with multi-latent attention (" (MLA, latent kv 512)"

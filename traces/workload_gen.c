@@ -392,10 +392,12 @@ static void costs_init(gen *G)
         elem_part(&c->attn_f, &c->attn_b, G, 4 * T * (A->q + A->k) / t, 0, &c->rope);
     }
     /* the product's FLOPs (Megatron's count) times the share the backend computes: flash skips the
-     * tiles the causal mask hides (workload_attn_work_frac) */
-    double af = 2 * T * s * (A->q + A->o) / t * workload_attn_work_frac(w), ab = 2 * (T * A->q / t + b * s * (A->k + A->v) / t + T * A->o / t);
+     * tiles the causal mask hides (workload_attn_work_frac); its backward recomputes the scores
+     * before their four gradient products, 2.5 x the forward's (FlashAttention's own count), where
+     * the unfused backward's four products are 2 x */
+    double af = 2 * T * s * (A->q + A->o) / t * workload_attn_work_frac(w), bk = workload_attn_bwd_factor(w), ab = 2 * (T * A->q / t + b * s * (A->k + A->v) / t + T * A->o / t);
     kern(&c->core_f, G, KC_ATTN, af, ab);                             /* flash attention */
-    kern(&c->core_b, G, KC_ATTN, 2 * af, 2.5 * ab);
+    kern(&c->core_b, G, KC_ATTN, bk * af, 2.5 * ab);
     cost_add(&c->attn_f, &c->core_f);
     cost_add(&c->attn_b, &c->core_b);
     linear(&c->attn_f, &c->attn_b, G, LIN_ROW, 1, T, A->o / t, h, &c->proj, &c->proj_c); /* output projection */
@@ -417,11 +419,11 @@ static void costs_init(gen *G)
                       * each step computes the same share: the diagonal's extra tiles spread over them) */
         double sc = s / w->cp, abs = 2 * (T * A->q / t + b * sc * (A->k + A->v) / t + T * A->o / t);
         kern(&c->step_f, G, KC_ATTN, af / w->cp, abs);
-        kern(&c->step_b, G, KC_ATTN, 2 * af / w->cp, 2.5 * abs);
+        kern(&c->step_b, G, KC_ATTN, bk * af / w->cp, 2.5 * abs);
         if (w->cp_comm == WL_CP_A2A_P2P) { /* the same bytes a step: A x the queries, K, V of 1/A of the heads */
             double ring = (double)w->cp / w->cp_a2a;
             kern(&c->hstep_f, G, KC_ATTN, af / ring, abs);
-            kern(&c->hstep_b, G, KC_ATTN, 2 * af / ring, 2.5 * abs);
+            kern(&c->hstep_b, G, KC_ATTN, bk * af / ring, 2.5 * abs);
         }
     }
     elem_part(&c->mlp_f, &c->mlp_b, G, 4 * Tn * h, norm_f, &c->mlp_norm);
