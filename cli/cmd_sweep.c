@@ -577,8 +577,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.overlap_param_gather = opg;
     o.gated = gated;
     static const char *const shape[] = {"layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "experts", "topk",
-                                        "expert_ffn", "shared_ffn", "dense_layers", "moe_layer_freq",
-                                        "moe_router_num_groups",
+                                        "expert_ffn", "shared_ffn", "dense_layers", "moe_router_num_groups",
                                         "moe_router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                                         "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers",
                                         "decoder_first_pipeline_num_layers",
@@ -588,6 +587,18 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     for (size_t i = 0; i < G_N_ELEMENTS(shape); i++)
         if (!point_int(p, shape[i], 0, 1 << 30, wl_opts_int_field(&o, shape[i]), err))
             return false;
+    const char *mf = sweep_point_get(p, "moe_layer_freq"); /* N, or Megatron-LM's list, as the option */
+    if (mf && strspn(mf, "0123456789") == strlen(mf)) {
+        if (!point_int(p, "moe_layer_freq", 0, 1 << 30, &o.moe_freq, err))
+            return false;
+    } else if (mf) {
+        GError *e = NULL;
+        if (!(o.moe_pattern = workload_moe_pattern_parse(mf, &e))) {
+            g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "moe_layer_freq: %s", e->message);
+            g_error_free(e);
+            return false;
+        }
+    }
     if (!o.topo || !o.model) {
         g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "the scale base needs topo and model");
         return false;

@@ -145,91 +145,12 @@ static gboolean fail(meg_state *s, int line, GError **err, const char *fmt, ...)
     return FALSE;
 }
 
-/* Megatron-LM's --moe-layer-freq pattern, the Python expression it evaluates
- * (a list of 0 (dense) and 1 (MoE) per layer): lists "[1,0]", "+" joining
- * them, "*N" repeating them, parentheses. A recursive descent over p, the
- * layers' kinds appended to out; false on anything else. */
-static bool pat_expr(const char **p, GArray *out, int depth);
-#define PAT_MAX_DEPTH 64      /* parentheses deep: a bound on the recursion */
-#define PAT_MAX_LAYERS 100000 /* the list's length (WL_MAX_LAYERS) */
-static void pat_space(const char **p)
-{
-    while (**p == ' ')
-        (*p)++;
-}
-static bool pat_atom(const char **p, GArray *out, int depth)
-{
-    pat_space(p);
-    if (**p == '(') {
-        (*p)++;
-        if (depth >= PAT_MAX_DEPTH || !pat_expr(p, out, depth + 1))
-            return false;
-        pat_space(p);
-        return *(*p)++ == ')';
-    }
-    if (*(*p)++ != '[')
-        return false;
-    for (;;) {
-        pat_space(p);
-        if (**p != '0' && **p != '1')
-            return false;
-        char k = (char)(*(*p)++ - '0');
-        if (out->len >= PAT_MAX_LAYERS)
-            return false;
-        g_array_append_val(out, k);
-        pat_space(p);
-        if (**p == ']')
-            return (*p)++, true;
-        if (*(*p)++ != ',')
-            return false;
-    }
-}
-static bool pat_term(const char **p, GArray *out, int depth)
-{
-    guint from = out->len;
-    if (!pat_atom(p, out, depth))
-        return false;
-    for (;;) {
-        pat_space(p);
-        if (**p != '*')
-            return true;
-        (*p)++;
-        pat_space(p);
-        char *end;
-        long n = strtol(*p, &end, 10);
-        if (end == *p || n < 0 || n > PAT_MAX_LAYERS ||
-            (double)out->len + (double)(out->len - from) * (n - 1) > PAT_MAX_LAYERS) /* the whole list bounded */
-            return false;
-        *p = end;
-        guint len = out->len - from;
-        for (long r = 1; r < n; r++)
-            for (guint i = 0; i < len; i++) {
-                char k = g_array_index(out, char, from + i);
-                g_array_append_val(out, k);
-            }
-        if (n == 0)
-            g_array_set_size(out, from);
-    }
-}
-static bool pat_expr(const char **p, GArray *out, int depth)
-{
-    if (!pat_term(p, out, depth))
-        return false;
-    for (;;) {
-        pat_space(p);
-        if (**p != '+')
-            return true;
-        (*p)++;
-        if (!pat_term(p, out, depth))
-            return false;
-    }
-}
-
 /* Megatron-LM's --moe-layer-freq: an integer N (layer i MoE when i % N = 0,
- * conveyor's --moe-layer-freq), or a pattern of the layers' kinds, which
- * conveyor takes where it is D dense layers and then every N-th an MoE
- * layer (--dense-layers D --moe-layer-freq N; DeepSeek-V3's
- * "([0]*3+[1]*58)" is D 3, N 1). */
+ * conveyor's --moe-layer-freq), or a pattern of the layers' kinds
+ * (workload_moe_pattern_parse), given as --dense-layers D --moe-layer-freq N
+ * where it is D dense layers and then every N-th an MoE layer (DeepSeek-V3's
+ * "([0]*3+[1]*58)" is D 3, N 1), as the pattern itself otherwise (Llama 4's
+ * "([0]+[1])*24", odd layers MoE). */
 static gboolean moe_freq(meg_state *s, const meg_arg *a, const char *v, GError **err)
 {
     char *end;
@@ -238,41 +159,39 @@ static gboolean moe_freq(meg_state *s, const meg_arg *a, const char *v, GError *
         emit(s, "--moe-layer-freq", v);
         return TRUE;
     }
-    g_autoptr(GArray) k = g_array_new(FALSE, FALSE, 1);
-    const char *p = v;
-    if (!pat_expr(&p, k, 0) || (pat_space(&p), *p) || k->len == 0)
-        return fail(s, a->line, err, "--moe-layer-freq '%.60s%s': expected an integer or a pattern of [0]/[1] lists "
-                    "joined by + and repeated by * (\"([0]*3+[1]*58)\"; parentheses at most %d deep, at most "
-                    "%d layers)", v, strlen(v) > 60 ? "..." : "", PAT_MAX_DEPTH, PAT_MAX_LAYERS);
+    GError *e = NULL;
+    const char *k = workload_moe_pattern_parse(v, &e);
+    if (!k) {
+        gboolean r = fail(s, a->line, err, "%s", e->message);
+        g_error_free(e);
+        return r;
+    }
     /* the one candidate: D = the first MoE layer, N = the gap to the next (or, with one MoE layer, the
      * first's index, or the layers where it is layer 0); then every layer checked */
-    int L = (int)k->len, first = -1, second = -1;
+    int L = (int)strlen(k), first = -1, second = -1;
     for (int l = 0; l < L && second < 0; l++)
-        if (g_array_index(k, char, l))
+        if (k[l] == '1')
             *(first < 0 ? &first : &second) = l;
-    if (first < 0)
-        return fail(s, a->line, err, "--moe-layer-freq '%.60s%s': no MoE layer (a 1) in the pattern", v,
-                    strlen(v) > 60 ? "..." : "");
     int f = second >= 0 ? second - first : first > 0 ? first : L;
     bool same = first % f == 0;
     for (int l = 0; same && l < L; l++)
-        same = g_array_index(k, char, l) == (l >= first && l % f == 0);
-    if (same) {
-        char buf[16];
-        if (first > 0) {
-            g_snprintf(buf, sizeof buf, "%d", first);
-            emit(s, "--dense-layers", buf);
-        }
-        if (f > 1) {
-            g_snprintf(buf, sizeof buf, "%d", f);
-            emit(s, "--moe-layer-freq", buf);
-        }
-        s->pattern_layers = L;
-        s->pattern_line = a->line;
+        same = (k[l] == '1') == (l >= first && l % f == 0);
+    s->pattern_layers = L;
+    s->pattern_line = a->line;
+    if (!same) {
+        emit(s, "--moe-layer-freq", v);
         return TRUE;
     }
-    return fail(s, a->line, err, "--moe-layer-freq '%.60s%s': %d layers in an order conveyor does not model (it "
-                "takes D dense layers, then every N-th layer an MoE layer)", v, strlen(v) > 60 ? "..." : "", L);
+    char buf[16];
+    if (first > 0) {
+        g_snprintf(buf, sizeof buf, "%d", first);
+        emit(s, "--dense-layers", buf);
+    }
+    if (f > 1) {
+        g_snprintf(buf, sizeof buf, "%d", f);
+        emit(s, "--moe-layer-freq", buf);
+    }
+    return TRUE;
 }
 
 /* conveyor's options that take a whole number (>= 1) */

@@ -89,6 +89,26 @@ static gboolean int_arg(const gchar *name, const gchar *value, gpointer data, GE
     return FALSE;
 }
 
+/* --moe-layer-freq: an integer N (every N-th layer MoE) or Megatron-LM's list pattern. */
+static gboolean moe_freq_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    wl_opts *o = data;
+    if (value && *value && strspn(value, "0123456789") == strlen(value)) {
+        o->moe_pattern = NULL;
+        return cli_int_arg(name, value, 1, 1 << 30, &o->moe_freq, error);
+    }
+    GError *e = NULL;
+    const char *p = workload_moe_pattern_parse(value, &e);
+    if (!p) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s", e->message);
+        g_error_free(e);
+        return FALSE;
+    }
+    o->moe_pattern = p;
+    o->moe_freq = 0;
+    return TRUE;
+}
+
 GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
 {
     GOptionEntry layout[] = {
@@ -246,8 +266,10 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"expert-ffn", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg, "custom MoE: FFN size of one expert [ffn]", "F"},
         {"shared-ffn", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "custom MoE: FFN size of the shared expert(s), all of them together [none]", "F"},
-        {"moe-layer-freq", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
-         "custom MoE: every N-th layer an MoE layer, the others dense with FFN --ffn (Megatron-LM's flag) [1]", "N"},
+        {"moe-layer-freq", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)moe_freq_arg,
+         "custom MoE: every N-th layer an MoE layer, the others dense with FFN --ffn, or Megatron-LM's list of each "
+         "layer's kind, 1 MoE, 0 dense (\"([0]+[1])*24\") (Megatron-LM's flag) [1]",
+         "N|LIST"},
         {"dense-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "custom MoE: first layers that stay dense (FFN --ffn) [0]", "D"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric override", "F"},
@@ -322,7 +344,9 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
             w->m.shared_ffn = o->shared_ffn;
             w->m.dense_layers = o->dense_layers;
             w->m.moe_freq = o->moe_freq;
-        } else if (o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers || o->moe_freq) {
+            w->m.moe_pattern = o->moe_pattern;
+            w->m.moe_pattern_len = o->moe_pattern ? (int)strlen(o->moe_pattern) : 0;
+        } else if (o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers || o->moe_freq || o->moe_pattern) {
             return BAD("--topk, --expert-ffn, --shared-ffn, --dense-layers and --moe-layer-freq describe an MoE model: "
                        "give --experts");
         }
@@ -338,7 +362,8 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         }
     } else {
         if (o->layers || o->hidden || o->heads || o->kv_heads || o->ffn || o->vocab || o->gated || o->experts ||
-            o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers || o->moe_freq || o->q_lora || o->kv_lora ||
+            o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers || o->moe_freq || o->moe_pattern || o->q_lora ||
+            o->kv_lora ||
             o->qk_dim || o->rope_dim || o->v_dim)
             return BAD("--layers, --hidden, --heads, --kv-heads, --ffn, --vocab and --gated describe --model custom; "
                        "'%s' is a preset with its own shape (--model list); --experts, --topk, --expert-ffn, "

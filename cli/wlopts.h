@@ -20,7 +20,8 @@ typedef struct {
     gint router_groups, router_group_topk;
     gint q_lora, kv_lora, qk_dim, rope_dim, v_dim; /* custom: multi-latent attention's widths */
     gint mtp;                    /* --mtp-num-layers */
-    gint moe_freq;               /* custom MoE: --moe-layer-freq */
+    gint moe_freq;               /* custom MoE: --moe-layer-freq N */
+    const char *moe_pattern;     /* custom MoE: --moe-layer-freq as a list (interned '0'/'1' string), or NULL */
     gint first_stage_layers, last_stage_layers; /* --decoder-first/last-pipeline-num-layers */
     gint rc_layers;              /* --recompute-num-layers */
     gint vstages, vstage_layers; /* --num-virtual-stages-per-pipeline-rank, --num-layers-per-virtual-pipeline-stage */

@@ -121,6 +121,18 @@ for s in dgx-h100:8/16 gb200-nvl72:8/16; do
     not_slower "dp grads after the backward->beside it" 1e-9 0 "$MB --systems $s --tp 2 --zero 1 --global-batch 16" "--no-overlap-grad-reduce" ""
     not_slower "split rule = layout" 1e-9 0 "$MB --systems $s --tp 2 --pp 2 --global-batch 16" "" "--pipeline-model-parallel-layout Et*4|t*4L"
 done
+# flash attention (the causal mask's tiles skipped) never slower than the full product, with and without
+# CP (each exchange); an MoE list that says what --moe-layer-freq 2 says gives the same step (both ways)
+# (2026-12-03, stop 45)
+MA="--model custom --layers 4 --hidden 2048 --heads 16 --kv-heads 8 --gated --seq 4096"
+for s in dgx-h100:8/16 gb200-nvl72:8/16; do
+    not_slower "attention unfused->flash" 1e-9 0 "$MA --systems $s --tp 2 --global-batch 8" "--attention-backend unfused" ""
+    for cc in p2p allgather a2a; do
+        not_slower "attention unfused->flash cp 2 $cc" 1e-9 0 "$MA --systems $s --tp 2 --cp 2 --cp-comm $cc --global-batch 8" "--attention-backend unfused" ""
+    done
+    not_slower "moe list = freq 2" 1e-9 0 "$MM --systems $s --ep 8 --global-batch 16" "--moe-layer-freq ([1]+[0])*2" "--moe-layer-freq 2"
+    not_slower "moe freq 2 = list" 1e-9 0 "$MM --systems $s --ep 8 --global-batch 16" "--moe-layer-freq 2" "--moe-layer-freq ([1]+[0])*2"
+done
 # known (reported): ZeRO-3 across servers, where the replay's reuse of isolated collective runs
 # let gathers and reduce-scatters overlap without contending (see the report / --exact); since
 # 2026-12-03 they share links in proportion to their loads (docs/traces.md, "Reuse", step 4) and
@@ -164,7 +176,8 @@ for c in "dgx-h100:8..32 989.4 0 1024 $M1" "dgx-a100:8..32 312 0 1024 $M1 --zero
          "gb200-nvl72:8/16/32 2500 1 1024 $M1 --recompute" "dgx-h100:16/32 1978.9 0 1024 $M1 --dtype fp8" "dgx-h100:32/8 989.4 0 512 $M3 --tp 2 --pp 2"; do
     set -- $c
     s=$1 pk=$2 rc=$3 sq=$4; shift 4
-    scale_csv "$T/r.csv" "$@" --systems "$s" || { bad "rows $s"; continue; }
+    # (the full attention product, --attention-backend unfused, so that the FLOPs run are the model's count)
+    scale_csv "$T/r.csv" "$@" --systems "$s" --attention-backend unfused || { bad "rows $s"; continue; }
     v=$(row_checks "$T/r.csv" "$pk" "$rc" "$sq")
     [ -z "$v" ] && ok || bad "row checks ($s $*): $v"
 done

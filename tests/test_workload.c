@@ -915,6 +915,106 @@ static void test_workload_moe_layer_freq(void)
     g_clear_error(&err);
 }
 
+/* --moe-layer-freq as Megatron-LM's list (workload_moe_pattern_parse): the expressions' layers
+ * (DeepSeek-V3's "([0]*3+[1]*58)", Llama 4's "([0]+[1])*24", spaces, "*0"), interned; refused with the
+ * character's place (a digit not 0/1, an unclosed parenthesis, '*' without a count, a count or a list
+ * over 100,000 layers, parentheses over 64 deep, trailing text, no MoE layer). In a model, a list that
+ * says what --moe-layer-freq 2 says gives the same layers, parameters and trace; MoE layers first and
+ * dense ones after (which no integer gives) put every MoE op on PP stage 0 of Mixtral's shape; its
+ * FLOPs add up to the model's; the spec's refusals (a length that is not the layers', with
+ * dense_layers). */
+static void test_workload_moe_pattern(void)
+{
+    GError *err = NULL;
+    const char *p = workload_moe_pattern_parse("([0]*3+[1]*58)", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(strlen(p), 61);
+    CU_ASSERT_EQUAL(strspn(p, "0"), 3);
+    CU_ASSERT_EQUAL(strspn(p + 3, "1"), 58);
+    CU_ASSERT_STRING_EQUAL(workload_moe_pattern_parse("([0]+[1])*3", NULL), "010101");
+    CU_ASSERT_STRING_EQUAL(workload_moe_pattern_parse(" [1 , 0 ,1] ", NULL), "101");
+    CU_ASSERT_STRING_EQUAL(workload_moe_pattern_parse("[0]*0+[1]*2*2", NULL), "1111");
+    CU_ASSERT_PTR_EQUAL(workload_moe_pattern_parse("[1]+[1]", NULL), workload_moe_pattern_parse("[1]*2", NULL));
+    static const struct {
+        const char *s, *msg;
+    } bad[] = {
+        {"[1,2]", "expected 0 (dense) or 1 (MoE) at character 4 ('2')"},
+        {"([1]", "expected ')' at its end"},
+        {"[1]*", "expected a count after '*' at its end"},
+        {"[1]*200000", "a count above 100000 at character 5"},
+        {"([1]*1000)*1000", "more than 100000 layers at character 12"},
+        {"[1] x", "unexpected text at character 5 ('x')"},
+        {"", "expected '[' or '(' at its end"},
+        {"[0]*4", "no MoE layer (a 1) in the pattern"},
+        {"1,0", "expected '[' or '(' at character 1 ('1')"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        CU_ASSERT_PTR_NULL(workload_moe_pattern_parse(bad[i].s, &err));
+        CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, bad[i].msg) : NULL);
+        if (err && !strstr(err->message, bad[i].msg))
+            fprintf(stderr, "moe pattern '%s': %s\n", bad[i].s, err->message);
+        g_clear_error(&err);
+    }
+    GString *deep = g_string_new(NULL);
+    for (int i = 0; i < 65; i++)
+        g_string_append_c(deep, '(');
+    g_string_append(deep, "[1]");
+    CU_ASSERT_PTR_NULL(workload_moe_pattern_parse(deep->str, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "nested deeper than 64 at character 65") : NULL);
+    g_clear_error(&err);
+    g_string_free(deep, TRUE);
+
+    gpu_model g = gpu("H100");
+    workload_spec a = spec("mixtral-8x7b", 1, 1, 8, 8, 512), b = a;
+    a.ep = b.ep = 8;
+    a.m.moe_freq = 2;
+    b.m.moe_pattern = workload_moe_pattern_parse("([1]+[0])*16", NULL);
+    b.m.moe_pattern_len = 32;
+    CU_ASSERT_TRUE(workload_spec_check(&b, NULL));
+    for (int l = 0; l < 32; l++)
+        CU_ASSERT_EQUAL(workload_layer_is_moe(&a.m, l), workload_layer_is_moe(&b.m, l));
+    ASSERT_REL(workload_params(&a.m), workload_params(&b.m), 1e-15);
+    trace *ta = workload_generate(&a, &g, NULL), *tb = workload_generate(&b, &g, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ta);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
+    for (int r = 0; r < 8; r++) {
+        CU_ASSERT_EQUAL(ta->ranks[r].ops->len, tb->ranks[r].ops->len);
+        ASSERT_REL(rank_flops(ta, r), rank_flops(tb, r), 1e-15);
+    }
+    trace_free(ta);
+    trace_free(tb);
+    /* MoE first, dense after, on PP 2: stage 0 all MoE, stage 1 none */
+    workload_spec c = spec("mixtral-8x7b", 1, 2, 4, 8, 512);
+    c.ep = 4;
+    c.m.moe_pattern = workload_moe_pattern_parse("[1]*16+[0]*16", NULL);
+    c.m.moe_pattern_len = 32;
+    CU_ASSERT_TRUE_FATAL(workload_spec_check(&c, &err));
+    trace *t = workload_generate(&c, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    int first = 0, last = t->nranks - 1;
+    /* 16 layers a stage, 2 microbatches (8 sequences over DP 4) */
+    CU_ASSERT_EQUAL(count(t, first, TOP_COMPUTE, -1, "moe_experts_fwd", NULL), 16 * 2);
+    CU_ASSERT_EQUAL(count(t, first, TOP_COMPUTE, -1, "mlp_fwd", NULL), 0);
+    CU_ASSERT_EQUAL(count(t, last, TOP_COMPUTE, -1, "moe_experts_fwd", NULL), 0);
+    CU_ASSERT_EQUAL(count(t, last, TOP_COMPUTE, -1, "mlp_fwd", NULL), 16 * 2);
+    double total = 0;
+    for (int r = 0; r < t->nranks; r++)
+        total += rank_flops(t, r);
+    ASSERT_REL(total, step_flops_run(&c), 1e-9);
+    trace_free(t);
+    c.m.moe_pattern_len = 31;
+    c.m.moe_pattern = workload_moe_pattern_parse("[1]*15+[0]*16", NULL);
+    CU_ASSERT_FALSE(workload_spec_check(&c, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "pattern has 31 layers, the model 32") : NULL);
+    g_clear_error(&err);
+    c.m.moe_pattern_len = 32;
+    c.m.moe_pattern = workload_moe_pattern_parse("[1]*16+[0]*16", NULL);
+    c.m.dense_layers = 2;
+    CU_ASSERT_FALSE(workload_spec_check(&c, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "takes no --dense-layers") : NULL);
+    g_clear_error(&err);
+}
+
 /* Selective recomputation (--recompute-granularity selective
  * --recompute-modules, Megatron-LM's): each module's saved activations leave
  * the memory estimate (hand counts on DeepSeek-V3, one sequence of 256, TP 1,
@@ -2359,6 +2459,7 @@ int main(void)
         {"/workload/mtp", test_workload_mtp},
         {"/workload/moe-capacity", test_workload_moe_capacity},
         {"/workload/moe-layer-freq", test_workload_moe_layer_freq},
+        {"/workload/moe-pattern", test_workload_moe_pattern},
         {"/workload/recompute-selective", test_workload_recompute_selective},
         {"/workload/recompute-moe", test_workload_recompute_moe},
         {"/workload/recompute-method", test_workload_recompute_method},

@@ -12,27 +12,27 @@ G_DEFINE_QUARK(conveyor-workload-error-quark, workload_error)
 
 #define MEGATRON_SC21 "Narayanan et al. SC'21 (arXiv:2104.04473) Table 1; vocab 51200, FFN 4h"
 #define MEGATRON_2020 "NVIDIA/Megatron-LM README (Sep 2020) scaling table; vocab 51200, FFN 4h"
-#define GPT(n, l, h, a, src) {n, l, h, a, a, 4 * (h), 51200, false, true, 0, 0, 0, 0, 0, src, 0, 0, 0, 0, 0, 0, 0, 0}
+#define GPT(n, l, h, a, src) {n, l, h, a, a, 4 * (h), 51200, false, true, 0, 0, 0, 0, 0, src, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0}
 
 static const workload_model presets[] = {
     {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, false, true, 0, 0, 0, 0, 0,
      "Brown et al. 2020 (arXiv:2005.14165) Table 2.1: 96 layers, d_model 12288, 96 heads, d_ff 4 d_model; "
-     "GPT-2 BPE vocab 50257", 0, 0, 0, 0, 0, 0, 0, 0},
+     "GPT-2 BPE vocab 50257", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
     {"llama2-7b", 32, 4096, 32, 32, 11008, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 (arXiv:2307.09288) and meta-llama/Llama-2-7b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0},
+     "Touvron et al. 2023 (arXiv:2307.09288) and meta-llama/Llama-2-7b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
     {"llama2-13b", 40, 5120, 40, 40, 13824, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 and meta-llama/Llama-2-13b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0},
+     "Touvron et al. 2023 and meta-llama/Llama-2-13b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
     {"llama2-70b", 80, 8192, 64, 8, 28672, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 (GQA, 8 KV heads) and meta-llama/Llama-2-70b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0},
+     "Touvron et al. 2023 (GQA, 8 KV heads) and meta-llama/Llama-2-70b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
     {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3 and meta-llama/Meta-Llama-3-8B config.json", 0, 0, 0, 0, 0, 0, 0, 0},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3 and meta-llama/Meta-Llama-3-8B config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
     {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0, 0},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
     {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0, 0},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
     {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, true, false, 8, 2, 14336, 0, 0,
      "Jiang et al. 2024 (arXiv:2401.04088) Table 1: 32 layers, dim 4096, 32 heads, 8 KV heads, hidden 14336, "
-     "8 experts, top-2, vocab 32000", 0, 0, 0, 0, 0, 0, 0, 0},
+     "8 experts, top-2, vocab 32000", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
     {"deepseek-v3-like", 61, 7168, 128, 128, 18432, 129280, true, false, 256, 8, 2048, 2048, 3,
      "DeepSeek-V3 report (arXiv:2412.19437) and its config.json: 61 layers (first 3 dense, FFN 18432), hidden "
      "7168, 128 heads of MLA (q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, "
@@ -40,7 +40,7 @@ static const workload_model presets[] = {
      "--mtp-num-layers 1 (off by default, as in Megatron-LM); "
      "node-limited routing, 4 of 8 groups (n_group, topk_group; Megatron-Bridge's DeepSeekV3 config: "
      "moe_router_num_groups 8, moe_router_group_topk 4)",
-     8, 4, 1536, 512, 128, 64, 128, 0},
+     8, 4, 1536, 512, 128, 64, 128, 0, NULL, 0},
     GPT("gpt-1.7b", 24, 2304, 24, MEGATRON_SC21),
     GPT("gpt-3.6b", 30, 3072, 32, MEGATRON_SC21),
     GPT("gpt-7.5b", 36, 4096, 32, MEGATRON_SC21),
@@ -671,7 +671,19 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     if (m->moe_freq < 0 || m->moe_freq > m->layers || (m->moe_freq > 1 && !m->experts))
         return VALUE("--moe-layer-freq must be in 1..layers (%d) and needs an MoE model (got %d)", m->layers,
                      m->moe_freq);
-    if (m->experts > 0) { /* at least one MoE layer */
+    if (m->moe_pattern) { /* Megatron-LM asserts the list's length */
+        size_t n = strlen(m->moe_pattern);
+        if (n != (size_t)m->moe_pattern_len)
+            return VALUE("the MoE pattern's length field (%d) is not its length (%zu)", m->moe_pattern_len, n);
+        if (!m->experts || m->dense_layers > 0 || m->moe_freq > 1)
+            return VALUE("a --moe-layer-freq pattern gives every layer's kind: it needs an MoE model and takes no "
+                         "--dense-layers or integer --moe-layer-freq");
+        if (n != (size_t)m->layers)
+            return VALUE("--moe-layer-freq's pattern has %zu layers, the model %d (Megatron-LM asserts they agree)", n,
+                         m->layers);
+        if (strspn(m->moe_pattern, "01") != n || !strchr(m->moe_pattern, '1'))
+            return VALUE("the MoE pattern must be 0s and 1s with at least one 1 (an MoE layer)");
+    } else if (m->experts > 0) { /* at least one MoE layer */
         int l = m->dense_layers;
         while (l < m->layers && !workload_layer_is_moe(m, l))
             l++;
@@ -1032,6 +1044,8 @@ int workload_layer_tensors(const workload_model *m, int tp, double reuse, bool r
 
 bool workload_layer_is_moe(const workload_model *m, int layer)
 {
+    if (m->moe_pattern)
+        return m->experts > 0 && layer >= 0 && layer < m->moe_pattern_len && m->moe_pattern[layer] == '1';
     return m->experts > 0 && layer >= m->dense_layers && (m->moe_freq <= 1 || layer % m->moe_freq == 0);
 }
 

@@ -39,6 +39,10 @@ typedef struct {
     int q_lora, kv_lora, qk_dim, rope_dim, v_dim;
     int moe_freq;         /* MoE: every moe_freq-th layer is an MoE layer (Megatron-LM's --moe-layer-freq:
                            * layer i when i % moe_freq == 0), past the dense_layers; 0 or 1: every one */
+    const char *moe_pattern; /* MoE: each layer's kind, '1' MoE, '0' dense, one a layer (Megatron-LM's
+                           * --moe-layer-freq as a list, workload_moe_pattern_parse; an interned
+                           * string), instead of dense_layers and moe_freq; NULL: those */
+    int moe_pattern_len;  /* its length (layers it describes) */
 } workload_model;
 
 /* The attention's widths (elements per token, all heads; workload_attn_shape):
@@ -358,6 +362,13 @@ double workload_layer_tp_replicated_linear(const workload_model *m);
 double workload_layer_rank_params(const workload_spec *w, int layer, double *expert, double *replicated);
 /* Whether layer l (0-based) is an MoE layer. */
 bool workload_layer_is_moe(const workload_model *m, int layer);
+/* Megatron-LM's --moe-layer-freq list expression ("([0]*3+[1]*58)", "([0]+[1])*24": [0]/[1] lists
+ * joined by +, repeated by *N, in parentheses at most WL_MOE_PATTERN_DEPTH deep, at most
+ * WL_MAX_LAYERS layers) -> an interned string of '0' (dense) and '1' (MoE), one a layer; NULL with
+ * *err (WORKLOAD_ERROR_VALUE, the character's position) when it is not one or holds no MoE layer
+ * (traces/moe_pattern.c). */
+#define WL_MOE_PATTERN_DEPTH 64
+const char *workload_moe_pattern_parse(const char *s, GError **err);
 /* DeepSpeed ZeRO-3 with activation recomputation: the fraction of a layer's
  * parameters (as one rank holds them, tp and ep shards) gathered again for
  * the backward after the recomputed forward. DeepSpeed frees a parameter

@@ -329,3 +329,28 @@ if printf '%s\n' "$abs" | awk -F, 'NR > 1 { t[$2 "," $3] = $4 }
         END { a = t["4096,flash"] / t["4096,unfused"]; b = t["16384,flash"] / t["16384,unfused"]
               exit !(t["4096,flash"] > 0 && a < 1 && b < a) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-attention-backend: $abs" >&2; fi
+# --moe-layer-freq as Megatron-LM's list (each layer's kind): a list that says what an integer (and --dense-layers)
+# says writes the same trace; odd layers MoE (Llama 4's interleaving, which no D/N gives) as many MoE ops as
+# --moe-layer-freq 2; a --megatron-args file with it is taken; a bad list exits 2 with the character's place, a
+# list of the wrong length with both lengths
+ML="--model custom --layers 8 --hidden 1024 --heads 8 --gated --experts 16 --topk 2 --topo dgx-h100 --gpus 8 --ep 8"
+a=$("$C" workload $ML --moe-layer-freq 2 -o - 2>/dev/null | cksum)
+b=$("$C" workload $ML --moe-layer-freq '([1]+[0])*4' -o - 2>/dev/null | cksum)
+c=$("$C" workload $ML --dense-layers 3 -o - 2>/dev/null | cksum)
+d=$("$C" workload $ML --moe-layer-freq '[0, 0, 0] + [1] * 5' -o - 2>/dev/null | cksum)
+if [ "$a" = "$b" ] && [ "$c" = "$d" ] && [ "$a" != "$c" ] && [ "${a%% *}" != "$(printf '' | cksum | cut -d' ' -f1)" ]; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-moe-pattern-same: $a / $b, $c / $d" >&2; fi
+mo=$("$C" workload $ML --moe-layer-freq '([0]+[1])*4' -o - 2>/dev/null | grep -c '"moe_experts_fwd"')
+if [ "$mo" = 32 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-moe-pattern-odd: $mo" >&2; fi
+check workload-moe-pattern-bad 2 "--moe-layer-freq '\[1,2\]\*4': expected 0 \(dense\) or 1 \(MoE\) at character 4" -- workload $ML --moe-layer-freq '[1,2]*4' -o /dev/null
+check workload-moe-pattern-length 2 "pattern has 6 layers, the model 8" -- workload $ML --moe-layer-freq '([0]+[1])*3' -o /dev/null
+check workload-moe-pattern-dense 2 "takes no --dense-layers" -- workload $ML --moe-layer-freq '([0]+[1])*4' --dense-layers 2 -o /dev/null
+check scale-moe-pattern-preset 2 "describe a custom MoE model" -- scale --model mixtral-8x7b --systems dgx-h100:8 --moe-layer-freq '([0]+[1])*16'
+mpo=$(mktemp)
+printf -- '--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --num-experts 8\n--moe-layer-freq "([0]*1+[1]*1)*4"\n' > "$mpo"
+mo=$("$C" workload --model custom --megatron-args "$mpo" --topo dgx-h100 --gpus 8 -o - 2>/dev/null | grep -c '"moe_experts_fwd"')
+if [ "$mo" = 32 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-megatron-args-moe-odd: $mo" >&2; fi
+rm -f "$mpo"
+mps=$("$C" sweep tests/data/sweep/scale-moe-pattern.json -j 2 2>/dev/null)
+if printf '%s\n' "$mps" | awk -F, 'NR > 1 { s[NR] = $3 } END { exit !(s[2] > 0 && s[3] > 0 && s[4] > 0 && s[3] != s[4]) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-moe-pattern: $mps" >&2; fi

@@ -1,2 +1,0 @@
---num-layers 8 --hidden-size 1024 --num-attention-heads 8
---num-experts 8 --moe-layer-freq "([0]*1+[1]*1)*4"
