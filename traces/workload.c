@@ -787,6 +787,9 @@ bool workload_spec_check(const workload_spec *w, GError **err)
                      workload_fp8_recipe_unsupported(w->fp8_recipe, w->gpu_cc));
     if (w->attn_backend != WL_ATTN_FLASH && w->attn_backend != WL_ATTN_UNFUSED)
         return VALUE("attn_backend must be flash or unfused");
+    if (w->attn_backend == WL_ATTN_UNFUSED && w->cp > 1)
+        return VALUE("--attention-backend unfused with --cp %d: Megatron-LM runs context parallelism only in "
+                     "Transformer Engine's attention (its unfused DotProductAttention asserts cp 1)", w->cp);
     if (w->cp_comm < WL_CP_P2P || w->cp_comm > WL_CP_A2A_P2P)
         return VALUE("cp_comm must be p2p, allgather, a2a or a2a+p2p");
     if (w->cp_comm == WL_CP_A2A_P2P) {
@@ -1217,7 +1220,14 @@ static double layer_act_bytes(const workload_spec *w, int l)
      * norm, an MoE layer's pre-MLP norm), 2 s b h each */
     double lat = 2 * (2 * ((double)m->q_lora + m->kv_lora) + m->rope_dim) / h * mla;
     double norms = 10 + lat - (rc & WL_RC_LAYERNORM ? 2.0 * mla + 2.0 * moe : 0);
-    return sbh * ((w->sp ? norms / t : norms) + (attn + mlp) / t);
+    /* the unfused attention keeps its scores' softmax (2 bytes), dropout mask (1) and dropout output (2)
+     * for its backward, 5 a s^2 b over TP (Korthikanti et al. 2022); selective core_attn reruns it
+     * instead; flash keeps none (its backward recomputes them). (No CP: Megatron-LM's unfused attention
+     * asserts cp 1.) */
+    double scores = w->attn_backend == WL_ATTN_UNFUSED && !(rc & WL_RC_CORE_ATTN)
+                        ? 5.0 * m->heads * (double)w->seq * w->seq * b / t
+                        : 0;
+    return sbh * ((w->sp ? norms / t : norms) + (attn + mlp) / t) + scores;
 }
 
 int workload_recomputed_layers(const workload_spec *w, int n)

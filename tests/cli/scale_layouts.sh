@@ -317,6 +317,7 @@ check scale-attn-backend-header 0 "^# scale: llama3-8b, .*, unfused attention \\
 check scale-attn-backend-json 0 '"dtype": "bf16", "attention_backend": "unfused"' -- scale $AB --attention-backend unfused --format json
 check scale-attn-backend-json-fused 0 '"attention_backend": "flash"' -- scale $AB --attention-backend fused --format json
 check scale-attn-backend-bad 2 "--attention-backend 'sdpa': expected flash, fused or auto" -- scale $AB --attention-backend sdpa
+check scale-attn-backend-unfused-cp 2 "Megatron-LM runs context parallelism only in Transformer Engine's attention" -- scale --model llama3-8b --systems dgx-h100:8 --tp 4 --cp 2 --seq 1024 --global-batch 1 --attention-backend unfused
 check workload-attn-backend-header 0 "^workload llama3-8b on dgx-h100 .*, bf16, unfused attention$" -- workload --model llama3-8b --topo dgx-h100 --gpus 8 --tp 8 --seq 1024 --attention-backend unfused -o /dev/null
 ab=$(mktemp)
 printf -- '--num-layers 2 --hidden-size 1024 --num-attention-heads 8 --attention-backend unfused\n' > "$ab"
