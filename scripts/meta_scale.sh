@@ -127,7 +127,7 @@ done
 MA="--model custom --layers 4 --hidden 2048 --heads 16 --kv-heads 8 --gated --seq 4096"
 for s in dgx-h100:8/16 gb200-nvl72:8/16; do
     not_slower "attention unfused->flash" 1e-9 0 "$MA --systems $s --tp 2 --global-batch 8" "--attention-backend unfused" ""
-    not_slower "attention unfused->flash seq 1024 tp 1" 1e-9 0 "$MA --systems $s --tp 1 --seq 1024 --global-batch 8" "--attention-backend unfused" ""
+    not_slower "attention unfused->flash seq 1024 tp 1" 1e-9 0 "$MA --systems $s --tp 1 --seq 1024 --global-batch 16" "--attention-backend unfused" ""
     not_slower "attention unfused->flash pp 2 recompute" 1e-9 0 "$MA --systems $s --tp 2 --pp 2 --recompute --global-batch 8" "--attention-backend unfused" ""
     not_slower "moe list = freq 2" 1e-9 0 "$MM --systems $s --ep 8 --global-batch 16" "--moe-layer-freq ([1]+[0])*2" "--moe-layer-freq 2"
     not_slower "moe freq 2 = list" 1e-9 0 "$MM --systems $s --ep 8 --global-batch 16" "--moe-layer-freq 2" "--moe-layer-freq ([1]+[0])*2"
