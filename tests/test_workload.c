@@ -907,6 +907,19 @@ static void test_workload_moe_layer_freq(void)
     for (int r = 0; r < t->nranks; r++)
         total += rank_flops(t, r);
     ASSERT_REL(total, step_flops_run(&w), 1e-9);
+    /* fused groups over the alternating layers run a block of each kind (until 2026-12-03 a group took
+     * its first layer's kind: with --layer-fuse 2 every layer was charged as MoE) */
+    for (int fuse = 2; fuse <= 4; fuse *= 2) {
+        workload_spec wf = w;
+        wf.layer_fuse = fuse;
+        trace *tf = workload_generate(&wf, &g, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(tf);
+        for (int r = 0; r < t->nranks; r++)
+            ASSERT_REL(rank_flops(tf, r), rank_flops(t, r), 1e-12);
+        CU_ASSERT_EQUAL(count(tf, 0, TOP_COMPUTE, -1, "moe_experts_fwd", NULL), fuse == 2 ? 16 : 8);
+        CU_ASSERT_EQUAL(count(tf, 0, TOP_COMPUTE, -1, "mlp_fwd", NULL), fuse == 2 ? 16 : 8);
+        trace_free(tf);
+    }
     trace_free(t);
     GError *err = NULL;
     w.m.dense_layers = 31; /* layer 31 is odd: no MoE layer left */

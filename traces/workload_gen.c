@@ -1200,6 +1200,17 @@ static int group_layer(const gen *G, int k)
     return G->cfirst[G->chunk] + group_start(G, k);
 }
 
+/* Layer group k's layers of one kind: MoE (moe) or dense. A group of both kinds (--layer-fuse over
+ * layers that alternate or follow a list) runs as a fused block of each kind, the kind of its first
+ * layer first; until 2026-12-03 the whole group took its first layer's kind. */
+static int group_kind_count(const gen *G, int k, bool moe)
+{
+    int n = 0, l0 = group_layer(G, k), len = group_size(G, k);
+    for (int i = 0; i < len; i++)
+        n += workload_layer_is_moe(&G->w->m, l0 + i) == moe;
+    return n;
+}
+
 /* The current chunk holds the embedding (first virtual stage) / the LM
  * head and loss (last virtual stage). */
 static bool chunk_first(const gen *G)
@@ -1450,14 +1461,23 @@ static uint32_t zero3_gather(gen *G, int k, bool last_group, bool refetch)
     }
     double d, e;
     group_params(G, k, &d, &e, NULL, NULL);
-    if (refetch) {
+    if (refetch) { /* what was freed of each kind's layers (its share of them) */
         const workload_spec *w = G->w;
-        double f = workload_layer_refetch_frac(&w->m, workload_layer_is_moe(&w->m, group_layer(G, k)), w->tp,
-                                               w->ep * w->etp, w->reuse_distance);
-        if (f <= 0)
+        double dk[2] = {0, 0}, ek[2] = {0, 0};
+        for (int l = 0; l < group_size(G, k); l++) {
+            int layer = group_layer(G, k) + l, km = workload_layer_is_moe(&w->m, layer);
+            double le, ld = workload_layer_rank_params(w, layer, &le, NULL);
+            dk[km] += ld;
+            ek[km] += le;
+        }
+        d = e = 0;
+        for (int km = 0; km < 2; km++) {
+            double f = workload_layer_refetch_frac(&w->m, km, w->tp, w->ep * w->etp, w->reuse_distance);
+            if (f > 0 && dk[km] + ek[km] > 0)
+                d += f * dk[km], e += f * ek[km];
+        }
+        if (d + e <= 0)
             return NONE;
-        d *= f;
-        e *= f;
     } else {
         if (k == 0)
             d += emb_params(G);
@@ -1692,6 +1712,18 @@ static void fp8_amax(gen *G, bool bwd)
          NONE);
 }
 
+/* Layer group k's forward: a block of each kind it holds (group_kind_count). */
+static void group_fwd(gen *G, int k, const char *tag)
+{
+    bool moe = workload_layer_is_moe(&G->w->m, group_layer(G, k));
+    for (int pass = 0; pass < 2; pass++) {
+        bool km = pass == 0 ? moe : !moe;
+        int c = group_kind_count(G, k, km);
+        if (c > 0)
+            block_fwd(G, c, km, tag);
+    }
+}
+
 /* Forward of microbatch mb through the current chunk: receive its input
  * (posted on its own stream, the first layer waits for it), the layers,
  * send the output (after the last layer, on its own stream). */
@@ -1716,7 +1748,7 @@ static void forward(gen *G, int mb)
         if (w->zero == 3 && k > 0)
             zero3_gather(G, k, k == ng - 1, false);
         pg_wait(G, k + 1, mb);
-        block_fwd(G, group_size(G, k), workload_layer_is_moe(&w->m, group_layer(G, k)), "");
+        group_fwd(G, k, "");
     }
     fp8_amax(G, false);
     if (lastst || chunk_mtp(G))
@@ -1778,11 +1810,17 @@ static void backward(gen *G, int mb, bool reduce)
             zero3_gather(G, k, k == ng - 1, false);
         bool rerun = group_recomputed(G, k);
         if (rerun)
-            block_fwd(G, group_size(G, k), moe, "recompute_");
+            group_fwd(G, k, "recompute_");
         if (w->zero == 3 && rerun && !w->fsdp) /* DeepSpeed freed them after the recompute */
             zero3_gather(G, k, k == ng - 1, true);
-        recompute_sel(G, group_size(G, k), moe);
-        block_bwd(G, group_size(G, k), moe);
+        for (int pass = 0; pass < 2; pass++) { /* the kinds in reverse: the second kind's block ran last */
+            bool km = pass == 0 ? !moe : moe;
+            int c = group_kind_count(G, k, km);
+            if (c > 0) {
+                recompute_sel(G, c, km);
+                block_bwd(G, c, km);
+            }
+        }
         double d, e, lin;
         group_params(G, k, &d, &e, NULL, &lin);
         if (w->zero == 3 && w->zero3_param_sync) {
