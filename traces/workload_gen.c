@@ -395,7 +395,8 @@ static void costs_init(gen *G)
      * tiles the causal mask hides (workload_attn_work_frac); its backward recomputes the scores
      * before their four gradient products, 2.5 x the forward's (FlashAttention's own count), where
      * the unfused backward's four products are 2 x */
-    double af = 2 * T * s * (A->q + A->o) / t * workload_attn_work_frac(w), bk = workload_attn_bwd_factor(w), ab = 2 * (T * A->q / t + b * s * (A->k + A->v) / t + T * A->o / t);
+    double af = 2 * T * s * (A->q + A->o) / t * workload_attn_work_frac(w), bk = workload_attn_bwd_factor(w);
+    double ab = 2 * (T * A->q / t + b * s * (A->k + A->v) / t + T * A->o / t);
     kern(&c->core_f, G, KC_ATTN, af, ab);                             /* flash attention */
     kern(&c->core_b, G, KC_ATTN, bk * af, 2.5 * ab);
     cost_add(&c->attn_f, &c->core_f);
@@ -1459,8 +1460,7 @@ static uint32_t zero3_gather(gen *G, int k, bool last_group, bool refetch)
         zero3_gather_params(G, k, last_group, refetch);
         return NONE;
     }
-    double d, e;
-    group_params(G, k, &d, &e, NULL, NULL);
+    double d = 0, e = 0;
     if (refetch) { /* what was freed of each kind's layers (its share of them) */
         const workload_spec *w = G->w;
         double dk[2] = {0, 0}, ek[2] = {0, 0};
@@ -1470,7 +1470,6 @@ static uint32_t zero3_gather(gen *G, int k, bool last_group, bool refetch)
             dk[km] += ld;
             ek[km] += le;
         }
-        d = e = 0;
         for (int km = 0; km < 2; km++) {
             double f = workload_layer_refetch_frac(&w->m, km, w->tp, w->ep * w->etp, w->reuse_distance);
             if (f > 0 && dk[km] + ek[km] > 0)
@@ -1479,6 +1478,7 @@ static uint32_t zero3_gather(gen *G, int k, bool last_group, bool refetch)
         if (d + e <= 0)
             return NONE;
     } else {
+        group_params(G, k, &d, &e, NULL, NULL);
         if (k == 0)
             d += emb_params(G);
         if (last_group && !G->w->m.tied)
