@@ -481,7 +481,7 @@ static const char *const scale_params[] = {
     "tp_comm_overlap", "moe_shared_expert_overlap", "fp8_param_gather", "fp8_recipe",
     "reuse_grad_buf_for_mxfp8_param_ag", "moe_token_dispatcher_type", "moe_router_num_groups", "moe_router_group_topk",
     /* model custom's shape, as scale's --layers ... --dense-layers */
-    "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "gated", "experts", "topk", "expert_ffn", "shared_ffn",
+    "layers", "hidden", "heads", "kv_heads", "kv_channels", "ffn", "vocab", "gated", "experts", "topk", "expert_ffn", "shared_ffn",
     "dense_layers", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim",
     "mtp_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
     "moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity", "recompute_granularity", "recompute_modules",
@@ -576,7 +576,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.recompute = rc;
     o.overlap_param_gather = opg;
     o.gated = gated;
-    static const char *const shape[] = {"layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "experts", "topk",
+    static const char *const shape[] = {"layers", "hidden", "heads", "kv_heads", "kv_channels", "ffn", "vocab", "experts", "topk",
                                         "expert_ffn", "shared_ffn", "dense_layers", "moe_router_num_groups",
                                         "moe_router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                                         "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers",

@@ -459,10 +459,11 @@ gboolean megatron_args_translate(const char *path, const char *text, GPtrArray *
                                                "the LM head exactly when the MLP is SwiGLU (--gated)",
                                                s.swiglu ? "--swiglu" : "--untie-embeddings-and-output-weights",
                                                s.swiglu ? "--untie-embeddings-and-output-weights" : "--swiglu"));
-    if (ok && s.kv_channels > 0 && !s.mla && (s.heads <= 0 || (long)s.kv_channels * s.heads != s.hidden))
-        g_ptr_array_add(notes, g_strdup_printf("--kv-channels %d (line %d): conveyor's attention heads are hidden / "
-                                               "heads wide (MLA's are their own widths); a head width that differs "
-                                               "is not modelled", s.kv_channels, s.kv_channels_line));
+    if (ok && s.kv_channels > 0 && !s.mla && (s.heads <= 0 || (long)s.kv_channels * s.heads != s.hidden)) {
+        char buf[16]; /* heads of another width than hidden / heads (Qwen3's); MLA's take their own widths */
+        g_snprintf(buf, sizeof buf, "%d", s.kv_channels);
+        emit(&s, "--kv-channels", buf);
+    }
     g_free(s.kv_groups);
     return ok;
 }

@@ -53,6 +53,7 @@ static const struct {
     {"--experts", offsetof(wl_opts, experts)},     {"--topk", offsetof(wl_opts, topk)},
     {"--expert-ffn", offsetof(wl_opts, expert_ffn)}, {"--shared-ffn", offsetof(wl_opts, shared_ffn)},
     {"--dense-layers", offsetof(wl_opts, dense_layers)},
+    {"--kv-channels", offsetof(wl_opts, kv_channels)},
     {"--moe-layer-freq", offsetof(wl_opts, moe_freq)},
     {"--q-lora-rank", offsetof(wl_opts, q_lora)},   {"--kv-lora-rank", offsetof(wl_opts, kv_lora)},
     {"--qk-head-dim", offsetof(wl_opts, qk_dim)},   {"--qk-pos-emb-head-dim", offsetof(wl_opts, rope_dim)},
@@ -270,6 +271,8 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "custom MoE: every N-th layer an MoE layer, the others dense with FFN --ffn, or Megatron-LM's list of each "
          "layer's kind, 1 MoE, 0 dense (\"([0]+[1])*24\") (Megatron-LM's flag) [1]",
          "N|LIST"},
+        {"kv-channels", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "custom: the width of one attention head's query, key and value (Megatron-LM's flag) [hidden/heads]", "D"},
         {"dense-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "custom MoE: first layers that stay dense (FFN --ffn) [0]", "D"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric override", "F"},
@@ -336,7 +339,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
             return BAD("--model custom needs --layers, --hidden and --heads (> 0)");
         w->m = (workload_model){.name = "custom", .layers = o->layers, .hidden = o->hidden, .heads = o->heads,
                                 .kv_heads = o->kv_heads, .ffn = o->ffn, .vocab = o->vocab, .gated = o->gated,
-                                .tied = !o->gated, .source = "command line"};
+                                .tied = !o->gated, .head_dim = o->kv_channels, .source = "command line"};
         if (o->experts > 0) { /* an MoE model: workload_spec_defaults fills ffn, then the expert FFN from it */
             w->m.experts = o->experts;
             w->m.topk = o->topk > 0 ? o->topk : 2;
@@ -361,11 +364,11 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
                        "attention: give --kv-lora-rank");
         }
     } else {
-        if (o->layers || o->hidden || o->heads || o->kv_heads || o->ffn || o->vocab || o->gated || o->experts ||
+        if (o->layers || o->hidden || o->heads || o->kv_heads || o->ffn || o->vocab || o->gated || o->kv_channels || o->experts ||
             o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers || o->moe_freq || o->moe_pattern || o->q_lora ||
             o->kv_lora ||
             o->qk_dim || o->rope_dim || o->v_dim)
-            return BAD("--layers, --hidden, --heads, --kv-heads, --ffn, --vocab and --gated describe --model custom; "
+            return BAD("--layers, --hidden, --heads, --kv-heads, --kv-channels, --ffn, --vocab and --gated describe --model custom; "
                        "'%s' is a preset with its own shape (--model list); --experts, --topk, --expert-ffn, "
                        "--shared-ffn, --dense-layers and --moe-layer-freq describe a custom MoE model, --kv-lora-rank "
                        "and its companions a custom model's multi-latent attention", o->model);

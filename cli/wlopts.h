@@ -20,6 +20,7 @@ typedef struct {
     gint router_groups, router_group_topk;
     gint q_lora, kv_lora, qk_dim, rope_dim, v_dim; /* custom: multi-latent attention's widths */
     gint mtp;                    /* --mtp-num-layers */
+    gint kv_channels;            /* custom: --kv-channels (a head's width) */
     gint moe_freq;               /* custom MoE: --moe-layer-freq N */
     const char *moe_pattern;     /* custom MoE: --moe-layer-freq as a list (interned '0'/'1' string), or NULL */
     gint first_stage_layers, last_stage_layers; /* --decoder-first/last-pipeline-num-layers */

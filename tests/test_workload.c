@@ -1028,6 +1028,64 @@ static void test_workload_moe_pattern(void)
     g_clear_error(&err);
 }
 
+/* --kv-channels (Megatron-LM's): heads of their own width. Qwen3-235B-A22B's attention (hidden 4,096,
+ * 64 heads of 128, 4 KV heads; its config.json): queries and the output projection's input 8,192 wide,
+ * K and V 512, so a layer's attention weights are 4,096 x (8,192 + 2 x 512) + 8,192 x 4,096 plus its
+ * two norms; the trace's FLOPs add up to the model's; one rank's attention forward against the closed
+ * form (TP 4, 1,024 tokens, flash's (1,024 + 128) / 2,048 of the product); a width of hidden / heads
+ * gives the shape without it; hidden need not divide by heads then; refused with MLA and out of range. */
+static void test_workload_kv_channels(void)
+{
+    workload_spec w = spec("llama3-8b", 4, 1, 1, 1, 1024);
+    w.m = (workload_model){.name = "custom", .layers = 2, .hidden = 4096, .heads = 64, .kv_heads = 4, .ffn = 12288,
+                           .vocab = 151936, .gated = true, .tied = false, .head_dim = 128, .source = "test"};
+    workload_spec_defaults(&w);
+    GError *err = NULL;
+    CU_ASSERT_TRUE_FATAL(workload_spec_check(&w, &err));
+    workload_attn a;
+    workload_attn_shape(&w.m, &a);
+    CU_ASSERT_EQUAL(a.q, 8192);
+    CU_ASSERT_EQUAL(a.k, 512);
+    CU_ASSERT_EQUAL(a.v, 512);
+    CU_ASSERT_EQUAL(a.o, 8192);
+    double h = 4096;
+    ASSERT_REL(workload_layer_params(&w.m, false, NULL), h * (8192 + 1024) + 8192 * h + 3 * h * 12288 + 2 * h, 1e-12);
+    gpu_model g = gpu("H100");
+    trace *t = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double total = 0;
+    for (int r = 0; r < t->nranks; r++)
+        total += rank_flops(t, r);
+    ASSERT_REL(total, step_flops_run(&w), 1e-9);
+    double T = 1024, tp = 4;
+    double fwd = 2 * T * h * (8192 + 1024) / tp + 2 * T * 1024 * (8192 + 8192) / tp * (1152.0 / 2048) +
+                 2 * T * 8192 / tp * h;
+    ASSERT_REL(op_flops(t, 0, "attn_fwd"), fwd, 1e-9);
+    trace_free(t);
+    workload_model m = w.m;
+    m.head_dim = 64; /* = hidden / heads */
+    workload_model n = m;
+    n.head_dim = 0;
+    workload_attn am, an;
+    workload_attn_shape(&m, &am);
+    workload_attn_shape(&n, &an);
+    CU_ASSERT(am.q == an.q && am.k == an.k && am.v == an.v && am.o == an.o && am.col == an.col && am.in == an.in);
+    w.m.hidden = 4000; /* 4,000 / 64 is not whole: fine with a head width of its own */
+    CU_ASSERT_TRUE(workload_spec_check(&w, NULL));
+    w.m.head_dim = 0;
+    CU_ASSERT_FALSE(workload_spec_check(&w, NULL));
+    w.m.hidden = 4096;
+    w.m.head_dim = -1;
+    CU_ASSERT_FALSE(workload_spec_check(&w, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "--kv-channels must be in 1..") : NULL);
+    g_clear_error(&err);
+    workload_spec d = spec("deepseek-v3-like", 1, 1, 1, 1, 256);
+    d.m.head_dim = 128;
+    CU_ASSERT_FALSE(workload_spec_check(&d, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "--kv-channels with multi-latent attention") : NULL);
+    g_clear_error(&err);
+}
+
 /* Selective recomputation (--recompute-granularity selective
  * --recompute-modules, Megatron-LM's): each module's saved activations leave
  * the memory estimate (hand counts on DeepSeek-V3, one sequence of 256, TP 1,
@@ -2491,6 +2549,7 @@ int main(void)
         {"/workload/moe-capacity", test_workload_moe_capacity},
         {"/workload/moe-layer-freq", test_workload_moe_layer_freq},
         {"/workload/moe-pattern", test_workload_moe_pattern},
+        {"/workload/kv-channels", test_workload_kv_channels},
         {"/workload/recompute-selective", test_workload_recompute_selective},
         {"/workload/recompute-moe", test_workload_recompute_moe},
         {"/workload/recompute-method", test_workload_recompute_method},

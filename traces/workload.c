@@ -12,27 +12,27 @@ G_DEFINE_QUARK(conveyor-workload-error-quark, workload_error)
 
 #define MEGATRON_SC21 "Narayanan et al. SC'21 (arXiv:2104.04473) Table 1; vocab 51200, FFN 4h"
 #define MEGATRON_2020 "NVIDIA/Megatron-LM README (Sep 2020) scaling table; vocab 51200, FFN 4h"
-#define GPT(n, l, h, a, src) {n, l, h, a, a, 4 * (h), 51200, false, true, 0, 0, 0, 0, 0, src, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0}
+#define GPT(n, l, h, a, src) {n, l, h, a, a, 4 * (h), 51200, false, true, 0, 0, 0, 0, 0, src, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0}
 
 static const workload_model presets[] = {
     {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, false, true, 0, 0, 0, 0, 0,
      "Brown et al. 2020 (arXiv:2005.14165) Table 2.1: 96 layers, d_model 12288, 96 heads, d_ff 4 d_model; "
-     "GPT-2 BPE vocab 50257", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
+     "GPT-2 BPE vocab 50257", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
     {"llama2-7b", 32, 4096, 32, 32, 11008, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 (arXiv:2307.09288) and meta-llama/Llama-2-7b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
+     "Touvron et al. 2023 (arXiv:2307.09288) and meta-llama/Llama-2-7b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
     {"llama2-13b", 40, 5120, 40, 40, 13824, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 and meta-llama/Llama-2-13b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
+     "Touvron et al. 2023 and meta-llama/Llama-2-13b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
     {"llama2-70b", 80, 8192, 64, 8, 28672, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 (GQA, 8 KV heads) and meta-llama/Llama-2-70b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
+     "Touvron et al. 2023 (GQA, 8 KV heads) and meta-llama/Llama-2-70b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
     {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3 and meta-llama/Meta-Llama-3-8B config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3 and meta-llama/Meta-Llama-3-8B config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
     {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
     {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
+     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
     {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, true, false, 8, 2, 14336, 0, 0,
      "Jiang et al. 2024 (arXiv:2401.04088) Table 1: 32 layers, dim 4096, 32 heads, 8 KV heads, hidden 14336, "
-     "8 experts, top-2, vocab 32000", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
+     "8 experts, top-2, vocab 32000", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
     {"deepseek-v3-like", 61, 7168, 128, 128, 18432, 129280, true, false, 256, 8, 2048, 2048, 3,
      "DeepSeek-V3 report (arXiv:2412.19437) and its config.json: 61 layers (first 3 dense, FFN 18432), hidden "
      "7168, 128 heads of MLA (q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, "
@@ -40,7 +40,7 @@ static const workload_model presets[] = {
      "--mtp-num-layers 1 (off by default, as in Megatron-LM); "
      "node-limited routing, 4 of 8 groups (n_group, topk_group; Megatron-Bridge's DeepSeekV3 config: "
      "moe_router_num_groups 8, moe_router_group_topk 4)",
-     8, 4, 1536, 512, 128, 64, 128, 0, NULL, 0},
+     8, 4, 1536, 512, 128, 64, 128, 0, NULL, 0, 0},
     GPT("gpt-1.7b", 24, 2304, 24, MEGATRON_SC21),
     GPT("gpt-3.6b", 30, 3072, 32, MEGATRON_SC21),
     GPT("gpt-7.5b", 36, 4096, 32, MEGATRON_SC21),
@@ -636,9 +636,9 @@ bool workload_spec_check(const workload_spec *w, GError **err)
 {
     const workload_model *m = &w->m;
     if (m->layers < 1 || m->layers > WL_MAX_LAYERS || m->hidden < 1 || m->hidden > WL_MAX_HIDDEN || m->heads < 1 ||
-        m->hidden % m->heads || m->kv_heads < 1 || m->heads % m->kv_heads || m->ffn < 1 ||
+        (m->head_dim <= 0 && m->hidden % m->heads) || m->kv_heads < 1 || m->heads % m->kv_heads || m->ffn < 1 ||
         m->ffn > 4 * WL_MAX_HIDDEN || m->vocab < 1 || m->vocab > 10000000)
-        return VALUE("model shape: need layers in 1..%d, hidden in 1..%d divisible by heads, heads divisible by "
+        return VALUE("model shape: need layers in 1..%d, hidden in 1..%d divisible by heads (or --kv-channels), heads divisible by "
                      "kv-heads, ffn in 1..%d, vocab in 1..1e7 (got layers %d hidden %d heads %d kv-heads %d ffn %d "
                      "vocab %d)", WL_MAX_LAYERS, WL_MAX_HIDDEN, 4 * WL_MAX_HIDDEN, m->layers, m->hidden, m->heads,
                      m->kv_heads, m->ffn, m->vocab);
@@ -655,6 +655,12 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         m->rope_dim > WL_MAX_HIDDEN || m->v_dim > WL_MAX_HIDDEN)
         return VALUE("multi-latent attention: --q-lora-rank, --kv-lora-rank, --qk-head-dim, --qk-pos-emb-head-dim and "
                      "--v-head-dim must be in 0..%d", WL_MAX_HIDDEN);
+    if (m->head_dim < 0 || m->head_dim > WL_MAX_HIDDEN || (double)m->heads * m->head_dim > 4.0 * WL_MAX_HIDDEN)
+        return VALUE("--kv-channels must be in 1..%d, and heads x kv-channels at most %d (got %d x %d)", WL_MAX_HIDDEN,
+                     4 * WL_MAX_HIDDEN, m->heads, m->head_dim);
+    if (m->head_dim > 0 && m->kv_lora > 0)
+        return VALUE("--kv-channels with multi-latent attention: MLA's heads take --qk-head-dim, "
+                     "--qk-pos-emb-head-dim and --v-head-dim");
     if (m->kv_lora == 0 && (m->q_lora || m->qk_dim || m->rope_dim || m->v_dim))
         return VALUE("--q-lora-rank, --qk-head-dim, --qk-pos-emb-head-dim and --v-head-dim describe multi-latent "
                      "attention: give --kv-lora-rank too");
@@ -883,6 +889,11 @@ bool workload_spec_check(const workload_spec *w, GError **err)
 void workload_attn_shape(const workload_model *m, workload_attn *a)
 {
     double h = m->hidden;
+    if (m->kv_lora <= 0 && m->head_dim > 0) { /* heads of their own width: q and o need not be h */
+        double q = (double)m->heads * m->head_dim, kv = (double)m->kv_heads * m->head_dim;
+        *a = (workload_attn){.q = q, .k = kv, .v = kv, .o = q, .col = h * (q + 2 * kv), .in = h};
+        return;
+    }
     if (m->kv_lora <= 0) {
         double kv = h / m->heads * m->kv_heads;
         *a = (workload_attn){.q = h, .k = kv, .v = kv, .o = h, .col = h * (h + 2 * kv), .in = h};

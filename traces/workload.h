@@ -43,6 +43,9 @@ typedef struct {
                            * --moe-layer-freq as a list, workload_moe_pattern_parse; an interned
                            * string), instead of dense_layers and moe_freq; NULL: those */
     int moe_pattern_len;  /* its length (layers it describes) */
+    int head_dim;         /* the width of one attention head's query, key and value (Megatron-LM's
+                           * --kv-channels; Qwen3-235B-A22B: 128 at hidden 4,096 and 64 heads);
+                           * 0: hidden / heads */
 } workload_model;
 
 /* The attention's widths (elements per token, all heads; workload_attn_shape):

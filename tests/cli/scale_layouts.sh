@@ -355,3 +355,16 @@ rm -f "$mpo"
 mps=$("$C" sweep tests/data/sweep/scale-moe-pattern.json -j 2 2>/dev/null)
 if printf '%s\n' "$mps" | awk -F, 'NR > 1 { s[NR] = $3 } END { exit !(s[2] > 0 && s[3] > 0 && s[4] > 0 && s[3] != s[4]) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-moe-pattern: $mps" >&2; fi
+# --kv-channels (Megatron-LM's): heads of their own width; Qwen3-235B-A22B's arguments (128-wide heads at
+# hidden 4,096 over 64 heads) give its published 235 B parameters (231.742 B with heads hidden / heads wide,
+# before); a width of hidden / heads writes the trace without it; custom only; refused with MLA
+check workload-megatron-args-qwen3 0 "^params 235\.094 B; " -- workload --model custom --megatron-args tests/data/megatron/qwen3-235b-a22b.sh --topo dgx-h100 --gpus 64 --ep 64 --global-batch 64 -o /dev/null
+KC="--model custom --layers 4 --hidden 4096 --heads 32 --kv-heads 8 --gated --topo dgx-h100 --gpus 8 --tp 8 --seq 1024"
+a=$("$C" workload $KC -o - 2>/dev/null | cksum)
+b=$("$C" workload $KC --kv-channels 128 -o - 2>/dev/null | cksum)
+c=$("$C" workload $KC --kv-channels 256 -o - 2>/dev/null | cksum)
+if [ "$a" = "$b" ] && [ "$a" != "$c" ] && [ "${a%% *}" != "$(printf '' | cksum | cut -d' ' -f1)" ]; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-kv-channels-same: $a / $b / $c" >&2; fi
+check workload-kv-channels-params 0 "^params 1\.560 B" -- workload $KC --kv-channels 256 -o /dev/null
+check workload-kv-channels-preset 2 "--kv-channels, --ffn, --vocab and --gated describe --model custom" -- workload --model llama3-8b --kv-channels 128 --topo dgx-h100 --gpus 8 -o /dev/null
+check workload-kv-channels-mla 2 "--kv-channels with multi-latent attention" -- workload --model custom --layers 2 --hidden 2048 --heads 16 --kv-lora-rank 512 --kv-channels 128 --topo dgx-h100 --gpus 8 -o /dev/null
