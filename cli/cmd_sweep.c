@@ -588,16 +588,11 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
         if (!point_int(p, shape[i], 0, 1 << 30, wl_opts_int_field(&o, shape[i]), err))
             return false;
     const char *mf = sweep_point_get(p, "moe_layer_freq"); /* N, or Megatron-LM's list, as the option */
-    if (mf && strspn(mf, "0123456789") == strlen(mf)) {
-        if (!point_int(p, "moe_layer_freq", 0, 1 << 30, &o.moe_freq, err))
-            return false;
-    } else if (mf) {
-        GError *e = NULL;
-        if (!(o.moe_pattern = workload_moe_pattern_parse(mf, &e))) {
-            g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "moe_layer_freq: %s", e->message);
-            g_error_free(e);
-            return false;
-        }
+    GError *e = NULL;
+    if (mf && !wl_opts_set_moe_freq(&o, mf, &e)) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "moe_layer_freq: %s", e->message);
+        g_error_free(e);
+        return false;
     }
     if (!o.topo || !o.model) {
         g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "the scale base needs topo and model");

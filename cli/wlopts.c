@@ -90,24 +90,24 @@ static gboolean int_arg(const gchar *name, const gchar *value, gpointer data, GE
     return FALSE;
 }
 
-/* --moe-layer-freq: an integer N (every N-th layer MoE) or Megatron-LM's list pattern. */
-static gboolean moe_freq_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
+gboolean wl_opts_set_moe_freq(wl_opts *o, const char *value, GError **err)
 {
-    wl_opts *o = data;
     if (value && *value && strspn(value, "0123456789") == strlen(value)) {
         o->moe_pattern = NULL;
-        return cli_int_arg(name, value, 1, 1 << 30, &o->moe_freq, error);
+        return cli_int_arg("--moe-layer-freq", value, 1, 1 << 30, &o->moe_freq, err);
     }
-    GError *e = NULL;
-    const char *p = workload_moe_pattern_parse(value, &e);
-    if (!p) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s", e->message);
-        g_error_free(e);
+    const char *p = workload_moe_pattern_parse(value, err);
+    if (!p)
         return FALSE;
-    }
     o->moe_pattern = p;
     o->moe_freq = 0;
     return TRUE;
+}
+
+static gboolean moe_freq_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    (void)name;
+    return wl_opts_set_moe_freq(data, value, error);
 }
 
 GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)

@@ -37,6 +37,9 @@ typedef struct {
  * its systems and sizes from --systems). */
 GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout);
 void wl_opts_clear(wl_opts *o);
+/* --moe-layer-freq's value (an integer N, or Megatron-LM's list of each layer's kind) into o: FALSE
+ * with *err when it is neither (the option and the sweep key share it). */
+gboolean wl_opts_set_moe_freq(wl_opts *o, const char *value, GError **err);
 /* --model list: print the presets (shape, parameters, source) to out and
  * return TRUE; FALSE when -m is not "list". */
 gboolean wl_opts_list_models(const wl_opts *o, FILE *out);

@@ -1201,15 +1201,20 @@ static int group_layer(const gen *G, int k)
     return G->cfirst[G->chunk] + group_start(G, k);
 }
 
-/* Layer group k's layers of one kind: MoE (moe) or dense. A group of both kinds (--layer-fuse over
- * layers that alternate or follow a list) runs as a fused block of each kind, the kind of its first
- * layer first; until 2026-12-03 the whole group took its first layer's kind. */
-static int group_kind_count(const gen *G, int k, bool moe)
+/* Layer group k as fused blocks of one kind each, in forward order: a group of both kinds (--layer-fuse
+ * over layers that alternate or follow a list) runs a block of each, its first layer's kind first
+ * (until 2026-12-03 the whole group took its first layer's kind). Fills moe[] and n[] (layers);
+ * returns the blocks (1 or 2). */
+static int group_blocks(const gen *G, int k, bool moe[2], int n[2])
 {
-    int n = 0, l0 = group_layer(G, k), len = group_size(G, k);
+    int l0 = group_layer(G, k), len = group_size(G, k), same = 0;
+    moe[0] = workload_layer_is_moe(&G->w->m, l0);
     for (int i = 0; i < len; i++)
-        n += workload_layer_is_moe(&G->w->m, l0 + i) == moe;
-    return n;
+        same += workload_layer_is_moe(&G->w->m, l0 + i) == moe[0];
+    moe[1] = !moe[0];
+    n[0] = same;
+    n[1] = len - same;
+    return n[1] > 0 ? 2 : 1;
 }
 
 /* The current chunk holds the embedding (first virtual stage) / the LM
@@ -1712,16 +1717,13 @@ static void fp8_amax(gen *G, bool bwd)
          NONE);
 }
 
-/* Layer group k's forward: a block of each kind it holds (group_kind_count). */
+/* Layer group k's forward: a block of each kind it holds (group_blocks). */
 static void group_fwd(gen *G, int k, const char *tag)
 {
-    bool moe = workload_layer_is_moe(&G->w->m, group_layer(G, k));
-    for (int pass = 0; pass < 2; pass++) {
-        bool km = pass == 0 ? moe : !moe;
-        int c = group_kind_count(G, k, km);
-        if (c > 0)
-            block_fwd(G, c, km, tag);
-    }
+    bool moe[2];
+    int n[2], nb = group_blocks(G, k, moe, n);
+    for (int i = 0; i < nb; i++)
+        block_fwd(G, n[i], moe[i], tag);
 }
 
 /* Forward of microbatch mb through the current chunk: receive its input
@@ -1805,7 +1807,8 @@ static void backward(gen *G, int mb, bool reduce)
         }
     }
     for (int k = ng - 1; k >= 0; k--) {
-        bool moe = workload_layer_is_moe(&w->m, group_layer(G, k));
+        bool moe[2];
+        int n[2], nb = group_blocks(G, k, moe, n);
         if (w->zero == 3)
             zero3_gather(G, k, k == ng - 1, false);
         bool rerun = group_recomputed(G, k);
@@ -1813,13 +1816,9 @@ static void backward(gen *G, int mb, bool reduce)
             group_fwd(G, k, "recompute_");
         if (w->zero == 3 && rerun && !w->fsdp) /* DeepSpeed freed them after the recompute */
             zero3_gather(G, k, k == ng - 1, true);
-        for (int pass = 0; pass < 2; pass++) { /* the kinds in reverse: the second kind's block ran last */
-            bool km = pass == 0 ? !moe : moe;
-            int c = group_kind_count(G, k, km);
-            if (c > 0) {
-                recompute_sel(G, c, km);
-                block_bwd(G, c, km);
-            }
+        for (int i = nb - 1; i >= 0; i--) { /* the blocks in reverse */
+            recompute_sel(G, n[i], moe[i]);
+            block_bwd(G, n[i], moe[i]);
         }
         double d, e, lin;
         group_params(G, k, &d, &e, NULL, &lin);
