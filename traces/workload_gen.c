@@ -17,7 +17,7 @@
 
 /* streams: one per independent queue, so no channel blocks another */
 enum { S_MAIN, S_RECV_PREV, S_RECV_NEXT, S_SEND_NEXT, S_SEND_PREV, S_DP, S_GATHER, S_TP_ASYNC, S_CP_SEND, S_CP_RECV,
-       S_TP_SEND, S_TP_RECV, S_SHARED, S_EP_NET };
+       S_TP_SEND, S_TP_RECV, S_SHARED, S_EP_NET, S_A2A, S_A2A_NET };
 
 /* Tag of the context-parallel ring's transfers (K, V chunks, their
  * gradients): the k-th send of (src, dst, tag) matches the k-th receive,
@@ -938,6 +938,39 @@ static void ep_exchange(gen *G, double f, double a2a, const char *name, const ch
     wait_on(G, x);
 }
 
+/* The shared expert of f MoE layers (if the model has one) on the main
+ * stream: column- then row-parallel over TP like the dense MLP. */
+static void shared_fwd(gen *G, double f, const char *tag)
+{
+    const workload_spec *w = G->w;
+    double A = G->act * f;
+    bool sp = w->sp;
+    char n[64];
+    if (!w->m.shared_ffn)
+        return;
+    if (sp)
+        tp_gather(G, S_MAIN, A, AG_IN, "tp_ag_shared", NONE);
+    g_snprintf(n, sizeof n, "%smoe_shared_fwd", tag);
+    compute(G, n, &G->c.moe_sh_f, f);
+    coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs_shared" : "tp_ar_shared", NONE);
+}
+
+/* Its backward (the output's gradient gathered under SP, the input's
+ * reduced over TP). */
+static void shared_bwd(gen *G, double f)
+{
+    const workload_spec *w = G->w;
+    double A = G->act * f;
+    bool sp = w->sp;
+    if (!w->m.shared_ffn)
+        return;
+    if (sp)
+        tp_gather(G, S_MAIN, A, AG_DY, "tp_ag_shared_bwd", NONE);
+    compute(G, "moe_shared_bwd", &G->c.moe_sh_b, f);
+    coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs_shared_bwd" : "tp_ar_shared_bwd",
+         NONE);
+}
+
 /* An MoE layer's MLP side for f layers: the router (pre: its cost, with the
  * pre-MLP norm or, rerun by selective recomputation, without), the
  * dispatch, the experts, the combine and the shared expert, each with its
@@ -978,19 +1011,12 @@ static void moe_fwd(gen *G, double f, const char *tag, const cost *pre)
         return;
     }
     /* Megatron-LM's MoELayer without --moe-shared-expert-overlap: the shared expert after the routed
-     * ones, column- then row-parallel over TP like the dense MLP */
-    if (w->m.shared_ffn) {
-        if (sp)
-            tp_gather(G, S_MAIN, A, AG_IN, "tp_ag_shared", NONE);
-        g_snprintf(n, sizeof n, "%smoe_shared_fwd", tag);
-        compute(G, n, &G->c.moe_sh_f, f);
-        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs_shared" : "tp_ar_shared",
-             NONE);
-    }
+     * ones */
+    shared_fwd(G, f, tag);
 }
 
-/* The forward of f layers (a layer group; an MTP layer) of one kind. */
-static void block_fwd(gen *G, double f, bool moe, const char *tag)
+/* The attention block of f layers with its TP traffic (the first op on the main stream). */
+static void attn_block_fwd(gen *G, double f, const char *tag)
 {
     const workload_spec *w = G->w;
     double A = G->act * f, Ain = G->act_in * f;
@@ -1002,6 +1028,16 @@ static void block_fwd(gen *G, double f, bool moe, const char *tag)
     attn_fwd(G, n, f, A);
     if (!tpo)
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+}
+
+/* The forward of f layers (a layer group; an MTP layer) of one kind. */
+static void block_fwd(gen *G, double f, bool moe, const char *tag)
+{
+    const workload_spec *w = G->w;
+    double A = G->act * f;
+    bool sp = w->sp, tpo = tp_overlap(G);
+    char n[64];
+    attn_block_fwd(G, f, tag);
     if (!moe) {
         g_snprintf(n, sizeof n, "%smlp_fwd", tag);
         if (tpo) {
@@ -1053,6 +1089,19 @@ static void column_bwd(gen *G, const char *name, const cost *all, const cost *dg
     column_async(G, name, dg, wg, f, A, false);
 }
 
+/* The attention block's backward of f layers with its TP traffic. */
+static void attn_block_bwd(gen *G, double f)
+{
+    double A = G->act * f;
+    if (tp_overlap(G)) {
+        attn_bwd_tpo(G, f, A);
+        return;
+    }
+    if (G->w->sp)
+        tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
+    column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv.dg, &G->c.qkv.wg, f, G->act_in * f, true);
+}
+
 static void block_bwd(gen *G, double f, bool moe)
 {
     const workload_spec *w = G->w;
@@ -1072,12 +1121,8 @@ static void block_bwd(gen *G, double f, bool moe)
             uint32_t ag = sp ? tp_gather(G, S_SHARED, A, AG_DY, "tp_ag_shared_bwd", G->last)
                              : NONE;
             p1 = compute_on(G, S_SHARED, "moe_shared_bwd", &G->c.sh_b1, f, ag == NONE ? G->last : NONE);
-        } else if (w->m.shared_ffn) { /* the shared expert ran last: its backward first */
-            if (sp)
-                tp_gather(G, S_MAIN, A, AG_DY, "tp_ag_shared_bwd", NONE);
-            compute(G, "moe_shared_bwd", &G->c.moe_sh_b, f);
-            coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp,
-                 sp ? "tp_rs_shared_bwd" : "tp_ar_shared_bwd", NONE);
+        } else { /* the shared expert ran last: its backward first */
+            shared_bwd(G, f);
         }
         if (!sp)
             coll(G, S_MAIN, COLL_REDUCE_SCATTER, A, G->g_tp, "tp_rs_tokens", NONE);
@@ -1096,13 +1141,7 @@ static void block_bwd(gen *G, double f, bool moe)
         }
         compute(G, "moe_router_bwd", &G->c.moe_pre_b, f);
     }
-    if (tpo) {
-        attn_bwd_tpo(G, f, A);
-        return;
-    }
-    if (sp)
-        tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
-    column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv.dg, &G->c.qkv.wg, f, G->act_in * f, true);
+    attn_block_bwd(G, f);
 }
 
 /* Selective recomputation (--recompute-modules, Megatron-LM's): before f
@@ -1728,11 +1767,12 @@ static void group_fwd(gen *G, int k, const char *tag)
 
 /* Forward of microbatch mb through the current chunk: receive its input
  * (posted on its own stream, the first layer waits for it), the layers,
- * send the output (after the last layer, on its own stream). */
-static void forward(gen *G, int mb)
+ * send the output (after the last layer, on its own stream). In three
+ * parts, which combined 1F1B (pair_step) runs around its own layers. */
+static void forward_begin(gen *G, int mb)
 {
     const workload_spec *w = G->w;
-    bool first = chunk_first(G), lastst = chunk_last(G);
+    bool first = chunk_first(G);
     int ng = group_count(G);
     if (w->overlap_param_gather && mb == 0)
         pg_plan(G);
@@ -1746,12 +1786,15 @@ static void forward(gen *G, int mb)
         pg_wait(G, 0, mb);
         compute(G, "embedding_fwd", &G->c.emb_f, 1);
     }
-    for (int k = 0; k < ng; k++) {
-        if (w->zero == 3 && k > 0)
-            zero3_gather(G, k, k == ng - 1, false);
-        pg_wait(G, k + 1, mb);
-        group_fwd(G, k, "");
-    }
+}
+
+/* After the layers: the LM head (MTP layers) or the output's send, after
+ * `out` (the layers' last op; NONE: the main stream's last). */
+static void forward_end(gen *G, int mb, uint32_t out)
+{
+    const workload_spec *w = G->w;
+    bool lastst = chunk_last(G);
+    int ng = group_count(G);
     fp8_amax(G, false);
     if (lastst || chunk_mtp(G))
         pg_wait(G, ng + 1, mb);
@@ -1767,16 +1810,30 @@ static void forward(gen *G, int mb)
             compute(G, "mtp_lm_head_fwd", &G->c.head_f, 1);
     } else
         p2p(G, S_SEND_NEXT, true, pp_next(G), hop_bytes(G, chunk_vs(G)), pp_tag(G, mb, chunk_after(G), false),
-            G->last);
+            out != NONE ? out : G->last);
+}
+
+static void forward(gen *G, int mb)
+{
+    const workload_spec *w = G->w;
+    int ng = group_count(G);
+    forward_begin(G, mb);
+    for (int k = 0; k < ng; k++) {
+        if (w->zero == 3 && k > 0)
+            zero3_gather(G, k, k == ng - 1, false);
+        pg_wait(G, k + 1, mb);
+        group_fwd(G, k, "");
+    }
+    forward_end(G, mb, NONE);
 }
 
 /* Backward of microbatch mb through the current chunk; reduce: this is the
- * chunk's last backward of the step (or ZeRO-2), its gradients go to DP. */
-static void backward(gen *G, int mb, bool reduce)
+ * chunk's last backward of the step (or ZeRO-2), its gradients go to DP.
+ * In three parts, as the forward. */
+static void backward_begin(gen *G, int mb, bool reduce)
 {
     const workload_spec *w = G->w;
-    bool first = chunk_first(G), lastst = chunk_last(G);
-    int ng = group_count(G);
+    bool lastst = chunk_last(G);
     G->keep_buckets = mb == G->mbs - 1;
     if (!lastst)
         wait_on(G, p2p(G, S_RECV_NEXT, false, pp_next(G), hop_bytes(G, chunk_vs(G)), pp_tag(G, mb, chunk_after(G), true),
@@ -1806,6 +1863,57 @@ static void backward(gen *G, int mb, bool reduce)
                 grads_ready(G, emb_params(G), 0, 0);
         }
     }
+}
+
+/* Layer group k's gradients, its backward done: into the DP buckets (when
+ * reduce), or ZeRO-3's reduce-scatter. */
+static void group_grads(gen *G, int k, bool reduce)
+{
+    const workload_spec *w = G->w;
+    int ng = group_count(G);
+    double d, e, lin;
+    group_params(G, k, &d, &e, NULL, &lin);
+    if (w->zero == 3 && w->zero3_param_sync) {
+        zero3_rs_params(G, k, k == ng - 1);
+    } else if (w->zero == 3) {
+        if (k == 0)
+            d += emb_params(G);
+        if (k == ng - 1 && !w->m.tied)
+            d += emb_params(G);
+        uint32_t i = coll(G, S_DP, COLL_REDUCE_SCATTER, (d + e) * w->grad_bytes, G->g_dpc, "zero3_grad_rs", G->last);
+        if (i != NONE)
+            g_array_append_val(G->dp_ops, i);
+    } else if (reduce) {
+        grads_ready(G, d, lin, e);
+    }
+}
+
+/* After the layers: the embedding's backward or the input gradient's send,
+ * after `out` (NONE: the main stream's last op), the buckets flushed. */
+static void backward_end(gen *G, int mb, bool reduce, uint32_t out)
+{
+    const workload_spec *w = G->w;
+    bool first = chunk_first(G);
+    fp8_amax(G, true);
+    if (first) {
+        compute(G, "embedding_bwd", &G->c.emb_b, 1);
+        if (reduce && w->zero != 3)
+            grads_ready(G, emb_params(G), 0, 0);
+    } else {
+        p2p(G, S_SEND_PREV, true, pp_prev(G), hop_bytes(G, chunk_vs(G) - 1), pp_tag(G, mb, G->chunk, true),
+            out != NONE ? out : G->last);
+    }
+    if (reduce && w->zero != 3) {
+        bucket_flush(G, false);
+        bucket_flush(G, true);
+    }
+}
+
+static void backward(gen *G, int mb, bool reduce)
+{
+    const workload_spec *w = G->w;
+    int ng = group_count(G);
+    backward_begin(G, mb, reduce);
     for (int k = ng - 1; k >= 0; k--) {
         bool moe[2];
         int n[2], nb = group_blocks(G, k, moe, n);
@@ -1820,35 +1928,9 @@ static void backward(gen *G, int mb, bool reduce)
             recompute_sel(G, n[i], moe[i]);
             block_bwd(G, n[i], moe[i]);
         }
-        double d, e, lin;
-        group_params(G, k, &d, &e, NULL, &lin);
-        if (w->zero == 3 && w->zero3_param_sync) {
-            zero3_rs_params(G, k, k == ng - 1);
-        } else if (w->zero == 3) {
-            if (k == 0)
-                d += emb_params(G);
-            if (k == ng - 1 && !w->m.tied)
-                d += emb_params(G);
-            uint32_t i = coll(G, S_DP, COLL_REDUCE_SCATTER, (d + e) * w->grad_bytes, G->g_dpc, "zero3_grad_rs",
-                              G->last);
-            if (i != NONE)
-                g_array_append_val(G->dp_ops, i);
-        } else if (reduce) {
-            grads_ready(G, d, lin, e);
-        }
+        group_grads(G, k, reduce);
     }
-    fp8_amax(G, true);
-    if (first) {
-        compute(G, "embedding_bwd", &G->c.emb_b, 1);
-        if (reduce && w->zero != 3)
-            grads_ready(G, emb_params(G), 0, 0);
-    } else {
-        p2p(G, S_SEND_PREV, true, pp_prev(G), hop_bytes(G, chunk_vs(G) - 1), pp_tag(G, mb, G->chunk, true), G->last);
-    }
-    if (reduce && w->zero != 3) {
-        bucket_flush(G, false);
-        bucket_flush(G, true);
-    }
+    backward_end(G, mb, reduce, NONE);
 }
 
 /* ---- the step ---- */
