@@ -470,6 +470,8 @@ static void print_results(const result *R, int n, const char *fmt)
             }
             if (w->mtp > 0)
                 printf(", \"mtp_num_layers\": %d", w->mtp);
+            if (w->moe_ep_overlap)
+                printf(", \"overlap_moe_expert_parallel_comm\": true");
             if (w->recompute_modules) {
                 char rcm[128];
                 printf(", \"recompute_granularity\": \"selective\", \"recompute_modules\": \"%s\"",
@@ -949,6 +951,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
             }
             if (R[0].w.moe_shared_overlap)
                 printf(", shared expert beside the all-to-alls");
+            if (R[0].w.moe_ep_overlap)
+                printf(", combined 1F1B (all-to-alls beside the paired microbatch's compute)");
             if (R[0].w.overlap_param_gather)
                 printf(", parameter gathers overlapped with the forward");
             if (R[0].w.grad_reduce_after)

@@ -236,6 +236,10 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"moe-shared-expert-overlap", 0, 0, G_OPTION_ARG_NONE, &o->moe_shared_overlap,
          "MoE: the shared expert beside the dispatch and combine all-to-alls, on its own stream (Megatron-LM's flag)",
          NULL},
+        {"overlap-moe-expert-parallel-comm", 0, 0, G_OPTION_ARG_NONE, &o->moe_ep_overlap,
+         "MoE with EP: combined 1F1B, each step's forward and backward run layer by layer together, one's "
+         "all-to-alls beside the other's compute (Megatron-LM's flag; pp > 1 needs --schedule interleaved:V)",
+         NULL},
         {"no-overlap-grad-reduce", 0, 0, G_OPTION_ARG_NONE, &o->no_overlap_grad,
          "DP: reduce a model chunk's gradients in one bucket after its backward, not in buckets beside it "
          "(Megatron-LM's default without --overlap-grad-reduce)", NULL},
@@ -502,6 +506,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->fp8_param_gather = o->fp8_param_gather;
     w->mxfp8_grad_buf = o->mxfp8_grad_buf;
     w->moe_shared_overlap = o->moe_shared_overlap;
+    w->moe_ep_overlap = o->moe_ep_overlap;
     w->mtp = o->mtp;
     if (o->capacity) {
         char *end;

@@ -132,6 +132,12 @@ for s in dgx-h100:8/16 gb200-nvl72:8/16; do
     not_slower "moe list = freq 2" 1e-9 0 "$MM --systems $s --ep 8 --global-batch 16" "--moe-layer-freq ([1]+[0])*2" "--moe-layer-freq 2"
     not_slower "moe freq 2 = list" 1e-9 0 "$MM --systems $s --ep 8 --global-batch 16" "--moe-layer-freq 2" "--moe-layer-freq ([1]+[0])*2"
 done
+# combined 1F1B (--overlap-moe-expert-parallel-comm) never slower than without at pp 1 (the all-to-alls
+# beside the other microbatch's kernels), within a server and across two (2026-12-03, stop 46)
+for s in dgx-h100:8/16 gb200-nvl72:8/16; do
+    not_slower "moe combined 1F1B" 1e-9 0 "$MM --systems $s --ep 8 --global-batch 32" "" "--overlap-moe-expert-parallel-comm"
+    not_slower "moe combined 1F1B sp tp 2" 1e-9 0 "$MM --systems $s --ep 4 --tp 2 --sp --global-batch 32" "" "--overlap-moe-expert-parallel-comm"
+done
 # known (reported): ZeRO-3 across servers, where the replay's reuse of isolated collective runs
 # let gathers and reduce-scatters overlap without contending (see the report / --exact); since
 # 2026-12-03 they share links in proportion to their loads (docs/traces.md, "Reuse", step 4) and

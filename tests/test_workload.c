@@ -1933,6 +1933,218 @@ static void test_workload_moe_shared_overlap(void)
     g_clear_error(&err);
 }
 
+/* The main-stream compute ops' names of rank r, in order, joined by ' '. */
+static char *main_names(const trace *t, int r)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+        if (o->kind == TOP_COMPUTE && o->stream == 0)
+            g_string_append_printf(s, "%s ", o->name);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* Rank r's compute time (ps) in ops whose names start with `prefix`. */
+static int64_t compute_ps(const trace *t, int r, const char *prefix)
+{
+    int64_t ps = 0;
+    for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+        if (o->kind == TOP_COMPUTE && g_str_has_prefix(o->name, prefix))
+            ps += o->dur_ps;
+    }
+    return ps;
+}
+
+/* "name " n times after s (a sequence as main_names writes it) */
+static void seq_add(GString *s, const char *name, int n)
+{
+    for (int i = 0; i < n; i++)
+        g_string_append_printf(s, "%s ", name);
+}
+
+static int substr_count(const char *s, const char *pat)
+{
+    int n = 0;
+    for (const char *p = strstr(s, pat); p; p = strstr(p + 1, pat))
+        n++;
+    return n;
+}
+
+/* Whether rank r's op i waits (a dependency) for an op whose name starts with `prefix`. */
+static bool waits_for(const trace *t, int r, guint i, const char *prefix)
+{
+    const trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+    for (guint d = 0; o->deps && d < o->deps->len; d++) {
+        const trace_op *q = &g_array_index(t->ranks[r].ops, trace_op, g_array_index(o->deps, uint32_t, d));
+        if (g_str_has_prefix(q->name, prefix))
+            return true;
+    }
+    return false;
+}
+
+/* --overlap-moe-expert-parallel-comm (Megatron-LM's combined 1F1B): 4 layers (the first dense) of
+ * h 1,024 with 16 experts (top 2) and a shared expert, EP 8 on one DGX H100, 4 microbatches. The same
+ * compute (FLOPs, and time by kind) and the same collectives (count, bytes); the all-to-alls on a
+ * stream of their own; each steady step issues on the compute stream F.attn, B.mlp, F.mlp, B.attn for
+ * each pair of MoE layers (2 such pairs of the 4 a step, 3 steps), the paired nodes as their kernels
+ * (the experts' 4 forward, 6 backward; the attention's 3; the shared expert's 2); each dispatch waits
+ * for its router, each experts' node for an exchange; the replayed step shorter, with and without SMs
+ * shared; one microbatch more in memory (none with one microbatch); Megatron-LM's refusals;
+ * interleaved: one more warm-up forward. */
+static void test_workload_ep_overlap(void)
+{
+    gpu_model g = gpu("H100");
+    GError *err = NULL;
+    coll_system sys;
+    topo *tp = dgx_h100(&sys);
+    workload_spec w = {.m = {.name = "custom", .layers = 4, .hidden = 1024, .heads = 8, .ffn = 4096, .vocab = 32000,
+                             .gated = true, .experts = 16, .topk = 2, .expert_ffn = 1024, .shared_ffn = 1024,
+                             .dense_layers = 1},
+                       .tp = 1, .pp = 1, .dp = 8, .ep = 8, .gpus = 8, .global_batch = 32, .seq = 1024};
+    workload_spec_defaults(&w);
+    trace *t[2];
+    int64_t end[2];
+    off_on(&w, &w.moe_ep_overlap, &g, &sys, t, end);
+    int r = 3;
+    ASSERT_REL(rank_flops(t[1], r), rank_flops(t[0], r), 1e-12);
+    const char *kinds[] = {"attn_", "mlp_", "moe_experts", "moe_shared", "moe_router", "lm_head", "embedding"};
+    for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++) /* (each op's time rounded to a ps) */
+        CU_ASSERT(llabs(compute_ps(t[1], r, kinds[k]) - compute_ps(t[0], r, kinds[k])) <= 200);
+    const char *cn[] = {"ep_dispatch", "ep_combine", "ep_dispatch_bwd", "ep_combine_bwd", "dp_grad"};
+    for (int k = 0; k < 5; k++) {
+        double b0, b1;
+        CU_ASSERT_EQUAL(count(t[1], r, TOP_COLL, -1, cn[k], &b1), count(t[0], r, TOP_COLL, -1, cn[k], &b0));
+        ASSERT_REL(b1, b0, 1e-12);
+    }
+    CU_ASSERT_EQUAL(count(t[1], r, TOP_COLL, COLL_ALLTOALL, "ep_", NULL), 4 * 3 * 4);
+    int off_main = 0, disp = 0, disp_after_router = 0, exp = 0, exp_after_a2a = 0;
+    for (guint i = 0; i < t[1]->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(t[1]->ranks[r].ops, trace_op, i);
+        if (o->kind == TOP_COLL && o->coll == COLL_ALLTOALL)
+            off_main += o->stream != 0;
+        if (o->kind == TOP_COLL && !strcmp(o->name, "ep_dispatch")) {
+            disp++;
+            disp_after_router += waits_for(t[1], r, i, "moe_router_fwd");
+        }
+        if (o->kind == TOP_COMPUTE && g_str_has_prefix(o->name, "moe_experts")) {
+            exp++;
+            exp_after_a2a += waits_for(t[1], r, i, "ep_"); /* a node's first kernel */
+        }
+    }
+    /* the first forward and the last backward run alone, as without (their all-to-alls on the main stream) */
+    CU_ASSERT_EQUAL(off_main, 3 * 3 * 4);
+    CU_ASSERT_EQUAL(disp, 4 * 3);
+    CU_ASSERT_EQUAL(disp_after_router, 3 * 3);
+    CU_ASSERT_EQUAL(exp, 3 * 3 * (4 + 6) + 2 * 3);
+    CU_ASSERT_EQUAL(exp_after_a2a, 2 * 3 * 3);
+    g_autofree char *seq = main_names(t[1], r), *seq0 = main_names(t[0], r);
+    GString *pair = g_string_new(NULL);
+    seq_add(pair, "moe_router_fwd", 1);
+    seq_add(pair, "moe_experts_bwd", 6);
+    seq_add(pair, "moe_experts_fwd", 4);
+    seq_add(pair, "moe_router_bwd", 1);
+    CU_ASSERT_EQUAL(substr_count(seq, pair->str), 2 * 3);
+    CU_ASSERT_EQUAL(substr_count(seq0, pair->str), 0);
+    g_string_free(pair, TRUE);
+    const char *f0 = strstr(seq0, "lm_head_fwd");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f0);
+    CU_ASSERT_EQUAL(strncmp(seq, seq0, (size_t)(f0 - seq0)), 0);
+    /* a paired step: F's embedding, B's LM head, then F.attn of the dense layer (attention and MLP)
+     * beside B's last layer, then F's first MoE layer beside B's third */
+    GString *st = g_string_new("lm_head_fwd embedding_fwd lm_head_bwd ");
+    seq_add(st, "attn_fwd", 3);
+    seq_add(st, "mlp_fwd", 5);
+    seq_add(st, "moe_experts_bwd", 6);
+    seq_add(st, "moe_router_bwd", 1);
+    seq_add(st, "moe_shared_bwd", 2);
+    seq_add(st, "attn_bwd", 3);
+    seq_add(st, "attn_fwd", 3);
+    seq_add(st, "moe_shared_fwd", 2);
+    seq_add(st, "moe_router_fwd", 1);
+    seq_add(st, "moe_experts_bwd", 6);
+    seq_add(st, "moe_experts_fwd", 4);
+    seq_add(st, "moe_router_bwd", 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(seq, st->str));
+    g_string_free(st, TRUE);
+    CU_ASSERT_TRUE(end[1] < end[0]);
+    /* with SMs shared (scale's default): still shorter */
+    int64_t shared[2];
+    for (int o = 0; o < 2; o++) {
+        replay_opts ro = {.sys = &sys, .compute_scale = 1, .gpu_sms = g.spec.sms, .sm_penalty = g.comm_penalty};
+        replay_result res;
+        CU_ASSERT_TRUE_FATAL(replay_run(t[o], &ro, &res, &err));
+        shared[o] = res.end_ps;
+        CU_ASSERT_TRUE(res.ranks[r].slowed_ps > 0 || o == 0);
+        replay_result_clear(&res);
+    }
+    CU_ASSERT_TRUE(shared[1] < shared[0]);
+    for (int o = 0; o < 2; o++)
+        trace_free(t[o]);
+    /* memory: one microbatch's activations more, none with one microbatch */
+    double m0 = workload_memory_bytes(&w);
+    w.moe_ep_overlap = false;
+    double m1 = workload_memory_bytes(&w);
+    CU_ASSERT_TRUE(m0 > m1);
+    w.global_batch = 8;
+    double one0 = workload_memory_bytes(&w);
+    w.moe_ep_overlap = true;
+    ASSERT_REL(workload_memory_bytes(&w), one0, 1e-12);
+    w.global_batch = 16; /* two microbatches: twice the activations of one beside the states */
+    double two = workload_memory_bytes(&w);
+    ASSERT_REL(two - one0, m0 - m1, 1e-9);
+    /* refusals (Megatron-LM's rules, then what is not modelled) */
+    struct {
+        int pp, vpp, ep, mtp, zero;
+        bool sho, rec;
+        unsigned rc;
+        const char *msg;
+    } bad[] = {
+        {2, 1, 4, 0, 0, false, false, 0, "needs the interleaved schedule"},
+        {1, 1, 1, 0, 0, false, false, 0, "--ep above 1"},
+        {1, 1, 8, 0, 0, true, false, 0, "--moe-shared-expert-overlap"},
+        {1, 1, 8, 0, 0, false, false, WL_RC_MOE, "--recompute-modules moe"},
+        {1, 1, 8, 2, 0, false, false, 0, "at most one MTP layer"},
+        {1, 1, 8, 0, 0, false, true, 0, "full recomputation"},
+        {1, 1, 8, 0, 3, false, false, 0, "--zero 3"},
+    };
+    for (size_t k = 0; k < G_N_ELEMENTS(bad); k++) {
+        workload_spec b = w;
+        b.pp = bad[k].pp, b.vpp = bad[k].vpp, b.ep = bad[k].ep, b.mtp = bad[k].mtp, b.zero = bad[k].zero;
+        b.dp = 8 / b.pp, b.global_batch = 32;
+        b.moe_shared_overlap = bad[k].sho, b.recompute = bad[k].rec;
+        b.recompute_modules = bad[k].rc;
+        CU_ASSERT_FALSE(workload_spec_check(&b, &err));
+        CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, bad[k].msg) : NULL);
+        g_clear_error(&err);
+    }
+    /* interleaved 1F1B (pp 2, 2 chunks of 2 layers): stage 0 warms up 2 (pp - 1) + (V - 1) pp + 1 = 5
+     * chunk-microbatches (4 without), its first attention backward after 5 x 2 forwards and the first
+     * paired one's three kernels (4 x 2 + 2 without) */
+    workload_spec v = w;
+    v.m.layers = 8;
+    v.pp = 2, v.vpp = 2, v.dp = 4, v.ep = 4, v.global_batch = 16;
+    for (int o = 0; o < 2; o++) {
+        v.moe_ep_overlap = o;
+        CU_ASSERT_TRUE_FATAL(workload_spec_check(&v, &err));
+        trace *tv = workload_generate(&v, &g, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(tv);
+        g_autofree char *s = main_names(tv, 0);
+        const char *b = strstr(s, "attn_bwd");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        char *head = g_strndup(s, (gsize)(b - s));
+        CU_ASSERT_EQUAL(substr_count(head, "attn_fwd"), o ? 5 * 2 + 3 : 4 * 2 + 2);
+        g_free(head);
+        replay_opts ro = {.sys = &sys, .compute_scale = 1};
+        replay_result res;
+        CU_ASSERT_TRUE(replay_run(tv, &ro, &res, &err));
+        replay_result_clear(&res);
+        trace_free(tv);
+    }
+    topo_free(tp);
+}
+
 /* mem_bytes of rank r's first compute op named `name` */
 static double op_bytes(const trace *t, int r, const char *name)
 {
@@ -2530,6 +2742,7 @@ int main(void)
         {"/workload/attention-backend", test_workload_attention_backend},
         {"/workload/tp-comm-overlap", test_workload_tp_comm_overlap},
         {"/workload/moe-shared-expert-overlap", test_workload_moe_shared_overlap},
+        {"/workload/ep-overlap", test_workload_ep_overlap},
         {"/workload/fp8", test_workload_fp8},
         {"/workload/fp8-recipes", test_workload_fp8_recipes},
         {"/workload/moe-flex", test_workload_moe_flex},

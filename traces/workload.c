@@ -833,6 +833,30 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     if (w->moe_dispatcher == WL_MOE_FLEX && w->etp > 1)
         return LAYOUT("--moe-token-dispatcher-type flex is modelled with --etp 1: DeepEP's group is then the EP "
                       "group (Megatron-LM folds expert TP into it, sending each token to every ETP rank)");
+    if (w->moe_ep_overlap) { /* Megatron-LM's own rules (docs/workloads.md lists them), then what is not modelled */
+        if (!m->experts || w->ep < 2)
+            return LAYOUT("--overlap-moe-expert-parallel-comm needs an MoE model and --ep above 1: it hides the "
+                          "expert-parallel all-to-alls (Megatron-LM asserts EP > 1)");
+        if (w->pp > 1 && w->vpp < 2)
+            return LAYOUT("--overlap-moe-expert-parallel-comm with --pp %d needs the interleaved schedule "
+                          "(--schedule interleaved:V): Megatron-LM's combined 1F1B extends interleaved 1F1B and "
+                          "asserts virtual pipeline stages", w->pp);
+        if (w->moe_shared_overlap)
+            return VALUE("--overlap-moe-expert-parallel-comm with --moe-shared-expert-overlap: Megatron-LM asserts "
+                         "the shared expert's overlap off (the combined schedule runs it in the attention's node)");
+        if (rc & WL_RC_MOE)
+            return VALUE("--overlap-moe-expert-parallel-comm with --recompute-modules moe: Megatron-LM refuses it "
+                         "(the schedule already splits the MoE layer)");
+        if (w->mtp > 1)
+            return VALUE("--overlap-moe-expert-parallel-comm with --mtp-num-layers %d: Megatron-LM's schedule "
+                         "takes at most one MTP layer", w->mtp);
+        if (w->recompute)
+            return VALUE("--overlap-moe-expert-parallel-comm with full recomputation: Megatron-LM replays layer "
+                         "segments inside the combined schedule; not modelled here (selective recomputation is)");
+        if (w->zero == 3)
+            return VALUE("--overlap-moe-expert-parallel-comm with %s: not modelled (Megatron-FSDP's gathers "
+                         "inside the combined schedule)", w->fsdp ? "--fsdp" : "--zero 3");
+    }
     if (w->moe_dispatcher == WL_MOE_FLEX && w->moe_shared_overlap)
         return VALUE("--moe-shared-expert-overlap with --moe-token-dispatcher-type flex: Megatron-LM's flex "
                      "dispatcher raises NotImplementedError for the shared expert's overlap");
@@ -1291,12 +1315,13 @@ double workload_memory_bytes(const workload_spec *w)
         /* interleaved: stage s holds its warm-up + 1 chunk-microbatches, 2(p-s-1) + (V-1)p + 1
          * (at most mV), of its chunks' layers: for stage 0 with equal chunks p (1 + (p-1)/(pV))
          * microbatches' worth (Korthikanti et al. 2022); with uneven chunks each counted at its
-         * longest chunk (an upper bound). The busiest stage. */
+         * longest chunk (an upper bound). The busiest stage. Combined 1F1B (moe_ep_overlap) warms
+         * up one more. */
         int v = w->vpp;
         double most = 0;
         int ms = workload_mtp_stage(w);
         for (int st = 0; st < w->pp; st++) {
-            int64_t chunks = 2 * (w->pp - st - 1) + (int64_t)(v - 1) * w->pp + 1;
+            int64_t chunks = 2 * (w->pp - st - 1) + (int64_t)(v - 1) * w->pp + 1 + (w->moe_ep_overlap ? 1 : 0);
             if (chunks > mb * v)
                 chunks = mb * v;
             double states = 0, longest = 0;
@@ -1313,11 +1338,14 @@ double workload_memory_bytes(const workload_spec *w)
         return most + ub_bytes(w);
     }
     /* 1F1B: stage s holds min(pp - s, m) microbatches; the busiest stage (stage 0 when the
-     * stages are equal; with uneven stages a longer stage behind it can be busier) */
+     * stages are equal; with uneven stages a longer stage behind it can be busier). Combined 1F1B
+     * (moe_ep_overlap, pp 1) holds two: the next microbatch's forward is done before the last one's
+     * backward. */
     double most = 0;
     int ms = workload_mtp_stage(w);
     for (int st = 0; st < w->pp; st++) {
-        int first, n = workload_stage_layers(w, st, &first), inflight = (int)MIN(w->pp - st, mb);
+        int first, n = workload_stage_layers(w, st, &first);
+        int inflight = (int)MIN(w->pp - st + (w->moe_ep_overlap ? 1 : 0), mb);
         double bytes = states_bytes(w, first, n, workload_emb_matrices(w, st == 0, st == w->pp - 1, st == ms), st == ms) +
                        act_bytes(w, first, n, st == ms) * inflight;
         most = MAX(most, bytes);

@@ -152,6 +152,10 @@ typedef struct {
                                    * parallel backward as tp_async_bwd's */
     bool moe_shared_overlap;      /* Megatron-LM's --moe-shared-expert-overlap: the shared expert's
                                    * halves on their own stream beside the dispatch and combine */
+    bool moe_ep_overlap;          /* Megatron-LM's --overlap-moe-expert-parallel-comm ("combined 1F1B"):
+                                   * each steady-state step runs one microbatch's forward and another's
+                                   * backward layer by layer, their all-to-alls on a stream of their
+                                   * own beside the other's compute (workload_gen.c, docs/workloads.md) */
     bool grad_reduce_after;       /* DP gradients reduced once a model chunk's backward is done, in one
                                    * bucket (Megatron-LM without --overlap-grad-reduce, its default);
                                    * false: in buckets beside the backward (PyTorch DDP, Megatron-LM with it) */

@@ -75,6 +75,10 @@ typedef struct {
     gemm3 mtp_proj;
     /* an MoE layer's pre-MLP norm and its experts' activation (selective recomputation's pieces) */
     fb moe_norm, moe_act;
+    /* the routed experts' kernels (combined 1F1B runs them as kernels): MLP-in, MLP-out (FLOPs as the
+     * model's, over the capacity's tokens), the tokens' permutation and its reverse */
+    gemm3 moe_fc1, moe_fc2;
+    fb moe_perm;
     /* --tp-comm-overlap: the GEMMs over 1/tp of the tokens (a ring step) and 1/4 (a pipeline split) */
     gemm3 qkv_t, proj_t, fc1_t, fc2_t, proj_4, fc2_4;
     /* --moe-shared-expert-overlap: the shared expert (moe_sh_f/moe_sh_b) in halves, MLP-in and the
@@ -120,6 +124,9 @@ typedef struct {
     double pend, pend_e, pend_params, pend_e_params; /* gradient bytes, weight bytes of the open buckets */
     uint32_t last, prev_first;
     uint32_t sync_prev, rs_last; /* ZeRO-3 per parameter: the last gather's copies, reduce-scatter */
+    bool kernels;          /* emit the attention, the MLPs and the experts as their kernels, not one op a
+                            * part (combined 1F1B's nodes, whose kernels interleave with the other
+                            * microbatch's all-to-alls) */
     GArray *pg;            /* --overlap-param-gather: per item of the chunk's forward (embedding, layer
                             * groups, LM head), the gathers it waits for (dense, expert: 2 per item) */
 } gen;
@@ -465,10 +472,13 @@ static void costs_init(gen *G)
          * (workload_moe_capacity_scale); their FLOPs counted as the model's (Megatron-LM's count: topk) */
         double cap = workload_moe_capacity_scale(w);
         mlp_costs(&c->moe_exp_f, &c->moe_exp_b, G, LIN_LOCAL, (double)m->experts / w->ep, Tm * m->topk * w->etp * cap,
-                  m->expert_ffn, w->etp, NULL, &c->moe_act, NULL, NULL);
+                  m->expert_ffn, w->etp, &c->moe_fc1, &c->moe_act, &c->moe_fc2, NULL);
         c->moe_exp_f.flops /= cap;
         c->moe_exp_b.flops /= cap;
-        elem(&c->moe_exp_f, &c->moe_exp_b, G, 10 * Tm * h);
+        gemm3 *eg[2] = {&c->moe_fc1, &c->moe_fc2};
+        for (int k = 0; k < 2; k++)
+            eg[k]->f.flops /= cap, eg[k]->dg.flops /= cap, eg[k]->wg.flops /= cap;
+        elem_part(&c->moe_exp_f, &c->moe_exp_b, G, 10 * Tm * h, 0, &c->moe_perm);
     }
     elem(&c->emb_f, &c->emb_b, G, 4 * T * h);
     if (w->mtp > 0) { /* the lookup as the embedding's, the norms as the layers' (bf16: TENorm alone) */
@@ -828,7 +838,7 @@ static void attn_fwd(gen *G, const char *name, double f, double A)
 {
     const workload_spec *w = G->w;
     bool tpo = tp_overlap(G);
-    if (!tpo && (G->g_cp < 0 || w->cp_comm == WL_CP_ALLGATHER)) {
+    if (!tpo && (G->g_cp < 0 || w->cp_comm == WL_CP_ALLGATHER) && !G->kernels) {
         if (G->g_cp >= 0)
             coll(G, S_MAIN, COLL_ALL_GATHER, cp_kv_chunk(G, f) * w->cp, G->g_cp, "cp_ag_kv", NONE);
         compute(G, name, &G->c.attn_f, f);
@@ -858,7 +868,7 @@ static void attn_fwd(gen *G, const char *name, double f, double A)
 static void attn_bwd_body(gen *G, const char *name, const cost *body, double f)
 {
     const workload_spec *w = G->w;
-    if (G->g_cp < 0 || w->cp_comm == WL_CP_ALLGATHER) {
+    if ((G->g_cp < 0 || w->cp_comm == WL_CP_ALLGATHER) && !G->kernels) {
         compute(G, name, body, f);
         if (G->g_cp >= 0) /* the reduce-scatter of dK, dV (the whole sequence's) */
             coll(G, S_MAIN, COLL_REDUCE_SCATTER, cp_kv_chunk(G, f) * w->cp, G->g_cp, "cp_rs_dkv", NONE);
@@ -951,7 +961,12 @@ static void shared_fwd(gen *G, double f, const char *tag)
     if (sp)
         tp_gather(G, S_MAIN, A, AG_IN, "tp_ag_shared", NONE);
     g_snprintf(n, sizeof n, "%smoe_shared_fwd", tag);
-    compute(G, n, &G->c.moe_sh_f, f);
+    if (G->kernels) { /* MLP-in and the activation, MLP-out */
+        compute(G, n, &G->c.sh_f1, f);
+        compute(G, n, &G->c.sh_f2, f);
+    } else {
+        compute(G, n, &G->c.moe_sh_f, f);
+    }
     coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs_shared" : "tp_ar_shared", NONE);
 }
 
@@ -966,7 +981,12 @@ static void shared_bwd(gen *G, double f)
         return;
     if (sp)
         tp_gather(G, S_MAIN, A, AG_DY, "tp_ag_shared_bwd", NONE);
-    compute(G, "moe_shared_bwd", &G->c.moe_sh_b, f);
+    if (G->kernels) {
+        compute(G, "moe_shared_bwd", &G->c.sh_b1, f);
+        compute(G, "moe_shared_bwd", &G->c.sh_b2, f);
+    } else {
+        compute(G, "moe_shared_bwd", &G->c.moe_sh_b, f);
+    }
     coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs_shared_bwd" : "tp_ar_shared_bwd",
          NONE);
 }
@@ -1046,7 +1066,13 @@ static void block_fwd(gen *G, double f, bool moe, const char *tag)
         }
         if (sp)
             tp_gather(G, S_MAIN, A, AG_IN, "tp_ag", NONE);
-        compute(G, n, &G->c.mlp_f, f);
+        if (G->kernels) { /* the norm, MLP-in, the activation, MLP-out, dropout + residual */
+            const cost *k[] = {&G->c.mlp_norm.f, &G->c.fc1.f, &G->c.mlp_act.f, &G->c.fc2.f, &G->c.mlp_drop.f};
+            for (size_t i = 0; i < G_N_ELEMENTS(k); i++)
+                compute(G, n, k[i], f);
+        } else {
+            compute(G, n, &G->c.mlp_f, f);
+        }
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
         return;
     }
@@ -1789,12 +1815,14 @@ static void forward_begin(gen *G, int mb)
 }
 
 /* After the layers: the LM head (MTP layers) or the output's send, after
- * `out` (the layers' last op; NONE: the main stream's last). */
-static void forward_end(gen *G, int mb, uint32_t out)
+ * the main stream's last op, or `out` (the layers' last op) where this
+ * emits none on it; returns the send (NONE if none). */
+static uint32_t forward_end(gen *G, int mb, uint32_t out)
 {
     const workload_spec *w = G->w;
     bool lastst = chunk_last(G);
     int ng = group_count(G);
+    uint32_t before = G->last;
     fp8_amax(G, false);
     if (lastst || chunk_mtp(G))
         pg_wait(G, ng + 1, mb);
@@ -1808,9 +1836,10 @@ static void forward_end(gen *G, int mb, uint32_t out)
         compute(G, "lm_head_fwd", &G->c.head_f, 1);
         for (int j = 0; j < w->mtp; j++) /* each MTP layer's output through the final norm, LM head and loss */
             compute(G, "mtp_lm_head_fwd", &G->c.head_f, 1);
-    } else
-        p2p(G, S_SEND_NEXT, true, pp_next(G), hop_bytes(G, chunk_vs(G)), pp_tag(G, mb, chunk_after(G), false),
-            out != NONE ? out : G->last);
+        return NONE;
+    }
+    return p2p(G, S_SEND_NEXT, true, pp_next(G), hop_bytes(G, chunk_vs(G)), pp_tag(G, mb, chunk_after(G), false),
+               out != NONE && G->last == before ? out : G->last);
 }
 
 static void forward(gen *G, int mb)
@@ -1931,6 +1960,265 @@ static void backward(gen *G, int mb, bool reduce)
         group_grads(G, k, reduce);
     }
     backward_end(G, mb, reduce, NONE);
+}
+
+/* ---- combined 1F1B (--overlap-moe-expert-parallel-comm) ----
+ *
+ * Megatron-LM's combined 1F1B (docs/user-guide/features/moe_a2a_overlap.md;
+ * megatron/core/models/gpt/fine_grained_callables.py) runs each steady-state
+ * step's forward (microbatch i+1) and backward (microbatch i) together,
+ * layer by layer: forward layer j beside backward layer L-1-j. Each layer is
+ * four nodes: attn (attention, its TP traffic, the pre-MLP norm, the shared
+ * expert, the router) and mlp (the routed experts) on the compute stream,
+ * dispatch (the EP all-to-all, expert TP's gather) and combine (expert TP's
+ * reduce-scatter, the EP all-to-all) on a communication stream; a dense
+ * layer is one attn node. A pair is issued
+ *   F.attn, B.combine, F.dispatch, B.mlp, B.dispatch, F.mlp, F.combine, B.attn
+ * each node waiting (a CUDA event) for the node before it of its own
+ * microbatch, so one microbatch's all-to-alls run beside the other's
+ * compute. Here the compute nodes go on the main stream, the all-to-alls on
+ * S_A2A (flex's network half on S_A2A_NET), and a `chain` carries each
+ * microbatch's dependencies from node to node. */
+
+typedef struct {
+    uint32_t dep[8]; /* what the microbatch's next node waits for (its last communication node's ops) */
+    int n;
+    uint32_t lastc;  /* its last compute node's last op, NONE before the first */
+} chain;
+
+typedef struct {
+    int k, n;         /* layer group, layers */
+    bool moe, gfirst; /* its kind; the group's first block (its gradients follow its backward) */
+} blk;
+
+static void chain_add(chain *ch, uint32_t i)
+{
+    if (i != NONE && ch->n < (int)G_N_ELEMENTS(ch->dep))
+        ch->dep[ch->n++] = i;
+}
+
+/* The main stream's next op waits for the chain's pending ops. */
+static void chain_wait(gen *G, chain *ch)
+{
+    for (int i = 0; i < ch->n; i++)
+        wait_on(G, ch->dep[i]);
+    ch->n = 0;
+}
+
+/* Moves what the main stream's next op waits for into the chain. */
+static void chain_take(gen *G, chain *ch)
+{
+    for (guint k = 0; k < G->wait->len; k++)
+        chain_add(ch, g_array_index(G->wait, uint32_t, k));
+    g_array_set_size(G->wait, 0);
+}
+
+/* A collective of a communication node on `stream` after the chain's last
+ * compute op and pending ops (`in`); its id joins `out`. */
+static void node_coll(gen *G, int stream, coll_kind k, double bytes, int grp, const char *name, const chain *in,
+                      chain *out, int sms)
+{
+    uint32_t i = sms ? coll_sms(G, stream, k, bytes, grp, name, in->lastc, sms)
+                     : coll(G, stream, k, bytes, grp, name, in->lastc);
+    if (i == NONE)
+        return;
+    for (int d = 0; d < in->n; d++)
+        trace_op_dep(G->t, G->r, i, in->dep[d]);
+    chain_add(out, i);
+}
+
+/* The EP exchange of a communication node (ep_exchange's, on S_A2A and S_A2A_NET). */
+static void node_ep(gen *G, double f, double a2a, const char *name, const char *nvl, const char *net, const chain *in,
+                    chain *out)
+{
+    const workload_spec *w = G->w;
+    if (w->moe_dispatcher != WL_MOE_FLEX) {
+        node_coll(G, S_A2A, COLL_ALLTOALL, a2a, G->g_ep, name, in, out, 0);
+        return;
+    }
+    double tok = G->T / w->tp * w->m.hidden * 2 * f;
+    int sms = G->g_epl >= 0 && G->g_epn >= 0 ? DEEPEP_SMS / 2 : DEEPEP_SMS;
+    node_coll(G, S_A2A_NET, COLL_ALLTOALL, G->ep_ndom * tok * G->p_dom, G->g_epn, net, in, out, sms);
+    node_coll(G, S_A2A, COLL_ALLTOALL, G->ep_dom * G->ep_ndom * tok * G->p_gpu, G->g_epl, nvl, in, out, sms);
+}
+
+static double moe_a2a_bytes(const gen *G, double f)
+{
+    const workload_spec *w = G->w;
+    return G->T / w->tp * w->m.topk * w->m.hidden * 2 * f * workload_moe_capacity_scale(w);
+}
+
+/* The four communication nodes: the forward's dispatch and combine, the backward's combine and dispatch
+ * (in that order through the layer). */
+enum { N_DISPATCH, N_COMBINE, N_COMBINE_BWD, N_DISPATCH_BWD };
+static void comm_node(gen *G, const blk *b, chain *ch, int which)
+{
+    const workload_spec *w = G->w;
+    double f = b->n, a2a = moe_a2a_bytes(G, f), A = G->act * f;
+    chain in = *ch;
+    ch->n = 0;
+    switch (which) {
+    case N_DISPATCH:
+        node_ep(G, f, a2a, "ep_dispatch", "ep_dispatch_nvl", "ep_dispatch_net", &in, ch);
+        node_coll(G, S_A2A, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag", &in, ch, 0);
+        break;
+    case N_COMBINE:
+        node_coll(G, S_A2A, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs", &in, ch, 0);
+        node_ep(G, f, a2a, "ep_combine", "ep_combine_nvl", "ep_combine_net", &in, ch);
+        if (!w->sp)
+            node_coll(G, S_A2A, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_tokens", &in, ch, 0);
+        break;
+    case N_COMBINE_BWD:
+        if (!w->sp)
+            node_coll(G, S_A2A, COLL_REDUCE_SCATTER, A, G->g_tp, "tp_rs_tokens", &in, ch, 0);
+        node_ep(G, f, a2a, "ep_combine_bwd", "ep_combine_bwd_nvl", "ep_combine_bwd_net", &in, ch);
+        node_coll(G, S_A2A, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag_bwd", &in, ch, 0);
+        break;
+    default:
+        node_coll(G, S_A2A, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs_bwd", &in, ch, 0);
+        node_ep(G, f, a2a, "ep_dispatch_bwd", "ep_dispatch_bwd_nvl", "ep_dispatch_bwd_net", &in, ch);
+        break;
+    }
+}
+
+/* The forward's attn node (a dense block: the whole block) and mlp node. */
+static void fwd_attn_node(gen *G, const blk *b, chain *ch)
+{
+    chain_wait(G, ch);
+    if (!b->moe) {
+        block_fwd(G, b->n, false, "");
+    } else {
+        attn_block_fwd(G, b->n, "");
+        shared_fwd(G, b->n, "");
+        compute(G, "moe_router_fwd", &G->c.moe_pre_f, b->n);
+    }
+    ch->lastc = G->last;
+}
+
+static void fwd_mlp_node(gen *G, const blk *b, chain *ch)
+{
+    const cost *k[] = {&G->c.moe_perm.f, &G->c.moe_fc1.f, &G->c.moe_act.f, &G->c.moe_fc2.f};
+    chain_wait(G, ch);
+    for (size_t i = 0; i < G_N_ELEMENTS(k); i++)
+        compute(G, "moe_experts_fwd", k[i], b->n);
+    ch->lastc = G->last;
+}
+
+/* The backward's mlp node (selective recomputation's reruns first) and attn node (the router's, the
+ * shared expert's and the attention's backward; a dense block: its recomputation and whole backward). */
+static void bwd_mlp_node(gen *G, const blk *b, chain *ch)
+{
+    const cost *k[] = {&G->c.moe_fc2.dg, &G->c.moe_fc2.wg, &G->c.moe_act.b, &G->c.moe_fc1.dg, &G->c.moe_fc1.wg,
+                       &G->c.moe_perm.b};
+    recompute_sel(G, b->n, true);
+    chain_wait(G, ch);
+    for (size_t i = 0; i < G_N_ELEMENTS(k); i++)
+        compute(G, "moe_experts_bwd", k[i], b->n);
+    ch->lastc = G->last;
+}
+
+static void bwd_attn_node(gen *G, const blk *b, chain *ch)
+{
+    if (!b->moe)
+        recompute_sel(G, b->n, false);
+    chain_wait(G, ch);
+    if (!b->moe) {
+        block_bwd(G, b->n, false);
+    } else {
+        compute(G, "moe_router_bwd", &G->c.moe_pre_b, b->n);
+        shared_bwd(G, b->n);
+        attn_block_bwd(G, b->n);
+    }
+    ch->lastc = G->last;
+}
+
+/* The current chunk's blocks in forward order (group_blocks of each group); returns their count. */
+static int chunk_blocks(const gen *G, blk *out)
+{
+    int nb = 0;
+    for (int k = 0; k < group_count(G); k++) {
+        bool moe[2];
+        int n[2], c = group_blocks(G, k, moe, n);
+        for (int i = 0; i < c; i++)
+            out[nb++] = (blk){.k = k, .n = n[i], .moe = moe[i], .gfirst = i == 0};
+    }
+    return nb;
+}
+
+/* A combined step: the forward of microbatch fmb through chunk fc beside
+ * the backward of bmb through chunk bc (reduce as backward's), each
+ * microbatch's begin and end as forward's and backward's (their pipeline
+ * transfers, embedding, LM head), the layers paired, forward j with
+ * backward n-1-j; where one chunk has more blocks, its extra ones run alone
+ * through the same nodes. */
+static void pair_step(gen *G, int fmb, int fc, int bmb, int bc, bool reduce)
+{
+    chain F = {.lastc = NONE}, B = {.lastc = NONE};
+    uint32_t before;
+    G->chunk = fc;
+    before = G->last;
+    forward_begin(G, fmb);
+    chain_take(G, &F); /* (with what the step before left) */
+    if (G->last != before)
+        F.lastc = G->last;
+    G->chunk = bc;
+    before = G->last;
+    backward_begin(G, bmb, reduce);
+    chain_take(G, &B);
+    if (G->last != before)
+        B.lastc = G->last;
+    G->chunk = fc;
+    int ngf = group_count(G);
+    blk *fb = g_new(blk, 2 * ngf);
+    int nf = chunk_blocks(G, fb);
+    G->chunk = bc;
+    blk *bb = g_new(blk, 2 * group_count(G));
+    int nb = chunk_blocks(G, bb);
+    G->kernels = true;
+    for (int i = 0; i < MAX(nf, nb); i++) {
+        const blk *f = i < nf ? &fb[i] : NULL, *b = i < nb ? &bb[nb - 1 - i] : NULL;
+        G->chunk = fc;
+        if (f) {
+            if (f->gfirst)
+                pg_wait(G, f->k + 1, fmb);
+            fwd_attn_node(G, f, &F);
+        }
+        G->chunk = bc;
+        if (b && b->moe)
+            comm_node(G, b, &B, N_COMBINE_BWD);
+        G->chunk = fc;
+        if (f && f->moe)
+            comm_node(G, f, &F, N_DISPATCH);
+        G->chunk = bc;
+        if (b && b->moe) {
+            bwd_mlp_node(G, b, &B);
+            comm_node(G, b, &B, N_DISPATCH_BWD);
+        }
+        G->chunk = fc;
+        if (f && f->moe) {
+            fwd_mlp_node(G, f, &F);
+            comm_node(G, f, &F, N_COMBINE);
+        }
+        G->chunk = bc;
+        if (b) {
+            bwd_attn_node(G, b, &B);
+            if (b->gfirst)
+                group_grads(G, b->k, reduce);
+        }
+    }
+    G->kernels = false;
+    g_free(fb);
+    g_free(bb);
+    /* the forward's end after its last node (its output's send beside the backward's last attn node) */
+    G->chunk = fc;
+    chain last = F;
+    chain_wait(G, &F);
+    uint32_t send = forward_end(G, fmb, last.lastc);
+    for (int d = 0; send != NONE && d < last.n; d++)
+        trace_op_dep(G->t, G->r, send, last.dep[d]);
+    g_array_set_size(G->wait, 0); /* not left for the backward's ops */
+    G->chunk = bc;
+    backward_end(G, bmb, reduce, B.lastc);
 }
 
 /* ---- the step ---- */
@@ -2101,6 +2389,14 @@ static void rank_step(gen *G)
     if (warm > G->mbs)
         warm = G->mbs;
     bool every = w->zero == 2;
+    if (w->moe_ep_overlap && w->pp == 1 && G->mbs > 1) { /* combined 1F1B: F0, F1+B0, ..., B(m-1) */
+        forward(G, 0);
+        for (int j = 1; j < G->mbs; j++)
+            pair_step(G, j, 0, j - 1, 0, every);
+        backward(G, G->mbs - 1, true);
+        finish(G);
+        return;
+    }
     for (int j = 0; j < warm; j++)
         forward(G, j);
     for (int j = 0; j < G->mbs - warm; j++) {
@@ -2132,15 +2428,24 @@ static int virtual_mb(gen *G, int k, bool fwd)
 static void rank_step_interleaved(gen *G)
 {
     const workload_spec *w = G->w;
-    int total = G->mbs * G->V, warm = 2 * (w->pp - G->pp_i - 1) + (G->V - 1) * w->pp;
+    /* combined 1F1B (--overlap-moe-expert-parallel-comm) warms up one more, so that a step's forward and
+     * backward are independent even on the last stage, and runs them paired (pair_step) */
+    int total = G->mbs * G->V, warm = 2 * (w->pp - G->pp_i - 1) + (G->V - 1) * w->pp + (w->moe_ep_overlap ? 1 : 0);
     if (warm > total)
         warm = total;
     bool every = w->zero == 2;
     for (int k = 0; k < warm; k++)
         forward(G, virtual_mb(G, k, true));
     for (int k = 0; k < total - warm; k++) {
-        forward(G, virtual_mb(G, warm + k, true));
+        int fmb = virtual_mb(G, warm + k, true), fc = G->chunk;
         int mb = virtual_mb(G, k, false);
+        if (w->moe_ep_overlap) {
+            pair_step(G, fmb, fc, mb, G->chunk, every || mb == G->mbs - 1);
+            continue;
+        }
+        G->chunk = fc;
+        forward(G, fmb);
+        mb = virtual_mb(G, k, false);
         backward(G, mb, every || mb == G->mbs - 1);
     }
     for (int k = total - warm; k < total; k++) {
