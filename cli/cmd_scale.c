@@ -472,6 +472,8 @@ static void print_results(const result *R, int n, const char *fmt)
                 printf(", \"mtp_num_layers\": %d", w->mtp);
             if (w->moe_ep_overlap)
                 printf(", \"overlap_moe_expert_parallel_comm\": true");
+            if (w->delay_wgrad)
+                printf(", \"delay_wgrad_compute\": true");
             if (w->recompute_modules) {
                 char rcm[128];
                 printf(", \"recompute_granularity\": \"selective\", \"recompute_modules\": \"%s\"",
@@ -952,7 +954,8 @@ static int run_scale(wl_opts *o, scale_cli *c)
             if (R[0].w.moe_shared_overlap)
                 printf(", shared expert beside the all-to-alls");
             if (R[0].w.moe_ep_overlap)
-                printf(", combined 1F1B (all-to-alls beside the paired microbatch's compute)");
+                printf(", combined 1F1B (all-to-alls beside the paired microbatch's compute%s)",
+                       R[0].w.delay_wgrad ? ", weight gradients delayed" : "");
             if (R[0].w.overlap_param_gather)
                 printf(", parameter gathers overlapped with the forward");
             if (R[0].w.grad_reduce_after)

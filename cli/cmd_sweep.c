@@ -488,7 +488,7 @@ static const char *const scale_params[] = {
     "pipeline_model_parallel_layout", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
     "recompute_method", "recompute_num_layers", "num_virtual_stages_per_pipeline_rank",
     "num_layers_per_virtual_pipeline_stage", "no_overlap_grad_reduce", "attention_backend",
-    "overlap_moe_expert_parallel_comm", NULL,
+    "overlap_moe_expert_parallel_comm", "delay_wgrad_compute", NULL,
 };
 
 enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE, S_MEM };
@@ -553,7 +553,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.rc_method = (char *)sweep_point_get(p, "recompute_method");                 /* uniform, block */
     o.sets = p->sets[0] ? p->sets : NULL;
     bool sp = false, rc = false, gated = false, opg = false, tpa = false, tco = false, mso = false, fpg = false,
-         mgb = false, pad = false, ae = false, al = false, nog = false, meo = false; /* "yes", "true" were off */
+         mgb = false, pad = false, ae = false, al = false, nog = false, meo = false, dwg = false; /* "yes": off */
     if (!point_on_off(p, "sp", &sp, err) || !point_on_off(p, "recompute", &rc, err) ||
         !point_on_off(p, "gated", &gated, err) || !point_on_off(p, "overlap_param_gather", &opg, err) ||
         !point_on_off(p, "tp_async_bwd", &tpa, err) || !point_on_off(p, "tp_comm_overlap", &tco, err) ||
@@ -563,9 +563,11 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
         !point_on_off(p, "account_for_embedding_in_pipeline_split", &ae, err) ||
         !point_on_off(p, "account_for_loss_in_pipeline_split", &al, err) ||
         !point_on_off(p, "no_overlap_grad_reduce", &nog, err) ||
-        !point_on_off(p, "overlap_moe_expert_parallel_comm", &meo, err))
+        !point_on_off(p, "overlap_moe_expert_parallel_comm", &meo, err) ||
+        !point_on_off(p, "delay_wgrad_compute", &dwg, err))
         return false;
     o.moe_ep_overlap = meo;
+    o.delay_wgrad = dwg;
     o.no_overlap_grad = nog;
     o.acct_emb = ae;
     o.acct_loss = al;

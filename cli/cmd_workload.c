@@ -120,6 +120,9 @@ static int run(wl_opts *o, const char *out)
             print_stages(&w);
         else if (w.pp > 1)
             printf(", 1F1B");
+        if (w.moe_ep_overlap)
+            printf(", combined 1F1B (forward and backward paired by layer, the all-to-alls beside the other's "
+                   "compute%s)", w.delay_wgrad ? ", weight gradients delayed" : "");
         printf("\n");
         printf("model FLOPs per step %.4g (%.4g per GPU); memory estimate of the busiest GPU %.1f GiB of %.0f\n", flops,
                flops / w.gpus, workload_memory_bytes(&w) / 1073741824.0, g.spec.mem_bytes / 1073741824.0);

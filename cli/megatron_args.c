@@ -57,6 +57,7 @@ static const struct {
     {"--moe-pad-expert-input-to-capacity", "--moe-pad-expert-input-to-capacity", M_FLAG},
     {"--moe-shared-expert-overlap", "--moe-shared-expert-overlap", M_FLAG},
     {"--overlap-moe-expert-parallel-comm", "--overlap-moe-expert-parallel-comm", M_FLAG},
+    {"--delay-wgrad-compute", "--delay-wgrad-compute", M_FLAG},
     {"--q-lora-rank", "--q-lora-rank", M_VALUE},
     {"--kv-lora-rank", "--kv-lora-rank", M_VALUE},
     {"--qk-head-dim", "--qk-head-dim", M_VALUE},
@@ -107,7 +108,7 @@ static const struct {
 static const char *const unmodelled[] = {
     "--cpu-offloading", "--moe-router-load-balancing-type", "--moe-aux-loss-coeff", "--distribute-saved-activations",
     "--fine-grained-activation-offloading", "--offload-modules",
-    "--delay-wgrad-compute", "--moe-router-padding-for-fp8", "--fp8-param", "--use-precision-aware-optimizer",
+    "--moe-router-padding-for-fp8", "--fp8-param", "--use-precision-aware-optimizer",
     "--optimizer-cpu-offload", "--moe-paged-stash",
 };
 

@@ -240,6 +240,10 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "MoE with EP: combined 1F1B, each step's forward and backward run layer by layer together, one's "
          "all-to-alls beside the other's compute (Megatron-LM's flag; pp > 1 needs --schedule interleaved:V)",
          NULL},
+        {"delay-wgrad-compute", 0, 0, G_OPTION_ARG_NONE, &o->delay_wgrad,
+         "with --overlap-moe-expert-parallel-comm: the paired backward's weight-gradient GEMMs after its dispatch "
+         "all-to-all is issued (the MLP's) and after its attention (Megatron-LM's flag)",
+         NULL},
         {"no-overlap-grad-reduce", 0, 0, G_OPTION_ARG_NONE, &o->no_overlap_grad,
          "DP: reduce a model chunk's gradients in one bucket after its backward, not in buckets beside it "
          "(Megatron-LM's default without --overlap-grad-reduce)", NULL},
@@ -507,6 +511,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
     w->mxfp8_grad_buf = o->mxfp8_grad_buf;
     w->moe_shared_overlap = o->moe_shared_overlap;
     w->moe_ep_overlap = o->moe_ep_overlap;
+    w->delay_wgrad = o->delay_wgrad;
     w->mtp = o->mtp;
     if (o->capacity) {
         char *end;

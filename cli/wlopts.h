@@ -27,7 +27,7 @@ typedef struct {
     gint rc_layers;              /* --recompute-num-layers */
     gint vstages, vstage_layers; /* --num-virtual-stages-per-pipeline-rank, --num-layers-per-virtual-pipeline-stage */
     gboolean sp, fsdp, zero3_per_param, recompute, grad_fp32, gated, overlap_param_gather, tp_async_bwd, tp_comm_overlap, fp8_param_gather, mxfp8_grad_buf,
-        moe_shared_overlap, moe_ep_overlap, pad_capacity, acct_emb, acct_loss, no_overlap_grad;
+        moe_shared_overlap, moe_ep_overlap, delay_wgrad, pad_capacity, acct_emb, acct_loss, no_overlap_grad;
     gboolean by_name;            /* wl_step_run fills wl_step.by_name (not an option of the group) */
     char *timeline;              /* wl_step_run writes the step's Perfetto timeline here, replaying every
                                   * chunk (exact); not an option of the group, not freed by wl_opts_clear */

@@ -1991,7 +1991,9 @@ static bool waits_for(const trace *t, int r, guint i, const char *prefix)
  * each pair of MoE layers (2 such pairs of the 4 a step, 3 steps), the paired nodes as their kernels
  * (the experts' 4 forward, 6 backward; the attention's 3; the shared expert's 2); each dispatch waits
  * for its router, each experts' node for an exchange; the replayed step shorter, with and without SMs
- * shared; one microbatch more in memory (none with one microbatch); Megatron-LM's refusals;
+ * shared; with --delay-wgrad-compute the weight gradients after the dispatch (the MLP's) and the
+ * attention's backward (the attention's and the shared expert's; the first layer's after the send), the
+ * step not longer; one microbatch more in memory (none with one microbatch); Megatron-LM's refusals;
  * interleaved: one more warm-up forward. */
 static void test_workload_ep_overlap(void)
 {
@@ -2051,12 +2053,12 @@ static void test_workload_ep_overlap(void)
     const char *f0 = strstr(seq0, "lm_head_fwd");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f0);
     CU_ASSERT_EQUAL(strncmp(seq, seq0, (size_t)(f0 - seq0)), 0);
-    /* a paired step: F's embedding, B's LM head, then F.attn of the dense layer (attention and MLP)
-     * beside B's last layer, then F's first MoE layer beside B's third */
+    /* a paired step: F's embedding, B's LM head, then the dense layer's attention and MLP nodes beside
+     * B's last layer, then F's first MoE layer beside B's third */
     GString *st = g_string_new("lm_head_fwd embedding_fwd lm_head_bwd ");
     seq_add(st, "attn_fwd", 3);
-    seq_add(st, "mlp_fwd", 5);
     seq_add(st, "moe_experts_bwd", 6);
+    seq_add(st, "mlp_fwd", 5);
     seq_add(st, "moe_router_bwd", 1);
     seq_add(st, "moe_shared_bwd", 2);
     seq_add(st, "attn_bwd", 3);
@@ -2080,6 +2082,58 @@ static void test_workload_ep_overlap(void)
         replay_result_clear(&res);
     }
     CU_ASSERT_TRUE(shared[1] < shared[0]);
+    /* --delay-wgrad-compute: the same compute by kind; the backward's dispatch all-to-all issued after the
+     * experts' input gradients, their 2 weight-gradient GEMMs after it; the attention's and the shared
+     * expert's weight gradients after the attention's backward (the first layer's after the embedding's
+     * backward, beside the send); the step not longer */
+    w.delay_wgrad = true;
+    CU_ASSERT_TRUE_FATAL(workload_spec_check(&w, &err));
+    trace *td = workload_generate(&w, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(td);
+    ASSERT_REL(rank_flops(td, r), rank_flops(t[0], r), 1e-12);
+    for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++)
+        CU_ASSERT(llabs(compute_ps(td, r, kinds[k]) - compute_ps(t[0], r, kinds[k])) <= 200);
+    for (int d = 0; d < 2; d++) { /* without, with: the experts' kernels after the dispatch's backward's dependency */
+        const trace *tt = d ? td : t[1];
+        int paired = 0, ok = 0;
+        for (guint i = 0; i < tt->ranks[r].ops->len; i++) {
+            const trace_op *o = &g_array_index(tt->ranks[r].ops, trace_op, i);
+            if (o->kind != TOP_COLL || strcmp(o->name, "ep_dispatch_bwd") || o->stream == 0)
+                continue;
+            paired++;
+            uint32_t dep = g_array_index(o->deps, uint32_t, 0);
+            int after = 0;
+            for (guint j = dep + 1; j < tt->ranks[r].ops->len; j++) {
+                const trace_op *q = &g_array_index(tt->ranks[r].ops, trace_op, j);
+                if (q->kind == TOP_COMPUTE && q->stream == 0 && !strcmp(q->name, "moe_experts_bwd"))
+                    after++;
+                if (q->kind == TOP_COMPUTE && q->stream == 0 && g_str_has_suffix(q->name, "_fwd")) /* F.mlp */
+                    break;
+            }
+            ok += after == (d ? 2 : 0);
+        }
+        CU_ASSERT_EQUAL(paired, 3 * 3);
+        CU_ASSERT_EQUAL(ok, 3 * 3);
+    }
+    g_autofree char *seqd = main_names(td, r);
+    GString *dw = g_string_new("moe_router_bwd ");
+    seq_add(dw, "moe_shared_bwd", 3);
+    seq_add(dw, "attn_bwd", 3);
+    seq_add(dw, "moe_shared_bwd", 2);
+    seq_add(dw, "attn_bwd", 2);
+    CU_ASSERT_EQUAL(substr_count(seqd, dw->str), 3 * 3);
+    g_string_free(dw, TRUE);
+    CU_ASSERT_EQUAL(substr_count(seqd, "embedding_bwd attn_bwd attn_bwd "), 3);
+    CU_ASSERT_EQUAL(substr_count(seq, "embedding_bwd attn_bwd "), 0);
+    {
+        replay_opts ro = {.sys = &sys, .compute_scale = 1, .gpu_sms = g.spec.sms, .sm_penalty = g.comm_penalty};
+        replay_result res;
+        CU_ASSERT_TRUE_FATAL(replay_run(td, &ro, &res, &err));
+        CU_ASSERT_TRUE(res.end_ps <= shared[1]);
+        replay_result_clear(&res);
+    }
+    trace_free(td);
+    w.delay_wgrad = false;
     for (int o = 0; o < 2; o++)
         trace_free(t[o]);
     /* memory: one microbatch's activations more, none with one microbatch */
@@ -2108,6 +2162,7 @@ static void test_workload_ep_overlap(void)
         {1, 1, 8, 2, 0, false, false, 0, "at most one MTP layer"},
         {1, 1, 8, 0, 0, false, true, 0, "full recomputation"},
         {1, 1, 8, 0, 3, false, false, 0, "--zero 3"},
+        {1, 1, 8, 0, 0, false, false, 0, "needs --overlap-moe-expert-parallel-comm"},
     };
     for (size_t k = 0; k < G_N_ELEMENTS(bad); k++) {
         workload_spec b = w;
@@ -2115,6 +2170,8 @@ static void test_workload_ep_overlap(void)
         b.dp = 8 / b.pp, b.global_batch = 32;
         b.moe_shared_overlap = bad[k].sho, b.recompute = bad[k].rec;
         b.recompute_modules = bad[k].rc;
+        if (k == G_N_ELEMENTS(bad) - 1) /* --delay-wgrad-compute without the overlap */
+            b.moe_ep_overlap = false, b.delay_wgrad = true;
         CU_ASSERT_FALSE(workload_spec_check(&b, &err));
         CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, bad[k].msg) : NULL);
         g_clear_error(&err);

@@ -833,6 +833,12 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     if (w->moe_dispatcher == WL_MOE_FLEX && w->etp > 1)
         return LAYOUT("--moe-token-dispatcher-type flex is modelled with --etp 1: DeepEP's group is then the EP "
                       "group (Megatron-LM folds expert TP into it, sending each token to every ETP rank)");
+    if (w->delay_wgrad && !w->moe_ep_overlap)
+        return VALUE("--delay-wgrad-compute needs --overlap-moe-expert-parallel-comm (Megatron-LM's rule: it "
+                     "moves the weight gradients within that schedule)");
+    if (w->delay_wgrad && w->tp_comm_overlap)
+        return VALUE("--delay-wgrad-compute with --tp-comm-overlap: not modelled (Transformer Engine's overlapped "
+                     "GEMMs are not split into their input and weight gradients here)");
     if (w->moe_ep_overlap) { /* Megatron-LM's own rules (docs/workloads.md lists them), then what is not modelled */
         if (!m->experts || w->ep < 2)
             return LAYOUT("--overlap-moe-expert-parallel-comm needs an MoE model and --ep above 1: it hides the "

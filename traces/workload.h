@@ -156,6 +156,9 @@ typedef struct {
                                    * each steady-state step runs one microbatch's forward and another's
                                    * backward layer by layer, their all-to-alls on a stream of their
                                    * own beside the other's compute (workload_gen.c, docs/workloads.md) */
+    bool delay_wgrad;             /* Megatron-LM's --delay-wgrad-compute (with moe_ep_overlap): the paired
+                                   * backward's weight-gradient GEMMs run after its dispatch's all-to-all
+                                   * is issued (the MLP's) or after its attention (the attention's) */
     bool grad_reduce_after;       /* DP gradients reduced once a model chunk's backward is done, in one
                                    * bucket (Megatron-LM without --overlap-grad-reduce, its default);
                                    * false: in buckets beside the backward (PyTorch DDP, Megatron-LM with it) */

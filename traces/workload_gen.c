@@ -1,6 +1,7 @@
 /* traces/workload_gen.c - builds the trace of one training step from a
  * workload_spec (workload.h): per rank, per microbatch (and model chunk),
- * the 1F1B or interleaved-1F1B order of forward and backward passes, each
+ * the 1F1B or interleaved-1F1B order of forward and backward passes (with
+ * --overlap-moe-expert-parallel-comm their steady state paired, pair_step), each
  * layer's compute ops (timed by models/compute) with its TP / CP / EP
  * collectives on the compute stream, PP sends and receives on their own
  * streams, DP gradient buckets (or ZeRO-3 gathers and reduce-scatters) on
@@ -84,6 +85,8 @@ typedef struct {
     /* --moe-shared-expert-overlap: the shared expert (moe_sh_f/moe_sh_b) in halves, MLP-in and the
      * activation (f1; backward b2 of MLP-in), MLP-out (f2; backward b1 with the activation's) */
     cost sh_f1, sh_f2, sh_b1, sh_b2;
+    gemm3 sh_in, sh_out; /* ... and its GEMMs apart (--delay-wgrad-compute holds their weight gradients) */
+    fb sh_act;
     /* context parallelism other than allgather: attn_f, attn_b in three parts, the attention (flash)
      * kernel between the layer norm + QKV (pre) and the output projection + dropout (post); under p2p
      * the attention runs as cp kernels of one K, V chunk each (step_f, step_b); under a2a+p2p as cp/A
@@ -127,6 +130,8 @@ typedef struct {
     bool kernels;          /* emit the attention, the MLPs and the experts as their kernels, not one op a
                             * part (combined 1F1B's nodes, whose kernels interleave with the other
                             * microbatch's all-to-alls) */
+    bool delay;            /* ... and hold their weight-gradient GEMMs back (--delay-wgrad-compute) */
+    GArray *dwq;           /* the held ones (held_k), run by dw_flush */
     GArray *pg;            /* --overlap-param-gather: per item of the chunk's forward (embedding, layer
                             * groups, LM head), the gathers it waits for (dense, expert: 2 per item) */
 } gen;
@@ -458,6 +463,7 @@ static void costs_init(gen *G)
             gemm3 in, out;
             fb act;
             mlp_costs(&c->moe_sh_f, &c->moe_sh_b, G, LIN_COL, 1, T, m->shared_ffn, t, &in, &act, &out, NULL);
+            c->sh_in = in, c->sh_out = out, c->sh_act = act;
             c->sh_f1 = cost_sum(&in.f, &act.f);
             c->sh_f2 = out.f;
             c->sh_b1 = cost_sum3(&out.dg, &out.wg, &act.b);
@@ -521,6 +527,32 @@ static uint32_t compute_on(gen *G, int stream, const char *name, const cost *c, 
 static void compute(gen *G, const char *name, const cost *c, double mult)
 {
     compute_on(G, S_MAIN, name, c, mult, NONE);
+}
+
+/* A weight-gradient GEMM: run now, or held until dw_flush under --delay-wgrad-compute (G->delay). */
+typedef struct {
+    const char *name;
+    cost c;
+    double mult;
+} held_k;
+
+static void wgrad(gen *G, const char *name, const cost *c, double mult)
+{
+    if (!G->delay) {
+        compute(G, name, c, mult);
+        return;
+    }
+    held_k h = {name, *c, mult};
+    g_array_append_val(G->dwq, h);
+}
+
+static void dw_flush(gen *G)
+{
+    for (guint i = 0; i < G->dwq->len; i++) {
+        const held_k *h = &g_array_index(G->dwq, held_k, i);
+        compute(G, h->name, &h->c, h->mult);
+    }
+    g_array_set_size(G->dwq, 0);
 }
 
 /* A collective of `bytes` (nccl-tests size) over group g; nothing if g < 0. */
@@ -981,7 +1013,13 @@ static void shared_bwd(gen *G, double f)
         return;
     if (sp)
         tp_gather(G, S_MAIN, A, AG_DY, "tp_ag_shared_bwd", NONE);
-    if (G->kernels) {
+    if (G->delay) { /* MLP-out's input gradient, the activation's, MLP-in's; the weight gradients held */
+        compute(G, "moe_shared_bwd", &G->c.sh_out.dg, f);
+        wgrad(G, "moe_shared_bwd", &G->c.sh_out.wg, f);
+        compute(G, "moe_shared_bwd", &G->c.sh_act.b, f);
+        compute(G, "moe_shared_bwd", &G->c.sh_in.dg, f);
+        wgrad(G, "moe_shared_bwd", &G->c.sh_in.wg, f);
+    } else if (G->kernels) {
         compute(G, "moe_shared_bwd", &G->c.sh_b1, f);
         compute(G, "moe_shared_bwd", &G->c.sh_b2, f);
     } else {
@@ -1050,33 +1088,38 @@ static void attn_block_fwd(gen *G, double f, const char *tag)
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
 }
 
-/* The forward of f layers (a layer group; an MTP layer) of one kind. */
-static void block_fwd(gen *G, double f, bool moe, const char *tag)
+/* The dense MLP block of f layers with its TP traffic. */
+static void dense_mlp_fwd(gen *G, double f, const char *tag)
 {
     const workload_spec *w = G->w;
     double A = G->act * f;
-    bool sp = w->sp, tpo = tp_overlap(G);
+    bool sp = w->sp;
     char n[64];
-    attn_block_fwd(G, f, tag);
-    if (!moe) {
-        g_snprintf(n, sizeof n, "%smlp_fwd", tag);
-        if (tpo) {
-            mlp_fwd_tpo(G, n, f, A);
-            return;
-        }
-        if (sp)
-            tp_gather(G, S_MAIN, A, AG_IN, "tp_ag", NONE);
-        if (G->kernels) { /* the norm, MLP-in, the activation, MLP-out, dropout + residual */
-            const cost *k[] = {&G->c.mlp_norm.f, &G->c.fc1.f, &G->c.mlp_act.f, &G->c.fc2.f, &G->c.mlp_drop.f};
-            for (size_t i = 0; i < G_N_ELEMENTS(k); i++)
-                compute(G, n, k[i], f);
-        } else {
-            compute(G, n, &G->c.mlp_f, f);
-        }
-        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+    g_snprintf(n, sizeof n, "%smlp_fwd", tag);
+    if (tp_overlap(G)) {
+        mlp_fwd_tpo(G, n, f, A);
         return;
     }
-    moe_fwd(G, f, tag, &G->c.moe_pre_f);
+    if (sp)
+        tp_gather(G, S_MAIN, A, AG_IN, "tp_ag", NONE);
+    if (G->kernels) { /* the norm, MLP-in, the activation, MLP-out, dropout + residual */
+        const cost *k[] = {&G->c.mlp_norm.f, &G->c.fc1.f, &G->c.mlp_act.f, &G->c.fc2.f, &G->c.mlp_drop.f};
+        for (size_t i = 0; i < G_N_ELEMENTS(k); i++)
+            compute(G, n, k[i], f);
+    } else {
+        compute(G, n, &G->c.mlp_f, f);
+    }
+    coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+}
+
+/* The forward of f layers (a layer group; an MTP layer) of one kind. */
+static void block_fwd(gen *G, double f, bool moe, const char *tag)
+{
+    attn_block_fwd(G, f, tag);
+    if (!moe)
+        dense_mlp_fwd(G, f, tag);
+    else
+        moe_fwd(G, f, tag, &G->c.moe_pre_f);
 }
 
 /* The backward of a part ending in a column-parallel layer (QKV, or the MLP
@@ -1119,26 +1162,65 @@ static void column_bwd(gen *G, const char *name, const cost *all, const cost *dg
 static void attn_block_bwd(gen *G, double f)
 {
     double A = G->act * f;
+    bool sp = G->w->sp;
     if (tp_overlap(G)) {
         attn_bwd_tpo(G, f, A);
         return;
     }
-    if (G->w->sp)
+    if (sp)
         tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
+    if (G->delay) { /* dropout and the projection's input gradient, the attention, the rest: the projection's,
+                     * QKV's (MLA: the up and down projections') weight gradients held */
+        cost post, pre, tmp;
+        cost_sub(&post, &G->c.post_b, &G->c.proj.wg);
+        cost_sub(&tmp, &G->c.pre_b, &G->c.qkv.wg);
+        cost_sub(&pre, &tmp, &G->c.down.wg);
+        compute(G, "attn_bwd", &post, f);
+        wgrad(G, "attn_bwd", &G->c.proj.wg, f);
+        attn_core(G, "attn_bwd", f, true);
+        compute(G, "attn_bwd", &pre, f);
+        wgrad(G, "attn_bwd", &G->c.qkv.wg, f);
+        if (G->w->m.kv_lora > 0)
+            wgrad(G, "attn_bwd", &G->c.down.wg, f);
+        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, G->act_in * f, G->g_tp, sp ? "tp_rs" : "tp_ar",
+             NONE);
+        return;
+    }
     column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv.dg, &G->c.qkv.wg, f, G->act_in * f, true);
+}
+
+/* The dense MLP block's backward of f layers with its TP traffic. */
+static void dense_mlp_bwd(gen *G, double f)
+{
+    double A = G->act * f;
+    bool sp = G->w->sp;
+    if (tp_overlap(G)) {
+        mlp_bwd_tpo(G, f, A);
+        return;
+    }
+    if (sp)
+        tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
+    if (G->delay) { /* its kernels, the GEMMs' weight gradients held */
+        compute(G, "mlp_bwd", &G->c.mlp_drop.b, f);
+        compute(G, "mlp_bwd", &G->c.fc2.dg, f);
+        wgrad(G, "mlp_bwd", &G->c.fc2.wg, f);
+        compute(G, "mlp_bwd", &G->c.mlp_act.b, f);
+        compute(G, "mlp_bwd", &G->c.fc1.dg, f);
+        wgrad(G, "mlp_bwd", &G->c.fc1.wg, f);
+        compute(G, "mlp_bwd", &G->c.mlp_norm.b, f);
+        coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
+        return;
+    }
+    column_bwd(G, "mlp_bwd", &G->c.mlp_b, &G->c.fc1.dg, &G->c.fc1.wg, f, A, false);
 }
 
 static void block_bwd(gen *G, double f, bool moe)
 {
     const workload_spec *w = G->w;
     double A = G->act * f;
-    bool sp = w->sp, tpo = tp_overlap(G);
-    if (!moe && tpo) {
-        mlp_bwd_tpo(G, f, A);
-    } else if (!moe) {
-        if (sp)
-            tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
-        column_bwd(G, "mlp_bwd", &G->c.mlp_b, &G->c.fc1.dg, &G->c.fc1.wg, f, A, false);
+    bool sp = w->sp;
+    if (!moe) {
+        dense_mlp_bwd(G, f);
     } else {
         double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f * workload_moe_capacity_scale(w);
         bool sho = w->moe_shared_overlap && w->m.shared_ffn;
@@ -1918,8 +2000,9 @@ static void group_grads(gen *G, int k, bool reduce)
 }
 
 /* After the layers: the embedding's backward or the input gradient's send,
- * after `out` (NONE: the main stream's last op), the buckets flushed. */
-static void backward_end(gen *G, int mb, bool reduce, uint32_t out)
+ * after `out` (NONE: the main stream's last op); then (backward_flush) the
+ * buckets flushed. */
+static void backward_send(gen *G, int mb, bool reduce, uint32_t out)
 {
     const workload_spec *w = G->w;
     bool first = chunk_first(G);
@@ -1932,10 +2015,20 @@ static void backward_end(gen *G, int mb, bool reduce, uint32_t out)
         p2p(G, S_SEND_PREV, true, pp_prev(G), hop_bytes(G, chunk_vs(G) - 1), pp_tag(G, mb, G->chunk, true),
             out != NONE ? out : G->last);
     }
-    if (reduce && w->zero != 3) {
+}
+
+static void backward_flush(gen *G, bool reduce)
+{
+    if (reduce && G->w->zero != 3) {
         bucket_flush(G, false);
         bucket_flush(G, true);
     }
+}
+
+static void backward_end(gen *G, int mb, bool reduce, uint32_t out)
+{
+    backward_send(G, mb, reduce, out);
+    backward_flush(G, reduce);
 }
 
 static void backward(gen *G, int mb, bool reduce)
@@ -2081,14 +2174,13 @@ static void comm_node(gen *G, const blk *b, chain *ch, int which)
     }
 }
 
-/* The forward's attn node (a dense block: the whole block) and mlp node. */
+/* The forward's attn node (the attention block; an MoE block's shared expert and router with it) and
+ * mlp node (the routed experts; a dense block's MLP). */
 static void fwd_attn_node(gen *G, const blk *b, chain *ch)
 {
     chain_wait(G, ch);
-    if (!b->moe) {
-        block_fwd(G, b->n, false, "");
-    } else {
-        attn_block_fwd(G, b->n, "");
+    attn_block_fwd(G, b->n, "");
+    if (b->moe) {
         shared_fwd(G, b->n, "");
         compute(G, "moe_router_fwd", &G->c.moe_pre_f, b->n);
     }
@@ -2099,36 +2191,42 @@ static void fwd_mlp_node(gen *G, const blk *b, chain *ch)
 {
     const cost *k[] = {&G->c.moe_perm.f, &G->c.moe_fc1.f, &G->c.moe_act.f, &G->c.moe_fc2.f};
     chain_wait(G, ch);
-    for (size_t i = 0; i < G_N_ELEMENTS(k); i++)
+    if (!b->moe)
+        dense_mlp_fwd(G, b->n, "");
+    for (size_t i = 0; b->moe && i < G_N_ELEMENTS(k); i++)
         compute(G, "moe_experts_fwd", k[i], b->n);
     ch->lastc = G->last;
 }
 
-/* The backward's mlp node (selective recomputation's reruns first) and attn node (the router's, the
- * shared expert's and the attention's backward; a dense block: its recomputation and whole backward). */
+/* The backward's mlp node (selective recomputation's reruns first; the experts' or the dense MLP's
+ * backward) and attn node (the router's, the shared expert's and the attention's backward). */
 static void bwd_mlp_node(gen *G, const blk *b, chain *ch)
 {
-    const cost *k[] = {&G->c.moe_fc2.dg, &G->c.moe_fc2.wg, &G->c.moe_act.b, &G->c.moe_fc1.dg, &G->c.moe_fc1.wg,
-                       &G->c.moe_perm.b};
-    recompute_sel(G, b->n, true);
+    recompute_sel(G, b->n, b->moe);
     chain_wait(G, ch);
-    for (size_t i = 0; i < G_N_ELEMENTS(k); i++)
-        compute(G, "moe_experts_bwd", k[i], b->n);
+    if (!b->moe) {
+        dense_mlp_bwd(G, b->n);
+    } else {
+        const cost *k[] = {&G->c.moe_fc2.dg, &G->c.moe_fc2.wg, &G->c.moe_act.b, &G->c.moe_fc1.dg, &G->c.moe_fc1.wg,
+                           &G->c.moe_perm.b};
+        for (size_t i = 0; i < G_N_ELEMENTS(k); i++) {
+            if (k[i] == &G->c.moe_fc2.wg || k[i] == &G->c.moe_fc1.wg)
+                wgrad(G, "moe_experts_bwd", k[i], b->n);
+            else
+                compute(G, "moe_experts_bwd", k[i], b->n);
+        }
+    }
     ch->lastc = G->last;
 }
 
 static void bwd_attn_node(gen *G, const blk *b, chain *ch)
 {
-    if (!b->moe)
-        recompute_sel(G, b->n, false);
     chain_wait(G, ch);
-    if (!b->moe) {
-        block_bwd(G, b->n, false);
-    } else {
+    if (b->moe) {
         compute(G, "moe_router_bwd", &G->c.moe_pre_b, b->n);
         shared_bwd(G, b->n);
-        attn_block_bwd(G, b->n);
     }
+    attn_block_bwd(G, b->n);
     ch->lastc = G->last;
 }
 
@@ -2175,6 +2273,8 @@ static void pair_step(gen *G, int fmb, int fc, int bmb, int bc, bool reduce)
     blk *bb = g_new(blk, 2 * group_count(G));
     int nb = chunk_blocks(G, bb);
     G->kernels = true;
+    G->delay = G->w->delay_wgrad;
+    bool late = false; /* --delay-wgrad-compute: the backward's last attention weight gradients wait for its end */
     for (int i = 0; i < MAX(nf, nb); i++) {
         const blk *f = i < nf ? &fb[i] : NULL, *b = i < nb ? &bb[nb - 1 - i] : NULL;
         G->chunk = fc;
@@ -2190,19 +2290,25 @@ static void pair_step(gen *G, int fmb, int fc, int bmb, int bc, bool reduce)
         if (f && f->moe)
             comm_node(G, f, &F, N_DISPATCH);
         G->chunk = bc;
-        if (b && b->moe) {
+        if (b) {
             bwd_mlp_node(G, b, &B);
-            comm_node(G, b, &B, N_DISPATCH_BWD);
+            if (b->moe)
+                comm_node(G, b, &B, N_DISPATCH_BWD);
+            dw_flush(G); /* the MLP's held weight gradients, beside the dispatch's backward */
         }
         G->chunk = fc;
-        if (f && f->moe) {
+        if (f) {
             fwd_mlp_node(G, f, &F);
-            comm_node(G, f, &F, N_COMBINE);
+            if (f->moe)
+                comm_node(G, f, &F, N_COMBINE);
         }
         G->chunk = bc;
         if (b) {
             bwd_attn_node(G, b, &B);
-            if (b->gfirst)
+            late = G->delay && b == &bb[0];
+            if (!late)
+                dw_flush(G);
+            if (b->gfirst && !late)
                 group_grads(G, b->k, reduce);
         }
     }
@@ -2218,7 +2324,13 @@ static void pair_step(gen *G, int fmb, int fc, int bmb, int bc, bool reduce)
         trace_op_dep(G->t, G->r, send, last.dep[d]);
     g_array_set_size(G->wait, 0); /* not left for the backward's ops */
     G->chunk = bc;
-    backward_end(G, bmb, reduce, B.lastc);
+    backward_send(G, bmb, reduce, B.lastc);
+    if (late) { /* beside the input gradient's send */
+        dw_flush(G);
+        group_grads(G, 0, reduce);
+    }
+    G->delay = false;
+    backward_flush(G, reduce);
 }
 
 /* ---- the step ---- */
@@ -2527,6 +2639,7 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     G.buckets = g_array_new(FALSE, FALSE, sizeof(double));
     G.ebuckets = g_array_new(FALSE, FALSE, sizeof(double));
     G.pg = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    G.dwq = g_array_new(FALSE, FALSE, sizeof(held_k));
     int *buf = g_new(int, 3 * w->gpus);
     G.clen = g_new(int, G.V);
     G.cfirst = g_new(int, G.V);
@@ -2560,6 +2673,7 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     g_array_free(G.buckets, TRUE);
     g_array_free(G.ebuckets, TRUE);
     g_array_free(G.pg, TRUE);
+    g_array_free(G.dwq, TRUE);
     if (!trace_validate(G.t, err)) {
         trace_free(G.t);
         return NULL;

@@ -358,13 +358,27 @@ check scale-ep-overlap-json 0 '"overlap_moe_expert_parallel_comm": true' -- scal
 eo=$("$C" workload $EO --topo dgx-h100 --gpus 8 --ep 8 --overlap-moe-expert-parallel-comm -o - 2>/dev/null |
      awk '/"name":.*"ep_dispatch"/ { d = 1; n++; next } d && /"stream":/ { if ($2 + 0 != 0) off++; d = 0 } END { print off + 0 "/" n + 0 }')
 if [ "$eo" = 96/128 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-ep-overlap-dispatches: $eo" >&2; fi
+check workload-ep-overlap-header 0 "microbatches of 1 per pipeline, combined 1F1B \\(forward and backward paired by layer, the all-to-alls beside the other's compute, weight gradients delayed\\)$" -- workload $EO --topo dgx-h100 --gpus 8 --ep 8 --overlap-moe-expert-parallel-comm --delay-wgrad-compute -o /dev/null
 check workload-ep-overlap-pp 2 "needs the interleaved schedule" -- workload $EO --topo dgx-h100 --gpus 8 --ep 4 --pp 2 --overlap-moe-expert-parallel-comm -o /dev/null
 check workload-ep-overlap-ep1 2 "needs an MoE model and --ep above 1" -- workload $EO --topo dgx-h100 --gpus 8 --overlap-moe-expert-parallel-comm -o /dev/null
 check workload-ep-overlap-shared 2 "Megatron-LM asserts the shared expert's overlap off" -- workload $EO --topo dgx-h100 --gpus 8 --ep 8 --moe-shared-expert-overlap --overlap-moe-expert-parallel-comm -o /dev/null
+# --delay-wgrad-compute (with it): said in the header and the JSON record; the step not longer at the sweep's
+# DeepSeek-style shape across two servers (the weight gradients beside the all-to-alls; at h 1,024 with 2
+# experts a rank it is longer, as Megatron-LM's guide warns it can be); without the overlap, or with
+# --tp-comm-overlap, exit 2
+check scale-delay-wgrad-header 0 "combined 1F1B \\(all-to-alls beside the paired microbatch's compute, weight gradients delayed\\)" -- scale $EO --systems dgx-h100:8 --ep 8 --overlap-moe-expert-parallel-comm --delay-wgrad-compute
+check scale-delay-wgrad-json 0 '"overlap_moe_expert_parallel_comm": true, "delay_wgrad_compute": true' -- scale $EO --systems dgx-h100:8 --ep 8 --overlap-moe-expert-parallel-comm --delay-wgrad-compute --format json
+DW="--model custom --layers 4 --hidden 2048 --heads 16 --gated --experts 64 --topk 6 --expert-ffn 1408 --shared-ffn 2816 --seq 4096 --global-batch 64 --systems dgx-h100:ib-ndr:16 --ep 16 --overlap-moe-expert-parallel-comm --format csv"
+dw0=$("$C" scale $DW 2>/dev/null | awk -F, 'NR == 2 { print $9 }')
+dw1=$("$C" scale $DW --delay-wgrad-compute 2>/dev/null | awk -F, 'NR == 2 { print $9 }')
+if awk -v a="$dw0" -v b="$dw1" 'BEGIN { exit !(a > 0 && b > 0 && b <= a) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL scale-delay-wgrad-not-longer: $dw0 -> $dw1" >&2; fi
+check workload-delay-wgrad-alone 2 "needs --overlap-moe-expert-parallel-comm" -- workload $EO --topo dgx-h100 --gpus 8 --ep 8 --delay-wgrad-compute -o /dev/null
+check workload-delay-wgrad-tpo 2 "--delay-wgrad-compute with --tp-comm-overlap: not modelled" -- workload $EO --topo dgx-h100 --gpus 8 --ep 4 --tp 2 --sp --tp-comm-overlap --overlap-moe-expert-parallel-comm --delay-wgrad-compute -o /dev/null
 eoa=$(mktemp)
-printf -- '--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --num-experts 16 --moe-router-topk 2\n--expert-model-parallel-size 8 --overlap-moe-expert-parallel-comm\n' > "$eoa"
-check scale-megatron-args-ep-overlap 0 '"overlap_moe_expert_parallel_comm": true' -- scale --model custom --megatron-args "$eoa" --systems dgx-h100:8 --format json
-if "$C" scale --model custom --megatron-args "$eoa" --systems dgx-h100:8 2>&1 >/dev/null | grep -q "overlap-moe-expert-parallel-comm"; then
+printf -- '--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --num-experts 16 --moe-router-topk 2\n--expert-model-parallel-size 8 --overlap-moe-expert-parallel-comm --delay-wgrad-compute\n' > "$eoa"
+check scale-megatron-args-ep-overlap 0 '"overlap_moe_expert_parallel_comm": true, "delay_wgrad_compute": true' -- scale --model custom --megatron-args "$eoa" --systems dgx-h100:8 --format json
+if "$C" scale --model custom --megatron-args "$eoa" --systems dgx-h100:8 2>&1 >/dev/null | grep -qE "overlap-moe-expert-parallel-comm|delay-wgrad"; then
     fail=$((fail + 1)); echo "FAIL scale-megatron-args-ep-overlap-note: still named as not modelled" >&2; else pass=$((pass + 1)); fi
 rm -f "$eoa"
 eos=$("$C" sweep tests/data/sweep/scale-ep-overlap.json -j 2 2>/dev/null)
