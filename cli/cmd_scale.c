@@ -310,6 +310,8 @@ static void fit_ops(const wl_opts *o, workload_spec *w)
 }
 
 /* Layouts, a common global batch (strong scaling), layer fusion. */
+static bool auto_ep(const wl_opts *o, const workload_spec *w);
+
 static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError **err)
 {
     long l = 1;
@@ -365,6 +367,9 @@ static bool plan(const wl_opts *o, const scale_cli *c, result *R, int n, GError 
         workload_spec *w = &R[i].w;
         w->global_batch = (int)gb;
         fit_ops(o, w);
+        if (c->autolayout && auto_ep(o, w) && w->ep <= 1 && !workload_spec_check(w, NULL))
+            continue; /* EP is searched, and options that need EP above 1 (flex, combined 1F1B) refuse the rule's
+                       * EP 1: the search checks each layout (and runs the rule's, to its error, if none passes) */
         if (!workload_spec_check(w, err)) {
             g_prefix_error(err, "%s with %d GPUs (tp %d pp %d dp %d): ", R[i].p.system, w->gpus, w->tp, w->pp, w->dp);
             return false;

@@ -375,6 +375,13 @@ if awk -v a="$dw0" -v b="$dw1" 'BEGIN { exit !(a > 0 && b > 0 && b <= a) }'; the
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL scale-delay-wgrad-not-longer: $dw0 -> $dw1" >&2; fi
 check workload-delay-wgrad-alone 2 "needs --overlap-moe-expert-parallel-comm" -- workload $EO --topo dgx-h100 --gpus 8 --ep 8 --delay-wgrad-compute -o /dev/null
 check workload-delay-wgrad-tpo 2 "--delay-wgrad-compute with --tp-comm-overlap: not modelled" -- workload $EO --topo dgx-h100 --gpus 8 --ep 4 --tp 2 --sp --tp-comm-overlap --overlap-moe-expert-parallel-comm --delay-wgrad-compute -o /dev/null
+# --auto with EP searched: options that need EP above 1 (combined 1F1B, flex) no longer fail on the layout
+# rule's EP 1 before the search (until 2026-12-03 they exited 2); the search picks an EP above 1; a dense model
+# still exits 2
+AE="--model custom --layers 4 --hidden 1024 --heads 8 --gated --experts 16 --topk 2 --seq 1024 --global-batch 32 --systems dgx-h100:16 --auto"
+check scale-auto-ep-overlap 0 "^# dgx-h100 16 GPUs: fastest of [0-9]+ layouts? that fit \\(--auto\\): ep (2|4|8|16)$" -- scale $AE --overlap-moe-expert-parallel-comm
+check scale-auto-flex 0 "^# dgx-h100 16 GPUs: fastest of [0-9]+ layouts? that fit \\(--auto\\): ep (2|4|8|16)$" -- scale $AE --moe-token-dispatcher-type flex
+check scale-auto-ep-overlap-dense 2 "needs an MoE model and --ep above 1" -- scale --model llama3-8b --systems dgx-h100:16 --auto --overlap-moe-expert-parallel-comm
 eoa=$(mktemp)
 printf -- '--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --num-experts 16 --moe-router-topk 2\n--expert-model-parallel-size 8 --overlap-moe-expert-parallel-comm --delay-wgrad-compute\n' > "$eoa"
 check scale-megatron-args-ep-overlap 0 '"overlap_moe_expert_parallel_comm": true, "delay_wgrad_compute": true' -- scale --model custom --megatron-args "$eoa" --systems dgx-h100:8 --format json
