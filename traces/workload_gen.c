@@ -964,6 +964,24 @@ static void mlp_bwd_tpo(gen *G, double f, double A)
  * ep_ndom x its tokens x P(GPU hit) to each); one kernel runs both parts
  * pipelined, so they run side by side, each holding half of its SMs. The
  * combine and the backward move the same bytes the other way. */
+/* The all-to-all bytes of f MoE layers' dispatch (or combine) on one rank (alltoall's): a copy of each
+ * token per chosen expert, scaled by the capacity (workload_moe_capacity_scale). */
+static double moe_a2a_bytes(const gen *G, double f)
+{
+    const workload_spec *w = G->w;
+    return G->T / w->tp * w->m.topk * w->m.hidden * 2 * f * workload_moe_capacity_scale(w);
+}
+
+/* flex's two parts (below) for f layers: the bytes between domains and inside one, the SMs each holds. */
+static int flex_parts(const gen *G, double f, double *net, double *nvl)
+{
+    const workload_spec *w = G->w;
+    double tok = G->T / w->tp * w->m.hidden * 2 * f;
+    *net = G->ep_ndom * tok * G->p_dom;
+    *nvl = G->ep_dom * G->ep_ndom * tok * G->p_gpu;
+    return G->g_epl >= 0 && G->g_epn >= 0 ? DEEPEP_SMS / 2 : DEEPEP_SMS;
+}
+
 static void ep_exchange(gen *G, double f, double a2a, const char *name, const char *nvl, const char *net)
 {
     const workload_spec *w = G->w;
@@ -971,12 +989,12 @@ static void ep_exchange(gen *G, double f, double a2a, const char *name, const ch
         coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, name, NONE);
         return;
     }
-    double tok = G->T / w->tp * w->m.hidden * 2 * f;
-    int sms = G->g_epl >= 0 && G->g_epn >= 0 ? DEEPEP_SMS / 2 : DEEPEP_SMS;
-    uint32_t x = coll_sms(G, S_EP_NET, COLL_ALLTOALL, G->ep_ndom * tok * G->p_dom, G->g_epn, net, G->last, sms);
+    double bnet, bnvl;
+    int sms = flex_parts(G, f, &bnet, &bnvl);
+    uint32_t x = coll_sms(G, S_EP_NET, COLL_ALLTOALL, bnet, G->g_epn, net, G->last, sms);
     for (guint k = 0; x != NONE && k < G->wait->len; k++) /* and after what the main stream's next op waits for */
         trace_op_dep(G->t, G->r, x, g_array_index(G->wait, uint32_t, k));
-    coll_sms(G, S_MAIN, COLL_ALLTOALL, G->ep_dom * G->ep_ndom * tok * G->p_gpu, G->g_epl, nvl, NONE, sms);
+    coll_sms(G, S_MAIN, COLL_ALLTOALL, bnvl, G->g_epl, nvl, NONE, sms);
     wait_on(G, x);
 }
 
@@ -1039,7 +1057,7 @@ static void moe_fwd(gen *G, double f, const char *tag, const cost *pre)
     double A = G->act * f;
     bool sp = w->sp;
     char n[64];
-    double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f * workload_moe_capacity_scale(w);
+    double a2a = moe_a2a_bytes(G, f);
     bool sho = w->moe_shared_overlap && w->m.shared_ffn;
     char sn[64];
     g_snprintf(sn, sizeof sn, "%smoe_shared_fwd", tag);
@@ -1222,7 +1240,7 @@ static void block_bwd(gen *G, double f, bool moe)
     if (!moe) {
         dense_mlp_bwd(G, f);
     } else {
-        double a2a = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f * workload_moe_capacity_scale(w);
+        double a2a = moe_a2a_bytes(G, f);
         bool sho = w->moe_shared_overlap && w->m.shared_ffn;
         uint32_t p1 = NONE;
         if (sho) { /* --moe-shared-expert-overlap: its second half's backward beside the combine's */
@@ -2065,7 +2083,7 @@ static void backward(gen *G, int mb, bool reduce)
  * expert, the router) and mlp (the routed experts) on the compute stream,
  * dispatch (the EP all-to-all, expert TP's gather) and combine (expert TP's
  * reduce-scatter, the EP all-to-all) on a communication stream; a dense
- * layer is one attn node. A pair is issued
+ * layer's attention and MLP are its attn and mlp nodes. A pair is issued
  *   F.attn, B.combine, F.dispatch, B.mlp, B.dispatch, F.mlp, F.combine, B.attn
  * each node waiting (a CUDA event) for the node before it of its own
  * microbatch, so one microbatch's all-to-alls run beside the other's
@@ -2074,7 +2092,7 @@ static void backward(gen *G, int mb, bool reduce)
  * microbatch's dependencies from node to node. */
 
 typedef struct {
-    uint32_t dep[8]; /* what the microbatch's next node waits for (its last communication node's ops) */
+    uint32_t dep[16]; /* what the microbatch's next node waits for (its last communication node's ops) */
     int n;
     uint32_t lastc;  /* its last compute node's last op, NONE before the first */
 } chain;
@@ -2098,12 +2116,15 @@ static void chain_wait(gen *G, chain *ch)
     ch->n = 0;
 }
 
-/* Moves what the main stream's next op waits for into the chain. */
+/* Moves what the main stream's next op waits for into the chain, as much as it holds (the rest stays for
+ * the main stream's next op: a stricter order, never a dependency lost; a communication node adds at
+ * most 4). */
 static void chain_take(gen *G, chain *ch)
 {
-    for (guint k = 0; k < G->wait->len; k++)
+    guint k = 0;
+    for (; k < G->wait->len && ch->n < (int)G_N_ELEMENTS(ch->dep); k++)
         chain_add(ch, g_array_index(G->wait, uint32_t, k));
-    g_array_set_size(G->wait, 0);
+    g_array_remove_range(G->wait, 0, k);
 }
 
 /* A collective of a communication node on `stream` after the chain's last
@@ -2129,16 +2150,10 @@ static void node_ep(gen *G, double f, double a2a, const char *name, const char *
         node_coll(G, S_A2A, COLL_ALLTOALL, a2a, G->g_ep, name, in, out, 0);
         return;
     }
-    double tok = G->T / w->tp * w->m.hidden * 2 * f;
-    int sms = G->g_epl >= 0 && G->g_epn >= 0 ? DEEPEP_SMS / 2 : DEEPEP_SMS;
-    node_coll(G, S_A2A_NET, COLL_ALLTOALL, G->ep_ndom * tok * G->p_dom, G->g_epn, net, in, out, sms);
-    node_coll(G, S_A2A, COLL_ALLTOALL, G->ep_dom * G->ep_ndom * tok * G->p_gpu, G->g_epl, nvl, in, out, sms);
-}
-
-static double moe_a2a_bytes(const gen *G, double f)
-{
-    const workload_spec *w = G->w;
-    return G->T / w->tp * w->m.topk * w->m.hidden * 2 * f * workload_moe_capacity_scale(w);
+    double bnet, bnvl;
+    int sms = flex_parts(G, f, &bnet, &bnvl);
+    node_coll(G, S_A2A_NET, COLL_ALLTOALL, bnet, G->g_epn, net, in, out, sms);
+    node_coll(G, S_A2A, COLL_ALLTOALL, bnvl, G->g_epl, nvl, in, out, sms);
 }
 
 /* The four communication nodes: the forward's dispatch and combine, the backward's combine and dispatch
