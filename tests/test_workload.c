@@ -2134,6 +2134,37 @@ static void test_workload_ep_overlap(void)
     }
     trace_free(td);
     w.delay_wgrad = false;
+    /* full recomputation: each backward layer's forward rerun through the nodes before its pair (its
+     * all-to-alls off the main stream too), the same FLOPs and reruns as without the overlap */
+    w.recompute = true;
+    trace *tr[2];
+    for (int o = 0; o < 2; o++) {
+        w.moe_ep_overlap = o;
+        CU_ASSERT_TRUE_FATAL(workload_spec_check(&w, &err));
+        tr[o] = workload_generate(&w, &g, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(tr[o]);
+    }
+    ASSERT_REL(rank_flops(tr[1], r), rank_flops(tr[0], r), 1e-12);
+    CU_ASSERT(llabs(compute_ps(tr[1], r, "recompute_") - compute_ps(tr[0], r, "recompute_")) <= 200);
+    CU_ASSERT_EQUAL(count(tr[1], r, TOP_COLL, COLL_ALLTOALL, "ep_", NULL), count(tr[0], r, TOP_COLL, COLL_ALLTOALL, "ep_", NULL));
+    CU_ASSERT_EQUAL(count(tr[1], r, TOP_COLL, COLL_ALLTOALL, "ep_", NULL), 4 * 3 * 6); /* 4 a layer, 2 more rerun */
+    int a2a_off = 0;
+    for (guint i = 0; i < tr[1]->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(tr[1]->ranks[r].ops, trace_op, i);
+        a2a_off += o->kind == TOP_COLL && o->coll == COLL_ALLTOALL && o->stream != 0;
+    }
+    CU_ASSERT_EQUAL(a2a_off, 3 * 3 * 6); /* the paired steps' (the first forward, last backward alone) */
+    for (int o = 0; o < 2; o++) {
+        replay_opts ro = {.sys = &sys, .compute_scale = 1, .gpu_sms = g.spec.sms, .sm_penalty = g.comm_penalty};
+        replay_result res;
+        CU_ASSERT_TRUE_FATAL(replay_run(tr[o], &ro, &res, &err));
+        shared[o] = res.end_ps;
+        replay_result_clear(&res);
+        trace_free(tr[o]);
+    }
+    CU_ASSERT_TRUE(shared[1] < shared[0]);
+    w.recompute = false;
+    w.moe_ep_overlap = true;
     for (int o = 0; o < 2; o++)
         trace_free(t[o]);
     /* memory: one microbatch's activations more, none with one microbatch */
@@ -2160,7 +2191,7 @@ static void test_workload_ep_overlap(void)
         {1, 1, 8, 0, 0, true, false, 0, "--moe-shared-expert-overlap"},
         {1, 1, 8, 0, 0, false, false, WL_RC_MOE, "--recompute-modules moe"},
         {1, 1, 8, 2, 0, false, false, 0, "at most one MTP layer"},
-        {1, 1, 8, 0, 0, false, true, 0, "full recomputation"},
+        {1, 1, 8, 0, 0, false, true, 0, "full recomputation under fp8's delayed scaling"},
         {1, 1, 8, 0, 3, false, false, 0, "--zero 3"},
         {1, 1, 8, 0, 0, false, false, 0, "needs --overlap-moe-expert-parallel-comm"},
     };
@@ -2169,6 +2200,8 @@ static void test_workload_ep_overlap(void)
         b.pp = bad[k].pp, b.vpp = bad[k].vpp, b.ep = bad[k].ep, b.mtp = bad[k].mtp, b.zero = bad[k].zero;
         b.dp = 8 / b.pp, b.global_batch = 32;
         b.moe_shared_overlap = bad[k].sho, b.recompute = bad[k].rec;
+        if (b.recompute) /* (full recomputation runs, but not under delayed scaling) */
+            b.dtype = COMPUTE_FP8, b.fp8_recipe = WL_FP8_DELAYED;
         b.recompute_modules = bad[k].rc;
         if (k == G_N_ELEMENTS(bad) - 1) /* --delay-wgrad-compute without the overlap */
             b.moe_ep_overlap = false, b.delay_wgrad = true;

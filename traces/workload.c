@@ -856,9 +856,9 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         if (w->mtp > 1)
             return VALUE("--overlap-moe-expert-parallel-comm with --mtp-num-layers %d: Megatron-LM's schedule "
                          "takes at most one MTP layer", w->mtp);
-        if (w->recompute)
-            return VALUE("--overlap-moe-expert-parallel-comm with full recomputation: Megatron-LM replays layer "
-                         "segments inside the combined schedule; not modelled here (selective recomputation is)");
+        if (w->recompute && w->dtype == COMPUTE_FP8 && w->fp8_recipe == WL_FP8_DELAYED)
+            return VALUE("--overlap-moe-expert-parallel-comm with full recomputation under fp8's delayed scaling: "
+                         "Megatron-LM refuses it (the replay would update the amax history twice)");
         if (w->zero == 3)
             return VALUE("--overlap-moe-expert-parallel-comm with %s: not modelled (Megatron-FSDP's gathers "
                          "inside the combined schedule)", w->fsdp ? "--fsdp" : "--zero 3");

@@ -2098,8 +2098,9 @@ typedef struct {
 } chain;
 
 typedef struct {
-    int k, n;         /* layer group, layers */
-    bool moe, gfirst; /* its kind; the group's first block (its gradients follow its backward) */
+    int k, n;                /* layer group, layers */
+    bool moe, gfirst, glast; /* its kind; the group's first block (its gradients follow its backward), last
+                              * (full recomputation reruns the group before its backward) */
 } blk;
 
 static void chain_add(chain *ch, uint32_t i)
@@ -2191,26 +2192,52 @@ static void comm_node(gen *G, const blk *b, chain *ch, int which)
 
 /* The forward's attn node (the attention block; an MoE block's shared expert and router with it) and
  * mlp node (the routed experts; a dense block's MLP). */
-static void fwd_attn_node(gen *G, const blk *b, chain *ch)
+static void fwd_attn_node(gen *G, const blk *b, chain *ch, const char *tag)
 {
+    char n[64];
     chain_wait(G, ch);
-    attn_block_fwd(G, b->n, "");
+    attn_block_fwd(G, b->n, tag);
     if (b->moe) {
-        shared_fwd(G, b->n, "");
-        compute(G, "moe_router_fwd", &G->c.moe_pre_f, b->n);
+        shared_fwd(G, b->n, tag);
+        g_snprintf(n, sizeof n, "%smoe_router_fwd", tag);
+        compute(G, n, &G->c.moe_pre_f, b->n);
     }
     ch->lastc = G->last;
 }
 
-static void fwd_mlp_node(gen *G, const blk *b, chain *ch)
+static void fwd_mlp_node(gen *G, const blk *b, chain *ch, const char *tag)
 {
     const cost *k[] = {&G->c.moe_perm.f, &G->c.moe_fc1.f, &G->c.moe_act.f, &G->c.moe_fc2.f};
+    char n[64];
     chain_wait(G, ch);
     if (!b->moe)
-        dense_mlp_fwd(G, b->n, "");
+        dense_mlp_fwd(G, b->n, tag);
+    g_snprintf(n, sizeof n, "%smoe_experts_fwd", tag);
     for (size_t i = 0; b->moe && i < G_N_ELEMENTS(k); i++)
-        compute(G, "moe_experts_fwd", k[i], b->n);
+        compute(G, n, k[i], b->n);
     ch->lastc = G->last;
+}
+
+/* Full recomputation's rerun of the backward's layer group k through the forward's nodes (Megatron-LM
+ * replays the segment at the start of the pair, before the backward's combine); the backward waits for
+ * it. b: the group's last block (in the chunk's array of blocks). */
+static void recompute_nodes(gen *G, const blk *b, chain *B)
+{
+    chain R = {.lastc = NONE};
+    const blk *x = b;
+    while (!x->gfirst)
+        x--;
+    for (; x <= b; x++) {
+        fwd_attn_node(G, x, &R, "recompute_");
+        if (x->moe)
+            comm_node(G, x, &R, N_DISPATCH);
+        fwd_mlp_node(G, x, &R, "recompute_");
+        if (x->moe)
+            comm_node(G, x, &R, N_COMBINE);
+    }
+    for (int i = 0; i < R.n; i++)
+        chain_add(B, R.dep[i]);
+    chain_add(B, R.lastc);
 }
 
 /* The backward's mlp node (selective recomputation's reruns first; the experts' or the dense MLP's
@@ -2253,7 +2280,7 @@ static int chunk_blocks(const gen *G, blk *out)
         bool moe[2];
         int n[2], c = group_blocks(G, k, moe, n);
         for (int i = 0; i < c; i++)
-            out[nb++] = (blk){.k = k, .n = n[i], .moe = moe[i], .gfirst = i == 0};
+            out[nb++] = (blk){.k = k, .n = n[i], .moe = moe[i], .gfirst = i == 0, .glast = i == c - 1};
     }
     return nb;
 }
@@ -2263,7 +2290,9 @@ static int chunk_blocks(const gen *G, blk *out)
  * microbatch's begin and end as forward's and backward's (their pipeline
  * transfers, embedding, LM head), the layers paired, forward j with
  * backward n-1-j; where one chunk has more blocks, its extra ones run alone
- * through the same nodes. */
+ * through the same nodes. Full recomputation reruns a backward layer group's
+ * forward through the nodes at the start of the pair that reaches it
+ * (recompute_nodes). */
 static void pair_step(gen *G, int fmb, int fc, int bmb, int bc, bool reduce)
 {
     chain F = {.lastc = NONE}, B = {.lastc = NONE};
@@ -2293,10 +2322,14 @@ static void pair_step(gen *G, int fmb, int fc, int bmb, int bc, bool reduce)
     for (int i = 0; i < MAX(nf, nb); i++) {
         const blk *f = i < nf ? &fb[i] : NULL, *b = i < nb ? &bb[nb - 1 - i] : NULL;
         G->chunk = fc;
+        G->chunk = bc;
+        if (b && b->glast && group_recomputed(G, b->k))
+            recompute_nodes(G, b, &B);
+        G->chunk = fc;
         if (f) {
             if (f->gfirst)
                 pg_wait(G, f->k + 1, fmb);
-            fwd_attn_node(G, f, &F);
+            fwd_attn_node(G, f, &F, "");
         }
         G->chunk = bc;
         if (b && b->moe)
@@ -2313,7 +2346,7 @@ static void pair_step(gen *G, int fmb, int fc, int bmb, int bc, bool reduce)
         }
         G->chunk = fc;
         if (f) {
-            fwd_mlp_node(G, f, &F);
+            fwd_mlp_node(G, f, &F, "");
             if (f->moe)
                 comm_node(G, f, &F, N_COMBINE);
         }

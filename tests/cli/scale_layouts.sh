@@ -359,6 +359,12 @@ eo=$("$C" workload $EO --topo dgx-h100 --gpus 8 --ep 8 --overlap-moe-expert-para
      awk '/"name":.*"ep_dispatch"/ { d = 1; n++; next } d && /"stream":/ { if ($2 + 0 != 0) off++; d = 0 } END { print off + 0 "/" n + 0 }')
 if [ "$eo" = 96/128 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-ep-overlap-dispatches: $eo" >&2; fi
 check workload-ep-overlap-header 0 "microbatches of 1 per pipeline, combined 1F1B \\(forward and backward paired by layer, the all-to-alls beside the other's compute, weight gradients delayed\\)$" -- workload $EO --topo dgx-h100 --gpus 8 --ep 8 --overlap-moe-expert-parallel-comm --delay-wgrad-compute -o /dev/null
+# full recomputation: the rerun layers' all-to-alls off the main stream as well (8 ranks x 4 layers x 3 paired
+# steps x 6); under fp8's delayed scaling exit 2 (Megatron-LM's rule)
+eor=$("$C" workload $EO --topo dgx-h100 --gpus 8 --ep 8 --recompute --overlap-moe-expert-parallel-comm -o - 2>/dev/null |
+     awk '/"name":.*"ep_/ { d = 1; next } d && /"stream":/ { if ($2 + 0 != 0) off++; d = 0 } END { print off + 0 }')
+if [ "$eor" = 576 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-ep-overlap-recompute: $eor" >&2; fi
+check workload-ep-overlap-recompute-fp8 2 "full recomputation under fp8's delayed scaling: Megatron-LM refuses it" -- workload $EO --topo dgx-h100 --gpus 8 --ep 8 --recompute --dtype fp8 --overlap-moe-expert-parallel-comm -o /dev/null
 check workload-ep-overlap-pp 2 "needs the interleaved schedule" -- workload $EO --topo dgx-h100 --gpus 8 --ep 4 --pp 2 --overlap-moe-expert-parallel-comm -o /dev/null
 check workload-ep-overlap-ep1 2 "needs an MoE model and --ep above 1" -- workload $EO --topo dgx-h100 --gpus 8 --overlap-moe-expert-parallel-comm -o /dev/null
 check workload-ep-overlap-shared 2 "Megatron-LM asserts the shared expert's overlap off" -- workload $EO --topo dgx-h100 --gpus 8 --ep 8 --moe-shared-expert-overlap --overlap-moe-expert-parallel-comm -o /dev/null
