@@ -552,8 +552,9 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.pp_layout = (char *)sweep_point_get(p, "pipeline_model_parallel_layout"); /* "Et*3|(tt|)*29,m|L" */
     o.rc_method = (char *)sweep_point_get(p, "recompute_method");                 /* uniform, block */
     o.sets = p->sets[0] ? p->sets : NULL;
+    /* on/off keys ("yes" and "true" were read as off before point_on_off) */
     bool sp = false, rc = false, gated = false, opg = false, tpa = false, tco = false, mso = false, fpg = false,
-         mgb = false, pad = false, ae = false, al = false, nog = false, meo = false, dwg = false; /* "yes": off */
+         mgb = false, pad = false, ae = false, al = false, nog = false, meo = false, dwg = false;
     if (!point_on_off(p, "sp", &sp, err) || !point_on_off(p, "recompute", &rc, err) ||
         !point_on_off(p, "gated", &gated, err) || !point_on_off(p, "overlap_param_gather", &opg, err) ||
         !point_on_off(p, "tp_async_bwd", &tpa, err) || !point_on_off(p, "tp_comm_overlap", &tco, err) ||
