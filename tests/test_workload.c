@@ -2185,15 +2185,16 @@ static void test_workload_ep_overlap(void)
         bool sho, rec;
         unsigned rc;
         const char *msg;
+        bool delay_alone; /* --delay-wgrad-compute without the overlap */
     } bad[] = {
-        {2, 1, 4, 0, 0, false, false, 0, "needs the interleaved schedule"},
-        {1, 1, 1, 0, 0, false, false, 0, "--ep above 1"},
-        {1, 1, 8, 0, 0, true, false, 0, "--moe-shared-expert-overlap"},
-        {1, 1, 8, 0, 0, false, false, WL_RC_MOE, "--recompute-modules moe"},
-        {1, 1, 8, 2, 0, false, false, 0, "at most one MTP layer"},
-        {1, 1, 8, 0, 0, false, true, 0, "full recomputation under fp8's delayed scaling"},
-        {1, 1, 8, 0, 3, false, false, 0, "--zero 3"},
-        {1, 1, 8, 0, 0, false, false, 0, "needs --overlap-moe-expert-parallel-comm"},
+        {2, 1, 4, 0, 0, false, false, 0, "needs the interleaved schedule", false},
+        {1, 1, 1, 0, 0, false, false, 0, "--ep above 1", false},
+        {1, 1, 8, 0, 0, true, false, 0, "--moe-shared-expert-overlap", false},
+        {1, 1, 8, 0, 0, false, false, WL_RC_MOE, "--recompute-modules moe", false},
+        {1, 1, 8, 2, 0, false, false, 0, "at most one MTP layer", false},
+        {1, 1, 8, 0, 0, false, true, 0, "full recomputation under fp8's delayed scaling", false},
+        {1, 1, 8, 0, 3, false, false, 0, "--zero 3", false},
+        {1, 1, 8, 0, 0, false, false, 0, "needs --overlap-moe-expert-parallel-comm", true},
     };
     for (size_t k = 0; k < G_N_ELEMENTS(bad); k++) {
         workload_spec b = w;
@@ -2203,7 +2204,7 @@ static void test_workload_ep_overlap(void)
         if (b.recompute) /* (full recomputation runs, but not under delayed scaling) */
             b.dtype = COMPUTE_FP8, b.fp8_recipe = WL_FP8_DELAYED;
         b.recompute_modules = bad[k].rc;
-        if (k == G_N_ELEMENTS(bad) - 1) /* --delay-wgrad-compute without the overlap */
+        if (bad[k].delay_alone)
             b.moe_ep_overlap = false, b.delay_wgrad = true;
         CU_ASSERT_FALSE(workload_spec_check(&b, &err));
         CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, bad[k].msg) : NULL);

@@ -546,6 +546,19 @@ static void wgrad(gen *G, const char *name, const cost *c, double mult)
     g_array_append_val(G->dwq, h);
 }
 
+/* One of a node's kernels: its cost, and whether it is a weight gradient (wgrad's). */
+typedef struct {
+    const cost *c;
+    bool wg;
+} kpart;
+
+/* A node's kernels in order, an op each (combined 1F1B's nodes, G->kernels). */
+static void kernels(gen *G, const char *name, const kpart *k, size_t n, double mult)
+{
+    for (size_t i = 0; i < n; i++)
+        (k[i].wg ? wgrad : compute)(G, name, k[i].c, mult);
+}
+
 static void dw_flush(gen *G)
 {
     for (guint i = 0; i < G->dwq->len; i++) {
@@ -1032,19 +1045,17 @@ static void shared_bwd(gen *G, double f)
     if (sp)
         tp_gather(G, S_MAIN, A, AG_DY, "tp_ag_shared_bwd", NONE);
     if (G->delay) { /* MLP-out's input gradient, the activation's, MLP-in's; the weight gradients held */
-        compute(G, "moe_shared_bwd", &G->c.sh_out.dg, f);
-        wgrad(G, "moe_shared_bwd", &G->c.sh_out.wg, f);
-        compute(G, "moe_shared_bwd", &G->c.sh_act.b, f);
-        compute(G, "moe_shared_bwd", &G->c.sh_in.dg, f);
-        wgrad(G, "moe_shared_bwd", &G->c.sh_in.wg, f);
+        const kpart k[] = {{.c = &G->c.sh_out.dg}, {.c = &G->c.sh_out.wg, .wg = true}, {.c = &G->c.sh_act.b},
+                           {.c = &G->c.sh_in.dg}, {.c = &G->c.sh_in.wg, .wg = true}};
+        kernels(G, "moe_shared_bwd", k, G_N_ELEMENTS(k), f);
     } else if (G->kernels) {
         compute(G, "moe_shared_bwd", &G->c.sh_b1, f);
         compute(G, "moe_shared_bwd", &G->c.sh_b2, f);
     } else {
         compute(G, "moe_shared_bwd", &G->c.moe_sh_b, f);
     }
-    coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs_shared_bwd" : "tp_ar_shared_bwd",
-         NONE);
+    coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp,
+         sp ? "tp_rs_shared_bwd" : "tp_ar_shared_bwd", NONE);
 }
 
 /* An MoE layer's MLP side for f layers: the router (pre: its cost, with the
@@ -1121,9 +1132,9 @@ static void dense_mlp_fwd(gen *G, double f, const char *tag)
     if (sp)
         tp_gather(G, S_MAIN, A, AG_IN, "tp_ag", NONE);
     if (G->kernels) { /* the norm, MLP-in, the activation, MLP-out, dropout + residual */
-        const cost *k[] = {&G->c.mlp_norm.f, &G->c.fc1.f, &G->c.mlp_act.f, &G->c.fc2.f, &G->c.mlp_drop.f};
-        for (size_t i = 0; i < G_N_ELEMENTS(k); i++)
-            compute(G, n, k[i], f);
+        const kpart k[] = {{.c = &G->c.mlp_norm.f}, {.c = &G->c.fc1.f}, {.c = &G->c.mlp_act.f}, {.c = &G->c.fc2.f},
+                           {.c = &G->c.mlp_drop.f}};
+        kernels(G, n, k, G_N_ELEMENTS(k), f);
     } else {
         compute(G, n, &G->c.mlp_f, f);
     }
@@ -1219,13 +1230,10 @@ static void dense_mlp_bwd(gen *G, double f)
     if (sp)
         tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
     if (G->delay) { /* its kernels, the GEMMs' weight gradients held */
-        compute(G, "mlp_bwd", &G->c.mlp_drop.b, f);
-        compute(G, "mlp_bwd", &G->c.fc2.dg, f);
-        wgrad(G, "mlp_bwd", &G->c.fc2.wg, f);
-        compute(G, "mlp_bwd", &G->c.mlp_act.b, f);
-        compute(G, "mlp_bwd", &G->c.fc1.dg, f);
-        wgrad(G, "mlp_bwd", &G->c.fc1.wg, f);
-        compute(G, "mlp_bwd", &G->c.mlp_norm.b, f);
+        const kpart k[] = {{.c = &G->c.mlp_drop.b}, {.c = &G->c.fc2.dg}, {.c = &G->c.fc2.wg, .wg = true},
+                           {.c = &G->c.mlp_act.b}, {.c = &G->c.fc1.dg}, {.c = &G->c.fc1.wg, .wg = true},
+                           {.c = &G->c.mlp_norm.b}};
+        kernels(G, "mlp_bwd", k, G_N_ELEMENTS(k), f);
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
         return;
     }
@@ -2207,14 +2215,15 @@ static void fwd_attn_node(gen *G, const blk *b, chain *ch, const char *tag)
 
 static void fwd_mlp_node(gen *G, const blk *b, chain *ch, const char *tag)
 {
-    const cost *k[] = {&G->c.moe_perm.f, &G->c.moe_fc1.f, &G->c.moe_act.f, &G->c.moe_fc2.f};
+    const kpart k[] = {{.c = &G->c.moe_perm.f}, {.c = &G->c.moe_fc1.f}, {.c = &G->c.moe_act.f},
+                       {.c = &G->c.moe_fc2.f}};
     char n[64];
     chain_wait(G, ch);
-    if (!b->moe)
-        dense_mlp_fwd(G, b->n, tag);
     g_snprintf(n, sizeof n, "%smoe_experts_fwd", tag);
-    for (size_t i = 0; b->moe && i < G_N_ELEMENTS(k); i++)
-        compute(G, n, k[i], b->n);
+    if (b->moe)
+        kernels(G, n, k, G_N_ELEMENTS(k), b->n);
+    else
+        dense_mlp_fwd(G, b->n, tag);
     ch->lastc = G->last;
 }
 
@@ -2248,15 +2257,10 @@ static void bwd_mlp_node(gen *G, const blk *b, chain *ch)
     chain_wait(G, ch);
     if (!b->moe) {
         dense_mlp_bwd(G, b->n);
-    } else {
-        const cost *k[] = {&G->c.moe_fc2.dg, &G->c.moe_fc2.wg, &G->c.moe_act.b, &G->c.moe_fc1.dg, &G->c.moe_fc1.wg,
-                           &G->c.moe_perm.b};
-        for (size_t i = 0; i < G_N_ELEMENTS(k); i++) {
-            if (k[i] == &G->c.moe_fc2.wg || k[i] == &G->c.moe_fc1.wg)
-                wgrad(G, "moe_experts_bwd", k[i], b->n);
-            else
-                compute(G, "moe_experts_bwd", k[i], b->n);
-        }
+    } else { /* the experts' weight gradients through wgrad (held under --delay-wgrad-compute) */
+        const kpart k[] = {{.c = &G->c.moe_fc2.dg}, {.c = &G->c.moe_fc2.wg, .wg = true}, {.c = &G->c.moe_act.b},
+                           {.c = &G->c.moe_fc1.dg}, {.c = &G->c.moe_fc1.wg, .wg = true}, {.c = &G->c.moe_perm.b}};
+        kernels(G, "moe_experts_bwd", k, G_N_ELEMENTS(k), b->n);
     }
     ch->lastc = G->last;
 }
