@@ -499,6 +499,13 @@ static void print_results(const result *R, int n, const char *fmt)
             if (w->m.kv_lora > 0)
                 printf(", \"q_lora_rank\": %d, \"kv_lora_rank\": %d, \"qk_head_dim\": %d, \"qk_pos_emb_head_dim\": %d, "
                        "\"v_head_dim\": %d", w->m.q_lora, w->m.kv_lora, w->m.qk_dim, w->m.rope_dim, w->m.v_dim);
+            if (w->m.window > 0) { /* Megatron-LM's names; the skip frequency as N or the list's 0s and 1s */
+                printf(", \"window_size\": %d", w->m.window);
+                if (w->m.window_pattern)
+                    printf(", \"window_attn_skip_freq\": \"%s\"", w->m.window_pattern);
+                else if (w->m.window_freq > 0)
+                    printf(", \"window_attn_skip_freq\": %d", w->m.window_freq);
+            }
             if (w->m.experts)
                 printf(", \"moe_token_dispatcher_type\": \"%s\"", workload_moe_dispatcher_name(w->moe_dispatcher));
             if (w->capacity_factor > 0)
@@ -919,7 +926,7 @@ static int run_scale(wl_opts *o, scale_cli *c)
             char rcp[24] = ""; /* fp8's recipe where not the default */
             if (R[0].w.dtype == COMPUTE_FP8 && R[0].w.fp8_recipe != WL_FP8_DELAYED)
                 g_snprintf(rcp, sizeof rcp, " (%s)", workload_fp8_recipe_name(R[0].w.fp8_recipe));
-            char mla[48];
+            char mla[128];
             printf("# scale: %s%s, %d x %d tokens per step (strong scaling), %s%s, %s%s", R[0].w.m.name,
                    workload_attn_label(&R[0].w.m, mla, sizeof mla), R[0].w.global_batch, R[0].w.seq,
                    compute_dtype_name(R[0].w.dtype), rcp,

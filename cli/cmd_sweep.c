@@ -488,7 +488,7 @@ static const char *const scale_params[] = {
     "pipeline_model_parallel_layout", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
     "recompute_method", "recompute_num_layers", "num_virtual_stages_per_pipeline_rank",
     "num_layers_per_virtual_pipeline_stage", "no_overlap_grad_reduce", "attention_backend",
-    "overlap_moe_expert_parallel_comm", "delay_wgrad_compute", NULL,
+    "overlap_moe_expert_parallel_comm", "delay_wgrad_compute", "window_size", "window_attn_skip_freq", NULL,
 };
 
 enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE, S_MEM };
@@ -597,6 +597,13 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     GError *e = NULL;
     if (mf && !wl_opts_set_moe_freq(&o, mf, &e)) {
         g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "moe_layer_freq: %s", e->message);
+        g_error_free(e);
+        return false;
+    }
+    const char *ws = sweep_point_get(p, "window_size"), *wf = sweep_point_get(p, "window_attn_skip_freq");
+    if ((ws && !wl_opts_set_window(&o, ws, &e)) || (wf && !wl_opts_set_window_freq(&o, wf, &e))) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "%s: %s", ws && !o.window ? "window_size" : "window_attn_skip_freq",
+                    e->message);
         g_error_free(e);
         return false;
     }

@@ -93,7 +93,7 @@ static int run(wl_opts *o, const char *out)
                        workload_fp8_param_gather_label(&w));
         else
             g_strlcpy(dt, compute_dtype_name(w.dtype), sizeof dt);
-        char moe[160], mla[48];
+        char moe[160], mla[128];
         printf("workload %s%s on %s (%s): %d GPUs = tp %d x pp %d x dp %d x cp %d%s, ep %d%s%s%s%s, %s, %s%s\n", w.m.name,
                workload_attn_label(&w.m, mla, sizeof mla), o->topo, g.spec.name, w.gpus, w.tp, w.pp, w.dp, w.cp, cpx,
                w.ep, etp,

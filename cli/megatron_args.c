@@ -9,6 +9,7 @@
 #include "megatron_args.h"
 
 #include "traces/workload.h"
+#include "wlopts.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -101,6 +102,8 @@ static const struct {
     {"--grad-reduce-in-bf16", NULL, M_SPECIAL},
     {"--accumulate-allreduce-grads-in-fp32", NULL, M_SPECIAL},
     {"--kv-channels", NULL, M_SPECIAL_VALUE},
+    {"--window-size", NULL, M_SPECIAL_VALUE},
+    {"--window-attn-skip-freq", NULL, M_SPECIAL_VALUE},
     {"--overlap-grad-reduce", NULL, M_SPECIAL},
 };
 
@@ -127,6 +130,7 @@ typedef struct {
     int kv_groups_line;
     int kv_channels, hidden, heads, kv_channels_line;
     int layers, pattern_layers, pattern_line; /* --num-layers; a --moe-layer-freq pattern's length */
+    int window_layers, window_line; /* a --window-attn-skip-freq pattern's length */
 } meg_state;
 
 static void emit(meg_state *s, const char *opt, const char *val)
@@ -355,6 +359,21 @@ static gboolean translate_one(meg_state *s, const meg_arg *a, GError **err)
         s->bf16_grads = true;
     } else if (!strcmp(n, "--accumulate-allreduce-grads-in-fp32")) {
         s->fp32_grads = true;
+    } else if (!strcmp(n, "--window-size") || !strcmp(n, "--window-attn-skip-freq")) {
+        /* read as conveyor's options read them, here to name the line where one is wrong */
+        wl_opts o = {0};
+        GError *e = NULL;
+        bool size = !strcmp(n, "--window-size");
+        if (!(size ? wl_opts_set_window(&o, v, &e) : wl_opts_set_window_freq(&o, v, &e))) {
+            gboolean r = fail(s, a->line, err, "%s", e->message);
+            g_error_free(e);
+            return r;
+        }
+        if (o.window_pattern) {
+            s->window_layers = (int)strlen(o.window_pattern);
+            s->window_line = a->line;
+        }
+        emit(s, n, v);
     } else if (!strcmp(n, "--kv-channels")) {
         if (!whole_number(s, a, v, err))
             return FALSE;
@@ -444,6 +463,9 @@ gboolean megatron_args_translate(const char *path, const char *text, GPtrArray *
     if (ok && s.pattern_layers && s.layers && s.pattern_layers != s.layers) /* Megatron-LM asserts */
         ok = fail(&s, s.pattern_line, err, "--moe-layer-freq's pattern has %d layers, --num-layers %d",
                   s.pattern_layers, s.layers);
+    if (ok && s.window_layers && s.layers && s.window_layers != s.layers)
+        ok = fail(&s, s.window_line, err, "--window-attn-skip-freq's pattern has %d layers, --num-layers %d",
+                  s.window_layers, s.layers);
     if (ok && s.gqa && s.kv_groups) /* Megatron-LM takes the groups only with --group-query-attention */
         emit(&s, "--kv-heads", s.kv_groups);
     else if (ok && s.kv_groups)

@@ -110,6 +110,57 @@ static gboolean moe_freq_arg(const gchar *name, const gchar *value, gpointer dat
     return wl_opts_set_moe_freq(data, value, error);
 }
 
+gboolean wl_opts_set_window(wl_opts *o, const char *value, GError **err)
+{
+    g_autofree char *v = g_strdup(value ? value : "");
+    char *comma = strchr(v, ',');
+    if (comma) { /* Megatron-LM's (left, right): a decoder's causal mask leaves only right 0 */
+        const char *right = g_strstrip(comma + 1);
+        if (strcmp(right, "0")) {
+            g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE,
+                        "--window-size '%s': the right extent must be 0 (the models here are causal decoders: a query "
+                        "sees no token after it)", value);
+            return FALSE;
+        }
+        *comma = 0;
+    }
+    g_strstrip(v);
+    if (!strcmp(v, "-1")) {
+        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE,
+                    "--window-size '%s': -1 is Megatron-LM's unbounded window, full attention: leave the flag out",
+                    value);
+        return FALSE;
+    }
+    return cli_int_arg("--window-size", v, 1, WL_MAX_SEQ, &o->window, err);
+}
+
+gboolean wl_opts_set_window_freq(wl_opts *o, const char *value, GError **err)
+{
+    if (value && *value && strspn(value, "0123456789") == strlen(value)) {
+        o->window_pattern = NULL;
+        return cli_int_arg("--window-attn-skip-freq", value, 1, 1 << 30, &o->window_freq, err);
+    }
+    const char *p = workload_layer_pattern_parse("--window-attn-skip-freq", "full attention", "sliding window", false,
+                                                 value, err);
+    if (!p)
+        return FALSE;
+    o->window_pattern = p;
+    o->window_freq = 0;
+    return TRUE;
+}
+
+static gboolean window_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    (void)name;
+    return wl_opts_set_window(data, value, error);
+}
+
+static gboolean window_freq_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    (void)name;
+    return wl_opts_set_window_freq(data, value, error);
+}
+
 GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
 {
     GOptionEntry layout[] = {
@@ -283,6 +334,12 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "custom: the width of one attention head's query, key and value (Megatron-LM's flag) [hidden/heads]", "D"},
         {"dense-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "custom MoE: first layers that stay dense (FFN --ffn) [0]", "D"},
+        {"window-size", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)window_arg,
+         "custom: sliding-window attention, a query seeing itself and the W tokens before it (Megatron-LM's flag, "
+         "\"W,0\" also read) [none]", "W"},
+        {"window-attn-skip-freq", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)window_freq_arg,
+         "custom: with --window-size, every N-th layer (from 1) attends fully, or Megatron-LM's list of each "
+         "layer's, 1 windowed, 0 full (\"([1]*3+[0])*8\") (Megatron-LM's flag) [every layer windowed]", "N|LIST"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric override", "F"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "gpu.gemm_eff=0.6 etc., or a topology parameter", "K=V"},
         {0},
@@ -347,7 +404,10 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
             return BAD("--model custom needs --layers, --hidden and --heads (> 0)");
         w->m = (workload_model){.name = "custom", .layers = o->layers, .hidden = o->hidden, .heads = o->heads,
                                 .kv_heads = o->kv_heads, .ffn = o->ffn, .vocab = o->vocab, .gated = o->gated,
-                                .tied = !o->gated, .head_dim = o->kv_channels, .source = "command line"};
+                                .tied = !o->gated, .head_dim = o->kv_channels, .window = o->window,
+                                .window_freq = o->window_freq, .window_pattern = o->window_pattern,
+                                .window_pattern_len = o->window_pattern ? (int)strlen(o->window_pattern) : 0,
+                                .source = "command line"};
         if (o->experts > 0) { /* an MoE model: workload_spec_defaults fills ffn, then the expert FFN from it */
             w->m.experts = o->experts;
             w->m.topk = o->topk > 0 ? o->topk : 2;
@@ -375,8 +435,9 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         if (o->layers || o->hidden || o->heads || o->kv_heads || o->ffn || o->vocab || o->gated || o->kv_channels || o->experts ||
             o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers || o->moe_freq || o->moe_pattern || o->q_lora ||
             o->kv_lora ||
-            o->qk_dim || o->rope_dim || o->v_dim)
-            return BAD("--layers, --hidden, --heads, --kv-heads, --kv-channels, --ffn, --vocab and --gated describe --model custom; "
+            o->qk_dim || o->rope_dim || o->v_dim || o->window || o->window_freq || o->window_pattern)
+            return BAD("--layers, --hidden, --heads, --kv-heads, --kv-channels, --ffn, --vocab, --gated, --window-size "
+                       "and --window-attn-skip-freq describe --model custom; "
                        "'%s' is a preset with its own shape (--model list); --experts, --topk, --expert-ffn, "
                        "--shared-ffn, --dense-layers and --moe-layer-freq describe a custom MoE model, --kv-lora-rank "
                        "and its companions a custom model's multi-latent attention", o->model);

@@ -23,6 +23,9 @@ typedef struct {
     gint kv_channels;            /* custom: --kv-channels (a head's width) */
     gint moe_freq;               /* custom MoE: --moe-layer-freq N */
     const char *moe_pattern;     /* custom MoE: --moe-layer-freq as a list (interned '0'/'1' string), or NULL */
+    gint window;                 /* custom: --window-size W[,0] (a sliding window's keys before the query) */
+    gint window_freq;            /* custom: --window-attn-skip-freq N */
+    const char *window_pattern;  /* ... or its list (interned '0'/'1' string, 1 windowed), or NULL */
     gint first_stage_layers, last_stage_layers; /* --decoder-first/last-pipeline-num-layers */
     gint rc_layers;              /* --recompute-num-layers */
     gint vstages, vstage_layers; /* --num-virtual-stages-per-pipeline-rank, --num-layers-per-virtual-pipeline-stage */
@@ -40,6 +43,10 @@ void wl_opts_clear(wl_opts *o);
 /* --moe-layer-freq's value (an integer N, or Megatron-LM's list of each layer's kind) into o: FALSE
  * with *err when it is neither (the option and the sweep key share it). */
 gboolean wl_opts_set_moe_freq(wl_opts *o, const char *value, GError **err);
+/* --window-size's value (W, or Megatron-LM's "W,0": a query sees itself and the W tokens before it) and
+ * --window-attn-skip-freq's (N, or Megatron-LM's list, 1 a windowed layer) into o; FALSE with *err. */
+gboolean wl_opts_set_window(wl_opts *o, const char *value, GError **err);
+gboolean wl_opts_set_window_freq(wl_opts *o, const char *value, GError **err);
 /* --model list: print the presets (shape, parameters, source) to out and
  * return TRUE; FALSE when -m is not "list". */
 gboolean wl_opts_list_models(const wl_opts *o, FILE *out);

@@ -2817,6 +2817,153 @@ static void test_workload_attention_backend(void)
     topo_free(tp);
 }
 
+/* the flops of rank r's n-th op named `name` (0-based), -1 if there are fewer */
+static double nth_op_flops(const trace *t, int r, const char *name, int n)
+{
+    for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+        if (!strcmp(o->name, name) && n-- == 0)
+            return o->flops;
+    }
+    return -1;
+}
+
+/* Sliding-window attention (Megatron-LM's --window-size W,0 and --window-attn-skip-freq): gpt-oss-120b
+ * (window 128, every other layer from the first; its config.json's layer_types) windows layers 1, 3, ...
+ * counted from 1, and a windowed query sees 129 keys in Megatron's count. Flash's share of the s x s
+ * square: a tile of 128 rows takes the key blocks of 64 from the one holding its first row less W to its
+ * last row: s = 4,096, W = 128: one tile of 128 x 128, 31 of 128 x 256; W = 100 the same blocks; W = 200
+ * at s = 1,024: 128 x 128, 128 x 256, then six of 128 x 384; a window of the whole sequence is the causal
+ * square; unfused all of it. The model's FLOPs of gpt-oss-120b against the hand count; a small model's
+ * trace: the windowed layer's attention forward against the full one's by the shares, the trace's FLOPs
+ * against the count (fused layers of both kinds, a2a and allgather CP, combined 1F1B), a shorter step;
+ * the refusals (the p2p ring, a pattern of the wrong length, a skip frequency without a window). */
+static void test_workload_sliding_window(void)
+{
+    workload_spec w = spec("gpt-oss-120b", 1, 1, 1, 1, 4096);
+    for (int l = 0; l < 36; l++)
+        CU_ASSERT_EQUAL(workload_layer_is_swa(&w.m, l), l % 2 == 0);
+    CU_ASSERT_EQUAL(workload_layer_ctx(&w.m, 0, 4096), 129);
+    CU_ASSERT_EQUAL(workload_layer_ctx(&w.m, 1, 4096), 4096);
+    CU_ASSERT_EQUAL(workload_layer_ctx(&w.m, 0, 100), 100);
+    ASSERT_REL(workload_attn_window_frac(&w), (128.0 * 128 + 31 * 128.0 * 256) / (4096.0 * 4096), 1e-12);
+    w.m.window = 100;
+    ASSERT_REL(workload_attn_window_frac(&w), (128.0 * 128 + 31 * 128.0 * 256) / (4096.0 * 4096), 1e-12);
+    w.m.window = 200, w.seq = 1024;
+    ASSERT_REL(workload_attn_window_frac(&w), (128.0 * 128 + 128 * 256 + 6 * 128.0 * 384) / (1024.0 * 1024), 1e-12);
+    w.m.window = 5000;
+    ASSERT_REL(workload_attn_window_frac(&w), 1152.0 / 2048, 1e-12);
+    ASSERT_REL(workload_attn_window_frac(&w), workload_attn_work_frac(&w), 1e-12);
+    w.attn_backend = WL_ATTN_UNFUSED;
+    CU_ASSERT_EQUAL(workload_attn_window_frac(&w), 1);
+
+    /* the model's count, a token's forward: attention projections 2 h (q + 2 kv) + 2 q h, the products
+     * 2 ctx (q + o), the router 2 h E, the experts 2 x 3 h F x topk; the head 2 h V */
+    w = spec("gpt-oss-120b", 1, 1, 1, 1, 4096);
+    double h = 2880, q = 64 * 64, kv = 8 * 64, tok = 4096;
+    double proj = 2 * h * (q + 2 * kv) + 2 * q * h, moe = 2 * h * 128 + 2 * 3 * h * 2880 * 4;
+    double fwd = 18 * (proj + moe + 2 * 129 * 2 * q) + 18 * (proj + moe + 2 * 4096 * 2 * q) + 2 * h * 201088;
+    ASSERT_REL(workload_step_flops(&w), 3 * fwd * tok, 1e-12);
+
+    /* a small model's trace: 4 layers, window 128 on layers 1 and 3 (from 1), TP 2, DP 4 (one DGX H100),
+     * 2,048 tokens */
+    workload_spec c = spec("llama3-8b", 2, 1, 4, 4, 2048);
+    c.m = (workload_model){.name = "custom", .layers = 4, .hidden = 1024, .heads = 8, .kv_heads = 8, .ffn = 4096,
+                           .vocab = 32000, .gated = true, .window = 128, .window_freq = 2, .source = "test"};
+    workload_spec_defaults(&c);
+    GError *err = NULL;
+    CU_ASSERT_TRUE_FATAL(workload_spec_check(&c, &err));
+    gpu_model g = gpu("H100");
+    coll_system sys;
+    topo *tp = dgx_h100(&sys);
+    trace *t = workload_generate(&c, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double prod = 2 * 2048.0 * 2048 * (1024 + 1024) / 2; /* the rank's s x s product, forward */
+    double wf = (128.0 * 128 + 15 * 128.0 * 256) / (2048.0 * 2048), cf = 2176.0 / 4096;
+    ASSERT_REL(nth_op_flops(t, 0, "attn_fwd", 1) - nth_op_flops(t, 0, "attn_fwd", 0), prod * (cf - wf), 1e-9);
+    ASSERT_REL(nth_op_flops(t, 0, "attn_fwd", 2), nth_op_flops(t, 0, "attn_fwd", 0), 1e-12);
+    ASSERT_REL(nth_op_flops(t, 0, "attn_bwd", 0) - nth_op_flops(t, 0, "attn_bwd", 1), 2.5 * prod * (cf - wf), 1e-9);
+    double total = 0;
+    for (int r = 0; r < t->nranks; r++)
+        total += rank_flops(t, r);
+    ASSERT_REL(total, step_flops_run(&c), 1e-9);
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result res;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    int64_t win_end = res.end_ps;
+    replay_result_clear(&res);
+    trace_free(t);
+    workload_spec full = c;
+    full.m.window = full.m.window_freq = 0;
+    t = workload_generate(&full, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    CU_ASSERT_TRUE(win_end < res.end_ps);
+    replay_result_clear(&res);
+    trace_free(t);
+
+    /* the trace's FLOPs against the count: fused layers of both kinds, a list, CP by a2a and allgather,
+     * selective recomputation, an MoE model in combined 1F1B */
+    workload_spec v[6];
+    for (int i = 0; i < 6; i++)
+        v[i] = c;
+    v[0].layer_fuse = 2;
+    v[1].m.window_freq = 0, v[1].m.window_pattern = "1101", v[1].m.window_pattern_len = 4, v[1].layer_fuse = 4;
+    v[2].cp = 2, v[2].dp = 2, v[2].cp_comm = WL_CP_A2A;
+    v[3].cp = 2, v[3].dp = 2, v[3].cp_comm = WL_CP_ALLGATHER;
+    v[4].recompute_modules = WL_RC_CORE_ATTN;
+    v[5].m.experts = 8, v[5].m.topk = 2, v[5].m.expert_ffn = 1024, v[5].ep = 4, v[5].tp = 1, v[5].dp = 8;
+    v[5].global_batch = 16, v[5].moe_ep_overlap = true;
+    for (int i = 0; i < 6; i++) {
+        CU_ASSERT_TRUE_FATAL(workload_spec_check(&v[i], &err));
+        t = workload_generate(&v[i], &g, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        total = 0;
+        for (int r = 0; r < t->nranks; r++)
+            total += rank_flops(t, r);
+        ASSERT_REL(total, step_flops_run(&v[i]), 1e-9);
+        trace_free(t);
+    }
+    topo_free(tp);
+
+    /* refusals */
+    static const struct {
+        int cp_comm, window, freq, plen;
+        const char *pattern, *msg;
+    } bad[] = {
+        {WL_CP_P2P, 128, 2, 0, NULL, "needs --cp-comm a2a or allgather"},
+        {WL_CP_A2A_P2P, 128, 0, 0, NULL, "needs --cp-comm a2a or allgather"},
+        {WL_CP_A2A, 128, 0, 3, "101", "pattern has 3 layers, the model 4"},
+        {WL_CP_A2A, 0, 2, 0, NULL, "give --window-size too"},
+        {WL_CP_A2A, 128, 5, 0, NULL, "--window-attn-skip-freq in 1..layers"},
+        {WL_CP_A2A, -1, 0, 0, NULL, "--window-size must be in 1.."},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        workload_spec b = c;
+        b.cp = 2, b.dp = 2, b.cp_comm = bad[i].cp_comm;
+        b.m.window = bad[i].window, b.m.window_freq = bad[i].freq;
+        b.m.window_pattern = bad[i].pattern, b.m.window_pattern_len = bad[i].plen;
+        CU_ASSERT_FALSE(workload_spec_check(&b, &err));
+        CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, bad[i].msg) : NULL);
+        g_clear_error(&err);
+    }
+    workload_spec ok = c; /* a window with p2p CP where no layer is windowed */
+    ok.cp = 2, ok.dp = 2, ok.m.window_freq = 0, ok.m.window_pattern = "0000", ok.m.window_pattern_len = 4;
+    CU_ASSERT_TRUE(workload_spec_check(&ok, NULL));
+    /* Megatron-LM's list form */
+    const char *p = workload_layer_pattern_parse("--window-attn-skip-freq", "full attention", "sliding window", false,
+                                                 "([1]*3+[0])*2", &err);
+    CU_ASSERT_STRING_EQUAL(p ? p : "", "11101110");
+    p = workload_layer_pattern_parse("--window-attn-skip-freq", "full attention", "sliding window", false, "[0]*4",
+                                     &err);
+    CU_ASSERT_STRING_EQUAL(p ? p : "", "0000");
+    CU_ASSERT_PTR_NULL(workload_layer_pattern_parse("--window-attn-skip-freq", "full attention", "sliding window",
+                                                    false, "[1,2]", &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "expected 0 (full attention) or 1 (sliding window) at character 4")
+                               : NULL);
+    g_clear_error(&err);
+}
+
 /* ---- interleaved 1F1B (Megatron-LM virtual pipeline stages) ---- */
 
 int main(void)
@@ -2854,6 +3001,7 @@ int main(void)
         {"/workload/moe-layer-freq", test_workload_moe_layer_freq},
         {"/workload/moe-pattern", test_workload_moe_pattern},
         {"/workload/kv-channels", test_workload_kv_channels},
+        {"/workload/sliding-window", test_workload_sliding_window},
         {"/workload/recompute-selective", test_workload_recompute_selective},
         {"/workload/recompute-moe", test_workload_recompute_moe},
         {"/workload/recompute-method", test_workload_recompute_method},

@@ -24,20 +24,28 @@ static inline workload_spec spec(const char *model, int tp, int pp, int dp, int 
     return w;
 }
 
-/* The step's FLOPs as its trace runs them: the model's count (workload_step_flops, with the full s x s
- * attention product: 2 s^2 (q + o) FLOPs a sequence and layer forward, q and o the query and value
- * widths of all heads, twice that backward, once more where full recomputation or selective
- * core_attn reruns it; MTP layers included) with the product's passes replaced by the share the
- * kernel computes (workload_attn_work_frac) of the forward's, the backward's (workload_attn_bwd_factor)
- * and the rerun's. (Block recomputation's partial reruns are not counted here.) */
+/* The step's FLOPs as its trace runs them: the model's count (workload_step_flops, no recomputation,
+ * with the attention product over each layer's keys: 2 s ctx (q + o) FLOPs a sequence and layer
+ * forward, q and o the query and value widths of all heads, ctx the sequence, or the sliding window's
+ * min(W + 1, s) (workload_layer_ctx), twice that backward; MTP layers, of the last layer's kind,
+ * included) with the product's three passes replaced by the share of the s x s square the kernel
+ * computes (workload_attn_work_frac, or in a windowed layer workload_attn_window_frac) of the
+ * forward's, the backward's (workload_attn_bwd_factor) and, where selective recomputation's core_attn
+ * reruns it, the rerun's. (Full recomputation's rerun of the whole forward is not counted here.) */
 static inline double step_flops_run(const workload_spec *w)
 {
     workload_attn a;
     workload_attn_shape(&w->m, &a);
-    double rerun = w->recompute || (w->recompute_modules & WL_RC_CORE_ATTN) ? 1 : 0;
-    double fwd = (w->m.layers + w->mtp) * (double)w->global_batch * 2.0 * w->seq * w->seq * (a.q + a.o);
-    return workload_step_flops(w) - (3 + rerun) * fwd +
-           workload_attn_work_frac(w) * (1 + workload_attn_bwd_factor(w) + rerun) * fwd;
+    double rerun = !w->recompute && (w->recompute_modules & WL_RC_CORE_ATTN) ? 1 : 0, s = w->seq;
+    double f = workload_step_flops(w);
+    for (int i = 0; i < w->m.layers + w->mtp; i++) {
+        int l = i < w->m.layers ? i : w->m.layers - 1;
+        bool swa = workload_layer_is_swa(&w->m, l);
+        double per = (double)w->global_batch * 2.0 * s * (a.q + a.o);
+        double frac = swa ? workload_attn_window_frac(w) : workload_attn_work_frac(w);
+        f += frac * (1 + workload_attn_bwd_factor(w) + rerun) * per * s - 3 * per * workload_layer_ctx(&w->m, l, s);
+    }
+    return f;
 }
 
 static inline double rank_flops(const trace *t, int r)

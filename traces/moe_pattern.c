@@ -1,5 +1,6 @@
-/* traces/moe_pattern.c - Megatron-LM's --moe-layer-freq as a pattern
- * (workload.h, workload_moe_pattern_parse): the Python list expression
+/* traces/moe_pattern.c - Megatron-LM's --moe-layer-freq (and
+ * --window-attn-skip-freq) as a pattern (workload.h,
+ * workload_moe_pattern_parse, workload_layer_pattern_parse): the Python list expression
  * Megatron-LM evaluates (megatron/training/arguments.py, moe_freq_type: a
  * list of 0 (dense) and 1 (MoE) per layer) - "[1,0]" lists, "+" joining
  * them, "*N" repeating what is before it, parentheses - read by recursive
@@ -14,6 +15,7 @@
 #define BAD(...) (g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, __VA_ARGS__), false)
 
 typedef struct {
+    const char *flag, *zero, *one; /* the flag's name, what a 0 and a 1 are */
     const char *s, *p; /* the expression, the place read */
     GString *out;      /* the layers' kinds so far */
     GError **err;
@@ -36,8 +38,8 @@ static bool fail(pat *P, const char *what)
 {
     GError **err = P->err;
     if (!*P->p)
-        return BAD("--moe-layer-freq '%.60s%s': %s at its end", P->s, strlen(P->s) > 60 ? "..." : "", what);
-    return BAD("--moe-layer-freq '%.60s%s': %s at character %d ('%c')", P->s, strlen(P->s) > 60 ? "..." : "", what,
+        return BAD("%s '%.60s%s': %s at its end", P->flag, P->s, strlen(P->s) > 60 ? "..." : "", what);
+    return BAD("%s '%.60s%s': %s at character %d ('%c')", P->flag, P->s, strlen(P->s) > 60 ? "..." : "", what,
                at(P), *P->p);
 }
 
@@ -62,8 +64,11 @@ static bool atom(pat *P, int depth)
     P->p++;
     for (;;) {
         space(P);
-        if (*P->p != '0' && *P->p != '1')
-            return fail(P, "expected 0 (dense) or 1 (MoE)");
+        if (*P->p != '0' && *P->p != '1') {
+            char what[96];
+            g_snprintf(what, sizeof what, "expected 0 (%s) or 1 (%s)", P->zero, P->one);
+            return fail(P, what);
+        }
         if (P->out->len >= WL_MAX_LAYERS)
             return fail(P, "more than " G_STRINGIFY(WL_MAX_LAYERS) " layers");
         g_string_append_c(P->out, *P->p++);
@@ -124,10 +129,11 @@ static bool expr(pat *P, int depth)
     }
 }
 
-const char *workload_moe_pattern_parse(const char *s, GError **err)
+const char *workload_layer_pattern_parse(const char *flag, const char *zero, const char *one, bool need_one,
+                                         const char *s, GError **err)
 {
     g_autoptr(GString) out = g_string_new(NULL);
-    pat P = {.s = s ? s : "", .p = s ? s : "", .out = out, .err = err};
+    pat P = {.flag = flag, .zero = zero, .one = one, .s = s ? s : "", .p = s ? s : "", .out = out, .err = err};
     if (!expr(&P, 0))
         return NULL;
     space(&P);
@@ -135,10 +141,15 @@ const char *workload_moe_pattern_parse(const char *s, GError **err)
         fail(&P, "unexpected text");
         return NULL;
     }
-    if (!strchr(out->str, '1')) {
-        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, "--moe-layer-freq '%.60s%s': no MoE layer (a 1) in the "
-                    "pattern", P.s, strlen(P.s) > 60 ? "..." : "");
+    if (need_one && !strchr(out->str, '1')) {
+        g_set_error(err, WORKLOAD_ERROR, WORKLOAD_ERROR_VALUE, "%s '%.60s%s': no %s layer (a 1) in the pattern", flag,
+                    P.s, strlen(P.s) > 60 ? "..." : "", one);
         return NULL;
     }
     return g_intern_string(out->str);
+}
+
+const char *workload_moe_pattern_parse(const char *s, GError **err)
+{
+    return workload_layer_pattern_parse("--moe-layer-freq", "dense", "MoE", true, s, err);
 }

@@ -12,35 +12,73 @@ G_DEFINE_QUARK(conveyor-workload-error-quark, workload_error)
 
 #define MEGATRON_SC21 "Narayanan et al. SC'21 (arXiv:2104.04473) Table 1; vocab 51200, FFN 4h"
 #define MEGATRON_2020 "NVIDIA/Megatron-LM README (Sep 2020) scaling table; vocab 51200, FFN 4h"
-#define GPT(n, l, h, a, src) {n, l, h, a, a, 4 * (h), 51200, false, true, 0, 0, 0, 0, 0, src, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0}
+#define GPT(n, l, h, a, src)                                                                                        \
+    {.name = n, .layers = l, .hidden = h, .heads = a, .kv_heads = a, .ffn = 4 * (h), .vocab = 51200, .tied = true,   \
+     .source = src}
+/* Llama-style: SwiGLU MLP, untied embeddings */
+#define LLAMA(n, l, h, a, kv, f, v, src)                                                                            \
+    .name = n, .layers = l, .hidden = h, .heads = a, .kv_heads = kv, .ffn = f, .vocab = v, .gated = true, .source = src
 
 static const workload_model presets[] = {
-    {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, false, true, 0, 0, 0, 0, 0,
-     "Brown et al. 2020 (arXiv:2005.14165) Table 2.1: 96 layers, d_model 12288, 96 heads, d_ff 4 d_model; "
-     "GPT-2 BPE vocab 50257", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
-    {"llama2-7b", 32, 4096, 32, 32, 11008, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 (arXiv:2307.09288) and meta-llama/Llama-2-7b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
-    {"llama2-13b", 40, 5120, 40, 40, 13824, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 and meta-llama/Llama-2-13b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
-    {"llama2-70b", 80, 8192, 64, 8, 28672, 32000, true, false, 0, 0, 0, 0, 0,
-     "Touvron et al. 2023 (GQA, 8 KV heads) and meta-llama/Llama-2-70b-hf config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
-    {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3 and meta-llama/Meta-Llama-3-8B config.json", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
-    {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
-    {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, true, false, 0, 0, 0, 0, 0,
-     "Llama 3 herd paper (arXiv:2407.21783) Table 3", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
-    {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, true, false, 8, 2, 14336, 0, 0,
-     "Jiang et al. 2024 (arXiv:2401.04088) Table 1: 32 layers, dim 4096, 32 heads, 8 KV heads, hidden 14336, "
-     "8 experts, top-2, vocab 32000", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
-    {"deepseek-v3-like", 61, 7168, 128, 128, 18432, 129280, true, false, 256, 8, 2048, 2048, 3,
-     "DeepSeek-V3 report (arXiv:2412.19437) and its config.json: 61 layers (first 3 dense, FFN 18432), hidden "
-     "7168, 128 heads of MLA (q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, "
-     "v_head_dim 128), 256 routed experts (FFN 2048) top-8 + 1 shared, vocab 129280; its MTP layer with "
-     "--mtp-num-layers 1 (off by default, as in Megatron-LM); "
-     "node-limited routing, 4 of 8 groups (n_group, topk_group; Megatron-Bridge's DeepSeekV3 config: "
-     "moe_router_num_groups 8, moe_router_group_topk 4)",
-     8, 4, 1536, 512, 128, 64, 128, 0, NULL, 0, 0},
+    {.name = "gpt3-175b", .layers = 96, .hidden = 12288, .heads = 96, .kv_heads = 96, .ffn = 49152, .vocab = 50257,
+     .tied = true,
+     .source = "Brown et al. 2020 (arXiv:2005.14165) Table 2.1: 96 layers, d_model 12288, 96 heads, d_ff 4 d_model; "
+               "GPT-2 BPE vocab 50257"},
+    {LLAMA("llama2-7b", 32, 4096, 32, 32, 11008, 32000,
+           "Touvron et al. 2023 (arXiv:2307.09288) and meta-llama/Llama-2-7b-hf config.json")},
+    {LLAMA("llama2-13b", 40, 5120, 40, 40, 13824, 32000, "Touvron et al. 2023 and meta-llama/Llama-2-13b-hf config.json")},
+    {LLAMA("llama2-70b", 80, 8192, 64, 8, 28672, 32000,
+           "Touvron et al. 2023 (GQA, 8 KV heads) and meta-llama/Llama-2-70b-hf config.json")},
+    {LLAMA("llama3-8b", 32, 4096, 32, 8, 14336, 128256,
+           "Llama 3 herd paper (arXiv:2407.21783) Table 3 and meta-llama/Meta-Llama-3-8B config.json")},
+    {LLAMA("llama3-70b", 80, 8192, 64, 8, 28672, 128256, "Llama 3 herd paper (arXiv:2407.21783) Table 3")},
+    {LLAMA("llama3-405b", 126, 16384, 128, 8, 53248, 128256, "Llama 3 herd paper (arXiv:2407.21783) Table 3")},
+    {LLAMA("mistral-7b", 32, 4096, 32, 8, 14336, 32000,
+           "Jiang et al. 2023 (arXiv:2310.06825) Table 1: 32 layers, dim 4096, 32 heads of 128, 8 KV heads, hidden "
+           "14336, window 4096 (a token attends to itself and the 4096 before it, every layer), vocab 32000"),
+     .window = 4096},
+    {LLAMA("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000,
+           "Jiang et al. 2024 (arXiv:2401.04088) Table 1: 32 layers, dim 4096, 32 heads, 8 KV heads, hidden 14336, "
+           "8 experts, top-2, vocab 32000"),
+     .experts = 8, .topk = 2, .expert_ffn = 14336},
+    {LLAMA("deepseek-v3-like", 61, 7168, 128, 128, 18432, 129280,
+           "DeepSeek-V3 report (arXiv:2412.19437) and its config.json: 61 layers (first 3 dense, FFN 18432), hidden "
+           "7168, 128 heads of MLA (q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, "
+           "v_head_dim 128), 256 routed experts (FFN 2048) top-8 + 1 shared, vocab 129280; its MTP layer with "
+           "--mtp-num-layers 1 (off by default, as in Megatron-LM); "
+           "node-limited routing, 4 of 8 groups (n_group, topk_group; Megatron-Bridge's DeepSeekV3 config: "
+           "moe_router_num_groups 8, moe_router_group_topk 4)"),
+     .experts = 256, .topk = 8, .expert_ffn = 2048, .shared_ffn = 2048, .dense_layers = 3, .router_groups = 8,
+     .router_group_topk = 4, .q_lora = 1536, .kv_lora = 512, .qk_dim = 128, .rope_dim = 64, .v_dim = 128},
+    {LLAMA("kimi-k2", 61, 7168, 64, 64, 18432, 163840,
+           "Kimi K2 (moonshotai/Kimi-K2-Instruct config.json; Megatron-Bridge's KimiK2Provider): DeepSeek-V3's "
+           "layout with 64 heads of MLA (q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, "
+           "qk_rope_head_dim 64, v_head_dim 128), first layer dense (FFN 18432), 384 routed experts (FFN 2048) "
+           "top-8 + 1 shared, one expert group, vocab 163840; 1.04 T parameters in its report"),
+     .experts = 384, .topk = 8, .expert_ffn = 2048, .shared_ffn = 2048, .dense_layers = 1, .q_lora = 1536,
+     .kv_lora = 512, .qk_dim = 128, .rope_dim = 64, .v_dim = 128},
+    {LLAMA("qwen3-30b-a3b", 48, 2048, 32, 4, 6144, 151936,
+           "Qwen/Qwen3-30B-A3B config.json: 48 layers, hidden 2048, 32 heads of 128 (head_dim), 4 KV heads, 128 "
+           "experts (moe_intermediate_size 768) top-8 in every layer (intermediate_size unused), no shared expert, "
+           "vocab 151936, untied"),
+     .experts = 128, .topk = 8, .expert_ffn = 768, .head_dim = 128},
+    {LLAMA("qwen3-235b-a22b", 94, 4096, 64, 4, 12288, 151936,
+           "Qwen/Qwen3-235B-A22B config.json: 94 layers, hidden 4096, 64 heads of 128 (head_dim), 4 KV heads, 128 "
+           "experts (moe_intermediate_size 1536) top-8 in every layer (intermediate_size unused), no shared "
+           "expert, vocab 151936, untied; 235 B parameters in its model card"),
+     .experts = 128, .topk = 8, .expert_ffn = 1536, .head_dim = 128},
+    {LLAMA("gpt-oss-20b", 24, 2880, 64, 8, 2880, 201088,
+           "openai/gpt-oss-20b config.json and the gpt-oss model card (arXiv:2508.10925): 24 layers, hidden 2880, "
+           "64 heads of 64 (head_dim), 8 KV heads, 32 experts (FFN 2880, SwiGLU) top-4 in every layer, vocab "
+           "201088, untied; sliding window 128 on alternate layers from the first (layer_types; Megatron-LM: "
+           "--window-size 128,0 --window-attn-skip-freq 2); the biases and attention sinks not counted"),
+     .experts = 32, .topk = 4, .expert_ffn = 2880, .head_dim = 64, .window = 128, .window_freq = 2},
+    {LLAMA("gpt-oss-120b", 36, 2880, 64, 8, 2880, 201088,
+           "openai/gpt-oss-120b config.json and the gpt-oss model card (arXiv:2508.10925): 36 layers, hidden 2880, "
+           "64 heads of 64 (head_dim), 8 KV heads, 128 experts (FFN 2880, SwiGLU) top-4 in every layer, vocab "
+           "201088, untied; sliding window 128 on alternate layers from the first (layer_types; Megatron-LM: "
+           "--window-size 128,0 --window-attn-skip-freq 2); the biases and attention sinks not counted"),
+     .experts = 128, .topk = 4, .expert_ffn = 2880, .head_dim = 64, .window = 128, .window_freq = 2},
     GPT("gpt-1.7b", 24, 2304, 24, MEGATRON_SC21),
     GPT("gpt-3.6b", 30, 3072, 32, MEGATRON_SC21),
     GPT("gpt-7.5b", 36, 4096, 32, MEGATRON_SC21),
@@ -259,6 +297,40 @@ static double causal_square_frac(double L)
     return work / (L * L);
 }
 
+/* The share of an L x L causal square a flash kernel computes when a query sees itself and the W keys
+ * before it: row tile [r0, r1) takes the key blocks of WL_FLASH_TILE_COLS from the one holding key
+ * r0 - W to its last row (FlashAttention-2's n_block_min, n_block_max for a window (W, 0)). */
+static double band_square_frac(double L, double W)
+{
+    double rows = WL_FLASH_TILE_ROWS, cols = WL_FLASH_TILE_COLS, work = 0;
+    for (double r0 = 0; r0 < L; r0 += rows) {
+        double k0 = r0 > W ? floor((r0 - W) / cols) * cols : 0;
+        work += MIN(rows, L - r0) * (MIN(L, r0 + rows) - k0);
+    }
+    return work / (L * L);
+}
+
+double workload_attn_window_frac(const workload_spec *w)
+{
+    if (w->attn_backend == WL_ATTN_UNFUSED)
+        return 1;
+    return band_square_frac(w->seq, w->m.window > 0 ? w->m.window : w->seq);
+}
+
+bool workload_layer_is_swa(const workload_model *m, int l)
+{
+    if (m->window <= 0)
+        return false;
+    if (m->window_pattern)
+        return l >= 0 && l < m->window_pattern_len && m->window_pattern[l] == '1';
+    return m->window_freq <= 0 || (l + 1) % m->window_freq != 0;
+}
+
+double workload_layer_ctx(const workload_model *m, int l, double s)
+{
+    return workload_layer_is_swa(m, l) ? MIN(m->window + 1.0, s) : s;
+}
+
 double workload_attn_bwd_factor(const workload_spec *w)
 {
     return w->attn_backend == WL_ATTN_UNFUSED ? 2 : 2.5;
@@ -334,12 +406,24 @@ const char *workload_recompute_modules_label(unsigned bits, char *buf, size_t n)
 
 const char *workload_attn_label(const workload_model *m, char *buf, size_t n)
 {
-    if (m->kv_lora <= 0)
+    char mla[48] = "", win[64] = "";
+    if (m->kv_lora > 0 && m->q_lora > 0)
+        g_snprintf(mla, sizeof mla, "MLA, latents q %d / kv %d", m->q_lora, m->kv_lora);
+    else if (m->kv_lora > 0)
+        g_snprintf(mla, sizeof mla, "MLA, latent kv %d", m->kv_lora);
+    if (m->window > 0) {
+        int k = 0;
+        for (int l = 0; l < m->layers; l++)
+            k += workload_layer_is_swa(m, l);
+        if (k == m->layers)
+            g_snprintf(win, sizeof win, "sliding window %d", m->window);
+        else
+            g_snprintf(win, sizeof win, "sliding window %d in %d of %d layers", m->window, k, m->layers);
+    }
+    if (!*mla && !*win)
         g_strlcpy(buf, "", n);
-    else if (m->q_lora > 0)
-        g_snprintf(buf, n, " (MLA, latents q %d / kv %d)", m->q_lora, m->kv_lora);
     else
-        g_snprintf(buf, n, " (MLA, latent kv %d)", m->kv_lora);
+        g_snprintf(buf, n, " (%s%s%s)", mla, *mla && *win ? ", " : "", win);
     return buf;
 }
 
@@ -696,6 +780,31 @@ bool workload_spec_check(const workload_spec *w, GError **err)
         if (l == m->layers)
             return VALUE("--moe-layer-freq %d with %d dense layers leaves none of the %d layers an MoE layer",
                          m->moe_freq, m->dense_layers, m->layers);
+    }
+    if (m->window < 0 || m->window > WL_MAX_SEQ || m->window_freq < 0 || m->window_freq > m->layers)
+        return VALUE("--window-size must be in 1..%d tokens and --window-attn-skip-freq in 1..layers (%d) (got %d, %d)",
+                     WL_MAX_SEQ, m->layers, m->window, m->window_freq);
+    if (m->window <= 0 && (m->window_freq || m->window_pattern))
+        return VALUE("--window-attn-skip-freq picks the layers of a sliding window: give --window-size too");
+    if (m->window_pattern) {
+        size_t n = strlen(m->window_pattern);
+        if (n != (size_t)m->window_pattern_len || strspn(m->window_pattern, "01") != n)
+            return VALUE("the window pattern must be 0s and 1s, its length field (%d) its length (%zu)",
+                         m->window_pattern_len, n);
+        if (m->window_freq)
+            return VALUE("--window-attn-skip-freq is an integer or a list, not both");
+        if (n != (size_t)m->layers)
+            return VALUE("--window-attn-skip-freq's pattern has %zu layers, the model %d (Megatron-LM indexes it by "
+                         "layer)", n, m->layers);
+    }
+    if (m->window > 0 && w->cp > 1 && (w->cp_comm == WL_CP_P2P || w->cp_comm == WL_CP_A2A_P2P)) {
+        int l = 0;
+        while (l < m->layers && !workload_layer_is_swa(m, l))
+            l++;
+        if (l < m->layers)
+            return VALUE("a sliding window (--window-size %d) with context parallelism needs --cp-comm a2a or allgather: "
+                         "Transformer Engine's attention refuses a window with the p2p ring and a2a+p2p (layer %d is "
+                         "windowed)", m->window, l + 1);
     }
     if (w->dp < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->gpus % ((int64_t)w->tp * w->pp * w->cp))
         return LAYOUT("--gpus %d is not a multiple of tp*pp*cp = %d*%d*%d", w->gpus, w->tp, w->pp, w->cp);
@@ -1122,11 +1231,14 @@ double workload_step_flops(const workload_spec *w)
     const workload_model *m = &w->m;
     double tokens = (double)w->global_batch * w->seq, f = 0, h = m->hidden;
     for (int l = 0; l < m->layers; l++)
-        f += workload_layer_fwd_flops(m, workload_layer_is_moe(m, l), tokens, w->seq);
+        f += workload_layer_fwd_flops(m, workload_layer_is_moe(m, l), tokens, workload_layer_ctx(m, l, w->seq));
     f += 2 * tokens * h * m->vocab;
-    /* MTP: per layer its projection, its transformer layer (the model's last kind) and the LM head again */
-    f += w->mtp * (2 * tokens * 2 * h * h + workload_layer_fwd_flops(m, workload_layer_is_moe(m, m->layers - 1), tokens,
-                                                                      w->seq) + 2 * tokens * h * m->vocab);
+    /* MTP: per layer its projection, its transformer layer (the model's last kind, windowed or not) and
+     * the LM head again */
+    int last = m->layers - 1;
+    f += w->mtp * (2 * tokens * 2 * h * h + workload_layer_fwd_flops(m, workload_layer_is_moe(m, last), tokens,
+                                                                      workload_layer_ctx(m, last, w->seq)) +
+                   2 * tokens * h * m->vocab);
     return 3 * f;
 }
 

@@ -46,6 +46,15 @@ typedef struct {
     int head_dim;         /* the width of one attention head's query, key and value (Megatron-LM's
                            * --kv-channels; Qwen3-235B-A22B: 128 at hidden 4,096 and 64 heads);
                            * 0: hidden / heads */
+    /* sliding-window attention (Megatron-LM's --window-size W,0; Mistral 7B's 4,096, gpt-oss's 128): a
+     * query of a windowed layer sees itself and the `window` tokens before it; 0: every layer attends
+     * to the whole causal prefix */
+    int window;
+    int window_freq;      /* which layers are windowed (Megatron-LM's --window-attn-skip-freq N): all but
+                           * layers N, 2N, ... counted from 1, which attend fully; 0: all */
+    const char *window_pattern; /* ... or each layer's, '1' windowed, '0' full (the flag's list form,
+                           * workload_layer_pattern_parse; an interned string); NULL: window_freq */
+    int window_pattern_len; /* its length (layers it describes) */
 } workload_model;
 
 /* The attention's widths (elements per token, all heads; workload_attn_shape):
@@ -102,6 +111,9 @@ typedef enum { WL_ATTN_FLASH = 0, WL_ATTN_UNFUSED = 1 } workload_attn_backend;
  * sm80/sm90, Flash_fwd_kernel_traits<128, 128, 64, ...> in csrc/flash_attn/src/
  * flash_fwd_launch_template.h): a causal tile computes keys up to its last row. */
 #define WL_FLASH_TILE_ROWS 128
+/* Keys a FlashAttention-2 tile takes at a time (kBlockN of the same kernel, 64): a sliding window's
+ * first key block starts at the block holding the tile's first row's first key. */
+#define WL_FLASH_TILE_COLS 64
 
 /* The modules Megatron-LM's selective recomputation reruns before their backward (--recompute-modules):
  * the attention kernel, the norms that are modules of their own (MLA's input norm, an MoE layer's
@@ -228,6 +240,18 @@ const char *workload_attn_backend_name(int b); /* "flash" or "unfused" */
  * 128 tokens, and under CP with Megatron-LM's load-balanced split (a rank holding chunks r and
  * 2G-1-r of 2G, G the ring's ranks) its 4G chunk pairs hold 2G - 1 whole ones and two causal squares. */
 double workload_attn_work_frac(const workload_spec *w);
+/* The same for a sliding-window layer (m.window > 0): flash computes, per tile of 128 query rows, the
+ * key blocks of WL_FLASH_TILE_COLS from the one holding its first row's first key (that row less the
+ * window) to its last row, of the whole sequence (the CP forms a window allows, a2a and allgather,
+ * split it evenly); unfused computes the full product (1). */
+double workload_attn_window_frac(const workload_spec *w);
+/* Layer l (0-based) attends through the model's sliding window (Megatron-LM's
+ * is_layer_window_attention: with --window-attn-skip-freq N all but layers N, 2N, ... counted from
+ * 1; with its list, the layers marked 1). */
+bool workload_layer_is_swa(const workload_model *m, int l);
+/* The keys a query of layer l attends to in Megatron's count: the sequence s, or in a windowed layer
+ * min(window + 1, s) (Megatron-Bridge's FLOPs count, swa_context). */
+double workload_layer_ctx(const workload_model *m, int l, double s);
 /* The attention backward's FLOPs over its forward's: 2.5 with flash (FlashAttention's backward
  * recomputes the scores, then takes dV, dP, dQ and dK: five products of the forward's two;
  * benchmark_flash_attention.py counts it so), 2 unfused (the four gradient products). */
@@ -235,7 +259,8 @@ double workload_attn_bwd_factor(const workload_spec *w);
 /* For a header: ", flex dispatcher (DeepEP)", ", experts from M of G groups" or both; "" for neither. */
 const char *workload_moe_label(const workload_spec *w, char *buf, size_t n);
 /* " (MLA, latents q 1536 / kv 512)" for a model with multi-latent attention (" (MLA, latent kv 512)"
- * without a query latent), "" otherwise: the headers' words for the attention. */
+ * without a query latent), " (sliding window 128 in 18 of 36 layers)" (" (sliding window 4096)" in
+ * all) for one with a window, both joined by ", ", "" otherwise: the headers' words for the attention. */
 const char *workload_attn_label(const workload_model *m, char *buf, size_t n);
 /* The chance that a token's topk experts include one of an aligned run of s consecutive experts
  * (a GPU's, a domain's), every expert equally likely (balanced routing) within the router groups
@@ -273,6 +298,7 @@ void workload_spec_defaults(workload_spec *w);
 #define WL_MAX_HIDDEN 1000000
 #define WL_MAX_MICRO_BATCH 1000000
 #define WL_MAX_ACT_ELEMS 34359738368.0 /* 2^35: micro-batch x seq / cp x hidden */
+#define WL_MAX_SEQ 10000000 /* --seq, and a sliding window */
 
 /* Check the parallel layout and shapes (tp*pp*dp*cp == gpus, heads % tp,
  * kv_heads % tp, pp <= layers, global_batch % (micro_batch*dp), seq % cp,
@@ -379,6 +405,10 @@ bool workload_layer_is_moe(const workload_model *m, int layer);
  * (traces/moe_pattern.c). */
 #define WL_MOE_PATTERN_DEPTH 64
 const char *workload_moe_pattern_parse(const char *s, GError **err);
+/* The same list expression for another per-layer flag: `flag` names it in errors, `one` says what a 1
+ * is and `zero` a 0 ("MoE", "dense"); with need_one, a list without a 1 is refused. */
+const char *workload_layer_pattern_parse(const char *flag, const char *zero, const char *one, bool need_one,
+                                         const char *s, GError **err);
 /* DeepSpeed ZeRO-3 with activation recomputation: the fraction of a layer's
  * parameters (as one rank holds them, tp and ep shards) gathered again for
  * the backward after the recomputed forward. DeepSpeed frees a parameter

@@ -106,7 +106,8 @@ typedef struct {
     double act_in;         /* bytes of T x the attention's column-parallel input width (workload_attn's in):
                             * act but for MLA, whose latents SP gathers */
     workload_attn at;      /* the attention's widths */
-    costs c;
+    costs cs[2];           /* a layer's costs with full attention, and (a model with a sliding window) windowed */
+    const costs *c;        /* those of the layers being generated (use_costs) */
     /* the rank being generated */
     int r, tp_i, cp_i, dp_i, pp_i;
     int chunk;             /* the model chunk being generated (0 under plain 1F1B) */
@@ -361,11 +362,16 @@ static void mlp_costs(cost *f, cost *b, const gen *G, int kind, double groups, d
     linear(f, b, G, kind == LIN_LOCAL ? LIN_LOCAL : LIN_ROW, groups, te, ffn / tp, h, out, out_casts);
 }
 
-static void costs_init(gen *G)
+/* The costs of the layers about to be generated: those of full attention, or of the sliding window. */
+static void use_costs(gen *G, bool swa)
+{
+    G->c = &G->cs[swa && G->w->m.window > 0];
+}
+
+static void costs_init(gen *G, costs *c, bool swa)
 {
     const workload_spec *w = G->w;
     const workload_model *m = &w->m;
-    costs *c = &G->c;
     memset(c, 0, sizeof *c);
     const workload_attn *A = &G->at;
     double t = w->tp, T = G->T, h = m->hidden, s = w->seq, b = w->micro_batch;
@@ -407,7 +413,8 @@ static void costs_init(gen *G)
      * tiles the causal mask hides (workload_attn_work_frac); its backward recomputes the scores
      * before their four gradient products, 2.5 x the forward's (FlashAttention's own count), where
      * the unfused backward's four products are 2 x */
-    double af = 2 * T * s * (A->q + A->o) / t * workload_attn_work_frac(w), bk = workload_attn_bwd_factor(w);
+    double af = 2 * T * s * (A->q + A->o) / t * (swa ? workload_attn_window_frac(w) : workload_attn_work_frac(w)),
+           bk = workload_attn_bwd_factor(w);
     double ab = 2 * (T * A->q / t + b * s * (A->k + A->v) / t + T * A->o / t);
     kern(&c->core_f, G, KC_ATTN, af, ab);                             /* flash attention */
     kern(&c->core_b, G, KC_ATTN, bk * af, 2.5 * ab);
@@ -668,7 +675,7 @@ static int cp_ring_hop(const gen *G) { return G->w->cp_comm == WL_CP_A2A_P2P ? G
 static const cost *cp_step(const gen *G, bool bwd)
 {
     bool h = G->w->cp_comm == WL_CP_A2A_P2P;
-    return bwd ? (h ? &G->c.hstep_b : &G->c.step_b) : (h ? &G->c.hstep_f : &G->c.step_f);
+    return bwd ? (h ? &G->c->hstep_b : &G->c->step_b) : (h ? &G->c->hstep_f : &G->c->step_f);
 }
 
 /* Bytes of the K and V of s/cp tokens (one CP rank's chunk) of f layers. */
@@ -853,7 +860,7 @@ static void column_async(gen *G, const char *name, const cost *dg, const cost *w
 static void attn_core(gen *G, const char *name, double f, bool bwd)
 {
     const workload_spec *w = G->w;
-    const cost *k = bwd ? &G->c.core_b : &G->c.core_f;
+    const cost *k = bwd ? &G->c->core_b : &G->c->core_f;
     if (G->g_cp >= 0 && w->cp_comm == WL_CP_P2P) {
         (bwd ? cp_ring_bwd : cp_ring_fwd)(G, name, f);
     } else if (G->g_cp >= 0 && w->cp_comm == WL_CP_A2A_P2P) { /* Ulysses among A ranks, the ring over their groups */
@@ -886,22 +893,22 @@ static void attn_fwd(gen *G, const char *name, double f, double A)
     if (!tpo && (G->g_cp < 0 || w->cp_comm == WL_CP_ALLGATHER) && !G->kernels) {
         if (G->g_cp >= 0)
             coll(G, S_MAIN, COLL_ALL_GATHER, cp_kv_chunk(G, f) * w->cp, G->g_cp, "cp_ag_kv", NONE);
-        compute(G, name, &G->c.attn_f, f);
+        compute(G, name, &G->c->attn_f, f);
         return;
     }
     if (tpo) {
-        compute(G, name, &G->c.attn_norm.f, f);
-        tp_ring_ag(G, name, &G->c.qkv_t.f, f, A, AG_IN);
+        compute(G, name, &G->c->attn_norm.f, f);
+        tp_ring_ag(G, name, &G->c->qkv_t.f, f, A, AG_IN);
     } else {
-        compute(G, name, &G->c.pre_f, f);
+        compute(G, name, &G->c->pre_f, f);
     }
     attn_core(G, name, f, false);
     if (tpo) {
-        fp8_casts(G, name, &G->c.proj_c.f, f);
-        tp_pipeline_rs(G, name, &G->c.proj_4.f, f, A);
-        compute(G, name, &G->c.attn_drop.f, f);
+        fp8_casts(G, name, &G->c->proj_c.f, f);
+        tp_pipeline_rs(G, name, &G->c->proj_4.f, f, A);
+        compute(G, name, &G->c->attn_drop.f, f);
     } else {
-        compute(G, name, &G->c.post_f, f);
+        compute(G, name, &G->c->post_f, f);
     }
 }
 
@@ -920,9 +927,9 @@ static void attn_bwd_body(gen *G, const char *name, const cost *body, double f)
         return;
     }
     cost rest, tmp;
-    cost_sub(&tmp, body, &G->c.post_b);
-    cost_sub(&rest, &tmp, &G->c.core_b);
-    compute(G, name, &G->c.post_b, f);
+    cost_sub(&tmp, body, &G->c->post_b);
+    cost_sub(&rest, &tmp, &G->c->core_b);
+    compute(G, name, &G->c->post_b, f);
     attn_core(G, name, f, true);
     compute(G, name, &rest, f);
 }
@@ -934,36 +941,36 @@ static void attn_bwd_body(gen *G, const char *name, const cost *body, double f)
 static void attn_bwd_tpo(gen *G, double f, double A)
 {
     const char *n = "attn_bwd";
-    compute(G, n, &G->c.attn_drop.b, f);
-    fp8_casts(G, n, &G->c.proj_c.dg, f);
-    tp_ring_ag(G, n, &G->c.proj_t.dg, f, A, AG_DY);
-    compute(G, n, &G->c.proj.wg, f);
+    compute(G, n, &G->c->attn_drop.b, f);
+    fp8_casts(G, n, &G->c->proj_c.dg, f);
+    tp_ring_ag(G, n, &G->c->proj_t.dg, f, A, AG_DY);
+    compute(G, n, &G->c->proj.wg, f);
     attn_core(G, n, f, true);
-    column_async(G, n, &G->c.qkv.dg, &G->c.qkv.wg, f, A, true);
-    compute(G, n, &G->c.attn_norm.b, f);
+    column_async(G, n, &G->c->qkv.dg, &G->c->qkv.wg, f, A, true);
+    compute(G, n, &G->c->attn_norm.b, f);
 }
 
 /* --tp-comm-overlap's dense MLP, forward and backward, as the attention's. */
 static void mlp_fwd_tpo(gen *G, const char *name, double f, double A)
 {
-    compute(G, name, &G->c.mlp_norm.f, f);
-    tp_ring_ag(G, name, &G->c.fc1_t.f, f, A, AG_IN);
-    compute(G, name, &G->c.mlp_act.f, f);
-    fp8_casts(G, name, &G->c.fc2_c.f, f);
-    tp_pipeline_rs(G, name, &G->c.fc2_4.f, f, A);
-    compute(G, name, &G->c.mlp_drop.f, f);
+    compute(G, name, &G->c->mlp_norm.f, f);
+    tp_ring_ag(G, name, &G->c->fc1_t.f, f, A, AG_IN);
+    compute(G, name, &G->c->mlp_act.f, f);
+    fp8_casts(G, name, &G->c->fc2_c.f, f);
+    tp_pipeline_rs(G, name, &G->c->fc2_4.f, f, A);
+    compute(G, name, &G->c->mlp_drop.f, f);
 }
 
 static void mlp_bwd_tpo(gen *G, double f, double A)
 {
     const char *n = "mlp_bwd";
-    compute(G, n, &G->c.mlp_drop.b, f);
-    fp8_casts(G, n, &G->c.fc2_c.dg, f);
-    tp_ring_ag(G, n, &G->c.fc2_t.dg, f, A, AG_DY);
-    compute(G, n, &G->c.fc2.wg, f);
-    compute(G, n, &G->c.mlp_act.b, f);
-    column_async(G, n, &G->c.fc1.dg, &G->c.fc1.wg, f, A, true);
-    compute(G, n, &G->c.mlp_norm.b, f);
+    compute(G, n, &G->c->mlp_drop.b, f);
+    fp8_casts(G, n, &G->c->fc2_c.dg, f);
+    tp_ring_ag(G, n, &G->c->fc2_t.dg, f, A, AG_DY);
+    compute(G, n, &G->c->fc2.wg, f);
+    compute(G, n, &G->c->mlp_act.b, f);
+    column_async(G, n, &G->c->fc1.dg, &G->c->fc1.wg, f, A, true);
+    compute(G, n, &G->c->mlp_norm.b, f);
 }
 
 /* An MoE layer group's token exchange (the dispatch, the combine, their
@@ -1025,10 +1032,10 @@ static void shared_fwd(gen *G, double f, const char *tag)
         tp_gather(G, S_MAIN, A, AG_IN, "tp_ag_shared", NONE);
     g_snprintf(n, sizeof n, "%smoe_shared_fwd", tag);
     if (G->kernels) { /* MLP-in and the activation, MLP-out */
-        compute(G, n, &G->c.sh_f1, f);
-        compute(G, n, &G->c.sh_f2, f);
+        compute(G, n, &G->c->sh_f1, f);
+        compute(G, n, &G->c->sh_f2, f);
     } else {
-        compute(G, n, &G->c.moe_sh_f, f);
+        compute(G, n, &G->c->moe_sh_f, f);
     }
     coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs_shared" : "tp_ar_shared", NONE);
 }
@@ -1045,14 +1052,14 @@ static void shared_bwd(gen *G, double f)
     if (sp)
         tp_gather(G, S_MAIN, A, AG_DY, "tp_ag_shared_bwd", NONE);
     if (G->delay) { /* MLP-out's input gradient, the activation's, MLP-in's; the weight gradients held */
-        const kpart k[] = {{.c = &G->c.sh_out.dg}, {.c = &G->c.sh_out.wg, .wg = true}, {.c = &G->c.sh_act.b},
-                           {.c = &G->c.sh_in.dg}, {.c = &G->c.sh_in.wg, .wg = true}};
+        const kpart k[] = {{.c = &G->c->sh_out.dg}, {.c = &G->c->sh_out.wg, .wg = true}, {.c = &G->c->sh_act.b},
+                           {.c = &G->c->sh_in.dg}, {.c = &G->c->sh_in.wg, .wg = true}};
         kernels(G, "moe_shared_bwd", k, G_N_ELEMENTS(k), f);
     } else if (G->kernels) {
-        compute(G, "moe_shared_bwd", &G->c.sh_b1, f);
-        compute(G, "moe_shared_bwd", &G->c.sh_b2, f);
+        compute(G, "moe_shared_bwd", &G->c->sh_b1, f);
+        compute(G, "moe_shared_bwd", &G->c->sh_b2, f);
     } else {
-        compute(G, "moe_shared_bwd", &G->c.moe_sh_b, f);
+        compute(G, "moe_shared_bwd", &G->c->moe_sh_b, f);
     }
     coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp,
          sp ? "tp_rs_shared_bwd" : "tp_ar_shared_bwd", NONE);
@@ -1077,7 +1084,7 @@ static void moe_fwd(gen *G, double f, const char *tag, const cost *pre)
     uint32_t fc1 = NONE;
     if (sho) { /* the shared expert's input gathered and its first half run beside the dispatch */
         uint32_t ag = sp ? tp_gather(G, S_SHARED, A, AG_IN, "tp_ag_shared", G->last) : NONE;
-        fc1 = compute_on(G, S_SHARED, sn, &G->c.sh_f1, f, ag == NONE ? G->last : NONE);
+        fc1 = compute_on(G, S_SHARED, sn, &G->c->sh_f1, f, ag == NONE ? G->last : NONE);
     }
     ep_exchange(G, f, a2a, "ep_dispatch", "ep_dispatch_nvl", "ep_dispatch_net");
     /* expert tensor parallelism (Megatron's MoEAlltoAllTokenDispatcher with tp_size > 1): the etp
@@ -1085,8 +1092,8 @@ static void moe_fwd(gen *G, double f, const char *tag, const cost *pre)
     coll(G, S_MAIN, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag", NONE);
     g_snprintf(n, sizeof n, "%smoe_experts_fwd", tag);
     wait_on(G, fc1);
-    compute(G, n, &G->c.moe_exp_f, f);
-    uint32_t fc2 = sho ? compute_on(G, S_SHARED, sn, &G->c.sh_f2, f, G->last) : NONE; /* beside the combine */
+    compute(G, n, &G->c->moe_exp_f, f);
+    uint32_t fc2 = sho ? compute_on(G, S_SHARED, sn, &G->c->sh_f2, f, G->last) : NONE; /* beside the combine */
     coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs", NONE);
     ep_exchange(G, f, a2a, "ep_combine", "ep_combine_nvl", "ep_combine_net");
     if (!sp)
@@ -1132,11 +1139,11 @@ static void dense_mlp_fwd(gen *G, double f, const char *tag)
     if (sp)
         tp_gather(G, S_MAIN, A, AG_IN, "tp_ag", NONE);
     if (G->kernels) { /* the norm, MLP-in, the activation, MLP-out, dropout + residual */
-        const kpart k[] = {{.c = &G->c.mlp_norm.f}, {.c = &G->c.fc1.f}, {.c = &G->c.mlp_act.f}, {.c = &G->c.fc2.f},
-                           {.c = &G->c.mlp_drop.f}};
+        const kpart k[] = {{.c = &G->c->mlp_norm.f}, {.c = &G->c->fc1.f}, {.c = &G->c->mlp_act.f}, {.c = &G->c->fc2.f},
+                           {.c = &G->c->mlp_drop.f}};
         kernels(G, n, k, G_N_ELEMENTS(k), f);
     } else {
-        compute(G, n, &G->c.mlp_f, f);
+        compute(G, n, &G->c->mlp_f, f);
     }
     coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
 }
@@ -1148,7 +1155,7 @@ static void block_fwd(gen *G, double f, bool moe, const char *tag)
     if (!moe)
         dense_mlp_fwd(G, f, tag);
     else
-        moe_fwd(G, f, tag, &G->c.moe_pre_f);
+        moe_fwd(G, f, tag, &G->c->moe_pre_f);
 }
 
 /* The backward of a part ending in a column-parallel layer (QKV, or the MLP
@@ -1201,21 +1208,21 @@ static void attn_block_bwd(gen *G, double f)
     if (G->delay) { /* dropout and the projection's input gradient, the attention, the rest: the projection's,
                      * QKV's (MLA: the up and down projections') weight gradients held */
         cost post, pre, tmp;
-        cost_sub(&post, &G->c.post_b, &G->c.proj.wg);
-        cost_sub(&tmp, &G->c.pre_b, &G->c.qkv.wg);
-        cost_sub(&pre, &tmp, &G->c.down.wg);
+        cost_sub(&post, &G->c->post_b, &G->c->proj.wg);
+        cost_sub(&tmp, &G->c->pre_b, &G->c->qkv.wg);
+        cost_sub(&pre, &tmp, &G->c->down.wg);
         compute(G, "attn_bwd", &post, f);
-        wgrad(G, "attn_bwd", &G->c.proj.wg, f);
+        wgrad(G, "attn_bwd", &G->c->proj.wg, f);
         attn_core(G, "attn_bwd", f, true);
         compute(G, "attn_bwd", &pre, f);
-        wgrad(G, "attn_bwd", &G->c.qkv.wg, f);
+        wgrad(G, "attn_bwd", &G->c->qkv.wg, f);
         if (G->w->m.kv_lora > 0)
-            wgrad(G, "attn_bwd", &G->c.down.wg, f);
+            wgrad(G, "attn_bwd", &G->c->down.wg, f);
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, G->act_in * f, G->g_tp, sp ? "tp_rs" : "tp_ar",
              NONE);
         return;
     }
-    column_bwd(G, "attn_bwd", &G->c.attn_b, &G->c.qkv.dg, &G->c.qkv.wg, f, G->act_in * f, true);
+    column_bwd(G, "attn_bwd", &G->c->attn_b, &G->c->qkv.dg, &G->c->qkv.wg, f, G->act_in * f, true);
 }
 
 /* The dense MLP block's backward of f layers with its TP traffic. */
@@ -1230,14 +1237,14 @@ static void dense_mlp_bwd(gen *G, double f)
     if (sp)
         tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
     if (G->delay) { /* its kernels, the GEMMs' weight gradients held */
-        const kpart k[] = {{.c = &G->c.mlp_drop.b}, {.c = &G->c.fc2.dg}, {.c = &G->c.fc2.wg, .wg = true},
-                           {.c = &G->c.mlp_act.b}, {.c = &G->c.fc1.dg}, {.c = &G->c.fc1.wg, .wg = true},
-                           {.c = &G->c.mlp_norm.b}};
+        const kpart k[] = {{.c = &G->c->mlp_drop.b}, {.c = &G->c->fc2.dg}, {.c = &G->c->fc2.wg, .wg = true},
+                           {.c = &G->c->mlp_act.b}, {.c = &G->c->fc1.dg}, {.c = &G->c->fc1.wg, .wg = true},
+                           {.c = &G->c->mlp_norm.b}};
         kernels(G, "mlp_bwd", k, G_N_ELEMENTS(k), f);
         coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp, sp ? "tp_rs" : "tp_ar", NONE);
         return;
     }
-    column_bwd(G, "mlp_bwd", &G->c.mlp_b, &G->c.fc1.dg, &G->c.fc1.wg, f, A, false);
+    column_bwd(G, "mlp_bwd", &G->c->mlp_b, &G->c->fc1.dg, &G->c->fc1.wg, f, A, false);
 }
 
 static void block_bwd(gen *G, double f, bool moe)
@@ -1254,7 +1261,7 @@ static void block_bwd(gen *G, double f, bool moe)
         if (sho) { /* --moe-shared-expert-overlap: its second half's backward beside the combine's */
             uint32_t ag = sp ? tp_gather(G, S_SHARED, A, AG_DY, "tp_ag_shared_bwd", G->last)
                              : NONE;
-            p1 = compute_on(G, S_SHARED, "moe_shared_bwd", &G->c.sh_b1, f, ag == NONE ? G->last : NONE);
+            p1 = compute_on(G, S_SHARED, "moe_shared_bwd", &G->c->sh_b1, f, ag == NONE ? G->last : NONE);
         } else { /* the shared expert ran last: its backward first */
             shared_bwd(G, f);
         }
@@ -1263,9 +1270,9 @@ static void block_bwd(gen *G, double f, bool moe)
         ep_exchange(G, f, a2a, "ep_combine_bwd", "ep_combine_bwd_nvl", "ep_combine_bwd_net");
         coll(G, S_MAIN, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag_bwd", NONE);
         wait_on(G, p1);
-        compute(G, "moe_experts_bwd", &G->c.moe_exp_b, f);
+        compute(G, "moe_experts_bwd", &G->c->moe_exp_b, f);
         /* its first half's backward beside the dispatch's */
-        uint32_t p2 = sho ? compute_on(G, S_SHARED, "moe_shared_bwd", &G->c.sh_b2, f, G->last) : NONE;
+        uint32_t p2 = sho ? compute_on(G, S_SHARED, "moe_shared_bwd", &G->c->sh_b2, f, G->last) : NONE;
         coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs_bwd", NONE);
         ep_exchange(G, f, a2a, "ep_dispatch_bwd", "ep_dispatch_bwd_nvl", "ep_dispatch_bwd_net");
         if (sho) {
@@ -1273,7 +1280,7 @@ static void block_bwd(gen *G, double f, bool moe)
             coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp,
                  sp ? "tp_rs_shared_bwd" : "tp_ar_shared_bwd", NONE);
         }
-        compute(G, "moe_router_bwd", &G->c.moe_pre_b, f);
+        compute(G, "moe_router_bwd", &G->c->moe_pre_b, f);
     }
     attn_block_bwd(G, f);
 }
@@ -1298,26 +1305,26 @@ static void recompute_sel(gen *G, double f, bool moe)
         return;
     cost c = {0};
     if ((rc & WL_RC_LAYERNORM) && mla)
-        cost_add(&c, &G->c.attn_norm.f);
+        cost_add(&c, &G->c->attn_norm.f);
     if ((rc & WL_RC_LAYERNORM) && moe)
-        cost_add(&c, &G->c.moe_norm.f);
+        cost_add(&c, &G->c->moe_norm.f);
     if ((rc & WL_RC_MLA_UP_PROJ) && mla) {
-        cost_add(&c, &G->c.qkv.f);
-        cost_add(&c, &G->c.rope.f);
+        cost_add(&c, &G->c->qkv.f);
+        cost_add(&c, &G->c->rope.f);
     }
     if (rc & WL_RC_CORE_ATTN)
-        cost_add(&c, &G->c.core_f);
+        cost_add(&c, &G->c->core_f);
     if ((rc & WL_RC_MOE_ACT) && moe)
-        cost_add(&c, &G->c.moe_act.f);
+        cost_add(&c, &G->c->moe_act.f);
     if (c.ps > 0)
         compute(G, "recompute_modules", &c, f);
     if ((rc & WL_RC_MOE) && moe) { /* the whole MoE layer from the norm's output: the router on */
         cost pre;
-        cost_sub(&pre, &G->c.moe_pre_f, &G->c.moe_norm.f);
+        cost_sub(&pre, &G->c->moe_pre_f, &G->c->moe_norm.f);
         moe_fwd(G, f, "recompute_", &pre);
     }
-    const cost *mod = (rc & WL_RC_MLP) && !moe ? &G->c.mlp_f
-                    : (rc & WL_RC_SHARED_EXPERTS) && moe && w->m.shared_ffn ? &G->c.moe_sh_f
+    const cost *mod = (rc & WL_RC_MLP) && !moe ? &G->c->mlp_f
+                    : (rc & WL_RC_SHARED_EXPERTS) && moe && w->m.shared_ffn ? &G->c->moe_sh_f
                     : NULL;
     if (mod) {
         if (sp)
@@ -1341,11 +1348,12 @@ static void mtp_fwd(gen *G, const char *tag)
     const workload_spec *w = G->w;
     char n[64];
     g_snprintf(n, sizeof n, "%smtp_fwd", tag);
-    compute(G, n, &G->c.mtp_in.f, 1);
+    compute(G, n, &G->c->mtp_in.f, 1);
     if (w->sp)
         tp_gather(G, S_MAIN, 2 * G->act, AG_IN, "tp_ag_mtp", NONE);
-    compute(G, n, &G->c.mtp_proj.f, 1);
+    compute(G, n, &G->c->mtp_proj.f, 1);
     coll(G, S_MAIN, COLL_ALL_GATHER, G->act, G->g_tp, "tp_ag_mtp_out", NONE);
+    use_costs(G, workload_layer_is_swa(&w->m, w->m.layers - 1));
     block_fwd(G, 1, workload_layer_is_moe(&w->m, w->m.layers - 1), tag);
 }
 
@@ -1356,12 +1364,13 @@ static void mtp_fwd(gen *G, const char *tag)
 static void mtp_bwd(gen *G)
 {
     const workload_spec *w = G->w;
+    use_costs(G, workload_layer_is_swa(&w->m, w->m.layers - 1));
     recompute_sel(G, 1, workload_layer_is_moe(&w->m, w->m.layers - 1));
     block_bwd(G, 1, workload_layer_is_moe(&w->m, w->m.layers - 1));
     if (w->sp)
         tp_gather(G, S_MAIN, G->act, AG_DY, "tp_ag_mtp_bwd", NONE);
-    cost all = cost_sum3(&G->c.mtp_proj.dg, &G->c.mtp_proj.wg, &G->c.mtp_in.b);
-    column_bwd(G, "mtp_bwd", &all, &G->c.mtp_proj.dg, &G->c.mtp_proj.wg, 1, 2 * G->act, false);
+    cost all = cost_sum3(&G->c->mtp_proj.dg, &G->c->mtp_proj.wg, &G->c->mtp_in.b);
+    column_bwd(G, "mtp_bwd", &all, &G->c->mtp_proj.dg, &G->c->mtp_proj.wg, 1, 2 * G->act, false);
 }
 
 /* ---- gradients ---- */
@@ -1374,20 +1383,33 @@ static int group_layer(const gen *G, int k)
     return G->cfirst[G->chunk] + group_start(G, k);
 }
 
-/* Layer group k as fused blocks of one kind each, in forward order: a group of both kinds (--layer-fuse
- * over layers that alternate or follow a list) runs a block of each, its first layer's kind first
- * (until 2026-12-03 the whole group took its first layer's kind). Fills moe[] and n[] (layers);
- * returns the blocks (1 or 2). */
-static int group_blocks(const gen *G, int k, bool moe[2], int n[2])
+/* A block: layers of one kind (MoE or dense, windowed attention or full) run as one op each part. */
+typedef struct {
+    int k, n;                /* layer group, layers */
+    bool moe, swa;           /* its kind */
+    bool gfirst, glast;      /* the group's first block (its gradients follow its backward), last (full
+                              * recomputation reruns the group before its backward) */
+} blk;
+
+/* Layer group k as fused blocks of one kind each, in forward order: a group of several kinds
+ * (--layer-fuse over layers that alternate or follow a list) runs a block of each kind, in the order
+ * its layers first show them (until 2026-12-03 the whole group took its first layer's kind). Fills
+ * out[] (at most 4: MoE or dense, windowed or not); returns the blocks. */
+static int group_blocks(const gen *G, int k, blk out[4])
 {
-    int l0 = group_layer(G, k), len = group_size(G, k), same = 0;
-    moe[0] = workload_layer_is_moe(&G->w->m, l0);
-    for (int i = 0; i < len; i++)
-        same += workload_layer_is_moe(&G->w->m, l0 + i) == moe[0];
-    moe[1] = !moe[0];
-    n[0] = same;
-    n[1] = len - same;
-    return n[1] > 0 ? 2 : 1;
+    const workload_model *m = &G->w->m;
+    int l0 = group_layer(G, k), len = group_size(G, k), nb = 0;
+    for (int i = 0; i < len; i++) {
+        bool moe = workload_layer_is_moe(m, l0 + i), swa = workload_layer_is_swa(m, l0 + i);
+        int j = 0;
+        while (j < nb && (out[j].moe != moe || out[j].swa != swa))
+            j++;
+        if (j == nb)
+            out[nb++] = (blk){.k = k, .moe = moe, .swa = swa};
+        out[j].n++;
+    }
+    out[0].gfirst = out[nb - 1].glast = true;
+    return nb;
 }
 
 /* The current chunk holds the embedding (first virtual stage) / the LM
@@ -1893,10 +1915,12 @@ static void fp8_amax(gen *G, bool bwd)
 /* Layer group k's forward: a block of each kind it holds (group_blocks). */
 static void group_fwd(gen *G, int k, const char *tag)
 {
-    bool moe[2];
-    int n[2], nb = group_blocks(G, k, moe, n);
-    for (int i = 0; i < nb; i++)
-        block_fwd(G, n[i], moe[i], tag);
+    blk b[4];
+    int nb = group_blocks(G, k, b);
+    for (int i = 0; i < nb; i++) {
+        use_costs(G, b[i].swa);
+        block_fwd(G, b[i].n, b[i].moe, tag);
+    }
 }
 
 /* Forward of microbatch mb through the current chunk: receive its input
@@ -1918,7 +1942,7 @@ static void forward_begin(gen *G, int mb)
     fp8_weight_cast(G, mb);
     if (first) {
         pg_wait(G, 0, mb);
-        compute(G, "embedding_fwd", &G->c.emb_f, 1);
+        compute(G, "embedding_fwd", &G->c->emb_f, 1);
     }
 }
 
@@ -1941,9 +1965,9 @@ static uint32_t forward_end(gen *G, int mb, uint32_t out)
             mtp_fwd(G, "");
         }
     if (lastst) {
-        compute(G, "lm_head_fwd", &G->c.head_f, 1);
+        compute(G, "lm_head_fwd", &G->c->head_f, 1);
         for (int j = 0; j < w->mtp; j++) /* each MTP layer's output through the final norm, LM head and loss */
-            compute(G, "mtp_lm_head_fwd", &G->c.head_f, 1);
+            compute(G, "mtp_lm_head_fwd", &G->c->head_f, 1);
         return NONE;
     }
     return p2p(G, S_SEND_NEXT, true, pp_next(G), hop_bytes(G, chunk_vs(G)), pp_tag(G, mb, chunk_after(G), false),
@@ -1976,9 +2000,9 @@ static void backward_begin(gen *G, int mb, bool reduce)
         wait_on(G, p2p(G, S_RECV_NEXT, false, pp_next(G), hop_bytes(G, chunk_vs(G)), pp_tag(G, mb, chunk_after(G), true),
                        NONE));
     else {
-        compute(G, "lm_head_bwd", &G->c.head_b, 1);
+        compute(G, "lm_head_bwd", &G->c->head_b, 1);
         for (int j = 0; j < w->mtp; j++)
-            compute(G, "mtp_lm_head_bwd", &G->c.head_b, 1);
+            compute(G, "mtp_lm_head_bwd", &G->c->head_b, 1);
         if (reduce && !(w->m.tied && w->pp == 1))
             grads_ready(G, emb_params(G), 0, 0);
     }
@@ -2034,7 +2058,7 @@ static void backward_send(gen *G, int mb, bool reduce, uint32_t out)
     bool first = chunk_first(G);
     fp8_amax(G, true);
     if (first) {
-        compute(G, "embedding_bwd", &G->c.emb_b, 1);
+        compute(G, "embedding_bwd", &G->c->emb_b, 1);
         if (reduce && w->zero != 3)
             grads_ready(G, emb_params(G), 0, 0);
     } else {
@@ -2063,8 +2087,8 @@ static void backward(gen *G, int mb, bool reduce)
     int ng = group_count(G);
     backward_begin(G, mb, reduce);
     for (int k = ng - 1; k >= 0; k--) {
-        bool moe[2];
-        int n[2], nb = group_blocks(G, k, moe, n);
+        blk b[4];
+        int nb = group_blocks(G, k, b);
         if (w->zero == 3)
             zero3_gather(G, k, k == ng - 1, false);
         bool rerun = group_recomputed(G, k);
@@ -2073,8 +2097,9 @@ static void backward(gen *G, int mb, bool reduce)
         if (w->zero == 3 && rerun && !w->fsdp) /* DeepSpeed freed them after the recompute */
             zero3_gather(G, k, k == ng - 1, true);
         for (int i = nb - 1; i >= 0; i--) { /* the blocks in reverse */
-            recompute_sel(G, n[i], moe[i]);
-            block_bwd(G, n[i], moe[i]);
+            use_costs(G, b[i].swa);
+            recompute_sel(G, b[i].n, b[i].moe);
+            block_bwd(G, b[i].n, b[i].moe);
         }
         group_grads(G, k, reduce);
     }
@@ -2104,12 +2129,6 @@ typedef struct {
     int n;
     uint32_t lastc;  /* its last compute node's last op, NONE before the first */
 } chain;
-
-typedef struct {
-    int k, n;                /* layer group, layers */
-    bool moe, gfirst, glast; /* its kind; the group's first block (its gradients follow its backward), last
-                              * (full recomputation reruns the group before its backward) */
-} blk;
 
 static void chain_add(chain *ch, uint32_t i)
 {
@@ -2203,20 +2222,21 @@ static void comm_node(gen *G, const blk *b, chain *ch, int which)
 static void fwd_attn_node(gen *G, const blk *b, chain *ch, const char *tag)
 {
     char n[64];
+    use_costs(G, b->swa);
     chain_wait(G, ch);
     attn_block_fwd(G, b->n, tag);
     if (b->moe) {
         shared_fwd(G, b->n, tag);
         g_snprintf(n, sizeof n, "%smoe_router_fwd", tag);
-        compute(G, n, &G->c.moe_pre_f, b->n);
+        compute(G, n, &G->c->moe_pre_f, b->n);
     }
     ch->lastc = G->last;
 }
 
 static void fwd_mlp_node(gen *G, const blk *b, chain *ch, const char *tag)
 {
-    const kpart k[] = {{.c = &G->c.moe_perm.f}, {.c = &G->c.moe_fc1.f}, {.c = &G->c.moe_act.f},
-                       {.c = &G->c.moe_fc2.f}};
+    const kpart k[] = {{.c = &G->c->moe_perm.f}, {.c = &G->c->moe_fc1.f}, {.c = &G->c->moe_act.f},
+                       {.c = &G->c->moe_fc2.f}};
     char n[64];
     chain_wait(G, ch);
     g_snprintf(n, sizeof n, "%smoe_experts_fwd", tag);
@@ -2253,13 +2273,14 @@ static void recompute_nodes(gen *G, const blk *b, chain *B)
  * backward) and attn node (the router's, the shared expert's and the attention's backward). */
 static void bwd_mlp_node(gen *G, const blk *b, chain *ch)
 {
+    use_costs(G, b->swa);
     recompute_sel(G, b->n, b->moe);
     chain_wait(G, ch);
     if (!b->moe) {
         dense_mlp_bwd(G, b->n);
     } else { /* the experts' weight gradients through wgrad (held under --delay-wgrad-compute) */
-        const kpart k[] = {{.c = &G->c.moe_fc2.dg}, {.c = &G->c.moe_fc2.wg, .wg = true}, {.c = &G->c.moe_act.b},
-                           {.c = &G->c.moe_fc1.dg}, {.c = &G->c.moe_fc1.wg, .wg = true}, {.c = &G->c.moe_perm.b}};
+        const kpart k[] = {{.c = &G->c->moe_fc2.dg}, {.c = &G->c->moe_fc2.wg, .wg = true}, {.c = &G->c->moe_act.b},
+                           {.c = &G->c->moe_fc1.dg}, {.c = &G->c->moe_fc1.wg, .wg = true}, {.c = &G->c->moe_perm.b}};
         kernels(G, "moe_experts_bwd", k, G_N_ELEMENTS(k), b->n);
     }
     ch->lastc = G->last;
@@ -2267,9 +2288,10 @@ static void bwd_mlp_node(gen *G, const blk *b, chain *ch)
 
 static void bwd_attn_node(gen *G, const blk *b, chain *ch)
 {
+    use_costs(G, b->swa);
     chain_wait(G, ch);
     if (b->moe) {
-        compute(G, "moe_router_bwd", &G->c.moe_pre_b, b->n);
+        compute(G, "moe_router_bwd", &G->c->moe_pre_b, b->n);
         shared_bwd(G, b->n);
     }
     attn_block_bwd(G, b->n);
@@ -2280,12 +2302,8 @@ static void bwd_attn_node(gen *G, const blk *b, chain *ch)
 static int chunk_blocks(const gen *G, blk *out)
 {
     int nb = 0;
-    for (int k = 0; k < group_count(G); k++) {
-        bool moe[2];
-        int n[2], c = group_blocks(G, k, moe, n);
-        for (int i = 0; i < c; i++)
-            out[nb++] = (blk){.k = k, .n = n[i], .moe = moe[i], .gfirst = i == 0, .glast = i == c - 1};
-    }
+    for (int k = 0; k < group_count(G); k++)
+        nb += group_blocks(G, k, out + nb);
     return nb;
 }
 
@@ -2315,10 +2333,10 @@ static void pair_step(gen *G, int fmb, int fc, int bmb, int bc, bool reduce)
         B.lastc = G->last;
     G->chunk = fc;
     int ngf = group_count(G);
-    blk *fb = g_new(blk, 2 * ngf);
+    blk *fb = g_new(blk, 4 * ngf);
     int nf = chunk_blocks(G, fb);
     G->chunk = bc;
-    blk *bb = g_new(blk, 2 * group_count(G));
+    blk *bb = g_new(blk, 4 * group_count(G));
     int nb = chunk_blocks(G, bb);
     G->kernels = true;
     G->delay = G->w->delay_wgrad;
@@ -2682,7 +2700,10 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     G.act = G.T * w->m.hidden * 2;
     workload_attn_shape(&w->m, &G.at);
     G.act_in = G.T * G.at.in * 2;
-    costs_init(&G);
+    costs_init(&G, &G.cs[0], false);
+    if (w->m.window > 0)
+        costs_init(&G, &G.cs[1], true);
+    G.c = &G.cs[0];
     g_autofree char *src = g_strdup_printf("workload:%s", w->m.name ? w->m.name : "custom");
     G.t = trace_new(w->gpus, src);
     G.t->steps = 1;

@@ -420,5 +420,39 @@ c=$("$C" workload $KC --kv-channels 256 -o - 2>/dev/null | cksum)
 if [ "$a" = "$b" ] && [ "$a" != "$c" ] && [ "${a%% *}" != "$(printf '' | cksum | cut -d' ' -f1)" ]; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-kv-channels-same: $a / $b / $c" >&2; fi
 check workload-kv-channels-params 0 "^params 1\.560 B" -- workload $KC --kv-channels 256 -o /dev/null
-check workload-kv-channels-preset 2 "--kv-channels, --ffn, --vocab and --gated describe --model custom" -- workload --model llama3-8b --kv-channels 128 --topo dgx-h100 --gpus 8 -o /dev/null
+check workload-kv-channels-preset 2 "--kv-channels, --ffn, --vocab, --gated, --window-size and --window-attn-skip-freq describe --model custom" -- workload --model llama3-8b --kv-channels 128 --topo dgx-h100 --gpus 8 -o /dev/null
 check workload-kv-channels-mla 2 "--kv-channels with multi-latent attention" -- workload --model custom --layers 2 --hidden 2048 --heads 16 --kv-lora-rank 512 --kv-channels 128 --topo dgx-h100 --gpus 8 -o /dev/null
+# Sliding-window attention (Megatron-LM's --window-size W,0 and --window-attn-skip-freq): the presets that
+# have one say so and count their published parameters; gpt-oss-20b's Megatron-LM arguments write the
+# preset's trace byte for byte; a window shortens a long-sequence step, a window of the whole sequence
+# is full attention; the p2p CP ring refuses it, a2a takes it; custom only; the sweep key
+check workload-window-gpt-oss 0 "^workload gpt-oss-120b \(sliding window 128 in 18 of 36 layers\) on dgx-h100" -- workload --model gpt-oss-120b --topo dgx-h100 --gpus 16 --ep 16 --zero 1 --seq 1024 --global-batch 16 -o /dev/null
+check workload-window-mistral 0 "^workload mistral-7b \(sliding window 4096\) on " -- workload --model mistral-7b --topo dgx-h100 --gpus 8 --tp 8 -o /dev/null
+check workload-list-gpt-oss 0 "^gpt-oss-120b +36 +2880 +64 +8 +2880 +201088 +128 top-4 +116\.8 " -- workload --model list
+check workload-list-gpt-oss-20b 0 "^gpt-oss-20b +24 +2880 +64 +8 +2880 +201088 +32 top-4 +20\.9 " -- workload --model list
+check workload-list-qwen3 0 "^qwen3-235b-a22b +94 +4096 +64 +4 +12288 +151936 +128 top-8 +235\.1 " -- workload --model list
+check workload-list-qwen3-30b 0 "^qwen3-30b-a3b +48 +2048 +32 +4 +6144 +151936 +128 top-8 +30\.5 " -- workload --model list
+check workload-list-mistral 0 "^mistral-7b +32 +4096 +32 +8 +14336 +32000 +- +7\.2 " -- workload --model list
+check workload-list-kimi 0 "^kimi-k2 +61 +7168 +64 +64 +18432 +163840 +384 top-8 +1026\.4 " -- workload --model list
+GO="--topo dgx-h100 --gpus 8 -o -"
+a=$("$C" workload --model custom --megatron-args tests/data/megatron/gpt-oss-20b.sh $GO 2>/dev/null | cksum)
+b=$("$C" workload --model gpt-oss-20b --ep 8 --seq 4096 --micro-batch 1 --global-batch 8 --zero 1 --grad-fp32 $GO 2>/dev/null | cksum)
+if [ "$a" = "$b" ] && [ "${a%% *}" != "$(printf '' | cksum | cut -d' ' -f1)" ]; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-megatron-args-gpt-oss: $a / $b" >&2; fi
+check workload-megatron-args-gpt-oss-params 0 "^params 20\.908 B; " -- workload --model custom --megatron-args tests/data/megatron/gpt-oss-20b.sh --topo dgx-h100 --gpus 8 -o /dev/null
+WC="--model custom --layers 8 --hidden 2048 --heads 16 --kv-heads 4 --gated --systems dgx-h100:ib-ndr --gpus 8 --tp 2 --seq 16384 --global-batch 4 --format json"
+wst() { "$C" scale $WC "$@" 2>/dev/null | sed -n 's/.*"step_time_s": \([0-9.e-]*\),.*/\1/p'; }
+full=$(wst); w1k=$(wst --window-size 1024); w1k4=$(wst --window-size 1024 --window-attn-skip-freq 4)
+wall=$(wst --window-size 16384,0); wlist=$(wst --window-size 1024 --window-attn-skip-freq "([1]*3+[0])*2")
+if awk -v f="$full" -v a="$w1k" -v b="$w1k4" -v c="$wall" -v d="$wlist" \
+    'BEGIN { exit !(f > 0 && a > 0 && a < b && b < f && c == f && d == b) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL scale-window-steps: $full $w1k $w1k4 $wall $wlist" >&2; fi
+check workload-window-cp-p2p 2 "needs --cp-comm a2a or allgather" -- workload --model gpt-oss-20b --topo dgx-h100 --gpus 16 --ep 8 --cp 2 --seq 8192 -o /dev/null
+check workload-window-cp-a2a 0 "cp 2 \(a2a\), ep 8" -- workload --model gpt-oss-20b --topo dgx-h100 --gpus 16 --ep 8 --cp 2 --cp-comm a2a --seq 8192 --zero 1 -o /dev/null
+check workload-window-preset 2 "--window-size and --window-attn-skip-freq describe --model custom" -- workload --model llama3-8b --window-size 4096 --topo dgx-h100 --gpus 8 -o /dev/null
+check workload-window-right 2 "--window-size '128,4': the right extent must be 0" -- workload --model custom --layers 4 --hidden 1024 --heads 8 --window-size 128,4 --topo dgx-h100 --gpus 8 -o /dev/null
+check workload-window-freq-alone 2 "give --window-size too" -- workload --model custom --layers 4 --hidden 1024 --heads 8 --window-attn-skip-freq 2 --topo dgx-h100 --gpus 8 -o /dev/null
+check workload-window-freq-list 2 "pattern has 3 layers, the model 4" -- workload --model custom --layers 4 --hidden 1024 --heads 8 --window-size 64 --window-attn-skip-freq "[1,0,1]" --topo dgx-h100 --gpus 8 -o /dev/null
+sw=$("$C" sweep tests/data/sweep/scale-window.json -j 2 2>/dev/null)
+if printf '%s\n' "$sw" | awk -F, 'NR > 1 { s[NR] = $3 } END { exit !(NR == 4 && s[2] > 0 && s[2] < s[3] && s[3] < s[4]) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-window: $sw" >&2; fi

@@ -1,0 +1,3 @@
+--num-layers 8 --hidden-size 1024 --num-attention-heads 8
+--window-size 128,0
+--window-attn-skip-freq "([1]*3+[0])"

@@ -1,0 +1,2 @@
+--num-layers 8 --hidden-size 1024 --num-attention-heads 8
+--window-size 128,1
