@@ -508,6 +508,8 @@ static void print_results(const result *R, int n, const char *fmt)
             }
             if (w->m.experts)
                 printf(", \"moe_token_dispatcher_type\": \"%s\"", workload_moe_dispatcher_name(w->moe_dispatcher));
+            if (w->moe_imbalance > 1)
+                printf(", \"moe_load_imbalance\": %g", w->moe_imbalance);
             if (w->capacity_factor > 0)
                 printf(", \"moe_expert_capacity_factor\": %g, \"moe_pad_expert_input_to_capacity\": %s",
                        w->capacity_factor, w->pad_to_capacity ? "true" : "false");

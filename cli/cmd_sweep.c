@@ -488,7 +488,7 @@ static const char *const scale_params[] = {
     "pipeline_model_parallel_layout", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
     "recompute_method", "recompute_num_layers", "num_virtual_stages_per_pipeline_rank",
     "num_layers_per_virtual_pipeline_stage", "no_overlap_grad_reduce", "attention_backend",
-    "overlap_moe_expert_parallel_comm", "delay_wgrad_compute", "window_size", "window_attn_skip_freq", NULL,
+    "overlap_moe_expert_parallel_comm", "delay_wgrad_compute", "window_size", "window_attn_skip_freq", "moe_load_imbalance", NULL,
 };
 
 enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE, S_MEM };
@@ -547,6 +547,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.moe_dispatcher = (char *)sweep_point_get(p, "moe_token_dispatcher_type"); /* alltoall, flex */
     o.attn_backend = (char *)sweep_point_get(p, "attention_backend");       /* flash, unfused (and aliases) */
     o.capacity = (char *)sweep_point_get(p, "moe_expert_capacity_factor");    /* a number, as the option */
+    o.imbalance = (char *)sweep_point_get(p, "moe_load_imbalance");           /* a number, as the option */
     o.rc_gran = (char *)sweep_point_get(p, "recompute_granularity");          /* full, selective */
     o.rc_modules = (char *)sweep_point_get(p, "recompute_modules");          /* "core_attn,mla_up_proj" */
     o.pp_layout = (char *)sweep_point_get(p, "pipeline_model_parallel_layout"); /* "Et*3|(tt|)*29,m|L" */

@@ -217,6 +217,9 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
          "C"},
         {"moe-pad-expert-input-to-capacity", 0, 0, G_OPTION_ARG_NONE, &o->pad_capacity,
          "MoE: pad every expert's input to its capacity (Megatron-LM's flag; needs the capacity factor)", NULL},
+        {"moe-load-imbalance", 0, 0, G_OPTION_ARG_STRING, &o->imbalance,
+         "MoE: the routed tokens the busiest EP rank of each layer receives over the mean, 1..ep (the others share "
+         "the rest; the all-to-alls uneven, the busiest rank's experts longer) [1: balanced routing]", "F"},
         {"mtp-num-layers", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
          "multi-token prediction layers, on the last pipeline stage or where the layout puts them (DeepSeek-V3's MTP: "
          "1; Megatron-LM's flag) [0]",
@@ -385,6 +388,7 @@ void wl_opts_clear(wl_opts *o)
     g_free(o->moe_dispatcher);
     g_free(o->attn_backend);
     g_free(o->capacity);
+    g_free(o->imbalance);
     g_free(o->rc_gran);
     g_free(o->rc_modules);
     g_free(o->pp_layout);
@@ -583,6 +587,14 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         w->capacity_factor = c;
     }
     w->pad_to_capacity = o->pad_capacity;
+    if (o->imbalance) {
+        char *end;
+        double f = g_ascii_strtod(o->imbalance, &end);
+        if (end == o->imbalance || *end || !(f >= 1) || f > 1e6)
+            return BAD("--moe-load-imbalance '%s': expected a number from 1 (balanced) up to the EP size (1.2, 2)",
+                       o->imbalance);
+        w->moe_imbalance = f;
+    }
     w->first_stage_layers = o->first_stage_layers;
     w->last_stage_layers = o->last_stage_layers;
     w->grad_bytes = o->grad_fp32 ? 4 : 2;

@@ -13,7 +13,7 @@
 
 typedef struct {
     char *model, *schedule, *dtype, *zero_s, *bucket, *topo, *fabric, *reuse, *cp_comm, *hier_cp, *fp8_recipe,
-        *moe_dispatcher, *capacity, *rc_gran, *rc_modules, *pp_layout, *rc_method, *attn_backend;
+        *moe_dispatcher, *capacity, *imbalance, *rc_gran, *rc_modules, *pp_layout, *rc_method, *attn_backend;
     char **sets;                 /* --set: gpu.* for the compute model, the rest for the topology */
     gint gpus, tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, layer_fuse;
     gint layers, hidden, heads, kv_heads, ffn, vocab, experts, topk, expert_ffn, shared_ffn, dense_layers;

@@ -4,6 +4,8 @@
  * ring-neighbour exchange (rank r sends S to r+1 while receiving from r-1),
  * gather as every rank's S/n to the root and scatter as the root's S/n to
  * every rank (NCCL 2.28's taskAppend makes them these sends and receives).
+ * An uneven alltoall (coll_request.a2a_w: an MoE dispatch whose experts'
+ * ranks receive unequal shares, or its combine) sends bytes/n x w[j] to j.
  * Transfers are chunked at NCCL's P2P chunk size (512 KiB over NVLink, 128
  * KiB over PCIe or the network) with NCCL_STEPS slots in flight; they share
  * links with each other, so an alltoall's time is set by the most loaded
@@ -110,6 +112,14 @@ static void direct_start(coll_exec *x)
             if (r != root) {
                 bool g = x->req->kind == COLL_GATHER;
                 send_pair(x, &pr[g ? root : r], g ? r : root, g ? root : r, per_peer);
+            }
+    } else if (x->req->a2a_w) { /* uneven: a share per receiver (a dispatch), or per sender (its combine) */
+        const double *w = x->req->a2a_w;
+        for (int i = 1; i < n; i++)
+            for (int r = 0; r < n; r++) {
+                int d = (r + i) % n;
+                double b = (double)x->req->bytes / n * w[x->req->a2a_send ? r : d];
+                send_pair(x, &pr[d], r, d, (uint64_t)(b + 0.5));
             }
     } else {
         for (int i = 1; i < n; i++)

@@ -119,6 +119,9 @@ typedef struct {
     int nchannels;
     bool fused;       /* launched in the kernel of the collective before it (one NCCL
                        * group): its setup has no host launch, only the base latency */
+    const double *a2a_w; /* alltoall: NULL an even split; else a share per rank (mean 1): rank i
+                       * sends bytes / n x a2a_w[j] to j (a2a_send: x a2a_w[i], the reverse) */
+    bool a2a_send;
 } coll_request;
 
 typedef struct {

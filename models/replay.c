@@ -640,6 +640,11 @@ static void launch_coll(rp *p, rendezvous *rv)
         return;
     }
     req.root = o->root;
+    if (o->coll == COLL_ALLTOALL && o->root) { /* uneven (trace_validate checked the list's length) */
+        int nw;
+        req.a2a_w = trace_a2a_weights(p->t, o->root, &nw);
+        req.a2a_send = o->root < 0;
+    }
     /* launched in one kernel with the collective before it when every
      * member did so (NCCL launches each rank's group as one kernel) */
     req.fused = rv->fused == rv->arrived;

@@ -1098,6 +1098,33 @@ static void test_coll_ring_fold_matches_full(void)
  * stored and forwarded (exact) on two DGX H100s over NDR (adaptive routing):
  * the same time within 2.5% at large sizes, the network-bound floor
  * respected, fewer events; on DGX A100s over HDR (static ECMP) chunks. */
+/* An uneven alltoall (an MoE dispatch whose busiest rank receives F x the mean, the others (N - F) /
+ * (N - 1) each): rank i sends S/N x w[j] to j, so the busiest rank's ingress carries S/N x F x (N - 1),
+ * F x the even split's, and sets the time (its N - 1 senders fill its link from the start); the reverse
+ * (a combine: senders weighted) the same through its egress. The weights' mean is 1, so an even list
+ * gives the even split's time. */
+static void test_coll_alltoall_uneven(void)
+{
+    fabric *f;
+    fab_node_id g[N];
+    coll_system sys = star(&f, g);
+    uint64_t S = 64 << 20;
+    double floor_us = (double)S * (N - 1) / N / BW * 1e6, F = 2.5, w[N], even[N];
+    for (int j = 0; j < N; j++)
+        w[j] = j == 1 ? F : (N - F) / (N - 1), even[j] = 1;
+    for (int send = 0; send < 2; send++) {
+        coll_request req = {.kind = COLL_ALLTOALL, .bytes = S, .algo = ALGO_DIRECT, .proto = PROTO_SIMPLE,
+                            .nchannels = 1, .a2a_w = w, .a2a_send = send};
+        coll_result res;
+        CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+        ASSERT_REL(res.time_us, F * floor_us + 8.4 + 3.4, 1e-3);
+        req.a2a_w = even;
+        CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+        ASSERT_REL(res.time_us, floor_us + 8.4 + 3.4, 1e-5);
+    }
+    fabric_free(f);
+}
+
 static void test_coll_alltoall_direct(void)
 {
     fabric *f;
@@ -1704,6 +1731,7 @@ int main(void)
         {"/coll/channels/nccl-knobs-from-env", test_coll_channel_knobs_from_env},
         {"/coll/ring/one-block-rate", test_coll_ring_one_block_rate},
         {"/coll/alltoall/direct", test_coll_alltoall_direct},
+        {"/coll/alltoall/uneven", test_coll_alltoall_uneven},
         {"/coll/gather-scatter/direct", test_coll_gather_scatter_direct},
         {"/coll/sendrecv/pxn-stays-on-rails", test_coll_sendrecv_pxn_stays_on_rails},
         {"/coll/launch/per-channel", test_coll_launch_per_channel},

@@ -2964,6 +2964,148 @@ static void test_workload_sliding_window(void)
     g_clear_error(&err);
 }
 
+/* the op of rank r named `name` (the n-th, 0-based), NULL if there are fewer */
+static const trace_op *nth_op(const trace *t, int r, const char *name, int n)
+{
+    for (guint i = 0; i < t->ranks[r].ops->len; i++) {
+        const trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
+        if (!strcmp(o->name, name) && n-- == 0)
+            return o;
+    }
+    return NULL;
+}
+
+/* --moe-load-imbalance F: in MoE layer l the EP rank at place l mod ep receives F x the mean of the routed
+ * tokens, the others (ep - F) / (ep - 1) each (16 experts top-2 on 8 GPUs, EP 8, F 2: 2 and 6/7). Its
+ * experts' forward and backward run F x the balanced FLOPs, the others' 6/7 x, the step's total the
+ * same; the EP all-to-alls carry the weights (toward the experts by the receivers: the dispatch and the
+ * combine's gradient; back by the senders), the list's busiest entry F at the layer's place; the step
+ * replays longer. The memory estimate: the busiest place's activations (place 0 the busiest in layer 0
+ * of 4, 6/7 in the others: 2 x (2 + 3 x 6/7 - 4) more routes, 2 + 6 F_e / h bytes a route and token).
+ * With a capacity factor 1.5 the busiest rank keeps 1.5 and the dispatch sends (1.5 + 7 x 6/7) / 8 of
+ * the balanced bytes; padded, every rank 1.5 (even). Refused: above ep, below 1, dense, EP 1, flex. */
+static void test_workload_moe_load_imbalance(void)
+{
+    workload_spec w = spec("llama3-8b", 1, 1, 8, 8, 1024);
+    w.m = (workload_model){.name = "custom", .layers = 4, .hidden = 1024, .heads = 8, .kv_heads = 8, .ffn = 4096,
+                           .vocab = 32000, .gated = true, .experts = 16, .topk = 2, .expert_ffn = 1024,
+                           .source = "test"};
+    w.ep = 8;
+    workload_spec_defaults(&w);
+    workload_spec b = w;
+    w.moe_imbalance = 2;
+    GError *err = NULL;
+    CU_ASSERT_TRUE_FATAL(workload_spec_check(&w, &err));
+    ASSERT_REL(workload_moe_rank_load(&w, true), 2, 1e-12);
+    ASSERT_REL(workload_moe_rank_load(&w, false), 6.0 / 7, 1e-12);
+    ASSERT_REL(workload_moe_load_mean(&w), 1, 1e-12);
+    gpu_model g = gpu("H100");
+    trace *t = workload_generate(&w, &g, &err), *tb = workload_generate(&b, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
+    double e0 = nth_op_flops(tb, 0, "moe_experts_fwd", 0), eb0 = nth_op_flops(tb, 0, "moe_experts_bwd", 0);
+    for (int l = 0; l < 4; l++)
+        for (int r = 0; r < 8; r++) {
+            double k = r == l ? 2 : 6.0 / 7;
+            ASSERT_REL(nth_op_flops(t, r, "moe_experts_fwd", l), k * e0, 1e-9);
+            ASSERT_REL(nth_op_flops(t, r, "moe_experts_bwd", 3 - l), k * eb0, 1e-9);
+            const char *names[4] = {"ep_dispatch", "ep_combine", "ep_combine_bwd", "ep_dispatch_bwd"};
+            for (int q = 0; q < 4; q++) {
+                const trace_op *o = nth_op(t, r, names[q], q < 2 ? l : 3 - l), *ob = nth_op(tb, r, names[q], 0);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+                CU_ASSERT_EQUAL(o->bytes, ob->bytes);
+                CU_ASSERT(q == 0 || q == 2 ? o->root > 0 : o->root < 0);
+                int n;
+                const double *wt = trace_a2a_weights(t, o->root, &n);
+                CU_ASSERT_EQUAL_FATAL(n, 8);
+                ASSERT_REL(wt[l], 2, 1e-12);
+                ASSERT_REL(wt[(l + 1) % 8], 6.0 / 7, 1e-12);
+            }
+        }
+    double total = 0, totalb = 0;
+    for (int r = 0; r < 8; r++)
+        total += rank_flops(t, r), totalb += rank_flops(tb, r);
+    ASSERT_REL(total, totalb, 1e-9);
+    coll_system sys;
+    topo *tp = dgx_h100(&sys);
+    replay_opts o = {.sys = &sys, .compute_scale = 1};
+    replay_result res;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    int64_t uneven = res.end_ps;
+    replay_result_clear(&res);
+    CU_ASSERT_TRUE_FATAL(replay_run(tb, &o, &res, &err));
+    CU_ASSERT_TRUE(uneven > res.end_ps);
+    replay_result_clear(&res);
+    trace_free(t);
+    trace_free(tb);
+    double sbh = 1024.0 * 1024;
+    ASSERT_REL(workload_memory_bytes(&w) - workload_memory_bytes(&b), 2 * (2 + 3 * 6.0 / 7 - 4) * (2 + 6) * sbh, 1e-9);
+
+    /* the capacity: dropped beyond 1.5 at the busiest rank; padded even */
+    workload_spec c = w;
+    c.capacity_factor = 1.5;
+    ASSERT_REL(workload_moe_rank_load(&c, true), 1.5, 1e-12);
+    ASSERT_REL(workload_moe_load_mean(&c), (1.5 + 6) / 8, 1e-12);
+    t = workload_generate(&c, &g, &err);
+    tb = workload_generate(&b, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    ASSERT_REL((double)nth_op(t, 0, "ep_dispatch", 0)->bytes, (double)nth_op(tb, 0, "ep_dispatch", 0)->bytes * 7.5 / 8, 1e-6);
+    ASSERT_REL(nth_op_flops(t, 0, "moe_experts_fwd", 0), 1.5 * e0, 1e-9);
+    trace_free(t);
+    trace_free(tb);
+    c.pad_to_capacity = true;
+    ASSERT_REL(workload_moe_rank_load(&c, true), 1.5, 1e-12);
+    ASSERT_REL(workload_moe_rank_load(&c, false), 1.5, 1e-12);
+
+    /* combined 1F1B: the same FLOPs, a longer step than balanced */
+    workload_spec p = w, pb = b;
+    p.moe_ep_overlap = pb.moe_ep_overlap = true;
+    p.global_batch = pb.global_batch = 32;
+    CU_ASSERT_TRUE_FATAL(workload_spec_check(&p, &err));
+    t = workload_generate(&p, &g, &err);
+    tb = workload_generate(&pb, &g, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
+    total = totalb = 0;
+    for (int r = 0; r < 8; r++)
+        total += rank_flops(t, r), totalb += rank_flops(tb, r);
+    ASSERT_REL(total, totalb, 1e-9);
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    uneven = res.end_ps;
+    replay_result_clear(&res);
+    CU_ASSERT_TRUE_FATAL(replay_run(tb, &o, &res, &err));
+    CU_ASSERT_TRUE(uneven > res.end_ps);
+    replay_result_clear(&res);
+    trace_free(t);
+    trace_free(tb);
+    topo_free(tp);
+
+    /* refusals */
+    static const struct {
+        double F;
+        int ep, experts, flex;
+        const char *msg;
+    } bad[] = {
+        {9, 8, 16, 0, "--moe-load-imbalance must be in 1..ep (8)"},
+        {0.5, 8, 16, 0, "--moe-load-imbalance must be in 1..ep"},
+        {2, 1, 16, 0, "--moe-load-imbalance must be in 1..ep (1)"},
+        {2, 8, 0, 0, "needs an MoE model"},
+        {2, 8, 16, 1, "with --moe-token-dispatcher-type flex"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        workload_spec x = w;
+        x.moe_imbalance = bad[i].F, x.ep = bad[i].ep, x.m.experts = bad[i].experts;
+        if (!bad[i].experts)
+            x.m.topk = x.m.expert_ffn = 0;
+        x.moe_dispatcher = bad[i].flex ? WL_MOE_FLEX : WL_MOE_ALLTOALL;
+        CU_ASSERT_FALSE(workload_spec_check(&x, &err));
+        CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, bad[i].msg) : NULL);
+        if (err && !strstr(err->message, bad[i].msg))
+            fprintf(stderr, "case %zu: %s\n", i, err->message);
+        g_clear_error(&err);
+    }
+}
+
 /* ---- interleaved 1F1B (Megatron-LM virtual pipeline stages) ---- */
 
 int main(void)
@@ -3002,6 +3144,7 @@ int main(void)
         {"/workload/moe-pattern", test_workload_moe_pattern},
         {"/workload/kv-channels", test_workload_kv_channels},
         {"/workload/sliding-window", test_workload_sliding_window},
+        {"/workload/moe-load-imbalance", test_workload_moe_load_imbalance},
         {"/workload/recompute-selective", test_workload_recompute_selective},
         {"/workload/recompute-moe", test_workload_recompute_moe},
         {"/workload/recompute-method", test_workload_recompute_method},

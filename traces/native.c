@@ -1,6 +1,7 @@
 /* traces/native.c - the native trace format.
  *
- * JSON: {"ranks": N, "groups": [{"name", "ranks": [...]}], "ops": [{"rank",
+ * JSON: {"ranks": N, "groups": [{"name", "ranks": [...]}], "alltoall_weights": [[w, ...], ...] (an uneven
+ * alltoall's shares: its "root" k > 0 names list k for the receivers, -k for the senders), "ops": [{"rank",
  * "id", "kind", "stream", "dur_us", "bytes", "group", "peer", "tag", "root",
  * "deps": [ids], "name", "flops", "mem_bytes", "fused", "copy", "sms"}]}; a file may instead
  * hold one rank ({"rank": r, "ops": [...]}, ops without "rank"). CSV: one op
@@ -29,6 +30,8 @@ typedef struct {
     trace *t;                /* built once the rank count is known */
     GPtrArray *pending;      /* raw ops before the trace exists: pend_op* */
     GHashTable *groups;      /* name -> rank list string (JSON groups) */
+    GPtrArray *weights;      /* "alltoall_weights": GArray of double each (the first file's that has them) */
+    const char *weights_file;
     int nranks;
 } nload;
 
@@ -200,7 +203,9 @@ static gboolean json_op(nload *L, const cJSON *o, int file_rank, const char *fil
     if (!get_int(o, "rank", 0, MAX_RANKS - 1, file_rank, &p->rank, w, err) ||
         !get_int(o, "stream", 0, 1 << 20, p->op.kind == TOP_COMPUTE ? 0 : 1, &stream, w, err) ||
         !get_int(o, "peer", 0, MAX_RANKS - 1, -1, &peer, w, err) ||
-        !get_int(o, "tag", 0, INT32_MAX, 0, &tag, w, err) || !get_int(o, "root", 0, MAX_RANKS - 1, 0, &root, w, err) ||
+        !get_int(o, "tag", 0, INT32_MAX, 0, &tag, w, err) ||
+        !get_int(o, "root", p->op.kind == TOP_COLL && p->op.coll == COLL_ALLTOALL ? -MAX_RANKS : 0, MAX_RANKS - 1, 0,
+                 &root, w, err) ||
         !get_int(o, "sms", 0, 1024, 0, &sms, w, err))
         return FALSE;
     if (sms && p->op.kind != TOP_COLL)
@@ -326,6 +331,47 @@ static gboolean json_file(nload *L, const char *path, const char *text, GError *
             g_hash_table_insert(L->groups, g_strdup(nm->valuestring), g_string_free(s, FALSE));
         else
             g_string_free(s, TRUE);
+    }
+    /* an uneven alltoall's weights, one list a group shape and split: each list's numbers >= 0 */
+    const cJSON *aw = cJSON_GetObjectItemCaseSensitive(root, "alltoall_weights");
+    if (ok && aw && !cJSON_IsArray(aw))
+        ok = bad(err, TRACE_ERROR_SCHEMA, path, "$.alltoall_weights: expected an array of arrays of numbers");
+    GPtrArray *wl = aw && ok ? g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref) : NULL;
+    int li = 0;
+    for (const cJSON *l = wl ? aw->child : NULL; l && ok; l = l->next, li++) {
+        double sum = 0;
+        GArray *a = g_array_new(FALSE, FALSE, sizeof(double));
+        g_ptr_array_add(wl, a);
+        if (!cJSON_IsArray(l) || !cJSON_GetArraySize(l) || cJSON_GetArraySize(l) > MAX_RANKS) {
+            ok = bad(err, TRACE_ERROR_SCHEMA, path, "$.alltoall_weights[%d]: expected a non-empty array of numbers", li);
+            break;
+        }
+        int ei = 0;
+        for (const cJSON *e = l->child; e && ok; e = e->next, ei++) {
+            if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0) || e->valuedouble > 1e9)
+                ok = bad(err, TRACE_ERROR_VALUE, path, "$.alltoall_weights[%d][%d]: expected a number in 0..1e9", li, ei);
+            else
+                g_array_append_val(a, e->valuedouble), sum += e->valuedouble;
+        }
+        if (ok && !(sum > 0))
+            ok = bad(err, TRACE_ERROR_VALUE, path, "$.alltoall_weights[%d]: all zero", li);
+        for (guint k = 0; ok && k < a->len; k++) /* mean 1, as trace_a2a_weights_add keeps them */
+            g_array_index(a, double, k) *= a->len / sum;
+    }
+    if (ok && wl && L->weights) { /* several files: the same lists */
+        bool same = wl->len == L->weights->len;
+        for (guint k = 0; same && k < wl->len; k++) {
+            GArray *x = g_ptr_array_index(wl, k), *y = g_ptr_array_index(L->weights, k);
+            same = x->len == y->len && !memcmp(x->data, y->data, x->len * sizeof(double));
+        }
+        if (!same)
+            ok = bad(err, TRACE_ERROR_VALUE, path, "$.alltoall_weights: differs from those of %s", L->weights_file);
+    }
+    if (ok && wl && !L->weights) {
+        L->weights = wl;
+        L->weights_file = path;
+    } else if (wl) {
+        g_ptr_array_unref(wl);
     }
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(root, "ops");
     if (ok && !cJSON_IsArray(ops))
@@ -580,6 +626,8 @@ static trace *build(nload *L, const char *source, GError **err)
         return NULL;
     }
     trace *t = trace_new(n, source);
+    for (guint k = 0; L->weights && k < L->weights->len; k++)
+        g_ptr_array_add(t->a2a_weights, g_array_copy(g_ptr_array_index(L->weights, k)));
     GHashTable **ids = g_new0(GHashTable *, n);
     for (int r = 0; r < n; r++)
         ids[r] = g_hash_table_new(g_str_hash, g_str_equal);
@@ -671,6 +719,8 @@ trace *trace_native_load(const char *const *paths, int npaths, GError **err)
     trace *t = ok ? build(&L, npaths == 1 ? paths[0] : "(several files)", err) : NULL;
     g_ptr_array_unref(L.pending);
     g_hash_table_destroy(L.groups);
+    if (L.weights)
+        g_ptr_array_unref(L.weights);
     return t;
 }
 
@@ -684,6 +734,13 @@ gboolean trace_native_write_json(const trace *t, const char *path, GError **err)
         cJSON_AddStringToObject(o, "name", tg->name);
         cJSON_AddItemToObject(o, "ranks", cJSON_CreateIntArray(tg->ranks, tg->size));
         cJSON_AddItemToArray(groups, o);
+    }
+    if (t->a2a_weights->len) {
+        cJSON *aw = cJSON_AddArrayToObject(root, "alltoall_weights");
+        for (guint k = 0; k < t->a2a_weights->len; k++) {
+            const GArray *a = g_ptr_array_index(t->a2a_weights, k);
+            cJSON_AddItemToArray(aw, cJSON_CreateDoubleArray((const double *)a->data, (int)a->len));
+        }
     }
     cJSON *ops = cJSON_AddArrayToObject(root, "ops");
     for (int r = 0; r < t->nranks; r++) {
@@ -709,7 +766,7 @@ gboolean trace_native_write_json(const trace *t, const char *path, GError **err)
                 cJSON_AddNumberToObject(o, "bytes", (double)op->bytes);
             if (op->kind == TOP_COLL)
                 cJSON_AddStringToObject(o, "group", ((trace_group *)g_ptr_array_index(t->groups, op->group))->name);
-            if (op->kind == TOP_COLL && coll_default_root(op->coll) >= 0)
+            if (op->kind == TOP_COLL && (coll_default_root(op->coll) >= 0 || (op->coll == COLL_ALLTOALL && op->root)))
                 cJSON_AddNumberToObject(o, "root", op->root);
             if (op->fused)
                 cJSON_AddBoolToObject(o, "fused", 1);

@@ -27,6 +27,40 @@ static void group_free(gpointer p)
     g_free(g);
 }
 
+int trace_a2a_weights_add(trace *t, const double *w, int n)
+{
+    g_assert(n >= 1);
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += w[i];
+    GArray *a = g_array_sized_new(FALSE, FALSE, sizeof(double), (guint)n);
+    for (int i = 0; i < n; i++) {
+        double v = sum > 0 ? w[i] * n / sum : 1;
+        g_array_append_val(a, v);
+    }
+    for (guint k = 0; k < t->a2a_weights->len; k++) {
+        GArray *b = g_ptr_array_index(t->a2a_weights, k);
+        if (b->len == a->len && !memcmp(b->data, a->data, a->len * sizeof(double))) {
+            g_array_unref(a);
+            return (int)k + 1;
+        }
+    }
+    g_ptr_array_add(t->a2a_weights, a);
+    return (int)t->a2a_weights->len;
+}
+
+const double *trace_a2a_weights(const trace *t, int root, int *n)
+{
+    int k = root < 0 ? -root : root;
+    if (k == 0 || k > (int)t->a2a_weights->len) {
+        *n = 0;
+        return NULL;
+    }
+    GArray *a = g_ptr_array_index(t->a2a_weights, k - 1);
+    *n = (int)a->len;
+    return (const double *)a->data;
+}
+
 trace *trace_new(int nranks, const char *source)
 {
     g_assert(nranks >= 1);
@@ -36,6 +70,7 @@ trace *trace_new(int nranks, const char *source)
     for (int r = 0; r < nranks; r++)
         t->ranks[r].ops = g_array_new(FALSE, TRUE, sizeof(trace_op));
     t->groups = g_ptr_array_new_with_free_func(group_free);
+    t->a2a_weights = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     t->source = g_strdup(source ? source : "");
     t->step_ps = -1;
     return t;
@@ -56,6 +91,7 @@ void trace_free(trace *t)
     }
     g_free(t->ranks);
     g_ptr_array_unref(t->groups);
+    g_ptr_array_unref(t->a2a_weights);
     g_free(t->source);
     g_free(t);
 }
@@ -256,6 +292,18 @@ static gboolean check_one_coll(trace *t, GHashTable *seen, int r, guint i, GErro
                     "%s: rank %d op %u (%s): root %d is not a rank of %s (its ranks are numbered 0..%d)", t->source,
                     r, i, coll_kind_name(o->coll), o->root, gd, g->size - 1);
         return FALSE;
+    }
+    if (o->coll == COLL_ALLTOALL && o->root) {
+        int n;
+        const double *w = trace_a2a_weights(t, o->root, &n);
+        if (!w || n != g->size) {
+            g_autofree char *gd = group_desc(g);
+            g_set_error(err, TRACE_ERROR, TRACE_ERROR_REF,
+                        "%s: rank %d op %u (alltoall): root %d names %s of the %u alltoall weight lists, for %s of %d "
+                        "ranks", t->source, r, i, o->root, w ? "a list of another length" : "none",
+                        t->a2a_weights->len, gd, g->size);
+            return FALSE;
+        }
     }
     if (o->seq >= TRACE_MAX_SEQ) { /* (trace_coll_key keeps 40 bits: collectives collided) */
         g_set_error(err, TRACE_ERROR, TRACE_ERROR_VALUE,
@@ -549,6 +597,8 @@ trace *trace_replicate(const trace *t, int n, GError **err)
 {
     g_assert(n >= 1);
     trace *nt = trace_new(n, t->source);
+    for (guint k = 0; k < t->a2a_weights->len; k++)
+        g_ptr_array_add(nt->a2a_weights, g_array_copy(g_ptr_array_index(t->a2a_weights, k)));
     nt->step_ps = t->step_ps;
     nt->steps = t->steps;
     GArray *src = t->ranks[0].ops;

@@ -51,7 +51,9 @@ typedef struct {
                           * input; alltoall: total per rank); SEND/RECV: message bytes */
     int64_t seq;         /* TOP_COLL: sequence number within the group (>= 0) */
     int peer;            /* TOP_SEND/RECV: the other rank (global) */
-    int root;            /* broadcast/reduce root (group-local), else 0 */
+    int root;            /* broadcast/reduce root (group-local); alltoall: 0 an even split, k > 0 each
+                          * member receiving by trace.a2a_weights[k-1] (an uneven dispatch), k < 0
+                          * sending by trace.a2a_weights[-k-1] (its reverse, a combine); else 0 */
     int64_t tag;         /* TOP_SEND/RECV: matching tag (sends and receives of one
                           * (src, dst, tag) match in order) */
     GArray *deps;        /* uint32_t indices of earlier ops of the same rank this
@@ -78,6 +80,8 @@ typedef struct {
     char *source;        /* file or directory it came from (owned) */
     int64_t step_ps;     /* traced step time (e.g. median ProfilerStep), -1 if unknown */
     int steps;           /* training steps the trace covers, 0 if unknown */
+    GPtrArray *a2a_weights; /* GArray of double: an uneven alltoall's share per group member (group-local
+                          * order, mean 1): member i sends (receives) bytes / n x w[j] to (from) j */
 } trace;
 
 /* A new trace of nranks empty ranks (nranks >= 1). Caller frees with trace_free. */
@@ -91,6 +95,12 @@ void trace_free(trace *t);
 int trace_group_add(trace *t, const char *name, const int *ranks, int n);
 /* The group of all ranks. */
 int trace_group_world(trace *t);
+/* An uneven alltoall's weights (n of them, each >= 0, normalised here to mean 1): the root value a
+ * receiver-weighted alltoall carries (k >= 1; its sender-weighted reverse carries -k), reusing an
+ * equal vector already added. */
+int trace_a2a_weights_add(trace *t, const double *w, int n);
+/* The weights an alltoall's root names (NULL for 0 or one out of the table), their count in *n. */
+const double *trace_a2a_weights(const trace *t, int root, int *n);
 
 /* Append op to rank r (takes ownership of op->deps; op->name is borrowed:
  * the trace keeps an interned copy, so the millions of ops of a generated

@@ -350,13 +350,15 @@ double workload_attn_work_frac(const workload_spec *w)
 
 const char *workload_moe_label(const workload_spec *w, char *buf, size_t n)
 {
-    char grp[64] = "", cap[64] = "";
+    char grp[64] = "", cap[64] = "", imb[64] = "";
     if (w->router_groups > 0)
         g_snprintf(grp, sizeof grp, ", experts from %d of %d groups", w->router_group_topk, w->router_groups);
     if (w->capacity_factor > 0)
         g_snprintf(cap, sizeof cap, ", expert capacity %g%s", w->capacity_factor,
                    w->pad_to_capacity ? " (padded)" : "");
-    g_snprintf(buf, n, "%s%s%s", w->moe_dispatcher == WL_MOE_FLEX ? ", flex dispatcher (DeepEP)" : "", grp, cap);
+    if (w->moe_imbalance > 1)
+        g_snprintf(imb, sizeof imb, ", busiest EP rank %gx the mean tokens", w->moe_imbalance);
+    g_snprintf(buf, n, "%s%s%s%s", w->moe_dispatcher == WL_MOE_FLEX ? ", flex dispatcher (DeepEP)" : "", grp, cap, imb);
     return buf;
 }
 
@@ -365,6 +367,23 @@ double workload_moe_capacity_scale(const workload_spec *w)
     if (!(w->capacity_factor > 0))
         return 1;
     return w->pad_to_capacity ? w->capacity_factor : MIN(w->capacity_factor, 1);
+}
+
+double workload_moe_rank_load(const workload_spec *w, bool hot)
+{
+    double F = w->moe_imbalance > 1 ? w->moe_imbalance : 1, n = w->ep;
+    if (F <= 1 || n <= 1)
+        return workload_moe_capacity_scale(w);
+    if (w->capacity_factor > 0 && w->pad_to_capacity)
+        return w->capacity_factor;
+    double l = hot ? F : (n - F) / (n - 1);
+    return w->capacity_factor > 0 ? MIN(l, w->capacity_factor) : l;
+}
+
+double workload_moe_load_mean(const workload_spec *w)
+{
+    double n = w->ep > 1 ? w->ep : 1;
+    return (workload_moe_rank_load(w, true) + (n - 1) * workload_moe_rank_load(w, false)) / n;
 }
 
 static const char *const rc_names[] = {"core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "shared_experts",
@@ -985,6 +1004,13 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     if (w->pad_to_capacity && w->moe_dispatcher == WL_MOE_FLEX)
         return VALUE("--moe-pad-expert-input-to-capacity with --moe-token-dispatcher-type flex: Megatron-LM's flex "
                      "dispatcher does not take it");
+    if (!(w->moe_imbalance >= 0) || (w->moe_imbalance > 1 && (!m->experts || w->ep < 2)) ||
+        w->moe_imbalance > (w->ep > 1 ? w->ep : 1) || (w->moe_imbalance > 0 && w->moe_imbalance < 1))
+        return VALUE("--moe-load-imbalance must be in 1..ep (%d) and needs an MoE model with --ep above 1: the busiest "
+                     "EP rank holds at most all the tokens (got %g)", w->ep, w->moe_imbalance);
+    if (w->moe_imbalance > 1 && w->moe_dispatcher == WL_MOE_FLEX)
+        return VALUE("--moe-load-imbalance with --moe-token-dispatcher-type flex: DeepEP's uneven traffic (per "
+                     "domain, then per GPU) is not modelled; the alltoall dispatcher takes it");
     if (w->capacity_factor > 0 && w->capacity_factor < 1 && w->moe_dispatcher == WL_MOE_FLEX)
         return VALUE("--moe-expert-capacity-factor %g below 1 with flex: the tokens dropped change which domains a "
                      "token reaches, not modelled (at 1 or above balanced routing drops nothing)", w->capacity_factor);
@@ -1346,7 +1372,7 @@ static double states_bytes(const workload_spec *w, int first, int layers, int em
  * 1/etp of each FFN). Until 2026-12-02 every layer counted 16, so Llama's
  * (F = 3.5h, SwiGLU: 21) and Mixtral's MoE layers (2 x (2 + 21) = 46) were
  * undercounted, and attention 8 whatever its KV heads. */
-static double layer_act_bytes(const workload_spec *w, int l)
+static double layer_act_bytes(const workload_spec *w, int l, bool hot)
 {
     const workload_model *m = &w->m;
     double s = (double)w->seq / w->cp, b = w->micro_batch, h = m->hidden, t = w->tp, sbh = s * b * h;
@@ -1354,7 +1380,7 @@ static double layer_act_bytes(const workload_spec *w, int l)
     unsigned rc = w->recompute_modules;
     bool moe = workload_layer_is_moe(m, l), mla = m->kv_lora > 0;
     if (moe) { /* the routed tokens as the capacity factor leaves them */
-        double routes = m->topk * workload_moe_capacity_scale(w);
+        double routes = m->topk * workload_moe_rank_load(w, hot); /* as many as the rank receives */
         mlp = routes * (2 + per_f * m->expert_ffn / h) + per_f * m->shared_ffn / h;
         if (rc & WL_RC_MOE_ACT) /* each route's activation output (fc2's input), 2 F_e / h */
             mlp -= routes * 2 * m->expert_ffn / h;
@@ -1405,11 +1431,19 @@ static double act_bytes(const workload_spec *w, int first, int n, bool mtp)
     int ckpts = w->recompute && w->recompute_method != WL_RC_BLOCK ? (n + per - 1) / per : r;
     for (int i = 0; i < ckpts; i++)
         a += ckpt;
-    for (int l = first + r; l < first + n; l++)
-        a += layer_act_bytes(w, l);
-    if (mtp) /* the MTP layers, each a layer of the last kind */
-        a += w->mtp * (w->recompute ? ckpt : layer_act_bytes(w, w->m.layers - 1));
-    return a;
+    /* under --moe-load-imbalance the EP rank at place e receives the busiest share in MoE layer l when
+     * l mod ep = e (an MTP layer: layers mod ep): the most of it over the places */
+    int places = w->moe_imbalance > 1 && w->ep > 1 ? w->ep : 1;
+    double most = 0;
+    for (int e = 0; e < places; e++) {
+        double x = places > 1 ? 0 : a; /* (balanced: summed onto the checkpoints, as always) */
+        for (int l = first + r; l < first + n; l++)
+            x += layer_act_bytes(w, l, l % places == e);
+        if (mtp) /* the MTP layers, each a layer of the last kind */
+            x += w->mtp * (w->recompute ? ckpt : layer_act_bytes(w, w->m.layers - 1, w->m.layers % places == e));
+        most = MAX(most, x);
+    }
+    return places > 1 ? a + most : most;
 }
 
 /* --tp-comm-overlap's userbuffers: Transformer Engine's initialize_ub, as Megatron-LM calls it, makes one

@@ -206,6 +206,10 @@ typedef struct {
                                    * capacity over its balanced share of the routed tokens; 0: none */
     bool pad_to_capacity;         /* --moe-pad-expert-input-to-capacity: every expert's input padded
                                    * to its capacity */
+    double moe_imbalance;         /* MoE: the routed tokens the busiest EP rank of a layer receives over
+                                   * the mean (--moe-load-imbalance, 1..ep); the others share the rest
+                                   * evenly; the busiest of MoE layer l is EP rank l mod ep; 0 or 1:
+                                   * balanced routing */
     int first_stage_layers, last_stage_layers; /* Megatron-LM's --decoder-first-pipeline-num-layers,
                                    * --decoder-last-pipeline-num-layers: the first / last stage's
                                    * layers, the middle stages' the rest evenly; 0: the split rule
@@ -256,7 +260,8 @@ double workload_layer_ctx(const workload_model *m, int l, double s);
  * recomputes the scores, then takes dV, dP, dQ and dK: five products of the forward's two;
  * benchmark_flash_attention.py counts it so), 2 unfused (the four gradient products). */
 double workload_attn_bwd_factor(const workload_spec *w);
-/* For a header: ", flex dispatcher (DeepEP)", ", experts from M of G groups" or both; "" for neither. */
+/* For a header: ", flex dispatcher (DeepEP)", ", experts from M of G groups", the capacity, ", busiest EP rank Fx the
+ * mean tokens" (--moe-load-imbalance), those that apply; "" for none. */
 const char *workload_moe_label(const workload_spec *w, char *buf, size_t n);
 /* " (MLA, latents q 1536 / kv 512)" for a model with multi-latent attention (" (MLA, latent kv 512)"
  * without a query latent), " (sliding window 128 in 18 of 36 layers)" (" (sliding window 4096)" in
@@ -270,6 +275,12 @@ double workload_moe_hit(const workload_spec *w, int s);
 /* The tokens an expert receives over its balanced share (routing balanced, as everywhere here): the
  * capacity factor C with padding to capacity, min(C, 1) with dropping beyond it, 1 without C. */
 double workload_moe_capacity_scale(const workload_spec *w);
+/* The routed tokens an EP rank receives over its balanced share under --moe-load-imbalance F: the
+ * busiest (hot) rank F, each other (ep - F) / (ep - 1), each capped at the capacity factor C when
+ * tokens beyond it are dropped, all C when padded to it; the capacity scale for F = 1. */
+double workload_moe_rank_load(const workload_spec *w, bool hot);
+/* Their mean over the EP ranks (1 without drops): the dispatch's bytes over balanced routing's. */
+double workload_moe_load_mean(const workload_spec *w);
 
 /* "delayed", "tensorwise", "mxfp8" or "blockwise" -> *out; false with *err otherwise. */
 bool workload_fp8_recipe_parse(const char *s, int *out, GError **err);

@@ -133,6 +133,12 @@ typedef struct {
                             * microbatch's all-to-alls) */
     bool delay;            /* ... and hold their weight-gradient GEMMs back (--delay-wgrad-compute) */
     GArray *dwq;           /* the held ones (held_k), run by dw_flush */
+    /* --moe-load-imbalance: this rank's place in its EP group; per place of the layer's busiest rank, the
+     * dispatch's weights (trace root; NULL balanced); for the MoE block being generated this rank's
+     * expert work over the balanced one's (load), its share of the tokens dispatched (recv, mean 1) and
+     * the dispatch's root (moe_load) */
+    int ep_pos, *a2a_roots, a2a_root;
+    double load, recv;
     GArray *pg;            /* --overlap-param-gather: per item of the chunk's forward (embedding, layer
                             * groups, LM head), the gathers it waits for (dense, expert: 2 per item) */
 } gen;
@@ -989,7 +995,32 @@ static void mlp_bwd_tpo(gen *G, double f, double A)
 static double moe_a2a_bytes(const gen *G, double f)
 {
     const workload_spec *w = G->w;
-    return G->T / w->tp * w->m.topk * w->m.hidden * 2 * f * workload_moe_capacity_scale(w);
+    double b = G->T / w->tp * w->m.topk * w->m.hidden * 2 * f * workload_moe_capacity_scale(w);
+    if (G->a2a_roots) /* uneven: the tokens the capacity drops at the busiest rank not sent */
+        b *= workload_moe_load_mean(w) / workload_moe_capacity_scale(w);
+    return b;
+}
+
+/* --moe-load-imbalance: the loads of an MoE block whose first layer is `layer` (its busiest EP rank at
+ * place layer mod ep); balanced without the flag. */
+static void moe_load(gen *G, int layer)
+{
+    const workload_spec *w = G->w;
+    if (!G->a2a_roots)
+        return;
+    int h = layer % w->ep;
+    double mine = workload_moe_rank_load(w, G->ep_pos == h);
+    G->load = mine / workload_moe_capacity_scale(w);
+    G->recv = mine / workload_moe_load_mean(w);
+    G->a2a_root = G->a2a_roots[h];
+}
+
+/* An EP all-to-all op made uneven: weighted by its receivers (dir > 0: toward the experts) or its
+ * senders (dir < 0: back from them). */
+static void a2a_weigh(gen *G, uint32_t i, int dir)
+{
+    if (G->a2a_root && i != NONE)
+        g_array_index(G->t->ranks[G->r].ops, trace_op, i).root = dir > 0 ? G->a2a_root : -G->a2a_root;
 }
 
 /* flex's two parts (below) for f layers: the bytes between domains and inside one, the SMs each holds. */
@@ -1002,11 +1033,11 @@ static int flex_parts(const gen *G, double f, double *net, double *nvl)
     return G->g_epl >= 0 && G->g_epn >= 0 ? DEEPEP_SMS / 2 : DEEPEP_SMS;
 }
 
-static void ep_exchange(gen *G, double f, double a2a, const char *name, const char *nvl, const char *net)
+static void ep_exchange(gen *G, double f, double a2a, const char *name, const char *nvl, const char *net, int dir)
 {
     const workload_spec *w = G->w;
     if (w->moe_dispatcher != WL_MOE_FLEX) {
-        coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, name, NONE);
+        a2a_weigh(G, coll(G, S_MAIN, COLL_ALLTOALL, a2a, G->g_ep, name, NONE), dir);
         return;
     }
     double bnet, bnvl;
@@ -1086,16 +1117,16 @@ static void moe_fwd(gen *G, double f, const char *tag, const cost *pre)
         uint32_t ag = sp ? tp_gather(G, S_SHARED, A, AG_IN, "tp_ag_shared", G->last) : NONE;
         fc1 = compute_on(G, S_SHARED, sn, &G->c->sh_f1, f, ag == NONE ? G->last : NONE);
     }
-    ep_exchange(G, f, a2a, "ep_dispatch", "ep_dispatch_nvl", "ep_dispatch_net");
+    ep_exchange(G, f, a2a, "ep_dispatch", "ep_dispatch_nvl", "ep_dispatch_net", 1);
     /* expert tensor parallelism (Megatron's MoEAlltoAllTokenDispatcher with tp_size > 1): the etp
      * ranks all-gather the tokens dispatched to them, and reduce-scatter the experts' partial sums */
-    coll(G, S_MAIN, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag", NONE);
+    coll(G, S_MAIN, COLL_ALL_GATHER, a2a * w->etp * G->recv, G->g_etp, "etp_ag", NONE);
     g_snprintf(n, sizeof n, "%smoe_experts_fwd", tag);
     wait_on(G, fc1);
-    compute(G, n, &G->c->moe_exp_f, f);
+    compute(G, n, &G->c->moe_exp_f, f * G->load);
     uint32_t fc2 = sho ? compute_on(G, S_SHARED, sn, &G->c->sh_f2, f, G->last) : NONE; /* beside the combine */
-    coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs", NONE);
-    ep_exchange(G, f, a2a, "ep_combine", "ep_combine_nvl", "ep_combine_net");
+    coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp * G->recv, G->g_etp, "etp_rs", NONE);
+    ep_exchange(G, f, a2a, "ep_combine", "ep_combine_nvl", "ep_combine_net", -1);
     if (!sp)
         coll(G, S_MAIN, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_tokens", NONE);
     if (sho) { /* its output reduced once both halves meet */
@@ -1267,14 +1298,14 @@ static void block_bwd(gen *G, double f, bool moe)
         }
         if (!sp)
             coll(G, S_MAIN, COLL_REDUCE_SCATTER, A, G->g_tp, "tp_rs_tokens", NONE);
-        ep_exchange(G, f, a2a, "ep_combine_bwd", "ep_combine_bwd_nvl", "ep_combine_bwd_net");
-        coll(G, S_MAIN, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag_bwd", NONE);
+        ep_exchange(G, f, a2a, "ep_combine_bwd", "ep_combine_bwd_nvl", "ep_combine_bwd_net", 1);
+        coll(G, S_MAIN, COLL_ALL_GATHER, a2a * w->etp * G->recv, G->g_etp, "etp_ag_bwd", NONE);
         wait_on(G, p1);
-        compute(G, "moe_experts_bwd", &G->c->moe_exp_b, f);
+        compute(G, "moe_experts_bwd", &G->c->moe_exp_b, f * G->load);
         /* its first half's backward beside the dispatch's */
         uint32_t p2 = sho ? compute_on(G, S_SHARED, "moe_shared_bwd", &G->c->sh_b2, f, G->last) : NONE;
-        coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs_bwd", NONE);
-        ep_exchange(G, f, a2a, "ep_dispatch_bwd", "ep_dispatch_bwd_nvl", "ep_dispatch_bwd_net");
+        coll(G, S_MAIN, COLL_REDUCE_SCATTER, a2a * w->etp * G->recv, G->g_etp, "etp_rs_bwd", NONE);
+        ep_exchange(G, f, a2a, "ep_dispatch_bwd", "ep_dispatch_bwd_nvl", "ep_dispatch_bwd_net", -1);
         if (sho) {
             wait_on(G, p2);
             coll(G, S_MAIN, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, A, G->g_tp,
@@ -1314,8 +1345,11 @@ static void recompute_sel(gen *G, double f, bool moe)
     }
     if (rc & WL_RC_CORE_ATTN)
         cost_add(&c, &G->c->core_f);
-    if ((rc & WL_RC_MOE_ACT) && moe)
-        cost_add(&c, &G->c->moe_act.f);
+    if ((rc & WL_RC_MOE_ACT) && moe) { /* over the tokens the rank's experts got */
+        cost a = G->c->moe_act.f;
+        a.ps = (int64_t)llround((double)a.ps * G->load), a.flops *= G->load, a.bytes *= G->load;
+        cost_add(&c, &a);
+    }
     if (c.ps > 0)
         compute(G, "recompute_modules", &c, f);
     if ((rc & WL_RC_MOE) && moe) { /* the whole MoE layer from the norm's output: the router on */
@@ -1354,6 +1388,7 @@ static void mtp_fwd(gen *G, const char *tag)
     compute(G, n, &G->c->mtp_proj.f, 1);
     coll(G, S_MAIN, COLL_ALL_GATHER, G->act, G->g_tp, "tp_ag_mtp_out", NONE);
     use_costs(G, workload_layer_is_swa(&w->m, w->m.layers - 1));
+    moe_load(G, w->m.layers);
     block_fwd(G, 1, workload_layer_is_moe(&w->m, w->m.layers - 1), tag);
 }
 
@@ -1365,6 +1400,7 @@ static void mtp_bwd(gen *G)
 {
     const workload_spec *w = G->w;
     use_costs(G, workload_layer_is_swa(&w->m, w->m.layers - 1));
+    moe_load(G, w->m.layers);
     recompute_sel(G, 1, workload_layer_is_moe(&w->m, w->m.layers - 1));
     block_bwd(G, 1, workload_layer_is_moe(&w->m, w->m.layers - 1));
     if (w->sp)
@@ -1386,6 +1422,7 @@ static int group_layer(const gen *G, int k)
 /* A block: layers of one kind (MoE or dense, windowed attention or full) run as one op each part. */
 typedef struct {
     int k, n;                /* layer group, layers */
+    int layer;               /* its first layer (global index) */
     bool moe, swa;           /* its kind */
     bool gfirst, glast;      /* the group's first block (its gradients follow its backward), last (full
                               * recomputation reruns the group before its backward) */
@@ -1405,7 +1442,7 @@ static int group_blocks(const gen *G, int k, blk out[4])
         while (j < nb && (out[j].moe != moe || out[j].swa != swa))
             j++;
         if (j == nb)
-            out[nb++] = (blk){.k = k, .moe = moe, .swa = swa};
+            out[nb++] = (blk){.k = k, .layer = l0 + i, .moe = moe, .swa = swa};
         out[j].n++;
     }
     out[0].gfirst = out[nb - 1].glast = true;
@@ -1919,6 +1956,7 @@ static void group_fwd(gen *G, int k, const char *tag)
     int nb = group_blocks(G, k, b);
     for (int i = 0; i < nb; i++) {
         use_costs(G, b[i].swa);
+        moe_load(G, b[i].layer);
         block_fwd(G, b[i].n, b[i].moe, tag);
     }
 }
@@ -2098,6 +2136,7 @@ static void backward(gen *G, int mb, bool reduce)
             zero3_gather(G, k, k == ng - 1, true);
         for (int i = nb - 1; i >= 0; i--) { /* the blocks in reverse */
             use_costs(G, b[i].swa);
+            moe_load(G, b[i].layer);
             recompute_sel(G, b[i].n, b[i].moe);
             block_bwd(G, b[i].n, b[i].moe);
         }
@@ -2157,25 +2196,26 @@ static void chain_take(gen *G, chain *ch)
 
 /* A collective of a communication node on `stream` after the chain's last
  * compute op and pending ops (`in`); its id joins `out`. */
-static void node_coll(gen *G, int stream, coll_kind k, double bytes, int grp, const char *name, const chain *in,
-                      chain *out, int sms)
+static uint32_t node_coll(gen *G, int stream, coll_kind k, double bytes, int grp, const char *name, const chain *in,
+                          chain *out, int sms)
 {
     uint32_t i = sms ? coll_sms(G, stream, k, bytes, grp, name, in->lastc, sms)
                      : coll(G, stream, k, bytes, grp, name, in->lastc);
     if (i == NONE)
-        return;
+        return i;
     for (int d = 0; d < in->n; d++)
         trace_op_dep(G->t, G->r, i, in->dep[d]);
     chain_add(out, i);
+    return i;
 }
 
 /* The EP exchange of a communication node (ep_exchange's, on S_A2A and S_A2A_NET). */
 static void node_ep(gen *G, double f, double a2a, const char *name, const char *nvl, const char *net, const chain *in,
-                    chain *out)
+                    chain *out, int dir)
 {
     const workload_spec *w = G->w;
     if (w->moe_dispatcher != WL_MOE_FLEX) {
-        node_coll(G, S_A2A, COLL_ALLTOALL, a2a, G->g_ep, name, in, out, 0);
+        a2a_weigh(G, node_coll(G, S_A2A, COLL_ALLTOALL, a2a, G->g_ep, name, in, out, 0), dir);
         return;
     }
     double bnet, bnvl;
@@ -2190,29 +2230,30 @@ enum { N_DISPATCH, N_COMBINE, N_COMBINE_BWD, N_DISPATCH_BWD };
 static void comm_node(gen *G, const blk *b, chain *ch, int which)
 {
     const workload_spec *w = G->w;
-    double f = b->n, a2a = moe_a2a_bytes(G, f), A = G->act * f;
+    moe_load(G, b->layer);
+    double f = b->n, a2a = moe_a2a_bytes(G, f), A = G->act * f, e = a2a * w->etp * G->recv;
     chain in = *ch;
     ch->n = 0;
     switch (which) {
     case N_DISPATCH:
-        node_ep(G, f, a2a, "ep_dispatch", "ep_dispatch_nvl", "ep_dispatch_net", &in, ch);
-        node_coll(G, S_A2A, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag", &in, ch, 0);
+        node_ep(G, f, a2a, "ep_dispatch", "ep_dispatch_nvl", "ep_dispatch_net", &in, ch, 1);
+        node_coll(G, S_A2A, COLL_ALL_GATHER, e, G->g_etp, "etp_ag", &in, ch, 0);
         break;
     case N_COMBINE:
-        node_coll(G, S_A2A, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs", &in, ch, 0);
-        node_ep(G, f, a2a, "ep_combine", "ep_combine_nvl", "ep_combine_net", &in, ch);
+        node_coll(G, S_A2A, COLL_REDUCE_SCATTER, e, G->g_etp, "etp_rs", &in, ch, 0);
+        node_ep(G, f, a2a, "ep_combine", "ep_combine_nvl", "ep_combine_net", &in, ch, -1);
         if (!w->sp)
             node_coll(G, S_A2A, COLL_ALL_GATHER, A, G->g_tp, "tp_ag_tokens", &in, ch, 0);
         break;
     case N_COMBINE_BWD:
         if (!w->sp)
             node_coll(G, S_A2A, COLL_REDUCE_SCATTER, A, G->g_tp, "tp_rs_tokens", &in, ch, 0);
-        node_ep(G, f, a2a, "ep_combine_bwd", "ep_combine_bwd_nvl", "ep_combine_bwd_net", &in, ch);
-        node_coll(G, S_A2A, COLL_ALL_GATHER, a2a * w->etp, G->g_etp, "etp_ag_bwd", &in, ch, 0);
+        node_ep(G, f, a2a, "ep_combine_bwd", "ep_combine_bwd_nvl", "ep_combine_bwd_net", &in, ch, 1);
+        node_coll(G, S_A2A, COLL_ALL_GATHER, e, G->g_etp, "etp_ag_bwd", &in, ch, 0);
         break;
     default:
-        node_coll(G, S_A2A, COLL_REDUCE_SCATTER, a2a * w->etp, G->g_etp, "etp_rs_bwd", &in, ch, 0);
-        node_ep(G, f, a2a, "ep_dispatch_bwd", "ep_dispatch_bwd_nvl", "ep_dispatch_bwd_net", &in, ch);
+        node_coll(G, S_A2A, COLL_REDUCE_SCATTER, e, G->g_etp, "etp_rs_bwd", &in, ch, 0);
+        node_ep(G, f, a2a, "ep_dispatch_bwd", "ep_dispatch_bwd_nvl", "ep_dispatch_bwd_net", &in, ch, -1);
         break;
     }
 }
@@ -2238,10 +2279,11 @@ static void fwd_mlp_node(gen *G, const blk *b, chain *ch, const char *tag)
     const kpart k[] = {{.c = &G->c->moe_perm.f}, {.c = &G->c->moe_fc1.f}, {.c = &G->c->moe_act.f},
                        {.c = &G->c->moe_fc2.f}};
     char n[64];
+    moe_load(G, b->layer);
     chain_wait(G, ch);
     g_snprintf(n, sizeof n, "%smoe_experts_fwd", tag);
     if (b->moe)
-        kernels(G, n, k, G_N_ELEMENTS(k), b->n);
+        kernels(G, n, k, G_N_ELEMENTS(k), b->n * G->load);
     else
         dense_mlp_fwd(G, b->n, tag);
     ch->lastc = G->last;
@@ -2274,6 +2316,7 @@ static void recompute_nodes(gen *G, const blk *b, chain *B)
 static void bwd_mlp_node(gen *G, const blk *b, chain *ch)
 {
     use_costs(G, b->swa);
+    moe_load(G, b->layer);
     recompute_sel(G, b->n, b->moe);
     chain_wait(G, ch);
     if (!b->moe) {
@@ -2281,7 +2324,7 @@ static void bwd_mlp_node(gen *G, const blk *b, chain *ch)
     } else { /* the experts' weight gradients through wgrad (held under --delay-wgrad-compute) */
         const kpart k[] = {{.c = &G->c->moe_fc2.dg}, {.c = &G->c->moe_fc2.wg, .wg = true}, {.c = &G->c->moe_act.b},
                            {.c = &G->c->moe_fc1.dg}, {.c = &G->c->moe_fc1.wg, .wg = true}, {.c = &G->c->moe_perm.b}};
-        kernels(G, "moe_experts_bwd", k, G_N_ELEMENTS(k), b->n);
+        kernels(G, "moe_experts_bwd", k, G_N_ELEMENTS(k), b->n * G->load);
     }
     ch->lastc = G->last;
 }
@@ -2441,6 +2484,7 @@ static void rank_groups(gen *G, int *buf)
     for (int i = 0; i < w->ep; i++)
         buf[n++] = G->pp_i * stage + x / eg * eg + x % w->etp + i * w->etp;
     G->g_ep = group_of(G, NULL, buf, n);
+    G->ep_pos = x % eg / w->etp;
     G->g_epl = G->g_epn = -1;
     if (w->moe_dispatcher == WL_MOE_FLEX && n > 1) { /* its EP ranks in this rank's domain, at its place in each */
         int D = w->domain_gpus, nl = 0, nn = 0, *l = buf + n, *e = l + n;
@@ -2700,12 +2744,23 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     G.act = G.T * w->m.hidden * 2;
     workload_attn_shape(&w->m, &G.at);
     G.act_in = G.T * G.at.in * 2;
+    G.load = G.recv = 1;
     costs_init(&G, &G.cs[0], false);
     if (w->m.window > 0)
         costs_init(&G, &G.cs[1], true);
     G.c = &G.cs[0];
     g_autofree char *src = g_strdup_printf("workload:%s", w->m.name ? w->m.name : "custom");
     G.t = trace_new(w->gpus, src);
+    if (w->moe_imbalance > 1 && w->ep > 1 && w->m.experts) { /* the dispatch's weights for each busiest place */
+        double *wt = g_new(double, w->ep);
+        G.a2a_roots = g_new(int, w->ep);
+        for (int h = 0; h < w->ep; h++) {
+            for (int j = 0; j < w->ep; j++)
+                wt[j] = workload_moe_rank_load(w, j == h);
+            G.a2a_roots[h] = trace_a2a_weights_add(G.t, wt, w->ep);
+        }
+        g_free(wt);
+    }
     G.t->steps = 1;
     G.wait = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     G.dp_ops = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -2740,6 +2795,7 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     }
     g_free(buf);
     g_free(G.clen);
+    g_free(G.a2a_roots);
     g_free(G.cfirst);
     g_array_free(G.wait, TRUE);
     g_array_free(G.dp_ops, TRUE);

@@ -456,3 +456,30 @@ check workload-window-freq-list 2 "pattern has 3 layers, the model 4" -- workloa
 sw=$("$C" sweep tests/data/sweep/scale-window.json -j 2 2>/dev/null)
 if printf '%s\n' "$sw" | awk -F, 'NR > 1 { s[NR] = $3 } END { exit !(NR == 4 && s[2] > 0 && s[2] < s[3] && s[3] < s[4]) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-window: $sw" >&2; fi
+# --moe-load-imbalance F: the busiest EP rank of a layer receives F x the mean tokens; the header says so;
+# the written trace carries the all-to-alls' weights ("alltoall_weights", a root on each EP all-to-all)
+# and replays longer than the balanced one; scale's step grows with F; the sweep key; refusals
+MI="--model custom --layers 4 --hidden 1024 --heads 8 --gated --experts 16 --topk 2 --topo dgx-h100 --gpus 8 --ep 8 --seq 1024 --global-batch 8"
+check workload-imbalance-header 0 "ep 8, busiest EP rank 2x the mean tokens, DDP" -- workload $MI --moe-load-imbalance 2 -o /dev/null
+mid=$(mktemp -d)
+"$C" workload $MI --moe-load-imbalance 2 -o "$mid/u.json" >/dev/null 2>&1
+"$C" workload $MI -o "$mid/b.json" >/dev/null 2>&1
+mis() { "$C" replay --topo dgx-h100 "$1" --format json 2>/dev/null | sed -n 's/^{"step_time_s": \([0-9.e-]*\),.*/\1/p'; }
+mu=$(mis "$mid/u.json"); mb=$(mis "$mid/b.json")
+if grep -q '"alltoall_weights"' "$mid/u.json" && grep -q '"root":	-' "$mid/u.json" && ! grep -q '"alltoall_weights"' "$mid/b.json" &&
+    awk -v u="$mu" -v b="$mb" 'BEGIN { exit !(b > 0 && u > 1.1 * b) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-imbalance-trace: $mu $mb" >&2; fi
+rm -rf "$mid"
+MS="--model custom --layers 8 --hidden 2048 --heads 16 --gated --experts 64 --topk 6 --expert-ffn 1408 --systems dgx-h100:ib-ndr --gpus 16 --ep 16 --seq 4096 --global-batch 64 --format json"
+mst() { "$C" scale $MS "$@" 2>/dev/null | sed -n 's/.*"step_time_s": \([0-9.e-]*\),.*/\1/p'; }
+m1=$(mst); m15=$(mst --moe-load-imbalance 1.5); m2=$(mst --moe-load-imbalance 2); m1x=$(mst --moe-load-imbalance 1)
+if awk -v a="$m1" -v b="$m15" -v c="$m2" -v d="$m1x" 'BEGIN { exit !(a > 0 && a < b && b < c && a == d) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL scale-imbalance-steps: $m1 $m15 $m2 $m1x" >&2; fi
+check scale-imbalance-json 0 '"moe_load_imbalance": 1.5' -- scale $MS --moe-load-imbalance 1.5
+check workload-imbalance-above-ep 2 "--moe-load-imbalance must be in 1..ep \(8\)" -- workload $MI --moe-load-imbalance 9 -o /dev/null
+check workload-imbalance-flex 2 "with --moe-token-dispatcher-type flex" -- workload $MI --moe-load-imbalance 2 --moe-token-dispatcher-type flex -o /dev/null
+check workload-imbalance-value 2 "--moe-load-imbalance 'x2': expected a number from 1" -- workload $MI --moe-load-imbalance x2 -o /dev/null
+check workload-imbalance-dense 2 "needs an MoE model" -- workload --model llama3-8b --topo dgx-h100 --gpus 8 --moe-load-imbalance 2 -o /dev/null
+swi=$("$C" sweep tests/data/sweep/scale-moe-imbalance.json -j 2 2>/dev/null)
+if printf '%s\n' "$swi" | awk -F, 'NR > 1 { s[NR] = $3 } END { exit !(NR == 5 && s[2] > 0 && s[2] < s[3] && s[3] < s[4] && s[4] < s[5]) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-moe-imbalance: $swi" >&2; fi
