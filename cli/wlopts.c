@@ -90,18 +90,26 @@ static gboolean int_arg(const gchar *name, const gchar *value, gpointer data, GE
     return FALSE;
 }
 
-gboolean wl_opts_set_moe_freq(wl_opts *o, const char *value, GError **err)
+/* A per-layer flag of Megatron-LM's that is an integer N or a list of 0s and 1s (its moe_freq_type):
+ * the one set, the other cleared. */
+static gboolean freq_or_list(const char *flag, const char *zero, const char *one, bool need_one, const char *value,
+                             int *freq, const char **pattern, GError **err)
 {
     if (value && *value && strspn(value, "0123456789") == strlen(value)) {
-        o->moe_pattern = NULL;
-        return cli_int_arg("--moe-layer-freq", value, 1, 1 << 30, &o->moe_freq, err);
+        *pattern = NULL;
+        return cli_int_arg(flag, value, 1, 1 << 30, freq, err);
     }
-    const char *p = workload_moe_pattern_parse(value, err);
+    const char *p = workload_layer_pattern_parse(flag, zero, one, need_one, value, err);
     if (!p)
         return FALSE;
-    o->moe_pattern = p;
-    o->moe_freq = 0;
+    *pattern = p;
+    *freq = 0;
     return TRUE;
+}
+
+gboolean wl_opts_set_moe_freq(wl_opts *o, const char *value, GError **err)
+{
+    return freq_or_list("--moe-layer-freq", "dense", "MoE", true, value, &o->moe_freq, &o->moe_pattern, err);
 }
 
 static gboolean moe_freq_arg(const gchar *name, const gchar *value, gpointer data, GError **error)
@@ -136,17 +144,8 @@ gboolean wl_opts_set_window(wl_opts *o, const char *value, GError **err)
 
 gboolean wl_opts_set_window_freq(wl_opts *o, const char *value, GError **err)
 {
-    if (value && *value && strspn(value, "0123456789") == strlen(value)) {
-        o->window_pattern = NULL;
-        return cli_int_arg("--window-attn-skip-freq", value, 1, 1 << 30, &o->window_freq, err);
-    }
-    const char *p = workload_layer_pattern_parse("--window-attn-skip-freq", "full attention", "sliding window", false,
-                                                 value, err);
-    if (!p)
-        return FALSE;
-    o->window_pattern = p;
-    o->window_freq = 0;
-    return TRUE;
+    return freq_or_list("--window-attn-skip-freq", "full attention", "sliding window", false, value, &o->window_freq,
+                        &o->window_pattern, err);
 }
 
 static gboolean window_arg(const gchar *name, const gchar *value, gpointer data, GError **error)

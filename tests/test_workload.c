@@ -2975,6 +2975,18 @@ static const trace_op *nth_op(const trace *t, int r, const char *name, int n)
     return NULL;
 }
 
+/* replay t on sys (no compute scaling): the step's end, ps */
+static int64_t replay_end(const trace *t, const coll_system *sys)
+{
+    replay_opts o = {.sys = sys, .compute_scale = 1};
+    replay_result res;
+    GError *err = NULL;
+    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
+    int64_t end = res.end_ps;
+    replay_result_clear(&res);
+    return end;
+}
+
 /* --moe-load-imbalance F: in MoE layer l the EP rank at place l mod ep receives F x the mean of the routed
  * tokens, the others (ep - F) / (ep - 1) each (16 experts top-2 on 8 GPUs, EP 8, F 2: 2 and 6/7). Its
  * experts' forward and backward run F x the balanced FLOPs, the others' 6/7 x, the step's total the
@@ -3028,14 +3040,7 @@ static void test_workload_moe_load_imbalance(void)
     ASSERT_REL(total, totalb, 1e-9);
     coll_system sys;
     topo *tp = dgx_h100(&sys);
-    replay_opts o = {.sys = &sys, .compute_scale = 1};
-    replay_result res;
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
-    int64_t uneven = res.end_ps;
-    replay_result_clear(&res);
-    CU_ASSERT_TRUE_FATAL(replay_run(tb, &o, &res, &err));
-    CU_ASSERT_TRUE(uneven > res.end_ps);
-    replay_result_clear(&res);
+    CU_ASSERT_TRUE(replay_end(t, &sys) > replay_end(tb, &sys));
     trace_free(t);
     trace_free(tb);
     double sbh = 1024.0 * 1024;
@@ -3070,12 +3075,7 @@ static void test_workload_moe_load_imbalance(void)
     for (int r = 0; r < 8; r++)
         total += rank_flops(t, r), totalb += rank_flops(tb, r);
     ASSERT_REL(total, totalb, 1e-9);
-    CU_ASSERT_TRUE_FATAL(replay_run(t, &o, &res, &err));
-    uneven = res.end_ps;
-    replay_result_clear(&res);
-    CU_ASSERT_TRUE_FATAL(replay_run(tb, &o, &res, &err));
-    CU_ASSERT_TRUE(uneven > res.end_ps);
-    replay_result_clear(&res);
+    CU_ASSERT_TRUE(replay_end(t, &sys) > replay_end(tb, &sys));
     trace_free(t);
     trace_free(tb);
     topo_free(tp);
