@@ -97,7 +97,7 @@ clitest: $(BUILD)/conveyor
 	@sh tests/readme/check.sh $(BUILD)/conveyor
 
 bench: deps $(BENCH_BIN) $(BUILD)/conveyor
-	@$(BENCH_BIN) $(BUILD)/bench.json
+	@CONVEYOR_BIN=$(BUILD)/conveyor $(BENCH_BIN) $(BUILD)/bench.json
 
 demo: deps $(BUILD)/conveyor
 	@sh scripts/demo.sh $(BUILD)/conveyor

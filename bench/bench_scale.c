@@ -27,7 +27,9 @@ static int scale_bench(const void *arg, bench_result *out)
     g_snprintf(sys, sizeof sys, "dgx-h100:%d", a->gpus);
     /* sequence parallelism and the distributed optimizer, as models this size
      * are trained (plain DDP does not fit 405B in an H100's memory at any PP) */
-    char *argv[] = {"build/conveyor", "scale", "--model", (char *)a->model, "--systems", sys, "--max-gpus", gpus,
+    /* the binary make bench built (CONVEYOR_BIN: $(BUILD)/conveyor), not always build/'s */
+    const char *bin = g_getenv("CONVEYOR_BIN") ? g_getenv("CONVEYOR_BIN") : "build/conveyor";
+    char *argv[] = {(char *)bin, "scale", "--model", (char *)a->model, "--systems", sys, "--max-gpus", gpus,
                     "--pp", "16", "--sp", "--zero", "1", "--format", "json", NULL};
     int fd[2];
     if (pipe(fd))

@@ -2995,7 +2995,7 @@ static int64_t replay_end(const trace *t, const coll_system *sys)
  * replays longer. The memory estimate: the busiest place's activations (place 0 the busiest in layer 0
  * of 4, 6/7 in the others: 2 x (2 + 3 x 6/7 - 4) more routes, 2 + 6 F_e / h bytes a route and token).
  * With a capacity factor 1.5 the busiest rank keeps 1.5 and the dispatch sends (1.5 + 7 x 6/7) / 8 of
- * the balanced bytes; padded, every rank 1.5 (even). Refused: above ep, below 1, dense, EP 1, flex. */
+ * the balanced bytes; padded, every rank 1.5 (even). Refused: above ep, below 1, dense, flex; at EP 1 no effect. */
 static void test_workload_moe_load_imbalance(void)
 {
     workload_spec w = spec("llama3-8b", 1, 1, 8, 8, 1024);
@@ -3088,10 +3088,13 @@ static void test_workload_moe_load_imbalance(void)
     } bad[] = {
         {9, 8, 16, 0, "--moe-load-imbalance must be in 1..ep (8)"},
         {0.5, 8, 16, 0, "--moe-load-imbalance must be in 1..ep"},
-        {2, 1, 16, 0, "--moe-load-imbalance must be in 1..ep (1)"},
         {2, 8, 0, 0, "needs an MoE model"},
         {2, 8, 16, 1, "with --moe-token-dispatcher-type flex"},
     };
+    workload_spec one = w; /* EP 1: every rank holds every expert, nothing uneven between ranks */
+    one.ep = 1;
+    CU_ASSERT_TRUE(workload_spec_check(&one, NULL));
+    ASSERT_REL(workload_moe_rank_load(&one, true), 1, 1e-12);
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         workload_spec x = w;
         x.moe_imbalance = bad[i].F, x.ep = bad[i].ep, x.m.experts = bad[i].experts;

@@ -1004,10 +1004,11 @@ bool workload_spec_check(const workload_spec *w, GError **err)
     if (w->pad_to_capacity && w->moe_dispatcher == WL_MOE_FLEX)
         return VALUE("--moe-pad-expert-input-to-capacity with --moe-token-dispatcher-type flex: Megatron-LM's flex "
                      "dispatcher does not take it");
-    if (!(w->moe_imbalance >= 0) || (w->moe_imbalance > 1 && (!m->experts || w->ep < 2)) ||
-        w->moe_imbalance > (w->ep > 1 ? w->ep : 1) || (w->moe_imbalance > 0 && w->moe_imbalance < 1))
-        return VALUE("--moe-load-imbalance must be in 1..ep (%d) and needs an MoE model with --ep above 1: the busiest "
-                     "EP rank holds at most all the tokens (got %g)", w->ep, w->moe_imbalance);
+    /* (at EP 1 every rank holds every expert: nothing between ranks to be uneven, so no effect) */
+    if (!(w->moe_imbalance >= 0) || (w->moe_imbalance > 1 && !m->experts) ||
+        (w->ep > 1 && w->moe_imbalance > w->ep) || (w->moe_imbalance > 0 && w->moe_imbalance < 1))
+        return VALUE("--moe-load-imbalance must be in 1..ep (%d) and needs an MoE model: the busiest EP rank holds at "
+                     "most all the tokens (got %g)", w->ep, w->moe_imbalance);
     if (w->moe_imbalance > 1 && w->moe_dispatcher == WL_MOE_FLEX)
         return VALUE("--moe-load-imbalance with --moe-token-dispatcher-type flex: DeepEP's uneven traffic (per "
                      "domain, then per GPU) is not modelled; the alltoall dispatcher takes it");
