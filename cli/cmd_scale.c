@@ -499,8 +499,10 @@ static void print_results(const result *R, int n, const char *fmt)
             if (w->m.kv_lora > 0)
                 printf(", \"q_lora_rank\": %d, \"kv_lora_rank\": %d, \"qk_head_dim\": %d, \"qk_pos_emb_head_dim\": %d, "
                        "\"v_head_dim\": %d", w->m.q_lora, w->m.kv_lora, w->m.qk_dim, w->m.rope_dim, w->m.v_dim);
-            if (w->m.window > 0) { /* Megatron-LM's names; the skip frequency as N or the list's 0s and 1s */
-                printf(", \"window_size\": %d", w->m.window);
+            if (w->m.window > 0 || w->m.chunk > 0) { /* Megatron-LM's names (the chunk: Llama 4's); the skip
+                                                     * frequency as N or the list's 0s and 1s */
+                printf(w->m.chunk > 0 ? ", \"attention_chunk_size\": %d" : ", \"window_size\": %d",
+                       w->m.chunk > 0 ? w->m.chunk : w->m.window);
                 if (w->m.window_pattern)
                     printf(", \"window_attn_skip_freq\": \"%s\"", w->m.window_pattern);
                 else if (w->m.window_freq > 0)

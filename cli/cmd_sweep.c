@@ -488,7 +488,7 @@ static const char *const scale_params[] = {
     "pipeline_model_parallel_layout", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
     "recompute_method", "recompute_num_layers", "num_virtual_stages_per_pipeline_rank",
     "num_layers_per_virtual_pipeline_stage", "no_overlap_grad_reduce", "attention_backend",
-    "overlap_moe_expert_parallel_comm", "delay_wgrad_compute", "window_size", "window_attn_skip_freq", "moe_load_imbalance", NULL,
+    "overlap_moe_expert_parallel_comm", "delay_wgrad_compute", "window_size", "window_attn_skip_freq", "moe_load_imbalance", "attention_chunk_size", NULL,
 };
 
 enum { S_STEP, S_TOKENS, S_MFU, S_EXPOSED, S_TFLOPS, S_DP, S_EXPOSED_NET, S_COMPUTE, S_IDLE, S_MEM };
@@ -583,7 +583,7 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
     o.recompute = rc;
     o.overlap_param_gather = opg;
     o.gated = gated;
-    static const char *const shape[] = {"layers", "hidden", "heads", "kv_heads", "kv_channels", "ffn", "vocab", "experts", "topk",
+    static const char *const shape[] = {"layers", "hidden", "heads", "kv_heads", "kv_channels", "attention_chunk_size", "ffn", "vocab", "experts", "topk",
                                         "expert_ffn", "shared_ffn", "dense_layers", "moe_router_num_groups",
                                         "moe_router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
                                         "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers",

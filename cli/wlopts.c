@@ -54,6 +54,7 @@ static const struct {
     {"--expert-ffn", offsetof(wl_opts, expert_ffn)}, {"--shared-ffn", offsetof(wl_opts, shared_ffn)},
     {"--dense-layers", offsetof(wl_opts, dense_layers)},
     {"--kv-channels", offsetof(wl_opts, kv_channels)},
+    {"--attention-chunk-size", offsetof(wl_opts, chunk)},
     {"--moe-layer-freq", offsetof(wl_opts, moe_freq)},
     {"--q-lora-rank", offsetof(wl_opts, q_lora)},   {"--kv-lora-rank", offsetof(wl_opts, kv_lora)},
     {"--qk-head-dim", offsetof(wl_opts, qk_dim)},   {"--qk-pos-emb-head-dim", offsetof(wl_opts, rope_dim)},
@@ -339,8 +340,11 @@ GOptionGroup *wl_opts_group(wl_opts *o, gboolean with_layout)
         {"window-size", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)window_arg,
          "custom: sliding-window attention, a query seeing itself and the W tokens before it (Megatron-LM's flag, "
          "\"W,0\" also read) [none]", "W"},
+        {"attention-chunk-size", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)int_arg,
+         "custom: chunked attention, a query seeing the tokens of its own chunk of C up to itself (Llama 4's "
+         "attention_chunk_size; with --window-attn-skip-freq, the layers) [none]", "C"},
         {"window-attn-skip-freq", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)window_freq_arg,
-         "custom: with --window-size, every N-th layer (from 1) attends fully, or Megatron-LM's list of each "
+         "custom: with --window-size (or --attention-chunk-size), every N-th layer (from 1) attends fully, or Megatron-LM's list of each "
          "layer's, 1 windowed, 0 full (\"([1]*3+[0])*8\") (Megatron-LM's flag) [every layer windowed]", "N|LIST"},
         {"fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric, "scale-out fabric override", "F"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "gpu.gemm_eff=0.6 etc., or a topology parameter", "K=V"},
@@ -407,7 +411,7 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
             return BAD("--model custom needs --layers, --hidden and --heads (> 0)");
         w->m = (workload_model){.name = "custom", .layers = o->layers, .hidden = o->hidden, .heads = o->heads,
                                 .kv_heads = o->kv_heads, .ffn = o->ffn, .vocab = o->vocab, .gated = o->gated,
-                                .tied = !o->gated, .head_dim = o->kv_channels, .window = o->window,
+                                .tied = !o->gated, .head_dim = o->kv_channels, .window = o->window, .chunk = o->chunk,
                                 .window_freq = o->window_freq, .window_pattern = o->window_pattern,
                                 .window_pattern_len = o->window_pattern ? (int)strlen(o->window_pattern) : 0,
                                 .source = "command line"};
@@ -438,9 +442,9 @@ gboolean wl_opts_spec(const wl_opts *o, workload_spec *w, GError **err)
         if (o->layers || o->hidden || o->heads || o->kv_heads || o->ffn || o->vocab || o->gated || o->kv_channels || o->experts ||
             o->topk || o->expert_ffn || o->shared_ffn || o->dense_layers || o->moe_freq || o->moe_pattern || o->q_lora ||
             o->kv_lora ||
-            o->qk_dim || o->rope_dim || o->v_dim || o->window || o->window_freq || o->window_pattern)
-            return BAD("--layers, --hidden, --heads, --kv-heads, --kv-channels, --ffn, --vocab, --gated, --window-size "
-                       "and --window-attn-skip-freq describe --model custom; "
+            o->qk_dim || o->rope_dim || o->v_dim || o->window || o->chunk || o->window_freq || o->window_pattern)
+            return BAD("--layers, --hidden, --heads, --kv-heads, --kv-channels, --ffn, --vocab, --gated, --window-size, "
+                       "--attention-chunk-size and --window-attn-skip-freq describe --model custom; "
                        "'%s' is a preset with its own shape (--model list); --experts, --topk, --expert-ffn, "
                        "--shared-ffn, --dense-layers and --moe-layer-freq describe a custom MoE model, --kv-lora-rank "
                        "and its companions a custom model's multi-latent attention", o->model);

@@ -24,6 +24,7 @@ typedef struct {
     gint moe_freq;               /* custom MoE: --moe-layer-freq N */
     const char *moe_pattern;     /* custom MoE: --moe-layer-freq as a list (interned '0'/'1' string), or NULL */
     gint window;                 /* custom: --window-size W[,0] (a sliding window's keys before the query) */
+    gint chunk;                  /* custom: --attention-chunk-size C (chunked attention) */
     gint window_freq;            /* custom: --window-attn-skip-freq N */
     const char *window_pattern;  /* ... or its list (interned '0'/'1' string, 1 windowed), or NULL */
     gint first_stage_layers, last_stage_layers; /* --decoder-first/last-pipeline-num-layers */

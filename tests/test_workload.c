@@ -2934,9 +2934,9 @@ static void test_workload_sliding_window(void)
         {WL_CP_P2P, 128, 2, 0, NULL, "needs --cp-comm a2a or allgather"},
         {WL_CP_A2A_P2P, 128, 0, 0, NULL, "needs --cp-comm a2a or allgather"},
         {WL_CP_A2A, 128, 0, 3, "101", "pattern has 3 layers, the model 4"},
-        {WL_CP_A2A, 0, 2, 0, NULL, "give --window-size too"},
+        {WL_CP_A2A, 0, 2, 0, NULL, "give --window-size or --attention-chunk-size too"},
         {WL_CP_A2A, 128, 5, 0, NULL, "--window-attn-skip-freq in 1..layers"},
-        {WL_CP_A2A, -1, 0, 0, NULL, "--window-size must be in 1.."},
+        {WL_CP_A2A, -1, 0, 0, NULL, "--attention-chunk-size must be in 1.."},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         workload_spec b = c;
@@ -3109,6 +3109,77 @@ static void test_workload_moe_load_imbalance(void)
     }
 }
 
+/* Chunked attention (Llama 4's attention_chunk_size, --attention-chunk-size): a query sees its own
+ * chunk's tokens up to itself. Flash's share of the s x s square from each tile's first row's chunk
+ * start: s = 16,384 in chunks of 8,192 is two causal squares of 8,192, (8,192 + 128) / 16,384 / 2 of it;
+ * chunks of 100 over 1,024 tokens: tiles of 128 x 128, 156, 184, 212, 140, 168, 196 and 224 keys. The
+ * presets: every 4th layer (from 1) full, the others chunked; Maverick's MoE layers the odd ones;
+ * Scout's model FLOPs against the hand count (the chunked layers over 8,192 keys in Megatron's count,
+ * the full ones 16,384); a small model's trace FLOPs against the count (a2a CP too); the refusals. */
+static void test_workload_chunked_attention(void)
+{
+    workload_spec w = spec("llama4-scout", 1, 1, 1, 1, 16384);
+    ASSERT_REL(workload_attn_window_frac(&w), (8192.0 + 128) / 16384 / 2, 1e-12);
+    for (int l = 0; l < 48; l++) {
+        CU_ASSERT_EQUAL(workload_layer_is_swa(&w.m, l), (l + 1) % 4 != 0);
+        CU_ASSERT_EQUAL(workload_layer_ctx(&w.m, l, 16384), (l + 1) % 4 ? 8192 : 16384);
+    }
+    w.m.chunk = 100, w.seq = 1024;
+    ASSERT_REL(workload_attn_window_frac(&w), 128.0 * (128 + 156 + 184 + 212 + 140 + 168 + 196 + 224) / (1024.0 * 1024),
+               1e-12);
+    workload_spec mv = spec("llama4-maverick", 1, 1, 1, 1, 4096);
+    for (int l = 0; l < 48; l++)
+        CU_ASSERT_EQUAL(workload_layer_is_moe(&mv.m, l), l % 2 == 1);
+
+    /* Scout's count, a token's forward: projections 2 h (q + 2 kv) + 2 q h, products 2 ctx (q + o), the
+     * router 2 h E, the expert and the shared expert 2 x 3 h F each; the head 2 h V */
+    w = spec("llama4-scout", 1, 1, 1, 1, 16384);
+    double h = 5120, q = 5120, kv = 1024, proj = 2 * h * (q + 2 * kv) + 2 * q * h;
+    double moe = 2 * h * 16 + 2 * 3 * h * 8192 * 2;
+    double fwd = 36 * (proj + moe + 2 * 8192.0 * 2 * q) + 12 * (proj + moe + 2 * 16384.0 * 2 * q) + 2 * h * 202048;
+    ASSERT_REL(workload_step_flops(&w), 3 * fwd * 16384, 1e-12);
+
+    /* a small chunked model's trace: chunks of 512 over 2,048 tokens in layers 1-3 of 4, TP 2, DP 4; and a2a CP */
+    workload_spec c = spec("llama3-8b", 2, 1, 4, 4, 2048);
+    c.m = (workload_model){.name = "custom", .layers = 4, .hidden = 1024, .heads = 8, .kv_heads = 8, .ffn = 4096,
+                           .vocab = 32000, .gated = true, .chunk = 512, .window_freq = 4, .source = "test"};
+    workload_spec_defaults(&c);
+    workload_spec v[2] = {c, c};
+    v[1].cp = 2, v[1].dp = 2, v[1].cp_comm = WL_CP_A2A;
+    GError *err = NULL;
+    gpu_model g = gpu("H100");
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_TRUE_FATAL(workload_spec_check(&v[i], &err));
+        trace *t = workload_generate(&v[i], &g, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        double total = 0;
+        for (int r = 0; r < t->nranks; r++)
+            total += rank_flops(t, r);
+        ASSERT_REL(total, step_flops_run(&v[i]), 1e-9);
+        if (i == 0) { /* the chunked layer's attention forward against the full one's by the shares */
+            double prod = 2 * 2048.0 * 2048 * (1024 + 1024) / 2, cf = 2176.0 / 4096, kf = (512.0 + 128) / 1024 / 4;
+            ASSERT_REL(nth_op_flops(t, 0, "attn_fwd", 3) - nth_op_flops(t, 0, "attn_fwd", 0), prod * (cf - kf), 1e-9);
+        }
+        trace_free(t);
+    }
+    /* refusals: the p2p ring, a window and chunks together, the skip frequency alone */
+    workload_spec b = c;
+    b.cp = 2, b.dp = 2;
+    CU_ASSERT_FALSE(workload_spec_check(&b, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "chunked attention (--attention-chunk-size 512) with context") : NULL);
+    g_clear_error(&err);
+    b = c;
+    b.m.window = 128;
+    CU_ASSERT_FALSE(workload_spec_check(&b, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "a layer's attention is one or the other") : NULL);
+    g_clear_error(&err);
+    b = c;
+    b.m.chunk = 0;
+    CU_ASSERT_FALSE(workload_spec_check(&b, &err));
+    CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, "give --window-size or --attention-chunk-size too") : NULL);
+    g_clear_error(&err);
+}
+
 /* ---- interleaved 1F1B (Megatron-LM virtual pipeline stages) ---- */
 
 int main(void)
@@ -3147,6 +3218,7 @@ int main(void)
         {"/workload/moe-pattern", test_workload_moe_pattern},
         {"/workload/kv-channels", test_workload_kv_channels},
         {"/workload/sliding-window", test_workload_sliding_window},
+        {"/workload/chunked-attention", test_workload_chunked_attention},
         {"/workload/moe-load-imbalance", test_workload_moe_load_imbalance},
         {"/workload/recompute-selective", test_workload_recompute_selective},
         {"/workload/recompute-moe", test_workload_recompute_moe},

@@ -57,6 +57,18 @@ static const workload_model presets[] = {
            "top-8 + 1 shared, one expert group, vocab 163840; 1.04 T parameters in its report"),
      .experts = 384, .topk = 8, .expert_ffn = 2048, .shared_ffn = 2048, .dense_layers = 1, .q_lora = 1536,
      .kv_lora = 512, .qk_dim = 128, .rope_dim = 64, .v_dim = 128},
+    {LLAMA("llama4-scout", 48, 5120, 40, 8, 16384, 202048,
+           "meta-llama/Llama-4-Scout-17B-16E config.json (text_config): 48 layers, hidden 5120, 40 heads of 128, 8 "
+           "KV heads, 16 experts (FFN 8192) top-1 + a shared expert (8192) in every layer (interleave_moe_layer_step "
+           "1), vocab 202048, untied; chunked attention of 8192 in the RoPE layers, full attention in every 4th "
+           "(no_rope_layers); 109 B parameters in its card with the vision encoder"),
+     .experts = 16, .topk = 1, .expert_ffn = 8192, .shared_ffn = 8192, .chunk = 8192, .window_freq = 4},
+    {LLAMA("llama4-maverick", 48, 5120, 40, 8, 16384, 202048,
+           "meta-llama/Llama-4-Maverick-17B-128E config.json (text_config): as Scout with 128 experts (FFN 8192) "
+           "top-1 + a shared expert (8192) in the odd layers (interleave_moe_layer_step 2: layers 1, 3, ... from 0), "
+           "dense FFN 16384 (intermediate_size_mlp) in the others; about 400 B parameters in its card"),
+     .experts = 128, .topk = 1, .expert_ffn = 8192, .shared_ffn = 8192, .chunk = 8192, .window_freq = 4,
+     .moe_pattern = "010101010101010101010101010101010101010101010101", .moe_pattern_len = 48},
     {LLAMA("qwen3-30b-a3b", 48, 2048, 32, 4, 6144, 151936,
            "Qwen/Qwen3-30B-A3B config.json: 48 layers, hidden 2048, 32 heads of 128 (head_dim), 4 KV heads, 128 "
            "experts (moe_intermediate_size 768) top-8 in every layer (intermediate_size unused), no shared expert, "
@@ -310,16 +322,28 @@ static double band_square_frac(double L, double W)
     return work / (L * L);
 }
 
+/* ... and when a query sees the tokens of its chunk of C up to itself: row tile [r0, r1) takes the key
+ * blocks from its first row's chunk's start (a tile spanning two chunks counted from the first's) */
+static double chunk_square_frac(double L, double C)
+{
+    double rows = WL_FLASH_TILE_ROWS, work = 0;
+    for (double r0 = 0; r0 < L; r0 += rows)
+        work += MIN(rows, L - r0) * (MIN(L, r0 + rows) - floor(r0 / C) * C);
+    return work / (L * L);
+}
+
 double workload_attn_window_frac(const workload_spec *w)
 {
     if (w->attn_backend == WL_ATTN_UNFUSED)
         return 1;
+    if (w->m.chunk > 0)
+        return chunk_square_frac(w->seq, w->m.chunk);
     return band_square_frac(w->seq, w->m.window > 0 ? w->m.window : w->seq);
 }
 
 bool workload_layer_is_swa(const workload_model *m, int l)
 {
-    if (m->window <= 0)
+    if (m->window <= 0 && m->chunk <= 0)
         return false;
     if (m->window_pattern)
         return l >= 0 && l < m->window_pattern_len && m->window_pattern[l] == '1';
@@ -328,7 +352,9 @@ bool workload_layer_is_swa(const workload_model *m, int l)
 
 double workload_layer_ctx(const workload_model *m, int l, double s)
 {
-    return workload_layer_is_swa(m, l) ? MIN(m->window + 1.0, s) : s;
+    if (!workload_layer_is_swa(m, l))
+        return s;
+    return m->chunk > 0 ? MIN((double)m->chunk, s) : MIN(m->window + 1.0, s);
 }
 
 double workload_attn_bwd_factor(const workload_spec *w)
@@ -430,14 +456,16 @@ const char *workload_attn_label(const workload_model *m, char *buf, size_t n)
         g_snprintf(mla, sizeof mla, "MLA, latents q %d / kv %d", m->q_lora, m->kv_lora);
     else if (m->kv_lora > 0)
         g_snprintf(mla, sizeof mla, "MLA, latent kv %d", m->kv_lora);
-    if (m->window > 0) {
+    if (m->window > 0 || m->chunk > 0) {
         int k = 0;
         for (int l = 0; l < m->layers; l++)
             k += workload_layer_is_swa(m, l);
+        const char *what = m->chunk > 0 ? "chunked attention" : "sliding window";
+        int size = m->chunk > 0 ? m->chunk : m->window;
         if (k == m->layers)
-            g_snprintf(win, sizeof win, "sliding window %d", m->window);
+            g_snprintf(win, sizeof win, "%s %d", what, size);
         else
-            g_snprintf(win, sizeof win, "sliding window %d in %d of %d layers", m->window, k, m->layers);
+            g_snprintf(win, sizeof win, "%s %d in %d of %d layers", what, size, k, m->layers);
     }
     if (!*mla && !*win)
         g_strlcpy(buf, "", n);
@@ -800,11 +828,15 @@ bool workload_spec_check(const workload_spec *w, GError **err)
             return VALUE("--moe-layer-freq %d with %d dense layers leaves none of the %d layers an MoE layer",
                          m->moe_freq, m->dense_layers, m->layers);
     }
-    if (m->window < 0 || m->window > WL_MAX_SEQ || m->window_freq < 0 || m->window_freq > m->layers)
-        return VALUE("--window-size must be in 1..%d tokens and --window-attn-skip-freq in 1..layers (%d) (got %d, %d)",
-                     WL_MAX_SEQ, m->layers, m->window, m->window_freq);
-    if (m->window <= 0 && (m->window_freq || m->window_pattern))
-        return VALUE("--window-attn-skip-freq picks the layers of a sliding window: give --window-size too");
+    if (m->window < 0 || m->window > WL_MAX_SEQ || m->chunk < 0 || m->chunk > WL_MAX_SEQ || m->window_freq < 0 ||
+        m->window_freq > m->layers)
+        return VALUE("--window-size and --attention-chunk-size must be in 1..%d tokens and --window-attn-skip-freq in "
+                     "1..layers (%d) (got %d, %d, %d)", WL_MAX_SEQ, m->layers, m->window, m->chunk, m->window_freq);
+    if (m->window > 0 && m->chunk > 0)
+        return VALUE("--window-size and --attention-chunk-size: a layer's attention is one or the other");
+    if (m->window <= 0 && m->chunk <= 0 && (m->window_freq || m->window_pattern))
+        return VALUE("--window-attn-skip-freq picks the layers of a sliding window or chunks: give --window-size or "
+                     "--attention-chunk-size too");
     if (m->window_pattern) {
         size_t n = strlen(m->window_pattern);
         if (n != (size_t)m->window_pattern_len || strspn(m->window_pattern, "01") != n)
@@ -816,14 +848,18 @@ bool workload_spec_check(const workload_spec *w, GError **err)
             return VALUE("--window-attn-skip-freq's pattern has %zu layers, the model %d (Megatron-LM indexes it by "
                          "layer)", n, m->layers);
     }
-    if (m->window > 0 && w->cp > 1 && (w->cp_comm == WL_CP_P2P || w->cp_comm == WL_CP_A2A_P2P)) {
+    if ((m->window > 0 || m->chunk > 0) && w->cp > 1 && (w->cp_comm == WL_CP_P2P || w->cp_comm == WL_CP_A2A_P2P)) {
         int l = 0;
         while (l < m->layers && !workload_layer_is_swa(m, l))
             l++;
-        if (l < m->layers)
+        if (l < m->layers && m->window > 0)
             return VALUE("a sliding window (--window-size %d) with context parallelism needs --cp-comm a2a or allgather: "
                          "Transformer Engine's attention refuses a window with the p2p ring and a2a+p2p (layer %d is "
                          "windowed)", m->window, l + 1);
+        if (l < m->layers)
+            return VALUE("chunked attention (--attention-chunk-size %d) with context parallelism needs --cp-comm a2a or "
+                         "allgather: the p2p ring and a2a+p2p pass every rank's keys to every other, not modelled for "
+                         "chunks (layer %d is chunked)", m->chunk, l + 1);
     }
     if (w->dp < 1 && w->tp >= 1 && w->pp >= 1 && w->cp >= 1 && w->gpus % ((int64_t)w->tp * w->pp * w->cp))
         return LAYOUT("--gpus %d is not a multiple of tp*pp*cp = %d*%d*%d", w->gpus, w->tp, w->pp, w->cp);

@@ -50,8 +50,11 @@ typedef struct {
      * query of a windowed layer sees itself and the `window` tokens before it; 0: every layer attends
      * to the whole causal prefix */
     int window;
-    int window_freq;      /* which layers are windowed (Megatron-LM's --window-attn-skip-freq N): all but
-                           * layers N, 2N, ... counted from 1, which attend fully; 0: all */
+    int chunk;            /* chunked attention (Llama 4's attention_chunk_size, conveyor's
+                           * --attention-chunk-size): a query of such a layer sees the tokens of its own
+                           * chunk of `chunk` up to itself; 0 none (not with a window) */
+    int window_freq;      /* which layers are windowed or chunked (Megatron-LM's --window-attn-skip-freq N):
+                           * all but layers N, 2N, ... counted from 1, which attend fully; 0: all */
     const char *window_pattern; /* ... or each layer's, '1' windowed, '0' full (the flag's list form,
                            * workload_layer_pattern_parse; an interned string); NULL: window_freq */
     int window_pattern_len; /* its length (layers it describes) */
@@ -247,14 +250,16 @@ double workload_attn_work_frac(const workload_spec *w);
 /* The same for a sliding-window layer (m.window > 0): flash computes, per tile of 128 query rows, the
  * key blocks of WL_FLASH_TILE_COLS from the one holding its first row's first key (that row less the
  * window) to its last row, of the whole sequence (the CP forms a window allows, a2a and allgather,
- * split it evenly); unfused computes the full product (1). */
+ * split it evenly); a chunked layer (m.chunk > 0) from its first row's chunk's start; unfused
+ * computes the full product (1). */
 double workload_attn_window_frac(const workload_spec *w);
-/* Layer l (0-based) attends through the model's sliding window (Megatron-LM's
+/* Layer l (0-based) attends through the model's sliding window or chunks (Megatron-LM's
  * is_layer_window_attention: with --window-attn-skip-freq N all but layers N, 2N, ... counted from
  * 1; with its list, the layers marked 1). */
 bool workload_layer_is_swa(const workload_model *m, int l);
 /* The keys a query of layer l attends to in Megatron's count: the sequence s, or in a windowed layer
- * min(window + 1, s) (Megatron-Bridge's FLOPs count, swa_context). */
+ * min(window + 1, s) (Megatron-Bridge's FLOPs count, swa_context), in a chunked one min(chunk, s)
+ * (the chunk's square, as a full layer's is the sequence's). */
 double workload_layer_ctx(const workload_model *m, int l, double s);
 /* The attention backward's FLOPs over its forward's: 2.5 with flash (FlashAttention's backward
  * recomputes the scores, then takes dV, dP, dQ and dK: five products of the forward's two;

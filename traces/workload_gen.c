@@ -368,10 +368,11 @@ static void mlp_costs(cost *f, cost *b, const gen *G, int kind, double groups, d
     linear(f, b, G, kind == LIN_LOCAL ? LIN_LOCAL : LIN_ROW, groups, te, ffn / tp, h, out, out_casts);
 }
 
-/* The costs of the layers about to be generated: those of full attention, or of the sliding window. */
+/* The costs of the layers about to be generated: those of full attention, or of the sliding window
+ * (or chunks). */
 static void use_costs(gen *G, bool swa)
 {
-    G->c = &G->cs[swa && G->w->m.window > 0];
+    G->c = &G->cs[swa && (G->w->m.window > 0 || G->w->m.chunk > 0)];
 }
 
 static void costs_init(gen *G, costs *c, bool swa)
@@ -2746,7 +2747,7 @@ trace *workload_generate(const workload_spec *w, const gpu_model *g, GError **er
     G.act_in = G.T * G.at.in * 2;
     G.load = G.recv = 1;
     costs_init(&G, &G.cs[0], false);
-    if (w->m.window > 0)
+    if (w->m.window > 0 || w->m.chunk > 0)
         costs_init(&G, &G.cs[1], true);
     G.c = &G.cs[0];
     g_autofree char *src = g_strdup_printf("workload:%s", w->m.name ? w->m.name : "custom");

@@ -23,7 +23,7 @@ check wl-no-gpus 0 "8 GPUs = tp 8 x pp 1 x dp 1 x cp 1" -- workload --model llam
 check wl-no-gpus-dp 0 "16 GPUs = tp 8 x pp 1 x dp 2 x cp 1" -- workload --model llama3-8b --tp 8 --dp 2 -o /dev/null
 check wl-gpus-overflow 2 "more GPUs than an int holds" -- workload --model llama3-8b --tp 1073741824 --pp 1073741824 -o /dev/null
 # options that describe something else are refused, not ignored
-check wl-gated-preset 2 "--gated, --window-size and --window-attn-skip-freq describe --model custom" -- workload --model llama3-8b --gated --gpus 8 -o /dev/null
+check wl-gated-preset 2 "--gated, --window-size, --attention-chunk-size and --window-attn-skip-freq describe --model custom" -- workload --model llama3-8b --gated --gpus 8 -o /dev/null
 check wl-reuse-no-zero3 2 "reuse-distance is DeepSpeed ZeRO-3's" -- workload --model llama3-8b --reuse-distance 1e9 --gpus 8 -o /dev/null
 check wl-gpus-not-multiple-huge 2 "is not a multiple of tp\*pp\*cp = 1073741824\*1073741824\*1" -- workload --model llama3-8b --gpus 8 --tp 1073741824 --pp 1073741824 -o /dev/null
 # GB200 NVL72 trays beyond one rack: whole NVLink domains only (a partial one read past the

@@ -420,7 +420,7 @@ c=$("$C" workload $KC --kv-channels 256 -o - 2>/dev/null | cksum)
 if [ "$a" = "$b" ] && [ "$a" != "$c" ] && [ "${a%% *}" != "$(printf '' | cksum | cut -d' ' -f1)" ]; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL workload-kv-channels-same: $a / $b / $c" >&2; fi
 check workload-kv-channels-params 0 "^params 1\.560 B" -- workload $KC --kv-channels 256 -o /dev/null
-check workload-kv-channels-preset 2 "--kv-channels, --ffn, --vocab, --gated, --window-size and --window-attn-skip-freq describe --model custom" -- workload --model llama3-8b --kv-channels 128 --topo dgx-h100 --gpus 8 -o /dev/null
+check workload-kv-channels-preset 2 "--kv-channels, --ffn, --vocab, --gated, --window-size, --attention-chunk-size and --window-attn-skip-freq describe --model custom" -- workload --model llama3-8b --kv-channels 128 --topo dgx-h100 --gpus 8 -o /dev/null
 check workload-kv-channels-mla 2 "--kv-channels with multi-latent attention" -- workload --model custom --layers 2 --hidden 2048 --heads 16 --kv-lora-rank 512 --kv-channels 128 --topo dgx-h100 --gpus 8 -o /dev/null
 # Sliding-window attention (Megatron-LM's --window-size W,0 and --window-attn-skip-freq): the presets that
 # have one say so and count their published parameters; gpt-oss-20b's Megatron-LM arguments write the
@@ -449,9 +449,9 @@ if awk -v f="$full" -v a="$w1k" -v b="$w1k4" -v c="$wall" -v d="$wlist" \
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL scale-window-steps: $full $w1k $w1k4 $wall $wlist" >&2; fi
 check workload-window-cp-p2p 2 "needs --cp-comm a2a or allgather" -- workload --model gpt-oss-20b --topo dgx-h100 --gpus 16 --ep 8 --cp 2 --seq 8192 -o /dev/null
 check workload-window-cp-a2a 0 "cp 2 \(a2a\), ep 8" -- workload --model gpt-oss-20b --topo dgx-h100 --gpus 16 --ep 8 --cp 2 --cp-comm a2a --seq 8192 --zero 1 -o /dev/null
-check workload-window-preset 2 "--window-size and --window-attn-skip-freq describe --model custom" -- workload --model llama3-8b --window-size 4096 --topo dgx-h100 --gpus 8 -o /dev/null
+check workload-window-preset 2 "--window-size, --attention-chunk-size and --window-attn-skip-freq describe --model custom" -- workload --model llama3-8b --window-size 4096 --topo dgx-h100 --gpus 8 -o /dev/null
 check workload-window-right 2 "--window-size '128,4': the right extent must be 0" -- workload --model custom --layers 4 --hidden 1024 --heads 8 --window-size 128,4 --topo dgx-h100 --gpus 8 -o /dev/null
-check workload-window-freq-alone 2 "give --window-size too" -- workload --model custom --layers 4 --hidden 1024 --heads 8 --window-attn-skip-freq 2 --topo dgx-h100 --gpus 8 -o /dev/null
+check workload-window-freq-alone 2 "give --window-size or --attention-chunk-size too" -- workload --model custom --layers 4 --hidden 1024 --heads 8 --window-attn-skip-freq 2 --topo dgx-h100 --gpus 8 -o /dev/null
 check workload-window-freq-list 2 "pattern has 3 layers, the model 4" -- workload --model custom --layers 4 --hidden 1024 --heads 8 --window-size 64 --window-attn-skip-freq "[1,0,1]" --topo dgx-h100 --gpus 8 -o /dev/null
 sw=$("$C" sweep tests/data/sweep/scale-window.json -j 2 2>/dev/null)
 if printf '%s\n' "$sw" | awk -F, 'NR > 1 { s[NR] = $3 } END { exit !(NR == 4 && s[2] > 0 && s[2] < s[3] && s[3] < s[4]) }'; then
@@ -483,3 +483,15 @@ check workload-imbalance-dense 2 "needs an MoE model" -- workload --model llama3
 swi=$("$C" sweep tests/data/sweep/scale-moe-imbalance.json -j 2 2>/dev/null)
 if printf '%s\n' "$swi" | awk -F, 'NR > 1 { s[NR] = $3 } END { exit !(NR == 5 && s[2] > 0 && s[2] < s[3] && s[3] < s[4] && s[4] < s[5]) }'; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sweep-moe-imbalance: $swi" >&2; fi
+# Chunked attention (Llama 4's attention_chunk_size, --attention-chunk-size): the presets say so and count
+# their parameters (text model only); chunks shorten a long sequence's step, a chunk of the whole
+# sequence is full attention; the p2p CP ring refuses it; the scale JSON names it
+check workload-chunk-maverick 0 "^workload llama4-maverick \(chunked attention 8192 in 36 of 48 layers\) on " -- workload --model llama4-maverick --topo gb200-nvl72 --gpus 64 --ep 64 --zero 1 --seq 8192 --global-batch 64 -o /dev/null
+check workload-list-llama4-scout 0 "^llama4-scout +48 +5120 +40 +8 +16384 +202048 +16 top-1 +107\.8 " -- workload --model list
+check workload-list-llama4-maverick 0 "^llama4-maverick +48 +5120 +40 +8 +16384 +202048 +128 top-1 +400\.7 " -- workload --model list
+cfull=$(wst); c4k=$(wst --attention-chunk-size 4096); c4k4=$(wst --attention-chunk-size 4096 --window-attn-skip-freq 4); call=$(wst --attention-chunk-size 16384)
+if awk -v f="$cfull" -v a="$c4k" -v b="$c4k4" -v c="$call" 'BEGIN { exit !(f > 0 && a < b && b < f && c == f) }'; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL scale-chunk-steps: $cfull $c4k $c4k4 $call" >&2; fi
+check scale-chunk-json 0 '"attention_chunk_size": 4096, "window_attn_skip_freq": 4' -- scale $WC --attention-chunk-size 4096 --window-attn-skip-freq 4
+check workload-chunk-cp-p2p 2 "chunked attention \(--attention-chunk-size 8192\) with context parallelism needs --cp-comm a2a" -- workload --model llama4-scout --topo dgx-h100 --gpus 32 --ep 16 --cp 2 --seq 16384 --zero 1 -o /dev/null
+check workload-chunk-and-window 2 "a layer's attention is one or the other" -- workload --model custom --layers 4 --hidden 1024 --heads 8 --window-size 128 --attention-chunk-size 512 --topo dgx-h100 --gpus 8 -o /dev/null
