@@ -54,7 +54,7 @@ static const workload_model presets[] = {
            "Kimi K2 (moonshotai/Kimi-K2-Instruct config.json; Megatron-Bridge's KimiK2Provider): DeepSeek-V3's "
            "layout with 64 heads of MLA (q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, "
            "qk_rope_head_dim 64, v_head_dim 128), first layer dense (FFN 18432), 384 routed experts (FFN 2048) "
-           "top-8 + 1 shared, one expert group, vocab 163840; 1.04 T parameters in its report"),
+           "top-8 + 1 shared, one expert group, vocab 163840; 1 T parameters in its model card (1.026 T counted here)"),
      .experts = 384, .topk = 8, .expert_ffn = 2048, .shared_ffn = 2048, .dense_layers = 1, .q_lora = 1536,
      .kv_lora = 512, .qk_dim = 128, .rope_dim = 64, .v_dim = 128},
     {LLAMA("llama4-scout", 48, 5120, 40, 8, 16384, 202048,
