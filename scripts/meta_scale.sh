@@ -138,6 +138,18 @@ for s in dgx-h100:8/16 gb200-nvl72:8/16; do
     not_slower "moe combined 1F1B" 1e-9 0 "$MM --systems $s --ep 8 --global-batch 32" "" "--overlap-moe-expert-parallel-comm"
     not_slower "moe combined 1F1B sp tp 2" 1e-9 0 "$MM --systems $s --ep 4 --tp 2 --sp --global-batch 32" "" "--overlap-moe-expert-parallel-comm"
 done
+# a sliding window or chunks never make a step longer than full attention, a smaller window never longer
+# than a larger one; a busier EP rank (--moe-load-imbalance) never makes one shorter, within a server and
+# across two, with TP and with combined 1F1B (2026-12-03, stop 47)
+MW="--model custom --layers 4 --hidden 2048 --heads 16 --kv-heads 4 --gated --seq 8192"
+for s in dgx-h100:8/16 gb200-nvl72:8/16; do
+    not_slower "window 2048 vs full" 1e-9 0 "$MW --systems $s --tp 2 --global-batch 8" "" "--window-size 2048"
+    not_slower "window 512 vs 2048 every 2nd full" 1e-9 0 "$MW --systems $s --tp 2 --global-batch 8 --window-attn-skip-freq 2" "--window-size 2048" "--window-size 512"
+    not_slower "chunks 2048 vs full cp a2a" 1e-9 0 "$MW --systems $s --tp 2 --cp 2 --cp-comm a2a --global-batch 8" "" "--attention-chunk-size 2048"
+    not_slower "imbalance 1 vs 1.5" 1e-9 0 "$MM --systems $s --ep 8 --global-batch 32" "--moe-load-imbalance 1.5" "--moe-load-imbalance 1"
+    not_slower "imbalance 1.5 vs 3 tp 2 sp" 1e-9 0 "$MM --systems $s --ep 4 --tp 2 --sp --global-batch 32" "--moe-load-imbalance 3" "--moe-load-imbalance 1.5"
+    not_slower "imbalance 1 vs 2 combined 1F1B" 1e-9 0 "$MM --systems $s --ep 8 --global-batch 32 --overlap-moe-expert-parallel-comm" "--moe-load-imbalance 2" "--moe-load-imbalance 1"
+done
 # known (reported): ZeRO-3 across servers, where the replay's reuse of isolated collective runs
 # let gathers and reduce-scatters overlap without contending (see the report / --exact); since
 # 2026-12-03 they share links in proportion to their loads (docs/traces.md, "Reuse", step 4) and
