@@ -602,9 +602,11 @@ static bool scale_run_point(const sweep_point *p, const int *fig, size_t nfig, c
         return false;
     }
     const char *ws = sweep_point_get(p, "window_size"), *wf = sweep_point_get(p, "window_attn_skip_freq");
-    if ((ws && !wl_opts_set_window(&o, ws, &e)) || (wf && !wl_opts_set_window_freq(&o, wf, &e))) {
-        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "%s: %s", ws && !o.window ? "window_size" : "window_attn_skip_freq",
-                    e->message);
+    const char *bad = ws && !wl_opts_set_window(&o, ws, &e)                ? "window_size"
+                      : wf && !wl_opts_set_window_freq(&o, wf, &e) ? "window_attn_skip_freq"
+                                                                     : NULL;
+    if (bad) {
+        g_set_error(err, SWEEP_ERROR, SWEEP_ERROR_POINT, "%s: %s", bad, e->message);
         g_error_free(e);
         return false;
     }

@@ -355,8 +355,6 @@ static gboolean json_file(nload *L, const char *path, const char *text, GError *
         }
         if (ok && !(sum > 0))
             ok = bad(err, TRACE_ERROR_VALUE, path, "$.alltoall_weights[%d]: all zero", li);
-        for (guint k = 0; ok && k < a->len; k++) /* mean 1, as trace_a2a_weights_add keeps them */
-            g_array_index(a, double, k) *= a->len / sum;
     }
     if (ok && wl && L->weights) { /* several files: the same lists */
         bool same = wl->len == L->weights->len;
@@ -626,8 +624,10 @@ static trace *build(nload *L, const char *source, GError **err)
         return NULL;
     }
     trace *t = trace_new(n, source);
-    for (guint k = 0; L->weights && k < L->weights->len; k++)
-        g_ptr_array_add(t->a2a_weights, g_array_copy(g_ptr_array_index(L->weights, k)));
+    for (guint k = 0; L->weights && k < L->weights->len; k++) { /* scaled to mean 1 there */
+        const GArray *a = g_ptr_array_index(L->weights, k);
+        trace_a2a_weights_append(t, (const double *)a->data, (int)a->len);
+    }
     GHashTable **ids = g_new0(GHashTable *, n);
     for (int r = 0; r < n; r++)
         ids[r] = g_hash_table_new(g_str_hash, g_str_equal);

@@ -27,7 +27,8 @@ static void group_free(gpointer p)
     g_free(g);
 }
 
-int trace_a2a_weights_add(trace *t, const double *w, int n)
+/* w scaled to mean 1 (all 1 when they sum to 0) */
+static GArray *mean_one(const double *w, int n)
 {
     g_assert(n >= 1);
     double sum = 0;
@@ -38,6 +39,18 @@ int trace_a2a_weights_add(trace *t, const double *w, int n)
         double v = sum > 0 ? w[i] * n / sum : 1;
         g_array_append_val(a, v);
     }
+    return a;
+}
+
+int trace_a2a_weights_append(trace *t, const double *w, int n)
+{
+    g_ptr_array_add(t->a2a_weights, mean_one(w, n));
+    return (int)t->a2a_weights->len;
+}
+
+int trace_a2a_weights_add(trace *t, const double *w, int n)
+{
+    GArray *a = mean_one(w, n);
     for (guint k = 0; k < t->a2a_weights->len; k++) {
         GArray *b = g_ptr_array_index(t->a2a_weights, k);
         if (b->len == a->len && !memcmp(b->data, a->data, a->len * sizeof(double))) {

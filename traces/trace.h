@@ -99,6 +99,9 @@ int trace_group_world(trace *t);
  * receiver-weighted alltoall carries (k >= 1; its sender-weighted reverse carries -k), reusing an
  * equal vector already added. */
 int trace_a2a_weights_add(trace *t, const double *w, int n);
+/* The same list appended as it is (scaled to mean 1, not shared with an equal one: a file's roots
+ * name lists by their place); returns its k. */
+int trace_a2a_weights_append(trace *t, const double *w, int n);
 /* The weights an alltoall's root names (NULL for 0 or one out of the table), their count in *n. */
 const double *trace_a2a_weights(const trace *t, int root, int *n);
 

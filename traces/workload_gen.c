@@ -1226,17 +1226,26 @@ static void column_bwd(gen *G, const char *name, const cost *all, const cost *dg
     column_async(G, name, dg, wg, f, A, false);
 }
 
+/* A TP block's backward begins: under --tp-comm-overlap all of it is `tpo`'s (true: done); else its
+ * output gradient all-gathered under SP. */
+static bool tp_bwd_begin(gen *G, double f, void (*tpo)(gen *, double, double))
+{
+    double A = G->act * f;
+    if (tp_overlap(G)) {
+        tpo(G, f, A);
+        return true;
+    }
+    if (G->w->sp)
+        tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
+    return false;
+}
+
 /* The attention block's backward of f layers with its TP traffic. */
 static void attn_block_bwd(gen *G, double f)
 {
-    double A = G->act * f;
     bool sp = G->w->sp;
-    if (tp_overlap(G)) {
-        attn_bwd_tpo(G, f, A);
+    if (tp_bwd_begin(G, f, attn_bwd_tpo))
         return;
-    }
-    if (sp)
-        tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
     if (G->delay) { /* dropout and the projection's input gradient, the attention, the rest: the projection's,
                      * QKV's (MLA: the up and down projections') weight gradients held */
         cost post, pre, tmp;
@@ -1262,12 +1271,8 @@ static void dense_mlp_bwd(gen *G, double f)
 {
     double A = G->act * f;
     bool sp = G->w->sp;
-    if (tp_overlap(G)) {
-        mlp_bwd_tpo(G, f, A);
+    if (tp_bwd_begin(G, f, mlp_bwd_tpo))
         return;
-    }
-    if (sp)
-        tp_gather(G, S_MAIN, A, AG_DY, "tp_ag", NONE);
     if (G->delay) { /* its kernels, the GEMMs' weight gradients held */
         const kpart k[] = {{.c = &G->c->mlp_drop.b}, {.c = &G->c->fc2.dg}, {.c = &G->c->fc2.wg, .wg = true},
                            {.c = &G->c->mlp_act.b}, {.c = &G->c->fc1.dg}, {.c = &G->c->fc1.wg, .wg = true},
