@@ -5,7 +5,9 @@
  * gather as every rank's S/n to the root and scatter as the root's S/n to
  * every rank (NCCL 2.28's taskAppend makes them these sends and receives).
  * An uneven alltoall (coll_request.a2a_w: an MoE dispatch whose experts'
- * ranks receive unequal shares, or its combine) sends bytes/n x w[j] to j.
+ * ranks receive unequal shares, or its combine) sends bytes/n x w[j] to j;
+ * a traced one (PyTorch's all_to_all_single with split sizes) its matrix's
+ * bytes/n x w[i n + j] from i to j.
  * Transfers are chunked at NCCL's P2P chunk size (512 KiB over NVLink, 128
  * KiB over PCIe or the network) with NCCL_STEPS slots in flight; they share
  * links with each other, so an alltoall's time is set by the most loaded
@@ -118,7 +120,8 @@ static void direct_start(coll_exec *x)
         for (int i = 1; i < n; i++)
             for (int r = 0; r < n; r++) {
                 int d = (r + i) % n;
-                double b = (double)x->req->bytes / n * w[x->req->a2a_send ? r : d];
+                double b = (double)x->req->bytes / n *
+                           (x->req->a2a_matrix ? w[x->req->a2a_send ? d * n + r : r * n + d] : w[x->req->a2a_send ? r : d]);
                 send_pair(x, &pr[d], r, d, (uint64_t)(b + 0.5));
             }
     } else {

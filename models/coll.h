@@ -120,8 +120,10 @@ typedef struct {
     bool fused;       /* launched in the kernel of the collective before it (one NCCL
                        * group): its setup has no host launch, only the base latency */
     const double *a2a_w; /* alltoall: NULL an even split; else a share per rank (mean 1): rank i
-                       * sends bytes / n x a2a_w[j] to j (a2a_send: x a2a_w[i], the reverse) */
+                       * sends bytes / n x a2a_w[j] to j (a2a_send: x a2a_w[i], the reverse); with
+                       * a2a_matrix n x n shares, bytes / n x a2a_w[i n + j] (a2a_send: [j n + i]) */
     bool a2a_send;
+    bool a2a_matrix;
 } coll_request;
 
 typedef struct {

@@ -1122,6 +1122,25 @@ static void test_coll_alltoall_uneven(void)
         CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
         ASSERT_REL(res.time_us, floor_us + 8.4 + 3.4, 1e-5);
     }
+    /* a whole matrix (a traced all_to_all_single's split sizes): rank 0 sends 4 units to each peer,
+     * the others 1 to each other, nothing to rank 0 (units of S/N; shares 18 units over 16 pairs,
+     * so the mean-1 shares are units / 1.125): rank 0's egress carries 12 / 1.125 units, its three
+     * pairs fill it from the start, and sets the time; each receiver's ingress carries only 6 / 1.125.
+     * Transposed (a2a_send) the busiest link is rank 0's ingress: the same time. An all-ones matrix
+     * is the even split. */
+    double m[N * N] = {0, 4, 4, 4, 0, 0, 1, 1, 0, 1, 0, 1, 0, 1, 1, 0}, ones[N * N];
+    for (int e = 0; e < N * N; e++)
+        m[e] /= 1.125, ones[e] = 1;
+    for (int send = 0; send < 2; send++) {
+        coll_request req = {.kind = COLL_ALLTOALL, .bytes = S, .algo = ALGO_DIRECT, .proto = PROTO_SIMPLE,
+                            .nchannels = 1, .a2a_w = m, .a2a_send = send, .a2a_matrix = true};
+        coll_result res;
+        CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+        ASSERT_REL(res.time_us, 12 / 1.125 / (N - 1) * floor_us + 8.4 + 3.4, 1e-3);
+        req.a2a_w = ones;
+        CU_ASSERT_TRUE_FATAL(coll_run(&sys, &req, &res, NULL));
+        ASSERT_REL(res.time_us, floor_us + 8.4 + 3.4, 1e-5);
+    }
     fabric_free(f);
 }
 

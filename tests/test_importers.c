@@ -396,6 +396,209 @@ static char *kineto_rooted_dir(const int root[2], int group_size)
     return dir;
 }
 
+/* n ranks' Kineto files, each with one all_to_allv (Float) whose split sizes are the rows of
+ * rows[i n + j] (what rank i sends rank j, in rows of `re` elements): "In split size" row i,
+ * "Out split size" column i, as PyTorch records them; `cut` writes lists over 30 entries as
+ * format_list cuts them. in_list/out_list (when not NULL) replace rank `who`'s lists as written.
+ * Returns the directory. */
+static char *kineto_a2a_dir(int n, const int *rows, int re, gboolean cut, int who, const char *in_list,
+                            const char *out_list)
+{
+    char *dir = g_dir_make_tmp("conveyor-kineto-XXXXXX", NULL);
+    g_assert(dir);
+    GString *ranks = g_string_new("[");
+    for (int i = 0; i < n; i++)
+        g_string_append_printf(ranks, "%s%d", i ? ", " : "", i);
+    g_string_append(ranks, "]");
+    for (int i = 0; i < n; i++) {
+        GString *in = g_string_new("["), *out = g_string_new("[");
+        long tin = 0, tout = 0;
+        for (int j = 0; j < n; j++) {
+            tin += rows[i * n + j];
+            tout += rows[j * n + i];
+            if (cut && j >= 29 && j < n - 1) {
+                if (j == 29) {
+                    g_string_append(in, ", ...");
+                    g_string_append(out, ", ...");
+                }
+                continue;
+            }
+            g_string_append_printf(in, "%s%d", j ? ", " : "", rows[i * n + j]);
+            g_string_append_printf(out, "%s%d", j ? ", " : "", rows[j * n + i]);
+        }
+        g_string_append(in, "]");
+        g_string_append(out, "]");
+        char *txt = g_strdup_printf(
+            "{\"distributedInfo\": {\"rank\": %d, \"world_size\": %d}, \"traceEvents\": ["
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_SendRecv\", \"pid\": 0, \"tid\": 20, "
+            "\"ts\": 0, \"dur\": 10, \"args\": {\"stream\": 20, \"Collective name\": \"all_to_allv\", \"dtype\": "
+            "\"Float\", \"In msg nelems\": %ld, \"Out msg nelems\": %ld, \"In split size\": \"%s\", \"Out split "
+            "size\": \"%s\", \"Process Group Name\": \"0\", \"Process Group Ranks\": \"%s\"}}]}",
+            i, n, tin * re, tout * re, i == who && in_list ? in_list : in->str,
+            i == who && out_list ? out_list : out->str, ranks->str);
+        char *f = g_strdup_printf("%s/r%d.json", dir, i);
+        g_assert(g_file_set_contents(f, txt, -1, NULL));
+        g_free(f);
+        g_free(txt);
+        g_string_free(in, TRUE);
+        g_string_free(out, TRUE);
+    }
+    g_string_free(ranks, TRUE);
+    return dir;
+}
+
+/* PyTorch's all_to_all_single with split sizes: each member records its own totals and lists, so
+ * the ranks' ops differ (until 2026-12-03 a directory of such files was refused: "ranks disagree
+ * on collective #0"). Read back as one uneven alltoall: every member names the same n x n matrix
+ * (trace.a2a_weights, mean 1), whose shares x bytes / n are the bytes each pair moves, and carries
+ * the mean bytes a member sends. Even lists stay an even alltoall. A receiver's list that
+ * disagrees, a list of another length than the group, bytes that are not whole rows, text that is
+ * not a list: errors naming the file and event. Lists cut to 30 entries (groups over 30 ranks):
+ * the matrix from the totals (s_i r_j / sum r), with a note; a lone rank's: even, with a note. */
+static void test_kineto_alltoall_splits(void)
+{
+    GError *err = NULL;
+    char *note = NULL;
+    enum { n = 4, re = 256 }; /* rows of 1 KiB */
+    const int rows[n * n] = {4, 1, 1, 2, 2, 4, 1, 1, 1, 1, 4, 2, 1, 2, 2, 3};
+    char *dir = kineto_a2a_dir(n, rows, re, FALSE, -1, NULL, NULL);
+    trace *t = trace_kineto_load_noted(dir, &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_PTR_NULL(note);
+    int root = OP(t, 0, 0)->root;
+    CU_ASSERT(root > 0);
+    for (int r = 0; r < n; r++) { /* the mean of 8, 8, 8 and 8 rows: 8 KiB */
+        CU_ASSERT(OP(t, r, 0)->kind == TOP_COLL && OP(t, r, 0)->coll == COLL_ALLTOALL);
+        CU_ASSERT_EQUAL(OP(t, r, 0)->root, root);
+        CU_ASSERT_EQUAL(OP(t, r, 0)->bytes, 8 * 1024);
+    }
+    int nw;
+    const double *w = trace_a2a_weights(t, root, &nw);
+    CU_ASSERT_EQUAL_FATAL(nw, n * n);
+    for (int e = 0; e < n * n; e++)
+        CU_ASSERT_DOUBLE_EQUAL(w[e] * 8 * 1024 / n, rows[e] * 1024.0, 1e-6);
+    CU_ASSERT_TRUE(trace_validate(t, &err));
+    trace_free(t);
+    tmp_dir_remove(dir);
+
+    /* unequal totals too: rank 3 sends 12 rows, receives 8 */
+    const int skew[n * n] = {4, 1, 1, 2, 2, 4, 1, 1, 1, 1, 4, 2, 1, 2, 2, 7};
+    dir = kineto_a2a_dir(n, skew, re, FALSE, -1, NULL, NULL);
+    t = trace_kineto_load_noted(dir, &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int r = 0; r < n; r++)
+        CU_ASSERT_EQUAL(OP(t, r, 0)->bytes, 9 * 1024); /* (8 + 8 + 8 + 12) / 4 rows */
+    w = trace_a2a_weights(t, OP(t, 0, 0)->root, &nw);
+    CU_ASSERT_EQUAL_FATAL(nw, n * n);
+    CU_ASSERT_DOUBLE_EQUAL(w[15] * 9 * 1024 / n, 7 * 1024.0, 1e-6);
+    trace_free(t);
+    tmp_dir_remove(dir);
+
+    const int even[n * n] = {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+    dir = kineto_a2a_dir(n, even, re, FALSE, -1, NULL, NULL);
+    t = trace_kineto_load_noted(dir, &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int r = 0; r < n; r++)
+        CU_ASSERT(OP(t, r, 0)->root == 0 && OP(t, r, 0)->bytes == 8 * 1024);
+    CU_ASSERT_EQUAL(t->a2a_weights->len, 0);
+    trace_free(t);
+    tmp_dir_remove(dir);
+
+    /* rank 1 says it receives 2 rows from rank 0, which sends it 1 */
+    dir = kineto_a2a_dir(n, rows, re, FALSE, 1, NULL, "[2, 4, 1, 1]");
+    CU_ASSERT_PTR_NULL(trace_kineto_load_noted(dir, &note, &err));
+    CU_ASSERT(err && err->code == TRACE_ERROR_MISMATCH &&
+              strstr(err->message, "r0.json: event 0 (alltoall #0): rank 0 sends 1024 bytes to rank 1, but ") &&
+              strstr(err->message, "r1.json: event 0 says rank 1 receives 2048 from it"));
+    g_clear_error(&err);
+    tmp_dir_remove(dir);
+
+    struct {
+        const char *in, *msg;
+    } bad[] = {{"[2, 4, 1]", "r1.json: event 0 (kernel 'ncclDevKernel_SendRecv'): In split size: 3 entries for a "
+                             "process group of 4 ranks"},
+               {"[2, 4, x, 1]", "In split size: expected split sizes that are whole numbers in 0..2^50"},
+               {"[2, 4, 1, 1", "In split size: expected a list of split sizes"},
+               {"[3, 4, 1, 1]", "In split size: 8192 bytes are not a whole number of its 9 rows"},
+               {"[0, 0, 0, 0]", "In split size: no rows for 8192 bytes"},
+               {"[..., 1]", "In split size: expected split sizes"}};
+    for (size_t b = 0; b < G_N_ELEMENTS(bad); b++) {
+        dir = kineto_a2a_dir(n, rows, re, FALSE, 1, bad[b].in, NULL);
+        CU_ASSERT_PTR_NULL(trace_kineto_load_noted(dir, &note, &err));
+        CU_ASSERT(err && err->code == TRACE_ERROR_VALUE && strstr(err->message, bad[b].msg));
+        if (err && !strstr(err->message, bad[b].msg))
+            fprintf(stderr, "%s\n", err->message);
+        g_clear_error(&err);
+        tmp_dir_remove(dir);
+    }
+
+    /* a lone rank of the job: its peers' lists are not there, so even, and the note says so */
+    dir = kineto_a2a_dir(n, rows, re, FALSE, -1, NULL, NULL);
+    char *one = g_strdup_printf("%s/r3.json", dir);
+    t = trace_kineto_load_noted(one, &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT(OP(t, 0, 0)->root == 0 && OP(t, 0, 0)->bytes == 8 * 1024);
+    CU_ASSERT(note && strstr(note, "1 uneven alltoall (split sizes) in a trace without all of its group's ranks"));
+    g_clear_pointer(&note, g_free);
+    trace_free(t);
+    g_free(one);
+    tmp_dir_remove(dir);
+
+    /* 32 ranks: the lists are cut to 30 entries; rank 0 sends 3 rows to each, the others 1, so the
+     * senders' totals are 96 and 32 rows, every receiver's 34: from the totals rank 0 sends rank j
+     * 96 x 34 / 1,088 = 3 rows, rank 1 sends rank 0 32 x 34 / 1,088 = 1 (the matrix itself, as for
+     * any whose rows are proportional) */
+    enum { m = 32 };
+    int *big = g_new(int, m * m);
+    for (int e = 0; e < m * m; e++)
+        big[e] = e < m ? 3 : 1;
+    dir = kineto_a2a_dir(m, big, re, TRUE, -1, NULL, NULL);
+    t = trace_kineto_load_noted(dir, &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT(note && strstr(note, "1 alltoall of groups over 30 ranks, whose split sizes PyTorch cuts to 30 entries, "
+                                   "replayed from each member's totals"));
+    g_clear_pointer(&note, g_free);
+    uint64_t mean = (96 + 31 * 32) * 1024 / m; /* 34 rows */
+    CU_ASSERT_EQUAL(OP(t, 5, 0)->bytes, mean);
+    w = trace_a2a_weights(t, OP(t, 5, 0)->root, &nw);
+    CU_ASSERT_EQUAL_FATAL(nw, m * m);
+    CU_ASSERT_DOUBLE_EQUAL(w[1] * mean / m, 3 * 1024.0, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(w[m] * mean / m, 32.0 * 34 / 1088 * 1024, 1e-6);
+    trace_free(t);
+    tmp_dir_remove(dir);
+    g_free(big);
+
+    /* the lists as PyTorch writes them, and as JSON arrays */
+    GArray *l;
+    gboolean c;
+    const char *why;
+    cJSON *v = cJSON_CreateString("[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, "
+                                  "24, 25, 26, 27, 28, 29, ..., 40]");
+    CU_ASSERT(kineto_splits_parse(v, &l, &c, &why) && c && l && l->len == 30 &&
+              g_array_index(l, double, 29) == 40);
+    g_array_free(l, TRUE);
+    cJSON_Delete(v);
+    v = cJSON_CreateString(" [] ");
+    CU_ASSERT(kineto_splits_parse(v, &l, &c, &why) && !l && !c);
+    cJSON_Delete(v);
+    v = cJSON_Parse("[3, 0, 1125899906842624]");
+    CU_ASSERT(kineto_splits_parse(v, &l, &c, &why) && l && l->len == 3 && !c);
+    g_array_free(l, TRUE);
+    cJSON_Delete(v);
+    const char *nots[] = {"[1.5]", "[-1]", "[1125899906842625]", "{}", "[1, ..., 2, ..., 3]"};
+    for (size_t k = 0; k < G_N_ELEMENTS(nots); k++) {
+        v = cJSON_Parse(nots[k]);
+        if (!v)
+            v = cJSON_CreateString(nots[k]);
+        CU_ASSERT_FALSE(kineto_splits_parse(v, &l, &c, &why));
+        CU_ASSERT_PTR_NULL(l);
+        cJSON_Delete(v);
+    }
+    v = cJSON_CreateString("[1, ..., 2, ..., 3]");
+    CU_ASSERT_FALSE(kineto_splits_parse(v, &l, &c, &why));
+    cJSON_Delete(v);
+}
+
 /* Gather and scatter (PyTorch runs them as sends and receives in one NCCL
  * group) are read as the collectives, of the whole list's bytes; a rooted
  * collective's "Rank" is its root (PyTorch 2.2+, pytorch#113828), and where
@@ -981,6 +1184,77 @@ static void test_flightrec_gather_scatter(void)
 /* PyTorch Flight Recorder dumps (tests/data/traces/flightrec, counts in
  * PROVENANCE.md): the ranks' windows lined up per group sequence number and
  * per sender/receiver pair, sizes from the tensors, durations kept. */
+/* n ranks' Flight Recorder dumps, each with one nccl:all_to_all whose input and output are
+ * sent[r] and recv[r] rows of 256 floats (1 KiB). Returns the directory. */
+static char *fr_a2a_dir(int n, const int *sent, const int *recv)
+{
+    char *dir = g_dir_make_tmp("conveyor-fr-XXXXXX", NULL);
+    g_assert(dir);
+    GString *ranks = g_string_new("[");
+    for (int i = 0; i < n; i++)
+        g_string_append_printf(ranks, "%s%d", i ? ", " : "", i);
+    g_string_append(ranks, "]");
+    for (int r = 0; r < n; r++) {
+        char *txt = g_strdup_printf(
+            "{\"entries\": [{\"collective_seq_id\": 0, \"input_dtypes\": [\"Float\"], \"input_sizes\": [[%d, 256]], "
+            "\"output_dtypes\": [\"Float\"], \"output_sizes\": [[%d, 256]], \"p2p_seq_id\": 0, \"pg_id\": 0, "
+            "\"process_group\": [\"0\", \"default_pg\"], \"profiling_name\": \"nccl:all_to_all\", \"state\": "
+            "\"completed\"}], \"pg_config\": {\"0\": {\"desc\": \"default_pg\", \"name\": \"0\", \"ranks\": \"%s\"}}}",
+            sent[r], recv[r], ranks->str);
+        char *f = g_strdup_printf("%s/nccl_trace_rank_%d", dir, r);
+        g_assert(g_file_set_contents(f, txt, -1, NULL));
+        g_free(f);
+        g_free(txt);
+    }
+    g_string_free(ranks, TRUE);
+    return dir;
+}
+
+/* A dump records an all_to_all_single's tensors, not its split sizes: members that send or receive
+ * unequal sizes (refused before 2026-12-03: "ranks disagree") replay as one uneven alltoall from
+ * their totals, member i sending member j s_i x r_j / sum r, with a note; totals sent and received
+ * that differ are an error naming the entry. */
+static void test_flightrec_alltoall_totals(void)
+{
+    GError *err = NULL;
+    char *note = NULL;
+    const int sent[3] = {6, 2, 4}, recv[3] = {4, 4, 4}, more[3] = {4, 4, 5};
+    char *dir = fr_a2a_dir(3, sent, recv);
+    trace *t = trace_flightrec_load(dir, &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT(note && strstr(note, "; 1 uneven alltoall (members sending or receiving unequal sizes) replayed from "
+                                   "each member's totals"));
+    g_clear_pointer(&note, g_free);
+    int nw;
+    const double *w = trace_a2a_weights(t, OP(t, 1, 0)->root, &nw);
+    CU_ASSERT_EQUAL_FATAL(nw, 9);
+    for (int r = 0; r < 3; r++)
+        CU_ASSERT_EQUAL(OP(t, r, 0)->bytes, 4 * 1024); /* the mean of 6, 2 and 4 rows */
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) /* s_i x 4 / 12 rows each */
+            CU_ASSERT_DOUBLE_EQUAL(w[i * 3 + j] * 4 * 1024 / 3, sent[i] / 3.0 * 1024, 1e-6);
+    CU_ASSERT_TRUE(trace_validate(t, &err));
+    trace_free(t);
+    tmp_dir_remove(dir);
+
+    dir = fr_a2a_dir(3, sent, more);
+    CU_ASSERT_PTR_NULL(trace_flightrec_load(dir, &note, &err));
+    CU_ASSERT(err && err->code == TRACE_ERROR_MISMATCH && strstr(err->message, "nccl_trace_rank_0: $.entries[0] "
+                                                                               "(alltoall #0 of the group of ranks "
+                                                                               "0..2): its members send 12288 bytes "
+                                                                               "in all and receive 13312"));
+    g_clear_error(&err);
+    char *one = g_strdup_printf("%s/nccl_trace_rank_0", dir);
+    t = trace_flightrec_load(one, &note, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT(note && strstr(note, "1 alltoall sending and receiving unequal sizes in a trace without all of its "
+                                   "group's ranks replayed as even splits"));
+    g_clear_pointer(&note, g_free);
+    trace_free(t);
+    g_free(one);
+    tmp_dir_remove(dir);
+}
+
 static void test_flightrec_directory(void)
 {
     GError *err = NULL;
@@ -1066,9 +1340,11 @@ int main(void)
         {"test_json_arena", test_json_arena},
         {"test_kineto_directory_validated", test_kineto_directory_validated},
         {"test_kineto_gather_scatter_roots", test_kineto_gather_scatter_roots},
+        {"test_kineto_alltoall_splits", test_kineto_alltoall_splits},
         {"test_chakra_gather_scatter", test_chakra_gather_scatter},
         {"test_flightrec_gather_scatter", test_flightrec_gather_scatter},
         {"test_flightrec_directory", test_flightrec_directory},
+        {"test_flightrec_alltoall_totals", test_flightrec_alltoall_totals},
         {"test_flightrec_coalesced_block", test_flightrec_coalesced_block},
         {"test_nccllog_job", test_nccllog_job},
         {"test_nccllog_group_of_sends", test_nccllog_group_of_sends},

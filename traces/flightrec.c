@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "traces/a2a_split.h"
 #include "traces/json_arena.h"
 #include "traces/kineto.h"
 #include "traces/tracefile.h"
@@ -33,6 +34,7 @@ typedef struct {
     int occ;          /* how many entries of this rank had (group, seq) before it (coalesced launches) */
     int peer;         /* global rank (send/recv) */
     uint64_t bytes;
+    double in_b, out_b; /* input_sizes' and output_sizes' bytes (an alltoall's, when uneven, differ by rank) */
     int64_t dur_ps;   /* duration_ms, or -1 */
     int64_t ts_ps;    /* time_created_ns from the rank's first entry, or -1 */
     const char *name; /* profiling_name, borrowed from the document until added */
@@ -218,6 +220,8 @@ static gboolean load_entry(fr_ctx *c, fr_file *f, const cJSON *e, int idx, int64
     if (b > FR_MAX_BYTES)
         return BAD(TRACE_ERROR_VALUE, "$.entries[%d]: over 2^50 bytes", idx);
     x.bytes = (uint64_t)b;
+    x.in_b = in;
+    x.out_b = out;
     const cJSON *dv = cJSON_GetObjectItemCaseSensitive(e, "duration_ms");
     double ms = num(e, "duration_ms", -1);
     if (dv && !cJSON_IsNull(dv) && !(ms >= 0 && ms < 1e9)) /* (was dropped silently) */
@@ -401,8 +405,12 @@ trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err)
         line_up(t, fs, nf, &dropped);
     }
     int fused = 0, merged = 0, rootless = 0;
+    /* each rank's alltoalls, whose splits a dump does not record: their totals (a2a_settle) */
+    GHashTable **a2a = g_new0(GHashTable *, t->nranks);
     for (int i = 0; ok && i < nf; i++) {
         int r = dir ? fs[i].rank : 0;
+        if (!a2a[r])
+            a2a[r] = a2a_rows_new();
         /* per group: the entry behind its last op (a collective), or NULL; and that op's index */
         const fr_ent **last = g_new0(const fr_ent *, t->groups->len);
         uint32_t *last_at = g_new0(uint32_t, t->groups->len);
@@ -425,6 +433,11 @@ trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err)
                 }
                 o->bytes += x->bytes;
                 o->dur_ps = o->dur_ps >= 0 && x->dur_ps >= 0 ? MAX(o->dur_ps, x->dur_ps) : -1;
+                a2a_row *row = g_hash_table_lookup(a2a[r], GUINT_TO_POINTER(last_at[x->group]));
+                if (row) {
+                    row->in_b += x->in_b;
+                    row->out_b += x->out_b;
+                }
                 merged++;
                 fused++;
                 kept++;
@@ -435,6 +448,13 @@ trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err)
                            .coll = x->coll, .group = x->group, .bytes = x->bytes, .seq = -1, .peer = x->peer,
                            .ts_ps = x->ts_ps, .src_index = x->idx, .fused = block};
             uint32_t at = trace_op_add(t, r, &op);
+            if (x->kind == TOP_COLL && x->coll == COLL_ALLTOALL) {
+                a2a_row *row = g_new0(a2a_row, 1);
+                *row = (a2a_row){.in_b = x->in_b, .out_b = x->out_b, .n = ((const trace_group *)g_ptr_array_index(
+                                     t->groups, x->group))->size, .known = A2A_TOTALS,
+                                 .path = g_ptr_array_index(files, (guint)i), .what = "$.entries", .ev = x->idx};
+                g_hash_table_insert(a2a[r], GUINT_TO_POINTER(at), row);
+            }
             fused += block;
             kept += x->kind == TOP_COLL;
             kept_p2p += x->kind != TOP_COLL;
@@ -449,7 +469,16 @@ trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err)
         g_free(last);
         g_free(last_at);
     }
-    ok = ok && (!trace_check_whole(t, NULL) || trace_validate(t, err));
+    gboolean whole = ok && trace_check_whole(t, NULL);
+    a2a_notes an = {0};
+    ok = ok && (!whole || a2a_settle(t, a2a, &an, err));
+    ok = ok && (!whole || trace_validate(t, err));
+    if (ok && !whole)
+        an.alone = a2a_count_alone(a2a, t->nranks);
+    for (int r = 0; r < t->nranks; r++)
+        if (a2a[r])
+            g_hash_table_destroy(a2a[r]);
+    g_free(a2a);
     if (ok && note) {
         GString *m = g_string_new(NULL);
         g_string_printf(m, "flight recorder: %d file%s, %d entries: %d collectives and %d sends/receives replayed "
@@ -462,6 +491,17 @@ trace *trace_flightrec_load(const char *path_or_dir, char **note, GError **err)
         if (rootless)
             g_string_append_printf(m, "; %d broadcast/reduce/gather/scatter with root 0 (a dump records no root)",
                                    rootless);
+        if (an.totals)
+            g_string_append_printf(m, "; %d uneven alltoall%s (members sending or receiving unequal sizes) replayed "
+                                   "from each member's totals (a dump records no split sizes: member i sends member j "
+                                   "a share in proportion to what j receives)", an.totals, an.totals == 1 ? "" : "s");
+        if (an.wide)
+            g_string_append_printf(m, "; %d uneven alltoall%s of groups over %d ranks replayed as even splits of the "
+                                   "members' mean", an.wide, an.wide == 1 ? "" : "s", A2A_MAX_MATRIX);
+        if (an.alone)
+            g_string_append_printf(m, "; %d alltoall%s sending and receiving unequal sizes in a trace without all of "
+                                   "%s group's ranks replayed as even splits", an.alone, an.alone == 1 ? "" : "s",
+                                   an.alone == 1 ? "its" : "their");
         if (dropped)
             g_string_append_printf(m, "; %d not in every member's window", dropped);
         if (c.unknown)

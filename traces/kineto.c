@@ -8,6 +8,7 @@
  * ../shared/reference/formats.md section 1; docs/traces-importers.md.
  */
 #include "traces/kineto.h"
+#include "traces/a2a_split.h"
 #include "traces/json_arena.h"
 #include "sim/hash.h"
 
@@ -42,7 +43,13 @@ struct knotes {
     char opaque_name[64];    /* the first one's name */
     int rootless;            /* rooted collectives whose members disagree on the root: root 0 */
     int past_group;          /* rooted ops whose "Rank" lies past an unlisted (default) group: root 0 */
+    a2a_notes a2a;           /* uneven alltoalls read other than by their lists */
 };
+
+
+
+
+
 
 typedef struct {
     trace *t;
@@ -58,6 +65,8 @@ typedef struct {
     double tsmax_us;         /* latest ts + dur */
     int tsmax_ev;            /* its event */
     struct knotes *notes;    /* what the note says (all files) */
+    a2a_row *a2a_pending;    /* the alltoall row of the op being built */
+    GHashTable *a2a;         /* op index -> a2a_row*, this file's alltoalls */
 } kctx;
 
 /* Largest message (as the native format) and rank number accepted. */
@@ -200,6 +209,78 @@ gboolean kineto_ranks_parse(const cJSON *v, GArray **out, const char **why)
     return TRUE;
 }
 
+/* kineto.h */
+gboolean kineto_splits_parse(const cJSON *v, GArray **out, gboolean *cut, const char **why)
+{
+    *out = NULL;
+    *cut = FALSE;
+    *why = NULL;
+    if (!v)
+        return TRUE;
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(double));
+    static const char *shape = "expected a list of split sizes like \"[3, 1, 0]\"";
+    if (cJSON_IsString(v)) {
+        const char *p = v->valuestring;
+        while (g_ascii_isspace(*p))
+            p++;
+        if (*p++ != '[')
+            *why = shape;
+        while (!*why) {
+            while (g_ascii_isspace(*p))
+                p++;
+            if (*p == ']' && !a->len && !*cut)
+                break;
+            if (!strncmp(p, "...", 3) && a->len && !*cut) { /* format_list's cut: 29 entries, "...", the last */
+                *cut = TRUE;
+                p += 3;
+            } else {
+                char *end;
+                errno = 0;
+                double x = g_ascii_isdigit(*p) ? (double)g_ascii_strtoull(p, &end, 10) : -1;
+                if (x < 0 || errno || x > KINETO_MAX_BYTES) {
+                    *why = "expected split sizes that are whole numbers in 0..2^50";
+                    break;
+                }
+                g_array_append_val(a, x);
+                p = end;
+            }
+            while (g_ascii_isspace(*p))
+                p++;
+            if (*p == ']')
+                break;
+            if (*p++ != ',')
+                *why = shape;
+        }
+        if (!*why) {
+            p++;
+            while (g_ascii_isspace(*p))
+                p++;
+            if (*p)
+                *why = shape;
+        }
+    } else if (cJSON_IsArray(v)) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, v)
+        {
+            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > KINETO_MAX_BYTES ||
+                e->valuedouble != floor(e->valuedouble)) {
+                *why = "expected split sizes that are whole numbers in 0..2^50";
+                break;
+            }
+            g_array_append_val(a, e->valuedouble);
+        }
+    } else {
+        *why = shape;
+    }
+    if (*why || !a->len) {
+        g_array_free(a, TRUE);
+        *cut = FALSE;
+        return !*why;
+    }
+    *out = a;
+    return TRUE;
+}
+
 static gboolean fail(kctx *k, const gpu_ev *g, int code, GError **err, const char *what);
 
 /* ranks_parse of v, the error naming `what` and event g. */
@@ -252,6 +333,70 @@ static gboolean fail(kctx *k, const gpu_ev *g, int code, GError **err, const cha
     g_set_error(err, TRACE_ERROR, code, "%s: event %d (%s '%s'): %s", k->path, g->idx,
                 str(g->ev, "cat") ? str(g->ev, "cat") : "?", str(g->ev, "name") ? str(g->ev, "name") : "", what);
     return FALSE;
+}
+
+/* One member's side of an alltoall: its send and receive totals and, from "In split size" and
+ * "Out split size" (rows of dim 0 per member, all_to_all_single's input_split_sizes and
+ * output_split_sizes; empty for an even split), the bytes to and from each member. Kept in
+ * k->a2a_pending for emit_one; a2a_settle builds the matrix from every member's. */
+static gboolean a2a_split(kctx *k, const gpu_ev *g, const cJSON *a, double in_b, double out_b, int members,
+                          GError **err)
+{
+    a2a_row *row = g_new0(a2a_row, 1);
+    row->in_b = in_b;
+    row->out_b = out_b;
+    row->n = members;
+    row->path = k->path;
+    row->what = "event";
+    row->ev = g->idx;
+    k->a2a_pending = row;
+    for (int dir = 0; dir < 2; dir++) {
+        const char *key = dir ? "Out split size" : "In split size";
+        GArray *l;
+        gboolean cut;
+        const char *why;
+        if (!kineto_splits_parse(cJSON_GetObjectItemCaseSensitive(a, key), &l, &cut, &why)) {
+            char *m = g_strdup_printf("%s: %s", key, why);
+            fail(k, g, TRACE_ERROR_VALUE, err, m);
+            g_free(m);
+            return FALSE;
+        }
+        if (cut)
+            row->known = A2A_CUT;
+        if (!l)
+            continue;
+        double rows = 0, total = dir ? out_b : in_b;
+        for (guint j = 0; j < l->len; j++)
+            rows += g_array_index(l, double, j);
+        char *m = NULL;
+        if (!cut && (int)l->len != members)
+            m = g_strdup_printf("%s: %u entries for a process group of %d ranks", key, l->len, members);
+        else if (rows == 0 && total > 0)
+            m = g_strdup_printf("%s: no rows for %.0f bytes", key, total);
+        else if (!cut && rows > 0 && fmod(total, rows) != 0)
+            m = g_strdup_printf("%s: %.0f bytes are not a whole number of its %.0f rows", key, total, rows);
+        if (m) {
+            g_array_free(l, TRUE);
+            fail(k, g, TRACE_ERROR_VALUE, err, m);
+            g_free(m);
+            return FALSE;
+        }
+        if (!cut) {
+            double *b = g_new(double, members);
+            for (int j = 0; j < members; j++)
+                b[j] = rows > 0 ? g_array_index(l, double, j) * (total / rows) : 0;
+            if (dir)
+                row->out = b;
+            else
+                row->in = b;
+        }
+        g_array_free(l, TRUE);
+    }
+    if (row->known == A2A_CUT) { /* the exact lists of a member whose other list was cut are not used */
+        g_clear_pointer(&row->in, g_free);
+        g_clear_pointer(&row->out, g_free);
+    }
+    return TRUE;
 }
 
 /* Fill the TOP_COLL/SEND/RECV fields from a set of collective args (the
@@ -322,6 +467,8 @@ static gboolean comm_from_args(kctx *k, const gpu_ev *g, const cJSON *a, const c
             k->notes->past_group++;
         else
             op->root = (int)root;
+        if (ok && op->coll == COLL_ALLTOALL)
+            ok = a2a_split(k, g, a, in * esz, out * esz, gsize, err);
     } else {
         ok = fail(k, g, TRACE_ERROR_VALUE, err, "unsupported Collective name");
     }
@@ -526,8 +673,10 @@ static gboolean emit_one(kctx *k, const gpu_ev *g, int s, int ns, recent *comp, 
                          GError **err)
 {
     trace_op op;
-    if (!gpu_to_op(k, g, &op, err))
+    if (!gpu_to_op(k, g, &op, err)) {
+        g_clear_pointer(&k->a2a_pending, a2a_row_free);
         return FALSE;
+    }
     op.stream = s;
     op.name = str(g->ev, "name") ? str(g->ev, "name") : "";
     int64_t launch = launch_ps(k, g), ready = last_end[s];
@@ -537,6 +686,10 @@ static gboolean emit_one(kctx *k, const gpu_ev *g, int s, int ns, recent *comp, 
         trace_op_add(k->t, k->r, &gap);
     }
     uint32_t idx = trace_op_add(k->t, k->r, &op);
+    if (k->a2a_pending) {
+        g_hash_table_insert(k->a2a, GUINT_TO_POINTER(idx), k->a2a_pending);
+        k->a2a_pending = NULL;
+    }
     int dep = -1;
     if (op.kind != TOP_COMPUTE)
         dep = latest_before(comp, ns, s, op.ts_ps, INT64_MIN);
@@ -616,9 +769,9 @@ static cJSON *parse_file(const char *path, GError **err)
 }
 
 static gboolean load_rank(trace *t, int r, const char *path, const cJSON *root, GArray *steps,
-                          struct knotes *notes, GError **err)
+                          struct knotes *notes, GHashTable *a2a, GError **err)
 {
-    kctx k = {.t = t, .r = r, .path = path, .ts0_us = INFINITY, .tsmax_us = -INFINITY, .notes = notes};
+    kctx k = {.t = t, .r = r, .path = path, .ts0_us = INFINITY, .tsmax_us = -INFINITY, .notes = notes, .a2a = a2a};
     k.dist = cJSON_GetObjectItemCaseSensitive(root, "distributedInfo");
     k.launch = g_hash_table_new(g_direct_hash, g_direct_equal);
     k.rpc = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -713,6 +866,7 @@ static void settle_roots(trace *t, struct knotes *kn)
     g_hash_table_destroy(seen);
 }
 
+
 /* One document in memory at a time: each file is parsed in an arena, loaded
  * into the rank of its place in the file list and freed whole before the
  * next (a directory of large per-rank traces used to hold every document at
@@ -737,11 +891,13 @@ trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **er
     double *dist = g_new(double, n);
     trace *t = trace_new(n, path_or_dir);
     GArray *steps = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    GHashTable **a2a = g_new0(GHashTable *, n); /* by file, then by rank: each one's alltoall rows */
     gboolean ok = TRUE;
     for (int i = 0; i < n && ok; i++) {
         json_arena *arena = json_arena_open(); /* names are interned and groups copied by trace_op_add / trace_group_add */
         cJSON *root = parse_file(g_ptr_array_index(files, i), err);
-        ok = root != NULL && load_rank(t, i, g_ptr_array_index(files, i), root, steps, &kn, err);
+        a2a[i] = a2a_rows_new();
+        ok = root != NULL && load_rank(t, i, g_ptr_array_index(files, i), root, steps, &kn, a2a[i], err);
         dist[i] = ok ? num(cJSON_GetObjectItemCaseSensitive(root, "distributedInfo"), "rank", -1) : -1;
         if (!arena)
             cJSON_Delete(root);
@@ -750,9 +906,13 @@ trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **er
     if (ok && n > 1) {
         assign_ranks(dist, n, rank);
         trace_rank *by_file = g_memdup2(t->ranks, (gsize)n * sizeof *t->ranks);
-        for (int i = 0; i < n; i++)
+        GHashTable **a2a_file = g_memdup2(a2a, (gsize)n * sizeof *a2a);
+        for (int i = 0; i < n; i++) {
             t->ranks[rank[i]] = by_file[i];
+            a2a[rank[i]] = a2a_file[i];
+        }
         g_free(by_file);
+        g_free(a2a_file);
     }
     /* groups, matching collectives and sends/receives across the files, and the collectives'
      * sequence numbers: a directory of ranks used to reach the replay without them (every
@@ -761,7 +921,14 @@ trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **er
     gboolean whole = ok && trace_check_whole(t, NULL);
     if (whole)
         settle_roots(t, &kn);
+    ok = ok && (!whole || a2a_settle(t, a2a, &kn.a2a, err));
     ok = ok && (!whole || trace_validate(t, err));
+    if (ok && !whole) /* a rank of a larger job: its peers' splits are not in it */
+        kn.a2a.alone = a2a_count_alone(a2a, n);
+    for (int i = 0; i < n; i++)
+        if (a2a[i])
+            g_hash_table_destroy(a2a[i]);
+    g_free(a2a);
     if (ok && steps->len) {
         g_array_sort(steps, i64_cmp);
         guint m = steps->len;
@@ -773,24 +940,35 @@ trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **er
         trace_free(t);
         t = NULL;
     }
-    if (ok && (kn.opaque || kn.rootless || kn.past_group) && note) {
-        GString *m = g_string_new("Kineto: ");
+    if (ok && (kn.opaque || kn.rootless || kn.past_group || kn.a2a.cut || kn.a2a.wide || kn.a2a.alone) && note) {
+        GString *m = g_string_new(NULL);
         if (kn.opaque)
-            g_string_append_printf(m, "%d NCCL kernel%s without the collective's size in the trace (e.g. %.48s: the "
+            g_string_append_printf(m, "; %d NCCL kernel%s without the collective's size in the trace (e.g. %.48s: the "
                                    "kernel of a coalesced group, such as PyTorch's batch_isend_irecv, carries no "
                                    "record_param_comms) replayed at %s traced duration%s, as compute",
                                    kn.opaque, kn.opaque == 1 ? "" : "s", kn.opaque_name, kn.opaque == 1 ? "its" : "their",
                                    kn.opaque == 1 ? "" : "s");
         if (kn.rootless)
-            g_string_append_printf(m, "%s%d broadcast/reduce/gather/scatter%s whose members disagree on \"Rank\" (PyTorch "
+            g_string_append_printf(m, "; %d broadcast/reduce/gather/scatter%s whose members disagree on \"Rank\" (PyTorch "
                                    "before 2.2 recorded each caller's own rank there, not the root) replayed with root 0",
-                                   kn.opaque ? "; " : "", kn.rootless, kn.rootless == 1 ? "" : "s");
+                                   kn.rootless, kn.rootless == 1 ? "" : "s");
         if (kn.past_group)
-            g_string_append_printf(m, "%s%d broadcast/reduce/gather/scatter op%s whose \"Rank\" lies past the default "
+            g_string_append_printf(m, "; %d broadcast/reduce/gather/scatter op%s whose \"Rank\" lies past the default "
                                    "group (no \"Process Group Ranks\"; PyTorch before 2.2 recorded the caller's rank "
-                                   "there) replayed with root 0", kn.opaque || kn.rootless ? "; " : "", kn.past_group,
-                                   kn.past_group == 1 ? "" : "s");
-        *note = g_string_free(m, FALSE);
+                                   "there) replayed with root 0", kn.past_group, kn.past_group == 1 ? "" : "s");
+        if (kn.a2a.cut)
+            g_string_append_printf(m, "; %d alltoall%s of groups over 30 ranks, whose split sizes PyTorch cuts to 30 "
+                                   "entries, replayed from each member's totals (member i sends member j a share in "
+                                   "proportion to what j receives)", kn.a2a.cut, kn.a2a.cut == 1 ? "" : "s");
+        if (kn.a2a.wide)
+            g_string_append_printf(m, "; %d uneven alltoall%s of groups over %d ranks replayed as even splits of the "
+                                   "members' mean", kn.a2a.wide, kn.a2a.wide == 1 ? "" : "s", A2A_MAX_MATRIX);
+        if (kn.a2a.alone)
+            g_string_append_printf(m, "; %d uneven alltoall%s (split sizes) in a trace without all of %s group's ranks "
+                                   "replayed as even splits (the other members' splits are not in it)", kn.a2a.alone,
+                                   kn.a2a.alone == 1 ? "" : "s", kn.a2a.alone == 1 ? "its" : "their");
+        *note = g_strconcat("Kineto: ", m->str + 2, NULL);
+        g_string_free(m, TRUE);
     }
     g_free(rank);
     g_free(dist);

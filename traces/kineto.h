@@ -34,6 +34,14 @@ trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **er
  * rank named twice, text that is not such a list. */
 gboolean kineto_ranks_parse(const cJSON *v, GArray **out, const char **why);
 
+/* An alltoall's split sizes as PyTorch records them ("In split size", "Out split size": rows of dim
+ * 0 per member): "[3, 1, 0]", a JSON array of numbers, or, longer than 30 entries, cut to its first
+ * 29, "..." and its last (torch/csrc/profiler/util.cpp, format_list). *out the numbers (GArray of
+ * double; NULL when v is absent or the list empty: an even split), *cut TRUE for a cut list. FALSE
+ * with *why (static) for anything else: an entry not a whole number in 0..2^50, text that is not
+ * such a list. */
+gboolean kineto_splits_parse(const cJSON *v, GArray **out, gboolean *cut, const char **why);
+
 /* Bytes of one element of a c10 ScalarType name ("Float", "BFloat16",
  * "Long", ...) or of a C++ type from "Input type" ("float", "c10::Half",
  * "long int", ...); 0 if unknown. */

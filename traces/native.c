@@ -1,7 +1,8 @@
 /* traces/native.c - the native trace format.
  *
  * JSON: {"ranks": N, "groups": [{"name", "ranks": [...]}], "alltoall_weights": [[w, ...], ...] (an uneven
- * alltoall's shares: its "root" k > 0 names list k for the receivers, -k for the senders), "ops": [{"rank",
+ * alltoall's shares: its "root" k > 0 names list k for the receivers, -k for the senders; a list of n x n
+ * a whole matrix, row by sender, -k transposed), "ops": [{"rank",
  * "id", "kind", "stream", "dur_us", "bytes", "group", "peer", "tag", "root",
  * "deps": [ids], "name", "flops", "mem_bytes", "fused", "copy", "sms"}]}; a file may instead
  * hold one rank ({"rank": r, "ops": [...]}, ops without "rank"). CSV: one op

@@ -309,11 +309,11 @@ static gboolean check_one_coll(trace *t, GHashTable *seen, int r, guint i, GErro
     if (o->coll == COLL_ALLTOALL && o->root) {
         int n;
         const double *w = trace_a2a_weights(t, o->root, &n);
-        if (!w || n != g->size) {
+        if (!w || (n != g->size && n != g->size * g->size)) {
             g_autofree char *gd = group_desc(g);
             g_set_error(err, TRACE_ERROR, TRACE_ERROR_REF,
                         "%s: rank %d op %u (alltoall): root %d names %s of the %u alltoall weight lists, for %s of %d "
-                        "ranks", t->source, r, i, o->root, w ? "a list of another length" : "none",
+                        "ranks (a list of n or n x n)", t->source, r, i, o->root, w ? "a list of another length" : "none",
                         t->a2a_weights->len, gd, g->size);
             return FALSE;
         }

@@ -80,8 +80,10 @@ typedef struct {
     char *source;        /* file or directory it came from (owned) */
     int64_t step_ps;     /* traced step time (e.g. median ProfilerStep), -1 if unknown */
     int steps;           /* training steps the trace covers, 0 if unknown */
-    GPtrArray *a2a_weights; /* GArray of double: an uneven alltoall's share per group member (group-local
-                          * order, mean 1): member i sends (receives) bytes / n x w[j] to (from) j */
+    GPtrArray *a2a_weights; /* GArray of double, mean 1, group-local order: an uneven alltoall's share per
+                          * group member (n of them: member i sends (receives) bytes / n x w[j] to (from)
+                          * j), or a whole matrix (n x n, row i the sender: i sends bytes / n x w[i n + j]
+                          * to j, the diagonal its own piece) */
 } trace;
 
 /* A new trace of nranks empty ranks (nranks >= 1). Caller frees with trace_free. */
@@ -95,9 +97,9 @@ void trace_free(trace *t);
 int trace_group_add(trace *t, const char *name, const int *ranks, int n);
 /* The group of all ranks. */
 int trace_group_world(trace *t);
-/* An uneven alltoall's weights (n of them, each >= 0, normalised here to mean 1): the root value a
- * receiver-weighted alltoall carries (k >= 1; its sender-weighted reverse carries -k), reusing an
- * equal vector already added. */
+/* An uneven alltoall's weights (n of them, or n x n for a matrix; each >= 0, normalised here to
+ * mean 1): the root value a receiver-weighted alltoall carries (k >= 1; its sender-weighted reverse,
+ * or the matrix transposed, carries -k), reusing an equal vector already added. */
 int trace_a2a_weights_add(trace *t, const double *w, int n);
 /* The same list appended as it is (scaled to mean 1, not shared with an equal one: a file's roots
  * name lists by their place); returns its k. */

@@ -88,4 +88,49 @@ if grep -q 'gemm\\ufffd\\ufffd\\"' "$tr_dir/not-utf8-timeline.json" && ! LC_ALL=
 else
     fail=$((fail + 1)); echo "FAIL chakra-name-not-utf8-timeline-bytes: a byte that is not UTF-8 in the timeline" >&2
 fi
+# 8. PyTorch's all_to_all_single with split sizes (an MoE dispatch): each member records its own
+#    totals and "In/Out split size" lists, so the files' ops differ ("ranks disagree on collective
+#    #0" until 2026-12-03). Now one uneven alltoall whose pairs move what the lists say: the same
+#    step as a native trace naming that matrix (alltoall_weights, 16 shares), not the even split's.
+#    Rows of 1 Mi floats (4 MiB); rank i sends rank j S[i][j] rows.
+mkdir "$tr_dir/a2a"
+awk -v dir="$tr_dir/a2a" 'BEGIN {
+    n = 4; split("4 1 1 2 2 4 1 1 1 1 4 2 1 2 2 3", S, " ")
+    for (i = 0; i < n; i++) {
+        ins = "["; outs = "["; tin = 0; tout = 0
+        for (j = 0; j < n; j++) {
+            ins = ins (j ? ", " : "") S[i * n + j + 1]; outs = outs (j ? ", " : "") S[j * n + i + 1]
+            tin += S[i * n + j + 1]; tout += S[j * n + i + 1]
+        }
+        f = dir "/rank" i ".json"
+        printf "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 4}, \"traceEvents\": [\n", i > f
+        printf "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"pid\": 0, \"tid\": 7, \"ts\": 0, \"dur\": 100, \"args\": {\"stream\": 7}},\n" > f
+        printf "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_SendRecv\", \"pid\": 0, \"tid\": 20, \"ts\": 100, \"dur\": 50, \"args\": {\"stream\": 20, \"Collective name\": \"all_to_allv\", \"dtype\": \"Float\", \"In msg nelems\": %d, \"Out msg nelems\": %d, \"In split size\": \"%s]\", \"Out split size\": \"%s]\", \"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1, 2, 3]\"}}\n]}\n", tin * 1048576, tout * 1048576, ins, outs > f
+        close(f)
+    }
+}'
+# native: the matrix (a2a-uneven), all ones (a2a-ones) and no weights (a2a-even)
+a2a_native() {
+    {
+        printf '{"ranks": 4, %s"ops": [\n' "$1"
+        for r in 0 1 2 3; do
+            [ $r -gt 0 ] && printf ',\n'
+            printf '{"rank": %d, "id": "g", "kind": "compute", "dur_us": 100, "stream": 0}, {"rank": %d, "id": "a", "kind": "alltoall", "bytes": "32M", %s"stream": 1, "deps": ["g"]}' $r $r "$2"
+        done
+        printf ']}\n'
+    } > "$tr_dir/a2a-$3.json"
+}
+a2a_native '"alltoall_weights": [[4, 1, 1, 2, 2, 4, 1, 1, 1, 1, 4, 2, 1, 2, 2, 3]], ' '"root": 1, ' uneven
+a2a_native '"alltoall_weights": [[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]], ' '"root": 1, ' ones
+a2a_native '' '' even
+a2a_step() { "$C" replay --topo dgx-h100 --gpus 4 "$1" --format json 2>/dev/null | sed -n 's/^{"step_time_s": \([0-9.e-]*\),.*/\1/p'; }
+k=$(a2a_step "$tr_dir/a2a"); nat=$(a2a_step "$tr_dir/a2a-uneven.json"); ev=$(a2a_step "$tr_dir/a2a-even.json")
+if [ -n "$k" ] && [ "$k" = "$nat" ] && [ "$k" != "$ev" ] && [ "$(a2a_step "$tr_dir/a2a-ones.json")" = "$ev" ]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL kineto-alltoall-splits: step $k s (Kineto), $nat (native matrix), $ev (even)" >&2
+fi
+check kineto-alltoall-splits-text 0 'replay: .*/a2a \(4 ranks, 8 ops\)' -- replay --topo dgx-h100 --gpus 4 "$tr_dir/a2a"
+sed -i 's/"Out split size": "\[1, 4, 1, 2\]"/"Out split size": "[2, 4, 1, 1]"/' "$tr_dir/a2a/rank1.json"
+check kineto-alltoall-splits-disagree 2 'rank0\.json: event 1 \(alltoall #0\): rank 0 sends 4194304 bytes to rank 1, but .*rank1\.json: event 1 says rank 1 receives 8388608 from it' -- replay --topo dgx-h100 --gpus 4 "$tr_dir/a2a"
 rm -rf "$tr_dir"
