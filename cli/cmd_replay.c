@@ -76,6 +76,7 @@ static int coll_errors(const replay_result *res, double *med, double *worst)
 /* One shape of collective (op, size, group) with traced durations. */
 typedef struct {
     coll_kind op;
+    bool uneven;               /* an uneven alltoall: "alltoallv" */
     uint64_t bytes;
     int group_size, group_nodes;
     GArray *traced, *sim;      /* double, us */
@@ -97,6 +98,8 @@ static gint shape_cmp(gconstpointer x, gconstpointer y) /* most traced time firs
         return a->total_us < b->total_us ? 1 : -1;
     if (a->op != b->op)
         return (int)a->op - (int)b->op;
+    if (a->uneven != b->uneven)
+        return (int)a->uneven - (int)b->uneven;
     if (a->bytes != b->bytes)
         return a->bytes < b->bytes ? -1 : 1;
     return a->group_size != b->group_size ? a->group_size - b->group_size : a->group_nodes - b->group_nodes;
@@ -112,11 +115,12 @@ static void print_shapes(const replay_result *res)
         const replay_coll *c = &g_array_index(res->colls, replay_coll, i);
         if (c->traced_ps <= 0 || c->sim_ps <= 0)
             continue;
-        struct { int64_t op, size, nodes; uint64_t bytes; } k = {c->op, c->group_size, c->group_nodes, c->bytes};
+        struct { int64_t op, size, nodes, uneven; uint64_t bytes; } k = {c->op, c->group_size, c->group_nodes,
+                                                                        c->uneven, c->bytes};
         GBytes *key = g_bytes_new(&k, sizeof k);
         gpointer v;
         if (!g_hash_table_lookup_extended(at, key, NULL, &v)) {
-            coll_shape n = {.op = c->op, .bytes = c->bytes, .group_size = c->group_size,
+            coll_shape n = {.op = c->op, .uneven = c->uneven, .bytes = c->bytes, .group_size = c->group_size,
                             .group_nodes = c->group_nodes, .traced = g_array_new(FALSE, FALSE, sizeof(double)),
                             .sim = g_array_new(FALSE, FALSE, sizeof(double))};
             g_array_append_val(sh, n);
@@ -144,7 +148,8 @@ static void print_shapes(const replay_result *res)
         for (guint j = 0; j < sh->len && j < 10; j++) {
             const coll_shape *x = &g_array_index(sh, coll_shape, j);
             double t = x->med_traced_us, m = x->med_sim_us;
-            printf("  %-16s %14" G_GUINT64_FORMAT " %6d %6d %6u %12.1f %12.1f %+7.1f%%\n", coll_kind_name(x->op),
+            printf("  %-16s %14" G_GUINT64_FORMAT " %6d %6d %6u %12.1f %12.1f %+7.1f%%\n",
+                   x->uneven ? "alltoallv" : coll_kind_name(x->op),
                    x->bytes, x->group_size, x->group_nodes, x->traced->len, t, m, cli_no_neg_zero(100 * (m - t) / t, 1));
         }
         if (sh->len > 10)
@@ -316,6 +321,8 @@ static void print_json(const trace *t, const replay_result *res, fabric *f, cons
                coll_proto_name(c->proto), c->start_ps * 1e-12, c->sim_ps * 1e-12);
         if (c->traced_ps > 0)
             printf(", \"traced_s\": %.9g", c->traced_ps * 1e-12);
+        if (c->uneven)
+            printf(", \"uneven\": true");
         printf(", \"reused\": %s, \"fused\": %s}", c->reused ? "true" : "false", c->fused ? "true" : "false");
     }
     int nb;

@@ -645,6 +645,7 @@ static void launch_coll(rp *p, rendezvous *rv)
         req.a2a_w = trace_a2a_weights(p->t, o->root, &nw);
         req.a2a_send = o->root < 0;
         req.a2a_matrix = nw > 1 && nw == gs->nranks * gs->nranks;
+        rc.uneven = true;
     }
     /* launched in one kernel with the collective before it when every
      * member did so (NCCL launches each rank's group as one kernel) */

@@ -72,6 +72,7 @@ typedef struct {
     int group;                /* trace group */
     bool reused;              /* took the isolated duration (opts.iso) */
     bool fused;               /* launched with the collective before it: no host launch */
+    bool uneven;              /* an alltoall with weights (trace.a2a_weights): pairs move unequal bytes */
 } replay_coll;
 
 typedef struct {

@@ -131,6 +131,8 @@ else
     fail=$((fail + 1)); echo "FAIL kineto-alltoall-splits: step $k s (Kineto), $nat (native matrix), $ev (even)" >&2
 fi
 check kineto-alltoall-splits-text 0 'replay: .*/a2a \(4 ranks, 8 ops\)' -- replay --topo dgx-h100 --gpus 4 "$tr_dir/a2a"
+check kineto-alltoall-splits-shape 0 'alltoallv +33554432 +4 +1 +1 +50\.0' -- replay --topo dgx-h100 --gpus 4 "$tr_dir/a2a"
+check kineto-alltoall-splits-json 0 '"op": "alltoall", "bytes": 33554432, .*"uneven": true' -- replay --topo dgx-h100 --gpus 4 "$tr_dir/a2a" --format json
 sed -i 's/"Out split size": "\[1, 4, 1, 2\]"/"Out split size": "[2, 4, 1, 1]"/' "$tr_dir/a2a/rank1.json"
 check kineto-alltoall-splits-disagree 2 'rank0\.json: event 1 \(alltoall #0\): rank 0 sends 4194304 bytes to rank 1, but .*rank1\.json: event 1 says rank 1 receives 8388608 from it' -- replay --topo dgx-h100 --gpus 4 "$tr_dir/a2a"
 rm -rf "$tr_dir"
