@@ -572,6 +572,8 @@ static void footprint(GHashTable *seen, GArray *links)
         g_array_append_vals(links, r->hop, r->nhops);
     }
     guint n = links->len - first;
+    if (n == 0) /* nothing moved (a 0-byte alltoall's pairs): links->data may be NULL */
+        return;
     fab_link_id *v = &g_array_index(links, fab_link_id, first);
     qsort(v, n, sizeof *v, link_cmp);
     guint u = 0;

@@ -135,4 +135,9 @@ check kineto-alltoall-splits-shape 0 'alltoallv +33554432 +4 +1 +1 +50\.0' -- re
 check kineto-alltoall-splits-json 0 '"op": "alltoall", "bytes": 33554432, .*"uneven": true' -- replay --topo dgx-h100 --gpus 4 "$tr_dir/a2a" --format json
 sed -i 's/"Out split size": "\[1, 4, 1, 2\]"/"Out split size": "[2, 4, 1, 1]"/' "$tr_dir/a2a/rank1.json"
 check kineto-alltoall-splits-disagree 2 'rank0\.json: event 1 \(alltoall #0\): rank 0 sends 4194304 bytes to rank 1, but .*rank1\.json: event 1 says rank 1 receives 8388608 from it' -- replay --topo dgx-h100 --gpus 4 "$tr_dir/a2a"
+# 9. An alltoall of 0 bytes moves nothing: its footprint sorted an empty link list from a NULL
+#    pointer (UBSan: "null pointer passed as argument 1" in qsort; found by a command-line fuzz of
+#    the split lists, 2026-12-03)
+printf '{"ranks": 2, "ops": [{"rank": 0, "id": "a", "kind": "alltoall", "bytes": 0}, {"rank": 1, "id": "a", "kind": "alltoall", "bytes": 0}]}\n' > "$tr_dir/a2a-zero.json"
+check alltoall-zero-bytes 0 'replay: .*a2a-zero\.json \(2 ranks, 2 ops\)' -- replay --topo dgx-h100 --gpus 2 "$tr_dir/a2a-zero.json"
 rm -rf "$tr_dir"
