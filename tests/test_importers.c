@@ -407,8 +407,11 @@ static char *kineto_a2a_dir(int n, const int *rows, int re, gboolean cut, int wh
     char *dir = g_dir_make_tmp("conveyor-kineto-XXXXXX", NULL);
     g_assert(dir);
     GString *ranks = g_string_new("[");
-    for (int i = 0; i < n; i++)
-        g_string_append_printf(ranks, "%s%d", i ? ", " : "", i);
+    for (int i = 0; i < n; i++) /* cut as PyTorch cuts the group's ranks too */
+        if (!cut || i < 29 || i == n - 1)
+            g_string_append_printf(ranks, "%s%d", i ? ", " : "", i);
+        else if (i == 29)
+            g_string_append(ranks, ", ...");
     g_string_append(ranks, "]");
     for (int i = 0; i < n; i++) {
         GString *in = g_string_new("["), *out = g_string_new("[");
@@ -433,9 +436,9 @@ static char *kineto_a2a_dir(int n, const int *rows, int re, gboolean cut, int wh
             "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_SendRecv\", \"pid\": 0, \"tid\": 20, "
             "\"ts\": 0, \"dur\": 10, \"args\": {\"stream\": 20, \"Collective name\": \"all_to_allv\", \"dtype\": "
             "\"Float\", \"In msg nelems\": %ld, \"Out msg nelems\": %ld, \"In split size\": \"%s\", \"Out split "
-            "size\": \"%s\", \"Process Group Name\": \"0\", \"Process Group Ranks\": \"%s\"}}]}",
+            "size\": \"%s\", \"Process Group Name\": \"0\", \"Process Group Ranks\": \"%s\", \"Group size\": %d}}]}",
             i, n, tin * re, tout * re, i == who && in_list ? in_list : in->str,
-            i == who && out_list ? out_list : out->str, ranks->str);
+            i == who && out_list ? out_list : out->str, ranks->str, n);
         char *f = g_strdup_printf("%s/r%d.json", dir, i);
         g_assert(g_file_set_contents(f, txt, -1, NULL));
         g_free(f);
@@ -481,7 +484,7 @@ static void test_kineto_alltoall_splits(void)
     trace_free(t);
     tmp_dir_remove(dir);
 
-    /* unequal totals too: rank 3 sends 12 rows, receives 8 */
+    /* unequal totals too: rank 3 sends and receives 12 rows, the others 8 */
     const int skew[n * n] = {4, 1, 1, 2, 2, 4, 1, 1, 1, 1, 4, 2, 1, 2, 2, 7};
     dir = kineto_a2a_dir(n, skew, re, FALSE, -1, NULL, NULL);
     t = trace_kineto_load_noted(dir, &note, &err);
@@ -567,6 +570,38 @@ static void test_kineto_alltoall_splits(void)
     trace_free(t);
     tmp_dir_remove(dir);
     g_free(big);
+
+    /* a group's ranks cut the same way: its "Group size" ranks where the visible ones are evenly
+     * strided (a data-parallel group of every 8th rank of 512), else an error */
+    struct {
+        const char *list;
+        int size, n, second, last; /* want: n ranks (0: refused), the second and the last */
+    } rl[] = {{"[0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, "
+               "184, 192, 200, 208, 216, 224, ..., 504]", 64, 64, 8, 504},
+              {"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, "
+               "28, 29, ..., 40]", 40, 40, 2, 40},
+              {"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, "
+               "28, 29, ..., 40]", 0, 0, 0, 0},
+              {"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, "
+               "28, 30, ..., 41]", 40, 0, 0, 0},
+              {"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, "
+               "28, 29, ..., 41]", 40, 0, 0, 0}};
+    for (size_t k = 0; k < G_N_ELEMENTS(rl); k++) {
+        cJSON *v = cJSON_CreateString(rl[k].list);
+        GArray *r = NULL;
+        const char *why = NULL;
+        gboolean ok = kineto_ranks_parse(v, rl[k].size, &r, &why);
+        CU_ASSERT_EQUAL(ok, rl[k].n > 0);
+        if (rl[k].n) {
+            CU_ASSERT(r && r->len == (guint)rl[k].n && g_array_index(r, int, 1) == rl[k].second &&
+                      g_array_index(r, int, rl[k].n - 1) == rl[k].last);
+        } else {
+            CU_ASSERT(!r && why && strstr(why, "a list cut to 30 entries"));
+        }
+        if (r)
+            g_array_free(r, TRUE);
+        cJSON_Delete(v);
+    }
 
     /* the lists as PyTorch writes them, and as JSON arrays */
     GArray *l;

@@ -83,7 +83,7 @@ static gboolean load_groups(fr_ctx *c, const cJSON *root, int *max_rank, GError 
     for (const cJSON *g = cfg->child; g; g = g->next) {
         GArray *ra = NULL;
         const char *why = "an empty list";
-        if (!kineto_ranks_parse(cJSON_GetObjectItemCaseSensitive(g, "ranks"), &ra, &why) || !ra)
+        if (!kineto_ranks_parse(cJSON_GetObjectItemCaseSensitive(g, "ranks"), 0, &ra, &why) || !ra)
             return fail(err, TRACE_ERROR_VALUE, c->path, "$.pg_config[\"%.64s\"].ranks: %s", g->string, why);
         int n = (int)ra->len;
         int *ranks = (int *)(void *)g_array_free(ra, FALSE);

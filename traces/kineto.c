@@ -136,109 +136,40 @@ int kineto_coll_from_name(const char *name, coll_kind *out)
     return -1;
 }
 
-/* kineto.h; also the Flight Recorder's (flightrec.c). */
-gboolean kineto_ranks_parse(const cJSON *v, GArray **out, const char **why)
-{
-    *out = NULL;
-    if (!v)
-        return TRUE;
-    GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
-    *why = NULL;
-    if (cJSON_IsString(v)) {
-        const char *p = v->valuestring;
-        while (g_ascii_isspace(*p))
-            p++;
-        if (*p++ != '[') {
-            *why = "expected a list of ranks like \"[0, 1]\"";
-        } else {
-            while (g_ascii_isspace(*p))
-                p++;
-            while (!*why && *p != ']') {
-                char *end;
-                errno = 0;
-                long x = g_ascii_isdigit(*p) ? strtol(p, &end, 10) : -1;
-                if (x < 0 || errno || x >= KINETO_MAX_RANKS) {
-                    *why = "expected ranks that are whole numbers in 0..2^20";
-                    break;
-                }
-                int xi = (int)x;
-                g_array_append_val(a, xi);
-                p = end;
-                while (g_ascii_isspace(*p))
-                    p++;
-                if (*p == ',') {
-                    p++;
-                    while (g_ascii_isspace(*p))
-                        p++;
-                } else if (*p != ']') {
-                    *why = "expected a list of ranks like \"[0, 1]\"";
-                }
-            }
-            if (!*why) {
-                p++;
-                while (g_ascii_isspace(*p))
-                    p++;
-                if (*p)
-                    *why = "expected a list of ranks like \"[0, 1]\"";
-            }
-        }
-    } else if (cJSON_IsArray(v)) {
-        const cJSON *e;
-        cJSON_ArrayForEach(e, v)
-        {
-            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= KINETO_MAX_RANKS ||
-                e->valuedouble != floor(e->valuedouble)) {
-                *why = "expected ranks that are whole numbers in 0..2^20";
-                break;
-            }
-            int xi = (int)e->valuedouble;
-            g_array_append_val(a, xi);
-        }
-    } else {
-        *why = "expected a list of ranks";
-    }
-    for (guint i = 0; !*why && i < a->len; i++)
-        for (guint j = 0; j < i && !*why; j++)
-            if (g_array_index(a, int, i) == g_array_index(a, int, j))
-                *why = "a rank is named twice";
-    if (*why || !a->len) {
-        g_array_free(a, TRUE);
-        return !*why;
-    }
-    *out = a;
-    return TRUE;
-}
-
-/* kineto.h */
-gboolean kineto_splits_parse(const cJSON *v, GArray **out, gboolean *cut, const char **why)
+/* A list of whole numbers in 0..max as PyTorch writes them: a string "[3, 1, 0]" (or "[]"), cut
+ * where allowed to its first 29 entries, "..." and its last ("[a0, ..., a28, ..., an]": the
+ * profiler's format_list, torch/csrc/profiler/util.cpp, kTruncateLength 30), or a JSON array of
+ * numbers. *out the numbers (NULL when v is absent or the list empty), *cut for a cut list; else
+ * the reason, `shape` (not such a list) or `range` (an entry out of range). */
+static const char *num_list_scan(const cJSON *v, double max, GArray **out, gboolean *cut, const char *shape,
+                                 const char *range)
 {
     *out = NULL;
     *cut = FALSE;
-    *why = NULL;
     if (!v)
-        return TRUE;
+        return NULL;
     GArray *a = g_array_new(FALSE, FALSE, sizeof(double));
-    static const char *shape = "expected a list of split sizes like \"[3, 1, 0]\"";
+    const char *why = NULL;
     if (cJSON_IsString(v)) {
         const char *p = v->valuestring;
         while (g_ascii_isspace(*p))
             p++;
         if (*p++ != '[')
-            *why = shape;
-        while (!*why) {
+            why = shape;
+        while (!why) {
             while (g_ascii_isspace(*p))
                 p++;
             if (*p == ']' && !a->len && !*cut)
                 break;
-            if (!strncmp(p, "...", 3) && a->len && !*cut) { /* format_list's cut: 29 entries, "...", the last */
+            if (!strncmp(p, "...", 3) && a->len && !*cut) {
                 *cut = TRUE;
                 p += 3;
             } else {
                 char *end;
                 errno = 0;
                 double x = g_ascii_isdigit(*p) ? (double)g_ascii_strtoull(p, &end, 10) : -1;
-                if (x < 0 || errno || x > KINETO_MAX_BYTES) {
-                    *why = "expected split sizes that are whole numbers in 0..2^50";
+                if (x < 0 || errno || x > max) {
+                    why = range;
                     break;
                 }
                 g_array_append_val(a, x);
@@ -249,45 +180,120 @@ gboolean kineto_splits_parse(const cJSON *v, GArray **out, gboolean *cut, const 
             if (*p == ']')
                 break;
             if (*p++ != ',')
-                *why = shape;
+                why = shape;
         }
-        if (!*why) {
+        if (!why) {
             p++;
             while (g_ascii_isspace(*p))
                 p++;
-            if (*p)
-                *why = shape;
+            if (*p || (*cut && a->len < 2))
+                why = shape;
         }
     } else if (cJSON_IsArray(v)) {
         const cJSON *e;
         cJSON_ArrayForEach(e, v)
         {
-            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > KINETO_MAX_BYTES ||
+            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > max ||
                 e->valuedouble != floor(e->valuedouble)) {
-                *why = "expected split sizes that are whole numbers in 0..2^50";
+                why = range;
                 break;
             }
             g_array_append_val(a, e->valuedouble);
         }
     } else {
-        *why = shape;
+        why = shape;
     }
-    if (*why || !a->len) {
+    if (why || !a->len) {
         g_array_free(a, TRUE);
         *cut = FALSE;
+        return why;
+    }
+    *out = a;
+    return NULL;
+}
+
+/* kineto.h; also the Flight Recorder's (flightrec.c). */
+gboolean kineto_ranks_parse(const cJSON *v, int size, GArray **out, const char **why)
+{
+    GArray *d;
+    gboolean cut;
+    *out = NULL;
+    *why = num_list_scan(v, KINETO_MAX_RANKS - 1, &d, &cut, "expected a list of ranks like \"[0, 1]\"",
+                         "expected ranks that are whole numbers in 0..2^20");
+    if (*why || !d)
         return !*why;
+    const double *x = (const double *)d->data;
+    int n = (int)d->len;
+    if (cut) { /* a group over 30 ranks: its ranks where the visible ones are evenly strided */
+        double stride = x[1] - x[0];
+        gboolean even = stride > 0 && size > n && x[0] + (size - 1) * stride == x[n - 1];
+        for (int i = 2; even && i < n - 1; i++)
+            even = x[i] == x[0] + i * stride;
+        if (!even) {
+            *why = size > n ? "a list cut to 30 entries (PyTorch cuts a group's over 30) whose ranks are not evenly "
+                              "strided: its members cannot be told"
+                            : "a list cut to 30 entries (PyTorch cuts a group's over 30) without the \"Group size\" "
+                              "that tells its members";
+            g_array_free(d, TRUE);
+            return FALSE;
+        }
+        double first = x[0];
+        g_array_set_size(d, 0); /* (x is not read again before it is set anew: d may move) */
+        for (int i = 0; i < size; i++) {
+            double r = first + i * stride;
+            if (r > KINETO_MAX_RANKS - 1) {
+                *why = "expected ranks that are whole numbers in 0..2^20";
+                g_array_free(d, TRUE);
+                return FALSE;
+            }
+            g_array_append_val(d, r);
+        }
+        x = (const double *)d->data;
+        n = size;
+    }
+    GArray *a = g_array_sized_new(FALSE, FALSE, sizeof(int), (guint)n);
+    for (int i = 0; i < n; i++) {
+        int r = (int)x[i];
+        g_array_append_val(a, r);
+    }
+    g_array_free(d, TRUE);
+    for (guint i = 0; !*why && i < a->len; i++)
+        for (guint j = 0; j < i && !*why; j++)
+            if (g_array_index(a, int, i) == g_array_index(a, int, j))
+                *why = "a rank is named twice";
+    if (*why) {
+        g_array_free(a, TRUE);
+        return FALSE;
     }
     *out = a;
     return TRUE;
 }
 
+/* kineto.h */
+gboolean kineto_splits_parse(const cJSON *v, GArray **out, gboolean *cut, const char **why)
+{
+    *why = num_list_scan(v, KINETO_MAX_BYTES, out, cut, "expected a list of split sizes like \"[3, 1, 0]\"",
+                         "expected split sizes that are whole numbers in 0..2^50");
+    return !*why;
+}
+
 static gboolean fail(kctx *k, const gpu_ev *g, int code, GError **err, const char *what);
 
-/* ranks_parse of v, the error naming `what` and event g. */
-static gboolean ranks_get(kctx *k, const gpu_ev *g, const cJSON *v, const char *what, GArray **out, GError **err)
+/* A group's size as recorded (PyTorch's "Group size", pg_config's "pg_size"), 0 where absent or
+ * not a size. */
+static int group_size(const cJSON *o, const char *key)
+{
+    double n = num(o, key, 0);
+    return n >= 1 && n <= KINETO_MAX_RANKS && n == floor(n) ? (int)n : 0;
+}
+
+/* ranks_parse of v (a group of `size` ranks where known, else 0), the error naming `what` and
+ * event g. */
+static gboolean ranks_get(kctx *k, const gpu_ev *g, const cJSON *v, int size, const char *what, GArray **out,
+                          GError **err)
 {
     const char *why;
-    if (kineto_ranks_parse(v, out, &why))
+    if (kineto_ranks_parse(v, size, out, &why))
         return TRUE;
     char *m = g_strdup_printf("%s: %s", what, why);
     fail(k, g, TRACE_ERROR_VALUE, err, m);
@@ -306,7 +312,7 @@ static int default_group(kctx *k, const gpu_ev *g, GError **err)
         if (!name || strcmp(name, "0"))
             continue;
         GArray *a;
-        if (!ranks_get(k, g, cJSON_GetObjectItemCaseSensitive(pg, "ranks"),
+        if (!ranks_get(k, g, cJSON_GetObjectItemCaseSensitive(pg, "ranks"), group_size(pg, "pg_size"),
                        "distributedInfo.pg_config: process group \"0\"'s ranks", &a, err))
             return -1;
         if (a) {
@@ -421,7 +427,8 @@ static gboolean comm_from_args(kctx *k, const gpu_ev *g, const cJSON *a, const c
     if (!cname)
         return fail(k, g, TRACE_ERROR_SCHEMA, err, "missing Collective name");
     GArray *rk;
-    if (!ranks_get(k, g, cJSON_GetObjectItemCaseSensitive(a, "Process Group Ranks"), "Process Group Ranks", &rk, err))
+    if (!ranks_get(k, g, cJSON_GetObjectItemCaseSensitive(a, "Process Group Ranks"), group_size(a, "Group size"),
+                   "Process Group Ranks", &rk, err))
         return FALSE;
     op->group = rk ? trace_group_add(k->t, str(a, "Process Group Name"), (int *)rk->data, (int)rk->len)
                    : default_group(k, g, err);

@@ -27,12 +27,14 @@ trace *trace_kineto_load(const char *path_or_dir, GError **err);
  * durations as compute. */
 trace *trace_kineto_load_noted(const char *path_or_dir, char **note, GError **err);
 
-/* A process group's ranks as PyTorch writes them: "[0, 1, 2]" (Kineto's
- * "Process Group Ranks", the Flight Recorder's pg_config ranks) or a JSON
- * array of numbers. *out NULL when v is absent or the list empty; FALSE with
- * *why (static) for anything else: a rank not a whole number in 0..2^20, a
- * rank named twice, text that is not such a list. */
-gboolean kineto_ranks_parse(const cJSON *v, GArray **out, const char **why);
+/* A process group's ranks as PyTorch writes them: "[0, 1, 2]" (Kineto's "Process Group Ranks",
+ * the Flight Recorder's pg_config ranks) or a JSON array of numbers; a group of `size` > 30 ranks
+ * (its "Group size"; 0 where unknown) cut as the profiler cuts lists ("[0, 8, ..., 224, ..., 504]",
+ * kineto_splits_parse) is its `size` ranks where the visible ones are evenly strided. *out NULL
+ * when v is absent or the list empty; FALSE with *why (static) for anything else: a rank not a
+ * whole number in 0..2^20, a rank named twice, a cut list that is not evenly strided or whose
+ * size is unknown, text that is not such a list. */
+gboolean kineto_ranks_parse(const cJSON *v, int size, GArray **out, const char **why);
 
 /* An alltoall's split sizes as PyTorch records them ("In split size", "Out split size": rows of dim
  * 0 per member): "[3, 1, 0]", a JSON array of numbers, or, longer than 30 entries, cut to its first
