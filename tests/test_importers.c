@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "traces/a2a_split.h"
 #include "traces/chakra.h"
 #include "traces/flightrec.h"
 #include "traces/json_arena.h"
@@ -1219,6 +1220,49 @@ static void test_flightrec_gather_scatter(void)
 /* PyTorch Flight Recorder dumps (tests/data/traces/flightrec, counts in
  * PROVENANCE.md): the ranks' windows lined up per group sequence number and
  * per sender/receiver pair, sizes from the tensors, durations kept. */
+/* A group over A2A_MAX_MATRIX ranks keeps no matrix (1,100 ranks: 19 MB of shares): its uneven
+ * alltoall (rank 0 sends, rank 1 receives twice the others' 1 MiB) replays as the even split of the
+ * mean, counted; its totals are still checked; the even one stays as it is. */
+static void test_a2a_settle_wide(void)
+{
+    enum { n = 1100 };
+    const double X = 1 << 20;
+    for (int pass = 0; pass < 3; pass++) {
+        trace *t = trace_new(n, "wide");
+        int world = trace_group_world(t);
+        GHashTable **rows = g_new0(GHashTable *, n);
+        for (int r = 0; r < n; r++) {
+            trace_op op = {.kind = TOP_COLL, .coll = COLL_ALLTOALL, .group = world, .seq = -1, .name = "a2a",
+                           .bytes = (uint64_t)X};
+            uint32_t at = trace_op_add(t, r, &op);
+            rows[r] = a2a_rows_new();
+            a2a_row *row = g_new0(a2a_row, 1);
+            *row = (a2a_row){.in_b = pass && r == 0 ? 2 * X : X, .out_b = pass == 1 && r == 1 ? 2 * X : X, .n = n,
+                             .known = A2A_TOTALS, .path = "wide", .what = "$.entries", .ev = r};
+            g_hash_table_insert(rows[r], GUINT_TO_POINTER(at), row);
+        }
+        a2a_notes nt = {0};
+        GError *err = NULL;
+        gboolean ok = a2a_settle(t, rows, &nt, &err);
+        if (pass == 2) { /* rank 0 sends 2 MiB, nobody receives more: the totals disagree */
+            CU_ASSERT(!ok && err && strstr(err->message, "its members send 1154482176 bytes in all and receive "
+                                                         "1153433600"));
+            g_clear_error(&err);
+        } else {
+            CU_ASSERT_TRUE(ok);
+            CU_ASSERT_EQUAL(nt.wide, pass);
+            CU_ASSERT_EQUAL(t->a2a_weights->len, 0);
+            for (int r = 0; r < n; r += 99)
+                CU_ASSERT(OP(t, r, 0)->root == 0 &&
+                          OP(t, r, 0)->bytes == (uint64_t)llround(pass ? (n + 1) * X / n : X));
+        }
+        for (int r = 0; r < n; r++)
+            g_hash_table_destroy(rows[r]);
+        g_free(rows);
+        trace_free(t);
+    }
+}
+
 /* n ranks' Flight Recorder dumps, each with one nccl:all_to_all whose input and output are
  * sent[r] and recv[r] rows of 256 floats (1 KiB). Returns the directory. */
 static char *fr_a2a_dir(int n, const int *sent, const int *recv)
@@ -1380,6 +1424,7 @@ int main(void)
         {"test_flightrec_gather_scatter", test_flightrec_gather_scatter},
         {"test_flightrec_directory", test_flightrec_directory},
         {"test_flightrec_alltoall_totals", test_flightrec_alltoall_totals},
+        {"test_a2a_settle_wide", test_a2a_settle_wide},
         {"test_flightrec_coalesced_block", test_flightrec_coalesced_block},
         {"test_nccllog_job", test_nccllog_job},
         {"test_nccllog_group_of_sends", test_nccllog_group_of_sends},

@@ -39,10 +39,11 @@ static int a2a_row_uneven(const a2a_row *r)
 typedef struct {
     int n, seen, group;
     int64_t seq;
-    double *m;           /* n x n bytes, [i n + j] from member i to member j */
+    double *m;           /* n x n bytes, [i n + j] from member i to member j (NULL over A2A_MAX_MATRIX) */
     double *recv;        /* n x n, [j n + i]: what j says it receives from i */
     double *in_b, *out_b; /* each member's totals */
     a2a_known known;     /* the least known of its members' rows */
+    gboolean lists_uneven; /* a member's own lists unequal (kept where m is not) */
     const a2a_row **row; /* each member's (NULL: an op without collective args) */
     GArray *at;          /* its members' ops: (rank, index) pairs of ints */
 } a2a_coll;
@@ -102,7 +103,7 @@ static gboolean a2a_settle_one(trace *t, const trace_group *g, int64_t seq, a2a_
                     at ? at : t->source, seq, g->ranks[0], g->ranks[n - 1], sin, sout);
         return FALSE;
     }
-    for (int i = 0; i < n && c->known == A2A_LISTS; i++)
+    for (int i = 0; c->m && i < n && c->known == A2A_LISTS; i++)
         for (int j = 0; j < n; j++)
             if (a2a_differ(c->m[i * n + j], c->recv[j * n + i])) {
                 g_autofree char *si = a2a_where(c->row[i]), *rj = a2a_where(c->row[j]);
@@ -112,20 +113,22 @@ static gboolean a2a_settle_one(trace *t, const trace_group *g, int64_t seq, a2a_
                             rj ? rj : "its op", g->ranks[j], c->recv[j * n + i]);
                 return FALSE;
             }
-    if (c->known != A2A_LISTS) { /* each member's totals only: i sends to j in proportion to what j receives */
+    if (c->m && c->known != A2A_LISTS) { /* each member's totals only: i sends to j in proportion to what j receives */
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++)
                 c->m[i * n + j] = sout > 0 ? c->in_b[i] * c->out_b[j] / sout : 0;
     }
-    gboolean uneven = FALSE;
-    for (int e = 1; e < n * n && !uneven; e++)
+    gboolean uneven = !c->m && c->lists_uneven; /* (no matrix: the lists and totals tell) */
+    for (int i = 1; !c->m && i < n && !uneven; i++)
+        uneven = c->in_b[i] != c->in_b[0] || c->out_b[i] != c->out_b[0];
+    for (int e = 1; c->m && e < n * n && !uneven; e++)
         uneven = c->m[e] != c->m[0];
     if (!uneven)
         return TRUE;
     kn->cut += c->known == A2A_CUT;
     kn->totals += c->known == A2A_TOTALS;
     int root = 0;
-    if (n > A2A_MAX_MATRIX)
+    if (!c->m)
         kn->wide++;
     else
         root = trace_a2a_weights_add(t, c->m, n * n);
@@ -139,12 +142,13 @@ static gboolean a2a_settle_one(trace *t, const trace_group *g, int64_t seq, a2a_
     return TRUE;
 }
 
-/* a2a_split.h. Each alltoall's members' rows by collective (group, seq), in first-seen order. */
+/* a2a_split.h. Each alltoall's members' rows by collective (group, seq), settled when its last
+ * member's op is seen (ranks in order; a member missing: trace_validate says which). */
 gboolean a2a_settle(trace *t, GHashTable **a2a, a2a_notes *kn, GError **err)
 {
     trace_number_collectives(t);
     GHashTable *colls = g_hash_table_new_full(sim_int64_hash, g_int64_equal, g_free, a2a_coll_free);
-    GArray *order = g_array_new(FALSE, FALSE, sizeof(int64_t)); /* keys in first-seen order */
+    gboolean ok = TRUE;
     for (int r = 0; r < t->nranks; r++)
         for (guint i = 0; i < t->ranks[r].ops->len; i++) {
             trace_op *o = &g_array_index(t->ranks[r].ops, trace_op, i);
@@ -162,14 +166,15 @@ gboolean a2a_settle(trace *t, GHashTable **a2a, a2a_notes *kn, GError **err)
                 c->n = n;
                 c->group = o->group;
                 c->seq = o->seq;
-                c->m = g_new0(double, (gsize)n * n);
-                c->recv = g_new0(double, (gsize)n * n);
+                if (n <= A2A_MAX_MATRIX) {
+                    c->m = g_new0(double, (gsize)n * n);
+                    c->recv = g_new0(double, (gsize)n * n);
+                }
                 c->in_b = g_new0(double, n);
                 c->out_b = g_new0(double, n);
                 c->row = g_new0(const a2a_row *, n);
                 c->at = g_array_new(FALSE, FALSE, sizeof(int));
                 g_hash_table_insert(colls, g_memdup2(&key, sizeof key), c);
-                g_array_append_val(order, key);
             }
             if (++c->seen > n)
                 continue; /* a member calling it twice: trace_validate says so */
@@ -180,21 +185,26 @@ gboolean a2a_settle(trace *t, GHashTable **a2a, a2a_notes *kn, GError **err)
             if (row && row->known > c->known)
                 c->known = row->known;
             c->row[p] = row;
-            for (int j = 0; j < n; j++) { /* no list: an even split */
+            c->lists_uneven |= row && a2a_row_uneven(row);
+            for (int j = 0; c->m && j < n; j++) { /* no list: an even split */
                 c->m[(gsize)p * n + j] = row && row->in ? row->in[j] : ib / n;
                 c->recv[(gsize)p * n + j] = row && row->out ? row->out[j] : ob / n;
             }
             int at[2] = {r, (int)i};
             g_array_append_vals(c->at, at, 2);
+            if (c->seen == n) { /* all its members: settled, and its tables freed (a trace has thousands) */
+                ok = a2a_settle_one(t, g, c->seq, c, kn, err);
+                g_clear_pointer(&c->m, g_free);
+                g_clear_pointer(&c->recv, g_free);
+                g_clear_pointer(&c->in_b, g_free);
+                g_clear_pointer(&c->out_b, g_free);
+                g_clear_pointer(&c->row, g_free);
+                g_array_set_size(c->at, 0);
+                if (!ok)
+                    goto done;
+            }
         }
-    gboolean ok = TRUE;
-    for (guint k = 0; k < order->len && ok; k++) {
-        int64_t key = g_array_index(order, int64_t, k);
-        a2a_coll *c = g_hash_table_lookup(colls, &key);
-        if (c->seen == c->n) /* (a member missing: trace_validate says which) */
-            ok = a2a_settle_one(t, g_ptr_array_index(t->groups, c->group), c->seq, c, kn, err);
-    }
-    g_array_free(order, TRUE);
+done:
     g_hash_table_destroy(colls);
     return ok;
 }
