@@ -46,11 +46,6 @@ struct knotes {
     a2a_notes a2a;           /* uneven alltoalls read other than by their lists */
 };
 
-
-
-
-
-
 typedef struct {
     trace *t;
     int r;
