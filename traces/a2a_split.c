@@ -60,21 +60,6 @@ static void a2a_coll_free(gpointer p)
     g_free(c);
 }
 
-static int a2a_pos(const trace_group *g, int r)
-{
-    int lo = 0, hi = g->size - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (g->ranks[mid] == r)
-            return mid;
-        if (g->ranks[mid] < r)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
-
 /* "file: event N" of a member's row, or NULL */
 static char *a2a_where(const a2a_row *r)
 {
@@ -156,7 +141,7 @@ gboolean a2a_settle(trace *t, GHashTable **a2a, a2a_notes *kn, GError **err)
                 (guint)o->group >= t->groups->len || o->seq < 0 || o->seq >= TRACE_MAX_SEQ)
                 continue; /* (trace_validate refuses the last three) */
             const trace_group *g = g_ptr_array_index(t->groups, o->group);
-            int n = g->size, p = a2a_pos(g, r);
+            int n = g->size, p = trace_group_pos(g, r);
             if (p < 0)
                 continue;
             gint64 key = trace_coll_key(o->group, o->seq);

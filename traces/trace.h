@@ -84,6 +84,7 @@ typedef struct {
                           * group member (n of them: member i sends (receives) bytes / n x w[j] to (from)
                           * j), or a whole matrix (n x n, row i the sender: i sends bytes / n x w[i n + j]
                           * to j, the diagonal its own piece) */
+    GHashTable *a2a_index; /* a2a_weights by content (trace_a2a_weights_add), built on first use; NULL */
 } trace;
 
 /* A new trace of nranks empty ranks (nranks >= 1). Caller frees with trace_free. */
@@ -97,6 +98,8 @@ void trace_free(trace *t);
 int trace_group_add(trace *t, const char *name, const int *ranks, int n);
 /* The group of all ranks. */
 int trace_group_world(trace *t);
+/* Global rank r's place in g (its group-local rank), -1 if r is not a member. */
+int trace_group_pos(const trace_group *g, int r);
 /* An uneven alltoall's weights (n of them, or n x n for a matrix; each >= 0, normalised here to
  * mean 1): the root value a receiver-weighted alltoall carries (k >= 1; its sender-weighted reverse,
  * or the matrix transposed, carries -k), reusing an equal vector already added. */
